@@ -3,3 +3,5 @@
 //!
 //! The module tree is the data flow of `DESIGN.md`: `import` → `ir` → `decomp` → `lower`
 //! → `codegen` → `runtime` → `profile`, with `sym` for symbolic shapes throughout.
+
+pub mod runtime;

@@ -1,0 +1,21 @@
+//! Symbolic integer expressions: the sizes, strides and guards of graphs with dynamic dimensions.
+//!
+//! Archives carry sympy `srepr` strings (`Mul(Integer(64), Symbol('s27', positive=True, integer=True))`),
+//! FX graph dumps and guards carry infix text (`64*s27`, `L['x'].size()[0] == 2`). Both parse into one
+//! [`Expr`] tree, which prints as compact infix, simplifies, and evaluates under [`Bindings`].
+
+mod error;
+mod eval;
+mod expr;
+mod infix;
+mod print;
+mod range;
+mod simplify;
+mod srepr;
+
+pub use error::SymError;
+pub use eval::{Bindings, Value};
+pub use expr::{Expr, Func};
+pub use infix::{parse_infix, parse_infix_with};
+pub use range::Range;
+pub use srepr::parse_srepr;
