@@ -5,3 +5,8 @@
 //! → `codegen` → `runtime` → `profile`, with `sym` for symbolic shapes throughout.
 
 pub mod runtime;
+pub mod cli;
+pub mod import;
+pub mod ir;
+pub mod shapes;
+pub mod sym;

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs everything the tests need on a fresh Debian 12 machine (as root, or with sudo),
+# then runs the whole test suite. CI calls exactly this (see .ci/run and README.md).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+if ! command -v cargo >/dev/null; then
+    echo "error: cargo not found: install a Rust toolchain >= 1.80 (rustup) first" >&2
+    exit 2
+fi
+for installer in scripts/install_*.sh; do
+    [ -e "$installer" ] || continue
+    echo "== $installer"
+    bash "$installer"
+done
+if [ -f scripts/env.sh ]; then
+    # shellcheck disable=SC1091
+    source scripts/env.sh
+fi
+cargo test --workspace --locked "$@"

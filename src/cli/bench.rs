@@ -1,0 +1,57 @@
+//! `bench import`: how long loading a model and evaluating every shape takes, as a median over
+//! repetitions, so `docs/PERFORMANCE.md` numbers can be reproduced with one command.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::import;
+use crate::shapes::{evaluate_graph, resolve_bindings};
+
+pub fn import(file: &Path, repeat: usize) -> ExitCode {
+    let repeat = repeat.max(1);
+    let mut load_times = Vec::with_capacity(repeat);
+    let mut shape_times = Vec::with_capacity(repeat);
+    let mut tensors = 0usize;
+    let mut nodes = 0usize;
+    for _ in 0..repeat {
+        let t0 = Instant::now();
+        let model = match import::load(file) {
+            Ok(m) => m,
+            Err(e) => return super::fail(super::EXIT_USAGE, &e),
+        };
+        let t1 = Instant::now();
+        let bindings = match resolve_bindings(&model, &[]) {
+            Ok(b) => b,
+            Err(e) => return super::fail(super::EXIT_USAGE, &e),
+        };
+        tensors = 0;
+        nodes = 0;
+        for g in &model.graphs {
+            nodes += g.nodes.len();
+            tensors += evaluate_graph(g, &bindings).iter().flatten().filter(|r| r.is_ok()).count();
+        }
+        let t2 = Instant::now();
+        load_times.push(t1 - t0);
+        shape_times.push(t2 - t1);
+    }
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let doc = json!({
+        "file": file.display().to_string(),
+        "repeat": repeat,
+        "nodes": nodes,
+        "tensors": tensors,
+        "import_median_ms": ms(median(&mut load_times)),
+        "shapes_median_ms": ms(median(&mut shape_times)),
+        "total_median_ms": ms(median(&mut load_times.iter().zip(&shape_times).map(|(a, b)| *a + *b).collect::<Vec<_>>())),
+    });
+    super::print_json(&doc);
+    ExitCode::SUCCESS
+}
+
+pub(crate) fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}

@@ -1,0 +1,93 @@
+//! The command line: every thing the app can do, scriptable. `cli.rs`-style: arguments here,
+//! each subcommand's work in its own file.
+
+mod bench;
+mod inspect;
+mod shapes;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::import;
+use crate::ir::Model;
+
+#[derive(Parser, Debug)]
+#[command(name = "xpu-workbench", version, about = "Workbench for PyTorch Inductor on Intel XPU")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Graphs, op histograms, inputs/outputs and symbols of a model file.
+    Inspect {
+        file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every tensor's concrete shape and strides, and every guard, under symbol bindings.
+    Shapes {
+        file: PathBuf,
+        /// SYM=INT; unbound symbols take their traced hint.
+        #[arg(long = "bind", value_name = "SYM=INT")]
+        binds: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Benchmarks (medians over repetitions) for docs/PERFORMANCE.md.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Import a model and evaluate every tensor's shape at the symbols' hints.
+    Import {
+        file: PathBuf,
+        #[arg(long, default_value_t = 20)]
+        repeat: usize,
+    },
+}
+
+/// Exit statuses: 0 ok, 1 the check or command failed, 2 bad input (file, flag, binding).
+pub const EXIT_FAILED: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        None => {
+            // Until the desktop app lands, the default shows the embedded sample.
+            match import::load_embedded_sample() {
+                Ok(model) => {
+                    print!("{}", inspect::summary(&model));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => fail(EXIT_FAILED, &e),
+            }
+        }
+        Some(Command::Inspect { file, json }) => inspect::run(&file, json),
+        Some(Command::Shapes { file, binds, json }) => shapes::run(&file, &binds, json),
+        Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
+    }
+}
+
+pub(crate) fn load(file: &Path) -> Result<Model, ExitCode> {
+    import::load(file).map_err(|e| fail(EXIT_USAGE, &e))
+}
+
+pub(crate) fn fail(code: u8, err: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("error: {err}");
+    ExitCode::from(code)
+}
+
+pub(crate) fn print_json(v: &serde_json::Value) {
+    // Writing to a closed pipe is not an error worth a panic.
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer_pretty(&mut out, v);
+    let _ = writeln!(out);
+}

@@ -1,0 +1,76 @@
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::{Graph, TensorMeta};
+use crate::sym::{Expr, Range};
+
+/// Which kind of file a model came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Pt2,
+    Onnx,
+    TorchTrace,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Pt2 => "pt2",
+            Format::Onnx => "onnx",
+            Format::TorchTrace => "torch_trace",
+        }
+    }
+}
+
+/// A dynamic dimension: its name (`s77`), legal range and the example value it was traced with.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SymbolInfo {
+    pub name: String,
+    pub range: Range,
+    pub hint: Option<i64>,
+}
+
+/// A condition the compiled artifact assumes; if it flips, PyTorch recompiles.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Guard {
+    pub expr: Expr,
+    /// The text it was parsed from, as the file wrote it.
+    pub source: String,
+}
+
+/// Raw bytes of a weight, or why they are not available.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WeightData {
+    Bytes(Arc<Vec<u8>>),
+    Unavailable(String),
+}
+
+/// A parameter, buffer or constant tensor stored in the model file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Weight {
+    /// Fully qualified name (`fc1.weight`).
+    pub fqn: String,
+    pub meta: TensorMeta,
+    pub data: WeightData,
+}
+
+/// Everything loaded from one file.
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub format: Format,
+    /// The file it was loaded from, as the user named it (for messages).
+    pub source: String,
+    pub graphs: Vec<Graph>,
+    pub symbols: Vec<SymbolInfo>,
+    pub guards: Vec<Guard>,
+    /// Keyed by fully qualified name.
+    pub weights: BTreeMap<String, Weight>,
+    /// Things the importer skipped or could not interpret, each naming where.
+    pub warnings: Vec<String>,
+}
+
+impl Model {
+    pub fn symbol(&self, name: &str) -> Option<&SymbolInfo> {
+        self.symbols.iter().find(|s| s.name == name)
+    }
+}

@@ -1,0 +1,95 @@
+//! The CLI as users call it: the `inspect` and `shapes` JSON contracts and exit statuses.
+
+mod common;
+
+use std::process::Command;
+
+use common::{archive_histogram, expectations, sample, MODELS};
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_xpu-workbench")).args(args).output().expect("run binary");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn inspect_json_follows_the_contract() {
+    for m in MODELS {
+        let path = sample(&format!("{m}.pt2"));
+        let (code, out, err) = run(&["inspect", path.to_str().unwrap(), "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["format"], "pt2");
+        let g = &v["graphs"][0];
+        assert_eq!(g["name"], "model");
+        let exp = expectations(m);
+        let want = archive_histogram(&exp["ops"]["none"]);
+        let ops: std::collections::BTreeMap<String, usize> = serde_json::from_value(g["ops"].clone()).unwrap();
+        assert_eq!(ops, want, "{m}");
+        assert_eq!(g["nodes"].as_u64().unwrap() as usize, want.values().sum::<usize>());
+        for io in ["inputs", "outputs"] {
+            for t in g[io].as_array().unwrap() {
+                assert!(t["name"].is_string() && t["dtype"].is_string() && t["shape"].is_array(), "{t}");
+            }
+        }
+        for s in v["symbols"].as_array().unwrap() {
+            let w = &exp["symbols"][s["name"].as_str().unwrap()];
+            assert_eq!(s["min"], w["min"]);
+            assert_eq!(s["max"], w["max"]);
+            assert!(s["hint"].is_i64());
+        }
+    }
+}
+
+#[test]
+fn inspect_prints_symbolic_shapes_as_infix() {
+    let path = sample("transformer_block.pt2");
+    let (_, out, _) = run(&["inspect", path.to_str().unwrap(), "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let x = v["graphs"][0]["inputs"].as_array().unwrap().iter().find(|i| i["name"] == "x").unwrap().clone();
+    assert_eq!(x["shape"], serde_json::json!(["s77", "s27", "32"]));
+    assert_eq!(x["kind"], "user_input");
+}
+
+#[test]
+fn shapes_binds_symbols_and_checks_ranges() {
+    let path = sample("transformer_block.pt2");
+    let p = path.to_str().unwrap();
+    let (code, out, err) = run(&["shapes", p, "--bind", "s77=3", "--bind", "s27=11", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["bindings"], serde_json::json!({"s27": 11, "s77": 3}));
+    assert_eq!(v["values"]["x"]["shape"], serde_json::json!([3, 11, 32]));
+    assert_eq!(v["values"]["x"]["strides"], serde_json::json!([352, 32, 1]));
+    assert!(v["guards"].is_array());
+
+    let (code, _, err) = run(&["shapes", p, "--bind", "s27=1", "--json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("s27") && err.contains("[2, 512]"), "{err}");
+    let (code, _, err) = run(&["shapes", p, "--bind", "nope=4"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("nope") && err.contains("s77"), "{err}");
+}
+
+#[test]
+fn unbound_symbols_take_their_hint() {
+    let path = sample("mlp.pt2");
+    let (code, out, _) = run(&["shapes", path.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["bindings"]["s77"], 4, "mlp was traced with batch 4");
+}
+
+#[test]
+fn a_missing_or_foreign_file_is_a_usage_error_naming_it() {
+    let (code, _, err) = run(&["inspect", "/nonexistent/model.pt2"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("/nonexistent/model.pt2"), "{err}");
+    let readme = sample("mlp.expect.json");
+    let (code, _, err) = run(&["inspect", readme.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("mlp.expect.json"), "{err}");
+}

@@ -1,0 +1,66 @@
+//! Helpers shared by the end-to-end tests: sample paths and expectation files made by
+//! `scripts/gen_samples.py` with torch and sympy.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+pub const MODELS: &[&str] = &["mlp", "transformer_block", "cnn", "activations", "annotated"];
+
+pub fn sample(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples").join(name)
+}
+
+pub fn expectations(model: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(sample(&format!("{model}.expect.json"))).expect("expectation file");
+    serde_json::from_str(&text).expect("expectation JSON")
+}
+
+/// The op histogram torch's FX graph recorded, in the archive's spelling: `getitem` nodes are
+/// folded into multi-output nodes by the serializer, and builtins become `_operator.*`.
+pub fn archive_histogram(fx_hist: &serde_json::Value) -> std::collections::BTreeMap<String, usize> {
+    let mut out = std::collections::BTreeMap::new();
+    for (k, v) in fx_hist.as_object().expect("histogram object") {
+        if k == "<built-in function getitem>" {
+            continue;
+        }
+        let key = match k.strip_prefix("<built-in function ").and_then(|s| s.strip_suffix('>')) {
+            Some(f) => format!("_operator.{f}"),
+            None => k.clone(),
+        };
+        out.insert(key, v.as_u64().expect("count") as usize);
+    }
+    out
+}
+
+/// Rewrites a sample archive: `edit` may change any entry's bytes (by name) or drop it (None).
+pub fn rewrite_archive(src: &str, edit: impl Fn(&str, Vec<u8>) -> Option<Vec<u8>>) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let bytes = std::fs::read(sample(src)).expect("sample");
+    let mut zin = zip::ZipArchive::new(std::io::Cursor::new(bytes)).expect("zip");
+    let mut out = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..zin.len() {
+        let mut f = zin.by_index(i).expect("entry");
+        let name = f.name().to_string();
+        let mut data = Vec::new();
+        f.read_to_end(&mut data).expect("read");
+        if let Some(data) = edit(&name, data) {
+            let opts = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+            out.start_file(name, opts).expect("start");
+            out.write_all(&data).expect("write");
+        }
+    }
+    out.finish().expect("finish").into_inner()
+}
+
+/// Edits `models/model.json` of a sample as JSON.
+pub fn edit_model_json(src: &str, edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
+    rewrite_archive(src, |name, data| {
+        if name.ends_with("models/model.json") {
+            let mut v: serde_json::Value = serde_json::from_slice(&data).expect("model json");
+            edit(&mut v);
+            Some(serde_json::to_vec(&v).expect("json"))
+        } else {
+            Some(data)
+        }
+    })
+}
