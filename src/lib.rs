@@ -5,3 +5,4 @@
 //! → `codegen` → `runtime` → `profile`, with `sym` for symbolic shapes throughout.
 
 pub mod runtime;
+pub mod sym;
