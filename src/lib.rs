@@ -4,9 +4,9 @@
 //! The module tree is the data flow of `DESIGN.md`: `import` → `ir` → `decomp` → `lower`
 //! → `codegen` → `runtime` → `profile`, with `sym` for symbolic shapes throughout.
 
-pub mod runtime;
 pub mod cli;
 pub mod import;
 pub mod ir;
+pub mod runtime;
 pub mod shapes;
 pub mod sym;
