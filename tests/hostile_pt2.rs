@@ -27,7 +27,10 @@ fn truncated_archives_are_rejected_at_every_cut() {
     let bytes = std::fs::read(sample("mlp.pt2")).unwrap();
     for cut in [0, 10, 100, bytes.len() / 3, bytes.len() / 2, bytes.len() - 30, bytes.len() - 1] {
         let text = err_text(&bytes[..cut]);
-        assert!(text.contains("zip") || text.contains("entry"), "cut {cut}: {text}");
+        // A cut near the end can expose the zip nested inside (sample_inputs/model.pt): that
+        // reads as an archive with no model, which is also the truth about those bytes.
+        let named = text.contains("zip") || text.contains("entry") || text.contains("no torch.export model");
+        assert!(named, "cut {cut}: {text}");
     }
 }
 

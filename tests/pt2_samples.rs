@@ -13,6 +13,12 @@ fn every_sample_archive_imports_with_torch_op_histograms() {
         let exp = expectations(m);
         for (suffix, key) in [("", "none"), (".core", "core"), (".inductor", "inductor")] {
             let file = format!("{m}{suffix}.pt2");
+            if exp["ops"].get(key).is_none() {
+                // torch itself failed this decomposition (cnn: max_pool2d under Inductor's
+                // table); the generator recorded why instead of a file.
+                assert!(exp[format!("{key}_error")].is_string(), "{m}: no {key} archive and no recorded error");
+                continue;
+            }
             let model = import::load(&sample(&file)).unwrap_or_else(|e| panic!("{file}: {e}"));
             assert_eq!(model.graphs.len(), 1, "{file}");
             let g = &model.graphs[0];

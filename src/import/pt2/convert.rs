@@ -428,8 +428,10 @@ fn input_kinds(specs: &[InputSpec]) -> HashMap<&str, InputKind> {
             InputSpec::TensorConstant { arg, tensor_constant_name } => {
                 m.insert(arg.name.as_str(), InputKind::TensorConstant { fqn: tensor_constant_name.clone() });
             }
-            InputSpec::UserInput { .. } | InputSpec::CustomObj { .. } | InputSpec::Token { .. } => {}
-            InputSpec::ConstantInput { .. } => {}
+            InputSpec::CustomObj { arg, custom_obj_name } => {
+                m.insert(arg.name.as_str(), InputKind::CustomObject { fqn: custom_obj_name.clone() });
+            }
+            InputSpec::Token(_) | InputSpec::UserInput(_) | InputSpec::ConstantInput(_) => {}
         }
     }
     m

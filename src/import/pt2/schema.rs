@@ -16,8 +16,6 @@ pub struct ExportedProgram {
     pub range_constraints: HashMap<String, RangeConstraint>,
     pub schema_version: Option<SchemaVersion>,
     #[serde(default)]
-    pub torch_version: Option<String>,
-    #[serde(default)]
     pub guards_code: Vec<String>,
 }
 
@@ -151,8 +149,8 @@ pub struct SymExpr {
 #[serde(rename_all = "snake_case")]
 pub enum Hint {
     AsInt(i64),
-    AsFloat(FloatValue),
-    AsBool(bool),
+    AsFloat(de::IgnoredAny),
+    AsBool(de::IgnoredAny),
 }
 
 /// Floats are JSON numbers, except non-finite ones, which the serializer writes as strings.
@@ -309,19 +307,18 @@ impl<'de> Visitor<'de> for ArgumentVisitor {
 #[derive(Deserialize)]
 pub struct Signature {
     pub input_specs: Vec<InputSpec>,
-    pub output_specs: Vec<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InputSpec {
-    UserInput { arg: Argument },
+    UserInput(de::IgnoredAny),
     Parameter { arg: TensorArgument, parameter_name: String },
     Buffer { arg: TensorArgument, buffer_name: String, persistent: bool },
     TensorConstant { arg: TensorArgument, tensor_constant_name: String },
-    CustomObj { arg: serde_json::Value, custom_obj_name: String },
-    Token { arg: serde_json::Value },
-    ConstantInput { name: String, value: serde_json::Value },
+    CustomObj { arg: TensorArgument, custom_obj_name: String },
+    Token(de::IgnoredAny),
+    ConstantInput(de::IgnoredAny),
 }
 
 /// `data/weights/<model>_weights_config.json` and `data/constants/<model>_constants_config.json`.
