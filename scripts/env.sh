@@ -7,8 +7,8 @@ _xpu_ocl="$_xpu_repo/.tools/opencl"
 
 # The ICD loader reads vendor files from this directory instead of /etc/OpenCL/vendors.
 export OCL_ICD_VENDORS="$_xpu_ocl/vendors"
-# libintelocl.so finds its own dependencies through $ORIGIN, but tbb and the compiler runtime it
-# dlopens later (and clinfo's view of it) need the folder on the search path too.
+# libintelocl.so finds its direct dependencies through its RUNPATH ($ORIGIN); the folder is on the
+# search path as well for what the runtime and tbb dlopen by bare name (e.g. libtbbbind).
 case ":${LD_LIBRARY_PATH:-}:" in
     *":$_xpu_ocl/lib:"*) ;;
     *) export LD_LIBRARY_PATH="$_xpu_ocl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ;;
