@@ -2,5 +2,6 @@
 //! (tinygrad's `runtime/ops_*.py` pattern). Every backend takes OpenCL-flavoured SPIR-V.
 
 mod device;
+pub mod level_zero;
 
 pub use device::{BufferId, Device, DeviceInfo, EventId, KernelArg, KernelTiming, ProgramId, RuntimeError};
