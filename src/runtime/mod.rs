@@ -3,5 +3,6 @@
 
 mod device;
 pub mod opencl;
+pub mod level_zero;
 
 pub use device::{BufferId, Device, DeviceInfo, EventId, KernelArg, KernelTiming, ProgramId, RuntimeError};
