@@ -18,6 +18,10 @@ mod simplify;
 mod srepr;
 
 #[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
+mod oracle_tests;
+#[cfg(test)]
 mod tests;
 
 pub use error::SymError;

@@ -76,6 +76,64 @@ fn split_coefficient(e: Expr) -> (Value, Expr) {
     (Value::Int(1), e)
 }
 
+/// The numeric coefficient of a term (`3*x*y` → `3`, a number → itself).
+fn coefficient(e: &Expr) -> Value {
+    match e {
+        Expr::Mul(args) => args.first().and_then(number).unwrap_or(Value::Int(1)),
+        other => number(other).unwrap_or(Value::Int(1)),
+    }
+}
+
+fn gcd(mut a: i128, mut b: i128) -> i128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.abs()
+}
+
+/// The content of a sum with exact coefficients: the `c`, signed like the first term, for
+/// which `sum / c` has coprime integer coefficients (`-4*s0 - 36` → `-4`). `None` when it is
+/// one or a coefficient is a float.
+///
+/// Products keep their Add factors primitive and the content in the coefficient, so that
+/// `-4*(s0 + 9)*y` is one expression however it was grouped: `(-4*(s0 + 9))*y` first
+/// distributes to `(-4*s0 - 36)*y`, which pulls the `-4` back out.
+fn content(terms: &[Expr]) -> Option<Value> {
+    let (mut g, mut l) = (0i128, 1i128);
+    for t in terms {
+        let (p, q) = match coefficient(t) {
+            Value::Int(i) => (i as i128, 1),
+            Value::Rational(p, q) => (p as i128, q as i128),
+            _ => return None,
+        };
+        g = gcd(g, p);
+        l = (l / gcd(l, q)).checked_mul(q).filter(|l| *l <= i64::MAX as i128)?;
+    }
+    if g == 0 {
+        return None;
+    }
+    let sign = if is_negative(coefficient(terms.first()?)) { -1 } else { 1 };
+    let c = arith::rational(sign * g, l).ok()?;
+    (!is_one(c)).then_some(c)
+}
+
+fn is_negative(v: Value) -> bool {
+    match v {
+        Value::Int(i) => i < 0,
+        Value::Rational(p, _) => p < 0,
+        Value::Float(f) => f < 0.0,
+        Value::Bool(_) => false,
+    }
+}
+
+/// `sum` as `c * primitive`, when it has a content `c` that folds exactly.
+fn primitive(sum: &Expr) -> Option<(Value, Expr)> {
+    let Expr::Add(terms) = sum else { return None };
+    let c = content(terms)?;
+    let inverse = folded(arith::pow(c, Value::Int(-1)))?;
+    Some((c, add(terms.iter().map(|t| mul([literal(inverse), t.clone()])))))
+}
+
 /// `c*base` for a canonical `base` that is not a number and not a sum.
 fn with_coefficient(c: Value, base: Expr) -> Expr {
     if is_one(c) {
@@ -170,6 +228,13 @@ pub(crate) fn mul(args: impl IntoIterator<Item = Expr>) -> Expr {
     for e in flat {
         if let Some(e) = fold_numbers(&mut coef, e, arith::mul, &mut stuck) {
             let (base, exp) = split_power(&e);
+            if let (Some((c, reduced)), Expr::Int(n)) = (primitive(base), &exp) {
+                if let Some(scaled) = folded(arith::pow(c, Value::Int(*n))).and_then(|cn| folded(arith::mul(coef, cn))) {
+                    coef = scaled;
+                    powers.push((reduced, exp));
+                    continue;
+                }
+            }
             powers.push((base.clone(), exp));
         }
     }
@@ -248,6 +313,14 @@ pub(crate) fn pow(base: Expr, exp: Expr) -> Expr {
                 }
             }
             Expr::Mul(factors) => return mul(factors.iter().map(|f| pow(f.clone(), Expr::Int(n)))),
+            // (2*x + 2)**2 == 4*(x + 1)**2, the form a product of the two sums takes.
+            Expr::Add(_) => {
+                if let Some((c, reduced)) = primitive(&base) {
+                    if let Some(cn) = folded(arith::pow(c, Value::Int(n))) {
+                        return mul([literal(cn), Expr::Pow(Arc::new((reduced, Expr::Int(n))))]);
+                    }
+                }
+            }
             _ => {}
         }
     }

@@ -119,3 +119,15 @@ fn deep_built_trees_are_refused_by_eval() {
     }
     eprintln!("built"); assert!(matches!(e.eval(&bind(&[("x", 1), ("y", 1)])), Err(SymError::TooDeep { .. }))); eprintln!("evaluated");
 }
+
+#[test]
+fn grouping_does_not_change_the_canonical_form() {
+    let sum = || Expr::add(s("s0"), i(9));
+    let f = Expr::call(Func::FloorToInt, vec![Expr::truediv(s("s0"), i(7))]);
+    let left = Expr::mul(Expr::mul(i(-4), sum()), f.clone());
+    let right = Expr::mul(i(-4), Expr::mul(sum(), f));
+    assert_eq!(left, right);
+    assert_eq!(left.to_string(), "-4*(s0 + 9)*FloorToInt(1/7*s0)");
+    let twice = Expr::add(Expr::mul(i(2), s("x")), i(2));
+    assert_eq!(Expr::mul(twice.clone(), twice.clone()), Expr::pow(twice, i(2)));
+}
