@@ -17,4 +17,6 @@ if [ -f scripts/env.sh ]; then
     # shellcheck disable=SC1091
     source scripts/env.sh
 fi
+# The OpenCL tests skip only where the runtime is absent; here it was just installed.
+export XPU_WORKBENCH_REQUIRE_OPENCL=1
 cargo test --workspace --locked "$@"

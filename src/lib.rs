@@ -5,7 +5,9 @@
 //! → `codegen` → `runtime` → `profile`, with `sym` for symbolic shapes throughout.
 
 pub mod cli;
+pub mod decomp;
 pub mod import;
+pub mod infer;
 pub mod ir;
 pub mod runtime;
 pub mod shapes;

@@ -93,3 +93,33 @@ fn a_missing_or_foreign_file_is_a_usage_error_naming_it() {
     assert_eq!(code, 2);
     assert!(err.contains("mlp.expect.json"), "{err}");
 }
+
+#[test]
+fn decompose_json_follows_the_contract() {
+    let path = sample("transformer_block.pt2");
+    let (code, out, err) = run(&["decompose", path.to_str().unwrap(), "--mode", "full", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["mode"], "full");
+    let ops: std::collections::BTreeMap<String, usize> = serde_json::from_value(v["ops"].clone()).unwrap();
+    assert_eq!(v["nodes"].as_u64().unwrap() as usize, ops.values().sum::<usize>());
+    let first = &v["decomposed"][0];
+    assert!(first["node"].is_string() && first["op"].is_string() && first["into"].is_object(), "{first}");
+    assert!(v["kept"].is_u64());
+    let (code, _, err) = run(&["decompose", path.to_str().unwrap(), "--mode", "lite", "--mark", "no_such_node"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no_such_node"), "{err}");
+}
+
+#[test]
+fn check_lite_exit_status() {
+    let ok = sample("annotated.pt2");
+    let (code, out, _) = run(&["check-lite", ok.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    let bad = sample("annotated.inductor.pt2");
+    let (code, out, _) = run(&["check-lite", bad.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    for name in ["gelu", "softmax", "linear"] {
+        assert!(out.contains(&format!("`{name}`")), "{out}");
+    }
+}

@@ -2,6 +2,7 @@
 //! each subcommand's work in its own file.
 
 mod bench;
+mod decompose;
 mod inspect;
 mod shapes;
 
@@ -37,6 +38,24 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The graph after decomposition: none, core (run_decompositions), lite (marked nodes only)
+    /// or full (Inductor's default table).
+    Decompose {
+        file: PathBuf,
+        #[arg(long, default_value = "full")]
+        mode: String,
+        /// NAME (node), op:TARGET or module:PATH; annotated nodes are always marked.
+        #[arg(long = "mark", value_name = "SPEC")]
+        marks: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Exit 0 when lite mode decomposed no unmarked node, 1 listing each violation.
+    CheckLite {
+        file: PathBuf,
+        #[arg(long = "mark", value_name = "SPEC")]
+        marks: Vec<String>,
+    },
     /// Benchmarks (medians over repetitions) for docs/PERFORMANCE.md.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -71,6 +90,11 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Inspect { file, json }) => inspect::run(&file, json),
         Some(Command::Shapes { file, binds, json }) => shapes::run(&file, &binds, json),
+        Some(Command::Decompose { file, mode, marks, json }) => decompose::run(&file, &mode, &marks, json),
+        Some(Command::CheckLite { file, marks }) => match load(&file) {
+            Ok(model) => decompose::check_lite_pt2(&model, &marks),
+            Err(code) => code,
+        },
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
     }
 }

@@ -8,6 +8,14 @@ pub struct ModuleFrame {
     pub class: String,
 }
 
+/// One step of a node's history: the node (and its op) it was created from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub name: String,
+    /// The op target without `torch.ops.` (`aten.layer_norm.default`).
+    pub target: String,
+}
+
 /// What a node carries besides its computation: where it came from in the user's code.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeMeta {
@@ -17,9 +25,9 @@ pub struct NodeMeta {
     /// `fx_traceback.annotate(...)` entries, e.g. `compile_with_inductor`, as JSON text values.
     pub custom: BTreeMap<String, serde_json::Value>,
     pub torch_fn: Option<String>,
-    /// The names of the nodes this one was created from, outermost pass first, when the archive
-    /// records `from_node` (decomposed archives do).
-    pub from_node: Vec<String>,
+    /// The nodes this one was created from, most recent pass first and the original node last,
+    /// when the file records `from_node` (decomposed archives do).
+    pub from_node: Vec<Origin>,
 }
 
 impl NodeMeta {

@@ -12,7 +12,7 @@ mod model;
 pub use arg::{Arg, NamedArg, SymIntArg};
 pub use dtype::DType;
 pub use graph::{Graph, GraphError, InputKind, Node, NodeId, Value, ValueId, ValueKind};
-pub use meta::{ModuleFrame, NodeMeta};
+pub use meta::{ModuleFrame, NodeMeta, Origin};
 pub use model::{Format, Guard, Model, SymbolInfo, Weight, WeightData};
 
 use crate::sym::Expr;

@@ -8,7 +8,7 @@ use super::archive::{Archive, MAX_JSON_BYTES};
 use super::schema::{self, Argument, InputSpec};
 use super::{weights, Layout, Pt2Error, SUPPORTED_SCHEMA_MAJOR};
 use crate::ir::{
-    Arg, DType, Format, Graph, Guard, InputKind, Model, ModuleFrame, NamedArg, NodeMeta, SymIntArg, SymbolInfo,
+    Arg, DType, Format, Graph, Guard, InputKind, Model, ModuleFrame, NamedArg, NodeMeta, Origin, SymIntArg, SymbolInfo,
     TensorMeta, ValueId, ValueKind,
 };
 use crate::sym::{parse_infix_with, parse_srepr, Expr, Range};
@@ -481,7 +481,9 @@ fn node_meta(md: &HashMap<String, String>) -> NodeMeta {
             // Most recent pass first; follow the first chain back to the original node.
             while let Some(entry) = cur {
                 if let Some(n) = entry.get("name").and_then(|n| n.as_str()) {
-                    meta.from_node.push(n.to_string());
+                    let target = entry.get("target").and_then(|t| t.as_str()).unwrap_or("");
+                    let target = target.strip_prefix("torch.ops.").unwrap_or(target);
+                    meta.from_node.push(Origin { name: n.to_string(), target: target.to_string() });
                 }
                 cur = entry.get("from_node").and_then(|f| f.as_array()).and_then(|a| a.first()).cloned();
             }
@@ -520,8 +522,9 @@ mod tests {
         let mut md = HashMap::new();
         md.insert(
             "from_node".to_string(),
-            r#"[{"name": "linear", "from_node": [{"name": "linear0", "from_node": []}]}]"#.to_string(),
+            r#"[{"name": "linear", "target": "aten.linear.default", "from_node": [{"name": "linear0", "target": "aten.linear.default", "from_node": []}]}]"#.to_string(),
         );
-        assert_eq!(node_meta(&md).from_node, vec!["linear", "linear0"]);
+        let names: Vec<String> = node_meta(&md).from_node.into_iter().map(|o| o.name).collect();
+        assert_eq!(names, vec!["linear", "linear0"]);
     }
 }

@@ -1,0 +1,447 @@
+//! The rewriting engine: copies a graph node by node, replacing the nodes the mode decomposes
+//! with what their rules emit (recursively, to a fixpoint, as Inductor does), and records
+//! provenance.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use super::rules::{self, Table};
+use super::{DecompError, Decomposed, Decomposition, Marks, Mode, Provenance};
+use crate::infer::{infer, InferError};
+use crate::ir::{Arg, Graph, NamedArg, Node, NodeId, NodeMeta, Origin, SymIntArg, TensorMeta, ValueId, ValueKind};
+use crate::sym::Expr;
+
+/// Why a rule could not rewrite a node.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RuleError {
+    #[error("argument `{name}`: {message}")]
+    Arg { name: String, message: String },
+    #[error(transparent)]
+    Infer(#[from] InferError),
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("rules nest deeper than {0} levels (a rule emits its own op?)")]
+    TooDeep(usize),
+}
+
+const MAX_DEPTH: usize = 16;
+
+pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposition, DecompError> {
+    let mut out = Graph::new(graph.name.clone());
+    let mut map: Vec<Option<ValueId>> = vec![None; graph.values.len()];
+    let mut taken: HashSet<String> = graph.values.iter().map(|v| v.name.clone()).collect();
+    taken.extend(graph.nodes.iter().map(|n| n.name.clone()));
+    for (v, kind) in &graph.inputs {
+        let value = graph.value(*v);
+        // Names are unique in `graph`, so re-adding them cannot collide.
+        let id = out.add_input(&value.name, value.kind.clone(), kind.clone()).map_err(|e| DecompError {
+            node: value.name.clone(),
+            target: "placeholder".into(),
+            source: RuleError::Unsupported(e.to_string()),
+        })?;
+        map[v.index()] = Some(id);
+    }
+    let mut em = Emitter { out, map, taken, counter: 0, origin: Vec::new(), sym_values: HashMap::new() };
+    let mut decomposed = Vec::new();
+    let mut kept = Vec::new();
+    let mut no_rule = Vec::new();
+    let mut products = vec![Vec::new(); graph.nodes.len()];
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let id = NodeId(i as u32);
+        let err = |source: RuleError| DecompError { node: node.name.clone(), target: node.target.clone(), source };
+        let table = match mode {
+            Mode::Lite if !marks.marks(node) => None,
+            _ => mode.table(),
+        };
+        let rule = table.and_then(|t| rules::find(t, &node.target).map(|r| (t, r)));
+        let first_new = em.out.nodes.len();
+        match rule {
+            Some((table, rule)) => {
+                let mut rw = Rw { em: &mut em, node, table, origin: id, depth: 0, nested: false };
+                let outs = (rule.build)(&mut rw).map_err(err)?;
+                em.bind_outputs(graph, node, &outs).map_err(err)?;
+                let into = em.out.nodes[first_new..].iter().fold(BTreeMap::new(), |mut h, n| {
+                    *h.entry(n.target.clone()).or_insert(0) += 1;
+                    h
+                });
+                decomposed.push(Decomposed { node: id, into });
+            }
+            None => {
+                if table.is_some() && rules::decomposes_in_torch(&node.target) {
+                    no_rule.push(id);
+                }
+                em.copy(graph, node, id).map_err(err)?;
+                kept.push(id);
+            }
+        }
+        products[i] = (first_new..em.out.nodes.len()).map(|n| NodeId(n as u32)).collect();
+    }
+    for o in &graph.outputs {
+        let arg = em.map_arg(o).map_err(|e| DecompError { node: "output".into(), target: "output".into(), source: e })?;
+        em.out.outputs.push(arg);
+    }
+    Ok(Decomposition {
+        mode,
+        graph: em.out,
+        provenance: Provenance { origin: em.origin, products },
+        decomposed,
+        kept,
+        no_rule,
+    })
+}
+
+/// The graph being built, the value map from input to output graph, and fresh-name state.
+pub(super) struct Emitter {
+    pub out: Graph,
+    map: Vec<Option<ValueId>>,
+    taken: HashSet<String>,
+    counter: usize,
+    origin: Vec<NodeId>,
+    /// A SymInt value of the output graph for each size expression, copied or emitted, so rules
+    /// reuse one `sym_size` / `mul` node per expression as PyTorch's graphs do.
+    sym_values: HashMap<Expr, ValueId>,
+}
+
+impl Emitter {
+    fn mapped(&self, v: ValueId) -> Result<ValueId, RuleError> {
+        self.map
+            .get(v.index())
+            .copied()
+            .flatten()
+            .ok_or_else(|| RuleError::Unsupported(format!("value #{} has no image in the output graph", v.0)))
+    }
+
+    fn map_arg(&self, a: &Arg) -> Result<Arg, RuleError> {
+        let m = |v: &ValueId| self.mapped(*v);
+        Ok(match a {
+            Arg::Tensor(v) => Arg::Tensor(m(v)?),
+            Arg::Tensors(vs) => Arg::Tensors(vs.iter().map(m).collect::<Result<_, _>>()?),
+            Arg::OptionalTensors(vs) => Arg::OptionalTensors(
+                vs.iter().map(|v| v.as_ref().map(m).transpose()).collect::<Result<_, _>>()?,
+            ),
+            Arg::SymInt(SymIntArg::Value(v)) => Arg::SymInt(SymIntArg::Value(m(v)?)),
+            Arg::SymInts(xs) => Arg::SymInts(
+                xs.iter()
+                    .map(|x| match x {
+                        SymIntArg::Value(v) => m(v).map(SymIntArg::Value),
+                        SymIntArg::Int(i) => Ok(SymIntArg::Int(*i)),
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+            Arg::SymBool(v) => Arg::SymBool(m(v)?),
+            Arg::SymFloat(v) => Arg::SymFloat(m(v)?),
+            other => other.clone(),
+        })
+    }
+
+    /// Copies `node` whole, keeping its name and output names.
+    fn copy(&mut self, graph: &Graph, node: &Node, origin: NodeId) -> Result<(), RuleError> {
+        let args = node
+            .args
+            .iter()
+            .map(|a| Ok(NamedArg { name: a.name.clone(), arg: self.map_arg(&a.arg)?, kwarg: a.kwarg }))
+            .collect::<Result<Vec<_>, RuleError>>()?;
+        let outputs = node.outputs.iter().map(|v| (graph.value(*v).name.clone(), graph.value(*v).kind.clone())).collect();
+        self.out
+            .add_node(&node.name, &node.target, args, outputs, node.meta.clone())
+            .map_err(|e| RuleError::Unsupported(e.to_string()))?;
+        self.origin.push(origin);
+        let new = self.out.nodes.last().map(|n| n.outputs.clone()).unwrap_or_default();
+        for (old, new) in node.outputs.iter().zip(&new) {
+            self.map[old.index()] = Some(*new);
+        }
+        self.register_sym_ints(&new);
+        Ok(())
+    }
+
+    /// A rule returned one value per output of the original node (possibly fewer when
+    /// trailing outputs are unused by anything: those must be unused, or it is an error).
+    fn bind_outputs(&mut self, graph: &Graph, node: &Node, outs: &[ValueId]) -> Result<(), RuleError> {
+        if outs.len() < node.outputs.len() {
+            let users = graph.users();
+            for old in &node.outputs[outs.len()..] {
+                let used = !users[old.index()].is_empty() || graph.outputs.iter().any(|o| o.values().contains(old));
+                if used {
+                    return Err(RuleError::Unsupported(format!(
+                        "the rule does not produce output `{}`, which is used",
+                        graph.value(*old).name
+                    )));
+                }
+            }
+        }
+        for (old, new) in node.outputs.iter().zip(outs) {
+            self.map[old.index()] = Some(*new);
+        }
+        Ok(())
+    }
+
+    fn register_sym_ints(&mut self, values: &[ValueId]) {
+        for v in values {
+            if let ValueKind::SymInt(e) = &self.out.value(*v).kind {
+                self.sym_values.entry(e.clone()).or_insert(*v);
+            }
+        }
+    }
+
+    fn fresh(&mut self, base: &str) -> String {
+        loop {
+            self.counter += 1;
+            let name = format!("{base}_d{}", self.counter);
+            if self.taken.insert(name.clone()) {
+                return name;
+            }
+        }
+    }
+}
+
+/// What a rule builder sees: the node being rewritten, its arguments mapped into the output
+/// graph, and ways to emit new nodes.
+pub struct Rw<'a> {
+    em: &'a mut Emitter,
+    node: &'a Node,
+    table: Table,
+    origin: NodeId,
+    depth: usize,
+    /// A nested rule's node already reads output-graph values: no mapping.
+    nested: bool,
+}
+
+/// An argument value for an emitted node.
+pub enum A {
+    T(ValueId),
+    OptT(Option<ValueId>),
+    F(f64),
+    I(i64),
+    Is(Vec<i64>),
+    B(bool),
+    S(String),
+    Sizes(Vec<SymIntArg>),
+    Raw(Arg),
+}
+
+impl<'a> Rw<'a> {
+    fn raw(&self, name: &str) -> Option<&'a Arg> {
+        self.node.arg(name)
+    }
+
+    fn arg_err(name: &str, message: impl Into<String>) -> RuleError {
+        RuleError::Arg { name: name.to_string(), message: message.into() }
+    }
+
+    fn resolve(&self, v: ValueId) -> Result<ValueId, RuleError> {
+        if self.nested {
+            Ok(v)
+        } else {
+            self.em.mapped(v)
+        }
+    }
+
+    /// A tensor argument of the node being rewritten, as its output-graph value.
+    pub fn t(&self, name: &str) -> Result<ValueId, RuleError> {
+        match self.raw(name) {
+            Some(Arg::Tensor(v)) => self.resolve(*v),
+            _ => Err(Self::arg_err(name, "expected a tensor")),
+        }
+    }
+
+    pub fn opt_t(&self, name: &str) -> Result<Option<ValueId>, RuleError> {
+        match self.raw(name) {
+            None | Some(Arg::None) => Ok(None),
+            _ => self.t(name).map(Some),
+        }
+    }
+
+    pub fn int(&self, name: &str, default: Option<i64>) -> Result<i64, RuleError> {
+        match self.raw(name) {
+            Some(Arg::Int(i)) | Some(Arg::SymInt(SymIntArg::Int(i))) => Ok(*i),
+            None | Some(Arg::None) => default.ok_or_else(|| Self::arg_err(name, "missing")),
+            Some(a) => Err(Self::arg_err(name, format!("expected an int, found {a:?}"))),
+        }
+    }
+
+    pub fn ints(&self, name: &str) -> Result<Option<Vec<i64>>, RuleError> {
+        match self.raw(name) {
+            Some(Arg::Ints(v)) => Ok(Some(v.clone())),
+            Some(Arg::Int(i)) => Ok(Some(vec![*i])),
+            None | Some(Arg::None) => Ok(None),
+            Some(a) => Err(Self::arg_err(name, format!("expected an int list, found {a:?}"))),
+        }
+    }
+
+    pub fn float(&self, name: &str, default: Option<f64>) -> Result<f64, RuleError> {
+        match self.raw(name) {
+            Some(Arg::Float(f)) => Ok(*f),
+            Some(Arg::Int(i)) => Ok(*i as f64),
+            None | Some(Arg::None) => default.ok_or_else(|| Self::arg_err(name, "missing")),
+            Some(a) => Err(Self::arg_err(name, format!("expected a number, found {a:?}"))),
+        }
+    }
+
+    /// A scalar argument kept as given (int or float), for ops that take either.
+    pub fn scalar(&self, name: &str) -> Option<A> {
+        match self.raw(name) {
+            Some(Arg::Float(f)) => Some(A::F(*f)),
+            Some(Arg::Int(i)) => Some(A::I(*i)),
+            _ => None,
+        }
+    }
+
+    pub fn bool(&self, name: &str, default: bool) -> Result<bool, RuleError> {
+        match self.raw(name) {
+            Some(Arg::Bool(b)) => Ok(*b),
+            None | Some(Arg::None) => Ok(default),
+            Some(a) => Err(Self::arg_err(name, format!("expected a bool, found {a:?}"))),
+        }
+    }
+
+    pub fn string(&self, name: &str, default: &str) -> Result<String, RuleError> {
+        match self.raw(name) {
+            Some(Arg::String(s)) => Ok(s.clone()),
+            None | Some(Arg::None) => Ok(default.to_string()),
+            Some(a) => Err(Self::arg_err(name, format!("expected a string, found {a:?}"))),
+        }
+    }
+
+    /// The original argument, with values mapped (for rules that forward it untouched).
+    pub fn passthrough(&self, name: &str) -> Result<Option<Arg>, RuleError> {
+        match self.raw(name) {
+            Some(a) if self.nested => Ok(Some(a.clone())),
+            Some(a) => self.em.map_arg(a).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    pub fn meta(&self, v: ValueId) -> Result<&TensorMeta, RuleError> {
+        self.em.out.value(v).tensor().ok_or_else(|| RuleError::Unsupported("expected a tensor value".into()))
+    }
+
+    pub fn rank(&self, v: ValueId) -> Result<usize, RuleError> {
+        Ok(self.meta(v)?.sizes.len())
+    }
+
+    /// Emits `target(args)` and returns its first output.
+    pub fn op(&mut self, target: &str, args: Vec<(&str, A)>) -> Result<ValueId, RuleError> {
+        self.op_n(target, args)?
+            .first()
+            .copied()
+            .ok_or_else(|| RuleError::Unsupported(format!("{target} has no outputs")))
+    }
+
+    /// Emits `target(args)`; if the table has a rule for `target`, applies it instead
+    /// (decomposition to a fixpoint). Returns every output.
+    pub fn op_n(&mut self, target: &str, args: Vec<(&str, A)>) -> Result<Vec<ValueId>, RuleError> {
+        let named: Vec<NamedArg> =
+            args.into_iter().map(|(n, a)| NamedArg { name: n.to_string(), arg: a.into_arg(), kwarg: false }).collect();
+        if let Some(rule) = rules::find(self.table, target) {
+            if self.depth >= MAX_DEPTH {
+                return Err(RuleError::TooDeep(MAX_DEPTH));
+            }
+            // A transient node, so the nested rule reads its arguments like any other.
+            let mut from_node = vec![Origin { name: self.node.name.clone(), target: self.node.target.clone() }];
+            from_node.extend(self.node.meta.from_node.iter().cloned());
+            let inner = Node {
+                name: self.node.name.clone(),
+                target: target.to_string(),
+                args: named,
+                outputs: Vec::new(),
+                meta: NodeMeta { from_node, ..self.node.meta.clone() },
+            };
+            return self.nested(inner, rule);
+        }
+        let kinds = infer(target, &named, &self.em.out)?;
+        let base = target.split('.').nth(1).unwrap_or(target).trim_start_matches('_').to_string();
+        let names: Vec<(String, ValueKind)> = kinds.into_iter().map(|k| (self.em.fresh(&base), k)).collect();
+        let node_name = names.first().map(|(n, _)| n.clone()).unwrap_or_else(|| self.em.fresh(&base));
+        let mut from_node = vec![Origin { name: self.node.name.clone(), target: self.node.target.clone() }];
+        from_node.extend(self.node.meta.from_node.iter().cloned());
+        let meta = NodeMeta { from_node, ..self.node.meta.clone() };
+        let id = self
+            .em
+            .out
+            .add_node(&node_name, target, named, names, meta)
+            .map_err(|e| RuleError::Unsupported(e.to_string()))?;
+        self.em.origin.push(self.origin);
+        let outs = self.em.out.node(id).outputs.clone();
+        self.em.register_sym_ints(&outs);
+        Ok(outs)
+    }
+
+    /// Runs `rule` on a node whose arguments are already output-graph values.
+    fn nested(&mut self, inner: Node, rule: &rules::Rule) -> Result<Vec<ValueId>, RuleError> {
+        let mut rw = Rw {
+            em: &mut *self.em,
+            node: &inner,
+            table: self.table,
+            origin: self.origin,
+            depth: self.depth + 1,
+            nested: true,
+        };
+        (rule.build)(&mut rw)
+    }
+
+    /// Size `dim` of `v` as a SymInt argument: a literal when static, else a `sym_size` node.
+    pub fn size(&mut self, v: ValueId, dim: usize) -> Result<SymIntArg, RuleError> {
+        let e = self.meta(v)?.sizes.get(dim).cloned().ok_or_else(|| RuleError::Unsupported("dim out of range".into()))?;
+        if let Some(i) = e.as_int() {
+            return Ok(SymIntArg::Int(i));
+        }
+        if let Some(s) = self.em.sym_values.get(&e) {
+            return Ok(SymIntArg::Value(*s));
+        }
+        Ok(SymIntArg::Value(self.op("aten.sym_size.int", vec![("self", A::T(v)), ("dim", A::I(dim as i64))])?))
+    }
+
+    /// The product of SymInt arguments, emitting `_operator.mul` for symbolic factors.
+    pub fn product(&mut self, factors: Vec<SymIntArg>) -> Result<SymIntArg, RuleError> {
+        let mut acc = SymIntArg::Int(1);
+        for f in factors {
+            acc = match (acc, f) {
+                (SymIntArg::Int(a), SymIntArg::Int(b)) => SymIntArg::Int(a.checked_mul(b).ok_or_else(|| {
+                    RuleError::Unsupported("static size product overflows".into())
+                })?),
+                (SymIntArg::Int(1), s) | (s, SymIntArg::Int(1)) => s,
+                (a, b) => {
+                    let e = Expr::mul(self.sym_expr(&a)?, self.sym_expr(&b)?);
+                    match self.em.sym_values.get(&e) {
+                        Some(v) => SymIntArg::Value(*v),
+                        None => SymIntArg::Value(
+                            self.op("_operator.mul", vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::Raw(Arg::SymInt(b)))])?,
+                        ),
+                    }
+                }
+            };
+        }
+        Ok(acc)
+    }
+
+    fn sym_expr(&self, s: &SymIntArg) -> Result<Expr, RuleError> {
+        match s {
+            SymIntArg::Int(i) => Ok(Expr::int(*i)),
+            SymIntArg::Value(v) => match &self.em.out.value(*v).kind {
+                ValueKind::SymInt(e) => Ok(e.clone()),
+                _ => Err(RuleError::Unsupported("a size argument is not a SymInt".into())),
+            },
+        }
+    }
+
+    /// Static sizes of `v`, for rules that need them (e.g. the normalized shape).
+    pub fn static_sizes(&self, v: ValueId) -> Option<Vec<i64>> {
+        self.meta(v).ok()?.sizes.iter().map(Expr::as_int).collect()
+    }
+}
+
+impl A {
+    fn into_arg(self) -> Arg {
+        match self {
+            A::T(v) => Arg::Tensor(v),
+            A::OptT(Some(v)) => Arg::Tensor(v),
+            A::OptT(None) => Arg::None,
+            A::F(f) => Arg::Float(f),
+            A::I(i) => Arg::Int(i),
+            A::Is(v) => Arg::Ints(v),
+            A::B(b) => Arg::Bool(b),
+            A::S(s) => Arg::String(s),
+            A::Sizes(v) => Arg::SymInts(v),
+            A::Raw(a) => a,
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! Decomposition: what Inductor's decomposition tables do to a graph, under four policies.
+//!
+//! - `none`: the graph as exported.
+//! - `core`: torch.export's core-ATen decompositions (what `ep.run_decompositions()` produces).
+//! - `full`: Inductor's default table (what the AOT graph of a default `torch.compile` shows).
+//! - `lite`: `torch.compile(mode="lite")`: only nodes the user marked are decomposed (with the
+//!   full table); every other node is kept whole and runs as an eager fallback kernel.
+//!
+//! Rules live in one table (`rules::TABLE`), one small builder per op overload. Every output
+//! node records the input node it came from ([`Provenance`]).
+
+mod check;
+mod emit;
+mod marks;
+pub mod rules;
+
+use std::collections::BTreeMap;
+
+use crate::ir::{Graph, NodeId};
+
+pub use check::{check_decomposed, check_lite, is_symbolic_size_op, Violation};
+pub use emit::RuleError;
+pub use marks::{MarkError, Marks};
+
+/// The decomposition policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    None,
+    Core,
+    Lite,
+    Full,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::None => "none",
+            Mode::Core => "core",
+            Mode::Lite => "lite",
+            Mode::Full => "full",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Mode> {
+        Some(match s {
+            "none" => Mode::None,
+            "core" => Mode::Core,
+            "lite" => Mode::Lite,
+            "full" => Mode::Full,
+            _ => return None,
+        })
+    }
+
+    /// The rule table a node is decomposed with under this mode, if any.
+    pub(crate) fn table(self) -> Option<rules::Table> {
+        match self {
+            Mode::None => None,
+            Mode::Core => Some(rules::Table::Core),
+            Mode::Lite | Mode::Full => Some(rules::Table::Inductor),
+        }
+    }
+}
+
+/// Which output nodes came from which input node.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Provenance {
+    /// Output node → the input node it came from.
+    pub origin: Vec<NodeId>,
+    /// Input node → the output nodes made from it (one when kept whole, several when decomposed).
+    pub products: Vec<Vec<NodeId>>,
+}
+
+/// One input node that a rule replaced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decomposed {
+    pub node: NodeId,
+    /// Histogram of the ops it became.
+    pub into: BTreeMap<String, usize>,
+}
+
+/// The result of a decomposition pass.
+#[derive(Clone, Debug)]
+pub struct Decomposition {
+    pub mode: Mode,
+    pub graph: Graph,
+    pub provenance: Provenance,
+    /// Input nodes that were decomposed, in graph order.
+    pub decomposed: Vec<Decomposed>,
+    /// Input nodes kept whole (in lite mode: the eager fallbacks).
+    pub kept: Vec<NodeId>,
+    /// Input nodes the mode would decompose but no rule exists for: kept, and reported.
+    pub no_rule: Vec<NodeId>,
+}
+
+/// Why a decomposition failed: a rule met arguments it cannot handle. Names node and op.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("decomposing node `{node}` ({target}): {source}")]
+pub struct DecompError {
+    pub node: String,
+    pub target: String,
+    #[source]
+    pub source: RuleError,
+}
+
+/// Applies `mode` to `graph`. `marks` matter only in lite mode.
+pub fn decompose(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposition, DecompError> {
+    emit::run(graph, mode, marks)
+}

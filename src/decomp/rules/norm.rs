@@ -1,0 +1,100 @@
+//! Normalisations. Inductor computes layer norm as `var_mean` over the normalized dims, then
+//! `(x - mean) * rsqrt(var + eps) * weight + bias`; batch norm in inference the same way with the
+//! running statistics, broadcast over the channel dimension.
+
+use super::{Rw, A};
+use crate::decomp::RuleError;
+use crate::ir::{SymIntArg, ValueId};
+
+/// `layer_norm` → `native_layer_norm(...)[0]` (core ATen); under `full` that decomposes further.
+pub fn layer_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let args = vec![
+        ("input", A::T(rw.t("input")?)),
+        ("normalized_shape", A::Is(rw.ints("normalized_shape")?.unwrap_or_default())),
+        ("weight", A::OptT(rw.opt_t("weight")?)),
+        ("bias", A::OptT(rw.opt_t("bias")?)),
+        ("eps", A::F(rw.float("eps", Some(1e-5))?)),
+    ];
+    let outs = rw.op_n("aten.native_layer_norm.default", args)?;
+    Ok(outs.into_iter().take(1).collect())
+}
+
+pub fn native_layer_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("input")?;
+    let k = rw.ints("normalized_shape")?.unwrap_or_default().len();
+    let rank = rw.rank(x)?;
+    if k == 0 || k > rank {
+        return Err(RuleError::Arg { name: "normalized_shape".into(), message: format!("{k} dims for rank {rank}") });
+    }
+    let eps = rw.float("eps", Some(1e-5))?;
+    let dims: Vec<i64> = (rank - k..rank).map(|d| d as i64).collect();
+    let vm = rw.op_n(
+        "aten.var_mean.correction",
+        vec![("self", A::T(x)), ("dim", A::Is(dims)), ("correction", A::I(0)), ("keepdim", A::B(true))],
+    )?;
+    let (var, mean) = (vm[0], vm[1]);
+    let var_eps = rw.op("aten.add.Tensor", vec![("self", A::T(var)), ("other", A::F(eps))])?;
+    let rstd = rw.op("aten.rsqrt.default", vec![("self", A::T(var_eps))])?;
+    let centered = rw.op("aten.sub.Tensor", vec![("self", A::T(x)), ("other", A::T(mean))])?;
+    let mut y = rw.op("aten.mul.Tensor", vec![("self", A::T(centered)), ("other", A::T(rstd))])?;
+    if let Some(w) = rw.opt_t("weight")? {
+        y = rw.op("aten.mul.Tensor", vec![("self", A::T(y)), ("other", A::T(w))])?;
+    }
+    if let Some(b) = rw.opt_t("bias")? {
+        y = rw.op("aten.add.Tensor", vec![("self", A::T(y)), ("other", A::T(b))])?;
+    }
+    Ok(vec![y, mean, rstd])
+}
+
+/// `batch_norm(training=False)` → `_native_batch_norm_legit_no_training(...)[0]`.
+pub fn batch_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    if rw.bool("training", false)? {
+        return Err(RuleError::Unsupported("batch_norm in training mode (inference graphs only)".into()));
+    }
+    let mean = rw.opt_t("running_mean")?.ok_or_else(|| RuleError::Unsupported("batch_norm without running_mean".into()))?;
+    let var = rw.opt_t("running_var")?.ok_or_else(|| RuleError::Unsupported("batch_norm without running_var".into()))?;
+    let args = vec![
+        ("input", A::T(rw.t("input")?)),
+        ("weight", A::OptT(rw.opt_t("weight")?)),
+        ("bias", A::OptT(rw.opt_t("bias")?)),
+        ("running_mean", A::T(mean)),
+        ("running_var", A::T(var)),
+        ("momentum", A::F(rw.float("momentum", Some(0.1))?)),
+        ("eps", A::F(rw.float("eps", Some(1e-5))?)),
+    ];
+    let outs = rw.op_n("aten._native_batch_norm_legit_no_training.default", args)?;
+    Ok(outs.into_iter().take(1).collect())
+}
+
+pub fn batch_norm_no_training(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("input")?;
+    let rank = rw.rank(x)?;
+    if rank < 2 {
+        return Err(RuleError::Unsupported("batch norm needs a channel dimension".into()));
+    }
+    let eps = rw.float("eps", Some(1e-5))?;
+    let channels = rw.size(x, 1)?;
+    // Per-channel vectors become [C, 1, ..., 1] so they broadcast against [N, C, ...].
+    let mut shape = vec![channels];
+    shape.extend(std::iter::repeat(SymIntArg::Int(1)).take(rank - 2));
+    let per_channel = |rw: &mut Rw, v: ValueId| -> Result<ValueId, RuleError> {
+        rw.op("aten.view.default", vec![("self", A::T(v)), ("size", A::Sizes(shape.clone()))])
+    };
+    let mean = rw.t("running_mean")?;
+    let var = rw.t("running_var")?;
+    let var_eps = rw.op("aten.add.Tensor", vec![("self", A::T(var)), ("other", A::F(eps))])?;
+    let rstd = rw.op("aten.rsqrt.default", vec![("self", A::T(var_eps))])?;
+    let mean_c = per_channel(rw, mean)?;
+    let rstd_c = per_channel(rw, rstd)?;
+    let centered = rw.op("aten.sub.Tensor", vec![("self", A::T(x)), ("other", A::T(mean_c))])?;
+    let mut y = rw.op("aten.mul.Tensor", vec![("self", A::T(centered)), ("other", A::T(rstd_c))])?;
+    if let Some(w) = rw.opt_t("weight")? {
+        let w_c = per_channel(rw, w)?;
+        y = rw.op("aten.mul.Tensor", vec![("self", A::T(y)), ("other", A::T(w_c))])?;
+    }
+    if let Some(b) = rw.opt_t("bias")? {
+        let b_c = per_channel(rw, b)?;
+        y = rw.op("aten.add.Tensor", vec![("self", A::T(y)), ("other", A::T(b_c))])?;
+    }
+    Ok(vec![y])
+}

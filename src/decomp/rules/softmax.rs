@@ -1,0 +1,55 @@
+//! Softmax family. Inductor's numerically safe form: subtract the row max (`amax`), `exp`,
+//! `sum`, then `div` (softmax) or `log` and `sub` (log-softmax).
+
+use super::{dim, Rw, A};
+use crate::decomp::RuleError;
+use crate::ir::ValueId;
+
+fn primitive_args(rw: &Rw) -> Result<Vec<(&'static str, A)>, RuleError> {
+    Ok(vec![("self", A::T(rw.t("self")?)), ("dim", A::I(rw.int("dim", None)?)), ("half_to_float", A::B(false))])
+}
+
+/// `softmax.int` → `_softmax` (core ATen).
+pub fn softmax(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let args = primitive_args(rw)?;
+    Ok(vec![rw.op("aten._softmax.default", args)?])
+}
+
+/// `log_softmax.int` → `_log_softmax` (core ATen).
+pub fn log_softmax(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let args = primitive_args(rw)?;
+    Ok(vec![rw.op("aten._log_softmax.default", args)?])
+}
+
+/// `x - amax(x, dim)` and `exp` of it, shared by both forms.
+fn shifted_exp(rw: &mut Rw) -> Result<(ValueId, ValueId), RuleError> {
+    if rw.bool("half_to_float", false)? {
+        return Err(RuleError::Unsupported("half_to_float=True".into()));
+    }
+    let x = rw.t("self")?;
+    let rank = rw.rank(x)?;
+    let d = rw.int("dim", None)?;
+    dim(d, rank.max(1), "dim")?;
+    let max = rw.op("aten.amax.default", vec![("self", A::T(x)), ("dim", A::Is(vec![d])), ("keepdim", A::B(true))])?;
+    let shifted = rw.op("aten.sub.Tensor", vec![("self", A::T(x)), ("other", A::T(max))])?;
+    let e = rw.op("aten.exp.default", vec![("self", A::T(shifted))])?;
+    Ok((shifted, e))
+}
+
+fn row_sum(rw: &mut Rw, e: ValueId) -> Result<ValueId, RuleError> {
+    let d = rw.int("dim", None)?;
+    rw.op("aten.sum.dim_IntList", vec![("self", A::T(e)), ("dim", A::Is(vec![d])), ("keepdim", A::B(true))])
+}
+
+pub fn softmax_primitive(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (_, e) = shifted_exp(rw)?;
+    let s = row_sum(rw, e)?;
+    Ok(vec![rw.op("aten.div.Tensor", vec![("self", A::T(e)), ("other", A::T(s))])?])
+}
+
+pub fn log_softmax_primitive(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (shifted, e) = shifted_exp(rw)?;
+    let s = row_sum(rw, e)?;
+    let l = rw.op("aten.log.default", vec![("self", A::T(s))])?;
+    Ok(vec![rw.op("aten.sub.Tensor", vec![("self", A::T(shifted)), ("other", A::T(l))])?])
+}

@@ -1,0 +1,172 @@
+//! Shape ops and the convolution/pooling spellings that core ATen normalises:
+//! `transpose` → `permute`, `reshape`/`flatten`/`unflatten` → `view` (after a `clone` when the
+//! input is not contiguous), `chunk` → `split`, `conv2d` → `convolution`, ...
+
+use super::{dim, Rw, A};
+use crate::decomp::RuleError;
+use crate::ir::{Arg, SymIntArg, TensorMeta, ValueId};
+
+pub fn transpose(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let rank = rw.rank(x)?;
+    let d0 = dim(rw.int("dim0", None)?, rank, "dim0")?;
+    let d1 = dim(rw.int("dim1", None)?, rank, "dim1")?;
+    let mut perm: Vec<i64> = (0..rank as i64).collect();
+    perm.swap(d0, d1);
+    Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(x)), ("dims", A::Is(perm))])?])
+}
+
+fn is_contiguous(m: &TensorMeta) -> bool {
+    let want = TensorMeta::contiguous_strides(&m.sizes);
+    // A size-1 dimension's stride never matters.
+    m.sizes.iter().zip(m.strides.iter().zip(&want)).all(|(s, (a, b))| a == b || s.as_int() == Some(1))
+}
+
+/// `view(x, sizes)`, cloning first when `x` is not contiguous (what `reshape` does).
+fn view_of(rw: &mut Rw, x: ValueId, sizes: Vec<SymIntArg>) -> Result<ValueId, RuleError> {
+    let src = if is_contiguous(rw.meta(x)?) { x } else { rw.op("aten.clone.default", vec![("self", A::T(x))])? };
+    rw.op("aten.view.default", vec![("self", A::T(src)), ("size", A::Sizes(sizes))])
+}
+
+fn size_list(rw: &Rw, name: &str) -> Result<Vec<SymIntArg>, RuleError> {
+    match rw.passthrough(name)? {
+        Some(Arg::SymInts(v)) => Ok(v),
+        Some(Arg::Ints(v)) => Ok(v.into_iter().map(SymIntArg::Int).collect()),
+        _ => Err(RuleError::Arg { name: name.into(), message: "expected a size list".into() }),
+    }
+}
+
+pub fn reshape(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let sizes = size_list(rw, "shape")?;
+    Ok(vec![view_of(rw, x, sizes)?])
+}
+
+pub fn flatten(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let rank = rw.rank(x)?;
+    if rank == 0 {
+        return Ok(vec![view_of(rw, x, vec![SymIntArg::Int(1)])?]);
+    }
+    let start = dim(rw.int("start_dim", Some(0))?, rank, "start_dim")?;
+    let end = dim(rw.int("end_dim", Some(-1))?, rank, "end_dim")?;
+    if start > end {
+        return Err(RuleError::Arg { name: "start_dim".into(), message: "after end_dim".into() });
+    }
+    let mut sizes = Vec::new();
+    for d in 0..start {
+        sizes.push(rw.size(x, d)?);
+    }
+    let middle: Vec<SymIntArg> = (start..=end).map(|d| rw.size(x, d)).collect::<Result<_, _>>()?;
+    sizes.push(rw.product(middle)?);
+    for d in end + 1..rank {
+        sizes.push(rw.size(x, d)?);
+    }
+    Ok(vec![view_of(rw, x, sizes)?])
+}
+
+pub fn unflatten(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let rank = rw.rank(x)?;
+    let d = dim(rw.int("dim", None)?, rank, "dim")?;
+    let parts = size_list(rw, "sizes")?;
+    let mut sizes = Vec::new();
+    for i in 0..rank {
+        if i == d {
+            sizes.extend(parts.iter().cloned());
+        } else {
+            sizes.push(rw.size(x, i)?);
+        }
+    }
+    Ok(vec![view_of(rw, x, sizes)?])
+}
+
+pub fn contiguous(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    Ok(vec![rw.op("aten.clone.default", vec![("self", A::T(x))])?])
+}
+
+/// Sizes of `chunk(n, chunks)` pieces: ceil(n / chunks) each, the last smaller.
+fn chunk_sizes(rw: &Rw, x: ValueId) -> Result<(Vec<i64>, i64, i64), RuleError> {
+    let chunks = rw.int("chunks", None)?;
+    if chunks <= 0 {
+        return Err(RuleError::Arg { name: "chunks".into(), message: "must be positive".into() });
+    }
+    let rank = rw.rank(x)?;
+    let d = rw.int("dim", Some(0))?;
+    let du = dim(d, rank, "dim")?;
+    let n = rw.meta(x)?.sizes[du]
+        .as_int()
+        .ok_or_else(|| RuleError::Unsupported("chunk along a dynamic dimension".into()))?;
+    let each = (n + chunks - 1) / chunks;
+    let mut sizes = Vec::new();
+    let mut left = n;
+    while left > 0 {
+        sizes.push(each.min(left));
+        left -= each;
+    }
+    Ok((sizes, each, d))
+}
+
+pub fn chunk_core(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let (sizes, _, d) = chunk_sizes(rw, x)?;
+    rw.op_n("aten.split_with_sizes.default", vec![("self", A::T(x)), ("split_sizes", A::Is(sizes)), ("dim", A::I(d))])
+}
+
+pub fn chunk(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let (_, each, d) = chunk_sizes(rw, x)?;
+    rw.op_n("aten.split.Tensor", vec![("self", A::T(x)), ("split_size", A::I(each)), ("dim", A::I(d))])
+}
+
+fn ints_or(rw: &Rw, name: &str, default: Vec<i64>) -> Result<Vec<i64>, RuleError> {
+    Ok(rw.ints(name)?.filter(|v| !v.is_empty()).unwrap_or(default))
+}
+
+pub fn conv2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    if matches!(rw.passthrough("padding")?, Some(Arg::String(_))) {
+        return Err(RuleError::Unsupported("string padding ('same'/'valid')".into()));
+    }
+    let args = vec![
+        ("input", A::T(rw.t("input")?)),
+        ("weight", A::T(rw.t("weight")?)),
+        ("bias", A::OptT(rw.opt_t("bias")?)),
+        ("stride", A::Is(ints_or(rw, "stride", vec![1, 1])?)),
+        ("padding", A::Is(ints_or(rw, "padding", vec![0, 0])?)),
+        ("dilation", A::Is(ints_or(rw, "dilation", vec![1, 1])?)),
+        ("transposed", A::B(false)),
+        ("output_padding", A::Is(vec![0, 0])),
+        ("groups", A::I(rw.int("groups", Some(1))?)),
+    ];
+    Ok(vec![rw.op("aten.convolution.default", args)?])
+}
+
+pub fn max_pool2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let kernel = ints_or(rw, "kernel_size", vec![])?;
+    if kernel.is_empty() {
+        return Err(RuleError::Arg { name: "kernel_size".into(), message: "missing".into() });
+    }
+    let args = vec![
+        ("self", A::T(rw.t("self")?)),
+        ("kernel_size", A::Is(kernel.clone())),
+        ("stride", A::Is(ints_or(rw, "stride", kernel)?)),
+        ("padding", A::Is(ints_or(rw, "padding", vec![0])?)),
+        ("dilation", A::Is(ints_or(rw, "dilation", vec![1])?)),
+        ("ceil_mode", A::B(rw.bool("ceil_mode", false)?)),
+    ];
+    Ok(rw.op_n("aten.max_pool2d_with_indices.default", args)?.into_iter().take(1).collect())
+}
+
+/// Global average pooling (`output_size` all ones) is a `mean` over the spatial dims.
+pub fn adaptive_avg_pool2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let out = rw.ints("output_size")?.unwrap_or_default();
+    if out.iter().any(|&o| o != 1) {
+        return Err(RuleError::Unsupported(format!("adaptive_avg_pool2d to {out:?} (only global pooling decomposes)")));
+    }
+    Ok(vec![rw.op(
+        "aten.mean.dim",
+        vec![("self", A::T(x)), ("dim", A::Is(vec![-1, -2])), ("keepdim", A::B(true))],
+    )?])
+}

@@ -1,0 +1,400 @@
+//! One meta function per op family. Each returns the outputs' `ValueKind`s.
+
+use super::{broadcast_shapes, contiguous, norm_dim, Args, InferError};
+use crate::ir::{Arg, DType, TensorMeta, ValueKind};
+use crate::sym::Expr;
+
+type Out = Result<Vec<ValueKind>, InferError>;
+
+const UNARY: &[&str] = &[
+    "aten.neg.default",
+    "aten.exp.default",
+    "aten.log.default",
+    "aten.sqrt.default",
+    "aten.rsqrt.default",
+    "aten.erf.default",
+    "aten.tanh.default",
+    "aten.sigmoid.default",
+    "aten.relu.default",
+    "aten.gelu.default",
+    "aten.silu.default",
+    "aten.hardswish.default",
+    "aten.hardsigmoid.default",
+    "aten.relu6.default",
+    "aten.hardtanh.default",
+    "aten.clamp.default",
+    "aten.clamp_min.default",
+    "aten.clamp_max.default",
+    "aten.clone.default",
+    "aten.alias.default",
+    "aten.dropout.default",
+    "aten.abs.default",
+    "aten.reciprocal.default",
+    "aten.full_like.default",
+];
+
+const BINARY: &[&str] = &[
+    "aten.add.Tensor",
+    "aten.sub.Tensor",
+    "aten.mul.Tensor",
+    "aten.div.Tensor",
+    "aten.add.Scalar",
+    "aten.sub.Scalar",
+    "aten.mul.Scalar",
+    "aten.div.Scalar",
+    "aten.pow.Tensor_Scalar",
+    "aten.maximum.default",
+    "aten.minimum.default",
+];
+
+pub(super) fn infer(a: &Args) -> Out {
+    let t = a.target;
+    if UNARY.contains(&t) {
+        let x = first_tensor(a)?;
+        return one(contiguous(x, x.dtype, x.sizes.clone()));
+    }
+    if BINARY.contains(&t) {
+        return binary(a);
+    }
+    match t {
+        "aten.eq.Scalar" | "aten.ne.Scalar" | "aten.lt.Scalar" | "aten.gt.Scalar" => {
+            let x = a.tensor("self")?;
+            one(contiguous(x, DType::Bool, x.sizes.clone()))
+        }
+        "aten.logical_not.default" => {
+            let x = a.tensor("self")?;
+            one(contiguous(x, DType::Bool, x.sizes.clone()))
+        }
+        "aten.where.self" => {
+            let c = a.tensor("condition")?;
+            let x = a.tensor("self")?;
+            let y = a.tensor("other")?;
+            let s = broadcast_shapes(&c.sizes, &x.sizes).and_then(|s| broadcast_shapes(&s, &y.sizes));
+            one(contiguous(x, x.dtype, s.map_err(|m| a.err(m))?))
+        }
+        "aten.addcmul.default" => {
+            let x = a.tensor("self")?;
+            let t1 = a.tensor("tensor1")?;
+            let t2 = a.tensor("tensor2")?;
+            let s = broadcast_shapes(&x.sizes, &t1.sizes).and_then(|s| broadcast_shapes(&s, &t2.sizes));
+            one(contiguous(x, x.dtype, s.map_err(|m| a.err(m))?))
+        }
+        "aten.sum.dim_IntList" | "aten.mean.dim" | "aten.amax.default" | "aten.amin.default" | "aten.any.dim" => {
+            let x = a.tensor("self")?;
+            let keep = a.bool("keepdim", false)?;
+            let dims = reduce_dims(a, x)?;
+            let dtype = if t == "aten.any.dim" { DType::Bool } else { x.dtype };
+            one(contiguous(x, dtype, reduced(&x.sizes, &dims, keep)))
+        }
+        "aten.var.correction" | "aten.var.dim" | "aten.std.dim" | "aten.std.correction" => {
+            let x = a.tensor("self")?;
+            let dims = reduce_dims(a, x)?;
+            one(contiguous(x, x.dtype, reduced(&x.sizes, &dims, a.bool("keepdim", false)?)))
+        }
+        "aten.var_mean.correction" => {
+            let x = a.tensor("self")?;
+            let dims = reduce_dims(a, x)?;
+            let m = contiguous(x, x.dtype, reduced(&x.sizes, &dims, a.bool("keepdim", false)?));
+            Ok(vec![ValueKind::Tensor(m.clone()), ValueKind::Tensor(m)])
+        }
+        "aten._softmax.default" | "aten._log_softmax.default" | "aten.softmax.int" | "aten.log_softmax.int" => {
+            let x = a.tensor("self")?;
+            one(contiguous(x, x.dtype, x.sizes.clone()))
+        }
+        "aten.permute.default" => {
+            let x = a.tensor("self")?;
+            let dims = a.ints("dims")?.ok_or_else(|| a.err("missing `dims`"))?;
+            let perm = permutation(a, &dims, x.sizes.len())?;
+            let mut m = x.clone();
+            m.sizes = perm.iter().map(|&d| x.sizes[d].clone()).collect();
+            m.strides = perm.iter().map(|&d| x.strides[d].clone()).collect();
+            one(m)
+        }
+        "aten.t.default" => {
+            let x = a.tensor("self")?;
+            let mut m = x.clone();
+            m.sizes.reverse();
+            m.strides.reverse();
+            one(m)
+        }
+        "aten.transpose.int" => {
+            let x = a.tensor("self")?;
+            let r = x.sizes.len();
+            let d0 = norm_dim(a.int("dim0", None)?, r).ok_or_else(|| a.err("dim0 out of range"))?;
+            let d1 = norm_dim(a.int("dim1", None)?, r).ok_or_else(|| a.err("dim1 out of range"))?;
+            let mut m = x.clone();
+            m.sizes.swap(d0, d1);
+            m.strides.swap(d0, d1);
+            one(m)
+        }
+        "aten.view.default" | "aten._unsafe_view.default" | "aten.reshape.default" => {
+            let x = a.tensor("self")?;
+            let name = if a.get("size").is_some() { "size" } else { "shape" };
+            let sizes = resolve_minus_one(a, x, a.sym_sizes(name)?)?;
+            one(contiguous(x, x.dtype, sizes))
+        }
+        "aten.expand.default" => {
+            let x = a.tensor("self")?;
+            let sizes = a.sym_sizes("size")?;
+            if sizes.len() < x.sizes.len() {
+                return Err(a.err("expand to fewer dimensions"));
+            }
+            let lead = sizes.len() - x.sizes.len();
+            let mut m = x.clone();
+            m.strides = (0..sizes.len())
+                .map(|i| {
+                    if i < lead || (x.sizes[i - lead].as_int() == Some(1) && sizes[i].as_int() != Some(1)) {
+                        Expr::int(0)
+                    } else {
+                        x.strides[i - lead].clone()
+                    }
+                })
+                .collect();
+            m.sizes = sizes
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| if s.as_int() == Some(-1) { x.sizes[i - lead].clone() } else { s })
+                .collect();
+            one(m)
+        }
+        "aten.unsqueeze.default" => {
+            let x = a.tensor("self")?;
+            let d = norm_dim(a.int("dim", None)?, x.sizes.len() + 1).ok_or_else(|| a.err("dim out of range"))?;
+            let mut sizes = x.sizes.clone();
+            sizes.insert(d, Expr::int(1));
+            one(contiguous(x, x.dtype, sizes))
+        }
+        "aten.mm.default" | "aten.addmm.default" => {
+            let (m1, m2) = if t == "aten.mm.default" { ("self", "mat2") } else { ("mat1", "mat2") };
+            let x = a.tensor(m1)?;
+            let w = a.tensor(m2)?;
+            if x.sizes.len() != 2 || w.sizes.len() != 2 {
+                return Err(a.err("expects 2-D matrices"));
+            }
+            one(contiguous(x, x.dtype, vec![x.sizes[0].clone(), w.sizes[1].clone()]))
+        }
+        "aten.bmm.default" => {
+            let x = a.tensor("self")?;
+            let w = a.tensor("mat2")?;
+            if x.sizes.len() != 3 || w.sizes.len() != 3 {
+                return Err(a.err("expects 3-D batches"));
+            }
+            one(contiguous(x, x.dtype, vec![x.sizes[0].clone(), x.sizes[1].clone(), w.sizes[2].clone()]))
+        }
+        "aten.split.Tensor" | "aten.split_with_sizes.default" => split(a),
+        "aten.native_layer_norm.default" => {
+            let x = a.tensor("input")?;
+            let k = a.ints("normalized_shape")?.ok_or_else(|| a.err("missing normalized_shape"))?.len();
+            let r = x.sizes.len();
+            let stat: Vec<Expr> = (0..r).map(|i| if i + k >= r { Expr::int(1) } else { x.sizes[i].clone() }).collect();
+            Ok(vec![
+                ValueKind::Tensor(contiguous(x, x.dtype, x.sizes.clone())),
+                ValueKind::Tensor(contiguous(x, x.dtype, stat.clone())),
+                ValueKind::Tensor(contiguous(x, x.dtype, stat)),
+            ])
+        }
+        "aten._native_batch_norm_legit_no_training.default" => {
+            let x = a.tensor("input")?;
+            let c = vec![Expr::int(0)];
+            Ok(vec![
+                ValueKind::Tensor(contiguous(x, x.dtype, x.sizes.clone())),
+                ValueKind::Tensor(contiguous(x, x.dtype, c.clone())),
+                ValueKind::Tensor(contiguous(x, x.dtype, c)),
+            ])
+        }
+        "aten.convolution.default" => conv(a),
+        "aten.max_pool2d_with_indices.default" => max_pool(a),
+        "aten.sym_size.int" => {
+            let x = a.tensor("self")?;
+            let d = norm_dim(a.int("dim", None)?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+            Ok(vec![ValueKind::SymInt(x.sizes[d].clone())])
+        }
+        "_operator.mul" | "_operator.add" | "_operator.sub" | "_operator.floordiv" => {
+            let x = a.sym_int("a")?;
+            let y = a.sym_int("b")?;
+            let e = match t {
+                "_operator.mul" => Expr::mul(x, y),
+                "_operator.add" => Expr::add(x, y),
+                "_operator.sub" => Expr::sub(x, y),
+                _ => Expr::floordiv(x, y),
+            };
+            Ok(vec![ValueKind::SymInt(e)])
+        }
+        _ => Err(a.err("no meta function for this op")),
+    }
+}
+
+fn one(m: TensorMeta) -> Out {
+    Ok(vec![ValueKind::Tensor(m)])
+}
+
+fn first_tensor<'a>(a: &Args<'a>) -> Result<&'a TensorMeta, InferError> {
+    for n in ["self", "input"] {
+        if let Some(Arg::Tensor(_)) = a.get(n) {
+            return a.tensor(n);
+        }
+    }
+    Err(a.err("missing tensor argument `self`"))
+}
+
+/// Elementwise binary ops: broadcast `self` with `other` (a tensor or a scalar).
+fn binary(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let sizes = match a.get("other") {
+        Some(Arg::Tensor(_)) => broadcast_shapes(&x.sizes, &a.tensor("other")?.sizes).map_err(|m| a.err(m))?,
+        _ => x.sizes.clone(),
+    };
+    one(contiguous(x, x.dtype, sizes))
+}
+
+fn reduce_dims(a: &Args, x: &TensorMeta) -> Result<Vec<usize>, InferError> {
+    let r = x.sizes.len();
+    match a.ints("dim")? {
+        None => Ok((0..r).collect()),
+        Some(v) if v.is_empty() => Ok((0..r).collect()),
+        Some(v) => v.iter().map(|&d| norm_dim(d, r).ok_or_else(|| a.err(format!("dim {d} out of range")))).collect(),
+    }
+}
+
+fn reduced(sizes: &[Expr], dims: &[usize], keep: bool) -> Vec<Expr> {
+    sizes
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| match (dims.contains(&i), keep) {
+            (true, true) => Some(Expr::int(1)),
+            (true, false) => None,
+            (false, _) => Some(s.clone()),
+        })
+        .collect()
+}
+
+fn permutation(a: &Args, dims: &[i64], rank: usize) -> Result<Vec<usize>, InferError> {
+    if dims.len() != rank {
+        return Err(a.err(format!("permutation of {} dims for a rank-{rank} tensor", dims.len())));
+    }
+    let perm: Vec<usize> = dims
+        .iter()
+        .map(|&d| norm_dim(d, rank).ok_or_else(|| a.err(format!("dim {d} out of range"))))
+        .collect::<Result<_, _>>()?;
+    let mut seen = vec![false; rank];
+    for &p in &perm {
+        if std::mem::replace(&mut seen[p], true) {
+            return Err(a.err("repeated dim in permutation"));
+        }
+    }
+    Ok(perm)
+}
+
+/// `view(-1)`: the one `-1` becomes numel / product of the other sizes.
+fn resolve_minus_one(a: &Args, x: &TensorMeta, sizes: Vec<Expr>) -> Result<Vec<Expr>, InferError> {
+    let minus: Vec<usize> = sizes.iter().enumerate().filter(|(_, s)| s.as_int() == Some(-1)).map(|(i, _)| i).collect();
+    match minus.as_slice() {
+        [] => Ok(sizes),
+        [i] => {
+            let numel = x.sizes.iter().fold(Expr::int(1), |acc, s| Expr::mul(acc, s.clone()));
+            let rest = sizes
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| j != i)
+                .fold(Expr::int(1), |acc, (_, s)| Expr::mul(acc, s.clone()));
+            let mut sizes = sizes;
+            sizes[*i] = Expr::floordiv(numel, rest);
+            Ok(sizes)
+        }
+        _ => Err(a.err("more than one -1 in a view size")),
+    }
+}
+
+fn split(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let r = x.sizes.len();
+    let d = norm_dim(a.int("dim", Some(0))?, r).ok_or_else(|| a.err("dim out of range"))?;
+    let total = x.sizes[d]
+        .as_int()
+        .ok_or_else(|| a.err("splitting a dynamic dimension needs a guard this build does not model"))?;
+    let pieces: Vec<i64> = if a.target == "aten.split.Tensor" {
+        let size = a.int("split_size", None)?;
+        if size <= 0 {
+            return Err(a.err("split_size must be positive"));
+        }
+        let mut v = Vec::new();
+        let mut left = total;
+        while left > 0 {
+            v.push(size.min(left));
+            left -= size;
+        }
+        v
+    } else {
+        a.ints("split_sizes")?.ok_or_else(|| a.err("missing split_sizes"))?
+    };
+    if pieces.iter().sum::<i64>() != total {
+        return Err(a.err(format!("pieces {pieces:?} do not add up to {total}")));
+    }
+    let mut out = Vec::new();
+    let mut offset = x.storage_offset.clone();
+    for p in pieces {
+        let mut m = x.clone();
+        m.sizes[d] = Expr::int(p);
+        m.storage_offset = offset.clone();
+        offset = Expr::add(offset, Expr::mul(Expr::int(p), x.strides[d].clone()));
+        out.push(ValueKind::Tensor(m));
+    }
+    Ok(out)
+}
+
+/// `floor((n + 2p - d(k - 1) - 1) / s) + 1`, or with `ceil` when `ceil_mode`, as PyTorch sizes
+/// convolution and pooling outputs.
+fn window_out(n: &Expr, k: i64, s: i64, p: i64, d: i64, ceil: bool) -> Expr {
+    let span = Expr::sub(Expr::add(n.clone(), Expr::int(2 * p)), Expr::int(d * (k - 1) + 1));
+    let num = if ceil { Expr::add(span, Expr::int(s - 1)) } else { span };
+    Expr::add(Expr::floordiv(num, Expr::int(s)), Expr::int(1))
+}
+
+fn per_dim(v: Option<Vec<i64>>, n: usize, default: i64) -> Vec<i64> {
+    match v {
+        Some(v) if v.len() == n => v,
+        Some(v) if v.len() == 1 => vec![v[0]; n],
+        _ => vec![default; n],
+    }
+}
+
+fn conv(a: &Args) -> Out {
+    let x = a.tensor("input")?;
+    let w = a.tensor("weight")?;
+    if a.bool("transposed", false)? {
+        return Err(a.err("transposed convolution"));
+    }
+    let spatial = x.sizes.len().checked_sub(2).filter(|&n| n >= 1 && w.sizes.len() == n + 2);
+    let n = spatial.ok_or_else(|| a.err("input and weight ranks do not match a convolution"))?;
+    let (stride, pad, dil) = (per_dim(a.ints("stride")?, n, 1), per_dim(a.ints("padding")?, n, 0), per_dim(a.ints("dilation")?, n, 1));
+    let mut sizes = vec![x.sizes[0].clone(), w.sizes[0].clone()];
+    for i in 0..n {
+        let k = w.sizes[i + 2].as_int().ok_or_else(|| a.err("kernel size must be static"))?;
+        sizes.push(window_out(&x.sizes[i + 2], k, stride[i], pad[i], dil[i], false));
+    }
+    one(contiguous(x, x.dtype, sizes))
+}
+
+fn max_pool(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let n = 2;
+    if x.sizes.len() < n + 1 {
+        return Err(a.err("max_pool2d needs at least 3 dims"));
+    }
+    let kernel = per_dim(a.ints("kernel_size")?, n, 1);
+    let stride = match a.ints("stride")? {
+        Some(v) if !v.is_empty() => per_dim(Some(v), n, 1),
+        _ => kernel.clone(),
+    };
+    let (pad, dil) = (per_dim(a.ints("padding")?, n, 0), per_dim(a.ints("dilation")?, n, 1));
+    let ceil = a.bool("ceil_mode", false)?;
+    let lead = x.sizes.len() - n;
+    let mut sizes = x.sizes[..lead].to_vec();
+    for i in 0..n {
+        sizes.push(window_out(&x.sizes[lead + i], kernel[i], stride[i], pad[i], dil[i], ceil));
+    }
+    Ok(vec![
+        ValueKind::Tensor(contiguous(x, x.dtype, sizes.clone())),
+        ValueKind::Tensor(contiguous(x, DType::I64, sizes)),
+    ])
+}
