@@ -48,6 +48,11 @@ pub(super) fn load_archive<R: Read + Seek>(
 }
 
 fn parse_program(file: &str, entry: &str, bytes: &[u8]) -> Result<schema::ExportedProgram, Pt2Error> {
+    // Fast path first; the path-tracking parser (slower) runs only to explain a failure.
+    if let Ok(ep) = serde_json::from_slice::<schema::ExportedProgram>(bytes) {
+        check_version(file, entry, ep.schema_version)?;
+        return Ok(ep);
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     match serde_path_to_error::deserialize::<_, schema::ExportedProgram>(&mut de) {
         Ok(ep) => {
