@@ -8,5 +8,6 @@ pub mod runtime;
 pub mod cli;
 pub mod import;
 pub mod ir;
+pub mod npy;
 pub mod shapes;
 pub mod sym;
