@@ -6,6 +6,7 @@
 
 pub mod runtime;
 pub mod cli;
+pub mod exec;
 pub mod import;
 pub mod ir;
 pub mod npy;
