@@ -391,9 +391,11 @@ pub(crate) fn wrap_dim(dim: i64, ndim: usize) -> OpResult<usize> {
 
 #[cfg(test)]
 pub(crate) mod testing;
+#[cfg(test)]
+mod tests;
 
 #[cfg(test)]
-mod tests {
+mod table_tests {
     use super::*;
 
     #[test]

@@ -38,6 +38,30 @@ pub fn call(target: &str, args: Vec<(&str, A)>) -> OpResult<Vec<RtValue>> {
     op(&OpCx { node: &node, values: &values, bindings: &b })
 }
 
+/// Feeds several tensors as one `Tensor[]` argument.
+pub fn call_list(target: &str, list: Vec<Tensor>, rest: Vec<(&str, A)>) -> OpResult<Vec<RtValue>> {
+    let mut g = Graph::new("test");
+    let mut values = Vec::new();
+    for (i, t) in list.into_iter().enumerate() {
+        let v = g.add_input(&format!("l{i}"), ValueKind::Other("test".into()), InputKind::UserInput).unwrap();
+        values.push((v, t));
+    }
+    let mut named = vec![NamedArg { name: "tensors".into(), arg: Arg::Tensors(values.iter().map(|(v, _)| *v).collect()), kwarg: false }];
+    let mut vals = Values::new(&g);
+    for (v, t) in values {
+        vals.set(v, RtValue::Tensor(t));
+    }
+    for (name, a) in rest {
+        match a {
+            A::L(l) => named.push(NamedArg { name: name.into(), arg: l, kwarg: false }),
+            A::T(_) => panic!("call_list takes literal extra arguments"),
+        }
+    }
+    let node = Node { name: "n".into(), target: target.into(), args: named, outputs: vec![], meta: NodeMeta::default() };
+    let b = Bindings::new();
+    lookup(target).expect("registered")(&OpCx { node: &node, values: &vals, bindings: &b })
+}
+
 /// The single tensor result of [`call`].
 pub fn call1(target: &str, args: Vec<(&str, A)>) -> Tensor {
     match call(target, args).unwrap_or_else(|e| panic!("{target}: {e:?}")).remove(0) {
