@@ -149,3 +149,36 @@ fn wrong_inputs_are_errors_naming_the_input() {
     let err = exec::run(&model, g, &[as_f64]).unwrap_err().to_string();
     assert!(err.contains("float32") && err.contains("float64"), "{err}");
 }
+
+#[test]
+fn unknown_ops_and_metadata_mismatches_are_errors_naming_the_node() {
+    let model = import::load(&sample("mlp.pt2")).unwrap();
+    let inputs = numbered("mlp", "in");
+    let mut g = model.graphs[0].clone();
+    let name = g.nodes[0].name.clone();
+    g.nodes[0].target = "aten.made_up.default".into();
+    match exec::run(&model, &g, &inputs) {
+        Err(exec::ExecError::UnsupportedOp { node, target }) => assert_eq!((node, target.as_str()), (name, "aten.made_up.default")),
+        other => panic!("{other:?}"),
+    }
+    // If the graph says a node yields float64, a float32 result is caught where it is made.
+    let mut g = model.graphs[0].clone();
+    let out = g.nodes[0].outputs[0];
+    if let ValueKind::Tensor(meta) = &mut g.values[out.index()].kind {
+        meta.dtype = DType::F64;
+    }
+    let err = exec::run(&model, &g, &inputs).unwrap_err().to_string();
+    assert!(err.contains(&g.nodes[0].name) && err.contains("float64"), "{err}");
+}
+
+#[test]
+fn the_tolerance_detects_a_small_perturbation() {
+    let model = import::load(&sample("transformer_block.pt2")).unwrap();
+    let mut x = numbered("transformer_block", "in").remove(0).to_f64_vec();
+    x[0] += 1e-3;
+    let shape = numbered("transformer_block", "in")[0].shape().to_vec();
+    let input = Tensor::from_vec(&shape, x.iter().map(|&v| v as f32).collect()).unwrap();
+    let out = exec::run(&model, &model.graphs[0], &[input]).unwrap();
+    let e = rel_error(&out[0], &numbered("transformer_block", "out")[0]);
+    assert!(e > TOL, "a 1e-3 change in one input moved the output by only {e:.2e}");
+}

@@ -2,6 +2,7 @@
 //! each subcommand's work in its own file.
 
 mod bench;
+mod eval;
 mod inspect;
 mod shapes;
 
@@ -34,6 +35,21 @@ pub enum Command {
         /// SYM=INT; unbound symbols take their traced hint.
         #[arg(long = "bind", value_name = "SYM=INT")]
         binds: Vec<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the graph in the reference CPU interpreter on .npy inputs; save outputs as .npy.
+    Eval {
+        file: PathBuf,
+        /// Decomposition applied first: none (core, lite and full arrive with the decomposition pass).
+        #[arg(long, default_value = "none")]
+        mode: String,
+        /// The user inputs in graph order, comma-separated .npy files.
+        #[arg(long, value_delimiter = ',', required = true)]
+        inputs: Vec<PathBuf>,
+        /// Folder to write out0.npy, out1.npy, ... into.
+        #[arg(long = "save-outputs", value_name = "DIR")]
+        save_outputs: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -71,6 +87,9 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Inspect { file, json }) => inspect::run(&file, json),
         Some(Command::Shapes { file, binds, json }) => shapes::run(&file, &binds, json),
+        Some(Command::Eval { file, mode, inputs, save_outputs, json }) => {
+            eval::run(&file, &mode, &inputs, save_outputs.as_deref(), json)
+        }
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
     }
 }
