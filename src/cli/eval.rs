@@ -1,6 +1,5 @@
 //! `eval`: run a model's graph through the reference interpreter on `.npy` inputs and save the
-//! outputs as `.npy`. The graph may first be transformed by a decomposition mode; each mode is
-//! one `fn(&Graph) -> Graph`, so new modes slot in without touching the run.
+//! outputs as `.npy`, after the decomposition `--mode` (none, core, lite or full).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -9,27 +8,19 @@ use serde_json::json;
 
 use super::{fail, EXIT_FAILED, EXIT_USAGE};
 use crate::exec::{self, Tensor};
-use crate::ir::Graph;
+use crate::decomp::{self, Marks, Mode};
 use crate::npy;
 
-/// A graph-to-graph transform applied before running.
-type Transform = fn(&Graph) -> Graph;
-
-/// The transform for `mode`: `None` runs the graph as loaded.
-fn transform_for(mode: &str) -> Result<Option<Transform>, String> {
-    match mode {
-        "none" => Ok(None),
-        "core" | "lite" | "full" => {
-            Err(format!("--mode {mode} is not available yet: this build has no decomposition pass; use --mode none"))
-        }
-        other => Err(format!("unknown --mode `{other}`: expected none, core, lite or full")),
-    }
-}
-
-pub fn run(file: &Path, mode: &str, inputs: &[PathBuf], save: Option<&Path>, as_json: bool) -> ExitCode {
-    let transform = match transform_for(mode) {
-        Ok(t) => t,
-        Err(e) => return fail(EXIT_USAGE, &e),
+pub fn run(
+    file: &Path,
+    mode: &str,
+    mark_specs: &[String],
+    inputs: &[PathBuf],
+    save: Option<&Path>,
+    as_json: bool,
+) -> ExitCode {
+    let Some(mode) = Mode::parse(mode) else {
+        return fail(EXIT_USAGE, &format!("unknown --mode `{mode}`: expected none, core, lite or full"));
     };
     let model = match super::load(file) {
         Ok(m) => m,
@@ -38,14 +29,15 @@ pub fn run(file: &Path, mode: &str, inputs: &[PathBuf], save: Option<&Path>, as_
     let Some(graph) = model.graphs.first() else {
         return fail(EXIT_USAGE, &format!("{}: the model has no graph", file.display()));
     };
-    let transformed;
-    let graph = match transform {
-        Some(t) => {
-            transformed = t(graph);
-            &transformed
-        }
-        None => graph,
+    let marks = match Marks::parse(mark_specs).and_then(|m| m.check_against(graph).map(|_| m)) {
+        Ok(m) => m,
+        Err(e) => return fail(EXIT_USAGE, &e),
     };
+    let decomposed = match decomp::decompose(graph, mode, &marks) {
+        Ok(d) => d,
+        Err(e) => return fail(EXIT_FAILED, &format!("{}: {e}", file.display())),
+    };
+    let graph = &decomposed.graph;
     let mut tensors = Vec::with_capacity(inputs.len());
     for p in inputs {
         let loaded = npy::read(p).and_then(|a| {
@@ -86,7 +78,7 @@ pub fn run(file: &Path, mode: &str, inputs: &[PathBuf], save: Option<&Path>, as_
             .zip(&saved)
             .map(|(t, f)| json!({"dtype": t.dtype().name(), "shape": t.shape(), "file": f}))
             .collect();
-        super::print_json(&json!({"file": file.display().to_string(), "mode": mode, "bindings": bindings, "outputs": outs}));
+        super::print_json(&json!({"file": file.display().to_string(), "mode": mode.name(), "bindings": bindings, "outputs": outs}));
     } else {
         let b: Vec<String> = bindings.iter().map(|(k, v)| format!("{k}={v}")).collect();
         println!("bindings: {}", if b.is_empty() { "(none)".to_string() } else { b.join(" ") });

@@ -60,9 +60,12 @@ pub enum Command {
     /// Run the graph in the reference CPU interpreter on .npy inputs; save outputs as .npy.
     Eval {
         file: PathBuf,
-        /// Decomposition applied first: none (core, lite and full arrive with the decomposition pass).
+        /// Decomposition applied first: none, core, lite or full.
         #[arg(long, default_value = "none")]
         mode: String,
+        /// Marks for lite mode: NAME, op:TARGET or module:PATH.
+        #[arg(long = "mark", value_name = "SPEC")]
+        marks: Vec<String>,
         /// The user inputs in graph order, comma-separated .npy files.
         #[arg(long, value_delimiter = ',', required = true)]
         inputs: Vec<PathBuf>,
@@ -111,8 +114,8 @@ pub fn main() -> ExitCode {
             Ok(model) => decompose::check_lite_pt2(&model, &marks),
             Err(code) => code,
         },
-        Some(Command::Eval { file, mode, inputs, save_outputs, json }) => {
-            eval::run(&file, &mode, &inputs, save_outputs.as_deref(), json)
+        Some(Command::Eval { file, mode, marks, inputs, save_outputs, json }) => {
+            eval::run(&file, &mode, &marks, &inputs, save_outputs.as_deref(), json)
         }
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
     }

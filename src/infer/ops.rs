@@ -26,6 +26,7 @@ const UNARY: &[&str] = &[
     "aten.clamp_min.default",
     "aten.clamp_max.default",
     "aten.clone.default",
+    "aten.contiguous.default",
     "aten.alias.default",
     "aten.dropout.default",
     "aten.abs.default",
@@ -202,7 +203,80 @@ pub(super) fn infer(a: &Args) -> Out {
                 ValueKind::Tensor(contiguous(x, x.dtype, c)),
             ])
         }
-        "aten.convolution.default" => conv(a),
+        "aten.convolution.default" | "aten.conv2d.default" => conv(a),
+        "aten.max_pool2d.default" => Ok(max_pool(a)?.into_iter().take(1).collect()),
+        "aten.adaptive_avg_pool2d.default" => {
+            let x = a.tensor("self")?;
+            let out = a.ints("output_size")?.ok_or_else(|| a.err("missing output_size"))?;
+            let lead = x.sizes.len().checked_sub(out.len()).ok_or_else(|| a.err("output_size longer than the input"))?;
+            let mut sizes = x.sizes[..lead].to_vec();
+            sizes.extend(out.iter().map(|&o| Expr::int(o)));
+            one(contiguous(x, x.dtype, sizes))
+        }
+        "aten.linear.default" => {
+            let x = a.tensor("input")?;
+            let w = a.tensor("weight")?;
+            let mut sizes = x.sizes.clone();
+            let last = sizes.last_mut().ok_or_else(|| a.err("input of rank 0"))?;
+            *last = w.sizes.first().cloned().ok_or_else(|| a.err("weight of rank 0"))?;
+            one(contiguous(x, x.dtype, sizes))
+        }
+        "aten.layer_norm.default" | "aten.batch_norm.default" => {
+            let x = a.tensor("input")?;
+            one(contiguous(x, x.dtype, x.sizes.clone()))
+        }
+        "aten.scaled_dot_product_attention.default" => {
+            let q = a.tensor("query")?;
+            let v = a.tensor("value")?;
+            let mut sizes = q.sizes.clone();
+            let last = sizes.last_mut().ok_or_else(|| a.err("query of rank 0"))?;
+            *last = v.sizes.last().cloned().ok_or_else(|| a.err("value of rank 0"))?;
+            one(contiguous(q, q.dtype, sizes))
+        }
+        "aten.flatten.using_ints" => {
+            let x = a.tensor("self")?;
+            let r = x.sizes.len();
+            if r == 0 {
+                return one(contiguous(x, x.dtype, vec![Expr::int(1)]));
+            }
+            let start = norm_dim(a.int("start_dim", Some(0))?, r).ok_or_else(|| a.err("start_dim out of range"))?;
+            let end = norm_dim(a.int("end_dim", Some(-1))?, r).ok_or_else(|| a.err("end_dim out of range"))?;
+            if start > end {
+                return Err(a.err("start_dim after end_dim"));
+            }
+            let mut sizes = x.sizes[..start].to_vec();
+            sizes.push(x.sizes[start..=end].iter().fold(Expr::int(1), |acc, s| Expr::mul(acc, s.clone())));
+            sizes.extend(x.sizes[end + 1..].iter().cloned());
+            one(contiguous(x, x.dtype, sizes))
+        }
+        "aten.unflatten.int" => {
+            let x = a.tensor("self")?;
+            let d = norm_dim(a.int("dim", None)?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+            let parts = a.sym_sizes("sizes")?;
+            let mut sizes = x.sizes[..d].to_vec();
+            sizes.extend(parts);
+            sizes.extend(x.sizes[d + 1..].iter().cloned());
+            one(contiguous(x, x.dtype, sizes))
+        }
+        "aten.chunk.default" => {
+            let x = a.tensor("self")?;
+            let chunks = a.int("chunks", None)?;
+            let d = norm_dim(a.int("dim", Some(0))?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+            let n = x.sizes[d].as_int().ok_or_else(|| a.err("chunk along a dynamic dimension"))?;
+            if chunks <= 0 {
+                return Err(a.err("chunks must be positive"));
+            }
+            let each = (n + chunks - 1) / chunks;
+            let mut out = Vec::new();
+            let mut left = n;
+            while left > 0 {
+                let mut m = x.clone();
+                m.sizes[d] = Expr::int(each.min(left));
+                out.push(ValueKind::Tensor(m));
+                left -= each;
+            }
+            Ok(out)
+        }
         "aten.max_pool2d_with_indices.default" => max_pool(a),
         "aten.sym_size.int" => {
             let x = a.tensor("self")?;
