@@ -2,6 +2,7 @@
 //! each subcommand's work in its own file.
 
 mod bench;
+mod check_lite;
 mod inspect;
 mod shapes;
 
@@ -37,6 +38,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Exit 1 if a lite-mode compile decomposed an op the user did not mark `compile_with_inductor`
+    /// (reads a TORCH_TRACE log: .log or .log.gz).
+    CheckLite { file: PathBuf },
     /// Benchmarks (medians over repetitions) for docs/PERFORMANCE.md.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -71,6 +75,7 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Inspect { file, json }) => inspect::run(&file, json),
         Some(Command::Shapes { file, binds, json }) => shapes::run(&file, &binds, json),
+        Some(Command::CheckLite { file }) => check_lite::run(&file),
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
     }
 }
