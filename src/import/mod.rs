@@ -1,5 +1,6 @@
 //! File → [`Model`]. One importer per format; each error names the file and where in it.
 
+pub mod onnx;
 pub mod pt2;
 pub mod trace;
 
@@ -13,6 +14,8 @@ pub enum ImportError {
     #[error(transparent)]
     Pt2(#[from] pt2::Pt2Error),
     #[error(transparent)]
+    Onnx(#[from] onnx::OnnxError),
+    #[error(transparent)]
     Trace(#[from] trace::TraceError),
     #[error("{file}: cannot read: {source}")]
     Io { file: String, source: std::io::Error },
@@ -22,11 +25,10 @@ pub enum ImportError {
 
 /// Loads any supported model file, choosing the importer from the file's first bytes.
 pub fn load(path: &Path) -> Result<Model, ImportError> {
-    let file = path.display().to_string();
     match detect(path)? {
         Format::Pt2 => Ok(pt2::load(path)?),
         Format::TorchTrace => Ok(trace::load(path)?),
-        Format::Onnx => Err(ImportError::UnknownFormat { file }),
+        Format::Onnx => Ok(onnx::load(path)?),
     }
 }
 
