@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::data::{self, int_values, tensor_bytes};
 use super::proto::{attr_type, AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto};
-use super::shape::{self, Attrs, Info, Inputs, Known, MAX_KNOWN};
+use super::shape::{self, Attrs, Info, Inputs, Known, Outputs, MAX_KNOWN};
 use super::{OnnxError, MAX_EXTERNAL_BYTES};
 use crate::ir::{
     Arg, Format, Graph, InputKind, Model, NamedArg, NodeMeta, SymbolInfo, TensorMeta, ValueKind, Weight, WeightData,
@@ -234,7 +234,7 @@ impl Cx<'_> {
         Ok(())
     }
 
-    fn infer(&mut self, op: &str, node: &NodeProto) -> Result<Vec<(Info, Option<Vec<Expr>>)>, String> {
+    fn infer(&mut self, op: &str, node: &NodeProto) -> Result<Outputs, String> {
         if op == "Constant" {
             return self.constant(node);
         }
@@ -256,7 +256,7 @@ impl Cx<'_> {
         Ok(r)
     }
 
-    fn constant(&mut self, node: &NodeProto) -> Result<Vec<(Info, Option<Vec<Expr>>)>, String> {
+    fn constant(&mut self, node: &NodeProto) -> Result<Outputs, String> {
         let a = node.attribute.first().ok_or("Constant without a value attribute")?;
         let ints = |v: Vec<i64>, scalar: bool| {
             let shape = if scalar { vec![] } else { vec![Expr::int(v.len() as i64)] };
@@ -331,4 +331,68 @@ fn node_meta(node: &NodeProto) -> NodeMeta {
 /// A `dim_param` that is not an expression (`batch size`, `unk__3`) as a symbol name.
 fn sanitize(p: &str) -> String {
     p.chars().map(|c| if c.is_alphanumeric() || c == '_' { c } else { '_' }).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::proto::{Dimension, TensorShapeProto, TypeProto, TypeProtoTensor};
+    use super::*;
+
+    fn vi(name: &str, dims: &[&str]) -> ValueInfoProto {
+        let dim = dims
+            .iter()
+            .map(|d| match d.parse::<i64>() {
+                Ok(v) => Dimension { dim_value: Some(v), dim_param: None },
+                Err(_) => Dimension { dim_value: None, dim_param: Some(d.to_string()) },
+            })
+            .collect();
+        ValueInfoProto {
+            name: Some(name.into()),
+            r#type: Some(TypeProto {
+                tensor_type: Some(TypeProtoTensor { elem_type: Some(1), shape: Some(TensorShapeProto { dim }) }),
+            }),
+        }
+    }
+
+    fn node(op: &str, input: &str, output: &str) -> NodeProto {
+        NodeProto {
+            input: vec![input.into()],
+            output: vec![output.into()],
+            op_type: Some(op.into()),
+            ..NodeProto::default()
+        }
+    }
+
+    #[test]
+    fn ops_without_a_rule_use_value_info_or_are_unknown_with_a_warning() {
+        let graph = GraphProto {
+            node: vec![node("Relu", "x", "r"), node("FancyOp", "r", "f"), node("FancyOp", "f", "g")],
+            input: vec![vi("x", &["n", "4"])],
+            output: vec![vi("g", &[])],
+            value_info: vec![vi("f", &["n", "2"])],
+            ..GraphProto::default()
+        };
+        let mut g = graph.clone();
+        g.output[0].r#type = None;
+        let model = ModelProto { ir_version: Some(10), graph: Some(g), ..ModelProto::default() };
+        let m = convert("t.onnx", &model, None).unwrap();
+        let gr = &m.graphs[0];
+        let shape = |n: &str| match &gr.value(gr.value_id(n).unwrap()).kind {
+            ValueKind::Tensor(t) => t.sizes.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(","),
+            ValueKind::Other(w) => w.clone(),
+            other => format!("{other:?}"),
+        };
+        assert_eq!(shape("r"), "n,4");
+        assert_eq!(shape("f"), "n,2");
+        assert_eq!(shape("g"), "unknown shape");
+        assert_eq!(gr.nodes[1].target, "onnx.FancyOp");
+        assert!(m.warnings.iter().any(|w| w.contains("FancyOp")), "{:?}", m.warnings);
+        let bad = ModelProto {
+            ir_version: Some(10),
+            graph: Some(GraphProto { node: vec![node("Relu", "nope", "r")], ..graph }),
+            ..ModelProto::default()
+        };
+        let e = convert("t.onnx", &bad, None).unwrap_err().to_string();
+        assert!(e.contains("t.onnx: node Relu_0: input `nope`"), "{e}");
+    }
 }

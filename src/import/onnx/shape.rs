@@ -21,6 +21,9 @@ pub struct Info {
 /// Values of small 1-D (or scalar) integer tensors, by tensor name.
 pub type Known = HashMap<String, Vec<Expr>>;
 
+/// Each output's shape and, for small integer tensors, its value.
+pub type Outputs = Vec<(Info, Option<Vec<Expr>>)>;
+
 /// Largest integer tensor tracked by value.
 pub const MAX_KNOWN: usize = 64;
 
@@ -70,7 +73,7 @@ impl<'a> Inputs<'a> {
 }
 
 /// Output shapes (and tracked values) of one node; `Err` says why inference does not apply.
-pub fn infer(op: &str, a: &Attrs, ins: &Inputs, n_out: usize) -> Result<Vec<(Info, Option<Vec<Expr>>)>, String> {
+pub fn infer(op: &str, a: &Attrs, ins: &Inputs, n_out: usize) -> Result<Outputs, String> {
     let same = |i: usize| -> Result<Info, String> { Ok(ins.info(i)?.clone()) };
     let with = |dtype: Option<DType>, shape: Vec<Expr>| Info { dtype, shape };
     let dt0 = ins.infos.first().copied().flatten().and_then(|i| i.dtype);
@@ -364,7 +367,7 @@ fn ceil_div(a: Expr, b: Expr) -> Expr {
     Expr::floordiv(Expr::sub(Expr::add(a, b.clone()), Expr::int(1)), b)
 }
 
-fn slice(ins: &Inputs, dt0: Option<DType>) -> Result<Vec<(Info, Option<Vec<Expr>>)>, String> {
+fn slice(ins: &Inputs, dt0: Option<DType>) -> Result<Outputs, String> {
     let s = ins.shape(0)?;
     let starts = ins.known_ints(1).ok_or("Slice starts are not constant")?;
     let ends = ins.known_ints(2).ok_or("Slice ends are not constant")?;

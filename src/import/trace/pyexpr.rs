@@ -168,6 +168,9 @@ struct Parser {
     depth: usize,
 }
 
+/// Positional and keyword arguments of a call.
+type CallArgs = (Vec<Py>, Vec<(String, Py)>);
+
 const BINARY: &[(&[&str], &[&str])] = &[
     (&["==", "!=", "<", "<=", ">", ">="], &["eq", "ne", "lt", "le", "gt", "ge"]),
     (&["|"], &["or_"]),
@@ -298,7 +301,7 @@ impl Parser {
         }
     }
 
-    fn call_args(&mut self) -> Result<(Vec<Py>, Vec<(String, Py)>), PyError> {
+    fn call_args(&mut self) -> Result<CallArgs, PyError> {
         let mut args = Vec::new();
         let mut kwargs = Vec::new();
         loop {
