@@ -4,22 +4,89 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value as Json};
 
-use crate::ir::{Arg, Graph, Model, ValueId, ValueKind};
+use crate::import::{self, trace::TraceLog};
+use crate::ir::{Arg, Format, Graph, Model, ValueId, ValueKind};
 
 pub fn run(file: &Path, as_json: bool) -> ExitCode {
-    let model = match super::load(file) {
-        Ok(m) => m,
-        Err(code) => return code,
+    // A TORCH_TRACE log has more to show than its graphs: one section per compile id.
+    let (model, log) = if matches!(import::detect(file), Ok(Format::TorchTrace)) {
+        match import::trace::load_log(file) {
+            Ok(log) => (log.clone().into_model(), Some(log)),
+            Err(e) => return super::fail(super::EXIT_USAGE, &e),
+        }
+    } else {
+        match super::load(file) {
+            Ok(m) => (m, None),
+            Err(code) => return code,
+        }
     };
     for w in &model.warnings {
         eprintln!("warning: {w}");
     }
     if as_json {
-        super::print_json(&to_json(&model));
+        let mut doc = to_json(&model);
+        if let Some(log) = &log {
+            doc["compile_ids"] = compile_ids_json(log);
+        }
+        super::print_json(&doc);
     } else {
         print!("{}", summary(&model));
+        if let Some(log) = &log {
+            print!("{}", compile_ids_summary(log));
+        }
     }
     ExitCode::SUCCESS
+}
+
+/// One entry per compile id of a TORCH_TRACE log: its stage graphs, symbols, guards,
+/// specializations, metrics and whether Inductor's output code is in the log.
+pub fn compile_ids_json(log: &TraceLog) -> Json {
+    let compiles: Vec<Json> = log
+        .compiles
+        .iter()
+        .map(|c| {
+            json!({
+                "id": c.id.to_string(),
+                "stages": c.graphs.iter().map(|(stage, g)| json!({"stage": stage.name(), "graph": g.name, "nodes": g.nodes.len()})).collect::<Vec<_>>(),
+                "symbols": c.symbols.iter().map(|s| json!({"name": s.name, "min": s.range.min, "max": s.range.max, "hint": s.hint})).collect::<Vec<_>>(),
+                "float_symbols": c.float_symbols.iter().map(|(n, v)| json!({"name": n, "value": v})).collect::<Vec<_>>(),
+                "guards": c.guards.iter().map(|g| json!({"expr": g.expr.to_string(), "source": g.source})).collect::<Vec<_>>(),
+                "specializations": c.specializations.iter().map(|s| json!({"symbol": s.symbol, "value": s.value, "reason": s.reason, "sources": s.sources})).collect::<Vec<_>>(),
+                "metrics": c.metrics.as_ref().map(|m| json!({
+                    "co_name": m.co_name, "co_filename": m.co_filename, "co_firstlineno": m.co_firstlineno,
+                    "guard_count": m.guard_count, "shape_env_guard_count": m.shape_env_guard_count,
+                    "graph_op_count": m.graph_op_count, "graph_node_count": m.graph_node_count,
+                    "entire_frame_compile_time_s": m.entire_frame_compile_time_s,
+                    "fail_type": m.fail_type, "fail_reason": m.fail_reason, "restart_reasons": m.restart_reasons,
+                })),
+                "output_code": c.output_code.iter().map(|o| json!({"filename": o.filename, "bytes": o.code.len()})).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!(compiles)
+}
+
+fn compile_ids_summary(log: &TraceLog) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "
+compile ids:");
+    for c in &log.compiles {
+        let stages: Vec<&str> = c.graphs.iter().map(|(st, _)| st.name()).collect();
+        let _ = writeln!(s, "  {}: {}", c.id, stages.join(", "));
+        for sym in &c.symbols {
+            let _ = writeln!(s, "    symbol {} ∈ {}{}", sym.name, sym.range, sym.hint.map(|h| format!(" (hint {h})")).unwrap_or_default());
+        }
+        for g in &c.guards {
+            let _ = writeln!(s, "    guard {}", g.expr);
+        }
+        for sp in &c.specializations {
+            let _ = writeln!(s, "    specialized {} = {} ({})", sp.symbol, sp.value, sp.reason);
+        }
+        if let Some(r) = c.metrics.as_ref().filter(|m| !m.restart_reasons.is_empty()) {
+            let _ = writeln!(s, "    restarted: {}", r.restart_reasons.join("; "));
+        }
+    }
+    s
 }
 
 /// The `inspect --json` document (the contract other tools rely on).

@@ -2,6 +2,7 @@
 //! each subcommand's work in its own file.
 
 mod bench;
+mod check_lite;
 mod decompose;
 mod eval;
 mod inspect;
@@ -51,7 +52,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Exit 0 when lite mode decomposed no unmarked node, 1 listing each violation.
+    /// Exit 0 when lite mode decomposed no unmarked node, 1 listing each violation. Reads a
+    /// .pt2 archive (our lite mode, or an already decomposed graph) or a TORCH_TRACE log.
     CheckLite {
         file: PathBuf,
         #[arg(long = "mark", value_name = "SPEC")]
@@ -110,10 +112,7 @@ pub fn main() -> ExitCode {
         Some(Command::Inspect { file, json }) => inspect::run(&file, json),
         Some(Command::Shapes { file, binds, json }) => shapes::run(&file, &binds, json),
         Some(Command::Decompose { file, mode, marks, json }) => decompose::run(&file, &mode, &marks, json),
-        Some(Command::CheckLite { file, marks }) => match load(&file) {
-            Ok(model) => decompose::check_lite_pt2(&model, &marks),
-            Err(code) => code,
-        },
+        Some(Command::CheckLite { file, marks }) => check_lite::run(&file, &marks),
         Some(Command::Eval { file, mode, marks, inputs, save_outputs, json }) => {
             eval::run(&file, &mode, &marks, &inputs, save_outputs.as_deref(), json)
         }

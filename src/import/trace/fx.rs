@@ -1,0 +1,715 @@
+//! Readable FX graph dumps (`GraphModule.print_readable()`, as dynamo, AOT autograd and Inductor log
+//! them) → [`Graph`]. Each line of the `forward` body is one node:
+//!
+//! ```text
+//! # File: /m.py:67 in forward, code: h = self.ln1(x)
+//! add: "f32[s77, 64][64, 1]cuda:0" = torch.ops.aten.add.Tensor(x, y);  x = y = None
+//! ```
+//!
+//! The annotation gives the output's dtype, sizes, strides and device; the `# File:` comment above a
+//! group of nodes gives their source location, kept in [`NodeMeta::stack_trace`] in Python's
+//! traceback form so every importer's nodes read the same; `# Annotation: {...}` gives
+//! `fx_traceback.annotate` marks, kept in [`NodeMeta::custom`].
+
+use std::collections::HashMap;
+
+use super::pyexpr::{self, Py};
+use crate::ir::{Arg, DType, Graph, InputKind, NamedArg, NodeMeta, SymIntArg, TensorMeta, ValueId, ValueKind};
+use crate::sym::{parse_infix, Expr, Func};
+
+/// A graph dump that cannot be read: the payload line (1-based) and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FxError {
+    pub line: usize,
+    pub message: String,
+}
+
+/// Where a node came from in the user's code.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SourceLoc {
+    pub file: String,
+    pub line: u32,
+    pub function: String,
+    pub code: String,
+}
+
+impl SourceLoc {
+    /// Python traceback form, as torch's `node.meta["stack_trace"]` holds it.
+    pub fn to_stack_trace(&self) -> String {
+        format!("  File \"{}\", line {}, in {}\n    {}\n", self.file, self.line, self.function, self.code)
+    }
+
+    /// The innermost frame of a Python traceback (`File "f.py", line 3, in g\n    code`).
+    pub fn from_stack_trace(trace: &str) -> Option<SourceLoc> {
+        let at = trace.rfind("File \"")?;
+        let rest = &trace[at + 6..];
+        let (file, rest) = rest.split_once("\", line ")?;
+        let (line, rest) = rest.split_once(", in ")?;
+        let (function, rest) = rest.split_once('\n').unwrap_or((rest, ""));
+        let code = rest.lines().next().unwrap_or("").trim();
+        Some(SourceLoc {
+            file: file.to_string(),
+            line: line.trim().parse().ok()?,
+            function: function.trim().to_string(),
+            code: code.to_string(),
+        })
+    }
+
+    /// Parses the comment FX prints: `File: /m.py:67 in forward, code: h = self.ln1(x)`.
+    fn from_comment(text: &str) -> Option<SourceLoc> {
+        let rest = text.trim().strip_prefix("File:")?.trim_start();
+        let (head, code) = rest.split_once(", code: ").unwrap_or((rest, ""));
+        let (place, function) = head.rsplit_once(" in ")?;
+        let (file, line) = place.rsplit_once(':')?;
+        Some(SourceLoc {
+            file: file.to_string(),
+            line: line.trim().parse().ok()?,
+            function: function.trim().to_string(),
+            code: code.trim().to_string(),
+        })
+    }
+}
+
+impl std::fmt::Display for SourceLoc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{} `{}`", self.file, self.line, self.code)
+    }
+}
+
+/// Parses the first `forward` of a readable graph dump. Annotations that cannot be read become
+/// warnings (the value is then of unknown kind); structural problems are errors.
+pub fn parse_graph(name: &str, text: &str) -> Result<(Graph, Vec<String>), FxError> {
+    let lines: Vec<&str> = text.lines().collect();
+    let err = |line: usize, message: String| FxError { line: line + 1, message };
+    let def = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("def forward("))
+        .ok_or_else(|| FxError { line: 1, message: "no `def forward(` in the graph dump".into() })?;
+    let def_indent = indent(lines[def]);
+    let mut cx = Cx { graph: Graph::new(name), names: HashMap::new(), warnings: Vec::new() };
+
+    // The signature may span lines, one parameter per line with `# PlainAOTInput(...)` comments.
+    let mut header = String::new();
+    let mut body_start = None;
+    for (i, l) in lines.iter().enumerate().skip(def) {
+        header.push_str(strip_comment(l));
+        header.push(' ');
+        if balanced(&header) {
+            body_start = Some(i + 1);
+            break;
+        }
+    }
+    let body_start = body_start.ok_or_else(|| err(def, "the `def forward(` signature never closes (truncated?)".into()))?;
+    let open = header.find('(').unwrap_or(0);
+    let close = header.rfind(')').unwrap_or(header.len());
+    for param in split_top(&header[open + 1..close.max(open + 1)], ',') {
+        let param = param.trim();
+        if param.is_empty() || param == "self" {
+            continue;
+        }
+        let (pname, annot) = split_annotation(param).map_err(|m| err(def, m))?;
+        let kind = cx.annotation_kind(annot.as_deref(), def);
+        let id = cx
+            .graph
+            .add_input(&pname, kind, InputKind::UserInput)
+            .map_err(|e| err(def, e.to_string()))?;
+        cx.names.insert(pname, id);
+    }
+
+    let mut meta = NodeMeta::default();
+    let mut returned = false;
+    let mut i = body_start;
+    while i < lines.len() {
+        let raw = lines[i];
+        let line = raw.trim();
+        if line.is_empty() {
+            i += 1;
+            continue;
+        }
+        if indent(raw) <= def_indent {
+            if line.starts_with("class ") || line.starts_with("def ") {
+                cx.warnings.push(format!("{name}: line {}: nested graph `{line}` is not imported", i + 1));
+            }
+            break;
+        }
+        if let Some(comment) = line.strip_prefix('#') {
+            if let Some(m) = comment_meta(comment) {
+                meta = m;
+            }
+            i += 1;
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix("return") {
+            let mut text = strip_comment(rest).to_string();
+            while !balanced(&text) && i + 1 < lines.len() {
+                i += 1;
+                text.push(' ');
+                text.push_str(strip_comment(lines[i]));
+            }
+            let py = pyexpr::parse(text.trim()).map_err(|e| err(i, format!("return value: {e}")))?;
+            let items = match py {
+                Py::Tuple(items) | Py::List(items) => items,
+                other => vec![other],
+            };
+            for item in &items {
+                let a = cx.arg(item).map_err(|m| err(i, m))?;
+                cx.graph.outputs.push(a);
+            }
+            returned = true;
+            break;
+        }
+        let stmt = split_top(line, ';').into_iter().next().unwrap_or(line);
+        cx.statement(stmt, &meta).map_err(|m| err(i, m))?;
+        i += 1;
+    }
+    if !returned {
+        cx.warnings.push(format!("{name}: the graph dump ends before its `return` (truncated?); it has no outputs"));
+    }
+    Ok((cx.graph, cx.warnings))
+}
+
+struct Cx {
+    graph: Graph,
+    /// Names as the dump spells them, aliases (`l_x_ = L_x_`) included.
+    names: HashMap<String, ValueId>,
+    warnings: Vec<String>,
+}
+
+impl Cx {
+    fn statement(&mut self, stmt: &str, meta: &NodeMeta) -> Result<(), String> {
+        let eq = find_assign(stmt).ok_or_else(|| format!("expected `name = expression`, found `{}`", cut(stmt)))?;
+        let (lhs, rhs) = (stmt[..eq].trim(), stmt[eq + 1..].trim());
+        let (name, annot) = split_annotation(lhs)?;
+        if !is_identifier(&name) {
+            return Err(format!("expected a node name on the left of `=`, found `{}`", cut(lhs)));
+        }
+        let py = pyexpr::parse(rhs).map_err(|e| format!("`{}`: {e}", cut(rhs)))?;
+        if let Py::Name(src) = &py {
+            let v = *self.names.get(src).ok_or_else(|| format!("`{src}` is not defined before this line"))?;
+            self.names.insert(name, v);
+            return Ok(());
+        }
+        let (target, args) = self.call(&py)?;
+        let kind = self.annotation_kind(annot.as_deref(), 0);
+        let id = self
+            .graph
+            .add_node(&name, &target, args, vec![(name.clone(), kind)], meta.clone())
+            .map_err(|e| e.to_string())?;
+        let out = self.graph.node(id).outputs[0];
+        self.names.insert(name, out);
+        Ok(())
+    }
+
+    /// The node's target and arguments for one right-hand side.
+    fn call(&self, py: &Py) -> Result<(String, Vec<NamedArg>), String> {
+        let pos = |name: &str, arg: Arg| NamedArg { name: name.to_string(), arg, kwarg: false };
+        match py {
+            Py::Call { func, args, kwargs } => {
+                let mut out = Vec::new();
+                let target = match func.as_ref() {
+                    Py::Attr(recv, method) if matches!(recv.as_ref(), Py::Name(n) if self.names.contains_key(n)) => {
+                        out.push(pos("self", self.arg(recv)?));
+                        format!("Tensor.{method}")
+                    }
+                    f => {
+                        let dotted = f.dotted().ok_or_else(|| "expected a function name before `(`".to_string())?;
+                        dotted.strip_prefix("torch.ops.").map(str::to_string).unwrap_or(dotted)
+                    }
+                };
+                for (i, a) in args.iter().enumerate() {
+                    out.push(pos(&format!("arg{i}"), self.arg(a)?));
+                }
+                for (k, a) in kwargs {
+                    out.push(NamedArg { name: k.clone(), arg: self.arg(a)?, kwarg: true });
+                }
+                Ok((target, out))
+            }
+            Py::Subscript(base, idx) => {
+                Ok(("_operator.getitem".into(), vec![pos("arg0", self.arg(base)?), pos("arg1", self.arg(idx)?)]))
+            }
+            Py::BinOp(a, op, b) => {
+                Ok((format!("_operator.{op}"), vec![pos("arg0", self.arg(a)?), pos("arg1", self.arg(b)?)]))
+            }
+            Py::Unary(op, a) => Ok((format!("_operator.{op}"), vec![pos("arg0", self.arg(a)?)])),
+            Py::Attr(base, attr) if matches!(base.as_ref(), Py::Name(n) if n == "self") => {
+                Ok(("get_attr".into(), vec![pos("target", Arg::String(attr.clone()))]))
+            }
+            other => Err(format!("unsupported right-hand side {other:?}")),
+        }
+    }
+
+    /// One argument, typed as well as the dump allows.
+    fn arg(&self, py: &Py) -> Result<Arg, String> {
+        Ok(match py {
+            Py::None => Arg::None,
+            Py::Bool(b) => Arg::Bool(*b),
+            Py::Int(v) => Arg::Int(*v),
+            Py::Float(v) => Arg::Float(*v),
+            Py::Str(s) => Arg::String(s.clone()),
+            Py::Name(n) => match self.names.get(n) {
+                Some(&v) => self.value_arg(v),
+                None => match n.as_str() {
+                    "inf" => Arg::Float(f64::INFINITY),
+                    "nan" => Arg::Float(f64::NAN),
+                    _ => return Err(format!("`{n}` is not defined before this line")),
+                },
+            },
+            Py::Unary("neg", inner) if matches!(inner.as_ref(), Py::Name(n) if n == "inf") => Arg::Float(f64::NEG_INFINITY),
+            Py::Attr(..) => {
+                let dotted = py.dotted().unwrap_or_default();
+                let last = dotted.rsplit('.').next().unwrap_or("");
+                if let Some(d) = DType::from_name(&dotted).filter(|_| dotted.starts_with("torch.")) {
+                    Arg::ScalarType(d)
+                } else if last.ends_with("_format") || last == "channels_last" || last == "channels_last_3d" {
+                    Arg::MemoryFormat(last.to_string())
+                } else if matches!(last, "strided" | "sparse_coo" | "sparse_csr" | "_mkldnn" | "jagged") {
+                    Arg::Layout(last.to_string())
+                } else {
+                    Arg::Opaque { kind: "python".into(), json: serde_json::Value::String(dotted).to_string() }
+                }
+            }
+            Py::Call { func, args, kwargs } if func.dotted().is_some_and(|f| f == "device" || f == "torch.device") => {
+                let mut ty = String::new();
+                let mut index = None;
+                for (i, a) in args.iter().enumerate() {
+                    match (i, a) {
+                        (0, Py::Str(s)) => ty = s.clone(),
+                        (1, Py::Int(v)) => index = Some(*v),
+                        _ => {}
+                    }
+                }
+                for (k, a) in kwargs {
+                    match (k.as_str(), a) {
+                        ("type", Py::Str(s)) => ty = s.clone(),
+                        ("index", Py::Int(v)) => index = Some(*v),
+                        _ => {}
+                    }
+                }
+                Arg::Device(match index {
+                    Some(i) if !ty.contains(':') => format!("{ty}:{i}"),
+                    _ => ty,
+                })
+            }
+            Py::List(items) | Py::Tuple(items) => self.list_arg(items)?,
+            other => Arg::Opaque { kind: "python".into(), json: serde_json::Value::String(format!("{other:?}")).to_string() },
+        })
+    }
+
+    fn value_arg(&self, v: ValueId) -> Arg {
+        match &self.graph.value(v).kind {
+            ValueKind::SymInt(_) => Arg::SymInt(SymIntArg::Value(v)),
+            ValueKind::SymBool(_) => Arg::SymBool(v),
+            ValueKind::SymFloat(_) => Arg::SymFloat(v),
+            ValueKind::Tensor(_) | ValueKind::Other(_) => Arg::Tensor(v),
+        }
+    }
+
+    fn list_arg(&self, items: &[Py]) -> Result<Arg, String> {
+        let args: Vec<Arg> = items.iter().map(|i| self.arg(i)).collect::<Result<_, _>>()?;
+        let all = |f: fn(&Arg) -> bool| args.iter().all(f);
+        if all(|a| matches!(a, Arg::Int(_))) {
+            return Ok(Arg::Ints(args.iter().filter_map(|a| if let Arg::Int(v) = a { Some(*v) } else { None }).collect()));
+        }
+        if all(|a| matches!(a, Arg::Int(_) | Arg::SymInt(_))) {
+            return Ok(Arg::SymInts(
+                args.into_iter()
+                    .filter_map(|a| match a {
+                        Arg::Int(v) => Some(SymIntArg::Int(v)),
+                        Arg::SymInt(s) => Some(s),
+                        _ => None,
+                    })
+                    .collect(),
+            ));
+        }
+        if all(|a| matches!(a, Arg::Int(_) | Arg::Float(_))) {
+            let f = |a: &Arg| match a {
+                Arg::Int(v) => *v as f64,
+                Arg::Float(v) => *v,
+                _ => 0.0,
+            };
+            return Ok(Arg::Floats(args.iter().map(f).collect()));
+        }
+        if all(|a| matches!(a, Arg::Bool(_))) {
+            return Ok(Arg::Bools(args.iter().map(|a| matches!(a, Arg::Bool(true))).collect()));
+        }
+        if all(|a| matches!(a, Arg::Tensor(_))) {
+            return Ok(Arg::Tensors(args.iter().filter_map(Arg::as_tensor).collect()));
+        }
+        if all(|a| matches!(a, Arg::Tensor(_) | Arg::None)) {
+            return Ok(Arg::OptionalTensors(args.iter().map(Arg::as_tensor).collect()));
+        }
+        if all(|a| matches!(a, Arg::String(_))) {
+            return Ok(Arg::Strings(
+                args.into_iter().filter_map(|a| if let Arg::String(s) = a { Some(s) } else { None }).collect(),
+            ));
+        }
+        // A mixed list keeps every value it reads, so the graph's edges stay whole.
+        let values: Vec<ValueId> = args.iter().flat_map(Arg::values).collect();
+        if !values.is_empty() {
+            return Ok(Arg::OptionalTensors(values.into_iter().map(Some).collect()));
+        }
+        Ok(Arg::Opaque { kind: "python".into(), json: serde_json::Value::String(format!("{items:?}")).to_string() })
+    }
+
+    fn annotation_kind(&mut self, annot: Option<&str>, line: usize) -> ValueKind {
+        let Some(text) = annot else {
+            return ValueKind::Other("unannotated".into());
+        };
+        match parse_annotation(text) {
+            Ok(kind) => kind,
+            Err(why) => {
+                let at = if line > 0 { format!(" (line {})", line + 1) } else { String::new() };
+                self.warnings.push(format!("{}: annotation `{}`{at}: {why}", self.graph.name, cut(text)));
+                ValueKind::Other(text.to_string())
+            }
+        }
+    }
+}
+
+/// `"f32[s77, 64][64, 1]cuda:0"` → a tensor; `"Sym(s77)"` → a symbolic int (float, bool).
+pub fn parse_annotation(text: &str) -> Result<ValueKind, String> {
+    if let Some(inner) = text.strip_prefix("Sym(").and_then(|s| s.strip_suffix(')')) {
+        let e = parse_infix(inner).map_err(|e| e.to_string())?;
+        return Ok(if is_bool(&e) {
+            ValueKind::SymBool(e)
+        } else if is_float(&e) {
+            ValueKind::SymFloat(e)
+        } else {
+            ValueKind::SymInt(e)
+        });
+    }
+    let open = text.find('[').ok_or("expected `dtype[sizes][strides]device` or `Sym(expr)`")?;
+    let dtype = DType::from_name(&text[..open]).ok_or_else(|| format!("unknown dtype `{}`", &text[..open]))?;
+    let (sizes, rest) = bracket_list(&text[open..])?;
+    let (strides, device) = if rest.starts_with('[') { bracket_list(rest)? } else { (Vec::new(), rest) };
+    let sizes = sizes.iter().map(|s| parse_infix(s).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?;
+    let strides = if strides.is_empty() && !sizes.is_empty() {
+        TensorMeta::contiguous_strides(&sizes)
+    } else {
+        strides.iter().map(|s| parse_infix(s).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>()?
+    };
+    if strides.len() != sizes.len() {
+        return Err(format!("{} sizes but {} strides", sizes.len(), strides.len()));
+    }
+    Ok(ValueKind::Tensor(TensorMeta {
+        dtype,
+        sizes,
+        strides,
+        storage_offset: Expr::int(0),
+        device: device.trim().to_string(),
+        requires_grad: false,
+    }))
+}
+
+fn is_bool(e: &Expr) -> bool {
+    match e {
+        Expr::Bool(_) => true,
+        Expr::Call(f, _) => f.is_relation() || matches!(f, Func::And | Func::Or | Func::Not),
+        _ => false,
+    }
+}
+
+fn is_float(e: &Expr) -> bool {
+    match e {
+        Expr::Float(_) => true,
+        Expr::Symbol(s) => s.starts_with("zf"),
+        Expr::Add(xs) | Expr::Mul(xs) => xs.iter().any(is_float),
+        Expr::Call(Func::ToFloat | Func::FloatTrueDiv, _) => true,
+        Expr::Call(_, xs) => xs.iter().any(is_float),
+        Expr::Pow(p) => is_float(&p.0) || is_float(&p.1),
+        _ => false,
+    }
+}
+
+/// `[a, b][c]rest` → (`["a", "b"]`, `"[c]rest"`), splitting at top-level commas.
+fn bracket_list(text: &str) -> Result<(Vec<String>, &str), String> {
+    let mut depth = 0i32;
+    for (i, c) in text.char_indices() {
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    let inner = &text[1..i];
+                    let items =
+                        split_top(inner, ',').into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+                    return Ok((items, &text[i + 1..]));
+                }
+            }
+            _ => {}
+        }
+    }
+    Err("unclosed `[`".into())
+}
+
+/// `name: "annotation"` → the name and the annotation text.
+fn split_annotation(text: &str) -> Result<(String, Option<String>), String> {
+    let text = text.trim();
+    let Some((name, rest)) = text.split_once(':') else {
+        let name = text.split('=').next().unwrap_or(text).trim();
+        return Ok((name.to_string(), None));
+    };
+    let rest = rest.trim();
+    let quote = rest.chars().next().filter(|c| *c == '"' || *c == '\'').ok_or("expected a quoted annotation")?;
+    let end = rest[1..].find(quote).ok_or("unterminated annotation string")?;
+    Ok((name.trim().to_string(), Some(rest[1..1 + end].to_string())))
+}
+
+/// Metadata from a comment line: `File: ...`, `Annotation: {...} File: ...`, `No stacktrace found`.
+fn comment_meta(comment: &str) -> Option<NodeMeta> {
+    let c = comment.trim();
+    if c.starts_with("No stacktrace found") {
+        return Some(NodeMeta::default());
+    }
+    let mut meta = NodeMeta::default();
+    let mut rest = c;
+    if let Some(a) = c.strip_prefix("Annotation:") {
+        let a = a.trim_start();
+        let end = matching_close(a)?;
+        if let Ok(Py::Dict(entries)) = pyexpr::parse(&a[..=end]) {
+            for (k, v) in entries {
+                let key = match k {
+                    Py::Str(s) => s,
+                    other => format!("{other:?}"),
+                };
+                meta.custom.insert(key, py_json(&v));
+            }
+        }
+        rest = a[end + 1..].trim_start();
+    }
+    let loc = SourceLoc::from_comment(rest);
+    if loc.is_none() && meta.custom.is_empty() {
+        return None;
+    }
+    meta.stack_trace = loc.map(|l| l.to_stack_trace());
+    Some(meta)
+}
+
+fn py_json(py: &Py) -> serde_json::Value {
+    use serde_json::Value as J;
+    match py {
+        Py::None => J::Null,
+        Py::Bool(b) => J::Bool(*b),
+        Py::Int(v) => J::from(*v),
+        Py::Float(v) => serde_json::Number::from_f64(*v).map(J::Number).unwrap_or(J::Null),
+        Py::Str(s) => J::String(s.clone()),
+        Py::List(xs) | Py::Tuple(xs) => J::Array(xs.iter().map(py_json).collect()),
+        Py::Dict(kv) => J::Object(
+            kv.iter()
+                .map(|(k, v)| (if let Py::Str(s) = k { s.clone() } else { format!("{k:?}") }, py_json(v)))
+                .collect(),
+        ),
+        other => J::String(other.dotted().unwrap_or_else(|| format!("{other:?}"))),
+    }
+}
+
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// Index of the bracket closing the one `text` starts with, skipping quoted text.
+fn matching_close(text: &str) -> Option<usize> {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    for (i, c) in text.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether every bracket opened in `text` (outside quotes) is closed, and at least one was opened
+/// or none is pending.
+fn balanced(text: &str) -> bool {
+    let mut depth = 0i32;
+    let mut opened = false;
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => {
+                depth += 1;
+                opened = true
+            }
+            (None, ')' | ']' | '}') => depth -= 1,
+            _ => {}
+        }
+    }
+    depth <= 0 && (opened || !text.trim().is_empty())
+}
+
+/// The line without a trailing `# comment` (outside quotes).
+fn strip_comment(line: &str) -> &str {
+    let mut quote: Option<char> = None;
+    for (i, c) in line.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '#') => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+/// Splits at `sep` outside brackets and quotes.
+fn split_top(text: &str, sep: char) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => depth -= 1,
+            (None, c) if c == sep && depth == 0 => {
+                out.push(&text[start..i]);
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+/// The `=` of an assignment: outside quotes and brackets, not part of `==`, `<=`, `>=`, `!=`.
+fn find_assign(stmt: &str) -> Option<usize> {
+    let b = stmt.as_bytes();
+    let mut quote: Option<u8> = None;
+    let mut depth = 0i32;
+    for (i, &c) in b.iter().enumerate() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'' | b'"') => quote = Some(c),
+            (None, b'(' | b'[' | b'{') => depth += 1,
+            (None, b')' | b']' | b'}') => depth -= 1,
+            (None, b'=') if depth == 0 => {
+                let prev = i.checked_sub(1).map(|j| b[j]);
+                let next = b.get(i + 1).copied();
+                if next != Some(b'=') && !matches!(prev, Some(b'=' | b'<' | b'>' | b'!')) {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_') && chars.all(|c| c.is_alphanumeric() || c == '_')
+}
+
+fn cut(s: &str) -> &str {
+    let mut end = s.len().min(80);
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AOT: &str = r#"class <lambda>(torch.nn.Module):
+    def forward(
+        self,
+        arg0_1: "Sym(s77)",  # PlainAOTInput(idx=0)
+        arg1_1: "f32[s77, 32][32, 1]cuda:0",  # PlainAOTInput(idx=1)
+    ):
+        # Annotation: {'compile_with_inductor': 0} File: /m.py:67 in forward, code: h = self.ln1(x)
+        var_mean = torch.ops.aten.var_mean.correction(arg1_1, [1], correction = 0, keepdim = True)
+        getitem: "f32[s77, 1][1, 1]cuda:0" = var_mean[0]
+        getitem_1: "f32[s77, 1][1, 1]cuda:0" = var_mean[1];  var_mean = None
+
+        # File: /m.py:68 in forward, code: y = h * 2
+        mul: "Sym(2*s77)" = arg0_1 * 2
+        view: "f32[2*s77, 16][16, 1]cuda:0" = torch.ops.aten.view.default(arg1_1, [mul, 16]);  arg1_1 = None
+        to: "f16[2*s77, 16][16, 1]cuda:0" = torch.ops.aten._to_copy.default(view, dtype = torch.float16, device = device(type='cuda', index=0))
+        return (
+            getitem,  # PlainAOTOutput(idx=0)
+            to,
+        )
+"#;
+
+    #[test]
+    fn reads_nodes_annotations_and_locations() {
+        let (g, warnings) = parse_graph("g", AOT).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(g.inputs.len(), 2);
+        let targets: Vec<&str> = g.nodes.iter().map(|n| n.target.as_str()).collect();
+        assert_eq!(
+            targets,
+            [
+                "aten.var_mean.correction",
+                "_operator.getitem",
+                "_operator.getitem",
+                "_operator.mul",
+                "aten.view.default",
+                "aten._to_copy.default"
+            ]
+        );
+        let vm = &g.nodes[0];
+        assert!(vm.meta.compile_with_inductor());
+        let loc = SourceLoc::from_stack_trace(vm.meta.stack_trace.as_deref().unwrap()).unwrap();
+        assert_eq!((loc.file.as_str(), loc.line, loc.code.as_str()), ("/m.py", 67, "h = self.ln1(x)"));
+        assert_eq!(vm.arg("correction"), Some(&Arg::Int(0)));
+        assert_eq!(vm.arg("arg1"), Some(&Arg::Ints(vec![1])));
+        let view = &g.nodes[4];
+        assert!(matches!(view.arg("arg1"), Some(Arg::SymInts(v)) if v.len() == 2));
+        assert!(!view.meta.compile_with_inductor());
+        let to = &g.nodes[5];
+        assert_eq!(to.arg("dtype"), Some(&Arg::ScalarType(DType::F16)));
+        assert_eq!(to.arg("device"), Some(&Arg::Device("cuda:0".into())));
+        assert_eq!(g.outputs.len(), 2);
+        let t = g.value(g.nodes[4].outputs[0]).tensor().unwrap();
+        assert_eq!(t.sizes[0].to_string(), "2*s77");
+        assert!(matches!(g.value(g.nodes[3].outputs[0]).kind, ValueKind::SymInt(_)));
+    }
+
+    #[test]
+    fn truncated_or_broken_dumps_do_not_panic() {
+        for cut_at in (0..AOT.len()).step_by(7) {
+            let mut end = cut_at;
+            while !AOT.is_char_boundary(end) {
+                end -= 1;
+            }
+            let _ = parse_graph("g", &AOT[..end]);
+        }
+        let e = parse_graph("g", "def forward(self, x):\n    y = torch.ops.aten.relu.default(z)\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        assert!(e.message.contains("`z` is not defined"), "{}", e.message);
+        assert!(parse_graph("g", "nothing").is_err());
+    }
+
+    #[test]
+    fn annotations_cover_scalars_symbols_and_floats() {
+        assert!(matches!(parse_annotation("f64[][]cpu").unwrap(), ValueKind::Tensor(t) if t.sizes.is_empty()));
+        assert!(matches!(parse_annotation("Sym(0.0000100000000000000)").unwrap(), ValueKind::SymFloat(_)));
+        assert!(matches!(parse_annotation("Sym(Eq(s0, 2))").unwrap(), ValueKind::SymBool(_)));
+        assert!(matches!(parse_annotation("f32[s0, 3]").unwrap(), ValueKind::Tensor(t) if t.strides.len() == 2));
+        assert!(parse_annotation("q99[3]").is_err());
+        assert!(parse_annotation("f32[3][1, 1]").is_err());
+    }
+}

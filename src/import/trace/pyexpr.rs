@@ -1,0 +1,439 @@
+//! A small parser for the Python expressions FX's code printer writes on the right of a node's
+//! `=`: calls with positional and keyword arguments, attribute chains, subscripts, literals,
+//! lists, tuples, dicts and arithmetic. Nothing is evaluated; depth and length are bounded.
+
+use std::fmt;
+
+/// Deepest nesting accepted; FX never nests more than a few levels.
+const MAX_DEPTH: usize = 64;
+
+/// A parsed Python expression.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Py {
+    Name(String),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Bool(bool),
+    None,
+    Attr(Box<Py>, String),
+    Call { func: Box<Py>, args: Vec<Py>, kwargs: Vec<(String, Py)> },
+    Subscript(Box<Py>, Box<Py>),
+    List(Vec<Py>),
+    Tuple(Vec<Py>),
+    Dict(Vec<(Py, Py)>),
+    /// A binary operator by its `operator` module name (`add`, `floordiv`, `lt`).
+    BinOp(Box<Py>, &'static str, Box<Py>),
+    /// A unary operator by its `operator` module name (`neg`, `pos`, `invert`, `not_`).
+    Unary(&'static str, Box<Py>),
+}
+
+impl Py {
+    /// `torch.ops.aten.add.Tensor` as one dotted string, when the expression is a name chain.
+    pub fn dotted(&self) -> Option<String> {
+        match self {
+            Py::Name(n) => Some(n.clone()),
+            Py::Attr(base, attr) => Some(format!("{}.{attr}", base.dotted()?)),
+            _ => None,
+        }
+    }
+}
+
+/// Why an expression could not be parsed: the byte offset and what was expected there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PyError {
+    pub pos: usize,
+    pub expected: String,
+}
+
+impl fmt::Display for PyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at byte {}: expected {}", self.pos, self.expected)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    Name(String),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Op(&'static str),
+    End,
+}
+
+const OPS: &[&str] = &[
+    "**", "//", "==", "!=", "<=", ">=", "(", ")", "[", "]", "{", "}", ",", ":", ".", "=", "+", "-", "*", "/", "%", "@",
+    "<", ">", "~", "&", "|", "^",
+];
+
+fn tokenize(text: &str) -> Result<Vec<(Tok, usize)>, PyError> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut out = Vec::new();
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 {
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] >= 0x80) {
+                i += 1;
+            }
+            out.push((Tok::Name(text[start..i].to_string()), start));
+        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+            let mut float = false;
+            while i < b.len() {
+                match b[i] {
+                    b'0'..=b'9' | b'_' => i += 1,
+                    b'.' => {
+                        float = true;
+                        i += 1
+                    }
+                    b'e' | b'E' => {
+                        float = true;
+                        i += 1;
+                        if matches!(b.get(i), Some(b'+' | b'-')) {
+                            i += 1;
+                        }
+                    }
+                    _ => break,
+                }
+            }
+            let lit = text[start..i].replace('_', "");
+            let err = || PyError { pos: start, expected: "a number".into() };
+            if float {
+                out.push((Tok::Float(lit.parse().map_err(|_| err())?), start));
+            } else {
+                match lit.parse::<i64>() {
+                    Ok(v) => out.push((Tok::Int(v), start)),
+                    Err(_) => out.push((Tok::Float(lit.parse().map_err(|_| err())?), start)),
+                }
+            }
+        } else if c == b'\'' || c == b'"' {
+            i += 1;
+            let mut s = String::new();
+            loop {
+                let Some(&d) = b.get(i) else {
+                    return Err(PyError { pos: start, expected: "the end of the string literal".into() });
+                };
+                if d == c {
+                    i += 1;
+                    break;
+                }
+                if d == b'\\' && i + 1 < b.len() {
+                    let e = b[i + 1];
+                    s.push(match e {
+                        b'n' => '\n',
+                        b't' => '\t',
+                        other => other as char,
+                    });
+                    i += 2;
+                    continue;
+                }
+                let ch = text[i..].chars().next().unwrap_or('?');
+                s.push(ch);
+                i += ch.len_utf8().max(1);
+            }
+            out.push((Tok::Str(s), start));
+        } else {
+            let op = OPS
+                .iter()
+                .find(|op| text[i..].starts_with(**op))
+                .ok_or_else(|| PyError { pos: i, expected: "an operator, name or literal".into() })?;
+            i += op.len();
+            out.push((Tok::Op(op), start));
+        }
+    }
+    out.push((Tok::End, text.len()));
+    Ok(out)
+}
+
+/// Parses one Python expression.
+pub fn parse(text: &str) -> Result<Py, PyError> {
+    let toks = tokenize(text)?;
+    let mut p = Parser { toks, i: 0, depth: 0 };
+    let e = p.expr()?;
+    if p.peek() != &Tok::End {
+        return Err(p.error("the end of the expression"));
+    }
+    Ok(e)
+}
+
+struct Parser {
+    toks: Vec<(Tok, usize)>,
+    i: usize,
+    depth: usize,
+}
+
+/// Positional and keyword arguments of a call.
+type CallArgs = (Vec<Py>, Vec<(String, Py)>);
+
+const BINARY: &[(&[&str], &[&str])] = &[
+    (&["==", "!=", "<", "<=", ">", ">="], &["eq", "ne", "lt", "le", "gt", "ge"]),
+    (&["|"], &["or_"]),
+    (&["^"], &["xor"]),
+    (&["&"], &["and_"]),
+    (&["+", "-"], &["add", "sub"]),
+    (&["*", "/", "//", "%", "@"], &["mul", "truediv", "floordiv", "mod", "matmul"]),
+];
+
+impl Parser {
+    fn peek(&self) -> &Tok {
+        &self.toks[self.i].0
+    }
+
+    fn next(&mut self) -> Tok {
+        let t = self.toks[self.i].0.clone();
+        if self.i + 1 < self.toks.len() {
+            self.i += 1;
+        }
+        t
+    }
+
+    fn error(&self, expected: &str) -> PyError {
+        PyError { pos: self.toks[self.i].1, expected: expected.to_string() }
+    }
+
+    fn eat(&mut self, op: &str) -> bool {
+        if matches!(self.peek(), Tok::Op(o) if *o == op) {
+            self.next();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, op: &str) -> Result<(), PyError> {
+        if self.eat(op) {
+            Ok(())
+        } else {
+            Err(self.error(&format!("`{op}`")))
+        }
+    }
+
+    fn expr(&mut self) -> Result<Py, PyError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.error(&format!("at most {MAX_DEPTH} levels of nesting")));
+        }
+        let r = if matches!(self.peek(), Tok::Name(n) if n == "not") {
+            self.next();
+            self.expr().map(|e| Py::Unary("not_", Box::new(e)))
+        } else {
+            self.binary(0)
+        };
+        self.depth -= 1;
+        r
+    }
+
+    fn binary(&mut self, level: usize) -> Result<Py, PyError> {
+        if level == BINARY.len() {
+            return self.unary();
+        }
+        let mut lhs = self.binary(level + 1)?;
+        loop {
+            let (ops, names) = BINARY[level];
+            let found = match self.peek() {
+                Tok::Op(o) => ops.iter().position(|x| x == o),
+                _ => None,
+            };
+            let Some(k) = found else { return Ok(lhs) };
+            self.next();
+            let rhs = self.binary(level + 1)?;
+            lhs = Py::BinOp(Box::new(lhs), names[k], Box::new(rhs));
+        }
+    }
+
+    fn unary(&mut self) -> Result<Py, PyError> {
+        let op = match self.peek() {
+            Tok::Op("-") => "neg",
+            Tok::Op("+") => "pos",
+            Tok::Op("~") => "invert",
+            _ => return self.power(),
+        };
+        self.next();
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(self.error(&format!("at most {MAX_DEPTH} levels of nesting")));
+        }
+        let e = self.unary()?;
+        self.depth -= 1;
+        Ok(match (op, e) {
+            ("neg", Py::Int(v)) => Py::Int(v.wrapping_neg()),
+            ("neg", Py::Float(v)) => Py::Float(-v),
+            (op, e) => Py::Unary(op, Box::new(e)),
+        })
+    }
+
+    fn power(&mut self) -> Result<Py, PyError> {
+        let base = self.postfix()?;
+        if self.eat("**") {
+            let exp = self.unary()?;
+            return Ok(Py::BinOp(Box::new(base), "pow", Box::new(exp)));
+        }
+        Ok(base)
+    }
+
+    fn postfix(&mut self) -> Result<Py, PyError> {
+        let mut e = self.atom()?;
+        loop {
+            if self.eat(".") {
+                match self.next() {
+                    Tok::Name(n) => e = Py::Attr(Box::new(e), n),
+                    _ => return Err(self.error("an attribute name")),
+                }
+            } else if self.eat("(") {
+                let (args, kwargs) = self.call_args()?;
+                e = Py::Call { func: Box::new(e), args, kwargs };
+            } else if self.eat("[") {
+                let idx = self.sequence("]")?;
+                let idx = match idx {
+                    (mut items, false) if items.len() == 1 => items.remove(0),
+                    (items, _) => Py::Tuple(items),
+                };
+                e = Py::Subscript(Box::new(e), Box::new(idx));
+            } else {
+                return Ok(e);
+            }
+        }
+    }
+
+    fn call_args(&mut self) -> Result<CallArgs, PyError> {
+        let mut args = Vec::new();
+        let mut kwargs = Vec::new();
+        loop {
+            if self.eat(")") {
+                return Ok((args, kwargs));
+            }
+            let is_kw = matches!(self.peek(), Tok::Name(_)) && matches!(self.toks.get(self.i + 1), Some((Tok::Op("="), _)));
+            if is_kw {
+                let Tok::Name(name) = self.next() else { unreachable!("checked above") };
+                self.next();
+                kwargs.push((name, self.expr()?));
+            } else {
+                args.push(self.expr()?);
+            }
+            if !self.eat(",") {
+                self.expect(")")?;
+                return Ok((args, kwargs));
+            }
+        }
+    }
+
+    /// Items up to `close`; the flag says whether a trailing comma made it a tuple.
+    fn sequence(&mut self, close: &str) -> Result<(Vec<Py>, bool), PyError> {
+        let mut items = Vec::new();
+        let mut comma = false;
+        loop {
+            if self.eat(close) {
+                return Ok((items, comma));
+            }
+            items.push(self.expr()?);
+            comma = self.eat(",");
+            if !comma {
+                self.expect(close)?;
+                return Ok((items, false));
+            }
+        }
+    }
+
+    fn atom(&mut self) -> Result<Py, PyError> {
+        match self.next() {
+            Tok::Int(v) => Ok(Py::Int(v)),
+            Tok::Float(v) => Ok(Py::Float(v)),
+            Tok::Str(s) => {
+                let mut s = s;
+                while let Tok::Str(more) = self.peek().clone() {
+                    self.next();
+                    s.push_str(&more);
+                }
+                Ok(Py::Str(s))
+            }
+            Tok::Name(n) => Ok(match n.as_str() {
+                "None" => Py::None,
+                "True" => Py::Bool(true),
+                "False" => Py::Bool(false),
+                _ => Py::Name(n),
+            }),
+            Tok::Op("(") => {
+                self.depth += 1;
+                if self.depth > MAX_DEPTH {
+                    return Err(self.error(&format!("at most {MAX_DEPTH} levels of nesting")));
+                }
+                let (mut items, comma) = self.sequence(")")?;
+                self.depth -= 1;
+                Ok(if items.len() == 1 && !comma { items.remove(0) } else { Py::Tuple(items) })
+            }
+            Tok::Op("[") => {
+                self.depth += 1;
+                let (items, _) = self.sequence("]")?;
+                self.depth -= 1;
+                Ok(Py::List(items))
+            }
+            Tok::Op("{") => {
+                let mut entries = Vec::new();
+                loop {
+                    if self.eat("}") {
+                        return Ok(Py::Dict(entries));
+                    }
+                    let k = self.expr()?;
+                    self.expect(":")?;
+                    let v = self.expr()?;
+                    entries.push((k, v));
+                    if !self.eat(",") {
+                        self.expect("}")?;
+                        return Ok(Py::Dict(entries));
+                    }
+                }
+            }
+            _ => {
+                self.i = self.i.saturating_sub(1);
+                Err(self.error("a name, literal or `(`"))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(n: &str) -> Py {
+        Py::Name(n.into())
+    }
+
+    #[test]
+    fn parses_fx_call_lines() {
+        let e = parse("torch.ops.aten.var_mean.correction(arg2_1, [2], correction = 0, keepdim = True)").unwrap();
+        let Py::Call { func, args, kwargs } = e else { panic!("not a call") };
+        assert_eq!(func.dotted().as_deref(), Some("torch.ops.aten.var_mean.correction"));
+        assert_eq!(args, vec![name("arg2_1"), Py::List(vec![Py::Int(2)])]);
+        assert_eq!(kwargs, vec![("correction".into(), Py::Int(0)), ("keepdim".into(), Py::Bool(true))]);
+        assert_eq!(parse("var_mean[1]").unwrap(), Py::Subscript(Box::new(name("var_mean")), Box::new(Py::Int(1))));
+        assert_eq!(
+            parse("getitem_2 // 4").unwrap(),
+            Py::BinOp(Box::new(name("getitem_2")), "floordiv", Box::new(Py::Int(4)))
+        );
+        assert_eq!(parse("(32,)").unwrap(), Py::Tuple(vec![Py::Int(32)]));
+        assert_eq!(parse("-1e-05").unwrap(), Py::Float(-1e-05));
+        assert_eq!(
+            parse("{'compile_with_inductor': 0}").unwrap(),
+            Py::Dict(vec![(Py::Str("compile_with_inductor".into()), Py::Int(0))])
+        );
+        assert!(matches!(parse("x.chunk(3, dim = -1)").unwrap(), Py::Call { .. }));
+    }
+
+    #[test]
+    fn rejects_broken_and_hostile_text() {
+        assert!(parse("f(a, ").is_err());
+        assert!(parse("'open").is_err());
+        assert!(parse("a b").is_err());
+        assert!(parse("$").is_err());
+        assert!(parse(&"(".repeat(10_000)).is_err());
+        assert!(parse(&"-".repeat(10_000)).is_err());
+        assert!(parse("[[[[1]]]]").is_ok());
+    }
+}
