@@ -278,6 +278,39 @@ pub(super) fn infer(a: &Args) -> Out {
             Ok(out)
         }
         "aten.max_pool2d_with_indices.default" => max_pool(a),
+        "aten.arange.default" | "aten.arange.start_step" | "prims.iota.default" => {
+            let n = if t == "prims.iota.default" {
+                a.sym_int("length")?
+            } else {
+                let end = a.sym_int("end")?;
+                let start = a.int("start", Some(0))?;
+                let step = a.int("step", Some(1))?;
+                if step <= 0 {
+                    return Err(a.err("step must be positive"));
+                }
+                Expr::floordiv(Expr::add(Expr::sub(end, Expr::int(start)), Expr::int(step - 1)), Expr::int(step))
+            };
+            let dtype = match a.get("dtype") {
+                Some(Arg::ScalarType(d)) => *d,
+                _ => DType::I64,
+            };
+            Ok(vec![ValueKind::Tensor(TensorMeta {
+                dtype,
+                sizes: vec![n],
+                strides: vec![Expr::int(1)],
+                storage_offset: Expr::int(0),
+                device: "cpu".into(),
+                requires_grad: false,
+            })])
+        }
+        "prims.convert_element_type.default" => {
+            let x = a.tensor("a")?;
+            let dtype = match a.get("dtype") {
+                Some(Arg::ScalarType(d)) => *d,
+                _ => return Err(a.err("missing dtype")),
+            };
+            one(contiguous(x, dtype, x.sizes.clone()))
+        }
         "aten.sym_size.int" => {
             let x = a.tensor("self")?;
             let d = norm_dim(a.int("dim", None)?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;

@@ -29,11 +29,17 @@ pub struct TensorMeta {
 }
 
 impl TensorMeta {
-    /// Contiguous (row-major) strides for `sizes`, as PyTorch computes them.
+    /// Contiguous (row-major) strides for `sizes`. PyTorch multiplies by `max(size, 1)`; sizes
+    /// here are symbols with ranges starting at 1 or more (or literals), where that is the size
+    /// itself, and FX graphs record the plain product (`8*s27`), so that is what we write.
     pub fn contiguous_strides(sizes: &[Expr]) -> Vec<Expr> {
         let mut strides = vec![Expr::int(1); sizes.len()];
         for i in (0..sizes.len().saturating_sub(1)).rev() {
-            strides[i] = Expr::mul(strides[i + 1].clone(), Expr::max(sizes[i + 1].clone(), Expr::int(1)));
+            let next = match sizes[i + 1].as_int() {
+                Some(n) => Expr::int(n.max(1)),
+                None => sizes[i + 1].clone(),
+            };
+            strides[i] = Expr::mul(strides[i + 1].clone(), next);
         }
         strides
     }

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-pub const MODELS: &[&str] = &["mlp", "transformer_block", "cnn", "activations", "annotated"];
+pub const MODELS: &[&str] = &["mlp", "transformer_block", "cnn", "activations", "annotated", "sym_views"];
 
 pub fn sample(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples").join(name)

@@ -79,6 +79,8 @@ pub static TABLE: &[Rule] = &[
     core("aten.max_pool2d.default", view::max_pool2d),
     core("aten.adaptive_avg_pool2d.default", view::adaptive_avg_pool2d),
     core("aten.scaled_dot_product_attention.default", attention::sdpa_math),
+    core("aten.arange.default", view::arange),
+    inductor("aten.arange.start_step", view::arange_iota),
 ];
 
 /// The rule for `target` under `table`: an `Inductor` rule wins over a `Core` one there.
@@ -103,12 +105,12 @@ const PRIMITIVES: &[&str] = &[
     "aten.log.default", "aten.sqrt.default", "aten.rsqrt.default", "aten.erf.default", "aten.tanh.default",
     "aten.sigmoid.default", "aten.relu.default", "aten.abs.default", "aten.clamp_min.default",
     "aten.clamp_max.default", "aten.where.self", "aten.eq.Scalar", "aten.logical_not.default",
-    "aten.any.dim", "aten.full_like.default", "aten.full.default", "aten.arange.default",
-    "aten.arange.start", "aten.cat.default", "aten.view.default", "aten.permute.default",
+    "aten.any.dim", "aten.full_like.default", "aten.full.default", "aten.arange.start_step",
+    "prims.iota.default", "prims.convert_element_type.default", "aten.cat.default", "aten.view.default", "aten.permute.default",
     "aten.expand.default", "aten.clone.default", "aten.alias.default", "aten.unsqueeze.default",
     "aten.squeeze.dim", "aten.slice.Tensor", "aten.select.int", "aten.split.Tensor",
     "aten.split_with_sizes.default", "aten.sym_size.int", "aten.mm.default", "aten.addmm.default",
-    "aten.bmm.default", "aten.convolution.default", "aten.sum.dim_IntList", "aten.mean.dim",
+    "aten.bmm.default", "aten.convolution.default", "aten.sum.dim_IntList", "aten.mean.dim", "aten.mean.default",
     "aten.amax.default", "aten.amin.default", "aten.var_mean.correction", "aten.var.correction",
     "aten.max_pool2d_with_indices.default", "aten.avg_pool2d.default",
     "aten.adaptive_avg_pool2d.default", "aten._scaled_dot_product_flash_attention_for_cpu.default",

@@ -170,3 +170,45 @@ pub fn adaptive_avg_pool2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         vec![("self", A::T(x)), ("dim", A::Is(vec![-1, -2])), ("keepdim", A::B(true))],
     )?])
 }
+
+/// `arange(end)` → `arange.start_step(0, end, 1)` (core ATen spells every arange in full).
+pub fn arange(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let end = rw.passthrough("end")?.ok_or_else(|| RuleError::Arg { name: "end".into(), message: "missing".into() })?;
+    let mut args = vec![("start", A::I(0)), ("end", A::Raw(end)), ("step", A::I(1))];
+    if let Some(d) = rw.passthrough("dtype")? {
+        args.push(("dtype", A::Raw(d)));
+    }
+    Ok(vec![rw.op("aten.arange.start_step", args)?])
+}
+
+/// Inductor: `arange(start, end, step)` → `iota(length) * step + start`, cast to the dtype.
+/// Supports literal start and step (what exported graphs carry) and a symbolic end.
+pub fn arange_iota(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (start, step) = (rw.int("start", Some(0))?, rw.int("step", Some(1))?);
+    if step <= 0 {
+        return Err(RuleError::Unsupported(format!("arange with step {step}")));
+    }
+    let end = match rw.passthrough("end")? {
+        Some(Arg::SymInt(s)) => s,
+        Some(Arg::Int(i)) => SymIntArg::Int(i),
+        _ => return Err(RuleError::Unsupported("arange with a non-integer end".into())),
+    };
+    let length = match (&end, start, step) {
+        (SymIntArg::Int(e), _, _) => SymIntArg::Int(((e - start).max(0) + step - 1) / step),
+        (_, 0, 1) => end,
+        _ => return Err(RuleError::Unsupported("arange with a symbolic end and start != 0 or step != 1".into())),
+    };
+    let iota = rw.op(
+        "prims.iota.default",
+        vec![("length", A::Raw(Arg::SymInt(length))), ("start", A::I(0)), ("step", A::I(1)), ("dtype", A::Raw(Arg::ScalarType(crate::ir::DType::I64)))],
+    )?;
+    // Emitted even when trivial (step 1, start 0), as Inductor's table does.
+    let scaled = rw.op("aten.mul.Tensor", vec![("self", A::T(iota)), ("other", A::I(step))])?;
+    let mut y = rw.op("aten.add.Tensor", vec![("self", A::T(scaled)), ("other", A::I(start))])?;
+    if let Some(Arg::ScalarType(d)) = rw.passthrough("dtype")? {
+        if d != crate::ir::DType::I64 {
+            y = rw.op("prims.convert_element_type.default", vec![("a", A::T(y)), ("dtype", A::Raw(Arg::ScalarType(d)))])?;
+        }
+    }
+    Ok(vec![y])
+}

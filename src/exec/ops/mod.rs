@@ -255,6 +255,8 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten._to_copy.default", shape::to_copy),
     ("aten.to.dtype", shape::to_copy),
     ("aten.arange.default", shape::arange),
+    ("prims.iota.default", shape::iota),
+    ("prims.convert_element_type.default", shape::convert_element_type),
     ("aten.arange.start", shape::arange),
     ("aten.arange.start_step", shape::arange),
     ("aten.full.default", shape::full),
@@ -403,7 +405,8 @@ mod table_tests {
         let mut seen = std::collections::HashSet::new();
         for t in supported_targets() {
             assert!(seen.insert(t), "{t} registered twice");
-            assert!(t.starts_with("aten.") || t.starts_with("_operator."), "{t}");
+            let namespaced = ["aten.", "prims.", "_operator."].iter().any(|p| t.starts_with(p));
+            assert!(namespaced, "{t}: targets are written without `torch.ops.`");
         }
     }
 }

@@ -324,6 +324,28 @@ pub fn to_copy(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     })
 }
 
+/// `prims.convert_element_type(a, dtype)`: Inductor's spelling of a dtype cast.
+pub fn convert_element_type(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("a")?;
+    let d = cx.opt_dtype("dtype")?.ok_or_else(|| OpError::Arg { arg: "dtype".into(), message: "missing".into() })?;
+    one(dtype_ok(t.cast(d))?)
+}
+
+/// `prims.iota(length, start, step, dtype)`: `start + i * step` for i in 0..length — what
+/// Inductor's table turns `arange` into.
+pub fn iota(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let n = cx.int("length")?;
+    if n < 0 {
+        return shape_err(format!("iota of negative length {n}"));
+    }
+    let (start, step) = (cx.int_or("start", 0)?, cx.int_or("step", 1)?);
+    let t = Tensor::from_array(ArrayD::from_shape_fn(IxDyn(&[n as usize]), |i| start + step * i[0] as i64));
+    one(match cx.opt_dtype("dtype")? {
+        Some(d) => dtype_ok(t.cast(d))?,
+        None => t,
+    })
+}
+
 fn shape_of(cx: &OpCx, name: &str) -> OpResult<Vec<usize>> {
     let sizes = cx.ints(name)?;
     if let Some(s) = sizes.iter().find(|&&s| s < 0) {
