@@ -13,6 +13,8 @@ For each model it writes
   NAME.expect.json     op histograms of the three graphs, symbols, and every tensor's
                        shape/strides evaluated by sympy at random legal bindings
 --big adds big12k.pt2: a 12,000-node chain for import benchmarks.
+--legacy adds mlp.legacy.pt2: the same MLP written in the layout torch.export.save used up to
+2.6 (serialized_exported_program.json + pickled state dict), by torch's own serializer.
 Nothing here is hard-coded into the Rust tests: they read these files.
 """
 import json
@@ -272,6 +274,25 @@ def export_one(name, model, args, dyn):
     print(f"{name}: {len(list(ep.graph.nodes))} fx nodes, symbols {exp['symbols']}")
 
 
+def write_legacy(name, model, args, dyn):
+    """The pre-2.7 `torch.export.save` layout, written with torch's serializer as 2.6's save did."""
+    import zipfile
+
+    from torch._export.serde.schema import SCHEMA_VERSION
+    from torch._export.serde.serialize import serialize
+
+    torch.manual_seed(0)
+    ep = torch.export.export(model.eval(), args, dynamic_shapes=dyn)
+    art = serialize(ep)
+    with zipfile.ZipFile(f"{OUT}/{name}.legacy.pt2", "w") as z:
+        z.writestr("serialized_exported_program.json", art.exported_program)
+        z.writestr("serialized_state_dict.pt", art.state_dict)
+        z.writestr("serialized_constants.pt", art.constants)
+        z.writestr("serialized_example_inputs.pt", art.example_inputs)
+        z.writestr("version", ".".join(map(str, SCHEMA_VERSION)))
+    print(f"{name}.legacy.pt2 written, schema {SCHEMA_VERSION}")
+
+
 class Chain(nn.Module):
     def __init__(self, n):
         super().__init__()
@@ -297,6 +318,12 @@ def main():
             export_one(name, model, args, dyn)
         except Exception:
             print(f"FAILED {name}")
+            traceback.print_exc()
+    if "--legacy" in sys.argv:
+        try:
+            write_legacy("mlp", MLP(), (torch.randn(4, 32),), {"x": {0: Dim("batch", min=1, max=1024)}})
+        except Exception:
+            print("FAILED legacy")
             traceback.print_exc()
     if "--big" in sys.argv:
         try:

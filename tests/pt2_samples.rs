@@ -120,3 +120,18 @@ fn the_12000_node_graph_imports_and_evaluates() {
     let shapes = evaluate_graph(&model.graphs[0], &b);
     assert!(shapes.iter().flatten().all(|s| s.as_ref().map(|t| t.shape[0] == 33).unwrap_or(false)));
 }
+
+#[test]
+fn the_pre_2_7_layout_loads_graph_and_shapes_and_says_why_weights_do_not() {
+    // Written by torch 2.11's serializer in the layout torch.export.save used up to 2.6.
+    let legacy = import::load(&sample("mlp.legacy.pt2")).unwrap();
+    let current = import::load(&sample("mlp.pt2")).unwrap();
+    assert_eq!(legacy.graphs[0].op_histogram(), current.graphs[0].op_histogram());
+    assert_eq!(legacy.symbols, current.symbols);
+    assert!(legacy.warnings.iter().any(|w| w.contains("never unpickles")), "{:?}", legacy.warnings);
+    let w = &legacy.weights["fc1.weight"];
+    assert!(matches!(&w.data, xpu_workbench::ir::WeightData::Unavailable(r) if r.contains("pickled")));
+    let b = resolve_bindings(&legacy, &[("s77".into(), 7)]).unwrap();
+    let shapes = evaluate_graph(&legacy.graphs[0], &b);
+    assert!(shapes.iter().flatten().all(|s| s.is_ok()));
+}

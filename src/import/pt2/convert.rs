@@ -8,7 +8,7 @@ use super::archive::{Archive, MAX_JSON_BYTES};
 use super::schema::{self, Argument, InputSpec};
 use super::{weights, Layout, Pt2Error, SUPPORTED_SCHEMA_MAJOR};
 use crate::ir::{
-    Arg, DType, Format, Graph, Guard, InputKind, Model, ModuleFrame, NamedArg, NodeMeta, Origin, SymIntArg, SymbolInfo,
+    Arg, DType, Format, Graph, Guard, InputKind, Model, ModuleFrame, NamedArg, NodeMeta, Origin, SymIntArg, SymbolInfo, Weight, WeightData,
     TensorMeta, ValueId, ValueKind,
 };
 use crate::sym::{parse_infix_with, parse_srepr, Expr, Range};
@@ -36,10 +36,16 @@ pub(super) fn load_archive<R: Read + Seek>(
         cx.guards(&ep, &graph, &mut model);
         model.graphs.push(graph);
         if layout.legacy {
-            model.warnings.push(format!(
-                "{file}: pre-2.6 archive: its weights are pickled (serialized_state_dict.pt) and are never unpickled; \
-                 graphs and shapes load, values do not"
-            ));
+            let reason = "the pre-2.7 archive layout keeps weights pickled (serialized_state_dict.pt), and the \
+                          workbench never unpickles: graphs and shapes load, weight values do not";
+            model.warnings.push(format!("{file}: {reason}"));
+            let g = model.graphs.last().expect("pushed above");
+            for (v, kind) in &g.inputs {
+                if let (Some(fqn), Some(meta)) = (kind.fqn(), g.value(*v).tensor()) {
+                    let data = WeightData::Unavailable(reason.to_string());
+                    model.weights.insert(fqn.to_string(), Weight { fqn: fqn.to_string(), meta: meta.clone(), data });
+                }
+            }
         } else {
             weights::load(file, archive, layout, model_name, &mut cx, &mut model)?;
         }

@@ -64,10 +64,10 @@ fn load_from<R: Read + Seek>(file: &str, reader: R) -> Result<Model, Pt2Error> {
 pub(crate) struct Layout {
     /// Archive root folder including the trailing slash (`mlp/`), possibly empty.
     pub root: String,
-    /// `(model name, entry)` for each `models/<model>.json`; for the pre-2.6 layout, the one
+    /// `(model name, entry)` for each `models/<model>.json`; for the pre-2.7 layout, the one
     /// `serialized_exported_program.json` with model name `model`.
     pub models: Vec<(String, String)>,
-    /// The pre-2.6 layout keeps weights pickled: they are never loaded.
+    /// The pre-2.7 layout keeps weights pickled: they are never loaded.
     pub legacy: bool,
 }
 
