@@ -164,9 +164,8 @@ fn build(c: &Case) -> (Model, Graph) {
     let rule_outputs = g.node(node).outputs.len();
     // Multi-output rules (native_layer_norm, chunk) are checked on every output they produce.
     let rule_outputs = if c.target.contains("batch_norm") { 1 } else { rule_outputs };
-    for v in g.node(node).outputs[..rule_outputs].to_vec() {
-        g.outputs.push(Arg::Tensor(v));
-    }
+    let checked: Vec<Arg> = g.node(node).outputs[..rule_outputs].iter().map(|v| Arg::Tensor(*v)).collect();
+    g.outputs.extend(checked);
     let model = Model {
         format: Format::Pt2,
         source: c.target.to_string(),

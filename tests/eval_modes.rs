@@ -36,7 +36,7 @@ fn every_sample_in_every_mode_matches_pytorch() {
         let (inputs, want) = (npys(m, "in"), npys(m, "out"));
         assert!(!inputs.is_empty() && !want.is_empty(), "{m}: sample npy files");
         let mut marks_each: Vec<Marks> = vec![Marks::default()];
-        marks_each.extend(g.nodes.iter().map(|n| Marks::parse(&[n.name.clone()]).unwrap()));
+        marks_each.extend(g.nodes.iter().map(|n| Marks::parse(std::slice::from_ref(&n.name)).unwrap()));
         for mode in [Mode::None, Mode::Core, Mode::Full, Mode::Lite] {
             let variants = if mode == Mode::Lite { marks_each.as_slice() } else { &marks_each[..1] };
             for marks in variants {

@@ -31,7 +31,7 @@ mod tests {
         let a = vec![s.clone(), Expr::int(1), Expr::int(4)];
         let b = vec![Expr::int(3), Expr::int(1)];
         assert_eq!(broadcast_shapes(&a, &b).unwrap(), vec![s.clone(), Expr::int(3), Expr::int(4)]);
-        assert!(broadcast_shapes(&[s.clone()], &[Expr::symbol("s1")]).is_err());
-        assert_eq!(broadcast_shapes(&[], &[s.clone()]).unwrap(), vec![s]);
+        assert!(broadcast_shapes(std::slice::from_ref(&s), &[Expr::symbol("s1")]).is_err());
+        assert_eq!(broadcast_shapes(&[], std::slice::from_ref(&s)).unwrap(), vec![s]);
     }
 }

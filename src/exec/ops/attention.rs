@@ -39,7 +39,7 @@ fn attend(cx: &OpCx, mask_name: &str) -> OpResult<Attention> {
     let qb = qs[..qs.len() - 2].to_vec();
     // Grouped-query attention: key/value heads are repeated to match the query heads.
     let (mut k, mut v) = (k.clone(), v.clone());
-    if cx.bool_or("enable_gqa", false)? && qb.len() >= 1 && kb.len() == qb.len() {
+    if cx.bool_or("enable_gqa", false)? && !qb.is_empty() && kb.len() == qb.len() {
         let hd = qb.len() - 1;
         for (t, b) in [(&mut k, &mut kb), (&mut v, &mut vb)] {
             let (hq, hk) = (qb[hd], b[hd]);

@@ -145,6 +145,8 @@ pub struct SymExpr {
     pub hint: Option<Hint>,
 }
 
+// Variant names mirror the schema's union tags (`as_int`, ...), hence the shared prefix.
+#[allow(clippy::enum_variant_names)]
 #[derive(Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Hint {

@@ -78,7 +78,7 @@ fn check_size(meta: &TensorMeta, have: usize) -> Result<(), String> {
     else {
         return Err("a stored weight has symbolic sizes".into());
     };
-    if sizes.iter().any(|&s| s == 0) {
+    if sizes.contains(&0) {
         return Ok(());
     }
     let mut last: i128 = offset as i128;
