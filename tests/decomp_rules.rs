@@ -166,15 +166,8 @@ fn build(c: &Case) -> (Model, Graph) {
     let rule_outputs = if c.target.contains("batch_norm") { 1 } else { rule_outputs };
     let checked: Vec<Arg> = g.node(node).outputs[..rule_outputs].iter().map(|v| Arg::Tensor(*v)).collect();
     g.outputs.extend(checked);
-    let model = Model {
-        format: Format::Pt2,
-        source: c.target.to_string(),
-        graphs: Vec::new(),
-        symbols: vec![SymbolInfo { name: "s0".into(), range: Range { min: 1, max: Some(9) }, hint: Some(2) }],
-        guards: Vec::new(),
-        weights: BTreeMap::new(),
-        warnings: Vec::new(),
-    };
+    let mut model = Model::new(Format::Pt2, c.target);
+    model.symbols.push(SymbolInfo { name: "s0".into(), range: Range { min: 1, max: Some(9) }, hint: Some(2) });
     (model, g)
 }
 

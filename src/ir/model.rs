@@ -70,6 +70,19 @@ pub struct Model {
 }
 
 impl Model {
+    /// An empty model of `format`, loaded from `source` (named in messages).
+    pub fn new(format: Format, source: impl Into<String>) -> Model {
+        Model {
+            format,
+            source: source.into(),
+            graphs: Vec::new(),
+            symbols: Vec::new(),
+            guards: Vec::new(),
+            weights: BTreeMap::new(),
+            warnings: Vec::new(),
+        }
+    }
+
     pub fn symbol(&self, name: &str) -> Option<&SymbolInfo> {
         self.symbols.iter().find(|s| s.name == name)
     }

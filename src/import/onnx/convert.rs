@@ -28,15 +28,7 @@ pub(super) fn convert(file: &str, model: &ModelProto, dir: Option<&Path>) -> Res
         warnings: Vec::new(),
         unsupported: BTreeMap::new(),
     };
-    let mut out = Model {
-        format: Format::Onnx,
-        source: file.to_string(),
-        graphs: Vec::new(),
-        symbols: Vec::new(),
-        guards: Vec::new(),
-        weights: BTreeMap::new(),
-        warnings: Vec::new(),
-    };
+    let mut out = Model::new(Format::Onnx, file);
     let declared = cx.declared(g);
     cx.initializers(g, &mut out.weights)?;
     for vi in &g.input {

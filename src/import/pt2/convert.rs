@@ -1,7 +1,7 @@
 //! Schema types → `ir`: resolves names to typed ids, parses symbolic expressions, checks that
 //! every reference points at something defined earlier.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io::{Read, Seek};
 
 use super::archive::{Archive, MAX_JSON_BYTES};
@@ -18,15 +18,7 @@ pub(super) fn load_archive<R: Read + Seek>(
     archive: &mut Archive<R>,
     layout: &Layout,
 ) -> Result<Model, Pt2Error> {
-    let mut model = Model {
-        format: Format::Pt2,
-        source: file.to_string(),
-        graphs: Vec::new(),
-        symbols: Vec::new(),
-        guards: Vec::new(),
-        weights: BTreeMap::new(),
-        warnings: Vec::new(),
-    };
+    let mut model = Model::new(Format::Pt2, file);
     for (model_name, entry) in &layout.models {
         let bytes = archive.read(entry, MAX_JSON_BYTES)?;
         let ep = parse_program(file, entry, &bytes)?;

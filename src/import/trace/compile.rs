@@ -355,15 +355,8 @@ impl TraceLog {
     /// The log as the app's [`Model`]: all stage graphs; the symbols and guards of all compiles,
     /// each once (by name / text); guards over float symbols are left to the per-compile view.
     pub fn into_model(self) -> Model {
-        let mut model = Model {
-            format: Format::TorchTrace,
-            source: self.file.clone(),
-            graphs: Vec::new(),
-            symbols: Vec::new(),
-            guards: Vec::new(),
-            weights: BTreeMap::new(),
-            warnings: self.warnings,
-        };
+        let mut model = Model::new(Format::TorchTrace, self.file.clone());
+        model.warnings = self.warnings;
         for c in &self.compiles {
             for s in &c.symbols {
                 if model.symbol(&s.name).is_none() {
