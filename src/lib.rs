@@ -6,9 +6,11 @@
 
 pub mod cli;
 pub mod decomp;
+pub mod exec;
 pub mod import;
 pub mod infer;
 pub mod ir;
+pub mod npy;
 pub mod runtime;
 pub mod shapes;
 pub mod sym;

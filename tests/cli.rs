@@ -123,3 +123,48 @@ fn check_lite_exit_status() {
         assert!(out.contains(&format!("`{name}`")), "{out}");
     }
 }
+
+#[test]
+fn eval_writes_outputs_that_match_pytorch() {
+    let dir = std::env::temp_dir().join(format!("xpu-eval-{}", std::process::id()));
+    let model = sample("mlp.pt2");
+    let input = sample("mlp.in0.npy");
+    let (code, out, err) = run(&[
+        "eval",
+        model.to_str().unwrap(),
+        "--mode",
+        "none",
+        "--inputs",
+        input.to_str().unwrap(),
+        "--save-outputs",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let batch = xpu_workbench::npy::read(&input).unwrap().shape[0] as i64;
+    assert!(v["bindings"].as_object().unwrap().values().any(|b| b.as_i64() == Some(batch)), "{v}");
+    let ours = xpu_workbench::npy::read(&dir.join("out0.npy")).unwrap();
+    let want = xpu_workbench::npy::read(&sample("mlp.out0.npy")).unwrap();
+    assert_eq!((ours.dtype, &ours.shape), (want.dtype, &want.shape));
+    assert_eq!(v["outputs"][0]["shape"], serde_json::json!(want.shape));
+    let f = |b: &[u8]| b.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64).collect::<Vec<_>>();
+    let (a, r) = (f(&ours.data), f(&want.data));
+    let scale = r.iter().fold(1e-6f64, |m, x| m.max(x.abs()));
+    let e = a.iter().zip(&r).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max) / scale;
+    assert!(e < 1e-5, "relative error {e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn eval_rejects_unavailable_modes_and_wrong_inputs() {
+    let model = sample("mlp.pt2");
+    let input = sample("mlp.in0.npy");
+    let (code, _, err) = run(&["eval", model.to_str().unwrap(), "--mode", "lite", "--inputs", input.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--mode lite is not available"), "{err}");
+    let other = sample("cnn.in0.npy");
+    let (code, _, err) = run(&["eval", model.to_str().unwrap(), "--inputs", other.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("input `"), "{err}");
+}

@@ -3,6 +3,7 @@
 
 mod bench;
 mod decompose;
+mod eval;
 mod inspect;
 mod shapes;
 
@@ -56,6 +57,21 @@ pub enum Command {
         #[arg(long = "mark", value_name = "SPEC")]
         marks: Vec<String>,
     },
+    /// Run the graph in the reference CPU interpreter on .npy inputs; save outputs as .npy.
+    Eval {
+        file: PathBuf,
+        /// Decomposition applied first: none (core, lite and full arrive with the decomposition pass).
+        #[arg(long, default_value = "none")]
+        mode: String,
+        /// The user inputs in graph order, comma-separated .npy files.
+        #[arg(long, value_delimiter = ',', required = true)]
+        inputs: Vec<PathBuf>,
+        /// Folder to write out0.npy, out1.npy, ... into.
+        #[arg(long = "save-outputs", value_name = "DIR")]
+        save_outputs: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Benchmarks (medians over repetitions) for docs/PERFORMANCE.md.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -95,6 +111,9 @@ pub fn main() -> ExitCode {
             Ok(model) => decompose::check_lite_pt2(&model, &marks),
             Err(code) => code,
         },
+        Some(Command::Eval { file, mode, inputs, save_outputs, json }) => {
+            eval::run(&file, &mode, &inputs, save_outputs.as_deref(), json)
+        }
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
     }
 }
