@@ -4,5 +4,6 @@
 mod device;
 pub mod opencl;
 pub mod level_zero;
+pub mod plan;
 
 pub use device::{BufferId, Device, DeviceInfo, EventId, KernelArg, KernelTiming, ProgramId, RuntimeError};
