@@ -16,9 +16,9 @@ pub struct Ctx<'a> {
     pub kb: KernelBuilder,
     /// Values held in buffers: graph inputs and the outputs of earlier kernels.
     pub materialized: &'a HashSet<ValueId>,
-    /// Whether pointwise producers may be inlined (a fused kernel); fallback kernels inline
-    /// only views, as eager ATen kernels read their inputs from memory.
-    pub fuse: bool,
+    /// The producers a fused kernel may inline; `None` in fallback kernels, which inline only
+    /// views, as eager ATen kernels read their inputs from memory.
+    pub fuse: Option<&'a HashSet<NodeId>>,
     /// Compute nodes inlined into this kernel, for the step's node list.
     pub inlined: BTreeSet<NodeId>,
     /// The node being lowered, for messages.
@@ -71,7 +71,7 @@ impl<'a> Ctx<'a> {
         let node = self.graph.node(producer);
         let out = node.outputs.iter().position(|o| *o == v).unwrap_or(0);
         let (kind, lower) = ops::lookup(&node.target).ok_or_else(|| LowerError::NoLowering { node: node.name.clone(), target: node.target.clone() })?;
-        if kind != OpKind::View && !(self.fuse && kind == OpKind::Pointwise) {
+        if kind != OpKind::View && !self.fuse.is_some_and(|f| f.contains(&producer)) {
             return Err(LowerError::Internal(format!("`{}` is read before it is computed", value.name)));
         }
         if kind != OpKind::View {

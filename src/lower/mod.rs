@@ -149,14 +149,26 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     let outputs: HashSet<ValueId> = graph.outputs.iter().filter_map(Arg::as_tensor).collect();
     let needed = |v: ValueId| outputs.contains(&v) || !users[v.index()].is_empty();
 
+    // What fused kernels may compute inline: pointwise ops, and reductions over a small static
+    // row (their statistics are loop-invariant in the consumer and get hoisted, as Inductor's
+    // persistent reductions keep the row on chip).
+    let inlinable: HashSet<NodeId> = graph
+        .node_ids()
+        .filter(|n| {
+            !fallback[n.index()]
+                && match kinds[n.index()] {
+                    OpKind::Pointwise => true,
+                    OpKind::Reduction => reduction_size(graph, *n).is_some_and(|s| s <= MAX_INLINE_REDUCTION),
+                    _ => false,
+                }
+        })
+        .collect();
     let mut materialized: HashSet<ValueId> = graph.inputs.iter().map(|(v, _)| *v).collect();
     for (i, node) in graph.nodes.iter().enumerate() {
         let kind = kinds[i];
         let own_kernel = match kind {
-            OpKind::Meta => false,
-            OpKind::View => false,
-            OpKind::Pointwise => fallback[i],
-            OpKind::Reduction | OpKind::Heavy => true,
+            OpKind::Meta | OpKind::View => false,
+            OpKind::Pointwise | OpKind::Reduction | OpKind::Heavy => !inlinable.contains(&NodeId(i as u32)),
         };
         for &o in &node.outputs {
             if graph.value(o).tensor().is_some() && needed(o) && (own_kernel || outputs.contains(&o)) {
@@ -187,7 +199,8 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
             e => LowerError::At { node: node.name.clone(), target: node.target.clone(), source: Box::new(e) },
         };
         let is_fallback = fallback[i];
-        let (kernel, inlined) = build_kernel(graph, id, &outs, &materialized, !fallback[i], is_fallback).map_err(at)?;
+        let fuse = if fallback[i] { None } else { Some(&inlinable) };
+        let (kernel, inlined) = build_kernel(graph, id, &outs, &materialized, fuse, is_fallback).map_err(at)?;
         steps.push(if is_fallback {
             Step::Fallback { node: id, kernel }
         } else {
@@ -201,6 +214,24 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     Ok(Plan { mode: d.mode, graph: graph.clone(), steps, guards })
 }
 
+/// Largest static reduction (elements per output) a fused kernel recomputes inline.
+pub const MAX_INLINE_REDUCTION: i64 = 1024;
+
+/// Elements folded into each output of reduction node `n`, when static.
+fn reduction_size(graph: &Graph, n: NodeId) -> Option<i64> {
+    let node = graph.node(n);
+    let input = node.args.iter().find_map(|a| a.arg.as_tensor())?;
+    let sizes = &graph.value(input).tensor()?.sizes;
+    let dims: Vec<i64> = match node.arg("dim") {
+        Some(Arg::Ints(d)) => d.clone(),
+        Some(Arg::Int(d)) => vec![*d],
+        None | Some(Arg::None) => vec![],
+        _ => return None,
+    };
+    let dims = ctx::wrap_dims(&dims, sizes.len()).ok()?;
+    dims.iter().try_fold(1i64, |acc, d| sizes[*d].as_int().and_then(|s| acc.checked_mul(s)))
+}
+
 /// Entry-point names must be identifiers; node names nearly always are already.
 fn ident(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
@@ -211,7 +242,7 @@ fn build_kernel(
     root: NodeId,
     outs: &[usize],
     materialized: &HashSet<ValueId>,
-    fuse: bool,
+    fuse: Option<&HashSet<NodeId>>,
     is_fallback: bool,
 ) -> Result<(Kernel, BTreeSet<NodeId>), LowerError> {
     let node = graph.node(root);

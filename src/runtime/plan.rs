@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::{BufferId, Device, EventId, KernelArg, RuntimeError};
 use crate::codegen::spirv::{self, CodegenError, SpirvModule};
-use crate::exec::{self, ExecError, RtValue, Tensor, Values};
+use crate::exec::{self, ExecError, Tensor};
 use crate::ir::{Arg, DType, Graph, InputKind, Model, ValueId, WeightData};
 use crate::lower::{Plan, Step};
 use crate::sym::{Bindings, SymError};
@@ -54,7 +54,7 @@ pub fn compile_plan(plan: &Plan) -> Result<Vec<Option<SpirvModule>>, CodegenErro
     plan.steps.iter().map(|s| s.kernel().map(spirv::compile).transpose()).collect()
 }
 
-fn step_nodes(plan: &Plan, step: &Step) -> Vec<String> {
+pub(crate) fn step_nodes(plan: &Plan, step: &Step) -> Vec<String> {
     step.nodes().iter().map(|n| plan.graph.node(*n).name.clone()).collect()
 }
 
@@ -114,10 +114,21 @@ pub fn run_on_device(
     }
     let mut buffers: HashMap<String, BufferId> = HashMap::new();
     let mut result = Ok(());
+    let mut programs = HashMap::new();
+    for module in modules.iter().flatten() {
+        // Some drivers abort the process on a malformed module; refuse one that does not parse.
+        if let Err(e) = rspirv::dr::load_words(&module.words) {
+            return Err(RuntimeError::Build { program: module.name.clone(), log: format!("not a well-formed SPIR-V module: {e}") }.into());
+        }
+        programs.insert(module.name.clone(), dev.build(&module.name, &module.words)?);
+    }
     let mut launched: Vec<(usize, Option<EventId>)> = Vec::new();
-    for (i, (step, module)) in plan.steps.iter().zip(modules).enumerate() {
-        let (Some(kernel), Some(module)) = (step.kernel(), module) else { continue };
-        if let Err(e) = launch(dev, plan, kernel, module, &host, &mut buffers, bindings).map(|ev| launched.push((i, ev))) {
+    for (i, step) in plan.steps.iter().enumerate() {
+        let Some(kernel) = step.kernel() else { continue };
+        let Some(program) = programs.get(&kernel.name).copied() else {
+            return Err(RunError::Input(format!("kernel `{}` has no compiled module", kernel.name)));
+        };
+        if let Err(e) = launch(dev, plan, kernel, program, &host, &mut buffers, bindings).map(|ev| launched.push((i, ev))) {
             result = Err(e);
             break;
         }
@@ -166,7 +177,7 @@ fn launch(
     dev: &mut dyn Device,
     plan: &Plan,
     kernel: &crate::lower::Kernel,
-    module: &SpirvModule,
+    program: super::ProgramId,
     host: &HashMap<ValueId, Tensor>,
     buffers: &mut HashMap<String, BufferId>,
     b: &Bindings,
@@ -203,7 +214,6 @@ fn launch(
     if total == 0 {
         return Ok(None);
     }
-    let program = dev.build(&kernel.name, &module.words)?;
     Ok(Some(dev.launch(program, &kernel.name, &args, [total, 1, 1], Some([WORK_GROUP, 1, 1]))?))
 }
 
@@ -236,42 +246,3 @@ fn read_outputs(
     Ok(out)
 }
 
-/// Runs `plan` on the reference interpreter, step by step: each step's nodes are interpreted
-/// (a node inlined into several kernels is computed once), and the step's host time stands in
-/// for device time.
-pub fn run_reference(plan: &Plan, model: &Model, inputs: &[Tensor], bindings: &Bindings) -> Result<PlanRun, RunError> {
-    let t0 = Instant::now();
-    let graph = &plan.graph;
-    let mut values = Values::new(graph);
-    for (v, t) in load_weights(model, graph)? {
-        values.set(v, RtValue::Tensor(t));
-    }
-    for (v, t) in exec::user_inputs(graph).into_iter().zip(inputs) {
-        values.set(v, RtValue::Tensor(t.clone()));
-    }
-    let mut steps = Vec::new();
-    let mut total = 0;
-    for step in &plan.steps {
-        let s0 = Instant::now();
-        for n in step.nodes() {
-            let node = graph.node(n);
-            if node.outputs.iter().all(|o| values.get(*o).is_some()) {
-                continue;
-            }
-            let op = exec::ops::lookup(&node.target)
-                .ok_or_else(|| ExecError::UnsupportedOp { node: node.name.clone(), target: node.target.clone() })?;
-            let cx = exec::ops::OpCx { node, values: &values, bindings };
-            let results = op(&cx).map_err(|e| ExecError::Unsupported { node: node.name.clone(), target: node.target.clone(), message: format!("{e:?}") })?;
-            for (o, r) in node.outputs.iter().zip(results) {
-                values.set(*o, r);
-            }
-        }
-        if let Some(k) = step.kernel() {
-            let ns = s0.elapsed().as_nanos() as u64;
-            total += ns;
-            steps.push(StepRun { kind: step.kind(), name: k.name.clone(), nodes: step_nodes(plan, step), device_ns: ns });
-        }
-    }
-    let outputs = exec::outputs(graph, &values)?;
-    Ok(PlanRun { outputs, steps, total_device_ns: total, wall_ns: t0.elapsed().as_nanos() as u64 })
-}
