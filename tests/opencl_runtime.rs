@@ -37,8 +37,11 @@ fn assemble(name: &str) -> Option<Vec<u32>> {
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/data")
         .join(format!("{name}.spvasm"));
-    let binary: PathBuf =
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}.spv", std::process::id()));
+    // Tests run in parallel threads and assemble the same module: one file each.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let unique = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let binary: PathBuf = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{name}-{}-{unique}.spv", std::process::id()));
     let run = |tool: &str, args: &[&std::ffi::OsStr]| -> Result<(), String> {
         let out = Command::new(tool)
             .args(args)

@@ -3,6 +3,7 @@
 
 mod bench;
 mod check_lite;
+pub mod compile;
 mod decompose;
 mod eval;
 mod inspect;
@@ -77,6 +78,46 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Lower to kernels and write one .spv and .spvasm per kernel plus plan.json into --emit.
+    Compile {
+        file: PathBuf,
+        #[arg(long, default_value = "full")]
+        mode: String,
+        #[arg(long = "mark", value_name = "SPEC")]
+        marks: Vec<String>,
+        /// SYM=INT, for the sizes plan.json shows; kernels do not depend on it.
+        #[arg(long = "bind", value_name = "SYM=INT")]
+        binds: Vec<String>,
+        #[arg(long, value_name = "DIR")]
+        emit: PathBuf,
+    },
+    /// Lower, compile and run on a device; time each kernel; optionally check against the
+    /// reference interpreter.
+    Run {
+        file: PathBuf,
+        #[arg(long, default_value = "full")]
+        mode: String,
+        #[arg(long = "mark", value_name = "SPEC")]
+        marks: Vec<String>,
+        /// SYM=INT (used when no --inputs are given; unbound symbols take their hint).
+        #[arg(long = "bind", value_name = "SYM=INT")]
+        binds: Vec<String>,
+        /// reference (CPU interpreter), opencl, or xpu (Level Zero).
+        #[arg(long, default_value = "opencl")]
+        device: String,
+        /// User inputs in graph order, comma-separated .npy files; random (seeded) when absent.
+        #[arg(long, value_delimiter = ',')]
+        inputs: Vec<PathBuf>,
+        #[arg(long = "save-outputs", value_name = "DIR")]
+        save_outputs: Option<PathBuf>,
+        /// Compare the outputs with the reference interpreter on the unmodified graph.
+        #[arg(long)]
+        check: bool,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long)]
+        json: bool,
+    },
     /// Benchmarks (medians over repetitions) for docs/PERFORMANCE.md.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -88,6 +129,14 @@ pub enum BenchCommand {
     Import {
         file: PathBuf,
         #[arg(long, default_value_t = 20)]
+        repeat: usize,
+    },
+    /// GB/s of generated pointwise and reduction kernels against a copy kernel (OpenCL), for
+    /// buffers from 1 MB to --max-mb (x8 steps), and lite vs full kernel counts of the samples.
+    Kernels {
+        #[arg(long = "max-mb", default_value_t = 1024)]
+        max_mb: usize,
+        #[arg(long, default_value_t = 5)]
         repeat: usize,
     },
 }
@@ -116,7 +165,23 @@ pub fn main() -> ExitCode {
         Some(Command::Eval { file, mode, marks, inputs, save_outputs, json }) => {
             eval::run(&file, &mode, &marks, &inputs, save_outputs.as_deref(), json)
         }
+        Some(Command::Compile { file, mode, marks, binds, emit }) => compile::compile(&file, &mode, &marks, &binds, &emit),
+        Some(Command::Run { file, mode, marks, binds, device, inputs, save_outputs, check, seed, json }) => {
+            compile::run(compile::RunArgs {
+                file: &file,
+                mode: &mode,
+                marks: &marks,
+                binds: &binds,
+                device: &device,
+                inputs: &inputs,
+                save: save_outputs.as_deref(),
+                check,
+                json,
+                seed,
+            })
+        }
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
+        Some(Command::Bench(BenchCommand::Kernels { max_mb, repeat })) => bench::kernels(max_mb, repeat),
     }
 }
 

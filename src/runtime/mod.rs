@@ -4,5 +4,7 @@
 mod device;
 pub mod opencl;
 pub mod level_zero;
+pub mod plan;
+pub mod reference;
 
 pub use device::{BufferId, Device, DeviceInfo, EventId, KernelArg, KernelTiming, ProgramId, RuntimeError};
