@@ -3,6 +3,7 @@
 
 mod bench;
 mod decompose;
+mod devices;
 mod inspect;
 mod shapes;
 
@@ -56,6 +57,11 @@ pub enum Command {
         #[arg(long = "mark", value_name = "SPEC")]
         marks: Vec<String>,
     },
+    /// Every backend (Level Zero, OpenCL, reference): its device, or why it is unavailable.
+    Devices {
+        #[arg(long)]
+        json: bool,
+    },
     /// Benchmarks (medians over repetitions) for docs/PERFORMANCE.md.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -95,6 +101,7 @@ pub fn main() -> ExitCode {
             Ok(model) => decompose::check_lite_pt2(&model, &marks),
             Err(code) => code,
         },
+        Some(Command::Devices { json }) => devices::run(json),
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
     }
 }
