@@ -9,6 +9,7 @@ pub mod decomp;
 pub mod import;
 pub mod infer;
 pub mod ir;
+pub mod profile;
 pub mod runtime;
 pub mod shapes;
 pub mod sym;

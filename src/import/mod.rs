@@ -19,6 +19,7 @@ pub enum ImportError {
 
 /// Loads any supported model file, choosing the importer from the file's first bytes.
 pub fn load(path: &Path) -> Result<Model, ImportError> {
+    puffin::profile_scope!("import", path.display().to_string());
     let file = path.display().to_string();
     let mut magic = [0u8; 4];
     {
