@@ -75,6 +75,14 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 20)]
         repeat: usize,
     },
+    /// Nanoseconds per puffin scope, with scopes off (the default) and on.
+    Puffin {
+        /// Scopes per round.
+        #[arg(long, default_value_t = 1_000_000)]
+        scopes: u64,
+        #[arg(long, default_value_t = 15)]
+        repeat: usize,
+    },
 }
 
 /// Exit statuses: 0 ok, 1 the check or command failed, 2 bad input (file, flag, binding).
@@ -103,6 +111,7 @@ pub fn main() -> ExitCode {
         },
         Some(Command::Devices { json }) => devices::run(json),
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
+        Some(Command::Bench(BenchCommand::Puffin { scopes, repeat })) => bench::puffin_overhead(scopes, repeat),
     }
 }
 
