@@ -2,6 +2,8 @@
 //! next sync point, and what the launch was ([`LaunchInfo`]). Anything that runs kernels on a
 //! `&mut dyn Device` (the plan runner, a test) is profiled by handing it this instead.
 
+use std::collections::HashMap;
+
 use super::align::{align, LaunchTimes};
 use super::trace::{DeviceSpan, LaunchInfo};
 use crate::runtime::{BufferId, Device, DeviceInfo, EventId, KernelArg, KernelTiming, ProgramId, RuntimeError};
@@ -20,18 +22,27 @@ pub struct TracingDevice<'d> {
     /// Launches before this index have seen a sync point.
     synced: usize,
     next_label: Option<LaunchInfo>,
+    /// Labels by kernel name, for runners that launch without calling [`Self::label_next`].
+    labels: HashMap<String, LaunchInfo>,
     repetition: u32,
 }
 
 impl<'d> TracingDevice<'d> {
     pub fn new(inner: &'d mut dyn Device) -> Self {
-        Self { inner, launches: Vec::new(), synced: 0, next_label: None, repetition: 0 }
+        Self { inner, launches: Vec::new(), synced: 0, next_label: None, labels: HashMap::new(), repetition: 0 }
     }
 
     /// Names the next launch (its graph node, shapes, bindings). Unlabelled launches are named
     /// after their kernel.
     pub fn label_next(&mut self, info: LaunchInfo) {
         self.next_label = Some(info);
+    }
+
+    /// Labels every later launch of a kernel named like a key (unless [`Self::label_next`] was
+    /// called for it): a plan's kernels are known before it runs, so a runner that knows
+    /// nothing of profiling still yields spans named after graph nodes.
+    pub fn set_labels(&mut self, labels: HashMap<String, LaunchInfo>) {
+        self.labels = labels;
     }
 
     /// Launches from now on belong to repetition `r`.
@@ -119,7 +130,7 @@ impl Device for TracingDevice<'_> {
         global: [usize; 3],
         local: Option<[usize; 3]>,
     ) -> Result<EventId, RuntimeError> {
-        let mut info = self.next_label.take().unwrap_or_default();
+        let mut info = self.next_label.take().or_else(|| self.labels.get(kernel).cloned()).unwrap_or_default();
         if info.node.is_empty() {
             info.node = kernel.to_string();
         }
