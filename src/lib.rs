@@ -5,11 +5,15 @@
 //! → `codegen` → `runtime` → `profile`, with `sym` for symbolic shapes throughout.
 
 pub mod cli;
+pub mod codegen;
 pub mod decomp;
+pub mod exec;
 pub mod import;
 pub mod infer;
 pub mod ir;
 pub mod profile;
+pub mod lower;
+pub mod npy;
 pub mod runtime;
 pub mod shapes;
 pub mod sym;

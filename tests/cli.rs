@@ -123,3 +123,112 @@ fn check_lite_exit_status() {
         assert!(out.contains(&format!("`{name}`")), "{out}");
     }
 }
+
+#[test]
+fn eval_writes_outputs_that_match_pytorch() {
+    let dir = std::env::temp_dir().join(format!("xpu-eval-{}", std::process::id()));
+    let model = sample("mlp.pt2");
+    let input = sample("mlp.in0.npy");
+    let (code, out, err) = run(&[
+        "eval",
+        model.to_str().unwrap(),
+        "--mode",
+        "none",
+        "--inputs",
+        input.to_str().unwrap(),
+        "--save-outputs",
+        dir.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let batch = xpu_workbench::npy::read(&input).unwrap().shape[0] as i64;
+    assert!(v["bindings"].as_object().unwrap().values().any(|b| b.as_i64() == Some(batch)), "{v}");
+    let ours = xpu_workbench::npy::read(&dir.join("out0.npy")).unwrap();
+    let want = xpu_workbench::npy::read(&sample("mlp.out0.npy")).unwrap();
+    assert_eq!((ours.dtype, &ours.shape), (want.dtype, &want.shape));
+    assert_eq!(v["outputs"][0]["shape"], serde_json::json!(want.shape));
+    let f = |b: &[u8]| b.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64).collect::<Vec<_>>();
+    let (a, r) = (f(&ours.data), f(&want.data));
+    let scale = r.iter().fold(1e-6f64, |m, x| m.max(x.abs()));
+    let e = a.iter().zip(&r).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max) / scale;
+    assert!(e < 1e-5, "relative error {e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn eval_rejects_unavailable_modes_and_wrong_inputs() {
+    let model = sample("mlp.pt2");
+    let input = sample("mlp.in0.npy");
+    let (code, _, err) = run(&["eval", model.to_str().unwrap(), "--mode", "lite", "--inputs", input.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--mode lite is not available"), "{err}");
+    let other = sample("cnn.in0.npy");
+    let (code, _, err) = run(&["eval", model.to_str().unwrap(), "--inputs", other.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("input `"), "{err}");
+}
+
+#[test]
+fn run_json_follows_the_contract_on_the_reference_device() {
+    let model = sample("cnn.pt2");
+    let input = sample("cnn.in0.npy");
+    let dir = std::env::temp_dir().join(format!("xpu-run-{}", std::process::id()));
+    let (code, out, err) = run(&[
+        "run", model.to_str().unwrap(), "--mode", "full", "--device", "reference", "--inputs", input.to_str().unwrap(),
+        "--save-outputs", dir.to_str().unwrap(), "--check", "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["device"].as_str().unwrap().contains("reference"));
+    assert_eq!(v["mode"], "full");
+    assert!(v["bindings"].is_object());
+    let steps = v["steps"].as_array().unwrap();
+    assert!(!steps.is_empty());
+    for s in steps {
+        assert!(s["kind"] == "fused" || s["kind"] == "fallback", "{s}");
+        assert!(s["name"].is_string() && s["nodes"].is_array() && s["device_ns"].is_u64(), "{s}");
+    }
+    assert!(v["total_device_ns"].is_u64() && v["wall_ns"].is_u64());
+    assert_eq!(v["check"]["ok"], true, "{v}");
+    assert!(v["check"]["max_abs_err"].is_number() && v["check"]["max_rel_err"].is_number());
+    assert!(dir.join("out0.npy").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_generates_seeded_inputs_from_bindings_and_xpu_says_why_it_is_missing() {
+    let model = sample("mlp.pt2");
+    let (code, out, err) = run(&["run", model.to_str().unwrap(), "--mode", "lite", "--device", "reference", "--bind", "s77=3", "--check", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["bindings"].as_object().unwrap().values().any(|b| b == 3), "{v}");
+    assert!(v["steps"].as_array().unwrap().iter().all(|s| s["kind"] == "fallback"));
+    let (code, _, err) = run(&["run", model.to_str().unwrap(), "--device", "xpu"]);
+    if code != 0 {
+        assert!(err.contains("level_zero"), "{err}");
+    }
+    let (code, _, err) = run(&["run", model.to_str().unwrap(), "--device", "tpu"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("--device"), "{err}");
+}
+
+#[test]
+fn compile_emits_spirv_assembly_and_a_plan() {
+    let model = sample("transformer_block.pt2");
+    let dir = std::env::temp_dir().join(format!("xpu-compile-{}", std::process::id()));
+    let (code, _, err) = run(&["compile", model.to_str().unwrap(), "--mode", "full", "--bind", "s27=5", "--emit", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let plan: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("plan.json")).unwrap()).unwrap();
+    let steps = plan["steps"].as_array().unwrap();
+    assert_eq!(steps.len() as u64, plan["kernels"].as_u64().unwrap());
+    for s in steps {
+        let name = s["name"].as_str().unwrap();
+        let spv = std::fs::read(dir.join(format!("{name}.spv"))).unwrap();
+        assert_eq!(&spv[..4], &0x0723_0203u32.to_le_bytes());
+        let asm = std::fs::read_to_string(dir.join(format!("{name}.spvasm"))).unwrap();
+        assert!(asm.contains("OpEntryPoint Kernel") && asm.contains(name), "{name}");
+    }
+    assert_eq!(plan["bindings"]["s27"], 5);
+    let _ = std::fs::remove_dir_all(&dir);
+}

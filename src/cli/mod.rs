@@ -2,8 +2,10 @@
 //! each subcommand's work in its own file.
 
 mod bench;
+pub mod compile;
 mod decompose;
 mod devices;
+mod eval;
 mod inspect;
 mod shapes;
 
@@ -62,6 +64,61 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run the graph in the reference CPU interpreter on .npy inputs; save outputs as .npy.
+    Eval {
+        file: PathBuf,
+        /// Decomposition applied first: none (core, lite and full arrive with the decomposition pass).
+        #[arg(long, default_value = "none")]
+        mode: String,
+        /// The user inputs in graph order, comma-separated .npy files.
+        #[arg(long, value_delimiter = ',', required = true)]
+        inputs: Vec<PathBuf>,
+        /// Folder to write out0.npy, out1.npy, ... into.
+        #[arg(long = "save-outputs", value_name = "DIR")]
+        save_outputs: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Lower to kernels and write one .spv and .spvasm per kernel plus plan.json into --emit.
+    Compile {
+        file: PathBuf,
+        #[arg(long, default_value = "full")]
+        mode: String,
+        #[arg(long = "mark", value_name = "SPEC")]
+        marks: Vec<String>,
+        /// SYM=INT, for the sizes plan.json shows; kernels do not depend on it.
+        #[arg(long = "bind", value_name = "SYM=INT")]
+        binds: Vec<String>,
+        #[arg(long, value_name = "DIR")]
+        emit: PathBuf,
+    },
+    /// Lower, compile and run on a device; time each kernel; optionally check against the
+    /// reference interpreter.
+    Run {
+        file: PathBuf,
+        #[arg(long, default_value = "full")]
+        mode: String,
+        #[arg(long = "mark", value_name = "SPEC")]
+        marks: Vec<String>,
+        /// SYM=INT (used when no --inputs are given; unbound symbols take their hint).
+        #[arg(long = "bind", value_name = "SYM=INT")]
+        binds: Vec<String>,
+        /// reference (CPU interpreter), opencl, or xpu (Level Zero).
+        #[arg(long, default_value = "opencl")]
+        device: String,
+        /// User inputs in graph order, comma-separated .npy files; random (seeded) when absent.
+        #[arg(long, value_delimiter = ',')]
+        inputs: Vec<PathBuf>,
+        #[arg(long = "save-outputs", value_name = "DIR")]
+        save_outputs: Option<PathBuf>,
+        /// Compare the outputs with the reference interpreter on the unmodified graph.
+        #[arg(long)]
+        check: bool,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long)]
+        json: bool,
+    },
     /// Benchmarks (medians over repetitions) for docs/PERFORMANCE.md.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -110,6 +167,24 @@ pub fn main() -> ExitCode {
             Err(code) => code,
         },
         Some(Command::Devices { json }) => devices::run(json),
+        Some(Command::Eval { file, mode, inputs, save_outputs, json }) => {
+            eval::run(&file, &mode, &inputs, save_outputs.as_deref(), json)
+        }
+        Some(Command::Compile { file, mode, marks, binds, emit }) => compile::compile(&file, &mode, &marks, &binds, &emit),
+        Some(Command::Run { file, mode, marks, binds, device, inputs, save_outputs, check, seed, json }) => {
+            compile::run(compile::RunArgs {
+                file: &file,
+                mode: &mode,
+                marks: &marks,
+                binds: &binds,
+                device: &device,
+                inputs: &inputs,
+                save: save_outputs.as_deref(),
+                check,
+                json,
+                seed,
+            })
+        }
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
         Some(Command::Bench(BenchCommand::Puffin { scopes, repeat })) => bench::puffin_overhead(scopes, repeat),
     }

@@ -1,0 +1,257 @@
+//! `compile` and `run`: lower a model under a decomposition mode, write its SPIR-V kernels, or
+//! run them on a device (reference interpreter, OpenCL, Level Zero) and check the numerics.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use serde_json::{json, Value};
+
+use super::{fail, EXIT_FAILED, EXIT_USAGE};
+use crate::codegen::spirv;
+use crate::decomp::{Marks, Mode};
+use crate::exec::{self, Tensor};
+use crate::ir::{Model, ValueKind};
+use crate::lower::{self, Plan};
+use crate::npy;
+use crate::runtime::plan::{compile_plan, run_on_device, PlanRun};
+use crate::runtime::{level_zero, opencl, reference, Device};
+use crate::shapes::{parse_binding, resolve_bindings};
+use crate::sym::Bindings;
+
+/// What `compile` and `run` share: the model, its graph lowered under a mode.
+pub struct Lowered {
+    pub model: Model,
+    pub plan: Plan,
+}
+
+pub fn lower_file(file: &Path, mode: &str, marks: &[String]) -> Result<Lowered, ExitCode> {
+    let mode = Mode::parse(mode).ok_or_else(|| fail(EXIT_USAGE, &format!("unknown --mode `{mode}`: expected none, core, lite or full")))?;
+    let model = super::load(file)?;
+    let graph = model.graphs.first().ok_or_else(|| fail(EXIT_USAGE, &format!("{}: the model has no graph", file.display())))?;
+    let marks = Marks::parse(marks).map_err(|e| fail(EXIT_USAGE, &e))?;
+    marks.check_against(graph).map_err(|e| fail(EXIT_USAGE, &e))?;
+    let plan = lower::lower(&model, graph, mode, &marks).map_err(|e| fail(EXIT_FAILED, &e))?;
+    Ok(Lowered { model, plan })
+}
+
+fn explicit_bindings(binds: &[String]) -> Result<Vec<(String, i64)>, ExitCode> {
+    binds.iter().map(|b| parse_binding(b).map_err(|e| fail(EXIT_USAGE, &e))).collect()
+}
+
+fn plan_json(plan: &Plan, b: &Bindings) -> Value {
+    let steps: Vec<Value> = plan
+        .steps
+        .iter()
+        .filter_map(|s| {
+            let k = s.kernel()?;
+            let nodes: Vec<&str> = s.nodes().iter().map(|n| plan.graph.node(*n).name.as_str()).collect();
+            let args: Vec<Value> = k.params.iter().map(|p| json!({"expr": p.to_string(), "value": p.eval_int(b).ok()})).collect();
+            let grid: Option<i64> = k.domain_sizes.iter().try_fold(1i64, |acc, d| d.eval_int(b).ok().map(|v| acc * v));
+            Some(json!({
+                "kind": s.kind(),
+                "name": k.name,
+                "nodes": nodes,
+                "buffers": k.buffers,
+                "size_args": args,
+                "grid": grid,
+                "spv": format!("{}.spv", k.name),
+            }))
+        })
+        .collect();
+    json!({"mode": plan.mode.name(), "guards": plan.guards, "bindings": b, "kernels": plan.kernel_count(), "steps": steps})
+}
+
+pub fn compile(file: &Path, mode: &str, marks: &[String], binds: &[String], emit: &Path) -> ExitCode {
+    let l = match lower_file(file, mode, marks) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let b = match explicit_bindings(binds).and_then(|e| resolve_bindings(&l.model, &e).map_err(|e| fail(EXIT_USAGE, &e))) {
+        Ok(b) => b,
+        Err(c) => return c,
+    };
+    let modules = match compile_plan(&l.plan) {
+        Ok(m) => m,
+        Err(e) => return fail(EXIT_FAILED, &e),
+    };
+    if let Err(e) = std::fs::create_dir_all(emit) {
+        return fail(EXIT_USAGE, &format!("{}: cannot create: {e}", emit.display()));
+    }
+    for m in modules.iter().flatten() {
+        let w = std::fs::write(emit.join(format!("{}.spv", m.name)), m.to_bytes())
+            .and_then(|_| std::fs::write(emit.join(format!("{}.spvasm", m.name)), spirv::disassemble(m)));
+        if let Err(e) = w {
+            return fail(EXIT_FAILED, &format!("{}: {e}", emit.display()));
+        }
+    }
+    let doc = plan_json(&l.plan, &b);
+    if let Err(e) = std::fs::write(emit.join("plan.json"), serde_json::to_string_pretty(&doc).unwrap_or_default()) {
+        return fail(EXIT_FAILED, &format!("{}: {e}", emit.display()));
+    }
+    println!("{} kernels ({} mode) written to {}", l.plan.kernel_count(), l.plan.mode.name(), emit.display());
+    ExitCode::SUCCESS
+}
+
+/// SplitMix64: seeded inputs without a dependency; uniform in [-1, 1).
+fn random_tensor(shape: &[usize], seed: &mut u64) -> Tensor {
+    let n: usize = shape.iter().product();
+    let v: Vec<f32> = (0..n)
+        .map(|_| {
+            *seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = *seed;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^= z >> 31;
+            ((z >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect();
+    Tensor::from_vec(shape, v).expect("length matches shape")
+}
+
+/// Random user inputs of the shapes `b` gives the graph's inputs.
+pub fn random_inputs(model: &Model, b: &Bindings, seed: u64) -> Result<Vec<Tensor>, String> {
+    let graph = model.graphs.first().ok_or("the model has no graph")?;
+    let mut s = seed;
+    exec::user_inputs(graph)
+        .iter()
+        .map(|v| match &graph.value(*v).kind {
+            ValueKind::Tensor(t) => {
+                let shape = t.sizes.iter().map(|e| e.eval_int(b).map(|i| i.max(0) as usize)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+                Ok(random_tensor(&shape, &mut s))
+            }
+            ValueKind::SymInt(e) => Ok(Tensor::scalar(e.eval_int(b).map_err(|e| e.to_string())?)),
+            other => Err(format!("input `{}` of kind {other:?} cannot be generated", graph.value(*v).name)),
+        })
+        .collect()
+}
+
+/// Maximum absolute error and that error relative to the largest reference magnitude.
+pub fn compare(got: &[Tensor], want: &[Tensor]) -> (f64, f64) {
+    let (mut abs, mut scale) = (0.0f64, 0.0f64);
+    for (g, w) in got.iter().zip(want) {
+        if g.shape() != w.shape() {
+            return (f64::INFINITY, f64::INFINITY);
+        }
+        for (x, y) in g.to_f64_vec().iter().zip(w.to_f64_vec()) {
+            let d = (x - y).abs();
+            abs = if d.is_nan() { f64::INFINITY } else { abs.max(d) };
+            scale = scale.max(y.abs());
+        }
+    }
+    (abs, abs / scale.max(1e-12))
+}
+
+pub struct RunArgs<'a> {
+    pub file: &'a Path,
+    pub mode: &'a str,
+    pub marks: &'a [String],
+    pub binds: &'a [String],
+    pub device: &'a str,
+    pub inputs: &'a [PathBuf],
+    pub save: Option<&'a Path>,
+    pub check: bool,
+    pub json: bool,
+    pub seed: u64,
+}
+
+pub fn run(a: RunArgs<'_>) -> ExitCode {
+    let l = match lower_file(a.file, a.mode, a.marks) {
+        Ok(l) => l,
+        Err(c) => return c,
+    };
+    let graph = &l.model.graphs[0];
+    let (inputs, bindings) = if a.inputs.is_empty() {
+        let b = match explicit_bindings(a.binds).and_then(|e| resolve_bindings(&l.model, &e).map_err(|e| fail(EXIT_USAGE, &e))) {
+            Ok(b) => b,
+            Err(c) => return c,
+        };
+        match random_inputs(&l.model, &b, a.seed) {
+            Ok(t) => (t, b),
+            Err(e) => return fail(EXIT_USAGE, &e),
+        }
+    } else {
+        let mut ts = Vec::new();
+        for p in a.inputs {
+            match npy::read(p).and_then(|x| {
+                Tensor::from_le_bytes(x.dtype, &x.shape, &x.data).map_err(|message| npy::NpyError::Format { file: p.display().to_string(), message })
+            }) {
+                Ok(t) => ts.push(t),
+                Err(e) => return fail(EXIT_USAGE, &e),
+            }
+        }
+        match exec::infer_bindings(&l.model, graph, &ts) {
+            Ok(b) => (ts, b),
+            Err(e) => return fail(EXIT_USAGE, &e),
+        }
+    };
+    let result = run_plan_on(a.device, &l, &inputs, &bindings);
+    let (device_name, r) = match result {
+        Ok(x) => x,
+        Err(e) => return fail(EXIT_FAILED, &e),
+    };
+    let check = if a.check {
+        match exec::run(&l.model, graph, &inputs) {
+            Ok(want) => {
+                let (abs, rel) = compare(&r.outputs, &want);
+                Some(json!({"max_abs_err": abs, "max_rel_err": rel, "ok": rel < 1e-4}))
+            }
+            Err(e) => return fail(EXIT_FAILED, &format!("reference interpreter: {e}")),
+        }
+    } else {
+        None
+    };
+    if let Some(dir) = a.save {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            return fail(EXIT_USAGE, &format!("{}: cannot create: {e}", dir.display()));
+        }
+        for (i, t) in r.outputs.iter().enumerate() {
+            let arr = npy::NpyArray { dtype: t.dtype(), shape: t.shape().to_vec(), data: t.to_le_bytes() };
+            if let Err(e) = npy::write(&dir.join(format!("out{i}.npy")), &arr) {
+                return fail(EXIT_FAILED, &e);
+            }
+        }
+    }
+    let ok = check.as_ref().map_or(true, |c| c["ok"] == json!(true));
+    if a.json {
+        super::print_json(&json!({
+            "device": device_name,
+            "mode": l.plan.mode.name(),
+            "bindings": bindings,
+            "steps": r.steps,
+            "total_device_ns": r.total_device_ns,
+            "wall_ns": r.wall_ns,
+            "check": check,
+        }));
+    } else {
+        println!("device: {device_name}\nmode: {}  kernels: {}", l.plan.mode.name(), r.steps.len());
+        for s in &r.steps {
+            println!("  {:>10} ns  {:<8} {}  [{}]", s.device_ns, s.kind, s.name, s.nodes.join(", "));
+        }
+        println!("total device: {} ns, wall: {} ns", r.total_device_ns, r.wall_ns);
+        if let Some(c) = &check {
+            println!("check: max_abs_err {} max_rel_err {} ok {}", c["max_abs_err"], c["max_rel_err"], c["ok"]);
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAILED)
+    }
+}
+
+/// Runs the lowered plan on the named device; the device's name comes back with the run.
+pub fn run_plan_on(device: &str, l: &Lowered, inputs: &[Tensor], b: &Bindings) -> Result<(String, PlanRun), String> {
+    let mut dev: Box<dyn Device> = match device {
+        "reference" => {
+            let r = reference::run_reference(&l.plan, &l.model, inputs, b).map_err(|e| e.to_string())?;
+            return Ok(("reference (CPU interpreter)".into(), r));
+        }
+        "opencl" => Box::new(opencl::OpenClDevice::open().map_err(|e| e.to_string())?),
+        "xpu" => Box::new(level_zero::LevelZero::open().map_err(|e| e.to_string())?),
+        other => return Err(format!("unknown --device `{other}`: expected reference, opencl or xpu")),
+    };
+    let modules = compile_plan(&l.plan).map_err(|e| e.to_string())?;
+    let name = format!("{} ({})", dev.info().name, dev.info().backend);
+    let r = run_on_device(dev.as_mut(), &l.plan, &modules, &l.model, inputs, b).map_err(|e| e.to_string())?;
+    Ok((name, r))
+}

@@ -1,0 +1,112 @@
+//! Layer and batch normalisation (inference), computed in `f64` and rounded once.
+
+use super::reduce::group;
+use super::{dtype_ok, shape_err, OpCx, OpError, OpResult};
+use crate::exec::tensor::Tensor;
+use crate::exec::value::RtValue;
+
+fn float_input<'a>(cx: &OpCx<'a>) -> OpResult<&'a Tensor> {
+    let x = cx.tensor("input")?;
+    if !x.dtype().is_floating() {
+        return Err(OpError::DType(x.dtype()));
+    }
+    Ok(x)
+}
+
+/// An optional per-feature parameter as `f64`, checked to hold `n` elements.
+fn param(cx: &OpCx, name: &str, n: usize) -> OpResult<Option<Vec<f64>>> {
+    match cx.opt_tensor(name)? {
+        None => Ok(None),
+        Some(t) if t.numel() == n => Ok(Some(t.to_f64_vec())),
+        Some(t) => shape_err(format!("{name} has shape {:?}, expected {n} elements", t.shape())),
+    }
+}
+
+/// `(out, mean, rstd)` over the trailing `normalized_shape` dims; mean and rstd keep those dims as 1.
+fn layer_norm_impl(cx: &OpCx) -> OpResult<[Tensor; 3]> {
+    let x = float_input(cx)?;
+    let ns = cx.ints("normalized_shape")?;
+    let k = ns.len();
+    let shape = x.shape();
+    if k > shape.len() || shape[shape.len() - k..].iter().zip(&ns).any(|(&a, &b)| a as i64 != b) {
+        return shape_err(format!("normalized_shape {ns:?} does not match the trailing dims of {shape:?}"));
+    }
+    let dims: Vec<usize> = (shape.len() - k..shape.len()).collect();
+    let n: usize = dims.iter().map(|&d| shape[d]).product();
+    let (w, b) = (param(cx, "weight", n)?, param(cx, "bias", n)?);
+    let eps = cx.float_or("eps", 1e-5)?;
+    // The normalised dims are the trailing ones, so rows are contiguous and in input order.
+    let rows = group::<f64>(x, &dims, true);
+    let (mut out, mut means, mut rstds) = (Vec::with_capacity(x.numel()), Vec::new(), Vec::new());
+    for row in rows.flat.chunks(n.max(1)) {
+        let mean = row.iter().sum::<f64>() / n as f64;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
+        let rstd = 1.0 / (var + eps).sqrt();
+        for (i, v) in row.iter().enumerate() {
+            let y = (v - mean) * rstd;
+            let y = w.as_ref().map_or(y, |w| y * w[i]);
+            out.push(b.as_ref().map_or(y, |b| y + b[i]));
+        }
+        means.push(mean);
+        rstds.push(rstd);
+    }
+    let mk = |s: &[usize], v: Vec<f64>| -> OpResult<Tensor> {
+        let t = Tensor::from_vec(s, v).ok_or_else(|| OpError::Shape("layer_norm result".into()))?;
+        dtype_ok(t.cast(x.dtype()))
+    };
+    Ok([mk(shape, out)?, mk(&rows.out_shape, means)?, mk(&rows.out_shape, rstds)?])
+}
+
+pub fn layer_norm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let [out, _, _] = layer_norm_impl(cx)?;
+    Ok(vec![RtValue::Tensor(out)])
+}
+
+pub fn native_layer_norm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    Ok(layer_norm_impl(cx)?.into_iter().map(RtValue::Tensor).collect())
+}
+
+/// Inference batch norm over dim 1 with the running statistics.
+fn batch_norm_eval(cx: &OpCx) -> OpResult<Tensor> {
+    let x = float_input(cx)?;
+    if x.ndim() < 2 {
+        return shape_err(format!("batch_norm expects at least 2 dims (N, C, ...), got {:?}", x.shape()));
+    }
+    let c = x.shape()[1];
+    let need = |name: &str| -> OpResult<Vec<f64>> {
+        param(cx, name, c)?.ok_or_else(|| OpError::Unsupported(format!("inference batch_norm without {name}")))
+    };
+    let (mean, var) = (need("running_mean")?, need("running_var")?);
+    let (w, b) = (param(cx, "weight", c)?, param(cx, "bias", c)?);
+    let eps = cx.float_or("eps", 1e-5)?;
+    let inner: usize = x.shape()[2..].iter().product();
+    let data: Vec<f64> = x
+        .to_f64_vec()
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let ch = (i / inner.max(1)) % c;
+            let y = (v - mean[ch]) / (var[ch] + eps).sqrt();
+            let y = w.as_ref().map_or(y, |w| y * w[ch]);
+            b.as_ref().map_or(y, |b| y + b[ch])
+        })
+        .collect();
+    let t = Tensor::from_vec(x.shape(), data).ok_or_else(|| OpError::Shape("batch_norm result".into()))?;
+    dtype_ok(t.cast(x.dtype()))
+}
+
+pub fn batch_norm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    if cx.bool_or("training", false)? {
+        return Err(OpError::Unsupported(
+            "training-mode batch_norm (it updates running statistics); export the model in eval mode".into(),
+        ));
+    }
+    Ok(vec![RtValue::Tensor(batch_norm_eval(cx)?)])
+}
+
+/// `(out, save_mean, save_invstd)`: in inference PyTorch returns empty `[0]` statistics.
+pub fn native_batch_norm_no_training(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let out = batch_norm_eval(cx)?;
+    let empty = || dtype_ok(Tensor::full(out.dtype(), &[0], 0.0)).map(RtValue::Tensor);
+    Ok(vec![RtValue::Tensor(out.clone()), empty()?, empty()?])
+}

@@ -1,0 +1,540 @@
+//! Elementwise ops with broadcasting and PyTorch's type promotion.
+//!
+//! Float results are computed in `f64` and rounded once to the result dtype: for `+ - * /` and
+//! `sqrt` that is exactly IEEE single-precision arithmetic; for transcendental functions it is
+//! the correctly rounded value, within an ulp of PyTorch's vectorised kernels.
+
+use ndarray::{ArrayD, IxDyn, Zip};
+
+use super::{dtype_ok, one, shape_err, OpCx, OpError, OpResult};
+use crate::exec::tensor::{Data, Element, Tensor};
+use crate::exec::value::RtValue;
+use crate::ir::DType;
+
+/// A Python number argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+}
+
+impl Scalar {
+    pub fn to_f64(self) -> f64 {
+        match self {
+            Scalar::Int(i) => i as f64,
+            Scalar::Float(f) => f,
+            Scalar::Bool(b) => b as u8 as f64,
+        }
+    }
+
+    fn to_tensor(self, dtype: DType) -> OpResult<Tensor> {
+        match (self, dtype) {
+            (Scalar::Int(i), DType::I64) => Ok(Tensor::scalar(i)),
+            (s, d) => dtype_ok(Tensor::full(d, &[], s.to_f64())),
+        }
+    }
+}
+
+/// An elementwise operand: a tensor, or a number that PyTorch wraps into a tensor.
+#[derive(Clone, Copy, Debug)]
+pub enum Operand<'a> {
+    Tensor(&'a Tensor),
+    Scalar(Scalar),
+}
+
+impl Operand<'_> {
+    /// The operand as a tensor of `dtype`.
+    fn cast(&self, dtype: DType) -> OpResult<Tensor> {
+        match self {
+            Operand::Tensor(t) if t.dtype() == dtype => Ok((*t).clone()),
+            Operand::Tensor(t) => dtype_ok(t.cast(dtype)),
+            Operand::Scalar(s) => s.to_tensor(dtype),
+        }
+    }
+}
+
+/// Position of a dtype in the promotion lattice of the supported dtypes, which is a chain.
+fn rank(d: DType) -> OpResult<u8> {
+    Ok(match d {
+        DType::Bool => 0,
+        DType::I32 => 1,
+        DType::I64 => 2,
+        DType::F32 => 3,
+        DType::F64 => 4,
+        other => return Err(OpError::DType(other)),
+    })
+}
+
+fn promote(a: Option<DType>, b: DType) -> OpResult<DType> {
+    match a {
+        Some(a) if rank(a)? >= rank(b)? => Ok(a),
+        _ => {
+            rank(b)?;
+            Ok(b)
+        }
+    }
+}
+
+/// Combines the results of two priority tiers: the lower tier only matters when it is of a
+/// higher category (bool < integer < float) than the higher tier.
+fn combine(higher: Option<DType>, lower: Option<DType>) -> OpResult<Option<DType>> {
+    Ok(match (higher, lower) {
+        (None, l) => l,
+        (h, None) => h,
+        (Some(h), Some(l)) => {
+            if h.is_floating() {
+                Some(h)
+            } else if h == DType::Bool || l.is_floating() {
+                Some(promote(Some(h), l)?)
+            } else {
+                Some(h)
+            }
+        }
+    })
+}
+
+/// `torch.result_type` over operands: tensors with dimensions outrank zero-dim tensors, which
+/// outrank Python numbers; a Python float counts as the default dtype (float32).
+pub fn result_type(operands: &[Operand]) -> OpResult<DType> {
+    let (mut dim, mut zero, mut wrapped) = (None, None, None);
+    for o in operands {
+        match o {
+            Operand::Tensor(t) if t.ndim() > 0 => dim = Some(promote(dim, t.dtype())?),
+            Operand::Tensor(t) => zero = Some(promote(zero, t.dtype())?),
+            Operand::Scalar(s) => {
+                let d = match s {
+                    Scalar::Int(_) => DType::I64,
+                    Scalar::Float(_) => DType::F32,
+                    Scalar::Bool(_) => DType::Bool,
+                };
+                wrapped = Some(promote(wrapped, d)?);
+            }
+        }
+    }
+    combine(dim, combine(zero, wrapped)?)?.ok_or_else(|| OpError::Shape("no operands".into()))
+}
+
+/// NumPy-style broadcast of several shapes.
+pub(crate) fn broadcast_shapes(shapes: &[&[usize]]) -> OpResult<Vec<usize>> {
+    let n = shapes.iter().map(|s| s.len()).max().unwrap_or(0);
+    let mut out = vec![1usize; n];
+    for s in shapes {
+        for (i, &d) in s.iter().enumerate() {
+            let o = &mut out[n - s.len() + i];
+            if *o == 1 {
+                *o = d;
+            } else if d != 1 && d != *o {
+                return shape_err(format!("shapes {shapes:?} do not broadcast"));
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn view<'a, T: Element>(t: &'a Tensor, shape: &[usize]) -> OpResult<ndarray::ArrayViewD<'a, T>> {
+    let a = t.array::<T>().ok_or(OpError::DType(t.dtype()))?;
+    a.broadcast(IxDyn(shape)).ok_or_else(|| OpError::Shape(format!("{:?} does not broadcast to {shape:?}", t.shape())))
+}
+
+/// Elementwise `f` over two same-dtype tensors, broadcast.
+fn zip2<T: Element, U: Element>(a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> U) -> OpResult<Tensor> {
+    let shape = broadcast_shapes(&[a.shape(), b.shape()])?;
+    let out: ArrayD<U> = Zip::from(view::<T>(a, &shape)?).and(view::<T>(b, &shape)?).map_collect(|&x, &y| f(x, y));
+    Ok(Tensor::from_array(out))
+}
+
+/// An arithmetic op: its float form, and its integer form (`None` = the op fails, e.g. an
+/// integer division by zero).
+struct Arith {
+    float: fn(f64, f64) -> f64,
+    int: fn(i64, i64) -> Option<i64>,
+}
+
+fn arith(a: Operand, b: Operand, out: DType, op: &Arith) -> OpResult<Tensor> {
+    let (x, y) = (a.cast(out)?, b.cast(out)?);
+    let int_err = || OpError::Unsupported("integer division by zero".into());
+    match out {
+        DType::F32 => zip2::<f32, f32>(&x, &y, |p, q| (op.float)(p as f64, q as f64) as f32),
+        DType::F64 => zip2::<f64, f64>(&x, &y, op.float),
+        DType::I64 | DType::I32 | DType::Bool => {
+            let (xi, yi) = (x.cast(DType::I64).map_err(OpError::DType)?, y.cast(DType::I64).map_err(OpError::DType)?);
+            let failed = std::cell::Cell::new(false);
+            let r = zip2::<i64, i64>(&xi, &yi, |p, q| {
+                (op.int)(p, q).unwrap_or_else(|| {
+                    failed.set(true);
+                    0
+                })
+            })?;
+            if failed.get() {
+                return Err(int_err());
+            }
+            dtype_ok(r.cast(out))
+        }
+        d => Err(OpError::DType(d)),
+    }
+}
+
+fn binary(cx: &OpCx, op: &Arith) -> OpResult<Vec<RtValue>> {
+    let (a, b) = (cx.operand("self")?, cx.operand("other")?);
+    one(arith(a, b, result_type(&[a, b])?, op)?)
+}
+
+/// `self + alpha * other` (and `-` for sub), with `alpha` applied in the result dtype.
+fn add_like(cx: &OpCx, sign: f64, reverse: bool) -> OpResult<Vec<RtValue>> {
+    let (mut a, mut b) = (cx.operand("self")?, cx.operand("other")?);
+    if reverse {
+        std::mem::swap(&mut a, &mut b);
+    }
+    let out = result_type(&[a, b])?;
+    let alpha = cx.scalar_or("alpha", Scalar::Int(1))?;
+    if out == DType::Bool && sign < 0.0 {
+        return Err(OpError::Unsupported("subtraction of bool tensors (PyTorch rejects it too)".into()));
+    }
+    let scaled = match alpha {
+        Scalar::Int(1) => b.cast(out)?,
+        _ => arith(b, Operand::Scalar(alpha), out, &MUL)?,
+    };
+    let op = if sign > 0.0 { &ADD } else { &SUB };
+    one(arith(a, Operand::Tensor(&scaled), out, op)?)
+}
+
+const ADD: Arith = Arith { float: |a, b| a + b, int: |a, b| Some(a.wrapping_add(b)) };
+const SUB: Arith = Arith { float: |a, b| a - b, int: |a, b| Some(a.wrapping_sub(b)) };
+const MUL: Arith = Arith { float: |a, b| a * b, int: |a, b| Some(a.wrapping_mul(b)) };
+
+pub fn add(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    add_like(cx, 1.0, false)
+}
+
+pub fn sub(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    add_like(cx, -1.0, false)
+}
+
+/// `other - alpha * self`.
+pub fn rsub(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    add_like(cx, -1.0, true)
+}
+
+pub fn mul(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    binary(cx, &MUL)
+}
+
+/// True division promotes integers to float32; `rounding_mode` trunc/floor keeps the dtype.
+pub fn div(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let (a, b) = (cx.operand("self")?, cx.operand("other")?);
+    let promoted = result_type(&[a, b])?;
+    match cx.str_or("rounding_mode", "")? {
+        "" => {
+            let out = if promoted.is_floating() { promoted } else { DType::F32 };
+            one(arith(a, b, out, &Arith { float: |x, y| x / y, int: |_, _| None })?)
+        }
+        "trunc" => one(arith(
+            a,
+            b,
+            promoted,
+            &Arith { float: |x, y| (x / y).trunc(), int: |x, y| x.checked_div(y) },
+        )?),
+        "floor" => one(arith(
+            a,
+            b,
+            promoted,
+            &Arith { float: |x, y| (x / y).floor(), int: |x, y| (y != 0).then(|| x.div_euclid(y) - i64::from(x.rem_euclid(y) != 0 && y < 0)) },
+        )?),
+        m => Err(OpError::Arg { arg: "rounding_mode".into(), message: format!("unknown mode `{m}`") }),
+    }
+}
+
+pub fn pow(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let (a, b) = (cx.operand("self")?, cx.operand("exponent")?);
+    one(arith(
+        a,
+        b,
+        result_type(&[a, b])?,
+        &Arith { float: f64::powf, int: |x, y| u32::try_from(y).ok().map(|e| x.wrapping_pow(e)) },
+    )?)
+}
+
+fn nan_max(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
+fn nan_min(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.min(b)
+    }
+}
+
+pub fn maximum(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    binary(cx, &Arith { float: nan_max, int: |a, b| Some(a.max(b)) })
+}
+
+pub fn minimum(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    binary(cx, &Arith { float: nan_min, int: |a, b| Some(a.min(b)) })
+}
+
+/// Applies `f` to a float tensor in its dtype; integer and bool inputs become float32 first,
+/// as PyTorch's float-only unary ops do.
+pub(crate) fn map_float(t: &Tensor, f: impl Fn(f64) -> f64) -> OpResult<Tensor> {
+    Ok(match t.data() {
+        Data::F32(a) => Tensor::from_array(a.mapv(|x| f(x as f64) as f32)),
+        Data::F64(a) => Tensor::from_array(a.mapv(f)),
+        _ => return map_float(&dtype_ok(t.cast(DType::F32))?, f),
+    })
+}
+
+/// Applies `f` in the tensor's own dtype (integers through `i64`).
+fn map_keep(t: &Tensor, f: impl Fn(f64) -> f64, i: impl Fn(i64) -> i64) -> OpResult<Tensor> {
+    Ok(match t.data() {
+        Data::F32(a) => Tensor::from_array(a.mapv(|x| f(x as f64) as f32)),
+        Data::F64(a) => Tensor::from_array(a.mapv(f)),
+        Data::I64(a) => Tensor::from_array(a.mapv(i)),
+        Data::I32(a) => Tensor::from_array(a.mapv(|x| i(x as i64) as i32)),
+        Data::Bool(_) => return Err(OpError::DType(DType::Bool)),
+    })
+}
+
+fn unary_float(cx: &OpCx, f: fn(f64) -> f64) -> OpResult<Vec<RtValue>> {
+    one(map_float(cx.tensor("self")?, f)?)
+}
+
+pub fn neg(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    one(map_keep(cx.tensor("self")?, |x| -x, i64::wrapping_neg)?)
+}
+
+pub fn abs(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    one(map_keep(cx.tensor("self")?, f64::abs, i64::wrapping_abs)?)
+}
+
+pub fn exp(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    unary_float(cx, f64::exp)
+}
+
+pub fn log(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    unary_float(cx, f64::ln)
+}
+
+pub fn sqrt(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    unary_float(cx, f64::sqrt)
+}
+
+pub fn rsqrt(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    unary_float(cx, |x| 1.0 / x.sqrt())
+}
+
+pub fn reciprocal(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    unary_float(cx, |x| 1.0 / x)
+}
+
+pub fn erf(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    unary_float(cx, libm::erf)
+}
+
+pub fn tanh(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    unary_float(cx, f64::tanh)
+}
+
+pub(crate) fn sigmoid_f(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+pub fn sigmoid(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    unary_float(cx, sigmoid_f)
+}
+
+pub fn silu(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    unary_float(cx, |x| x * sigmoid_f(x))
+}
+
+pub(crate) fn gelu_f(x: f64, tanh: bool) -> f64 {
+    if tanh {
+        let k = (2.0 / std::f64::consts::PI).sqrt();
+        0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())
+    } else {
+        0.5 * x * (1.0 + libm::erf(x / std::f64::consts::SQRT_2))
+    }
+}
+
+pub fn gelu(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let tanh = match cx.str_or("approximate", "none")? {
+        "none" => false,
+        "tanh" => true,
+        m => return Err(OpError::Arg { arg: "approximate".into(), message: format!("`{m}`: expected none or tanh") }),
+    };
+    one(map_float(cx.tensor("self")?, |x| gelu_f(x, tanh))?)
+}
+
+/// `min(max(x, lo), hi)` with NaN passing through; with `lo > hi` the result is `hi`, as in PyTorch.
+fn clamp_f(x: f64, lo: Option<f64>, hi: Option<f64>) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    let mut y = x;
+    if let Some(lo) = lo {
+        if y < lo {
+            y = lo;
+        }
+    }
+    if let Some(hi) = hi {
+        if y > hi {
+            y = hi;
+        }
+    }
+    y
+}
+
+fn clamp_impl(t: &Tensor, lo: Option<Scalar>, hi: Option<Scalar>) -> OpResult<Tensor> {
+    if lo.is_none() && hi.is_none() {
+        return Err(OpError::Arg { arg: "min".into(), message: "clamp needs at least one of min and max".into() });
+    }
+    let mut ops = vec![Operand::Tensor(t)];
+    ops.extend(lo.map(Operand::Scalar));
+    ops.extend(hi.map(Operand::Scalar));
+    let out = result_type(&ops)?;
+    let (lo, hi) = (lo.map(Scalar::to_f64), hi.map(Scalar::to_f64));
+    let x = dtype_ok(t.cast(out))?;
+    match out {
+        DType::F32 | DType::F64 => map_float(&x, |v| clamp_f(v, lo, hi)),
+        _ => {
+            let (lo, hi) = (lo.map(|v| v as i64), hi.map(|v| v as i64));
+            map_keep(&x, |v| v, |v| {
+                let v = lo.map_or(v, |lo| v.max(lo));
+                hi.map_or(v, |hi| v.min(hi))
+            })
+        }
+    }
+}
+
+pub fn clamp(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    one(clamp_impl(cx.tensor("self")?, cx.opt_scalar("min")?, cx.opt_scalar("max")?)?)
+}
+
+pub fn clamp_min(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    one(clamp_impl(cx.tensor("self")?, cx.opt_scalar("min")?, None)?)
+}
+
+pub fn clamp_max(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    one(clamp_impl(cx.tensor("self")?, None, cx.opt_scalar("max")?)?)
+}
+
+/// `hardtanh` keeps the input dtype whatever the bounds' types.
+pub fn hardtanh(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let (lo, hi) = (cx.float_or("min_val", -1.0)?, cx.float_or("max_val", 1.0)?);
+    one(map_keep(t, |x| clamp_f(x, Some(lo), Some(hi)), |x| x.max(lo as i64).min(hi as i64))?)
+}
+
+pub fn relu6(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    one(map_keep(t, |x| clamp_f(x, Some(0.0), Some(6.0)), |x| x.clamp(0, 6))?)
+}
+
+pub fn relu(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    one(map_keep(cx.tensor("self")?, |x| clamp_f(x, Some(0.0), None), |x| x.max(0))?)
+}
+
+pub fn hardsigmoid(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    unary_float(cx, |x| clamp_f(x + 3.0, Some(0.0), Some(6.0)) / 6.0)
+}
+
+pub fn hardswish(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    unary_float(cx, |x| x * clamp_f(x + 3.0, Some(0.0), Some(6.0)) / 6.0)
+}
+
+/// `self + value * tensor1 * tensor2`.
+pub fn addcmul(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let (s, t1, t2) = (cx.tensor("self")?, cx.tensor("tensor1")?, cx.tensor("tensor2")?);
+    let value = cx.scalar_or("value", Scalar::Int(1))?;
+    let out = result_type(&[Operand::Tensor(s), Operand::Tensor(t1), Operand::Tensor(t2)])?;
+    let prod = arith(Operand::Tensor(t1), Operand::Tensor(t2), out, &MUL)?;
+    let scaled = arith(Operand::Scalar(value), Operand::Tensor(&prod), out, &MUL)?;
+    one(arith(Operand::Tensor(s), Operand::Tensor(&scaled), out, &ADD)?)
+}
+
+pub fn where_self(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let cond = dtype_ok(cx.tensor("condition")?.cast(DType::Bool))?;
+    let (a, b) = (cx.operand("self")?, cx.operand("other")?);
+    let out = result_type(&[a, b])?;
+    one(select3(&cond, &a.cast(out)?, &b.cast(out)?)?)
+}
+
+/// `cond ? a : b` elementwise, broadcast; `a` and `b` share a dtype.
+fn select3(cond: &Tensor, a: &Tensor, b: &Tensor) -> OpResult<Tensor> {
+    fn go<T: Element>(c: &Tensor, a: &Tensor, b: &Tensor) -> OpResult<Tensor> {
+        let shape = broadcast_shapes(&[c.shape(), a.shape(), b.shape()])?;
+        let out: ArrayD<T> = Zip::from(view::<bool>(c, &shape)?)
+            .and(view::<T>(a, &shape)?)
+            .and(view::<T>(b, &shape)?)
+            .map_collect(|&c, &x, &y| if c { x } else { y });
+        Ok(Tensor::from_array(out))
+    }
+    match a.dtype() {
+        DType::F32 => go::<f32>(cond, a, b),
+        DType::F64 => go::<f64>(cond, a, b),
+        DType::I64 => go::<i64>(cond, a, b),
+        DType::I32 => go::<i32>(cond, a, b),
+        DType::Bool => go::<bool>(cond, a, b),
+        d => Err(OpError::DType(d)),
+    }
+}
+
+/// `masked_fill(self, mask, value)`: keeps `self`'s dtype.
+pub fn masked_fill(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let mask = dtype_ok(cx.tensor("mask")?.cast(DType::Bool))?;
+    let v = cx.operand("value")?.cast(t.dtype())?;
+    let r = select3(&mask, &v, t)?;
+    if r.shape() != t.shape() {
+        return shape_err(format!("mask {:?} broadcasts beyond self {:?}", mask.shape(), t.shape()));
+    }
+    one(r)
+}
+
+fn compare(cx: &OpCx, f: fn(f64, f64) -> bool, i: fn(i64, i64) -> bool) -> OpResult<Vec<RtValue>> {
+    let (a, b) = (cx.operand("self")?, cx.operand("other")?);
+    let common = result_type(&[a, b])?;
+    let (x, y) = (a.cast(common)?, b.cast(common)?);
+    one(if common.is_floating() {
+        let (x, y) = (dtype_ok(x.cast(DType::F64))?, dtype_ok(y.cast(DType::F64))?);
+        zip2::<f64, bool>(&x, &y, f)?
+    } else {
+        let (x, y) = (dtype_ok(x.cast(DType::I64))?, dtype_ok(y.cast(DType::I64))?);
+        zip2::<i64, bool>(&x, &y, i)?
+    })
+}
+
+pub fn eq(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    compare(cx, |a, b| a == b, |a, b| a == b)
+}
+
+pub fn ne(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    compare(cx, |a, b| a != b, |a, b| a != b)
+}
+
+pub fn lt(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    compare(cx, |a, b| a < b, |a, b| a < b)
+}
+
+pub fn le(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    compare(cx, |a, b| a <= b, |a, b| a <= b)
+}
+
+pub fn gt(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    compare(cx, |a, b| a > b, |a, b| a > b)
+}
+
+pub fn ge(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    compare(cx, |a, b| a >= b, |a, b| a >= b)
+}
+
+pub fn logical_not(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = dtype_ok(cx.tensor("self")?.cast(DType::Bool))?;
+    let a = t.array::<bool>().ok_or(OpError::DType(t.dtype()))?;
+    one(Tensor::from_array(a.mapv(|x| !x)))
+}

@@ -1,0 +1,91 @@
+//! Symbolic-integer arithmetic made concrete: `sym_size` reads a real dim, and the `_operator`
+//! builtins combine such ints the way Python does (floor division, sign-of-divisor modulo).
+
+use super::{wrap_dim, OpCx, OpError, OpResult, Scalar};
+use crate::exec::value::RtValue;
+
+pub fn sym_size(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let d = wrap_dim(cx.int("dim")?, t.ndim())?;
+    let size = t.shape().get(d).copied().unwrap_or(1);
+    Ok(vec![RtValue::Int(size as i64)])
+}
+
+pub fn sym_numel(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    Ok(vec![RtValue::Int(cx.tensor("self")?.numel() as i64)])
+}
+
+/// Both operands of a builtin, which torch.export names `a` and `b`.
+fn ints(cx: &OpCx) -> OpResult<(Scalar, Scalar)> {
+    let get = |n: &str| {
+        cx.opt_scalar(n)?.ok_or_else(|| OpError::Arg { arg: n.into(), message: "missing (a number is required)".into() })
+    };
+    Ok((get("a")?, get("b")?))
+}
+
+fn int_op(cx: &OpCx, i: fn(i64, i64) -> Option<i64>, f: fn(f64, f64) -> f64) -> OpResult<Vec<RtValue>> {
+    match ints(cx)? {
+        (Scalar::Int(a), Scalar::Int(b)) => i(a, b)
+            .map(|v| vec![RtValue::Int(v)])
+            .ok_or_else(|| OpError::Unsupported(format!("{} of {a} and {b} overflows or divides by zero", cx.node.target))),
+        (a, b) => Ok(vec![RtValue::Float(f(a.to_f64(), b.to_f64()))]),
+    }
+}
+
+pub fn mul(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    int_op(cx, i64::checked_mul, |a, b| a * b)
+}
+
+pub fn add(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    int_op(cx, i64::checked_add, |a, b| a + b)
+}
+
+pub fn sub(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    int_op(cx, i64::checked_sub, |a, b| a - b)
+}
+
+/// Python `//`: rounds toward negative infinity.
+pub(crate) fn floor_div(a: i64, b: i64) -> Option<i64> {
+    let q = a.checked_div(b)?;
+    Some(if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q })
+}
+
+/// Python `%`: the result takes the divisor's sign.
+pub(crate) fn py_mod(a: i64, b: i64) -> Option<i64> {
+    let r = a.checked_rem(b)?;
+    Some(if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r })
+}
+
+pub fn floordiv(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    int_op(cx, floor_div, |a, b| (a / b).floor())
+}
+
+pub fn modulo(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    int_op(cx, py_mod, |a, b| a - b * (a / b).floor())
+}
+
+pub fn neg(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    match cx.opt_scalar("a")? {
+        Some(Scalar::Int(a)) => Ok(vec![RtValue::Int(a.checked_neg().ok_or_else(|| OpError::Unsupported("negation overflows".into()))?)]),
+        Some(s) => Ok(vec![RtValue::Float(-s.to_f64())]),
+        None => Err(OpError::Arg { arg: "a".into(), message: "missing".into() }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_division_rounds_down_and_modulo_follows_the_divisor() {
+        assert_eq!(floor_div(7, 2), Some(3));
+        assert_eq!(floor_div(-7, 2), Some(-4));
+        assert_eq!(floor_div(7, -2), Some(-4));
+        assert_eq!(floor_div(-7, -2), Some(3));
+        assert_eq!(floor_div(1, 0), None);
+        assert_eq!(py_mod(7, 3), Some(1));
+        assert_eq!(py_mod(-7, 3), Some(2));
+        assert_eq!(py_mod(7, -3), Some(-2));
+        assert_eq!(py_mod(1, 0), None);
+    }
+}

@@ -1,0 +1,425 @@
+//! The kernel IR: one work-item per element of an output domain, each evaluating a small
+//! expression DAG (loads, arithmetic, serial reductions) and storing into contiguous outputs.
+//!
+//! Sizes and strides that depend on dynamic dimensions are *kernel arguments* (`Param`, i64),
+//! evaluated from their symbolic expressions at launch, so the same binary serves every binding
+//! of the symbols; static sizes are folded in as constants. Expressions are hash-consed in an
+//! arena, which turns re-reading the same fused producer into sharing rather than recomputation.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::sym;
+
+/// Handle of an expression in a kernel's arena.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct ExprId(pub u32);
+
+/// Handle of a loop variable: `Var(0..rank)` are the output coordinates, later ones are
+/// introduced by reductions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct VarId(pub u32);
+
+/// The scalar types kernel expressions compute in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Ty {
+    F32,
+    I64,
+    Bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum UnOp {
+    Neg,
+    Abs,
+    Exp,
+    Log,
+    Sqrt,
+    Rsqrt,
+    Erf,
+    Tanh,
+    Floor,
+    Ceil,
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    /// True division on floats; truncating division on (non-negative) integers.
+    Div,
+    Rem,
+    Max,
+    Min,
+    Pow,
+    And,
+    Or,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum CmpOp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum RedOp {
+    Sum,
+    Max,
+    Min,
+}
+
+/// One node of a kernel's expression DAG.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum KExpr {
+    /// f32 bit pattern (so the enum stays `Eq + Hash`).
+    F32(u32),
+    I64(i64),
+    Bool(bool),
+    /// The i64 kernel argument of that index (after the buffers).
+    Param(u32),
+    Var(VarId),
+    /// `buffer[index]`; with a mask, `mask ? buffer[index] : other` without touching memory
+    /// when the mask is false (the index is clamped to 0 first).
+    Load { buf: u32, index: ExprId, mask: Option<ExprId>, other: u32 },
+    Unary(UnOp, ExprId),
+    Binary(BinOp, ExprId, ExprId),
+    Cmp(CmpOp, ExprId, ExprId),
+    Select(ExprId, ExprId, ExprId),
+    /// i64 → f32.
+    ToF32(ExprId),
+    /// Serial loop `var in 0..extent`, folding `body` with `op` (f32).
+    Reduce { op: RedOp, var: VarId, extent: ExprId, body: ExprId },
+}
+
+/// Whether the kernel reads or writes a buffer argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+/// One buffer argument: f32 elements, contiguous in its tensor's logical shape.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BufferParam {
+    /// The graph value it holds.
+    pub value: String,
+    pub access: Access,
+}
+
+/// One output of the kernel: the element at the work-item's linear index gets `value`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Store {
+    pub buf: u32,
+    pub value: ExprId,
+}
+
+/// A kernel ready for code generation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Kernel {
+    /// The entry point name (a valid identifier, unique within a plan).
+    pub name: String,
+    pub buffers: Vec<BufferParam>,
+    /// Symbolic value of each i64 argument, in argument order after the buffers.
+    #[serde(serialize_with = "ser_exprs")]
+    pub params: Vec<sym::Expr>,
+    /// Extent of each output coordinate `Var(i)`.
+    pub domain: Vec<ExprId>,
+    /// The same extents symbolically, for the launch grid.
+    #[serde(serialize_with = "ser_exprs")]
+    pub domain_sizes: Vec<sym::Expr>,
+    pub stores: Vec<Store>,
+    pub exprs: Vec<KExpr>,
+    pub types: Vec<Ty>,
+    pub vars: u32,
+}
+
+fn ser_exprs<S: serde::Serializer>(v: &[sym::Expr], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(|e| e.to_string()))
+}
+
+impl Kernel {
+    pub fn expr(&self, id: ExprId) -> &KExpr {
+        &self.exprs[id.0 as usize]
+    }
+
+    pub fn ty(&self, id: ExprId) -> Ty {
+        self.types[id.0 as usize]
+    }
+
+    /// Children of an expression, in evaluation order.
+    pub fn children(&self, id: ExprId) -> Vec<ExprId> {
+        match self.expr(id) {
+            KExpr::F32(_) | KExpr::I64(_) | KExpr::Bool(_) | KExpr::Param(_) | KExpr::Var(_) => vec![],
+            KExpr::Load { index, mask, .. } => std::iter::once(*index).chain(*mask).collect(),
+            KExpr::Unary(_, a) | KExpr::ToF32(a) => vec![*a],
+            KExpr::Binary(_, a, b) | KExpr::Cmp(_, a, b) => vec![*a, *b],
+            KExpr::Select(c, a, b) => vec![*c, *a, *b],
+            KExpr::Reduce { extent, body, .. } => vec![*extent, *body],
+        }
+    }
+
+    /// Free loop variables of every expression, as bit sets (variables are < 128).
+    pub fn free_vars(&self) -> Vec<u128> {
+        let mut free = vec![0u128; self.exprs.len()];
+        // The arena is in construction order, so children always come before their parents.
+        for i in 0..self.exprs.len() {
+            let id = ExprId(i as u32);
+            free[i] = match self.expr(id) {
+                KExpr::Var(v) => 1u128 << v.0,
+                KExpr::Reduce { var, extent, body, .. } => {
+                    free[extent.0 as usize] | (free[body.0 as usize] & !(1u128 << var.0))
+                }
+                _ => self.children(id).iter().fold(0, |m, c| m | free[c.0 as usize]),
+            };
+        }
+        free
+    }
+
+    /// Number of `Reduce` nodes and loads, for plan summaries.
+    pub fn counts(&self) -> (usize, usize) {
+        let reduces = self.exprs.iter().filter(|e| matches!(e, KExpr::Reduce { .. })).count();
+        let loads = self.exprs.iter().filter(|e| matches!(e, KExpr::Load { .. })).count();
+        (reduces, loads)
+    }
+}
+
+/// Why a kernel expression could not be built.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum KernelError {
+    #[error("type mismatch in kernel expression: {0}")]
+    Type(String),
+    #[error("kernel needs more than 128 loop variables")]
+    TooManyVars,
+}
+
+/// Builds a [`Kernel`]: hash-consing arena, argument tables, constant folding of trivial cases.
+pub struct KernelBuilder {
+    exprs: Vec<KExpr>,
+    types: Vec<Ty>,
+    dedup: HashMap<KExpr, ExprId>,
+    params: Vec<sym::Expr>,
+    param_ids: HashMap<sym::Expr, u32>,
+    buffers: Vec<BufferParam>,
+    buffer_ids: HashMap<(String, bool), u32>,
+    vars: u32,
+}
+
+impl KernelBuilder {
+    /// A builder whose first `rank` variables are the output coordinates.
+    pub fn new(rank: usize) -> KernelBuilder {
+        KernelBuilder {
+            exprs: Vec::new(),
+            types: Vec::new(),
+            dedup: HashMap::new(),
+            params: Vec::new(),
+            param_ids: HashMap::new(),
+            buffers: Vec::new(),
+            buffer_ids: HashMap::new(),
+            vars: rank as u32,
+        }
+    }
+
+    pub fn ty(&self, id: ExprId) -> Ty {
+        self.types[id.0 as usize]
+    }
+
+    pub fn get(&self, id: ExprId) -> &KExpr {
+        &self.exprs[id.0 as usize]
+    }
+
+    fn intern(&mut self, e: KExpr, ty: Ty) -> ExprId {
+        if let Some(id) = self.dedup.get(&e) {
+            return *id;
+        }
+        let id = ExprId(self.exprs.len() as u32);
+        self.exprs.push(e.clone());
+        self.types.push(ty);
+        self.dedup.insert(e, id);
+        id
+    }
+
+    pub fn f32(&mut self, v: f32) -> ExprId {
+        self.intern(KExpr::F32(v.to_bits()), Ty::F32)
+    }
+
+    pub fn i64(&mut self, v: i64) -> ExprId {
+        self.intern(KExpr::I64(v), Ty::I64)
+    }
+
+    pub fn bool(&mut self, v: bool) -> ExprId {
+        self.intern(KExpr::Bool(v), Ty::Bool)
+    }
+
+    pub fn var(&mut self, v: VarId) -> ExprId {
+        self.intern(KExpr::Var(v), Ty::I64)
+    }
+
+    /// A fresh reduction variable.
+    pub fn fresh_var(&mut self) -> Result<VarId, KernelError> {
+        if self.vars >= 128 {
+            return Err(KernelError::TooManyVars);
+        }
+        self.vars += 1;
+        Ok(VarId(self.vars - 1))
+    }
+
+    /// A symbolic integer: a constant when it has no symbols, else an i64 kernel argument.
+    pub fn size(&mut self, e: &sym::Expr) -> ExprId {
+        let e = e.simplify();
+        if let Some(i) = e.as_int() {
+            return self.i64(i);
+        }
+        let next = self.params.len() as u32;
+        let idx = *self.param_ids.entry(e.clone()).or_insert(next);
+        if idx == next {
+            self.params.push(e);
+        }
+        self.intern(KExpr::Param(idx), Ty::I64)
+    }
+
+    /// The buffer argument holding graph value `value` (one per value and access).
+    pub fn buffer(&mut self, value: &str, access: Access) -> u32 {
+        let key = (value.to_string(), access == Access::Write);
+        let next = self.buffers.len() as u32;
+        let idx = *self.buffer_ids.entry(key).or_insert(next);
+        if idx == next {
+            self.buffers.push(BufferParam { value: value.to_string(), access });
+        }
+        idx
+    }
+
+    pub fn load(&mut self, buf: u32, index: ExprId) -> ExprId {
+        self.intern(KExpr::Load { buf, index, mask: None, other: 0 }, Ty::F32)
+    }
+
+    pub fn load_masked(&mut self, buf: u32, index: ExprId, mask: ExprId, other: f32) -> ExprId {
+        if let KExpr::Bool(true) = self.get(mask) {
+            return self.load(buf, index);
+        }
+        self.intern(KExpr::Load { buf, index, mask: Some(mask), other: other.to_bits() }, Ty::F32)
+    }
+
+    pub fn unary(&mut self, op: UnOp, a: ExprId) -> ExprId {
+        let ty = self.ty(a);
+        self.intern(KExpr::Unary(op, a), ty)
+    }
+
+    pub fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
+        let (ta, tb) = (self.ty(a), self.ty(b));
+        if ta != tb {
+            return Err(KernelError::Type(format!("{op:?} of {ta:?} and {tb:?}")));
+        }
+        // Index arithmetic is built generically (strides of 1, offsets of 0); fold those away so
+        // the generated code reads like hand-written indexing.
+        if ta == Ty::I64 {
+            let (ca, cb) = (self.const_i64(a), self.const_i64(b));
+            match (op, ca, cb) {
+                (_, Some(x), Some(y)) => {
+                    let v = match op {
+                        BinOp::Add => x.checked_add(y),
+                        BinOp::Sub => x.checked_sub(y),
+                        BinOp::Mul => x.checked_mul(y),
+                        BinOp::Div if y != 0 => Some(x / y),
+                        BinOp::Rem if y != 0 => Some(x % y),
+                        BinOp::Max => Some(x.max(y)),
+                        BinOp::Min => Some(x.min(y)),
+                        _ => None,
+                    };
+                    if let Some(v) = v {
+                        return Ok(self.i64(v));
+                    }
+                }
+                (BinOp::Add, Some(0), _) | (BinOp::Mul, Some(1), _) => return Ok(b),
+                (BinOp::Add | BinOp::Sub, _, Some(0)) | (BinOp::Mul | BinOp::Div, _, Some(1)) => return Ok(a),
+                (BinOp::Mul, Some(0), _) | (BinOp::Mul, _, Some(0)) => return Ok(self.i64(0)),
+                (BinOp::Rem, _, Some(1)) => return Ok(self.i64(0)),
+                _ => {}
+            }
+        }
+        Ok(self.intern(KExpr::Binary(op, a, b), ta))
+    }
+
+    pub fn cmp(&mut self, op: CmpOp, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
+        let (ta, tb) = (self.ty(a), self.ty(b));
+        if ta != tb || ta == Ty::Bool {
+            return Err(KernelError::Type(format!("{op:?} of {ta:?} and {tb:?}")));
+        }
+        if let (Some(x), Some(y)) = (self.const_i64(a), self.const_i64(b)) {
+            let v = match op {
+                CmpOp::Lt => x < y,
+                CmpOp::Le => x <= y,
+                CmpOp::Gt => x > y,
+                CmpOp::Ge => x >= y,
+                CmpOp::Eq => x == y,
+                CmpOp::Ne => x != y,
+            };
+            return Ok(self.bool(v));
+        }
+        Ok(self.intern(KExpr::Cmp(op, a, b), Ty::Bool))
+    }
+
+    pub fn select(&mut self, c: ExprId, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
+        if self.ty(c) != Ty::Bool || self.ty(a) != self.ty(b) {
+            return Err(KernelError::Type("select needs a bool condition and equal branch types".into()));
+        }
+        match self.get(c) {
+            KExpr::Bool(true) => return Ok(a),
+            KExpr::Bool(false) => return Ok(b),
+            _ => {}
+        }
+        let ty = self.ty(a);
+        Ok(self.intern(KExpr::Select(c, a, b), ty))
+    }
+
+    pub fn and(&mut self, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
+        match (self.get(a), self.get(b)) {
+            (KExpr::Bool(true), _) => Ok(b),
+            (_, KExpr::Bool(true)) => Ok(a),
+            _ => self.binary(BinOp::And, a, b),
+        }
+    }
+
+    pub fn to_f32(&mut self, a: ExprId) -> ExprId {
+        if let Some(v) = self.const_i64(a) {
+            return self.f32(v as f32);
+        }
+        self.intern(KExpr::ToF32(a), Ty::F32)
+    }
+
+    pub fn reduce(&mut self, op: RedOp, var: VarId, extent: ExprId, body: ExprId) -> Result<ExprId, KernelError> {
+        if self.ty(body) != Ty::F32 || self.ty(extent) != Ty::I64 {
+            return Err(KernelError::Type("reductions fold f32 bodies over i64 extents".into()));
+        }
+        Ok(self.intern(KExpr::Reduce { op, var, extent, body }, Ty::F32))
+    }
+
+    pub fn const_i64(&self, id: ExprId) -> Option<i64> {
+        match self.get(id) {
+            KExpr::I64(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// Finishes the kernel.
+    pub fn finish(self, name: String, domain_sizes: Vec<sym::Expr>, domain: Vec<ExprId>, stores: Vec<Store>) -> Kernel {
+        Kernel {
+            name,
+            buffers: self.buffers,
+            params: self.params,
+            domain,
+            domain_sizes,
+            stores,
+            exprs: self.exprs,
+            types: self.types,
+            vars: self.vars,
+        }
+    }
+}

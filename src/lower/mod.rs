@@ -1,0 +1,280 @@
+//! Lowering: a decomposed graph becomes a [`Plan`] of steps, each a kernel or a metadata-only
+//! node, in graph order.
+//!
+//! - `none`: every compute node is a single-op fallback kernel (eager ATen).
+//! - `lite`: nodes the user kept run as fallback kernels; the products of marked nodes are
+//!   fused as in full mode.
+//! - `full`: Inductor-style fusion: pointwise chains are inlined into their consumers, so each
+//!   kernel is one reduction, matrix product, convolution or pooling with its pointwise
+//!   producers folded in, or one pointwise group ending at a graph output.
+//!
+//! Views never get kernels: consumers read through them. Kernels take symbolic sizes as i64
+//! arguments, so one compiled plan serves every binding that passes the plan's guards.
+
+mod ctx;
+pub mod kernel;
+pub mod ops;
+
+use std::collections::{BTreeSet, HashSet};
+
+
+use crate::decomp::{self, DecompError, Decomposition, Marks, Mode};
+use crate::ir::{Arg, Graph, Model, NodeId, ValueId};
+use ctx::Ctx;
+use kernel::{Access, KernelBuilder, KernelError, Store, VarId};
+pub use kernel::Kernel;
+pub use ops::OpKind;
+
+/// One step of a plan.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// A kept node run as its own single-op kernel, as eager PyTorch would.
+    Fallback { node: NodeId, kernel: Kernel },
+    /// A fusion group: `nodes` (graph order, the root last) computed by one kernel.
+    Fused { nodes: Vec<NodeId>, kernel: Kernel },
+    /// A node that needs no kernel: symbolic-int arithmetic, or a view read through by consumers.
+    Meta { node: NodeId },
+}
+
+impl Step {
+    pub fn kernel(&self) -> Option<&Kernel> {
+        match self {
+            Step::Fallback { kernel, .. } | Step::Fused { kernel, .. } => Some(kernel),
+            Step::Meta { .. } => None,
+        }
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Step::Fallback { .. } => "fallback",
+            Step::Fused { .. } => "fused",
+            Step::Meta { .. } => "meta",
+        }
+    }
+
+    pub fn nodes(&self) -> Vec<NodeId> {
+        match self {
+            Step::Fallback { node, .. } | Step::Meta { node } => vec![*node],
+            Step::Fused { nodes, .. } => nodes.clone(),
+        }
+    }
+}
+
+/// A lowered graph: the decomposed graph it runs, its steps, and what it assumes.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub mode: Mode,
+    pub graph: Graph,
+    pub steps: Vec<Step>,
+    /// Conditions the compiled kernels assume (the model's guards and symbol ranges): a binding
+    /// that flips one needs a new plan; any other binding reuses every binary.
+    pub guards: Vec<String>,
+}
+
+impl Plan {
+    pub fn kernels(&self) -> impl Iterator<Item = &Kernel> {
+        self.steps.iter().filter_map(Step::kernel)
+    }
+
+    pub fn kernel_count(&self) -> usize {
+        self.kernels().count()
+    }
+}
+
+/// Why a graph could not be lowered; names the node.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LowerError {
+    #[error(transparent)]
+    Decomp(#[from] DecompError),
+    #[error("node `{node}`: no kernel lowering for `{target}`")]
+    NoLowering { node: String, target: String },
+    #[error("node `{node}` ({target}): {message}")]
+    Unsupported { node: String, target: String, message: String },
+    #[error("value `{value}` has dtype {dtype}; generated kernels compute in float32 only")]
+    DType { value: String, dtype: String },
+    #[error("kernel expression: {0}")]
+    Expr(#[from] KernelError),
+    #[error("internal lowering error: {0}")]
+    Internal(String),
+    #[error("lowering node `{node}` ({target}): {source}")]
+    At { node: String, target: String, source: Box<LowerError> },
+}
+
+/// Decomposes `graph` with `mode` and lowers the result.
+pub fn lower(model: &Model, graph: &Graph, mode: Mode, marks: &Marks) -> Result<Plan, LowerError> {
+    let d = decomp::decompose(graph, mode, marks)?;
+    lower_decomposed(model, &d)
+}
+
+/// Whether each node of the decomposed graph runs as an eager fallback.
+fn fallbacks(d: &Decomposition) -> Vec<bool> {
+    let kept: HashSet<NodeId> = d.kept.iter().chain(&d.no_rule).copied().collect();
+    (0..d.graph.nodes.len())
+        .map(|i| match d.mode {
+            Mode::None => true,
+            Mode::Lite => d.provenance.origin.get(i).is_some_and(|o| kept.contains(o)),
+            Mode::Core | Mode::Full => false,
+        })
+        .collect()
+}
+
+fn kind_of(graph: &Graph, n: NodeId) -> Result<OpKind, LowerError> {
+    let node = graph.node(n);
+    ops::lookup(&node.target)
+        .map(|(k, _)| k)
+        .ok_or_else(|| LowerError::NoLowering { node: node.name.clone(), target: node.target.clone() })
+}
+
+/// The value a view chain starting at `v` reads from.
+fn through_views(graph: &Graph, mut v: ValueId) -> ValueId {
+    while let Some(p) = graph.value(v).producer {
+        let node = graph.node(p);
+        match ops::lookup(&node.target) {
+            Some((OpKind::View, _)) => match node.args.iter().find_map(|a| a.arg.as_tensor()) {
+                Some(src) => v = src,
+                None => break,
+            },
+            _ => break,
+        }
+    }
+    v
+}
+
+/// Lowers an already decomposed graph.
+pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerError> {
+    let graph = &d.graph;
+    let fallback = fallbacks(d);
+    let kinds = graph.node_ids().map(|n| kind_of(graph, n)).collect::<Result<Vec<_>, _>>()?;
+    let users = graph.users();
+    let outputs: HashSet<ValueId> = graph.outputs.iter().filter_map(Arg::as_tensor).collect();
+    let needed = |v: ValueId| outputs.contains(&v) || !users[v.index()].is_empty();
+
+    // What fused kernels may compute inline: pointwise ops, and reductions over a small static
+    // row (their statistics are loop-invariant in the consumer and get hoisted, as Inductor's
+    // persistent reductions keep the row on chip).
+    let inlinable: HashSet<NodeId> = graph
+        .node_ids()
+        .filter(|n| {
+            !fallback[n.index()]
+                && match kinds[n.index()] {
+                    OpKind::Pointwise => true,
+                    OpKind::Reduction => reduction_size(graph, *n).is_some_and(|s| s <= MAX_INLINE_REDUCTION),
+                    _ => false,
+                }
+        })
+        .collect();
+    let mut materialized: HashSet<ValueId> = graph.inputs.iter().map(|(v, _)| *v).collect();
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let kind = kinds[i];
+        let own_kernel = match kind {
+            OpKind::Meta | OpKind::View => false,
+            OpKind::Pointwise | OpKind::Reduction | OpKind::Heavy => !inlinable.contains(&NodeId(i as u32)),
+        };
+        for &o in &node.outputs {
+            if graph.value(o).tensor().is_some() && needed(o) && (own_kernel || outputs.contains(&o)) {
+                materialized.insert(o);
+            }
+        }
+        // Eager kernels read their inputs from memory: fused producers feeding them must be
+        // written out.
+        if fallback[i] && matches!(kind, OpKind::Pointwise | OpKind::Reduction | OpKind::Heavy) {
+            for v in node.inputs() {
+                if graph.value(v).tensor().is_some() {
+                    materialized.insert(through_views(graph, v));
+                }
+            }
+        }
+    }
+
+    let mut steps = Vec::new();
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let id = NodeId(i as u32);
+        let outs: Vec<usize> = (0..node.outputs.len()).filter(|k| materialized.contains(&node.outputs[*k])).collect();
+        if outs.is_empty() {
+            steps.push(Step::Meta { node: id });
+            continue;
+        }
+        let at = |e: LowerError| match e {
+            e @ (LowerError::Unsupported { .. } | LowerError::NoLowering { .. }) => e,
+            e => LowerError::At { node: node.name.clone(), target: node.target.clone(), source: Box::new(e) },
+        };
+        let is_fallback = fallback[i];
+        let fuse = if fallback[i] { None } else { Some(&inlinable) };
+        let (kernel, inlined) = build_kernel(graph, id, &outs, &materialized, fuse, is_fallback).map_err(at)?;
+        steps.push(if is_fallback {
+            Step::Fallback { node: id, kernel }
+        } else {
+            let mut nodes: Vec<NodeId> = inlined.into_iter().collect();
+            nodes.push(id);
+            Step::Fused { nodes, kernel }
+        });
+    }
+    let mut guards: Vec<String> = model.symbols.iter().map(|s| format!("{} in {}", s.name, s.range)).collect();
+    guards.extend(model.guards.iter().map(|g| g.source.clone()));
+    Ok(Plan { mode: d.mode, graph: graph.clone(), steps, guards })
+}
+
+/// Largest static reduction (elements per output) a fused kernel recomputes inline.
+pub const MAX_INLINE_REDUCTION: i64 = 1024;
+
+/// Elements folded into each output of reduction node `n`, when static.
+fn reduction_size(graph: &Graph, n: NodeId) -> Option<i64> {
+    let node = graph.node(n);
+    let input = node.args.iter().find_map(|a| a.arg.as_tensor())?;
+    let sizes = &graph.value(input).tensor()?.sizes;
+    let dims: Vec<i64> = match node.arg("dim") {
+        Some(Arg::Ints(d)) => d.clone(),
+        Some(Arg::Int(d)) => vec![*d],
+        None | Some(Arg::None) => vec![],
+        _ => return None,
+    };
+    let dims = ctx::wrap_dims(&dims, sizes.len()).ok()?;
+    dims.iter().try_fold(1i64, |acc, d| sizes[*d].as_int().and_then(|s| acc.checked_mul(s)))
+}
+
+/// Entry-point names must be identifiers; node names nearly always are already.
+fn ident(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+}
+
+fn build_kernel(
+    graph: &Graph,
+    root: NodeId,
+    outs: &[usize],
+    materialized: &HashSet<ValueId>,
+    fuse: Option<&HashSet<NodeId>>,
+    is_fallback: bool,
+) -> Result<(Kernel, BTreeSet<NodeId>), LowerError> {
+    let node = graph.node(root);
+    let first = node.outputs[outs[0]];
+    let sizes = graph.value(first).tensor().ok_or_else(|| LowerError::Internal("kernel output is not a tensor".into()))?.sizes.clone();
+    for &k in &outs[1..] {
+        let other = &graph.value(node.outputs[k]).tensor().map(|t| t.sizes.clone()).unwrap_or_default();
+        if *other != sizes {
+            return Err(LowerError::Unsupported {
+                node: node.name.clone(),
+                target: node.target.clone(),
+                message: "outputs of different shapes in one kernel".into(),
+            });
+        }
+    }
+    let mut cx = Ctx { graph, kb: KernelBuilder::new(sizes.len()), materialized, fuse, inlined: BTreeSet::new(), node: Some(node) };
+    let coords: Vec<_> = (0..sizes.len()).map(|i| cx.kb.var(VarId(i as u32))).collect();
+    let domain: Vec<_> = sizes.iter().map(|s| cx.kb.size(s)).collect();
+    let (_, lower) = ops::lookup(&node.target).ok_or_else(|| LowerError::NoLowering { node: node.name.clone(), target: node.target.clone() })?;
+    let mut stores = Vec::new();
+    for &k in outs {
+        let value = lower(&mut cx, node, k, &coords)?;
+        let value = cx.check_f32(node, value)?;
+        let out = graph.value(node.outputs[k]);
+        if out.tensor().map(|t| t.dtype) != Some(crate::ir::DType::F32) {
+            return Err(LowerError::DType { value: out.name.clone(), dtype: out.tensor().map(|t| t.dtype.name()).unwrap_or("?").into() });
+        }
+        let buf = cx.kb.buffer(&out.name, Access::Write);
+        stores.push(Store { buf, value });
+    }
+    let prefix = if is_fallback { "fallback" } else { "fused" };
+    let name = format!("{prefix}_{}", ident(&node.name));
+    let inlined = std::mem::take(&mut cx.inlined);
+    Ok((cx.kb.finish(name, sizes, domain, stores), inlined))
+}

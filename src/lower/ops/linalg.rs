@@ -1,0 +1,141 @@
+//! Matrix products and attention. Each output element is a dot product over the contraction
+//! dim (a serial loop in the per-element schedule; `codegen` may tile it).
+
+use super::super::ctx::Ctx;
+use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp, UnOp};
+use super::super::LowerError;
+use crate::ir::{Node, ValueId};
+
+/// Σ_k a[..., i, k] · b[..., k, j] with `b_transposed` reading b[..., j, k] instead.
+fn dot(cx: &mut Ctx<'_>, a: ValueId, b: ValueId, idx: &[ExprId], b_transposed: bool) -> Result<ExprId, LowerError> {
+    let a_sizes = cx.sizes(a)?;
+    let b_rank = cx.sizes(b)?.len();
+    let n = idx.len();
+    let (i, j) = (idx[n - 2], idx[n - 1]);
+    let var = cx.kb.fresh_var()?;
+    let k = cx.kb.var(var);
+    let extent = cx.kb.size(&a_sizes[a_sizes.len() - 1]);
+    let mut ai: Vec<ExprId> = idx[n - a_sizes.len()..n - 2].to_vec();
+    ai.extend([i, k]);
+    let mut bi: Vec<ExprId> = idx[n - b_rank..n - 2].to_vec();
+    bi.extend(if b_transposed { [j, k] } else { [k, j] });
+    let x = cx.read(a, &ai)?;
+    let y = cx.read(b, &bi)?;
+    let p = cx.kb.binary(BinOp::Mul, x, y)?;
+    Ok(cx.kb.reduce(RedOp::Sum, var, extent, p)?)
+}
+
+pub fn mm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let a = cx.tensor(node, "self")?;
+    let b = cx.tensor(node, "mat2")?;
+    dot(cx, a, b, idx, false)
+}
+
+pub fn addmm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let a = cx.tensor(node, "mat1")?;
+    let b = cx.tensor(node, "mat2")?;
+    let mut acc = dot(cx, a, b, idx, false)?;
+    let alpha = cx.number_or(node, "alpha", 1.0)?;
+    acc = cx.kb.binary(BinOp::Mul, alpha, acc)?;
+    let out = super::pointwise::out_sizes(cx, node)?;
+    let bias = cx.operand(node, "self", idx, &out)?;
+    let beta = cx.number_or(node, "beta", 1.0)?;
+    let bias = cx.kb.binary(BinOp::Mul, beta, bias)?;
+    Ok(cx.kb.binary(BinOp::Add, acc, bias)?)
+}
+
+pub fn linear(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let x = cx.tensor(node, "input")?;
+    let w = cx.tensor(node, "weight")?;
+    let xs = cx.sizes(x)?;
+    let n = idx.len();
+    let var = cx.kb.fresh_var()?;
+    let k = cx.kb.var(var);
+    let extent = cx.kb.size(&xs[xs.len() - 1]);
+    let mut xi = idx[..n - 1].to_vec();
+    xi.push(k);
+    let a = cx.read(x, &xi)?;
+    let b = cx.read(w, &[idx[n - 1], k])?;
+    let p = cx.kb.binary(BinOp::Mul, a, b)?;
+    let mut acc = cx.kb.reduce(RedOp::Sum, var, extent, p)?;
+    if let Some(bias) = cx.opt_tensor(node, "bias") {
+        let b = cx.read(bias, &[idx[n - 1]])?;
+        acc = cx.kb.binary(BinOp::Add, acc, b)?;
+    }
+    Ok(acc)
+}
+
+/// softmax(q kᵀ · scale) v, one output element per work-item: the row statistics are serial
+/// loops over the key positions (the kept, unfused form of attention).
+pub fn sdpa(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let q = cx.tensor(node, "query")?;
+    let k = cx.tensor(node, "key")?;
+    let v = cx.tensor(node, "value")?;
+    if cx.opt_tensor(node, "attn_mask").is_some() {
+        return Err(cx.err(node, "attn_mask is not supported"));
+    }
+    if cx.float_or(node, "dropout_p", 0.0)? != 0.0 {
+        return Err(cx.err(node, "dropout_p must be 0"));
+    }
+    let causal = cx.bool_or(node, "is_causal", false)?;
+    let (qs, ks) = (cx.sizes(q)?, cx.sizes(k)?);
+    let n = idx.len();
+    if qs.len() != n || ks.len() != n {
+        return Err(cx.err(node, "query, key and value must have the output's rank"));
+    }
+    let e_size = qs[n - 1].clone();
+    let s_size = ks[n - 2].clone();
+    let scale = match cx.float_or(node, "scale", f64::NAN)? {
+        s if !s.is_nan() => cx.kb.f32(s as f32),
+        _ => {
+            let e = cx.kb.size(&e_size);
+            let e = cx.kb.to_f32(e);
+            cx.kb.unary(UnOp::Rsqrt, e)
+        }
+    };
+    let batch = idx[..n - 2].to_vec();
+    let (i, d) = (idx[n - 2], idx[n - 1]);
+    let s_extent = cx.kb.size(&s_size);
+    let e_extent = cx.kb.size(&e_size);
+    // score(j) = scale · Σ_e q[i, e] k[j, e], masked to -inf above the diagonal when causal.
+    let score = |cx: &mut Ctx<'_>, j: ExprId| -> Result<ExprId, LowerError> {
+        let ev = cx.kb.fresh_var()?;
+        let e = cx.kb.var(ev);
+        let mut qi = batch.clone();
+        qi.extend([i, e]);
+        let mut ki = batch.clone();
+        ki.extend([j, e]);
+        let a = cx.read(q, &qi)?;
+        let b = cx.read(k, &ki)?;
+        let p = cx.kb.binary(BinOp::Mul, a, b)?;
+        let s = cx.kb.reduce(RedOp::Sum, ev, e_extent, p)?;
+        let s = cx.kb.binary(BinOp::Mul, s, scale)?;
+        if causal {
+            let ok = cx.kb.cmp(CmpOp::Le, j, i)?;
+            let ninf = cx.kb.f32(f32::NEG_INFINITY);
+            return Ok(cx.kb.select(ok, s, ninf)?);
+        }
+        Ok(s)
+    };
+    let jv = cx.kb.fresh_var()?;
+    let j = cx.kb.var(jv);
+    let sj = score(cx, j)?;
+    let m = cx.kb.reduce(RedOp::Max, jv, s_extent, sj)?;
+    let jv2 = cx.kb.fresh_var()?;
+    let j2 = cx.kb.var(jv2);
+    let sj2 = score(cx, j2)?;
+    let d2 = cx.kb.binary(BinOp::Sub, sj2, m)?;
+    let p2 = cx.kb.unary(UnOp::Exp, d2);
+    let denom = cx.kb.reduce(RedOp::Sum, jv2, s_extent, p2)?;
+    let jv3 = cx.kb.fresh_var()?;
+    let j3 = cx.kb.var(jv3);
+    let sj3 = score(cx, j3)?;
+    let d3 = cx.kb.binary(BinOp::Sub, sj3, m)?;
+    let p3 = cx.kb.unary(UnOp::Exp, d3);
+    let mut vi = batch.clone();
+    vi.extend([j3, d]);
+    let vv = cx.read(v, &vi)?;
+    let pv = cx.kb.binary(BinOp::Mul, p3, vv)?;
+    let num = cx.kb.reduce(RedOp::Sum, jv3, s_extent, pv)?;
+    Ok(cx.kb.binary(BinOp::Div, num, denom)?)
+}

@@ -1,0 +1,242 @@
+//! Elementwise ops: each output element is a function of the broadcast input elements at the
+//! same coordinates.
+
+use super::super::ctx::Ctx;
+use super::super::kernel::{BinOp, CmpOp, ExprId, KernelBuilder, KernelError, UnOp};
+use super::super::LowerError;
+use crate::ir::Node;
+use crate::sym;
+
+pub(super) fn out_sizes(cx: &Ctx<'_>, node: &Node) -> Result<Vec<sym::Expr>, LowerError> {
+    let v = *node.outputs.first().ok_or_else(|| cx.err(node, "has no outputs"))?;
+    cx.sizes(v)
+}
+
+fn arg(cx: &mut Ctx<'_>, node: &Node, name: &str, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let sizes = out_sizes(cx, node)?;
+    let e = cx.operand(node, name, idx, &sizes)?;
+    cx.check_f32(node, e)
+}
+
+fn map1(
+    cx: &mut Ctx<'_>,
+    node: &Node,
+    idx: &[ExprId],
+    f: impl FnOnce(&mut KernelBuilder, ExprId) -> Result<ExprId, KernelError>,
+) -> Result<ExprId, LowerError> {
+    let x = arg(cx, node, "self", idx)?;
+    Ok(f(&mut cx.kb, x)?)
+}
+
+fn scaled(cx: &mut Ctx<'_>, node: &Node, name: &str, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let y = arg(cx, node, name, idx)?;
+    match cx.opt_number(node, "alpha")? {
+        Some(a) => Ok(cx.kb.binary(BinOp::Mul, a, y)?),
+        None => Ok(y),
+    }
+}
+
+pub fn add(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let x = arg(cx, node, "self", idx)?;
+    let y = scaled(cx, node, "other", idx)?;
+    Ok(cx.kb.binary(BinOp::Add, x, y)?)
+}
+
+pub fn sub(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let x = arg(cx, node, "self", idx)?;
+    let y = scaled(cx, node, "other", idx)?;
+    Ok(cx.kb.binary(BinOp::Sub, x, y)?)
+}
+
+pub fn rsub(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let x = scaled(cx, node, "self", idx)?;
+    let y = arg(cx, node, "other", idx)?;
+    Ok(cx.kb.binary(BinOp::Sub, y, x)?)
+}
+
+pub fn mul(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let x = arg(cx, node, "self", idx)?;
+    let y = arg(cx, node, "other", idx)?;
+    Ok(cx.kb.binary(BinOp::Mul, x, y)?)
+}
+
+pub fn div(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let x = arg(cx, node, "self", idx)?;
+    let y = arg(cx, node, "other", idx)?;
+    let q = cx.kb.binary(BinOp::Div, x, y)?;
+    match cx.str_or(node, "rounding_mode", "none")? {
+        "none" => Ok(q),
+        "floor" => Ok(cx.kb.unary(UnOp::Floor, q)),
+        other => Err(cx.err(node, format!("rounding_mode `{other}` is not supported"))),
+    }
+}
+
+pub fn pow(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let x = arg(cx, node, "self", idx)?;
+    if let Some(crate::ir::Arg::Int(2)) | Some(crate::ir::Arg::Float(2.0)) = node.arg("exponent") {
+        return Ok(cx.kb.binary(BinOp::Mul, x, x)?);
+    }
+    let y = arg(cx, node, "exponent", idx)?;
+    Ok(cx.kb.binary(BinOp::Pow, x, y)?)
+}
+
+pub fn maximum(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let x = arg(cx, node, "self", idx)?;
+    let y = arg(cx, node, "other", idx)?;
+    Ok(cx.kb.binary(BinOp::Max, x, y)?)
+}
+
+pub fn minimum(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let x = arg(cx, node, "self", idx)?;
+    let y = arg(cx, node, "other", idx)?;
+    Ok(cx.kb.binary(BinOp::Min, x, y)?)
+}
+
+macro_rules! unary {
+    ($name:ident, $op:ident) => {
+        pub fn $name(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+            map1(cx, node, idx, |kb, x| Ok(kb.unary(UnOp::$op, x)))
+        }
+    };
+}
+unary!(neg, Neg);
+unary!(abs, Abs);
+unary!(exp, Exp);
+unary!(log, Log);
+unary!(sqrt, Sqrt);
+unary!(rsqrt, Rsqrt);
+unary!(erf, Erf);
+unary!(tanh, Tanh);
+
+pub fn reciprocal(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    map1(cx, node, idx, |kb, x| {
+        let one = kb.f32(1.0);
+        kb.binary(BinOp::Div, one, x)
+    })
+}
+
+pub(super) fn sigmoid_of(kb: &mut KernelBuilder, x: ExprId) -> Result<ExprId, KernelError> {
+    let one = kb.f32(1.0);
+    let nx = kb.unary(UnOp::Neg, x);
+    let e = kb.unary(UnOp::Exp, nx);
+    let d = kb.binary(BinOp::Add, one, e)?;
+    kb.binary(BinOp::Div, one, d)
+}
+
+pub fn sigmoid(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    map1(cx, node, idx, sigmoid_of)
+}
+
+pub fn silu(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    map1(cx, node, idx, |kb, x| {
+        let s = sigmoid_of(kb, x)?;
+        kb.binary(BinOp::Mul, x, s)
+    })
+}
+
+/// `max(x, 0)` that keeps NaN, as `torch.relu` does.
+fn relu_of(kb: &mut KernelBuilder, x: ExprId) -> Result<ExprId, KernelError> {
+    let zero = kb.f32(0.0);
+    let neg = kb.cmp(CmpOp::Lt, x, zero)?;
+    kb.select(neg, zero, x)
+}
+
+pub fn relu(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    map1(cx, node, idx, relu_of)
+}
+
+fn clamp_of(kb: &mut KernelBuilder, x: ExprId, lo: Option<ExprId>, hi: Option<ExprId>) -> Result<ExprId, KernelError> {
+    let mut y = x;
+    if let Some(lo) = lo {
+        let c = kb.cmp(CmpOp::Lt, y, lo)?;
+        y = kb.select(c, lo, y)?;
+    }
+    if let Some(hi) = hi {
+        let c = kb.cmp(CmpOp::Gt, y, hi)?;
+        y = kb.select(c, hi, y)?;
+    }
+    Ok(y)
+}
+
+pub fn relu6(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    map1(cx, node, idx, |kb, x| {
+        let (lo, hi) = (kb.f32(0.0), kb.f32(6.0));
+        clamp_of(kb, x, Some(lo), Some(hi))
+    })
+}
+
+pub fn hardtanh(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let lo = cx.number_or(node, "min_val", -1.0)?;
+    let hi = cx.number_or(node, "max_val", 1.0)?;
+    map1(cx, node, idx, |kb, x| clamp_of(kb, x, Some(lo), Some(hi)))
+}
+
+fn hardsigmoid_of(kb: &mut KernelBuilder, x: ExprId) -> Result<ExprId, KernelError> {
+    let (three, zero, six) = (kb.f32(3.0), kb.f32(0.0), kb.f32(6.0));
+    let y = kb.binary(BinOp::Add, x, three)?;
+    let y = clamp_of(kb, y, Some(zero), Some(six))?;
+    kb.binary(BinOp::Div, y, six)
+}
+
+pub fn hardsigmoid(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    map1(cx, node, idx, hardsigmoid_of)
+}
+
+pub fn hardswish(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    map1(cx, node, idx, |kb, x| {
+        let (three, zero, six) = (kb.f32(3.0), kb.f32(0.0), kb.f32(6.0));
+        let y = kb.binary(BinOp::Add, x, three)?;
+        let y = clamp_of(kb, y, Some(zero), Some(six))?;
+        let y = kb.binary(BinOp::Mul, x, y)?;
+        kb.binary(BinOp::Div, y, six)
+    })
+}
+
+pub fn clamp(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let lo = cx.opt_number(node, "min")?;
+    let hi = cx.opt_number(node, "max")?;
+    map1(cx, node, idx, |kb, x| clamp_of(kb, x, lo, hi))
+}
+
+pub fn clamp_min(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let lo = cx.opt_number(node, "min")?;
+    map1(cx, node, idx, |kb, x| clamp_of(kb, x, lo, None))
+}
+
+pub fn clamp_max(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let hi = cx.opt_number(node, "max")?;
+    map1(cx, node, idx, |kb, x| clamp_of(kb, x, None, hi))
+}
+
+pub fn addcmul(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let x = arg(cx, node, "self", idx)?;
+    let a = arg(cx, node, "tensor1", idx)?;
+    let b = arg(cx, node, "tensor2", idx)?;
+    let v = cx.number_or(node, "value", 1.0)?;
+    let p = cx.kb.binary(BinOp::Mul, a, b)?;
+    let p = cx.kb.binary(BinOp::Mul, v, p)?;
+    Ok(cx.kb.binary(BinOp::Add, x, p)?)
+}
+
+pub fn gelu(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let approximate = cx.str_or(node, "approximate", "none")?.to_string();
+    map1(cx, node, idx, |kb, x| {
+        let (half, one) = (kb.f32(0.5), kb.f32(1.0));
+        let inner = if approximate == "tanh" {
+            let (k0, k1) = (kb.f32(0.797_884_6), kb.f32(0.044_715));
+            let x3 = kb.binary(BinOp::Mul, x, x)?;
+            let x3 = kb.binary(BinOp::Mul, x3, x)?;
+            let t = kb.binary(BinOp::Mul, k1, x3)?;
+            let t = kb.binary(BinOp::Add, x, t)?;
+            let t = kb.binary(BinOp::Mul, k0, t)?;
+            kb.unary(UnOp::Tanh, t)
+        } else {
+            let k = kb.f32(std::f32::consts::FRAC_1_SQRT_2);
+            let t = kb.binary(BinOp::Mul, x, k)?;
+            kb.unary(UnOp::Erf, t)
+        };
+        let t = kb.binary(BinOp::Add, one, inner)?;
+        let hx = kb.binary(BinOp::Mul, half, x)?;
+        kb.binary(BinOp::Mul, hx, t)
+    })
+}

@@ -1,0 +1,248 @@
+//! Running a lowered [`Plan`]: on a kernel-running [`Device`] (build every module, upload inputs
+//! and weights, launch each kernel with its sizes evaluated under the bindings, read outputs and
+//! device timestamps), or on the reference interpreter (the `reference` device).
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::{BufferId, Device, EventId, KernelArg, RuntimeError};
+use crate::codegen::spirv::{self, CodegenError, SpirvModule};
+use crate::exec::{self, ExecError, Tensor};
+use crate::ir::{Arg, DType, Graph, InputKind, Model, ValueId, WeightData};
+use crate::lower::{Plan, Step};
+use crate::sym::{Bindings, SymError};
+
+/// Work-group size of every launch; kernels bounds-check the rounded-up grid.
+pub const WORK_GROUP: usize = 64;
+
+/// What one step cost.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepRun {
+    pub kind: &'static str,
+    pub name: String,
+    pub nodes: Vec<String>,
+    pub device_ns: u64,
+}
+
+/// A finished run: outputs (graph order), per-kernel timings and the wall time of the run.
+#[derive(Clone, Debug)]
+pub struct PlanRun {
+    pub outputs: Vec<Tensor>,
+    pub steps: Vec<StepRun>,
+    pub total_device_ns: u64,
+    pub wall_ns: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    #[error(transparent)]
+    Codegen(#[from] CodegenError),
+    #[error(transparent)]
+    Exec(#[from] ExecError),
+    #[error("kernel `{kernel}`: {what}: {source}")]
+    Size { kernel: String, what: String, source: SymError },
+    #[error("{0}")]
+    Input(String),
+}
+
+/// The SPIR-V module of every kernel step (`None` for meta steps), in step order.
+pub fn compile_plan(plan: &Plan) -> Result<Vec<Option<SpirvModule>>, CodegenError> {
+    plan.steps.iter().map(|s| s.kernel().map(spirv::compile).transpose()).collect()
+}
+
+pub(crate) fn step_nodes(plan: &Plan, step: &Step) -> Vec<String> {
+    step.nodes().iter().map(|n| plan.graph.node(*n).name.clone()).collect()
+}
+
+/// Parameters, buffers and constants of `graph`, loaded from the model, as contiguous tensors.
+pub fn load_weights(model: &Model, graph: &Graph) -> Result<HashMap<ValueId, Tensor>, RunError> {
+    let mut out = HashMap::new();
+    for (v, kind) in &graph.inputs {
+        if *kind == InputKind::UserInput {
+            continue;
+        }
+        let name = &graph.value(*v).name;
+        let Some(fqn) = kind.fqn() else { continue };
+        let bad = |m: String| RunError::Input(format!("weight `{fqn}` (input `{name}`): {m}"));
+        let w = model.weights.get(fqn).ok_or_else(|| bad("not in the model".into()))?;
+        let bytes = match &w.data {
+            WeightData::Bytes(b) => b,
+            WeightData::Unavailable(why) => return Err(bad(format!("unavailable: {why}"))),
+        };
+        let ints = |es: &[crate::sym::Expr]| es.iter().map(|e| e.as_int().and_then(|i| usize::try_from(i).ok())).collect::<Option<Vec<_>>>();
+        let (Some(sizes), Some(strides), Some(off)) =
+            (ints(&w.meta.sizes), ints(&w.meta.strides), w.meta.storage_offset.as_int().and_then(|o| usize::try_from(o).ok()))
+        else {
+            return Err(bad("sizes must be static".into()));
+        };
+        out.insert(*v, Tensor::from_le_strided(w.meta.dtype, &sizes, &strides, off, bytes).map_err(bad)?);
+    }
+    Ok(out)
+}
+
+fn numel(graph: &Graph, v: ValueId, b: &Bindings, kernel: &str) -> Result<Vec<usize>, RunError> {
+    let meta = graph.value(v).tensor().ok_or_else(|| RunError::Input(format!("`{}` is not a tensor", graph.value(v).name)))?;
+    meta.sizes
+        .iter()
+        .map(|e| {
+            e.eval_int(b)
+                .map(|i| i.max(0) as usize)
+                .map_err(|source| RunError::Size { kernel: kernel.into(), what: format!("size of `{}`", graph.value(v).name), source })
+        })
+        .collect()
+}
+
+/// Runs `plan` on `dev`. `modules` come from [`compile_plan`] and may be reused across runs
+/// with different bindings.
+pub fn run_on_device(
+    dev: &mut dyn Device,
+    plan: &Plan,
+    modules: &[Option<SpirvModule>],
+    model: &Model,
+    inputs: &[Tensor],
+    bindings: &Bindings,
+) -> Result<PlanRun, RunError> {
+    let t0 = Instant::now();
+    let graph = &plan.graph;
+    let mut host: HashMap<ValueId, Tensor> = load_weights(model, graph)?;
+    for (v, t) in exec::user_inputs(graph).into_iter().zip(inputs) {
+        host.insert(v, t.clone());
+    }
+    let mut buffers: HashMap<String, BufferId> = HashMap::new();
+    let mut result = Ok(());
+    let mut programs = HashMap::new();
+    for module in modules.iter().flatten() {
+        // Some drivers abort the process on a malformed module; refuse one that does not parse.
+        if let Err(e) = rspirv::dr::load_words(&module.words) {
+            return Err(RuntimeError::Build { program: module.name.clone(), log: format!("not a well-formed SPIR-V module: {e}") }.into());
+        }
+        programs.insert(module.name.clone(), dev.build(&module.name, &module.words)?);
+    }
+    let mut launched: Vec<(usize, Option<EventId>)> = Vec::new();
+    for (i, step) in plan.steps.iter().enumerate() {
+        let Some(kernel) = step.kernel() else { continue };
+        let Some(program) = programs.get(&kernel.name).copied() else {
+            return Err(RunError::Input(format!("kernel `{}` has no compiled module", kernel.name)));
+        };
+        if let Err(e) = launch(dev, plan, kernel, program, &host, &mut buffers, bindings).map(|ev| launched.push((i, ev))) {
+            result = Err(e);
+            break;
+        }
+    }
+    let outputs = result.and_then(|_| {
+        dev.finish()?;
+        read_outputs(dev, graph, &host, &buffers, bindings)
+    });
+    let mut steps = Vec::new();
+    let mut total = 0;
+    if outputs.is_ok() {
+        for (i, ev) in &launched {
+            let ns = match ev {
+                Some(ev) => dev.timing(*ev)?.duration_ns(),
+                None => 0,
+            };
+            total += ns;
+            let step = &plan.steps[*i];
+            let name = step.kernel().map(|k| k.name.clone()).unwrap_or_default();
+            steps.push(StepRun { kind: step.kind(), name, nodes: step_nodes(plan, step), device_ns: ns });
+        }
+    }
+    for (_, b) in buffers {
+        let _ = dev.free(b);
+    }
+    Ok(PlanRun { outputs: outputs?, steps, total_device_ns: total, wall_ns: t0.elapsed().as_nanos() as u64 })
+}
+
+fn upload(dev: &mut dyn Device, t: &Tensor, kernel: &str) -> Result<BufferId, RunError> {
+    let t = t.cast(DType::F32).map_err(|d| RunError::Input(format!("kernel `{kernel}` reads a {d} tensor")))?;
+    let bytes = t.to_le_bytes();
+    let b = dev.alloc(bytes.len()).map_err(|e| with_kernel(e, kernel))?;
+    dev.write(b, &bytes)?;
+    Ok(b)
+}
+
+/// Names the kernel in an out-of-memory error raised while preparing its launch.
+fn with_kernel(e: RuntimeError, kernel: &str) -> RuntimeError {
+    match e {
+        RuntimeError::OutOfMemory { bytes, kernel: None } => RuntimeError::OutOfMemory { bytes, kernel: Some(kernel.to_string()) },
+        e => e,
+    }
+}
+
+fn launch(
+    dev: &mut dyn Device,
+    plan: &Plan,
+    kernel: &crate::lower::Kernel,
+    program: super::ProgramId,
+    host: &HashMap<ValueId, Tensor>,
+    buffers: &mut HashMap<String, BufferId>,
+    b: &Bindings,
+) -> Result<Option<EventId>, RunError> {
+    let graph = &plan.graph;
+    let mut args = Vec::new();
+    for buf in &kernel.buffers {
+        let v = graph.value_id(&buf.value).ok_or_else(|| RunError::Input(format!("kernel `{}`: unknown value `{}`", kernel.name, buf.value)))?;
+        let id = match buffers.get(&buf.value) {
+            Some(id) => *id,
+            None => {
+                let id = match host.get(&v) {
+                    Some(t) => upload(dev, t, &kernel.name)?,
+                    None => {
+                        let n: usize = numel(graph, v, b, &kernel.name)?.iter().product();
+                        dev.alloc(n * 4).map_err(|e| with_kernel(e, &kernel.name))?
+                    }
+                };
+                buffers.insert(buf.value.clone(), id);
+                id
+            }
+        };
+        args.push(KernelArg::Buffer(id));
+    }
+    for (i, p) in kernel.params.iter().enumerate() {
+        let v = p.eval_int(b).map_err(|source| RunError::Size { kernel: kernel.name.clone(), what: format!("argument size{i} = `{p}`"), source })?;
+        args.push(KernelArg::I64(v));
+    }
+    let mut total: usize = 1;
+    for d in &kernel.domain_sizes {
+        let v = d.eval_int(b).map_err(|source| RunError::Size { kernel: kernel.name.clone(), what: format!("grid size `{d}`"), source })?;
+        total = total.saturating_mul(v.max(0) as usize);
+    }
+    if total == 0 {
+        return Ok(None);
+    }
+    Ok(Some(dev.launch(program, &kernel.name, &args, [total, 1, 1], Some([WORK_GROUP, 1, 1]))?))
+}
+
+fn read_outputs(
+    dev: &mut dyn Device,
+    graph: &Graph,
+    host: &HashMap<ValueId, Tensor>,
+    buffers: &HashMap<String, BufferId>,
+    b: &Bindings,
+) -> Result<Vec<Tensor>, RunError> {
+    let mut out = Vec::new();
+    for (i, a) in graph.outputs.iter().enumerate() {
+        let Arg::Tensor(v) = a else {
+            return Err(RunError::Input(format!("graph output {i} is not a tensor ({a:?})")));
+        };
+        if let Some(t) = host.get(v) {
+            out.push(t.clone());
+            continue;
+        }
+        let name = &graph.value(*v).name;
+        let shape = numel(graph, *v, b, "output")?;
+        let n: usize = shape.iter().product();
+        let mut bytes = vec![0u8; n * 4];
+        if n > 0 {
+            let id = buffers.get(name).ok_or_else(|| RunError::Input(format!("graph output `{name}` was never computed")))?;
+            dev.read(*id, &mut bytes)?;
+        }
+        out.push(Tensor::from_le_bytes(DType::F32, &shape, &bytes).map_err(RunError::Input)?);
+    }
+    Ok(out)
+}
+
