@@ -7,6 +7,7 @@ mod decompose;
 mod devices;
 mod eval;
 mod inspect;
+mod profile;
 mod shapes;
 
 use std::path::{Path, PathBuf};
@@ -103,7 +104,7 @@ pub enum Command {
         /// SYM=INT (used when no --inputs are given; unbound symbols take their hint).
         #[arg(long = "bind", value_name = "SYM=INT")]
         binds: Vec<String>,
-        /// reference (CPU interpreter), opencl, or xpu (Level Zero).
+        /// reference (CPU interpreter), opencl, xpu (Level Zero), or auto (XPU, then OpenCL, then reference).
         #[arg(long, default_value = "opencl")]
         device: String,
         /// User inputs in graph order, comma-separated .npy files; random (seeded) when absent.
@@ -114,6 +115,35 @@ pub enum Command {
         /// Compare the outputs with the reference interpreter on the unmodified graph.
         #[arg(long)]
         check: bool,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a model's kernels on a device with profiling on: warm-up, then N timed repetitions;
+    /// prints each kernel's median device time and writes a Chrome trace and a puffin recording.
+    Profile {
+        file: PathBuf,
+        #[arg(long, default_value = "full")]
+        mode: String,
+        #[arg(long = "mark", value_name = "SPEC")]
+        marks: Vec<String>,
+        /// SYM=INT; unbound symbols take their hint.
+        #[arg(long = "bind", value_name = "SYM=INT")]
+        binds: Vec<String>,
+        /// auto (XPU, then OpenCL), xpu, or opencl.
+        #[arg(long, default_value = "auto")]
+        device: String,
+        #[arg(long, default_value_t = 10)]
+        repeat: u32,
+        #[arg(long, default_value_t = 1)]
+        warmup: u32,
+        /// Chrome trace-event JSON (Perfetto, chrome://tracing).
+        #[arg(long, value_name = "OUT.json")]
+        trace: Option<PathBuf>,
+        /// puffin recording (puffin_viewer).
+        #[arg(long, value_name = "OUT.puffin")]
+        puffin: Option<PathBuf>,
         #[arg(long, default_value_t = 0)]
         seed: u64,
         #[arg(long)]
@@ -183,6 +213,21 @@ pub fn main() -> ExitCode {
                 check,
                 json,
                 seed,
+            })
+        }
+        Some(Command::Profile { file, mode, marks, binds, device, repeat, warmup, trace, puffin, seed, json }) => {
+            profile::run(profile::ProfileArgs {
+                file: &file,
+                mode: &mode,
+                marks: &marks,
+                binds: &binds,
+                device: &device,
+                warmup,
+                repeat,
+                trace: trace.as_deref(),
+                puffin: puffin.as_deref(),
+                seed,
+                json,
             })
         }
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),

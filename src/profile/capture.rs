@@ -5,15 +5,63 @@
 //! and on [`CpuCapture::stop`] parses the frames it received. Captures may overlap (tests run in
 //! parallel); scopes stay on while any is active, and each keeps only the spans inside its own
 //! time window.
+//!
+//! Scope *descriptions* (names, files) reach sinks only once, in the frame after a scope is first
+//! used, and puffin drops a requested full snapshot when that frame turns out empty. So one
+//! permanent sink keeps every description in [`SCOPES`], and is installed with a frame that
+//! cannot be empty; a capture resolves names from there, whichever frame described them.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use puffin::{FrameData, FrameSinkId, GlobalProfiler, Reader, ScopeCollection, Stream};
+use puffin::{FrameData, FrameSinkId, GlobalProfiler, Reader, ScopeCollection, ScopeDetails, Stream, StreamInfo, ThreadInfo};
 
 use super::trace::CpuSpan;
 
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+/// Every scope description puffin has handed out since the first capture.
+static SCOPES: OnceLock<Mutex<ScopeCollection>> = OnceLock::new();
+
+fn scopes() -> &'static Mutex<ScopeCollection> {
+    SCOPES.get_or_init(|| {
+        let mut profiler = GlobalProfiler::lock();
+        profiler.add_sink(Box::new(|frame| {
+            if let Some(scopes) = SCOPES.get() {
+                let mut scopes = scopes.lock().unwrap_or_else(|e| e.into_inner());
+                for d in &frame.scope_delta {
+                    scopes.insert(d.clone());
+                }
+            }
+        }));
+        // Scopes used before this sink existed were described in frames it never saw: ask for
+        // a full snapshot, in a frame made non-empty by one user scope of our own.
+        let ids = profiler.register_user_scopes(&[ScopeDetails::from_scope_name("scope sink installed")]);
+        let mut info = StreamInfo::default();
+        let now = puffin::now_ns();
+        let (offset, _) = info.stream.begin_scope(|| now, ids[0], "");
+        info.stream.end_scope(offset, now);
+        info.num_scopes = 1;
+        info.depth = 1;
+        info.range_ns = (now, now);
+        let thread = ThreadInfo { start_time_ns: Some(now), name: "xpu-workbench profiler".into() };
+        profiler.report_user_scopes(thread, &info.as_stream_into_ref());
+        profiler.emit_scope_snapshot();
+        // The frame goes to the sink above, which takes `SCOPES`: not initialised until this
+        // closure returns, so take the descriptions from the frame by hand below instead.
+        let collected: Arc<Mutex<ScopeCollection>> = Arc::default();
+        let into = collected.clone();
+        let once = profiler.add_sink(Box::new(move |frame| {
+            let mut scopes = into.lock().unwrap_or_else(|e| e.into_inner());
+            for d in &frame.scope_delta {
+                scopes.insert(d.clone());
+            }
+        }));
+        profiler.new_frame();
+        profiler.remove_sink(once);
+        let collected = collected.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        Mutex::new(collected)
+    })
+}
 /// Whether scopes were on before the first active capture turned them on (the app's setting).
 static WERE_ON: AtomicBool = AtomicBool::new(false);
 
@@ -29,16 +77,14 @@ impl CpuCapture {
             WERE_ON.store(puffin::are_scopes_on(), Ordering::SeqCst);
         }
         puffin::set_scopes_on(true);
+        scopes();
         let frames: Arc<Mutex<Vec<Arc<FrameData>>>> = Arc::default();
         let into = frames.clone();
-        let mut profiler = GlobalProfiler::lock();
-        let sink = profiler.add_sink(Box::new(move |frame| {
+        let sink = GlobalProfiler::lock().add_sink(Box::new(move |frame| {
             if let Ok(mut frames) = into.lock() {
                 frames.push(frame);
             }
         }));
-        // Scopes registered before this sink existed were described in earlier frames only.
-        profiler.emit_scope_snapshot();
         Self { sink: Some(sink), frames, start_ns: puffin::now_ns() }
     }
 
@@ -53,12 +99,7 @@ impl CpuCapture {
         let end_ns = puffin::now_ns();
         self.release();
         let frames = std::mem::take(&mut *self.frames.lock().unwrap_or_else(|e| e.into_inner()));
-        let mut details = ScopeCollection::default();
-        for frame in &frames {
-            for d in &frame.scope_delta {
-                details.insert(d.clone());
-            }
-        }
+        let details = scopes().lock().unwrap_or_else(|e| e.into_inner()).clone();
         let mut spans = Vec::new();
         for frame in &frames {
             let Ok(unpacked) = frame.unpacked() else { continue };

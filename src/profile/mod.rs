@@ -43,9 +43,20 @@ impl Default for ProfileOptions {
 pub fn profile<E: From<RuntimeError>>(
     device: &mut dyn Device,
     options: ProfileOptions,
+    workload: impl FnMut(&mut TracingDevice<'_>, u32) -> Result<(), E>,
+) -> Result<Trace, E> {
+    profile_captured(CpuCapture::start(), device, options, workload)
+}
+
+/// As [`profile`], with a capture started earlier, so the trace also holds what ran before the
+/// repetitions (import, lowering, code generation).
+pub fn profile_captured<E: From<RuntimeError>>(
+    capture: CpuCapture,
+    device: &mut dyn Device,
+    options: ProfileOptions,
     mut workload: impl FnMut(&mut TracingDevice<'_>, u32) -> Result<(), E>,
 ) -> Result<Trace, E> {
-    let capture = CpuCapture::start();
+    capture.new_frame();
     let info = device.info().clone();
     let mut traced = TracingDevice::new(device);
     let mut frames = Vec::new();

@@ -24,8 +24,11 @@ pub struct CpuSpan {
 /// What a launch was: the graph node it computes and the arguments it saw.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LaunchInfo {
-    /// The graph node(s) the kernel computes; kernel spans are named after them.
+    /// The span's name: the graph node the kernel computes, or its nodes joined by `+` when
+    /// it fuses several.
     pub node: String,
+    /// The graph nodes the kernel computes, when it fuses several (empty: just `node`).
+    pub nodes: Vec<String>,
     /// The SPIR-V entry point.
     pub kernel: String,
     /// Kernel parameter (binding) → the shape of the tensor bound to it.
@@ -112,10 +115,18 @@ impl Trace {
     }
 
     /// Total device time per graph node over the timed repetitions, for the graph overlay.
+    /// Every node of a fused kernel is charged the kernel's whole time (a kernel's time cannot
+    /// be split between the nodes it fuses), so the values add up to more than
+    /// [`Self::device_total_ns`] when kernels fuse.
     pub fn node_device_ns(&self) -> HashMap<String, u64> {
         let mut total = HashMap::new();
         for k in self.timed_kernels() {
-            *total.entry(k.launch.node.clone()).or_insert(0) += k.dur_ns;
+            if k.launch.nodes.is_empty() {
+                *total.entry(k.launch.node.clone()).or_insert(0) += k.dur_ns;
+            }
+            for node in &k.launch.nodes {
+                *total.entry(node.clone()).or_insert(0) += k.dur_ns;
+            }
         }
         total
     }
@@ -125,8 +136,8 @@ impl Trace {
         self.timed_kernels().map(|k| k.dur_ns).sum()
     }
 
-    /// Per node, the median over timed repetitions of its device time in one repetition,
-    /// in the order the nodes first ran.
+    /// Per span name (node, or fused nodes), the median over timed repetitions of its device
+    /// time in one repetition, in the order they first ran.
     pub fn node_median_ns(&self) -> Vec<(String, u64)> {
         let mut order: Vec<String> = Vec::new();
         let mut per_rep: HashMap<&str, BTreeMap<u32, u64>> = HashMap::new();

@@ -65,7 +65,7 @@ impl<'d> TracingDevice<'d> {
     /// Reads every launch's timestamps and puts them on the host clock; queue 0 is the device's
     /// one in-order queue. Returns the spans and the alignment used.
     pub fn device_spans(&mut self) -> Result<(Vec<DeviceSpan>, Option<super::ClockAlignment>), RuntimeError> {
-        puffin::profile_function!();
+        puffin::profile_scope!("read timestamps");
         if self.synced < self.launches.len() {
             self.finish()?;
         }

@@ -38,7 +38,7 @@ impl Backend {
             "opencl" | "cl" => Ok(Some(Backend::OpenCl)),
             "reference" | "ref" | "cpu" => Ok(Some(Backend::Reference)),
             other => Err(format!(
-                "unknown device `{other}`: expected auto, xpu (level_zero), opencl or reference"
+                "unknown --device `{other}`: expected auto, xpu (level_zero), opencl or reference"
             )),
         }
     }
