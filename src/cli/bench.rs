@@ -120,3 +120,181 @@ pub fn puffin_overhead(scopes: u64, repeat: usize) -> ExitCode {
     super::print_json(&doc);
     ExitCode::SUCCESS
 }
+
+/// `bench kernels`: achieved bandwidth of generated kernels against a plain copy kernel on the
+/// same OpenCL device, over buffer sizes from 1 MB up to `max_mb`, plus the kernel counts of
+/// every sample's lite and full plans.
+pub fn kernels(max_mb: usize, repeat: usize) -> ExitCode {
+    use crate::codegen::spirv;
+    use crate::runtime::opencl::OpenClDevice;
+    use crate::runtime::Device;
+
+    let mut dev = match OpenClDevice::open() {
+        Ok(d) => d,
+        Err(e) => return super::fail(super::EXIT_FAILED, &e),
+    };
+    let info = dev.info().clone();
+    // Three buffers of the largest size must fit comfortably beside everything else.
+    let cap_mb = (info.global_mem_bytes / (1 << 20) / 8) as usize;
+    let mut rows = Vec::new();
+    let top = max_mb.min(cap_mb.max(1));
+    let mut sizes: Vec<usize> = std::iter::successors(Some(1usize), |m| Some(m * 8)).take_while(|m| *m <= top).collect();
+    if sizes.last() != Some(&top) {
+        sizes.push(top);
+    }
+    for mb in sizes {
+        for which in [Bench::Copy, Bench::Pointwise, Bench::Reduction] {
+            let kernel = synthetic(which);
+            let module = match spirv::compile(&kernel) {
+                Ok(m) => m,
+                Err(e) => return super::fail(super::EXIT_FAILED, &e),
+            };
+            match time_kernel(&mut dev, &kernel, &module, mb << 20, repeat) {
+                Ok((ns, bytes)) => rows.push(json!({
+                    "kernel": kernel.name,
+                    "mb": mb,
+                    "bytes_moved": bytes,
+                    "median_ns": ns,
+                    "gb_per_s": bytes as f64 / ns.max(1) as f64,
+                })),
+                Err(e) => return super::fail(super::EXIT_FAILED, &e),
+            }
+        }
+    }
+    let mut plans = Vec::new();
+    for s in ["mlp", "transformer_block", "cnn", "activations", "annotated"] {
+        let path = std::path::PathBuf::from(format!("samples/{s}.pt2"));
+        let Ok(model) = import::load(&path) else { continue };
+        let count = |mode| {
+            crate::lower::lower(&model, &model.graphs[0], mode, &crate::decomp::Marks::default()).map(|p| p.kernel_count()).ok()
+        };
+        plans.push(json!({"sample": s, "lite_kernels": count(crate::decomp::Mode::Lite), "full_kernels": count(crate::decomp::Mode::Full)}));
+    }
+    super::print_json(&json!({
+        "device": format!("{} ({})", info.name, info.backend),
+        "repeat": repeat,
+        "work_group": crate::runtime::plan::WORK_GROUP,
+        "kernels": rows,
+        "plans": plans,
+    }));
+    ExitCode::SUCCESS
+}
+
+#[derive(Clone, Copy)]
+enum Bench {
+    Copy,
+    Pointwise,
+    Reduction,
+}
+
+/// Elements per row of the reduction benchmark.
+const ROW: i64 = 1024;
+
+/// The benchmark kernels, built with the same IR and code generator as compiled plans, over a
+/// dynamic element count `n` (an i64 argument, as dynamic dims are).
+fn synthetic(which: Bench) -> crate::lower::Kernel {
+    use crate::lower::kernel::{Access, BinOp, KernelBuilder, RedOp, Store, UnOp, VarId};
+    use crate::sym::Expr;
+    let n = Expr::symbol("n");
+    let mut kb = KernelBuilder::new(1);
+    let i = kb.var(VarId(0));
+    let ok = "kernel IR of the benchmark is well-typed";
+    match which {
+        Bench::Copy => {
+            let (a, out) = (kb.buffer("a", Access::Read), kb.buffer("out", Access::Write));
+            let d = kb.size(&n);
+            let v = kb.load(a, i);
+            kb.finish("copy".into(), vec![n], vec![d], vec![Store { buf: out, value: v }])
+        }
+        Bench::Pointwise => {
+            // gelu(a·b + 1) · exp(-|a|): a fused chain of six pointwise ops, two inputs.
+            let (a, b, out) = (kb.buffer("a", Access::Read), kb.buffer("b", Access::Read), kb.buffer("out", Access::Write));
+            let d = kb.size(&n);
+            let (x, y) = (kb.load(a, i), kb.load(b, i));
+            let one = kb.f32(1.0);
+            let xy = kb.binary(BinOp::Mul, x, y).expect(ok);
+            let t = kb.binary(BinOp::Add, xy, one).expect(ok);
+            let k = kb.f32(std::f32::consts::FRAC_1_SQRT_2);
+            let e = kb.binary(BinOp::Mul, t, k).expect(ok);
+            let e = kb.unary(UnOp::Erf, e);
+            let e = kb.binary(BinOp::Add, e, one).expect(ok);
+            let half = kb.f32(0.5);
+            let g = kb.binary(BinOp::Mul, t, half).expect(ok);
+            let g = kb.binary(BinOp::Mul, g, e).expect(ok);
+            let ax = kb.unary(UnOp::Abs, x);
+            let nx = kb.unary(UnOp::Neg, ax);
+            let ex = kb.unary(UnOp::Exp, nx);
+            let v = kb.binary(BinOp::Mul, g, ex).expect(ok);
+            kb.finish("fused_pointwise".into(), vec![n], vec![d], vec![Store { buf: out, value: v }])
+        }
+        Bench::Reduction => {
+            // Row sums of exp(x): one output per row of ROW elements.
+            let rows = Expr::floordiv(n.clone(), Expr::int(ROW));
+            let (a, out) = (kb.buffer("a", Access::Read), kb.buffer("out", Access::Write));
+            let d = kb.size(&rows);
+            let j = kb.fresh_var().expect(ok);
+            let jv = kb.var(j);
+            let row = kb.i64(ROW);
+            let base = kb.binary(BinOp::Mul, i, row).expect(ok);
+            let at = kb.binary(BinOp::Add, base, jv).expect(ok);
+            let x = kb.load(a, at);
+            let x = kb.unary(UnOp::Exp, x);
+            let s = kb.reduce(RedOp::Sum, j, row, x).expect(ok);
+            kb.finish("fused_reduction".into(), vec![rows], vec![d], vec![Store { buf: out, value: s }])
+        }
+    }
+}
+
+/// Median device time of `repeat` launches over buffers of `bytes`, and the bytes each launch
+/// reads and writes.
+fn time_kernel(
+    dev: &mut crate::runtime::opencl::OpenClDevice,
+    kernel: &crate::lower::Kernel,
+    module: &crate::codegen::spirv::SpirvModule,
+    bytes: usize,
+    repeat: usize,
+) -> Result<(u64, u64), crate::runtime::RuntimeError> {
+    use crate::lower::kernel::Access;
+    use crate::runtime::{Device, KernelArg};
+    let n = (bytes / 4) as i64;
+    let b = {
+        let mut b = crate::sym::Bindings::new();
+        b.set("n", n);
+        b
+    };
+    let grid: i64 = kernel.domain_sizes.iter().map(|d| d.eval_int(&b).unwrap_or(0)).product();
+    let mut args = Vec::new();
+    let mut moved = 0u64;
+    let mut held = Vec::new();
+    for buf in &kernel.buffers {
+        let len = if buf.access == Access::Write { grid as usize * 4 } else { bytes };
+        moved += len as u64;
+        let id = dev.alloc(len).map_err(|e| match e {
+            crate::runtime::RuntimeError::OutOfMemory { bytes, .. } => crate::runtime::RuntimeError::OutOfMemory { bytes, kernel: Some(kernel.name.clone()) },
+            e => e,
+        })?;
+        // 0.5f everywhere: finite for every benchmark expression.
+        dev.write(id, &0x3f00_0000u32.to_le_bytes().repeat(len / 4))?;
+        held.push(id);
+        args.push(KernelArg::Buffer(id));
+    }
+    for p in &kernel.params {
+        args.push(KernelArg::I64(p.eval_int(&b).unwrap_or(0)));
+    }
+    let program = dev.build(&kernel.name, &module.words)?;
+    let wg = crate::runtime::plan::WORK_GROUP;
+    // One warm-up launch: the first pays for the driver's lazy JIT and page faults.
+    let warm = dev.launch(program, &kernel.name, &args, [grid as usize, 1, 1], Some([wg, 1, 1]))?;
+    dev.finish()?;
+    dev.timing(warm)?;
+    let mut times = Vec::with_capacity(repeat);
+    for _ in 0..repeat.max(1) {
+        let ev = dev.launch(program, &kernel.name, &args, [grid as usize, 1, 1], Some([wg, 1, 1]))?;
+        dev.finish()?;
+        times.push(Duration::from_nanos(dev.timing(ev)?.duration_ns()));
+    }
+    for id in held {
+        dev.free(id)?;
+    }
+    Ok((median(&mut times).as_nanos() as u64, moved))
+}

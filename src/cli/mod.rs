@@ -170,6 +170,14 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 15)]
         repeat: usize,
     },
+    /// GB/s of generated pointwise and reduction kernels against a copy kernel (OpenCL), for
+    /// buffers from 1 MB to --max-mb (x8 steps), and lite vs full kernel counts of the samples.
+    Kernels {
+        #[arg(long = "max-mb", default_value_t = 1024)]
+        max_mb: usize,
+        #[arg(long, default_value_t = 5)]
+        repeat: usize,
+    },
 }
 
 /// Exit statuses: 0 ok, 1 the check or command failed, 2 bad input (file, flag, binding).
@@ -232,6 +240,7 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
         Some(Command::Bench(BenchCommand::Puffin { scopes, repeat })) => bench::puffin_overhead(scopes, repeat),
+        Some(Command::Bench(BenchCommand::Kernels { max_mb, repeat })) => bench::kernels(max_mb, repeat),
     }
 }
 
