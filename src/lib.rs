@@ -11,6 +11,7 @@ pub mod exec;
 pub mod import;
 pub mod infer;
 pub mod ir;
+pub mod profile;
 pub mod lower;
 pub mod npy;
 pub mod runtime;

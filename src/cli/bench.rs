@@ -56,6 +56,71 @@ pub(crate) fn median(v: &mut [Duration]) -> Duration {
     v.get(v.len() / 2).copied().unwrap_or_default()
 }
 
+/// One scope, as the call sites write them (a name and a cheap `&str` of data).
+#[inline(never)]
+fn scoped(i: u64) -> u64 {
+    puffin::profile_scope!("bench_scope", "data");
+    std::hint::black_box(i)
+}
+
+/// [`scoped`] without the scope: what the call itself costs.
+#[inline(never)]
+fn unscoped(i: u64) -> u64 {
+    std::hint::black_box(i)
+}
+
+/// Median nanoseconds per scope over `repeat` rounds of `scopes` scopes. `nested` opens them all
+/// inside one enclosing scope (the usual case: launches inside a repetition); otherwise each is
+/// top-level and is handed to puffin's global profiler when it closes.
+fn ns_per_scope(on: bool, nested: bool, scopes: u64, repeat: usize) -> f64 {
+    puffin::set_scopes_on(on);
+    let mut rounds = Vec::with_capacity(repeat);
+    for _ in 0..repeat {
+        let t0 = Instant::now();
+        if nested {
+            puffin::profile_scope!("bench_round");
+            for i in 0..scopes {
+                scoped(i);
+            }
+        } else {
+            for i in 0..scopes {
+                scoped(i);
+            }
+        }
+        rounds.push(t0.elapsed());
+        // Hand the recorded scopes over (and drop them: no sink) outside the timed part.
+        puffin::GlobalProfiler::lock().new_frame();
+    }
+    puffin::set_scopes_on(false);
+    median(&mut rounds).as_nanos() as f64 / scopes as f64
+}
+
+/// `bench puffin`: what a `profile_scope!` costs with scopes off (the default) and on.
+pub fn puffin_overhead(scopes: u64, repeat: usize) -> ExitCode {
+    let (scopes, repeat) = (scopes.max(1), repeat.max(1));
+    let baseline = {
+        let mut rounds = Vec::with_capacity(repeat);
+        for _ in 0..repeat {
+            let t0 = Instant::now();
+            for i in 0..scopes {
+                unscoped(i);
+            }
+            rounds.push(t0.elapsed());
+        }
+        median(&mut rounds).as_nanos() as f64 / scopes as f64
+    };
+    let doc = json!({
+        "scopes_per_round": scopes,
+        "repeat": repeat,
+        "call_without_scope_ns": baseline,
+        "off_ns_per_scope": ns_per_scope(false, true, scopes, repeat),
+        "on_nested_ns_per_scope": ns_per_scope(true, true, scopes, repeat),
+        "on_top_level_ns_per_scope": ns_per_scope(true, false, scopes, repeat),
+    });
+    super::print_json(&doc);
+    ExitCode::SUCCESS
+}
+
 /// `bench kernels`: achieved bandwidth of generated kernels against a plain copy kernel on the
 /// same OpenCL device, over buffer sizes from 1 MB up to `max_mb`, plus the kernel counts of
 /// every sample's lite and full plans.

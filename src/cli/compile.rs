@@ -14,7 +14,7 @@ use crate::ir::{Model, ValueKind};
 use crate::lower::{self, Plan};
 use crate::npy;
 use crate::runtime::plan::{compile_plan, run_on_device, PlanRun};
-use crate::runtime::{level_zero, opencl, reference, Device};
+use crate::runtime::{open, pick_backend, probe_all, reference, Backend, Device};
 use crate::shapes::{parse_binding, resolve_bindings};
 use crate::sym::Bindings;
 
@@ -241,15 +241,13 @@ pub fn run(a: RunArgs<'_>) -> ExitCode {
 
 /// Runs the lowered plan on the named device; the device's name comes back with the run.
 pub fn run_plan_on(device: &str, l: &Lowered, inputs: &[Tensor], b: &Bindings) -> Result<(String, PlanRun), String> {
-    let mut dev: Box<dyn Device> = match device {
-        "reference" => {
-            let r = reference::run_reference(&l.plan, &l.model, inputs, b).map_err(|e| e.to_string())?;
-            return Ok(("reference (CPU interpreter)".into(), r));
-        }
-        "opencl" => Box::new(opencl::OpenClDevice::open().map_err(|e| e.to_string())?),
-        "xpu" => Box::new(level_zero::LevelZero::open().map_err(|e| e.to_string())?),
-        other => return Err(format!("unknown --device `{other}`: expected reference, opencl or xpu")),
-    };
+    // `auto` follows the app's order (XPU, OpenCL, reference): `runtime::pick_backend`.
+    let backend = pick_backend(&probe_all(), Backend::parse(device)?);
+    if backend == Backend::Reference {
+        let r = reference::run_reference(&l.plan, &l.model, inputs, b).map_err(|e| e.to_string())?;
+        return Ok(("reference (CPU interpreter)".into(), r));
+    }
+    let mut dev: Box<dyn Device> = open(backend).map_err(|e| e.to_string())?;
     let modules = compile_plan(&l.plan).map_err(|e| e.to_string())?;
     let name = format!("{} ({})", dev.info().name, dev.info().backend);
     let r = run_on_device(dev.as_mut(), &l.plan, &modules, &l.model, inputs, b).map_err(|e| e.to_string())?;

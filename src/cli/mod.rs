@@ -5,8 +5,10 @@ mod bench;
 mod check_lite;
 pub mod compile;
 mod decompose;
+mod devices;
 mod eval;
 mod inspect;
+mod profile;
 mod shapes;
 
 use std::path::{Path, PathBuf};
@@ -60,6 +62,11 @@ pub enum Command {
         #[arg(long = "mark", value_name = "SPEC")]
         marks: Vec<String>,
     },
+    /// Every backend (Level Zero, OpenCL, reference): its device, or why it is unavailable.
+    Devices {
+        #[arg(long)]
+        json: bool,
+    },
     /// Run the graph in the reference CPU interpreter on .npy inputs; save outputs as .npy.
     Eval {
         file: PathBuf,
@@ -102,7 +109,7 @@ pub enum Command {
         /// SYM=INT (used when no --inputs are given; unbound symbols take their hint).
         #[arg(long = "bind", value_name = "SYM=INT")]
         binds: Vec<String>,
-        /// reference (CPU interpreter), opencl, or xpu (Level Zero).
+        /// reference (CPU interpreter), opencl, xpu (Level Zero), or auto (XPU, then OpenCL, then reference).
         #[arg(long, default_value = "opencl")]
         device: String,
         /// User inputs in graph order, comma-separated .npy files; random (seeded) when absent.
@@ -113,6 +120,35 @@ pub enum Command {
         /// Compare the outputs with the reference interpreter on the unmodified graph.
         #[arg(long)]
         check: bool,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a model's kernels on a device with profiling on: warm-up, then N timed repetitions;
+    /// prints each kernel's median device time and writes a Chrome trace and a puffin recording.
+    Profile {
+        file: PathBuf,
+        #[arg(long, default_value = "full")]
+        mode: String,
+        #[arg(long = "mark", value_name = "SPEC")]
+        marks: Vec<String>,
+        /// SYM=INT; unbound symbols take their hint.
+        #[arg(long = "bind", value_name = "SYM=INT")]
+        binds: Vec<String>,
+        /// auto (XPU, then OpenCL), xpu, or opencl.
+        #[arg(long, default_value = "auto")]
+        device: String,
+        #[arg(long, default_value_t = 10)]
+        repeat: u32,
+        #[arg(long, default_value_t = 1)]
+        warmup: u32,
+        /// Chrome trace-event JSON (Perfetto, chrome://tracing).
+        #[arg(long, value_name = "OUT.json")]
+        trace: Option<PathBuf>,
+        /// puffin recording (puffin_viewer).
+        #[arg(long, value_name = "OUT.puffin")]
+        puffin: Option<PathBuf>,
         #[arg(long, default_value_t = 0)]
         seed: u64,
         #[arg(long)]
@@ -129,6 +165,14 @@ pub enum BenchCommand {
     Import {
         file: PathBuf,
         #[arg(long, default_value_t = 20)]
+        repeat: usize,
+    },
+    /// Nanoseconds per puffin scope, with scopes off (the default) and on.
+    Puffin {
+        /// Scopes per round.
+        #[arg(long, default_value_t = 1_000_000)]
+        scopes: u64,
+        #[arg(long, default_value_t = 15)]
         repeat: usize,
     },
     /// GB/s of generated pointwise and reduction kernels against a copy kernel (OpenCL), for
@@ -162,6 +206,7 @@ pub fn main() -> ExitCode {
         Some(Command::Shapes { file, binds, json }) => shapes::run(&file, &binds, json),
         Some(Command::Decompose { file, mode, marks, json }) => decompose::run(&file, &mode, &marks, json),
         Some(Command::CheckLite { file, marks }) => check_lite::run(&file, &marks),
+        Some(Command::Devices { json }) => devices::run(json),
         Some(Command::Eval { file, mode, marks, inputs, save_outputs, json }) => {
             eval::run(&file, &mode, &marks, &inputs, save_outputs.as_deref(), json)
         }
@@ -180,7 +225,23 @@ pub fn main() -> ExitCode {
                 seed,
             })
         }
+        Some(Command::Profile { file, mode, marks, binds, device, repeat, warmup, trace, puffin, seed, json }) => {
+            profile::run(profile::ProfileArgs {
+                file: &file,
+                mode: &mode,
+                marks: &marks,
+                binds: &binds,
+                device: &device,
+                warmup,
+                repeat,
+                trace: trace.as_deref(),
+                puffin: puffin.as_deref(),
+                seed,
+                json,
+            })
+        }
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
+        Some(Command::Bench(BenchCommand::Puffin { scopes, repeat })) => bench::puffin_overhead(scopes, repeat),
         Some(Command::Bench(BenchCommand::Kernels { max_mb, repeat })) => bench::kernels(max_mb, repeat),
     }
 }

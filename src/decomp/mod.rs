@@ -104,5 +104,6 @@ pub struct DecompError {
 
 /// Applies `mode` to `graph`. `marks` matter only in lite mode.
 pub fn decompose(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposition, DecompError> {
+    puffin::profile_scope!("decompose", mode.name());
     emit::run(graph, mode, marks)
 }

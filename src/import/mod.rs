@@ -25,6 +25,7 @@ pub enum ImportError {
 
 /// Loads any supported model file, choosing the importer from the file's first bytes.
 pub fn load(path: &Path) -> Result<Model, ImportError> {
+    puffin::profile_scope!("import", path.display().to_string());
     match detect(path)? {
         Format::Pt2 => Ok(pt2::load(path)?),
         Format::TorchTrace => Ok(trace::load(path)?),

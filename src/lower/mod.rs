@@ -142,6 +142,7 @@ fn through_views(graph: &Graph, mut v: ValueId) -> ValueId {
 
 /// Lowers an already decomposed graph.
 pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerError> {
+    puffin::profile_scope!("lower");
     let graph = &d.graph;
     let fallback = fallbacks(d);
     let kinds = graph.node_ids().map(|n| kind_of(graph, n)).collect::<Result<Vec<_>, _>>()?;

@@ -333,6 +333,7 @@ impl Device for LevelZero {
     }
 
     fn build(&mut self, name: &str, spirv: &[u32]) -> Result<ProgramId, RuntimeError> {
+        puffin::profile_scope!("module build", name);
         if spirv.first() != Some(&SPIRV_MAGIC) {
             return Err(RuntimeError::Invalid {
                 what: "SPIR-V module",
@@ -384,6 +385,7 @@ impl Device for LevelZero {
         global: [usize; 3],
         local: Option<[usize; 3]>,
     ) -> Result<EventId, RuntimeError> {
+        puffin::profile_scope!("launch", kernel);
         let global = dims_u32("global size", global)?;
         let local = local
             .map(|local| dims_u32("work-group size", local))

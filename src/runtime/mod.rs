@@ -4,7 +4,9 @@
 mod device;
 pub mod opencl;
 pub mod level_zero;
+mod pick;
 pub mod plan;
 pub mod reference;
 
 pub use device::{BufferId, Device, DeviceInfo, EventId, KernelArg, KernelTiming, ProgramId, RuntimeError};
+pub use pick::{open, pick_backend, pick_device, probe_all, reference_info, Backend, DeviceReport};

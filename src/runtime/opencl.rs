@@ -216,6 +216,7 @@ impl Device for OpenClDevice {
     }
 
     fn build(&mut self, name: &str, spirv: &[u32]) -> Result<ProgramId, RuntimeError> {
+        puffin::profile_scope!("module build", name);
         let bytes: Vec<u8> = spirv.iter().flat_map(|w| w.to_ne_bytes()).collect();
         let mut program =
             Program::create_from_il(&self.context, &bytes).map_err(|ClError(code)| {
@@ -261,6 +262,7 @@ impl Device for OpenClDevice {
         global: [usize; 3],
         local: Option<[usize; 3]>,
     ) -> Result<EventId, RuntimeError> {
+        puffin::profile_scope!("launch", kernel);
         let resident_bytes = launch_bytes(&self.buffers, args);
         let arg_mems = args
             .iter()

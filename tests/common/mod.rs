@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+pub mod trace_format;
+
 pub const MODELS: &[&str] = &["mlp", "transformer_block", "cnn", "activations", "annotated", "sym_views"];
 
 pub fn sample(name: &str) -> PathBuf {
@@ -63,4 +65,32 @@ pub fn edit_model_json(src: &str, edit: impl Fn(&mut serde_json::Value)) -> Vec<
             Some(data)
         }
     })
+}
+
+/// Assembles `tests/data/<name>.spvasm` for OpenCL with `spirv-as` and validates it with
+/// `spirv-val`. `Err` when the tools cannot be run; a module that does not assemble or validate
+/// is a bug in the test data and panics.
+pub fn assemble_spvasm(name: &str) -> Result<Vec<u32>, String> {
+    use std::process::Command;
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(format!("{name}.spvasm"));
+    // Tests of one binary run in parallel in one process: a counter keeps their files apart.
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let binary = std::env::temp_dir().join(format!("xpu-workbench-{name}-{}-{n}.spv", std::process::id()));
+    let run = |tool: &str, args: &[&std::ffi::OsStr]| -> Result<(), String> {
+        let out = Command::new(tool).args(args).output().map_err(|e| format!("cannot run {tool}: {e}"))?;
+        assert!(out.status.success(), "{tool} failed on {}: {}", source.display(), String::from_utf8_lossy(&out.stderr));
+        Ok(())
+    };
+    let env = ["--target-env".as_ref(), "opencl1.2".as_ref()];
+    run("spirv-as", &[env[0], env[1], source.as_os_str(), "-o".as_ref(), binary.as_os_str()])?;
+    run("spirv-val", &[env[0], env[1], binary.as_os_str()])?;
+    let bytes = std::fs::read(&binary).expect("spirv-as wrote its output");
+    let _ = std::fs::remove_file(&binary);
+    Ok(bytes.chunks_exact(4).map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]])).collect())
+}
+
+/// Whether CI asked for the OpenCL runtime to be there (`XPU_WORKBENCH_REQUIRE_OPENCL`).
+pub fn opencl_required() -> bool {
+    std::env::var("XPU_WORKBENCH_REQUIRE_OPENCL").is_ok_and(|v| !v.is_empty() && v != "0")
 }

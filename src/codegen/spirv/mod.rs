@@ -47,6 +47,7 @@ impl From<rspirv::dr::Error> for CodegenError {
 
 /// Generates the SPIR-V module of `kernel`.
 pub fn compile(kernel: &Kernel) -> Result<SpirvModule, CodegenError> {
+    puffin::profile_scope!("codegen", &kernel.name);
     let words = writer::write(kernel)
         .map_err(|e| CodegenError::Kernel { kernel: kernel.name.clone(), source: Box::new(e) })?;
     Ok(SpirvModule { name: kernel.name.clone(), words })

@@ -1,0 +1,188 @@
+//! `profile`: run a model's plan on a device with puffin on, print each kernel's median device
+//! time, and write the Chrome trace and the puffin recording.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::ExitCode;
+
+use super::{compile, fail, EXIT_FAILED, EXIT_USAGE};
+use crate::ir::ValueKind;
+use crate::lower::Plan;
+use crate::profile::{profile_captured, CpuCapture, LaunchInfo, ProfileOptions, Trace};
+use crate::runtime::plan::{compile_plan, run_on_device, RunError};
+use crate::runtime::{open, pick_backend, probe_all, Backend};
+use crate::shapes::{parse_binding, resolve_bindings};
+use crate::sym::Bindings;
+
+/// Per node: median device time per repetition, its share of the median total, and the kernel.
+pub fn summary(trace: &Trace) -> String {
+    let timed = trace.frames.iter().filter(|f| !f.warmup).count();
+    let warmup = trace.frames.len() - timed;
+    let mut out = String::new();
+    let _ = writeln!(out, "device: {} ({}), {timed} timed repetitions after {warmup} warm-up", trace.device, trace.backend);
+    let medians = trace.node_median_ns();
+    let total: u64 = medians.iter().map(|(_, ns)| ns).sum();
+    let kernel_of = |node: &str| {
+        trace.kernels.iter().find(|k| k.launch.node == node).map_or(String::new(), |k| k.launch.kernel.clone())
+    };
+    let width = medians.iter().map(|(n, _)| n.len()).max().unwrap_or(4).max(4);
+    let _ = writeln!(out, "{:<width$}  {:>12}  {:>6}  kernel", "node", "median µs", "share");
+    for (node, ns) in &medians {
+        let share = if total > 0 { 100.0 * *ns as f64 / total as f64 } else { 0.0 };
+        let _ = writeln!(out, "{node:<width$}  {:>12.3}  {share:>5.1}%  {}", *ns as f64 / 1e3, kernel_of(node));
+    }
+    let _ = writeln!(out, "{:<width$}  {:>12.3}", "total", total as f64 / 1e3);
+    if let Some(a) = trace.alignment {
+        match a.error_ns() {
+            Some(e) => {
+                let _ = writeln!(out, "device clock aligned to the host clock within ±{:.1} µs", e as f64 / 1e3);
+            }
+            None => {
+                let _ = writeln!(out, "warning: device and host clocks drifted apart during the run; the timeline is aligned at the last sync point");
+            }
+        }
+    }
+    out
+}
+
+/// Writes the requested exports, saying where.
+pub fn write_outputs(trace: &Trace, chrome: Option<&Path>, puffin: Option<&Path>) -> std::io::Result<()> {
+    if let Some(path) = chrome {
+        trace.write_chrome(path)?;
+        eprintln!("wrote {} (open in the Perfetto UI or chrome://tracing)", path.display());
+    }
+    if let Some(path) = puffin {
+        trace.write_puffin(path)?;
+        eprintln!("wrote {} (open with puffin_viewer)", path.display());
+    }
+    Ok(())
+}
+
+pub struct ProfileArgs<'a> {
+    pub file: &'a Path,
+    pub mode: &'a str,
+    pub marks: &'a [String],
+    pub binds: &'a [String],
+    pub device: &'a str,
+    pub warmup: u32,
+    pub repeat: u32,
+    pub trace: Option<&'a Path>,
+    pub puffin: Option<&'a Path>,
+    pub seed: u64,
+    pub json: bool,
+}
+
+/// What each kernel of the plan is, for its spans: graph nodes, tensor shapes under the
+/// bindings (by the graph value each buffer parameter holds), and the bindings.
+fn labels(plan: &Plan, b: &Bindings) -> HashMap<String, LaunchInfo> {
+    let graph = &plan.graph;
+    let bindings: BTreeMap<String, i64> = b.iter().map(|(k, v)| (k.to_string(), v)).collect();
+    plan.steps
+        .iter()
+        .filter_map(|step| {
+            let k = step.kernel()?;
+            let nodes: Vec<String> = step.nodes().iter().map(|n| graph.node(*n).name.clone()).collect();
+            let shapes = k
+                .buffers
+                .iter()
+                .filter_map(|p| {
+                    let ValueKind::Tensor(t) = &graph.value(graph.value_id(&p.value)?).kind else { return None };
+                    let shape = t.sizes.iter().map(|e| e.eval_int(b).ok()).collect::<Option<Vec<i64>>>()?;
+                    Some((p.value.clone(), shape))
+                })
+                .collect();
+            let info = LaunchInfo {
+                node: if nodes.is_empty() { k.name.clone() } else { nodes.join("+") },
+                nodes: if nodes.len() > 1 { nodes } else { Vec::new() },
+                kernel: k.name.clone(),
+                shapes,
+                bindings: bindings.clone(),
+                ..Default::default()
+            };
+            Some((k.name.clone(), info))
+        })
+        .collect()
+}
+
+pub fn run(a: ProfileArgs<'_>) -> ExitCode {
+    let wanted = match Backend::parse(a.device) {
+        Ok(w) => w,
+        Err(e) => return fail(EXIT_USAGE, &e),
+    };
+    let backend = pick_backend(&probe_all(), wanted);
+    if backend == Backend::Reference {
+        return fail(
+            EXIT_USAGE,
+            &"profile needs a device with kernel timestamps (xpu or opencl); the reference interpreter has none (see `xpu-workbench devices`)",
+        );
+    }
+    // Started before import so the trace shows import, decomposition, lowering and codegen too.
+    let capture = CpuCapture::start();
+    let lowered = match compile::lower_file(a.file, a.mode, a.marks) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let explicit: Result<Vec<(String, i64)>, _> = a.binds.iter().map(|s| parse_binding(s)).collect();
+    let bindings = match explicit.map_err(|e| e.to_string()).and_then(|e| resolve_bindings(&lowered.model, &e).map_err(|e| e.to_string())) {
+        Ok(b) => b,
+        Err(e) => return fail(EXIT_USAGE, &e),
+    };
+    let inputs = match compile::random_inputs(&lowered.model, &bindings, a.seed) {
+        Ok(t) => t,
+        Err(e) => return fail(EXIT_USAGE, &e),
+    };
+    let modules = match compile_plan(&lowered.plan) {
+        Ok(m) => m,
+        Err(e) => return fail(EXIT_FAILED, &e),
+    };
+    let mut device = match open(backend) {
+        Ok(d) => d,
+        Err(e) => return fail(EXIT_FAILED, &e),
+    };
+    let labels = labels(&lowered.plan, &bindings);
+    let options = ProfileOptions { warmup: a.warmup, repeat: a.repeat.max(1) };
+    // The plan runner's own sum of its kernels' timings, per timed repetition: a second account
+    // of the device time that the trace's spans must agree with.
+    let mut run_totals = Vec::new();
+    let traced = profile_captured::<RunError>(capture, device.as_mut(), options, |dev, repetition| {
+        dev.set_labels(labels.clone());
+        let run = run_on_device(dev, &lowered.plan, &modules, &lowered.model, &inputs, &bindings)?;
+        if repetition >= options.warmup {
+            run_totals.push(run.total_device_ns);
+        }
+        Ok(())
+    });
+    let trace = match traced {
+        Ok(t) => t,
+        Err(e) => return fail(EXIT_FAILED, &e),
+    };
+    if a.json {
+        let kernels: Vec<serde_json::Value> = trace
+            .node_median_ns()
+            .into_iter()
+            .map(|(node, ns)| serde_json::json!({"node": node, "median_ns": ns}))
+            .collect();
+        super::print_json(&serde_json::json!({
+            "backend": trace.backend,
+            "device": trace.device,
+            "mode": lowered.plan.mode.name(),
+            "bindings": bindings,
+            "warmup": options.warmup,
+            "repeat": options.repeat,
+            "kernels": kernels,
+            "device_total_ns": trace.device_total_ns(),
+            "run_device_ns": run_totals,
+            "clock_alignment": trace.alignment,
+        }));
+    } else {
+        print!("{}", summary(&trace));
+        if trace.kernels.is_empty() {
+            println!("(the plan launched no kernels: every step fell back or was a view)");
+        }
+    }
+    match write_outputs(&trace, a.trace, a.puffin) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(EXIT_FAILED, &e),
+    }
+}

@@ -1,0 +1,98 @@
+//! The profiling commands as users call them.
+
+mod common;
+
+use std::process::Command;
+
+use xpu_workbench::profile::DEVICE_PID;
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_xpu-workbench")).args(args).output().expect("run binary");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn bench_puffin_reports_scope_costs_off_and_on() {
+    let (code, out, err) = run(&["bench", "puffin", "--scopes", "2000", "--repeat", "3"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for key in ["call_without_scope_ns", "off_ns_per_scope", "on_nested_ns_per_scope", "on_top_level_ns_per_scope"] {
+        assert!(v[key].as_f64().is_some_and(|x| x >= 0.0), "{key} in {v}");
+    }
+    assert_eq!(v["scopes_per_round"], 2000);
+}
+
+/// Whether OpenCL can run here; panics where CI requires it and it cannot.
+fn opencl_or_skip() -> bool {
+    match xpu_workbench::runtime::opencl::probe() {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(!common::opencl_required(), "XPU_WORKBENCH_REQUIRE_OPENCL is set but: {e}");
+            eprintln!("skipping: {e} (source scripts/env.sh)");
+            false
+        }
+    }
+}
+
+#[test]
+fn profile_writes_a_valid_chrome_trace_whose_kernels_add_up_to_the_runs_device_time() {
+    if !opencl_or_skip() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("xpu-workbench-profile-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (trace, recording) = (dir.join("out.json"), dir.join("out.puffin"));
+    let model = common::sample("transformer_block.pt2");
+    let (code, out, err) = run(&[
+        "profile", model.to_str().unwrap(), "--mode", "full", "--bind", "s77=2", "--bind", "s27=8",
+        "--device", "opencl", "--warmup", "1", "--repeat", "4",
+        "--trace", trace.to_str().unwrap(), "--puffin", recording.to_str().unwrap(), "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["backend"], "opencl");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    let puffin_bytes = std::fs::read(&recording).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let tracks = common::trace_format::validate(&doc).unwrap_or_else(|e| panic!("invalid trace: {e}"));
+    let timed: Vec<&serde_json::Value> = tracks
+        .iter()
+        .filter(|((pid, _), _)| *pid == DEVICE_PID as u64)
+        .flat_map(|(_, v)| v)
+        .filter(|e| e["args"]["repetition"].as_u64().unwrap() >= 1)
+        .collect();
+    assert!(!timed.is_empty());
+    // The plan runner's own account of its device time, repetition by repetition.
+    let run_ns: u64 = report["run_device_ns"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(report["run_device_ns"].as_array().unwrap().len(), 4);
+    let span_ns: f64 = timed.iter().map(|e| e["dur"].as_f64().unwrap() * 1e3).sum();
+    assert!((span_ns - run_ns as f64).abs() <= 0.01 * run_ns as f64, "spans {span_ns} ns vs run {run_ns} ns");
+
+    // Kernels are named after graph nodes, with shapes and bindings.
+    let kernel_nodes: Vec<&str> = report["kernels"].as_array().unwrap().iter().map(|k| k["node"].as_str().unwrap()).collect();
+    for e in &timed {
+        assert!(kernel_nodes.contains(&e["name"].as_str().unwrap()), "{e}");
+        assert_eq!(e["args"]["bindings"]["s77"], 2);
+        assert!(e["args"]["shapes"].as_object().is_some_and(|s| !s.is_empty()), "{e}");
+    }
+    // The CPU side shows the pipeline before the repetitions as well as the launches in them.
+    let cpu: std::collections::BTreeSet<&str> =
+        doc["traceEvents"].as_array().unwrap().iter().filter(|e| e["cat"] == "cpu").map(|e| e["name"].as_str().unwrap()).collect();
+    for scope in ["import", "decompose", "lower", "codegen", "module build", "launch", "repetition"] {
+        assert!(cpu.contains(scope), "no `{scope}` scope in {cpu:?}");
+    }
+    let view = puffin::FrameView::read(&mut puffin_bytes.as_slice()).expect("puffin reads the recording");
+    assert!(view.all_uniq().count() >= 5, "a frame per repetition, and one for the setup");
+}
+
+#[test]
+fn profile_refuses_the_reference_device_and_unknown_ones() {
+    let model = common::sample("mlp.pt2");
+    let (code, _, err) = run(&["profile", model.to_str().unwrap(), "--device", "reference"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("timestamps"), "{err}");
+    let (code, _, err) = run(&["profile", model.to_str().unwrap(), "--device", "cuda"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cuda"), "{err}");
+}
