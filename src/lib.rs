@@ -12,3 +12,4 @@ pub mod ir;
 pub mod runtime;
 pub mod shapes;
 pub mod sym;
+pub mod ui;
