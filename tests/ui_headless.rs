@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 
 use egui::accesskit::{Action, ActionData, ActionRequest, Node, NodeId, Role};
 use egui::{pos2, Event, Key, Modifiers, PointerButton, Rect};
+use xpu_workbench::ui::session::Store;
+use xpu_workbench::ui::state::NodeClass;
 use xpu_workbench::ui::{App, Source, View};
 
 struct Harness {
@@ -17,9 +19,13 @@ struct Harness {
 
 impl Harness {
     fn new(source: Source) -> Harness {
+        Harness::with_store(source, None)
+    }
+
+    fn with_store(source: Source, store: Option<Store>) -> Harness {
         let ctx = egui::Context::default();
         ctx.enable_accesskit();
-        let mut h = Harness { ctx, app: App::new(source, None), events: Vec::new(), nodes: Vec::new() };
+        let mut h = Harness { ctx, app: App::new(source, store), events: Vec::new(), nodes: Vec::new() };
         h.settle();
         h
     }
@@ -170,7 +176,7 @@ fn marking_a_node_decomposes_it_in_the_lite_view() {
     let products = h.app.state.products(View::Lite, sel.node);
     assert!(products.len() > 1);
     for p in products {
-        assert_eq!(lite.classes[p.index()], xpu_workbench::ui::state::NodeClass::Decomposed);
+        assert_eq!(lite.classes[p.index()], NodeClass::Decomposed);
     }
     // Jumping there shows the decomposed boxes in the lite pane.
     h.click_label(|l| l.starts_with("in lite:") && l.contains("(var_mean"), "the var_mean link");
@@ -203,4 +209,46 @@ fn moving_a_slider_updates_the_displayed_shapes_and_guards() {
     // The canvas boxes show the new concrete shape too.
     let shown = format!("= {}", &after["concrete shape ".len()..]);
     h.expect(|l| l.starts_with("original node: layer_norm") && l.ends_with(&shown), "the layer_norm box with the new shape");
+}
+
+#[test]
+fn marks_and_bindings_survive_a_restart() {
+    let dir = std::env::temp_dir().join(format!("xpu-wb-ui-session-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = Store { dir: dir.clone() };
+    let mut h = Harness::with_store(Source::Embedded, Some(store.clone()));
+    let sym = h.app.state.doc.as_ref().unwrap().model.symbols[0].clone();
+    let slider = h.find_role(Role::Slider, &sym.name);
+    let value = h.app.state.bindings.get(&sym.name).unwrap() + 1;
+    h.action(slider, Action::SetValue, Some(ActionData::NumericValue(value as f64)));
+    h.search_and_jump("gelu");
+    let (_, node) = h.expect(|l| l.starts_with("original node: gelu"), "the gelu box");
+    h.press_on(&node, PointerButton::Secondary);
+    h.click_label(|l| l == "Mark `gelu` for lite decomposition", "the mark menu entry");
+    h.app.save();
+
+    let again = Harness::with_store(Source::Embedded, Some(store));
+    assert_eq!(again.app.state.bindings.get(&sym.name), Some(value));
+    assert_eq!(again.app.state.marks.names, vec!["gelu".to_string()]);
+    let gelu = again.app.state.original().unwrap().node_by_name("gelu").unwrap();
+    assert!(again.app.state.products(View::Lite, gelu).len() > 1, "the restored mark decomposes gelu in lite");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_already_decomposed_file_shows_its_lite_violations() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/annotated.inductor.pt2");
+    let h = Harness::new(Source::File(path));
+    let g = h.app.state.original().expect("loaded");
+    let classes = &h.app.state.pane(View::Original).classes;
+    let violating: Vec<&str> = g
+        .node_ids()
+        .filter(|id| classes[id.index()] == NodeClass::Violation)
+        .filter_map(|id| g.node(id).meta.from_node.last().map(|o| o.name.as_str()))
+        .collect();
+    // check-lite names gelu, linear, linear_1 and softmax for this file (docs/DECOMPOSITION.md).
+    for name in ["gelu", "linear", "linear_1", "softmax"] {
+        assert!(violating.contains(&name), "{name} not drawn as a violation: {violating:?}");
+    }
+    h.expect(|l| l == "lite violation", "the legend entry");
 }

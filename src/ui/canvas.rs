@@ -71,7 +71,7 @@ pub fn item_lines(state: &AppState, view: View, graph: &Graph, kind: &ItemKind) 
             [format!("input · {}", val.name), sym, conc]
         }
         ItemKind::Group { path, class, members } => {
-            [format!("▸ {path}"), class.clone(), format!("{} nodes (collapsed)", members.len())]
+            [format!("[+] {path}"), class.clone(), format!("{} nodes (collapsed)", members.len())]
         }
     }
 }
@@ -130,8 +130,9 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
 
     draw_edges(&painter, layout, &related, world_view, detailed, dark, &to_screen);
 
-    let text_color = ui.visuals().strong_text_color();
-    let weak_color = ui.visuals().weak_text_color();
+    // Fixed text colours: they sit on the coloured boxes, not on the panel background.
+    let (text_color, weak_color) =
+        if dark { (Color32::from_gray(240), Color32::from_gray(196)) } else { (Color32::from_gray(15), Color32::from_gray(60)) };
     let mut visible: Vec<(usize, Rect)> = Vec::new();
     for (i, item) in layout.items.iter().enumerate() {
         if !item.rect.intersects(world_view) {
@@ -165,13 +166,14 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
         }
         if detailed {
             let lines = item_lines(state, view, graph, &item.kind);
+            let text_painter = painter.with_clip_rect(srect.intersect(rect));
             let size = (11.0 * cam.zoom).clamp(6.0, 22.0);
             let pad = 5.0 * cam.zoom;
             let step = srect.height() / 3.2;
             for (k, line) in lines.iter().enumerate() {
                 let color = if k == 0 { text_color } else { weak_color };
                 let at = pos2(srect.min.x + pad, srect.min.y + pad * 0.6 + k as f32 * step);
-                painter.text(at, egui::Align2::LEFT_TOP, line, FontId::monospace(size), color);
+                text_painter.text(at, egui::Align2::LEFT_TOP, line, FontId::monospace(size), color);
             }
             // Readable boxes are what a person sees: give them to AccessKit (and the tests).
             let label = format!("{} node: {}", view.name(), lines.join(" "));

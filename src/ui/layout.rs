@@ -10,7 +10,7 @@ use egui::{pos2, vec2, Pos2, Rect, Vec2};
 use crate::ir::{Graph, InputKind, NodeId, ValueId};
 
 /// World-space size of one node box; the canvas scales it by the zoom.
-pub const NODE_SIZE: Vec2 = vec2(190.0, 48.0);
+pub const NODE_SIZE: Vec2 = vec2(230.0, 54.0);
 const H_GAP: f32 = 24.0;
 const V_GAP: f32 = 56.0;
 const SWEEPS: usize = 4;

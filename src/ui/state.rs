@@ -302,11 +302,6 @@ impl AppState {
             for d in &lite.decomposed {
                 orig_classes[d.node.index()] = NodeClass::Decomposed;
             }
-            for &k in &lite.kept {
-                if !is_symbolic_size_op(&original.node(k).target) {
-                    orig_classes[k.index()] = NodeClass::Fallback;
-                }
-            }
             for &k in &lite.no_rule {
                 orig_classes[k.index()] = NodeClass::NoRule;
             }
@@ -339,7 +334,7 @@ impl AppState {
                         NodeClass::NoRule
                     } else if decomposed.contains(o) {
                         NodeClass::Decomposed
-                    } else if view == View::Lite && kept.contains(o) && orig_classes[o.index()] == NodeClass::Fallback {
+                    } else if view == View::Lite && kept.contains(o) && !is_symbolic_size_op(&original.node(*o).target) {
                         NodeClass::Fallback
                     } else {
                         NodeClass::Plain

@@ -30,7 +30,7 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                 ui.separator();
                 ui.horizontal(|ui| {
                     ui.label(RichText::new(&sym.name).strong().monospace());
-                    ui.label(RichText::new(format!("∈ {}", sym.range)).weak());
+                    ui.label(RichText::new(format!("in {}", sym.range)).weak());
                     if let Some(h) = sym.hint {
                         ui.label(RichText::new(format!("hint {h}")).weak());
                     }
