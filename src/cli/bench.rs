@@ -112,8 +112,8 @@ pub fn frame(file: &Path, nodes: &[usize], frames: usize, node_graph: bool) -> E
             renderers.insert(0, Renderer::NodeGraph);
         }
         for r in renderers {
-            let mut t = frame_times(&model, n, r, frames.max(1));
-            rows.push(json!({"nodes": n, "renderer": r.name(), "frame": stats(&mut t)}));
+            let mut f = frame_times(&model, n, r, frames.max(1));
+            rows.push(json!({"nodes": n, "renderer": r.name(), "frame": stats(&mut f.times), "vertices": f.vertices}));
         }
     }
     super::print_json(&json!({"file": file.display().to_string(), "screen": "1600x1000", "rows": rows}));

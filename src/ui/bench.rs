@@ -48,19 +48,33 @@ fn raw_input() -> egui::RawInput {
     egui::RawInput { screen_rect: Some(Rect::from_min_size(pos2(0.0, 0.0), SCREEN)), ..Default::default() }
 }
 
-fn time_frames(ctx: &egui::Context, frames: usize, mut draw: impl FnMut(&egui::Context)) -> Vec<Duration> {
+/// Frame times, and the triangle vertices of the last frame (proof that something was drawn).
+pub struct Frames {
+    pub times: Vec<Duration>,
+    pub vertices: usize,
+}
+
+fn time_frames(ctx: &egui::Context, frames: usize, mut draw: impl FnMut(&egui::Context)) -> Frames {
     let mut times = Vec::with_capacity(frames);
+    let mut vertices = 0;
     // Two warm-up frames: fonts and caches are built on the first.
     for k in 0..frames + 2 {
         let t0 = Instant::now();
         let out = ctx.run(raw_input(), |ctx| draw(ctx));
         let prims = ctx.tessellate(out.shapes, out.pixels_per_point);
-        std::hint::black_box(prims);
+        let elapsed = t0.elapsed();
+        vertices = prims
+            .iter()
+            .map(|p| match &p.primitive {
+                egui::epaint::Primitive::Mesh(m) => m.vertices.len(),
+                egui::epaint::Primitive::Callback(_) => 0,
+            })
+            .sum();
         if k >= 2 {
-            times.push(t0.elapsed());
+            times.push(elapsed);
         }
     }
-    times
+    Frames { times, vertices }
 }
 
 /// An app state showing `model`'s first graph in the original view, shapes evaluated at the hints.
@@ -78,7 +92,7 @@ pub fn state_for(model: Model, source: Source) -> AppState {
 }
 
 /// Frame times of `renderer` drawing the first `n` nodes of `model`'s first graph.
-pub fn frame_times(model: &Model, n: usize, renderer: Renderer, frames: usize) -> Vec<Duration> {
+pub fn frame_times(model: &Model, n: usize, renderer: Renderer, frames: usize) -> Frames {
     let mut m = model.clone();
     m.graphs[0] = prefix(&model.graphs[0], n);
     let mut state = state_for(m, Source::File(model.source.clone().into()));
@@ -102,7 +116,7 @@ pub fn frame_times(model: &Model, n: usize, renderer: Renderer, frames: usize) -
             let screen = Rect::from_min_size(pos2(0.0, 0.0), SCREEN);
             state.pane_mut(View::Original).camera = match renderer {
                 Renderer::CanvasFit => canvas::fit(bounds, screen),
-                _ => Camera { center: pos2(bounds.center().x, bounds.min.y + SCREEN.y / 2.0), zoom: 1.0, fit_pending: false },
+                _ => Camera { center: bounds.center(), zoom: 1.0, fit_pending: false },
             };
             time_frames(&ctx, frames, |ctx| {
                 egui::CentralPanel::default().show(ctx, |ui| {

@@ -14,7 +14,7 @@ use super::state::{format_dims, short_op, AppState, Camera, NodeClass, View};
 use crate::ir::{Graph, NodeId};
 
 /// Below this zoom boxes are drawn without text.
-pub const TEXT_ZOOM: f32 = 0.45;
+pub const TEXT_ZOOM: f32 = 0.35;
 const MIN_ZOOM: f32 = 0.01;
 const MAX_ZOOM: f32 = 3.0;
 
@@ -262,7 +262,7 @@ pub fn node_menu(ui: &mut Ui, state: &AppState, view: View, id: NodeId, cmds: &m
         cmds.push(Command::SetMark(MarkTarget::Node(node.name.clone()), !by_user));
         ui.close_menu();
     }
-    for frame in node.meta.nn_module_stack.iter().rev() {
+    for frame in node.meta.nn_module_stack.iter().rev().filter(|f| !f.path.is_empty()) {
         ui.separator();
         module_menu(ui, state, &frame.path, cmds);
     }

@@ -12,7 +12,7 @@ use crate::ir::{Graph, InputKind, NodeId, ValueId};
 /// World-space size of one node box; the canvas scales it by the zoom.
 pub const NODE_SIZE: Vec2 = vec2(230.0, 54.0);
 const H_GAP: f32 = 24.0;
-const V_GAP: f32 = 56.0;
+const V_GAP: f32 = 40.0;
 const SWEEPS: usize = 4;
 
 /// What one box of the layout stands for.
@@ -57,7 +57,7 @@ fn collapsed_group<'a>(graph: &'a Graph, node: NodeId, collapsed: &BTreeSet<Stri
         .meta
         .nn_module_stack
         .iter()
-        .find(|f| collapsed.contains(&f.path))
+        .find(|f| !f.path.is_empty() && collapsed.contains(&f.path))
         .map(|f| (f.path.as_str(), f.class.as_str()))
 }
 

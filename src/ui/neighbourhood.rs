@@ -200,7 +200,7 @@ pub struct Neighbourhood {
 
 impl Neighbourhood {
     pub fn show(&mut self, ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
-        egui::TopBottomPanel::bottom("neighbourhood").resizable(true).default_height(240.0).show(ctx, |ui| {
+        egui::TopBottomPanel::bottom("neighbourhood").resizable(true).min_height(200.0).default_height(260.0).show(ctx, |ui| {
             let Some(sel) = state.selection else {
                 ui.label("Neighbourhood: select a node to see its producers and consumers here.");
                 return;

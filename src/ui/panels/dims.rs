@@ -30,7 +30,7 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                 ui.separator();
                 ui.horizontal(|ui| {
                     ui.label(RichText::new(&sym.name).strong().monospace());
-                    ui.label(RichText::new(format!("in {}", sym.range)).weak());
+                    ui.label(RichText::new(format!("in {}", range_text(&sym.range))).weak());
                     if let Some(h) = sym.hint {
                         ui.label(RichText::new(format!("hint {h}")).weak());
                     }
@@ -56,7 +56,7 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                         }
                     }
                     Ok(_) => {
-                        ui.colored_label(Color32::from_rgb(220, 80, 80), format!("outside {}", sym.range));
+                        ui.colored_label(Color32::from_rgb(220, 80, 80), format!("outside {}", range_text(&sym.range)));
                     }
                     Err(_) if edit.has_focus() => {
                         ui.colored_label(Color32::from_rgb(220, 80, 80), "not an integer");
@@ -89,4 +89,12 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
             }
         });
     });
+}
+
+/// `[2, 64]`, or `[2, inf)`: the default fonts have no `∞`.
+fn range_text(r: &crate::sym::Range) -> String {
+    match r.max {
+        Some(m) => format!("[{}, {m}]", r.min),
+        None => format!("[{}, inf)", r.min),
+    }
 }

@@ -92,7 +92,7 @@ fn body(ui: &mut egui::Ui, state: &AppState, graph: &Graph, view: View, id: crat
             let products = state.products(other, orig);
             let Some(og) = state.pane(other).graph.clone() else { continue };
             ui.horizontal_wrapped(|ui| {
-                ui.label(format!("in {} →", other.name()));
+                ui.label(format!("in {}:", other.name()));
                 if products.is_empty() {
                     ui.label(RichText::new("nothing").weak());
                 }
