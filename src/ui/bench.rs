@@ -52,6 +52,9 @@ fn raw_input() -> egui::RawInput {
 pub struct Frames {
     pub times: Vec<Duration>,
     pub vertices: usize,
+    /// Boxes inside the visible world rectangle (canvas only; the node graph holds every node).
+    pub visible: usize,
+    pub zoom: f32,
 }
 
 fn time_frames(ctx: &egui::Context, frames: usize, mut draw: impl FnMut(&egui::Context)) -> Frames {
@@ -74,7 +77,7 @@ fn time_frames(ctx: &egui::Context, frames: usize, mut draw: impl FnMut(&egui::C
             times.push(elapsed);
         }
     }
-    Frames { times, vertices }
+    Frames { times, vertices, visible: 0, zoom: 1.0 }
 }
 
 /// An app state showing `model`'s first graph in the original view, shapes evaluated at the hints.
@@ -105,11 +108,13 @@ pub fn frame_times(model: &Model, n: usize, renderer: Renderer, frames: usize) -
                 graph.node_ids().map(|id| (id, l.items[l.item_of(id).expect("item")].rect.min)).collect();
             let describe = |id: NodeId| NodeData { node: id, class: NodeClass::Plain, shape: String::new(), concrete: String::new() };
             let (mut ed, _) = build_editor(&graph, &nodes, &describe);
-            time_frames(&ctx, frames, |ctx| {
+            let mut f = time_frames(&ctx, frames, |ctx| {
                 egui::CentralPanel::default().show(ctx, |ui| {
                     let _ = ed.draw_graph_editor(ui, NoTemplates, &mut UserState { dark: true }, Vec::new());
                 });
-            })
+            });
+            f.visible = nodes.len();
+            f
         }
         Renderer::CanvasFit | Renderer::CanvasReadable => {
             let bounds = state.pane(View::Original).layout.as_ref().expect("layout").bounds;
@@ -118,12 +123,18 @@ pub fn frame_times(model: &Model, n: usize, renderer: Renderer, frames: usize) -
                 Renderer::CanvasFit => canvas::fit(bounds, screen),
                 _ => Camera { center: bounds.center(), zoom: 1.0, fit_pending: false },
             };
-            time_frames(&ctx, frames, |ctx| {
+            let mut f = time_frames(&ctx, frames, |ctx| {
                 egui::CentralPanel::default().show(ctx, |ui| {
                     let mut cmds = Vec::new();
                     canvas::show(ui, &state, View::Original, &mut cmds);
                 });
-            })
+            });
+            let cam = state.pane(View::Original).camera;
+            let world = Rect::from_center_size(cam.center, SCREEN / cam.zoom);
+            let l = state.pane(View::Original).layout.clone().expect("layout");
+            f.visible = l.items.iter().filter(|i| i.rect.intersects(world)).count();
+            f.zoom = cam.zoom;
+            f
         }
     }
 }

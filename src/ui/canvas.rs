@@ -15,7 +15,8 @@ use crate::ir::{Graph, NodeId};
 
 /// Below this zoom boxes are drawn without text.
 pub const TEXT_ZOOM: f32 = 0.35;
-const MIN_ZOOM: f32 = 0.01;
+/// Low enough that "fit" shows all of a 12,000-node chain (about a million world units tall).
+const MIN_ZOOM: f32 = 0.0002;
 const MAX_ZOOM: f32 = 3.0;
 
 /// Fill colour of a node box by class, for the dark or light theme.
@@ -138,7 +139,11 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
         if !item.rect.intersects(world_view) {
             continue;
         }
-        let srect = Rect::from_min_max(to_screen(item.rect.min), to_screen(item.rect.max));
+        let mut srect = Rect::from_min_max(to_screen(item.rect.min), to_screen(item.rect.max));
+        // Far out, a box is thinner than a pixel: keep it one pixel so the graph's shape shows.
+        if srect.height() < 1.0 {
+            srect = Rect::from_center_size(srect.center(), egui::vec2(srect.width().max(1.0), 1.0));
+        }
         visible.push((i, srect));
         let (fill, marked) = match &item.kind {
             ItemKind::Node(id) => {
