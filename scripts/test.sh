@@ -19,4 +19,6 @@ if [ -f scripts/env.sh ]; then
 fi
 # The OpenCL tests skip only where the runtime is absent; here it was just installed.
 export XPU_WORKBENCH_REQUIRE_OPENCL=1
+# Likewise the GUI screenshot test: install_gui_test_deps.sh just installed Xvfb and ImageMagick.
+export XPU_WORKBENCH_REQUIRE_GUI=1
 cargo test --workspace --locked "$@"

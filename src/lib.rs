@@ -17,3 +17,4 @@ pub mod npy;
 pub mod runtime;
 pub mod shapes;
 pub mod sym;
+pub mod ui;

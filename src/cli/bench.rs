@@ -298,3 +298,66 @@ fn time_kernel(
     }
     Ok((median(&mut times).as_nanos() as u64, moved))
 }
+fn stats(times: &mut [Duration]) -> serde_json::Value {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    times.sort();
+    json!({
+        "median_ms": ms(median(times)),
+        "min_ms": ms(times.first().copied().unwrap_or_default()),
+        "max_ms": ms(times.last().copied().unwrap_or_default()),
+        "n": times.len(),
+    })
+}
+
+/// `bench slider`: the app's slider hot path on every view of the file's first graph.
+pub fn slider(file: &Path, repeat: usize) -> ExitCode {
+    let model = match super::load(file) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    match crate::ui::bench::slider(&model, repeat.max(1)) {
+        Ok(mut t) => {
+            let views: Vec<_> = t
+                .views
+                .iter()
+                .map(|(v, nodes, tensors)| json!({"view": v.name(), "nodes": nodes, "tensors": tensors}))
+                .collect();
+            super::print_json(&json!({
+                "file": file.display().to_string(),
+                "symbol": t.symbol,
+                "views": views,
+                "original_only": stats(&mut t.original_only),
+                "all_views": stats(&mut t.all_views),
+            }));
+            ExitCode::SUCCESS
+        }
+        Err(e) => super::fail(super::EXIT_USAGE, &format!("{}: {e}", file.display())),
+    }
+}
+
+/// `bench frame`: headless frame times of the graph views.
+pub fn frame(file: &Path, nodes: &[usize], frames: usize, node_graph: bool) -> ExitCode {
+    use crate::ui::bench::{frame_times, Renderer};
+    let model = match super::load(file) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    if model.graphs.is_empty() {
+        return super::fail(super::EXIT_USAGE, &format!("{}: the file holds no graph", file.display()));
+    }
+    let total = model.graphs[0].nodes.len();
+    let mut rows = Vec::new();
+    for &n in nodes {
+        let n = n.min(total);
+        let mut renderers = vec![Renderer::CanvasFit, Renderer::CanvasReadable];
+        if node_graph {
+            renderers.insert(0, Renderer::NodeGraph);
+        }
+        for r in renderers {
+            let mut f = frame_times(&model, n, r, frames.max(1));
+            rows.push(json!({"nodes": n, "renderer": r.name(), "frame": stats(&mut f.times), "vertices": f.vertices, "boxes_in_view": f.visible, "zoom": f.zoom}));
+        }
+    }
+    super::print_json(&json!({"file": file.display().to_string(), "screen": "1600x1000", "rows": rows}));
+    ExitCode::SUCCESS
+}

@@ -21,9 +21,12 @@ use crate::ir::Model;
 
 #[derive(Parser, Debug)]
 #[command(name = "xpu-workbench", version, about = "Workbench for PyTorch Inductor on Intel XPU")]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// A model file to open in the app (no file: the embedded sample).
+    pub file: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -183,6 +186,25 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 5)]
         repeat: usize,
     },
+    /// Slider move → every shape, stride, byte size and guard re-evaluated (the app's hot path).
+    Slider {
+        file: PathBuf,
+        #[arg(long, default_value_t = 30)]
+        repeat: usize,
+    },
+    /// Headless frame time (egui run + tessellate, 1600×1000) of the graph views on prefixes of
+    /// the file's first graph.
+    Frame {
+        file: PathBuf,
+        /// Node counts to draw (prefixes of the graph).
+        #[arg(long, value_delimiter = ',', default_value = "500,2000,12000")]
+        nodes: Vec<usize>,
+        #[arg(long, default_value_t = 30)]
+        frames: usize,
+        /// Also time egui_node_graph2 holding every node (slow at large counts).
+        #[arg(long)]
+        node_graph: bool,
+    },
 }
 
 /// Exit statuses: 0 ok, 1 the check or command failed, 2 bad input (file, flag, binding).
@@ -193,12 +215,12 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         None => {
-            // Until the desktop app lands, the default shows the embedded sample.
-            match import::load_embedded_sample() {
-                Ok(model) => {
-                    print!("{}", inspect::summary(&model));
-                    ExitCode::SUCCESS
-                }
+            let source = match cli.file {
+                Some(f) => crate::ui::Source::File(f),
+                None => crate::ui::Source::Embedded,
+            };
+            match crate::ui::run(source) {
+                Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(EXIT_FAILED, &e),
             }
         }
@@ -243,6 +265,10 @@ pub fn main() -> ExitCode {
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
         Some(Command::Bench(BenchCommand::Puffin { scopes, repeat })) => bench::puffin_overhead(scopes, repeat),
         Some(Command::Bench(BenchCommand::Kernels { max_mb, repeat })) => bench::kernels(max_mb, repeat),
+        Some(Command::Bench(BenchCommand::Slider { file, repeat })) => bench::slider(&file, repeat),
+        Some(Command::Bench(BenchCommand::Frame { file, nodes, frames, node_graph })) => {
+            bench::frame(&file, &nodes, frames, node_graph)
+        }
     }
 }
 

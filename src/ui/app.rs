@@ -1,0 +1,439 @@
+//! The eframe app: each frame it takes worker results, reads shortcuts and dropped files, draws the
+//! panels (which only read [`AppState`] and push [`Command`]s), then applies the commands.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use egui::{Key, KeyboardShortcut, Modifiers};
+
+use super::command::{Command, MarkTarget};
+use super::jobs::{JobResult, Jobs};
+use super::layout::layout;
+use super::neighbourhood::Neighbourhood;
+use super::panels;
+use super::session::{Session, Settings, Store};
+use super::state::{AppState, Camera, Doc, Source, Theme, View};
+use crate::decomp::{decompose, Marks};
+use crate::import;
+
+const SAVE_EVERY: Duration = Duration::from_millis(750);
+
+pub struct App {
+    pub state: AppState,
+    jobs: Jobs,
+    store: Option<Store>,
+    commands: Vec<Command>,
+    neighbourhood: Neighbourhood,
+    applied_theme: Option<Theme>,
+    load_generation: u64,
+    dirty_since: Option<Instant>,
+}
+
+impl App {
+    /// An app that opens `source`; `store` is where sessions persist (`None`: nowhere).
+    pub fn new(source: Source, store: Option<Store>) -> App {
+        let settings = store.as_ref().map(Store::load_settings).unwrap_or_default();
+        let state = AppState { theme: settings.theme, recent: settings.recent, ..AppState::default() };
+        let mut app = App {
+            state,
+            jobs: Jobs::default(),
+            store,
+            commands: vec![Command::Open(source)],
+            neighbourhood: Neighbourhood::default(),
+            applied_theme: None,
+            load_generation: 0,
+            dirty_since: None,
+        };
+        app.state.loading = Some("starting".into());
+        app
+    }
+
+    /// Whether a load, decomposition or layout is still running (tests wait for this).
+    pub fn busy(&self) -> bool {
+        self.state.busy() || self.jobs.running() > 0 || !self.commands.is_empty()
+    }
+
+    /// Draws one frame. `eframe::App::update` calls this; headless tests call it directly.
+    pub fn ui(&mut self, ctx: &egui::Context) {
+        self.jobs.set_context(ctx);
+        while let Some(r) = self.jobs.try_recv() {
+            self.on_job(r);
+        }
+        if self.applied_theme != Some(self.state.theme) {
+            ctx.set_visuals(match self.state.theme {
+                Theme::Dark => egui::Visuals::dark(),
+                Theme::Light => egui::Visuals::light(),
+            });
+            self.applied_theme = Some(self.state.theme);
+        }
+        self.shortcuts(ctx);
+        for f in ctx.input(|i| i.raw.dropped_files.clone()) {
+            if let Some(path) = f.path {
+                self.commands.push(Command::Open(Source::File(path)));
+            }
+        }
+
+        let mut cmds = std::mem::take(&mut self.commands);
+        panels::top::show(ctx, &self.state, &mut cmds);
+        panels::status::show(ctx, &self.state);
+        panels::dims::show(ctx, &self.state, &mut cmds);
+        panels::inspector::show(ctx, &self.state, &mut cmds);
+        if self.state.show_neighbourhood {
+            self.neighbourhood.show(ctx, &self.state, &mut cmds);
+        }
+        panels::graphs::show(ctx, &self.state, &mut cmds);
+        if self.state.search_open {
+            panels::search::show(ctx, &self.state, &mut cmds);
+        }
+        for c in cmds {
+            self.apply(c, ctx);
+        }
+
+        if self.state.busy() || self.jobs.running() > 0 {
+            ctx.request_repaint_after(Duration::from_millis(100));
+        }
+        if self.dirty_since.is_some_and(|t| t.elapsed() >= SAVE_EVERY) {
+            self.save();
+        } else if self.dirty_since.is_some() {
+            ctx.request_repaint_after(SAVE_EVERY);
+        }
+    }
+
+    fn shortcuts(&mut self, ctx: &egui::Context) {
+        let typing = ctx.wants_keyboard_input();
+        let mut out = Vec::new();
+        ctx.input_mut(|i| {
+            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::O)) {
+                out.push(Command::OpenDialog);
+            }
+            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::F)) {
+                out.push(Command::OpenSearch);
+            }
+            if i.consume_key(Modifiers::NONE, Key::Escape) && self.state.search_open {
+                out.push(Command::CloseSearch);
+            }
+            if typing {
+                return;
+            }
+            if i.consume_key(Modifiers::NONE, Key::F) {
+                out.push(Command::Fit(self.state.focus));
+            }
+            for (key, view) in [(Key::Num1, View::Original), (Key::Num2, View::Lite), (Key::Num3, View::Full)] {
+                if i.consume_key(Modifiers::NONE, key) {
+                    out.push(Command::Focus(view));
+                }
+            }
+        });
+        self.commands.extend(out);
+    }
+
+    /// The one place the state changes in answer to the user.
+    pub fn apply(&mut self, cmd: Command, ctx: &egui::Context) {
+        let s = &mut self.state;
+        match cmd {
+            Command::Open(source) => self.open(source),
+            Command::OpenDialog => self.open_dialog(),
+            Command::Focus(v) => {
+                s.focus = v;
+                s.shown[v.index()] = true;
+                self.touch();
+            }
+            Command::SetShown(v, on) => {
+                s.shown[v.index()] = on;
+                if !s.shown.iter().any(|x| *x) {
+                    s.shown[s.focus.index()] = true;
+                }
+                self.touch();
+            }
+            Command::Select(view, node) => {
+                s.selection = Some(super::state::Selection { view, node });
+                s.focus = view;
+            }
+            Command::ClearSelection => s.selection = None,
+            Command::JumpTo(view, node) => {
+                s.selection = Some(super::state::Selection { view, node });
+                s.focus = view;
+                s.shown[view.index()] = true;
+                let pane = s.pane_mut(view);
+                if let Some(rect) = pane.layout.as_ref().and_then(|l| l.item_of(node).map(|i| l.items[i].rect)) {
+                    pane.camera.center = rect.center();
+                    pane.camera.zoom = pane.camera.zoom.max(0.8);
+                    pane.camera.fit_pending = false;
+                }
+            }
+            Command::SetMark(target, on) => {
+                let list = match &target {
+                    MarkTarget::Node(_) => &mut s.marks.names,
+                    MarkTarget::Module(_) => &mut s.marks.modules,
+                };
+                let (MarkTarget::Node(name) | MarkTarget::Module(name)) = target;
+                list.retain(|x| *x != name);
+                if on {
+                    list.push(name);
+                }
+                self.request_decomposition(View::Lite);
+                self.state.classify();
+                self.touch();
+            }
+            Command::SetBinding(name, value) => {
+                s.explicit.insert(name, value);
+                s.rebind();
+                self.touch();
+            }
+            Command::ResetBindings => {
+                s.explicit.clear();
+                s.rebind();
+                self.touch();
+            }
+            Command::ToggleCollapse(path) => {
+                if !s.collapsed.remove(&path) {
+                    s.collapsed.insert(path);
+                }
+                for v in View::ALL {
+                    self.request_layout(v);
+                }
+                self.touch();
+            }
+            Command::Fit(v) => s.pane_mut(v).camera.fit_pending = true,
+            Command::SetCamera(v, cam) => {
+                s.pane_mut(v).camera = cam;
+                self.touch();
+            }
+            Command::OpenSearch => s.search_open = true,
+            Command::CloseSearch => s.search_open = false,
+            Command::SetSearch(text) => s.search = text,
+            Command::SetTheme(t) => {
+                s.theme = t;
+                self.save_settings();
+            }
+            Command::ToggleNeighbourhood => s.show_neighbourhood = !s.show_neighbourhood,
+            Command::Copy(text) => ctx.copy_text(text),
+            Command::ForgetRecent(p) => {
+                s.recent.retain(|r| *r != p);
+                self.save_settings();
+            }
+        }
+    }
+
+    fn touch(&mut self) {
+        if self.dirty_since.is_none() {
+            self.dirty_since = Some(Instant::now());
+        }
+    }
+
+    fn open(&mut self, source: Source) {
+        if self.dirty_since.is_some() {
+            self.save();
+        }
+        self.load_generation += 1;
+        let generation = self.load_generation;
+        self.state.loading = Some(source.label());
+        let src = source.clone();
+        self.jobs.spawn("load", move || {
+            let result = match &src {
+                Source::Embedded => import::load_embedded_sample(),
+                Source::File(p) => import::load(p),
+            };
+            JobResult::Loaded { generation, source: src, result: result.map_err(|e| e.to_string()) }
+        });
+    }
+
+    #[cfg(feature = "file-dialog")]
+    fn open_dialog(&mut self) {
+        self.jobs.spawn("dialog", || {
+            let picked = rfd::FileDialog::new()
+                .set_title("Open a model")
+                .add_filter("torch.export archive", &["pt2", "zip"])
+                .add_filter("any file", &["*"])
+                .pick_file();
+            JobResult::Picked(picked)
+        });
+    }
+
+    #[cfg(not(feature = "file-dialog"))]
+    fn open_dialog(&mut self) {
+        self.state.message("this build has no file dialog: drop a file on the window or pass it on the command line");
+    }
+
+    fn on_job(&mut self, r: JobResult) {
+        match r {
+            JobResult::Loaded { generation, source, result } => {
+                if generation != self.load_generation {
+                    return;
+                }
+                self.state.loading = None;
+                match result {
+                    Ok(model) if model.graphs.is_empty() => {
+                        self.state.message(format!("{}: the file holds no graph", source.label()))
+                    }
+                    Ok(model) => self.loaded(source, model),
+                    Err(e) => self.state.message(e),
+                }
+            }
+            JobResult::Decomposed { view, generation, result } => {
+                let pane = self.state.pane_mut(view);
+                if generation != pane.generation {
+                    return;
+                }
+                pane.busy = None;
+                match result.map(|b| *b) {
+                    Ok((d, l)) => {
+                        pane.graph = Some(Arc::new(d.graph.clone()));
+                        pane.decomp = Some(Arc::new(d));
+                        pane.layout = Some(Arc::new(l));
+                        pane.error = None;
+                        self.state.rebind();
+                        self.state.classify();
+                    }
+                    Err(e) => {
+                        pane.error = Some(e.clone());
+                        self.state.message(e);
+                    }
+                }
+            }
+            JobResult::LaidOut { view, generation, layout } => {
+                let pane = self.state.pane_mut(view);
+                if generation == pane.generation {
+                    pane.busy = None;
+                    pane.layout = Some(Arc::new(layout));
+                }
+            }
+            JobResult::Picked(Some(path)) => self.open(Source::File(path)),
+            JobResult::Picked(None) => {}
+        }
+    }
+
+    fn loaded(&mut self, source: Source, model: crate::ir::Model) {
+        let session = self.store.as_ref().and_then(|s| s.load_session(&source.session_key())).unwrap_or_default();
+        let graph = model.graphs[0].clone();
+        let s = &mut self.state;
+        s.doc = Some(Doc { source: source.clone(), model: Arc::new(model), graph: 0 });
+        s.selection = None;
+        let node_names: BTreeSet<&str> = graph.nodes.iter().map(|n| n.name.as_str()).collect();
+        let modules: BTreeSet<&str> =
+            graph.nodes.iter().flat_map(|n| n.meta.nn_module_stack.iter().map(|f| f.path.as_str())).collect();
+        s.marks = Marks {
+            names: session.mark_nodes.into_iter().filter(|n| node_names.contains(n.as_str())).collect(),
+            ops: Vec::new(),
+            modules: session.mark_modules.into_iter().filter(|m| modules.contains(m.as_str())).collect(),
+        };
+        s.collapsed = session.collapsed.into_iter().filter(|m| modules.contains(m.as_str())).collect();
+        let symbols = s.doc.as_ref().map(|d| d.model.symbols.clone()).unwrap_or_default();
+        s.explicit = session
+            .bindings
+            .into_iter()
+            .filter(|(k, v)| symbols.iter().any(|sym| sym.name == *k && sym.range.contains(*v)))
+            .collect();
+        if let Some(f) = session.focus {
+            s.focus = f;
+        }
+        if let Some(shown) = session.shown {
+            if shown.iter().any(|x| *x) {
+                s.shown = shown;
+            }
+        }
+        for v in View::ALL {
+            let pane = s.pane_mut(v);
+            *pane = Default::default();
+            if let Some([x, y, zoom]) = session.cameras.get(v.name()) {
+                pane.camera = Camera { center: egui::pos2(*x, *y), zoom: *zoom, fit_pending: false };
+            }
+        }
+        s.pane_mut(View::Original).graph = Some(Arc::new(graph));
+        s.rebind();
+        self.request_layout(View::Original);
+        self.request_decomposition(View::Lite);
+        self.request_decomposition(View::Full);
+        self.state.classify();
+        if let Source::File(p) = &source {
+            let path = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+            let mut settings = self.settings();
+            settings.remember(&path);
+            self.state.recent = settings.recent;
+            self.save_settings();
+        }
+    }
+
+    fn request_decomposition(&mut self, view: View) {
+        let Some(graph) = self.state.original().cloned() else { return };
+        let marks = self.state.marks.clone();
+        let collapsed = self.state.collapsed.clone();
+        let pane = self.state.pane_mut(view);
+        pane.generation += 1;
+        pane.busy = Some(format!("decomposing ({})", view.name()));
+        let generation = pane.generation;
+        self.jobs.spawn("decompose", move || {
+            let result = decompose(&graph, view.mode(), &marks)
+                .map(|d| {
+                    let l = layout(&d.graph, &collapsed);
+                    Box::new((d, l))
+                })
+                .map_err(|e| e.to_string());
+            JobResult::Decomposed { view, generation, result }
+        });
+    }
+
+    fn request_layout(&mut self, view: View) {
+        let collapsed = self.state.collapsed.clone();
+        let pane = self.state.pane_mut(view);
+        let Some(graph) = pane.graph.clone() else { return };
+        if view != View::Original && pane.decomp.is_none() {
+            return self.request_decomposition(view);
+        }
+        pane.generation += 1;
+        pane.busy = Some(format!("laying out ({})", view.name()));
+        let generation = pane.generation;
+        self.jobs.spawn("layout", move || JobResult::LaidOut { view, generation, layout: layout(&graph, &collapsed) });
+    }
+
+    fn settings(&self) -> Settings {
+        Settings { theme: self.state.theme, recent: self.state.recent.clone() }
+    }
+
+    fn save_settings(&mut self) {
+        if let Some(store) = &self.store {
+            if let Err(e) = store.save_settings(&self.settings()) {
+                let msg = format!("cannot save settings in {}: {e}", store.dir.display());
+                self.state.message(msg);
+            }
+        }
+    }
+
+    /// Writes this file's session now.
+    pub fn save(&mut self) {
+        self.dirty_since = None;
+        let (Some(store), Some(doc)) = (&self.store, &self.state.doc) else { return };
+        let s = &self.state;
+        let session = Session {
+            source: doc.source.label(),
+            mark_nodes: s.marks.names.clone(),
+            mark_modules: s.marks.modules.clone(),
+            bindings: s.explicit.clone(),
+            focus: Some(s.focus),
+            shown: Some(s.shown),
+            collapsed: s.collapsed.clone(),
+            cameras: View::ALL
+                .iter()
+                .map(|v| {
+                    let c = s.pane(*v).camera;
+                    (v.name().to_string(), [c.center.x, c.center.y, c.zoom])
+                })
+                .collect(),
+        };
+        if let Err(e) = store.save_session(&doc.source.session_key(), &session) {
+            let msg = format!("cannot save the session in {}: {e}", store.dir.display());
+            self.state.message(msg);
+        }
+    }
+}
+
+impl eframe::App for App {
+    fn update(&mut self, ctx: &egui::Context, _frame: &mut eframe::Frame) {
+        self.ui(ctx);
+    }
+
+    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
+        self.save();
+    }
+}

@@ -1,0 +1,289 @@
+//! The graph canvas: our own painter-drawn view, because it has to stay fluid at 12,000 nodes
+//! (see docs/PERFORMANCE.md, "GUI"). Only boxes and edges inside the visible world rectangle are
+//! drawn, and the level of detail drops with the zoom: text and curves when readable, plain boxes
+//! and straight lines when not.
+
+use std::collections::HashSet;
+
+use egui::epaint::CubicBezierShape;
+use egui::{pos2, Color32, FontId, PointerButton, Pos2, Rect, Sense, Stroke, Ui, Vec2, WidgetInfo, WidgetType};
+
+use super::command::{Command, MarkTarget};
+use super::layout::{ItemKind, Layout};
+use super::state::{format_dims, short_op, AppState, Camera, NodeClass, View};
+use crate::ir::{Graph, NodeId};
+
+/// Below this zoom boxes are drawn without text.
+pub const TEXT_ZOOM: f32 = 0.35;
+/// Low enough that "fit" shows all of a 12,000-node chain (about a million world units tall).
+const MIN_ZOOM: f32 = 0.0002;
+const MAX_ZOOM: f32 = 3.0;
+
+/// Fill colour of a node box by class, for the dark or light theme.
+pub fn class_fill(class: NodeClass, dark: bool) -> Color32 {
+    let (d, l) = match class {
+        NodeClass::Plain => ((58, 60, 66), (226, 228, 232)),
+        NodeClass::Decomposed => ((36, 84, 160), (178, 204, 248)),
+        NodeClass::Fallback => ((150, 92, 20), (250, 208, 150)),
+        NodeClass::Violation => ((176, 36, 36), (248, 160, 160)),
+        NodeClass::NoRule => ((120, 112, 24), (238, 228, 140)),
+    };
+    let (r, g, b) = if dark { d } else { l };
+    Color32::from_rgb(r, g, b)
+}
+
+pub fn class_name(class: NodeClass) -> &'static str {
+    match class {
+        NodeClass::Plain => "plain",
+        NodeClass::Decomposed => "decomposed",
+        NodeClass::Fallback => "kept (eager fallback)",
+        NodeClass::Violation => "lite violation",
+        NodeClass::NoRule => "no rule (kept)",
+    }
+}
+
+pub const MARK_COLOR: Color32 = Color32::from_rgb(190, 90, 230);
+pub const SELECT_COLOR: Color32 = Color32::from_rgb(255, 214, 10);
+const INPUT_FILL: Color32 = Color32::from_rgb(40, 120, 80);
+const GROUP_FILL: Color32 = Color32::from_rgb(30, 110, 120);
+
+/// The camera that shows all of `bounds` in `screen`.
+pub fn fit(bounds: Rect, screen: Rect) -> Camera {
+    let margin = 0.92;
+    let zoom = (screen.width() / bounds.width().max(1.0)).min(screen.height() / bounds.height().max(1.0)) * margin;
+    Camera { center: bounds.center(), zoom: zoom.clamp(MIN_ZOOM, 1.5), fit_pending: false }
+}
+
+/// The text lines of one box: op (or what it stands for), symbolic shape, concrete shape.
+pub fn item_lines(state: &AppState, view: View, graph: &Graph, kind: &ItemKind) -> [String; 3] {
+    let pane = state.pane(view);
+    match kind {
+        ItemKind::Node(id) => {
+            let n = graph.node(*id);
+            let out = n.outputs.first().copied();
+            let sym = out.and_then(|v| graph.value(v).tensor()).map(|t| format_dims(&t.sizes)).unwrap_or_default();
+            let conc = out.map(|v| concrete_text(pane, v)).unwrap_or_default();
+            [format!("{} · {}", short_op(&n.target), n.name), sym, conc]
+        }
+        ItemKind::Input(v) => {
+            let val = graph.value(*v);
+            let sym = val.tensor().map(|t| format_dims(&t.sizes)).unwrap_or_default();
+            let conc = concrete_text(pane, *v);
+            [format!("input · {}", val.name), sym, conc]
+        }
+        ItemKind::Group { path, class, members } => {
+            [format!("[+] {path}"), class.clone(), format!("{} nodes (collapsed)", members.len())]
+        }
+    }
+}
+
+/// `= [8, 128, 64]` under the current bindings, or why it does not evaluate.
+fn concrete_text(pane: &super::state::Pane, v: crate::ir::ValueId) -> String {
+    match pane.shapes.get(v.index()) {
+        Some(Some(Ok(t))) => format!("= {}", format_dims(&t.shape)),
+        Some(Some(Err(e))) => format!("= ? ({e})"),
+        _ => String::new(),
+    }
+}
+
+/// Draws `view`'s graph into all of `ui`'s remaining space.
+pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) {
+    let pane = state.pane(view);
+    let (rect, resp) = ui.allocate_exact_size(ui.available_size(), Sense::click_and_drag());
+    let dark = ui.visuals().dark_mode;
+    let painter = ui.painter_at(rect);
+    painter.rect_filled(rect, 0.0, if dark { Color32::from_gray(24) } else { Color32::from_gray(248) });
+    let (Some(graph), Some(layout)) = (pane.graph.as_deref(), pane.layout.as_deref()) else {
+        let text = pane.error.clone().or(pane.busy.clone()).unwrap_or_else(|| "nothing loaded".into());
+        painter.text(rect.center(), egui::Align2::CENTER_CENTER, text, FontId::proportional(14.0), ui.visuals().text_color());
+        return;
+    };
+
+    let mut cam = pane.camera;
+    let mut moved = false;
+    if cam.fit_pending {
+        cam = fit(layout.bounds, rect);
+        moved = true;
+    }
+    if resp.dragged_by(PointerButton::Primary) || resp.dragged_by(PointerButton::Middle) {
+        cam.pan_by(resp.drag_delta());
+        moved = true;
+    }
+    if ui.rect_contains_pointer(rect) {
+        let (scroll, pinch, pointer) = ui.input(|i| (i.smooth_scroll_delta.y, i.zoom_delta(), i.pointer.hover_pos()));
+        let factor = (scroll * 0.002).exp() * pinch;
+        if (factor - 1.0).abs() > 1e-4 {
+            let anchor = pointer.unwrap_or(rect.center());
+            let world_at = cam.center + (anchor - rect.center()) / cam.zoom;
+            cam.zoom = (cam.zoom * factor).clamp(MIN_ZOOM, MAX_ZOOM);
+            cam.center = world_at - (anchor - rect.center()) / cam.zoom;
+            moved = true;
+        }
+    }
+    if moved {
+        cmds.push(Command::SetCamera(view, cam));
+    }
+
+    let to_screen = |p: Pos2| rect.center() + (p - cam.center) * cam.zoom;
+    let world_view = Rect::from_center_size(cam.center, rect.size() / cam.zoom);
+    let detailed = cam.zoom >= TEXT_ZOOM;
+    let related: HashSet<usize> = state.related(view).iter().filter_map(|n| layout.item_of(*n)).collect();
+
+    draw_edges(&painter, layout, &related, world_view, detailed, dark, &to_screen);
+
+    // Fixed text colours: they sit on the coloured boxes, not on the panel background.
+    let (text_color, weak_color) =
+        if dark { (Color32::from_gray(240), Color32::from_gray(196)) } else { (Color32::from_gray(15), Color32::from_gray(60)) };
+    let mut visible: Vec<(usize, Rect)> = Vec::new();
+    for (i, item) in layout.items.iter().enumerate() {
+        if !item.rect.intersects(world_view) {
+            continue;
+        }
+        let mut srect = Rect::from_min_max(to_screen(item.rect.min), to_screen(item.rect.max));
+        // Far out, a box is thinner than a pixel: keep it one pixel so the graph's shape shows.
+        if srect.height() < 1.0 {
+            srect = Rect::from_center_size(srect.center(), egui::vec2(srect.width().max(1.0), 1.0));
+        }
+        visible.push((i, srect));
+        let (fill, marked) = match &item.kind {
+            ItemKind::Node(id) => {
+                let class = pane.classes.get(id.index()).copied().unwrap_or(NodeClass::Plain);
+                let marked = state.origin(view, *id).is_some_and(|o| state.is_marked(o));
+                (class_fill(class, dark), marked)
+            }
+            ItemKind::Input(_) => (INPUT_FILL, false),
+            ItemKind::Group { path, .. } => (GROUP_FILL, state.marks.modules.contains(path)),
+        };
+        if srect.width() < 4.0 {
+            painter.rect_filled(srect, 0.0, fill);
+            if related.contains(&i) {
+                painter.rect_stroke(srect.expand(2.0), 0.0, Stroke::new(2.0, SELECT_COLOR));
+            }
+            continue;
+        }
+        let rounding = (4.0 * cam.zoom).min(6.0);
+        painter.rect_filled(srect, rounding, fill);
+        if marked {
+            painter.rect_stroke(srect, rounding, Stroke::new((2.5 * cam.zoom).max(1.0), MARK_COLOR));
+        }
+        if related.contains(&i) {
+            painter.rect_stroke(srect.expand(2.0), rounding, Stroke::new(2.5, SELECT_COLOR));
+        }
+        if detailed {
+            let lines = item_lines(state, view, graph, &item.kind);
+            let text_painter = painter.with_clip_rect(srect.intersect(rect));
+            let size = (11.0 * cam.zoom).clamp(6.0, 22.0);
+            let pad = 5.0 * cam.zoom;
+            let step = srect.height() / 3.2;
+            for (k, line) in lines.iter().enumerate() {
+                let color = if k == 0 { text_color } else { weak_color };
+                let at = pos2(srect.min.x + pad, srect.min.y + pad * 0.6 + k as f32 * step);
+                text_painter.text(at, egui::Align2::LEFT_TOP, line, FontId::monospace(size), color);
+            }
+            // Readable boxes are what a person sees: give them to AccessKit (and the tests).
+            let label = format!("{} node: {}", view.name(), lines.join(" "));
+            ui.interact(srect, ui.id().with(("item", view, i)), Sense::hover())
+                .widget_info(|| WidgetInfo::labeled(WidgetType::Label, true, label.clone()));
+        }
+    }
+
+    let hit = |p: Pos2| visible.iter().rev().find(|(_, r)| r.contains(p)).map(|(i, _)| *i);
+    if resp.clicked() {
+        match resp.interact_pointer_pos().and_then(hit) {
+            Some(i) => match &layout.items[i].kind {
+                ItemKind::Node(id) => cmds.push(Command::Select(view, *id)),
+                ItemKind::Group { path, .. } => cmds.push(Command::ToggleCollapse(path.clone())),
+                ItemKind::Input(_) => {}
+            },
+            None => cmds.push(Command::ClearSelection),
+        }
+    }
+    if resp.double_clicked() {
+        cmds.push(Command::Fit(view));
+    }
+    let menu_id = ui.id().with(("menu-target", view));
+    if resp.secondary_clicked() {
+        let target = resp.interact_pointer_pos().and_then(hit);
+        ui.data_mut(|d| d.insert_temp(menu_id, target));
+    }
+    resp.context_menu(|ui| {
+        let target: Option<usize> = ui.data(|d| d.get_temp(menu_id)).flatten();
+        match target.map(|i| &layout.items[i].kind) {
+            Some(ItemKind::Node(id)) => node_menu(ui, state, view, *id, cmds),
+            Some(ItemKind::Group { path, .. }) => module_menu(ui, state, path, cmds),
+            _ => {
+                if ui.button("Fit (F)").clicked() {
+                    cmds.push(Command::Fit(view));
+                    ui.close_menu();
+                }
+            }
+        }
+    });
+}
+
+fn draw_edges(
+    painter: &egui::Painter,
+    layout: &Layout,
+    related: &HashSet<usize>,
+    world_view: Rect,
+    detailed: bool,
+    dark: bool,
+    to_screen: &dyn Fn(Pos2) -> Pos2,
+) {
+    let base = if dark { Color32::from_gray(110) } else { Color32::from_gray(150) };
+    for &(a, b) in &layout.edges {
+        let (ra, rb) = (layout.items[a as usize].rect, layout.items[b as usize].rect);
+        let p0 = pos2(ra.center().x, ra.max.y);
+        let p1 = pos2(rb.center().x, rb.min.y);
+        if !Rect::from_two_pos(p0, p1).intersects(world_view) {
+            continue;
+        }
+        let hot = related.contains(&(a as usize)) || related.contains(&(b as usize));
+        let stroke = Stroke::new(if hot { 2.0 } else { 1.0 }, if hot { SELECT_COLOR } else { base });
+        let (s0, s1) = (to_screen(p0), to_screen(p1));
+        if detailed {
+            let dy = ((s1.y - s0.y) * 0.5).max(20.0);
+            let pts = [s0, s0 + Vec2::new(0.0, dy), s1 - Vec2::new(0.0, dy), s1];
+            painter.add(CubicBezierShape::from_points_stroke(pts, false, Color32::TRANSPARENT, stroke));
+        } else {
+            painter.line_segment([s0, s1], stroke);
+        }
+    }
+}
+
+/// Right-click menu of one node: marks act on the original node it came from.
+pub fn node_menu(ui: &mut Ui, state: &AppState, view: View, id: NodeId, cmds: &mut Vec<Command>) {
+    let Some(orig) = state.origin(view, id) else { return };
+    let Some(g) = state.original() else { return };
+    let node = g.node(orig);
+    if ui.button("Select").clicked() {
+        cmds.push(Command::Select(view, id));
+        ui.close_menu();
+    }
+    let annotated = node.meta.compile_with_inductor();
+    let by_user = state.marks.names.contains(&node.name);
+    let label = if by_user { format!("Unmark `{}` for lite decomposition", node.name) } else { format!("Mark `{}` for lite decomposition", node.name) };
+    if ui.add_enabled(!annotated, egui::Button::new(label)).on_disabled_hover_text("annotated compile_with_inductor in the file").clicked() {
+        cmds.push(Command::SetMark(MarkTarget::Node(node.name.clone()), !by_user));
+        ui.close_menu();
+    }
+    for frame in node.meta.nn_module_stack.iter().rev().filter(|f| !f.path.is_empty()) {
+        ui.separator();
+        module_menu(ui, state, &frame.path, cmds);
+    }
+}
+
+/// Mark and collapse actions for a module path.
+pub fn module_menu(ui: &mut Ui, state: &AppState, path: &str, cmds: &mut Vec<Command>) {
+    let marked = state.marks.modules.iter().any(|m| m == path);
+    let label = if marked { format!("Unmark module `{path}`") } else { format!("Mark module `{path}` for lite decomposition") };
+    if ui.button(label).clicked() {
+        cmds.push(Command::SetMark(MarkTarget::Module(path.to_string()), !marked));
+        ui.close_menu();
+    }
+    let collapsed = state.collapsed.contains(path);
+    if ui.button(if collapsed { format!("Expand module `{path}`") } else { format!("Collapse module `{path}`") }).clicked() {
+        cmds.push(Command::ToggleCollapse(path.to_string()));
+        ui.close_menu();
+    }
+}

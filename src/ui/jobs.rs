@@ -1,0 +1,73 @@
+//! Worker threads for everything that can take longer than a frame: loading a file, decomposing,
+//! laying out, the file dialog. Each job runs on its own thread and sends one [`JobResult`] back
+//! over a channel, then wakes the UI; the UI thread never waits for one.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::Arc;
+
+use super::layout::Layout;
+use super::state::{Source, View};
+use crate::decomp::Decomposition;
+use crate::ir::Model;
+
+pub enum JobResult {
+    Loaded { generation: u64, source: Source, result: Result<Model, String> },
+    /// Boxed: a decomposition and its layout are large next to the other results.
+    Decomposed { view: View, generation: u64, result: Result<Box<(Decomposition, Layout)>, String> },
+    LaidOut { view: View, generation: u64, layout: Layout },
+    /// The file dialog closed; `None` when cancelled.
+    Picked(Option<PathBuf>),
+}
+
+pub struct Jobs {
+    tx: Sender<JobResult>,
+    rx: Receiver<JobResult>,
+    running: Arc<AtomicUsize>,
+    ctx: Option<egui::Context>,
+}
+
+impl Default for Jobs {
+    fn default() -> Self {
+        let (tx, rx) = channel();
+        Jobs { tx, rx, running: Arc::new(AtomicUsize::new(0)), ctx: None }
+    }
+}
+
+impl Jobs {
+    /// The context to wake when a result arrives.
+    pub fn set_context(&mut self, ctx: &egui::Context) {
+        if self.ctx.is_none() {
+            self.ctx = Some(ctx.clone());
+        }
+    }
+
+    pub fn spawn(&self, name: &str, job: impl FnOnce() -> JobResult + Send + 'static) {
+        let tx = self.tx.clone();
+        let ctx = self.ctx.clone();
+        let running = self.running.clone();
+        running.fetch_add(1, Ordering::SeqCst);
+        let spawned = std::thread::Builder::new().name(format!("job-{name}")).spawn(move || {
+            let result = job();
+            // The app may have quit; a result nobody reads is fine.
+            let _ = tx.send(result);
+            running.fetch_sub(1, Ordering::SeqCst);
+            if let Some(ctx) = ctx {
+                ctx.request_repaint();
+            }
+        });
+        if spawned.is_err() {
+            self.running.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    pub fn try_recv(&self) -> Option<JobResult> {
+        self.rx.try_recv().ok()
+    }
+
+    /// Jobs started and not yet finished.
+    pub fn running(&self) -> usize {
+        self.running.load(Ordering::SeqCst)
+    }
+}

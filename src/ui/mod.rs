@@ -1,0 +1,35 @@
+//! The desktop app (eframe/egui). [`AppState`] is the store; `panels/` and [`canvas`] read it and
+//! emit [`Command`]s; [`App`] applies them and runs loading, decomposition and layout on workers
+//! ([`jobs`]). No compiler logic lives here: it calls `import`, `decomp` and `shapes`.
+
+mod app;
+pub mod bench;
+pub mod canvas;
+mod command;
+mod jobs;
+pub mod layout;
+pub mod neighbourhood;
+mod panels;
+pub mod session;
+pub mod state;
+
+pub use app::App;
+pub use command::{Command, MarkTarget};
+pub use state::{AppState, Source, View};
+
+/// Opens the app window on `source` and returns when it closes.
+pub fn run(source: Source) -> Result<(), String> {
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default()
+            .with_title("xpu-workbench")
+            .with_inner_size([1600.0, 1000.0])
+            .with_drag_and_drop(true),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "xpu-workbench",
+        options,
+        Box::new(move |_cc| Ok(Box::new(App::new(source, session::Store::default_location())))),
+    )
+    .map_err(|e| format!("cannot open the app window: {e}"))
+}

@@ -1,0 +1,176 @@
+//! The inspector: everything about the selected node, with links to what it became or came from.
+
+use egui::RichText;
+
+use crate::ir::{Arg, Graph, SymIntArg, ValueKind};
+use crate::shapes::ConcreteTensor;
+use crate::ui::canvas::class_name;
+use crate::ui::command::Command;
+use crate::ui::state::{format_dims, short_op, AppState, NodeClass, View};
+
+pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
+    egui::SidePanel::right("inspector").default_width(340.0).resizable(true).show(ctx, |ui| {
+        ui.heading("Inspector");
+        let Some(sel) = state.selection else {
+            ui.label("click a node to inspect it; right-click to mark it for lite decomposition");
+            return;
+        };
+        let Some(graph) = state.pane(sel.view).graph.clone() else { return };
+        if sel.node.index() >= graph.nodes.len() {
+            return;
+        }
+        egui::ScrollArea::vertical().show(ui, |ui| body(ui, state, &graph, sel.view, sel.node, cmds));
+    });
+}
+
+fn body(ui: &mut egui::Ui, state: &AppState, graph: &Graph, view: View, id: crate::ir::NodeId, cmds: &mut Vec<Command>) {
+    let node = graph.node(id);
+    let class = state.pane(view).classes.get(id.index()).copied().unwrap_or(NodeClass::Plain);
+    ui.horizontal(|ui| {
+        ui.label(RichText::new(&node.name).strong().monospace());
+        if ui.small_button("copy name").clicked() {
+            cmds.push(Command::Copy(node.name.clone()));
+        }
+    });
+    grid_row(ui, "view", view.name());
+    grid_row(ui, "op", &node.target);
+    grid_row(ui, "class", class_name(class));
+    if let Some(orig) = state.origin(view, id) {
+        grid_row(ui, "marked", if state.is_marked(orig) { "yes" } else { "no" });
+    }
+    let module = node.meta.module_path();
+    grid_row(ui, "module", if module.is_empty() { "(top level)" } else { module });
+
+    ui.separator();
+    ui.label(RichText::new("Arguments").strong());
+    for a in &node.args {
+        ui.label(RichText::new(format!("{}{} = {}", a.name, if a.kwarg { " (kw)" } else { "" }, format_arg(graph, &a.arg))).monospace().small());
+    }
+
+    ui.separator();
+    ui.label(RichText::new("Outputs").strong());
+    for &v in &node.outputs {
+        let value = graph.value(v);
+        match &value.kind {
+            ValueKind::Tensor(t) => {
+                let concrete = state.pane(view).shapes.get(v.index()).and_then(|r| r.as_ref());
+                ui.label(RichText::new(format!("{}: {}", value.name, t.dtype)).monospace());
+                grid_row(ui, "shape", &format_dims(&t.sizes));
+                grid_row(ui, "strides", &format_dims(&t.strides));
+                match concrete {
+                    Some(Ok(c)) => concrete_rows(ui, c, cmds),
+                    Some(Err(e)) => grid_row(ui, "concrete", &format!("does not evaluate: {e}")),
+                    None => {}
+                }
+            }
+            ValueKind::SymInt(e) | ValueKind::SymBool(e) | ValueKind::SymFloat(e) => {
+                let now = e.eval(&state.bindings).map(|v| v.to_string()).unwrap_or_else(|err| err.to_string());
+                grid_row(ui, &value.name, &format!("{e} = {now}"));
+            }
+            ValueKind::Other(k) => grid_row(ui, &value.name, k),
+        }
+    }
+
+    ui.separator();
+    ui.label(RichText::new("Provenance").strong());
+    if let Some(orig) = state.origin(view, id) {
+        if view != View::Original {
+            if let Some(g) = state.original() {
+                let o = g.node(orig);
+                ui.horizontal(|ui| {
+                    ui.label("came from");
+                    if ui.link(format!("{} ({})", o.name, short_op(&o.target))).clicked() {
+                        cmds.push(Command::JumpTo(View::Original, orig));
+                    }
+                });
+            }
+        }
+        for other in [View::Lite, View::Full] {
+            if other == view {
+                continue;
+            }
+            let products = state.products(other, orig);
+            let Some(og) = state.pane(other).graph.clone() else { continue };
+            ui.horizontal_wrapped(|ui| {
+                ui.label(format!("in {}:", other.name()));
+                if products.is_empty() {
+                    ui.label(RichText::new("nothing").weak());
+                }
+                for p in products.iter().take(40) {
+                    let n = og.node(*p);
+                    let text = format!("{} ({})", n.name, short_op(&n.target));
+                    // A screen reader hears which view the link leads to, not just the node.
+                    let heard = format!("in {}: {text}", other.name());
+                    let link = ui.link(text);
+                    link.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Link, true, heard.clone()));
+                    if link.clicked() {
+                        cmds.push(Command::JumpTo(other, *p));
+                    }
+                }
+                if products.len() > 40 {
+                    ui.label(format!("… {} more", products.len() - 40));
+                }
+            });
+        }
+    }
+    if !node.meta.from_node.is_empty() {
+        ui.label(RichText::new("recorded history (from_node)").weak());
+        for o in &node.meta.from_node {
+            ui.label(RichText::new(format!("  {} ({})", o.name, o.target)).monospace().small());
+        }
+    }
+
+    if let Some(trace) = &node.meta.stack_trace {
+        ui.separator();
+        egui::CollapsingHeader::new("Stack trace").default_open(false).show(ui, |ui| {
+            ui.label(RichText::new(trace).monospace().small());
+        });
+    }
+}
+
+fn concrete_rows(ui: &mut egui::Ui, c: &ConcreteTensor, cmds: &mut Vec<Command>) {
+    let shape = format_dims(&c.shape);
+    ui.horizontal(|ui| {
+        ui.label(RichText::new(format!("concrete shape {shape}")).monospace());
+        if ui.small_button("copy shape").clicked() {
+            cmds.push(Command::Copy(shape.clone()));
+        }
+    });
+    grid_row(ui, "concrete strides", &format_dims(&c.strides));
+    grid_row(ui, "bytes", &c.bytes.map_or("overflows u64".into(), |b| b.to_string()));
+}
+
+fn grid_row(ui: &mut egui::Ui, key: &str, value: &str) {
+    ui.horizontal_wrapped(|ui| {
+        ui.label(RichText::new(key).weak());
+        ui.label(RichText::new(value).monospace());
+    });
+}
+
+/// An argument as a person reads it: values by name, lists in brackets.
+pub fn format_arg(graph: &Graph, arg: &Arg) -> String {
+    let name = |v: &crate::ir::ValueId| graph.values.get(v.index()).map_or("?".to_string(), |x| x.name.clone());
+    let sym = |s: &SymIntArg| match s {
+        SymIntArg::Int(i) => i.to_string(),
+        SymIntArg::Value(v) => name(v),
+    };
+    match arg {
+        Arg::None => "None".into(),
+        Arg::Tensor(v) | Arg::SymBool(v) | Arg::SymFloat(v) => name(v),
+        Arg::Tensors(vs) => format_dims(&vs.iter().map(name).collect::<Vec<_>>()),
+        Arg::OptionalTensors(vs) => format_dims(&vs.iter().map(|v| v.as_ref().map_or("None".into(), name)).collect::<Vec<_>>()),
+        Arg::Int(i) => i.to_string(),
+        Arg::Ints(xs) => format_dims(xs),
+        Arg::Float(x) => x.to_string(),
+        Arg::Floats(xs) => format_dims(xs),
+        Arg::Bool(b) => b.to_string(),
+        Arg::Bools(bs) => format_dims(bs),
+        Arg::String(s) => format!("{s:?}"),
+        Arg::Strings(ss) => format_dims(ss),
+        Arg::SymInt(s) => sym(s),
+        Arg::SymInts(ss) => format_dims(&ss.iter().map(sym).collect::<Vec<_>>()),
+        Arg::ScalarType(d) => d.to_string(),
+        Arg::MemoryFormat(s) | Arg::Layout(s) | Arg::Device(s) => s.clone(),
+        Arg::Opaque { kind, .. } => format!("<{kind}>"),
+    }
+}

@@ -1,0 +1,9 @@
+//! One file per panel. Each `show` reads the [`AppState`](super::AppState) and pushes
+//! [`Command`](super::Command)s; none changes the state itself.
+
+pub mod dims;
+pub mod graphs;
+pub mod inspector;
+pub mod search;
+pub mod status;
+pub mod top;

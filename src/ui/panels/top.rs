@@ -1,0 +1,87 @@
+//! The menu bar: open (dialog, recent files), views shown side by side, theme, legend.
+
+use egui::{Color32, RichText};
+
+use crate::ui::canvas::{class_fill, class_name, MARK_COLOR, SELECT_COLOR};
+use crate::ui::command::Command;
+use crate::ui::state::{AppState, NodeClass, Source, Theme, View};
+
+pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
+    egui::TopBottomPanel::top("top").show(ctx, |ui| {
+        ui.horizontal_wrapped(|ui| {
+            ui.menu_button("File", |ui| {
+                if ui.button("Open… (Ctrl+O)").clicked() {
+                    cmds.push(Command::OpenDialog);
+                    ui.close_menu();
+                }
+                if ui.button("Open the embedded sample").clicked() {
+                    cmds.push(Command::Open(Source::Embedded));
+                    ui.close_menu();
+                }
+                ui.separator();
+                ui.label(RichText::new("Recent files").weak());
+                if state.recent.is_empty() {
+                    ui.label(RichText::new("(none yet)").weak());
+                }
+                for p in &state.recent {
+                    ui.horizontal(|ui| {
+                        if ui.button(p.display().to_string()).clicked() {
+                            cmds.push(Command::Open(Source::File(p.clone())));
+                            ui.close_menu();
+                        }
+                        if ui.small_button("✕").on_hover_text("forget").clicked() {
+                            cmds.push(Command::ForgetRecent(p.clone()));
+                        }
+                    });
+                }
+            });
+            ui.separator();
+            for (k, v) in View::ALL.into_iter().enumerate() {
+                let mut on = state.shown[v.index()];
+                let label = format!("{} {}", k + 1, v.name());
+                if ui.checkbox(&mut on, label).on_hover_text(format!("show the {} graph (key {})", v.name(), k + 1)).changed() {
+                    cmds.push(Command::SetShown(v, on));
+                }
+            }
+            ui.separator();
+            if ui.button("Search (Ctrl+F)").clicked() {
+                cmds.push(Command::OpenSearch);
+            }
+            if ui.button("Fit (F)").clicked() {
+                cmds.push(Command::Fit(state.focus));
+            }
+            let mut nb = state.show_neighbourhood;
+            if ui.checkbox(&mut nb, "neighbourhood").changed() {
+                cmds.push(Command::ToggleNeighbourhood);
+            }
+            let next = match state.theme {
+                Theme::Dark => Theme::Light,
+                Theme::Light => Theme::Dark,
+            };
+            if ui.button(if state.theme == Theme::Dark { "☀ light" } else { "🌙 dark" }).clicked() {
+                cmds.push(Command::SetTheme(next));
+            }
+            ui.separator();
+            legend(ui);
+        });
+    });
+}
+
+fn swatch(ui: &mut egui::Ui, fill: Color32, stroke: Option<Color32>, text: &str) {
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
+    ui.painter().rect_filled(rect, 2.0, fill);
+    if let Some(c) = stroke {
+        ui.painter().rect_stroke(rect, 2.0, egui::Stroke::new(2.0, c));
+    }
+    ui.label(RichText::new(text).small());
+}
+
+/// What the colours of the graph mean.
+pub fn legend(ui: &mut egui::Ui) {
+    let dark = ui.visuals().dark_mode;
+    for class in [NodeClass::Decomposed, NodeClass::Fallback, NodeClass::Violation, NodeClass::NoRule] {
+        swatch(ui, class_fill(class, dark), None, class_name(class));
+    }
+    swatch(ui, class_fill(NodeClass::Plain, dark), Some(MARK_COLOR), "marked");
+    swatch(ui, class_fill(NodeClass::Plain, dark), Some(SELECT_COLOR), "selected / related");
+}

@@ -1,0 +1,409 @@
+//! The app's store: what is loaded, what each view shows, what the user chose. Panels read it and
+//! emit [`Command`](super::Command)s; only [`App::apply`](super::App) changes it, and heavy work
+//! it asks for (loading, decomposing, laying out) runs on workers.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use egui::{Pos2, Vec2};
+use serde::{Deserialize, Serialize};
+
+use super::layout::Layout;
+use crate::decomp::{check_decomposed, check_lite, is_symbolic_size_op, Decomposition, Marks, Mode};
+use crate::import::EMBEDDED_SAMPLE_NAME;
+use crate::ir::{Graph, Model, NodeId};
+use crate::shapes::{evaluate_graph, evaluate_guards, ConcreteTensor};
+use crate::sym::{Bindings, SymError};
+
+/// The three graphs the app compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+pub enum View {
+    Original,
+    Lite,
+    Full,
+}
+
+impl View {
+    pub const ALL: [View; 3] = [View::Original, View::Lite, View::Full];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            View::Original => "original",
+            View::Lite => "lite",
+            View::Full => "full",
+        }
+    }
+
+    pub fn mode(self) -> Mode {
+        match self {
+            View::Original => Mode::None,
+            View::Lite => Mode::Lite,
+            View::Full => Mode::Full,
+        }
+    }
+}
+
+/// Where a model comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    Embedded,
+    File(PathBuf),
+}
+
+impl Source {
+    pub fn label(&self) -> String {
+        match self {
+            Source::Embedded => format!("{EMBEDDED_SAMPLE_NAME} (embedded)"),
+            Source::File(p) => p.display().to_string(),
+        }
+    }
+
+    /// The key a session is stored under.
+    pub fn session_key(&self) -> String {
+        match self {
+            Source::Embedded => format!("embedded:{EMBEDDED_SAMPLE_NAME}"),
+            Source::File(p) => std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()).display().to_string(),
+        }
+    }
+}
+
+/// How a node is drawn: what decomposition did to it (or to the node it came from).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeClass {
+    Plain,
+    /// Made by decomposing a node (or, in the original view, a node that lite mode decomposes).
+    Decomposed,
+    /// Kept whole in lite mode: runs as an eager fallback kernel.
+    Fallback,
+    /// Decomposed although lite mode should have kept it.
+    Violation,
+    /// The mode would decompose it but there is no rule: kept and reported.
+    NoRule,
+}
+
+/// Pan and zoom of one graph pane.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Camera {
+    /// World point at the pane's centre.
+    pub center: Pos2,
+    pub zoom: f32,
+    /// Fit to the pane on the next frame (the pane's size is known only while drawing).
+    pub fit_pending: bool,
+}
+
+impl Default for Camera {
+    fn default() -> Self {
+        Camera { center: Pos2::ZERO, zoom: 1.0, fit_pending: true }
+    }
+}
+
+impl Camera {
+    pub fn pan_by(&mut self, screen_delta: Vec2) {
+        self.center -= screen_delta / self.zoom;
+    }
+}
+
+/// Everything one view shows.
+#[derive(Default)]
+pub struct Pane {
+    pub graph: Option<Arc<Graph>>,
+    /// `None` for the original view.
+    pub decomp: Option<Arc<Decomposition>>,
+    pub layout: Option<Arc<Layout>>,
+    /// Concrete shape of each value of `graph` under the current bindings.
+    pub shapes: Vec<Option<Result<ConcreteTensor, SymError>>>,
+    pub classes: Vec<NodeClass>,
+    /// What the pane waits for ("decomposing", "laying out"), shown instead of a stale graph.
+    pub busy: Option<String>,
+    pub error: Option<String>,
+    pub camera: Camera,
+    /// Bumped on every request so a late worker result for an older request is dropped.
+    pub generation: u64,
+}
+
+/// A node picked by the user, in the view it was picked in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Selection {
+    pub view: View,
+    pub node: NodeId,
+}
+
+/// A model and what the user did with it.
+pub struct Doc {
+    pub source: Source,
+    pub model: Arc<Model>,
+    /// Index into `model.graphs` of the graph shown.
+    pub graph: usize,
+}
+
+/// One guard's truth at the traced hints and now.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GuardState {
+    pub text: String,
+    /// The symbols it reads: a flip is blamed on them.
+    pub symbols: Vec<String>,
+    pub at_hint: Result<bool, String>,
+    pub now: Result<bool, String>,
+}
+
+impl GuardState {
+    /// A guard whose value differs from the one the artifact was traced with: PyTorch recompiles.
+    pub fn flipped(&self) -> bool {
+        matches!((&self.at_hint, &self.now), (Ok(a), Ok(b)) if a != b)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Theme {
+    #[default]
+    Dark,
+    Light,
+}
+
+/// The app's whole state apart from widgets.
+pub struct AppState {
+    pub doc: Option<Doc>,
+    /// What is being opened, if anything.
+    pub loading: Option<String>,
+    pub panes: [Pane; 3],
+    /// The view the keyboard and the inspector follow.
+    pub focus: View,
+    /// Which views are shown side by side.
+    pub shown: [bool; 3],
+    pub marks: Marks,
+    /// Symbol values the user chose (the others take their hint).
+    pub explicit: BTreeMap<String, i64>,
+    pub bindings: Bindings,
+    pub guards: Vec<GuardState>,
+    /// Bumped on every re-evaluation, so views that cache text know it is stale.
+    pub shape_version: u64,
+    pub collapsed: BTreeSet<String>,
+    pub selection: Option<Selection>,
+    pub search_open: bool,
+    pub search: String,
+    pub show_neighbourhood: bool,
+    pub theme: Theme,
+    pub recent: Vec<PathBuf>,
+    /// Messages for the status bar, newest last.
+    pub messages: Vec<String>,
+}
+
+impl Default for AppState {
+    fn default() -> Self {
+        AppState {
+            doc: None,
+            loading: None,
+            panes: Default::default(),
+            focus: View::Original,
+            shown: [true, true, false],
+            marks: Marks::default(),
+            explicit: BTreeMap::new(),
+            bindings: Bindings::new(),
+            guards: Vec::new(),
+            shape_version: 0,
+            collapsed: BTreeSet::new(),
+            selection: None,
+            search_open: false,
+            search: String::new(),
+            show_neighbourhood: true,
+            theme: Theme::Dark,
+            recent: Vec::new(),
+            messages: Vec::new(),
+        }
+    }
+}
+
+impl AppState {
+    pub fn pane(&self, v: View) -> &Pane {
+        &self.panes[v.index()]
+    }
+
+    pub fn pane_mut(&mut self, v: View) -> &mut Pane {
+        &mut self.panes[v.index()]
+    }
+
+    pub fn original(&self) -> Option<&Graph> {
+        self.doc.as_ref().map(|d| &d.model.graphs[d.graph])
+    }
+
+    /// Whether a worker is still busy on something the user will see.
+    pub fn busy(&self) -> bool {
+        self.loading.is_some() || self.panes.iter().any(|p| p.busy.is_some())
+    }
+
+    pub fn message(&mut self, text: impl Into<String>) {
+        self.messages.push(text.into());
+        if self.messages.len() > 50 {
+            self.messages.remove(0);
+        }
+    }
+
+    /// Resolves the bindings (user values, then hints; a symbol with no hint takes its minimum)
+    /// and re-evaluates every shape, stride, byte size and guard. This is the slider's hot path.
+    pub fn rebind(&mut self) {
+        let Some(doc) = &self.doc else { return };
+        let model = doc.model.clone();
+        let mut b = Bindings::new();
+        for s in &model.symbols {
+            let v = self.explicit.get(&s.name).copied().or(s.hint).unwrap_or_else(|| clamp_i64(s.range.min));
+            b.set(&s.name, v);
+        }
+        self.bindings = b;
+        self.shape_version += 1;
+        for pane in &mut self.panes {
+            pane.shapes = match &pane.graph {
+                Some(g) => evaluate_graph(g, &self.bindings),
+                None => Vec::new(),
+            };
+        }
+        let hints: Bindings = model
+            .symbols
+            .iter()
+            .map(|s| (s.name.clone(), s.hint.unwrap_or_else(|| clamp_i64(s.range.min))))
+            .collect();
+        let at_hint = evaluate_guards(&model, &hints);
+        let now = evaluate_guards(&model, &self.bindings);
+        self.guards = model
+            .guards
+            .iter()
+            .zip(at_hint.into_iter().zip(now))
+            .map(|(g, (h, n))| GuardState {
+                text: g.expr.to_string(),
+                symbols: g.expr.free_symbols().iter().map(|s| s.to_string()).collect(),
+                at_hint: h.map_err(|e| e.to_string()),
+                now: n.map_err(|e| e.to_string()),
+            })
+            .collect();
+    }
+
+    /// Recomputes how each view's nodes are drawn from the decompositions and the marks.
+    pub fn classify(&mut self) {
+        let Some(original) = self.original().cloned() else { return };
+        let lite = self.pane(View::Lite).decomp.clone();
+        let mut violating: HashSet<NodeId> = HashSet::new();
+        let by_name: HashMap<&str, NodeId> = original.node_ids().map(|id| (original.node(id).name.as_str(), id)).collect();
+        if let Some(lite) = &lite {
+            for v in check_lite(&original, lite, &self.marks) {
+                if let Some(&id) = by_name.get(v.node.as_str()) {
+                    violating.insert(id);
+                }
+            }
+        }
+        // A file that is already decomposed records where its nodes came from: check it as it is.
+        let recorded: HashSet<String> = check_decomposed(&original, &self.marks).into_iter().map(|v| v.node).collect();
+
+        let mut orig_classes = vec![NodeClass::Plain; original.nodes.len()];
+        if let Some(lite) = &lite {
+            for d in &lite.decomposed {
+                orig_classes[d.node.index()] = NodeClass::Decomposed;
+            }
+            for &k in &lite.no_rule {
+                orig_classes[k.index()] = NodeClass::NoRule;
+            }
+        }
+        for id in original.node_ids() {
+            let n = original.node(id);
+            let recorded_violation = n.meta.from_node.last().is_some_and(|o| recorded.contains(&o.name));
+            if violating.contains(&id) || recorded_violation {
+                orig_classes[id.index()] = NodeClass::Violation;
+            }
+        }
+        self.pane_mut(View::Original).classes = orig_classes.clone();
+
+        for view in [View::Lite, View::Full] {
+            let Some(d) = self.pane(view).decomp.clone() else {
+                self.pane_mut(view).classes.clear();
+                continue;
+            };
+            let decomposed: HashSet<NodeId> = d.decomposed.iter().map(|x| x.node).collect();
+            let kept: HashSet<NodeId> = d.kept.iter().copied().collect();
+            let no_rule: HashSet<NodeId> = d.no_rule.iter().copied().collect();
+            let classes = d
+                .provenance
+                .origin
+                .iter()
+                .map(|o| {
+                    if view == View::Lite && violating.contains(o) {
+                        NodeClass::Violation
+                    } else if no_rule.contains(o) {
+                        NodeClass::NoRule
+                    } else if decomposed.contains(o) {
+                        NodeClass::Decomposed
+                    } else if view == View::Lite && kept.contains(o) && !is_symbolic_size_op(&original.node(*o).target) {
+                        NodeClass::Fallback
+                    } else {
+                        NodeClass::Plain
+                    }
+                })
+                .collect();
+            self.pane_mut(view).classes = classes;
+        }
+    }
+
+    /// The original node a node of `view` came from.
+    pub fn origin(&self, view: View, node: NodeId) -> Option<NodeId> {
+        match view {
+            View::Original => Some(node),
+            _ => self.pane(view).decomp.as_ref()?.provenance.origin.get(node.index()).copied(),
+        }
+    }
+
+    /// The nodes of `view` that correspond to original node `orig`.
+    pub fn products(&self, view: View, orig: NodeId) -> Vec<NodeId> {
+        match view {
+            View::Original => vec![orig],
+            _ => self
+                .pane(view)
+                .decomp
+                .as_ref()
+                .and_then(|d| d.provenance.products.get(orig.index()).cloned())
+                .unwrap_or_default(),
+        }
+    }
+
+    /// What to highlight in `view` for the current selection: the selected node itself, or what it
+    /// became / came from on the other side.
+    pub fn related(&self, view: View) -> Vec<NodeId> {
+        let Some(sel) = self.selection else { return Vec::new() };
+        if sel.view == view {
+            return vec![sel.node];
+        }
+        match self.origin(sel.view, sel.node) {
+            Some(orig) => self.products(view, orig),
+            None => Vec::new(),
+        }
+    }
+
+    /// Whether original node `orig` is marked (annotated in the file, or by the user).
+    pub fn is_marked(&self, orig: NodeId) -> bool {
+        self.original().is_some_and(|g| self.marks.marks(g.node(orig)))
+    }
+
+    /// Concrete shape of `node`'s first tensor output in `view`, if it evaluates.
+    pub fn concrete(&self, view: View, node: NodeId) -> Option<&ConcreteTensor> {
+        let pane = self.pane(view);
+        let g = pane.graph.as_ref()?;
+        g.node(node).outputs.iter().find_map(|v| pane.shapes.get(v.index())?.as_ref()?.as_ref().ok())
+    }
+}
+
+pub fn clamp_i64(v: i128) -> i64 {
+    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// `aten.layer_norm.default` → `layer_norm`: what fits on a node box.
+pub fn short_op(target: &str) -> &str {
+    let t = target.strip_prefix("aten.").unwrap_or(target);
+    t.strip_suffix(".default").unwrap_or(t)
+}
+
+/// `[s77, 64]`
+pub fn format_dims<T: std::fmt::Display>(dims: &[T]) -> String {
+    let parts: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+    format!("[{}]", parts.join(", "))
+}

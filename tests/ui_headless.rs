@@ -1,0 +1,254 @@
+//! The real app driven headlessly: an egui `Context` runs `App::ui` frame after frame, input goes in
+//! as events (pointer, keys, AccessKit actions), and assertions read what is displayed from the
+//! AccessKit tree by label, as a screen reader would.
+
+use std::time::{Duration, Instant};
+
+use egui::accesskit::{Action, ActionData, ActionRequest, Node, NodeId, Role};
+use egui::{pos2, Event, Key, Modifiers, PointerButton, Rect};
+use xpu_workbench::ui::session::Store;
+use xpu_workbench::ui::state::NodeClass;
+use xpu_workbench::ui::{App, Source, View};
+
+struct Harness {
+    ctx: egui::Context,
+    app: App,
+    events: Vec<Event>,
+    nodes: Vec<(NodeId, Node)>,
+}
+
+impl Harness {
+    fn new(source: Source) -> Harness {
+        Harness::with_store(source, None)
+    }
+
+    fn with_store(source: Source, store: Option<Store>) -> Harness {
+        let ctx = egui::Context::default();
+        ctx.enable_accesskit();
+        let mut h = Harness { ctx, app: App::new(source, store), events: Vec::new(), nodes: Vec::new() };
+        h.settle();
+        h
+    }
+
+    fn frame(&mut self) {
+        let input = egui::RawInput {
+            screen_rect: Some(Rect::from_min_size(pos2(0.0, 0.0), egui::vec2(1600.0, 1000.0))),
+            events: std::mem::take(&mut self.events),
+            ..Default::default()
+        };
+        let app = &mut self.app;
+        let out = self.ctx.run(input, |ctx| app.ui(ctx));
+        if let Some(update) = out.platform_output.accesskit_update {
+            self.nodes = update.nodes;
+        }
+    }
+
+    /// Runs frames until no worker is busy, then two more so the display catches up.
+    fn settle(&mut self) {
+        let start = Instant::now();
+        self.frame();
+        while self.app.busy() {
+            assert!(start.elapsed() < Duration::from_secs(60), "the app stayed busy for a minute");
+            std::thread::sleep(Duration::from_millis(5));
+            self.frame();
+        }
+        self.frame();
+        self.frame();
+    }
+
+    fn labels(&self) -> Vec<String> {
+        self.nodes.iter().filter_map(|(_, n)| n.name().map(str::to_string)).collect()
+    }
+
+    fn find_role(&self, role: Role, name: &str) -> NodeId {
+        match self.nodes.iter().find(|(_, n)| n.role() == role && n.name() == Some(name)) {
+            Some((id, _)) => *id,
+            None => panic!("no {role:?} named {name:?}; labels: {:#?}", self.labels()),
+        }
+    }
+
+    fn find(&self, pred: impl Fn(&str) -> bool) -> Option<(NodeId, &Node)> {
+        self.nodes.iter().find(|(_, n)| n.name().is_some_and(&pred)).map(|(id, n)| (*id, n))
+    }
+
+    fn expect(&self, pred: impl Fn(&str) -> bool, what: &str) -> (NodeId, Node) {
+        match self.find(pred) {
+            Some((id, n)) => (id, n.clone()),
+            None => panic!("nothing displayed matches {what}; labels: {:#?}", self.labels()),
+        }
+    }
+
+    fn action(&mut self, target: NodeId, action: Action, data: Option<ActionData>) {
+        self.events.push(Event::AccessKitActionRequest(ActionRequest { action, target, data }));
+        self.frame();
+        self.settle();
+    }
+
+    fn click_label(&mut self, pred: impl Fn(&str) -> bool, what: &str) {
+        let (id, _) = self.expect(pred, what);
+        self.action(id, Action::Default, None);
+    }
+
+    fn key(&mut self, key: Key, modifiers: Modifiers) {
+        for pressed in [true, false] {
+            self.events.push(Event::Key { key, physical_key: None, pressed, repeat: false, modifiers });
+        }
+        self.frame();
+        self.settle();
+    }
+
+    fn type_text(&mut self, text: &str) {
+        self.events.push(Event::Text(text.to_string()));
+        self.frame();
+        self.settle();
+    }
+
+    /// Presses `button` at the centre of the displayed node.
+    fn press_on(&mut self, node: &Node, button: PointerButton) {
+        let b = node.bounds().expect("bounds");
+        let at = pos2(((b.x0 + b.x1) / 2.0) as f32, ((b.y0 + b.y1) / 2.0) as f32);
+        self.events.push(Event::PointerMoved(at));
+        self.frame();
+        for pressed in [true, false] {
+            self.events.push(Event::PointerButton { pos: at, button, pressed, modifiers: Modifiers::NONE });
+            self.frame();
+        }
+        self.settle();
+    }
+
+    /// Jumps to the first node matching `text` with the search window (Ctrl+F, type, Enter).
+    fn search_and_jump(&mut self, text: &str) {
+        self.key(Key::F, Modifiers::COMMAND);
+        self.type_text(text);
+        self.key(Key::Enter, Modifiers::NONE);
+    }
+}
+
+#[test]
+fn opens_the_embedded_sample_and_shows_all_views() {
+    let h = Harness::new(Source::Embedded);
+    let doc = h.app.state.doc.as_ref().expect("loaded");
+    assert!(doc.model.graphs[0].nodes.len() > 10);
+    h.expect(|l| l.starts_with("original (1)"), "the original pane header");
+    h.expect(|l| l.starts_with("lite (2)"), "the lite pane header");
+    assert!(h.find(|l| l.starts_with("full (3)")).is_none(), "the full view starts hidden");
+    for v in View::ALL {
+        assert!(h.app.state.pane(v).layout.is_some(), "{v:?} laid out");
+    }
+}
+
+#[test]
+fn keys_switch_views() {
+    let mut h = Harness::new(Source::Embedded);
+    h.key(Key::Num3, Modifiers::NONE);
+    assert_eq!(h.app.state.focus, View::Full);
+    h.expect(|l| l.starts_with("full (3)"), "the full pane header after pressing 3");
+    h.key(Key::Num2, Modifiers::NONE);
+    assert_eq!(h.app.state.focus, View::Lite);
+    // Search follows the focused view: lite keeps layer_norm whole, so no var_mean is found there.
+    h.key(Key::F, Modifiers::COMMAND);
+    assert!(h.app.state.search_open);
+    h.type_text("var_mean");
+    h.expect(|l| l == "0 matches", "no var_mean in the lite view");
+}
+
+#[test]
+fn marking_a_node_decomposes_it_in_the_lite_view() {
+    let mut h = Harness::new(Source::Embedded);
+    // Jump to the first layer_norm of the original graph: it is drawn readable and selected.
+    h.key(Key::Num1, Modifiers::NONE);
+    h.search_and_jump("layer_norm");
+    let sel = h.app.state.selection.expect("the search selected a node");
+    let name = h.app.state.original().unwrap().node(sel.node).name.clone();
+    // Before marking, lite keeps it whole: the inspector links to one layer_norm in lite.
+    h.expect(|l| l == format!("in lite: {name} (layer_norm)"), "the lite product link (kept whole)");
+    assert!(h.find(|l| l.starts_with("in lite:") && l.contains("(var_mean")).is_none());
+
+    let (_, node) = h.expect(|l| l.starts_with("original node: layer_norm") && l.contains(&name), "the layer_norm box");
+    h.press_on(&node, PointerButton::Secondary);
+    h.click_label(|l| l == format!("Mark `{name}` for lite decomposition"), "the mark menu entry");
+    assert!(h.app.state.marks.names.contains(&name));
+
+    // The lite view re-derived: the inspector's lite links now name what layer_norm became,
+    // and the lite graph draws those nodes as decomposed.
+    h.expect(|l| l.starts_with("in lite:") && l.contains("(var_mean"), "a var_mean product in the lite links");
+    let lite = h.app.state.pane(View::Lite);
+    let products = h.app.state.products(View::Lite, sel.node);
+    assert!(products.len() > 1);
+    for p in products {
+        assert_eq!(lite.classes[p.index()], NodeClass::Decomposed);
+    }
+    // Jumping there shows the decomposed boxes in the lite pane.
+    h.click_label(|l| l.starts_with("in lite:") && l.contains("(var_mean"), "the var_mean link");
+    h.expect(|l| l.starts_with("lite node: var_mean"), "a var_mean box in the lite pane");
+
+    // Unmarking restores the kept layer_norm.
+    h.key(Key::Num1, Modifiers::NONE);
+    h.search_and_jump(&name);
+    let (_, node) = h.expect(|l| l.starts_with("original node: layer_norm") && l.contains(&name), "the layer_norm box");
+    h.press_on(&node, PointerButton::Secondary);
+    h.click_label(|l| l == format!("Unmark `{name}` for lite decomposition"), "the unmark menu entry");
+    assert!(h.app.state.products(View::Lite, sel.node).len() == 1);
+}
+
+#[test]
+fn moving_a_slider_updates_the_displayed_shapes_and_guards() {
+    let mut h = Harness::new(Source::Embedded);
+    let sym = h.app.state.doc.as_ref().unwrap().model.symbols[0].clone();
+    h.search_and_jump("layer_norm");
+    let before = h.expect(|l| l.starts_with("concrete shape ["), "the inspector's concrete shape").1;
+    let before = before.name().unwrap().to_string();
+    let old = h.app.state.bindings.get(&sym.name).unwrap();
+    let new = if sym.range.contains(old + 3) { old + 3 } else { old - 1 };
+    let slider = h.find_role(Role::Slider, &sym.name);
+    h.action(slider, Action::SetValue, Some(ActionData::NumericValue(new as f64)));
+    assert_eq!(h.app.state.bindings.get(&sym.name), Some(new));
+    let after = h.expect(|l| l.starts_with("concrete shape ["), "the inspector's concrete shape").1;
+    let after = after.name().unwrap().to_string();
+    assert_ne!(before, after, "the displayed concrete shape did not change");
+    // The canvas boxes show the new concrete shape too.
+    let shown = format!("= {}", &after["concrete shape ".len()..]);
+    h.expect(|l| l.starts_with("original node: layer_norm") && l.ends_with(&shown), "the layer_norm box with the new shape");
+}
+
+#[test]
+fn marks_and_bindings_survive_a_restart() {
+    let dir = std::env::temp_dir().join(format!("xpu-wb-ui-session-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = Store { dir: dir.clone() };
+    let mut h = Harness::with_store(Source::Embedded, Some(store.clone()));
+    let sym = h.app.state.doc.as_ref().unwrap().model.symbols[0].clone();
+    let slider = h.find_role(Role::Slider, &sym.name);
+    let value = h.app.state.bindings.get(&sym.name).unwrap() + 1;
+    h.action(slider, Action::SetValue, Some(ActionData::NumericValue(value as f64)));
+    h.search_and_jump("gelu");
+    let (_, node) = h.expect(|l| l.starts_with("original node: gelu"), "the gelu box");
+    h.press_on(&node, PointerButton::Secondary);
+    h.click_label(|l| l == "Mark `gelu` for lite decomposition", "the mark menu entry");
+    h.app.save();
+
+    let again = Harness::with_store(Source::Embedded, Some(store));
+    assert_eq!(again.app.state.bindings.get(&sym.name), Some(value));
+    assert_eq!(again.app.state.marks.names, vec!["gelu".to_string()]);
+    let gelu = again.app.state.original().unwrap().node_by_name("gelu").unwrap();
+    assert!(again.app.state.products(View::Lite, gelu).len() > 1, "the restored mark decomposes gelu in lite");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_already_decomposed_file_shows_its_lite_violations() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/annotated.inductor.pt2");
+    let h = Harness::new(Source::File(path));
+    let g = h.app.state.original().expect("loaded");
+    let classes = &h.app.state.pane(View::Original).classes;
+    let violating: Vec<&str> = g
+        .node_ids()
+        .filter(|id| classes[id.index()] == NodeClass::Violation)
+        .filter_map(|id| g.node(id).meta.from_node.last().map(|o| o.name.as_str()))
+        .collect();
+    // check-lite names gelu, linear, linear_1 and softmax for this file (docs/DECOMPOSITION.md).
+    for name in ["gelu", "linear", "linear_1", "softmax"] {
+        assert!(violating.contains(&name), "{name} not drawn as a violation: {violating:?}");
+    }
+    h.expect(|l| l == "lite violation", "the legend entry");
+}
