@@ -10,6 +10,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::schedule::Schedule;
 use crate::sym;
 
 /// Handle of an expression in a kernel's arena.
@@ -139,6 +140,8 @@ pub struct Kernel {
     pub exprs: Vec<KExpr>,
     pub types: Vec<Ty>,
     pub vars: u32,
+    /// How the work is spread over work-items; codegen and the launch both follow it.
+    pub schedule: Schedule,
 }
 
 fn ser_exprs<S: serde::Serializer>(v: &[sym::Expr], s: S) -> Result<S::Ok, S::Error> {
@@ -420,6 +423,7 @@ impl KernelBuilder {
             exprs: self.exprs,
             types: self.types,
             vars: self.vars,
+            schedule: Schedule::Elementwise,
         }
     }
 }
