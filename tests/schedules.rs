@@ -184,7 +184,7 @@ fn row_reductions_match_the_oracle_at_awkward_extents() {
             b.set("e", e as i64);
             let want = row_oracle(op, &x, rows, e);
             for kernel in [&k, &rows_k] {
-                let Some(got) = run(&mut dev, kernel, &[x.clone()], want.len(), &b) else { return };
+                let Some(got) = run(&mut dev, kernel, std::slice::from_ref(&x), want.len(), &b) else { return };
                 assert_close(&got, &want, &format!("{op:?} {:?} rows={rows} extent={e}", kernel.schedule));
             }
         }

@@ -1,5 +1,7 @@
-//! The kernel IR: one work-item per element of an output domain, each evaluating a small
-//! expression DAG (loads, arithmetic, serial reductions) and storing into contiguous outputs.
+//! The kernel IR: an output domain whose elements each evaluate a small expression DAG (loads,
+//! arithmetic, reductions) and store into contiguous outputs. How elements and reductions map
+//! to work-items is the kernel's [`Schedule`]: one work-item per element with serial loops by
+//! default, or one of the work-group schedules of `lower::schedule`.
 //!
 //! Sizes and strides that depend on dynamic dimensions are *kernel arguments* (`Param`, i64),
 //! evaluated from their symbolic expressions at launch, so the same binary serves every binding

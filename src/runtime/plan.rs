@@ -212,9 +212,12 @@ fn launch(
     Ok(Some(dev.launch(program, &kernel.name, &args, global, Some(local))?))
 }
 
+/// Global and local sizes of a launch.
+pub type Grid = ([usize; 3], [usize; 3]);
+
 /// Global and local sizes of `kernel`'s launch under bindings `b`, as its schedule lays the
 /// work out; `None` when the output is empty.
-pub fn launch_grid(kernel: &crate::lower::Kernel, b: &Bindings) -> Result<Option<([usize; 3], [usize; 3])>, RunError> {
+pub fn launch_grid(kernel: &crate::lower::Kernel, b: &Bindings) -> Result<Option<Grid>, RunError> {
     let mut sizes = Vec::with_capacity(kernel.domain_sizes.len());
     for d in &kernel.domain_sizes {
         let v = d.eval_int(b).map_err(|source| RunError::Size { kernel: kernel.name.clone(), what: format!("grid size `{d}`"), source })?;

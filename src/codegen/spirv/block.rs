@@ -16,6 +16,9 @@ use super::writer::Writer;
 use super::CodegenError;
 use crate::lower::kernel::{BinOp, CmpOp, ExprId, KExpr, RedOp, Ty, UnOp, VarId};
 
+/// A loop body: gets the counter and the carried values, returns the carried values' next ones.
+pub(super) type LoopBody<'f, 'k> = dyn FnMut(&mut Writer<'k>, Word, &[Word]) -> Result<Vec<Word>, CodegenError> + 'f;
+
 impl<'k> Writer<'k> {
     fn lookup(&self, e: ExprId) -> Option<Word> {
         self.scopes.iter().rev().find_map(|s| s.get(&e).copied())
@@ -209,7 +212,7 @@ impl<'k> Writer<'k> {
         end: Word,
         step: Word,
         carried: &[(Word, Word)],
-        body: &mut dyn FnMut(&mut Self, Word, &[Word]) -> Result<Vec<Word>, CodegenError>,
+        body: &mut LoopBody<'_, 'k>,
     ) -> Result<Vec<Word>, CodegenError> {
         let (i64t, boolt) = (self.ty_word(Ty::I64), self.ty_word(Ty::Bool));
         let pre = self.label;
