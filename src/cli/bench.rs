@@ -143,19 +143,40 @@ pub fn kernels(max_mb: usize, repeat: usize) -> ExitCode {
         sizes.push(top);
     }
     for mb in sizes {
-        for which in [Bench::Copy, Bench::Pointwise, Bench::Reduction] {
+        for which in [Bench::Copy, Bench::Pointwise, Bench::Reduction, Bench::ReductionRows] {
             let kernel = synthetic(which);
             let module = match spirv::compile(&kernel) {
                 Ok(m) => m,
                 Err(e) => return super::fail(super::EXIT_FAILED, &e),
             };
-            match time_kernel(&mut dev, &kernel, &module, mb << 20, repeat) {
+            let bytes = mb << 20;
+            match time_kernel(&mut dev, &kernel, &module, (bytes / 4) as i64, bytes, repeat) {
                 Ok((ns, bytes)) => rows.push(json!({
                     "kernel": kernel.name,
                     "mb": mb,
                     "bytes_moved": bytes,
                     "median_ns": ns,
                     "gb_per_s": bytes as f64 / ns.max(1) as f64,
+                })),
+                Err(e) => return super::fail(super::EXIT_FAILED, &e),
+            }
+        }
+    }
+    // Square matrix products, serial dot product per work-item against 16×16 tiles.
+    let mut matmuls = Vec::new();
+    for side in [128usize, 256, 512, 1024] {
+        for which in [Bench::Matmul, Bench::MatmulTiled] {
+            let kernel = synthetic(which);
+            let module = match spirv::compile(&kernel) {
+                Ok(m) => m,
+                Err(e) => return super::fail(super::EXIT_FAILED, &e),
+            };
+            match time_kernel(&mut dev, &kernel, &module, side as i64, side * side * 4, repeat) {
+                Ok((ns, _)) => matmuls.push(json!({
+                    "kernel": kernel.name,
+                    "m_n_k": side,
+                    "median_ns": ns,
+                    "gflop_per_s": 2.0 * (side as f64).powi(3) / ns.max(1) as f64,
                 })),
                 Err(e) => return super::fail(super::EXIT_FAILED, &e),
             }
@@ -175,6 +196,7 @@ pub fn kernels(max_mb: usize, repeat: usize) -> ExitCode {
         "repeat": repeat,
         "work_group": crate::runtime::plan::WORK_GROUP,
         "kernels": rows,
+        "matmuls": matmuls,
         "plans": plans,
     }));
     ExitCode::SUCCESS
@@ -184,18 +206,58 @@ pub fn kernels(max_mb: usize, repeat: usize) -> ExitCode {
 enum Bench {
     Copy,
     Pointwise,
+    /// One work-item folds each row serially.
     Reduction,
+    /// The same kernel on the row schedule: one work-group per row.
+    ReductionRows,
+    /// `n × n` matrix product, one work-item per output.
+    Matmul,
+    /// The same kernel on the tiled schedule.
+    MatmulTiled,
 }
 
 /// Elements per row of the reduction benchmark.
 const ROW: i64 = 1024;
 
 /// The benchmark kernels, built with the same IR and code generator as compiled plans, over a
-/// dynamic element count `n` (an i64 argument, as dynamic dims are).
+/// dynamic element count `n` (an i64 argument, as dynamic dims are; the side for matmuls), on
+/// the schedule the lowering would give them or, for the serial baselines, the elementwise one.
 fn synthetic(which: Bench) -> crate::lower::Kernel {
     use crate::lower::kernel::{Access, BinOp, KernelBuilder, RedOp, Store, UnOp, VarId};
+    use crate::lower::schedule;
     use crate::sym::Expr;
     let n = Expr::symbol("n");
+    match which {
+        Bench::ReductionRows => {
+            let mut k = synthetic(Bench::Reduction);
+            k.name = "fused_reduction_rows".into();
+            k.schedule = schedule::choose(&k, true, false);
+            return k;
+        }
+        Bench::Matmul | Bench::MatmulTiled => {
+            let mut kb = KernelBuilder::new(2);
+            let ok = "kernel IR of the benchmark is well-typed";
+            let (a, b, out) = (kb.buffer("a", Access::Read), kb.buffer("b", Access::Read), kb.buffer("out", Access::Write));
+            let d = kb.size(&n);
+            let (i, j) = (kb.var(VarId(0)), kb.var(VarId(1)));
+            let v = kb.fresh_var().expect(ok);
+            let kv = kb.var(v);
+            let ai = kb.binary(BinOp::Mul, i, d).expect(ok);
+            let ai = kb.binary(BinOp::Add, ai, kv).expect(ok);
+            let bi = kb.binary(BinOp::Mul, kv, d).expect(ok);
+            let bi = kb.binary(BinOp::Add, bi, j).expect(ok);
+            let (x, y) = (kb.load(a, ai), kb.load(b, bi));
+            let p = kb.binary(BinOp::Mul, x, y).expect(ok);
+            let s = kb.reduce(RedOp::Sum, v, d, p).expect(ok);
+            let name = if matches!(which, Bench::Matmul) { "matmul" } else { "matmul_tiled" };
+            let mut k = kb.finish(name.into(), vec![n.clone(), n], vec![d, d], vec![Store { buf: out, value: s }]);
+            if matches!(which, Bench::MatmulTiled) {
+                k.schedule = schedule::choose(&k, false, true);
+            }
+            return k;
+        }
+        _ => {}
+    }
     let mut kb = KernelBuilder::new(1);
     let i = kb.var(VarId(0));
     let ok = "kernel IR of the benchmark is well-typed";
@@ -242,21 +304,22 @@ fn synthetic(which: Bench) -> crate::lower::Kernel {
             let s = kb.reduce(RedOp::Sum, j, row, x).expect(ok);
             kb.finish("fused_reduction".into(), vec![rows], vec![d], vec![Store { buf: out, value: s }])
         }
+        Bench::ReductionRows | Bench::Matmul | Bench::MatmulTiled => unreachable!("built above"),
     }
 }
 
-/// Median device time of `repeat` launches over buffers of `bytes`, and the bytes each launch
-/// reads and writes.
+/// Median device time of `repeat` launches with `n` bound to `n` and input buffers of `bytes`,
+/// and the bytes each launch reads and writes.
 fn time_kernel(
     dev: &mut crate::runtime::opencl::OpenClDevice,
     kernel: &crate::lower::Kernel,
     module: &crate::codegen::spirv::SpirvModule,
+    n: i64,
     bytes: usize,
     repeat: usize,
 ) -> Result<(u64, u64), crate::runtime::RuntimeError> {
     use crate::lower::kernel::Access;
     use crate::runtime::{Device, KernelArg};
-    let n = (bytes / 4) as i64;
     let b = {
         let mut b = crate::sym::Bindings::new();
         b.set("n", n);
@@ -282,14 +345,17 @@ fn time_kernel(
         args.push(KernelArg::I64(p.eval_int(&b).unwrap_or(0)));
     }
     let program = dev.build(&kernel.name, &module.words)?;
-    let wg = crate::runtime::plan::WORK_GROUP;
+    let (global, local) = crate::runtime::plan::launch_grid(kernel, &b)
+        .ok()
+        .flatten()
+        .ok_or_else(|| crate::runtime::RuntimeError::Invalid { what: "benchmark size", detail: format!("`{}` has an empty grid", kernel.name) })?;
     // One warm-up launch: the first pays for the driver's lazy JIT and page faults.
-    let warm = dev.launch(program, &kernel.name, &args, [grid as usize, 1, 1], Some([wg, 1, 1]))?;
+    let warm = dev.launch(program, &kernel.name, &args, global, Some(local))?;
     dev.finish()?;
     dev.timing(warm)?;
     let mut times = Vec::with_capacity(repeat);
     for _ in 0..repeat.max(1) {
-        let ev = dev.launch(program, &kernel.name, &args, [grid as usize, 1, 1], Some([wg, 1, 1]))?;
+        let ev = dev.launch(program, &kernel.name, &args, global, Some(local))?;
         dev.finish()?;
         times.push(Duration::from_nanos(dev.timing(ev)?.duration_ns()));
     }

@@ -54,6 +54,8 @@ fn plan_json(plan: &Plan, b: &Bindings) -> Value {
                 "buffers": k.buffers,
                 "size_args": args,
                 "grid": grid,
+                "schedule": k.schedule,
+                "launch": crate::runtime::plan::launch_grid(k, b).ok().flatten(),
                 "spv": format!("{}.spv", k.name),
             }))
         })

@@ -1,5 +1,7 @@
-//! The kernel IR: one work-item per element of an output domain, each evaluating a small
-//! expression DAG (loads, arithmetic, serial reductions) and storing into contiguous outputs.
+//! The kernel IR: an output domain whose elements each evaluate a small expression DAG (loads,
+//! arithmetic, reductions) and store into contiguous outputs. How elements and reductions map
+//! to work-items is the kernel's [`Schedule`]: one work-item per element with serial loops by
+//! default, or one of the work-group schedules of `lower::schedule`.
 //!
 //! Sizes and strides that depend on dynamic dimensions are *kernel arguments* (`Param`, i64),
 //! evaluated from their symbolic expressions at launch, so the same binary serves every binding
@@ -10,6 +12,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
+use super::schedule::Schedule;
 use crate::sym;
 
 /// Handle of an expression in a kernel's arena.
@@ -139,6 +142,8 @@ pub struct Kernel {
     pub exprs: Vec<KExpr>,
     pub types: Vec<Ty>,
     pub vars: u32,
+    /// How the work is spread over work-items; codegen and the launch both follow it.
+    pub schedule: Schedule,
 }
 
 fn ser_exprs<S: serde::Serializer>(v: &[sym::Expr], s: S) -> Result<S::Ok, S::Error> {
@@ -420,6 +425,7 @@ impl KernelBuilder {
             exprs: self.exprs,
             types: self.types,
             vars: self.vars,
+            schedule: Schedule::Elementwise,
         }
     }
 }

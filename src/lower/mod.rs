@@ -14,6 +14,7 @@
 mod ctx;
 pub mod kernel;
 pub mod ops;
+pub mod schedule;
 
 use std::collections::{BTreeSet, HashSet};
 
@@ -218,6 +219,9 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
 /// Largest static reduction (elements per output) a fused kernel recomputes inline.
 pub const MAX_INLINE_REDUCTION: i64 = 1024;
 
+/// Roots that get the tiled matrix-product schedule when their kernel has the shape for it.
+const MATMULS: &[&str] = &["aten.mm.default", "aten.bmm.default", "aten.addmm.default", "aten.linear.default"];
+
 /// Elements folded into each output of reduction node `n`, when static.
 fn reduction_size(graph: &Graph, n: NodeId) -> Option<i64> {
     let node = graph.node(n);
@@ -277,5 +281,9 @@ fn build_kernel(
     let prefix = if is_fallback { "fallback" } else { "fused" };
     let name = format!("{prefix}_{}", ident(&node.name));
     let inlined = std::mem::take(&mut cx.inlined);
-    Ok((cx.kb.finish(name, sizes, domain, stores), inlined))
+    let mut kernel = cx.kb.finish(name, sizes, domain, stores);
+    let kind = ops::lookup(&node.target).map(|(k, _)| k);
+    let matmul = MATMULS.contains(&node.target.as_str());
+    kernel.schedule = schedule::choose(&kernel, kind == Some(OpKind::Reduction), matmul);
+    Ok((kernel, inlined))
 }

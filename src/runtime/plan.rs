@@ -11,10 +11,12 @@ use super::{BufferId, Device, EventId, KernelArg, RuntimeError};
 use crate::codegen::spirv::{self, CodegenError, SpirvModule};
 use crate::exec::{self, ExecError, Tensor};
 use crate::ir::{Arg, DType, Graph, InputKind, Model, ValueId, WeightData};
+use crate::lower::schedule::Schedule;
 use crate::lower::{Plan, Step};
 use crate::sym::{Bindings, SymError};
 
-/// Work-group size of every launch; kernels bounds-check the rounded-up grid.
+/// Work-group size of elementwise launches; kernels bounds-check the rounded-up grid. The
+/// work-group schedules carry their own sizes.
 pub const WORK_GROUP: usize = 64;
 
 /// What one step cost.
@@ -206,15 +208,37 @@ fn launch(
         let v = p.eval_int(b).map_err(|source| RunError::Size { kernel: kernel.name.clone(), what: format!("argument size{i} = `{p}`"), source })?;
         args.push(KernelArg::I64(v));
     }
-    let mut total: usize = 1;
+    let Some((global, local)) = launch_grid(kernel, b)? else { return Ok(None) };
+    Ok(Some(dev.launch(program, &kernel.name, &args, global, Some(local))?))
+}
+
+/// Global and local sizes of a launch.
+pub type Grid = ([usize; 3], [usize; 3]);
+
+/// Global and local sizes of `kernel`'s launch under bindings `b`, as its schedule lays the
+/// work out; `None` when the output is empty.
+pub fn launch_grid(kernel: &crate::lower::Kernel, b: &Bindings) -> Result<Option<Grid>, RunError> {
+    let mut sizes = Vec::with_capacity(kernel.domain_sizes.len());
     for d in &kernel.domain_sizes {
         let v = d.eval_int(b).map_err(|source| RunError::Size { kernel: kernel.name.clone(), what: format!("grid size `{d}`"), source })?;
-        total = total.saturating_mul(v.max(0) as usize);
+        sizes.push(v.max(0) as usize);
     }
-    if total == 0 {
+    let product = |s: &[usize]| s.iter().fold(1usize, |a, x| a.saturating_mul(*x));
+    if product(&sizes) == 0 {
         return Ok(None);
     }
-    Ok(Some(dev.launch(program, &kernel.name, &args, [total, 1, 1], Some([WORK_GROUP, 1, 1]))?))
+    Ok(Some(match kernel.schedule {
+        Schedule::Elementwise => ([product(&sizes), 1, 1], [WORK_GROUP, 1, 1]),
+        Schedule::Rows { outer, group } => {
+            let rows = product(&sizes[..(outer as usize).min(sizes.len())]);
+            ([rows.saturating_mul(group as usize), 1, 1], [group as usize, 1, 1])
+        }
+        Schedule::Tiled { tile, .. } => {
+            let r = sizes.len();
+            let t = tile as usize;
+            ([sizes[r - 1].div_ceil(t) * t, sizes[r - 2].div_ceil(t) * t, product(&sizes[..r - 2])], [t, t, 1])
+        }
+    }))
 }
 
 fn read_outputs(

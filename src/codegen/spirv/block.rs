@@ -14,14 +14,17 @@ use rspirv::spirv::{self, CLOp, LoopControl, Word};
 use super::types::LocalType;
 use super::writer::Writer;
 use super::CodegenError;
-use crate::lower::kernel::{BinOp, CmpOp, ExprId, KExpr, RedOp, Ty, UnOp};
+use crate::lower::kernel::{BinOp, CmpOp, ExprId, KExpr, RedOp, Ty, UnOp, VarId};
+
+/// A loop body: gets the counter and the carried values, returns the carried values' next ones.
+pub(super) type LoopBody<'f, 'k> = dyn FnMut(&mut Writer<'k>, Word, &[Word]) -> Result<Vec<Word>, CodegenError> + 'f;
 
 impl<'k> Writer<'k> {
     fn lookup(&self, e: ExprId) -> Option<Word> {
         self.scopes.iter().rev().find_map(|s| s.get(&e).copied())
     }
 
-    fn ty_word(&mut self, t: Ty) -> Word {
+    pub(super) fn ty_word(&mut self, t: Ty) -> Word {
         let lt = match t {
             Ty::F32 => LocalType::F32,
             Ty::I64 => LocalType::I64,
@@ -30,7 +33,7 @@ impl<'k> Writer<'k> {
         self.types.get(&mut self.b, lt)
     }
 
-    fn cl(&mut self, ty: Word, op: CLOp, args: &[Word]) -> Result<Word, CodegenError> {
+    pub(super) fn cl(&mut self, ty: Word, op: CLOp, args: &[Word]) -> Result<Word, CodegenError> {
         let operands: Vec<Operand> = args.iter().map(|a| Operand::IdRef(*a)).collect();
         Ok(self.b.ext_inst(ty, None, self.cl, op as u32, operands)?)
     }
@@ -140,7 +143,7 @@ impl<'k> Writer<'k> {
     }
 
     /// Emits every maximal sub-expression of `e` whose free variables are all bound now.
-    fn hoist(&mut self, e: ExprId, seen: &mut HashSet<ExprId>) -> Result<(), CodegenError> {
+    pub(super) fn hoist(&mut self, e: ExprId, seen: &mut HashSet<ExprId>) -> Result<(), CodegenError> {
         if !seen.insert(e) || self.lookup(e).is_some() {
             return Ok(());
         }
@@ -161,46 +164,89 @@ impl<'k> Writer<'k> {
     fn reduce(&mut self, op: RedOp, var: u32, extent: ExprId, body: ExprId) -> Result<Word, CodegenError> {
         let n = self.emit(extent)?;
         self.hoist(body, &mut HashSet::new())?;
-        let (i64t, f32t, boolt) = (self.ty_word(Ty::I64), self.ty_word(Ty::F32), self.ty_word(Ty::Bool));
+        if self.uniform && self.coop.is_some() {
+            return self.coop_reduce(op, var, n, body);
+        }
+        let (zero, one) = (self.types.i64(&mut self.b, 0), self.types.i64(&mut self.b, 1));
+        let uniform = std::mem::replace(&mut self.uniform, false);
+        let r = self.fold(op, var, zero, one, n, body);
+        self.uniform = uniform;
+        r
+    }
+
+    /// `op` folded over `body` for `var = start, start + step, … < end`, from `op`'s identity.
+    pub(super) fn fold(&mut self, op: RedOp, var: u32, start: Word, step: Word, end: Word, body: ExprId) -> Result<Word, CodegenError> {
+        let f32t = self.ty_word(Ty::F32);
         let init = match op {
             RedOp::Sum => 0.0,
             RedOp::Max => f32::NEG_INFINITY,
             RedOp::Min => f32::INFINITY,
         };
         let init = self.types.f32(&mut self.b, init);
-        let zero = self.types.i64(&mut self.b, 0);
-        let one = self.types.i64(&mut self.b, 1);
+        let out = self.counted_loop(start, end, step, &[(f32t, init)], &mut |w, i, acc| {
+            w.vars.insert(VarId(var), i);
+            w.bound |= 1u128 << var;
+            let v = w.emit(body)?;
+            w.bound &= !(1u128 << var);
+            Ok(vec![w.combine(op, acc[0], v)?])
+        })?;
+        Ok(out[0])
+    }
+
+    pub(super) fn combine(&mut self, op: RedOp, acc: Word, v: Word) -> Result<Word, CodegenError> {
+        let f32t = self.ty_word(Ty::F32);
+        Ok(match op {
+            RedOp::Sum => self.b.f_add(f32t, None, acc, v)?,
+            RedOp::Max => self.cl(f32t, CLOp::fmax, &[acc, v])?,
+            RedOp::Min => self.cl(f32t, CLOp::fmin, &[acc, v])?,
+        })
+    }
+
+    /// A structured loop `for i = start; i < end; i += step` carrying `carried` values (type,
+    /// initial value) through `OpPhi`s; `body` gets the counter and the carried values and
+    /// returns their next values. Returns the carried values at exit. The body runs in its own
+    /// scope, so nothing it emits is visible after the loop (it would not dominate the exit).
+    pub(super) fn counted_loop(
+        &mut self,
+        start: Word,
+        end: Word,
+        step: Word,
+        carried: &[(Word, Word)],
+        body: &mut LoopBody<'_, 'k>,
+    ) -> Result<Vec<Word>, CodegenError> {
+        let (i64t, boolt) = (self.ty_word(Ty::I64), self.ty_word(Ty::Bool));
         let pre = self.label;
         let (header, body_label, cont, merge) = (self.b.id(), self.b.id(), self.b.id(), self.b.id());
-        let (i_next, acc_next) = (self.b.id(), self.b.id());
+        let i_next = self.b.id();
+        let next: Vec<Word> = carried.iter().map(|_| self.b.id()).collect();
         self.b.branch(header)?;
 
         self.b.begin_block(Some(header))?;
-        let i = self.b.phi(i64t, None, [(zero, pre), (i_next, cont)])?;
-        let acc = self.b.phi(f32t, None, [(init, pre), (acc_next, cont)])?;
-        let more = self.b.s_less_than(boolt, None, i, n)?;
+        let i = self.b.phi(i64t, None, [(start, pre), (i_next, cont)])?;
+        let mut phis = Vec::with_capacity(carried.len());
+        for ((ty, init), n) in carried.iter().zip(&next) {
+            phis.push(self.b.phi(*ty, None, [(*init, pre), (*n, cont)])?);
+        }
+        let more = self.b.s_less_than(boolt, None, i, end)?;
         self.b.loop_merge(merge, cont, LoopControl::NONE, [])?;
         self.b.branch_conditional(more, body_label, merge, [])?;
 
         self.label = self.b.begin_block(Some(body_label))?;
         self.scopes.push(HashMap::new());
-        self.vars.insert(crate::lower::kernel::VarId(var), i);
-        self.bound |= 1u128 << var;
-        let v = self.emit(body)?;
-        match op {
-            RedOp::Sum => self.b.f_add(f32t, Some(acc_next), acc, v)?,
-            RedOp::Max => self.b.ext_inst(f32t, Some(acc_next), self.cl, CLOp::fmax as u32, [Operand::IdRef(acc), Operand::IdRef(v)])?,
-            RedOp::Min => self.b.ext_inst(f32t, Some(acc_next), self.cl, CLOp::fmin as u32, [Operand::IdRef(acc), Operand::IdRef(v)])?,
-        };
-        self.b.branch(cont)?;
+        let values = body(self, i, &phis);
         self.scopes.pop();
-        self.bound &= !(1u128 << var);
+        let values = values?;
+        self.b.branch(cont)?;
 
-        self.b.begin_block(Some(cont))?;
-        self.b.i_add(i64t, Some(i_next), i, one)?;
+        self.label = self.b.begin_block(Some(cont))?;
+        // The phis name their back-edge values up front; copies give the body's results those ids.
+        for ((ty, _), (n, v)) in carried.iter().zip(next.iter().zip(values)) {
+            self.b.copy_object(*ty, Some(*n), v)?;
+        }
+        self.b.i_add(i64t, Some(i_next), i, step)?;
         self.b.branch(header)?;
 
         self.label = self.b.begin_block(Some(merge))?;
-        Ok(acc)
+        Ok(phis)
     }
 }

@@ -17,6 +17,8 @@ pub enum LocalType {
     Bool,
     /// OpenCL kernels use signedness 0 for every integer type; signed ops carry the sign.
     I64,
+    /// Barrier scopes and semantics are 32-bit constants.
+    I32,
     F32,
     /// `get_global_id`'s `size_t[3]` under Physical64 addressing.
     V3I64,
@@ -24,8 +26,12 @@ pub enum LocalType {
     GlobalF32,
     /// `__local float*`
     LocalF32,
-    /// Pointer to the `GlobalInvocationId` input variable.
+    /// Pointer to a work-item id input variable (`GlobalInvocationId` and friends).
     InputV3I64,
+    /// `float[n]`, the element type of a local-memory scratch array.
+    ArrayF32(u32),
+    /// `__local float[n]*`, the type of a module-scope scratch variable.
+    LocalArrayF32(u32),
 }
 
 #[derive(Default)]
@@ -43,6 +49,7 @@ impl Types {
             LocalType::Void => b.type_void(),
             LocalType::Bool => b.type_bool(),
             LocalType::I64 => b.type_int(64, 0),
+            LocalType::I32 => b.type_int(32, 0),
             LocalType::F32 => b.type_float(32),
             LocalType::V3I64 => {
                 let e = self.get(b, LocalType::I64);
@@ -59,6 +66,15 @@ impl Types {
             LocalType::InputV3I64 => {
                 let e = self.get(b, LocalType::V3I64);
                 b.type_pointer(None, StorageClass::Input, e)
+            }
+            LocalType::ArrayF32(n) => {
+                let e = self.get(b, LocalType::F32);
+                let len = self.u32(b, n);
+                b.type_array(e, len)
+            }
+            LocalType::LocalArrayF32(n) => {
+                let e = self.get(b, LocalType::ArrayF32(n));
+                b.type_pointer(None, StorageClass::Workgroup, e)
             }
         };
         self.types.insert(t, id);
@@ -83,6 +99,17 @@ impl Types {
         }
         let ty = self.get(b, LocalType::I64);
         let id = b.constant_bit64(ty, v as u64);
+        self.constants.insert(key, id);
+        id
+    }
+
+    pub fn u32(&mut self, b: &mut Builder, v: u32) -> Word {
+        let key = (LocalType::I32, v as u64);
+        if let Some(id) = self.constants.get(&key) {
+            return *id;
+        }
+        let ty = self.get(b, LocalType::I32);
+        let id = b.constant_bit32(ty, v);
         self.constants.insert(key, id);
         id
     }

@@ -1,6 +1,7 @@
-//! Module layout of one kernel: capabilities, memory model, the `GlobalInvocationId` input,
-//! the entry point and its parameters, then the body (one work-item per output element, guarded
-//! by a bounds check because launches round the grid up to whole work-groups).
+//! Module layout of one kernel: capabilities, memory model, the work-item id inputs and local
+//! scratch arrays its schedule needs, the entry point and its parameters, then the body: one
+//! work-item per output element here (guarded by a bounds check because launches round the grid
+//! up to whole work-groups), the work-group schedules in `workgroup`.
 
 use std::collections::HashMap;
 
@@ -13,6 +14,7 @@ use rspirv::spirv::{
 use super::types::{LocalType, Types};
 use super::CodegenError;
 use crate::lower::kernel::{ExprId, Kernel, VarId};
+use crate::lower::schedule::Schedule;
 
 /// State of one module being written.
 pub struct Writer<'k> {
@@ -32,6 +34,20 @@ pub struct Writer<'k> {
     /// Loop variables currently bound, as a bit set.
     pub bound: u128,
     pub free: Vec<u128>,
+    /// Set while a row schedule's work-group folds row statistics together.
+    pub coop: Option<Coop>,
+    /// Whether every work-item of the work-group is at this point of the body: only there may
+    /// a cooperative reduction (and its barriers) be emitted.
+    pub uniform: bool,
+}
+
+/// What a cooperative reduction needs: the work-item's index in its group, the group size and
+/// the `__local float[group]` scratch array.
+#[derive(Clone, Copy)]
+pub struct Coop {
+    pub lid: Word,
+    pub group: u32,
+    pub scratch: Word,
 }
 
 pub(super) fn write(k: &Kernel) -> Result<Vec<u32>, CodegenError> {
@@ -53,6 +69,8 @@ pub(super) fn write(k: &Kernel) -> Result<Vec<u32>, CodegenError> {
         vars: HashMap::new(),
         bound: 0,
         free: k.free_vars(),
+        coop: None,
+        uniform: false,
     };
     w.kernel()?;
     let module = w.b.module();
@@ -61,21 +79,65 @@ pub(super) fn write(k: &Kernel) -> Result<Vec<u32>, CodegenError> {
 }
 
 impl<'k> Writer<'k> {
+    /// A module-scope id input (`size_t[3]`), listed in the entry point's interface.
+    fn builtin(&mut self, which: BuiltIn, name: &str) -> Word {
+        let in_v3 = self.types.get(&mut self.b, LocalType::InputV3I64);
+        let var = self.b.variable(in_v3, None, StorageClass::Input, None);
+        self.b.decorate(var, Decoration::BuiltIn, [Operand::BuiltIn(which)]);
+        self.b.decorate(var, Decoration::Constant, []);
+        self.b.name(var, name);
+        var
+    }
+
+    /// Component `dim` of a built-in id input.
+    pub(super) fn load_id(&mut self, var: Word, dim: u32) -> Result<Word, CodegenError> {
+        let (v3, i64t) = (self.types.get(&mut self.b, LocalType::V3I64), self.types.get(&mut self.b, LocalType::I64));
+        let ids = self.b.load(v3, None, var, Some(spirv::MemoryAccess::ALIGNED), [Operand::LiteralBit32(32)])?;
+        Ok(self.b.composite_extract(i64t, None, ids, [dim])?)
+    }
+
+    /// A module-scope `__local float[n]` array.
+    fn scratch(&mut self, n: u32, name: &str) -> Word {
+        let ptr = self.types.get(&mut self.b, LocalType::LocalArrayF32(n));
+        let var = self.b.variable(ptr, None, StorageClass::Workgroup, None);
+        self.b.name(var, name);
+        var
+    }
+
     fn kernel(&mut self) -> Result<(), CodegenError> {
         let k = self.k;
         let void = self.types.get(&mut self.b, LocalType::Void);
         let gptr = self.types.get(&mut self.b, LocalType::GlobalF32);
         let i64t = self.types.get(&mut self.b, LocalType::I64);
-        let v3 = self.types.get(&mut self.b, LocalType::V3I64);
-        let in_v3 = self.types.get(&mut self.b, LocalType::InputV3I64);
-        let bool_t = self.types.get(&mut self.b, LocalType::Bool);
         let param_types: Vec<Word> =
             k.buffers.iter().map(|_| gptr).chain(k.params.iter().map(|_| i64t)).collect();
         let fn_ty = self.b.type_function(void, param_types.clone());
-        let gid_var = self.b.variable(in_v3, None, StorageClass::Input, None);
-        self.b.decorate(gid_var, Decoration::BuiltIn, [Operand::BuiltIn(BuiltIn::GlobalInvocationId)]);
-        self.b.decorate(gid_var, Decoration::Constant, []);
-        self.b.name(gid_var, "global_id");
+        // Module-scope variables come before the function: rspirv places a variable in the
+        // global section only while no block is open.
+        let mut interface = Vec::new();
+        let mut id = |w: &mut Self, which, name| {
+            let v = w.builtin(which, name);
+            interface.push(v);
+            v
+        };
+        enum Vars {
+            Elementwise { gid: Word },
+            Rows { group_id: Word, lid: Word, scratch: Word },
+            Tiled { gid: Word, lid: Word, tiles: [Word; 2] },
+        }
+        let vars = match k.schedule {
+            Schedule::Elementwise => Vars::Elementwise { gid: id(self, BuiltIn::GlobalInvocationId, "global_id") },
+            Schedule::Rows { group, .. } => Vars::Rows {
+                group_id: id(self, BuiltIn::WorkgroupId, "group_id"),
+                lid: id(self, BuiltIn::LocalInvocationId, "local_id"),
+                scratch: self.scratch(group, "partials"),
+            },
+            Schedule::Tiled { tile, .. } => Vars::Tiled {
+                gid: id(self, BuiltIn::GlobalInvocationId, "global_id"),
+                lid: id(self, BuiltIn::LocalInvocationId, "local_id"),
+                tiles: [self.scratch(tile * tile, "tile_a"), self.scratch(tile * tile, "tile_b")],
+            },
+        };
 
         let f = self.b.begin_function(void, None, FunctionControl::NONE, fn_ty)?;
         self.b.name(f, k.name.clone());
@@ -88,34 +150,64 @@ impl<'k> Writer<'k> {
             self.b.name(p, name);
             self.params.push(p);
         }
-        self.b.entry_point(ExecutionModel::Kernel, f, k.name.clone(), [gid_var]);
+        self.b.entry_point(ExecutionModel::Kernel, f, k.name.clone(), interface);
 
         self.label = self.b.begin_block(None)?;
-        let ids = self.b.load(v3, None, gid_var, Some(spirv::MemoryAccess::ALIGNED), [Operand::LiteralBit32(32)])?;
-        let gid = self.b.composite_extract(i64t, None, ids, [0])?;
+        match (vars, k.schedule) {
+            (Vars::Elementwise { gid }, _) => self.elementwise(gid)?,
+            (Vars::Rows { group_id, lid, scratch }, Schedule::Rows { outer, group }) => self.rows(outer, group, group_id, lid, scratch)?,
+            (Vars::Tiled { gid, lid, tiles }, Schedule::Tiled { tile, reduce, a, b }) => self.tiled(tile, reduce, a, b, gid, lid, tiles)?,
+            _ => unreachable!("variables are declared from the same schedule"),
+        }
+        self.b.ret()?;
+        self.b.end_function()?;
+        Ok(())
+    }
+
+    /// Binds output coordinates `first..first + extents.len()` to the row-major coordinates of
+    /// `linear` (last dim fastest).
+    pub(super) fn bind_coords(&mut self, linear: Word, extents: &[Word], first: u32) -> Result<(), CodegenError> {
+        let i64t = self.types.get(&mut self.b, LocalType::I64);
+        let mut rest = linear;
+        for d in (0..extents.len()).rev() {
+            let c = if d == 0 { rest } else { self.b.s_rem(i64t, None, rest, extents[d])? };
+            let v = first + d as u32;
+            self.vars.insert(VarId(v), c);
+            self.bound |= 1u128 << v;
+            if d > 0 {
+                rest = self.b.s_div(i64t, None, rest, extents[d])?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The extents of the output coordinates, and their product.
+    pub(super) fn extents(&mut self, dims: std::ops::Range<usize>) -> Result<(Vec<Word>, Word), CodegenError> {
+        let i64t = self.types.get(&mut self.b, LocalType::I64);
         let mut total = self.types.i64(&mut self.b, 1);
         let mut extents = Vec::new();
-        for &d in &k.domain {
+        for &d in &self.k.domain[dims] {
             let e = self.emit(d)?;
             extents.push(e);
             total = self.b.i_mul(i64t, None, total, e)?;
         }
+        Ok((extents, total))
+    }
+
+    /// One work-item per output element.
+    fn elementwise(&mut self, gid_var: Word) -> Result<(), CodegenError> {
+        let k = self.k;
+        let gptr = self.types.get(&mut self.b, LocalType::GlobalF32);
+        let bool_t = self.types.get(&mut self.b, LocalType::Bool);
+        let gid = self.load_id(gid_var, 0)?;
+        let (extents, total) = self.extents(0..k.domain.len())?;
         let in_range = self.b.s_less_than(bool_t, None, gid, total)?;
         let (body, end) = (self.b.id(), self.b.id());
         self.b.selection_merge(end, SelectionControl::NONE)?;
         self.b.branch_conditional(in_range, body, end, [])?;
 
         self.label = self.b.begin_block(Some(body))?;
-        // Row-major coordinates of the linear index, last dim fastest.
-        let mut rest = gid;
-        for d in (0..extents.len()).rev() {
-            let c = if d == 0 { rest } else { self.b.s_rem(i64t, None, rest, extents[d])? };
-            self.vars.insert(VarId(d as u32), c);
-            self.bound |= 1u128 << d;
-            if d > 0 {
-                rest = self.b.s_div(i64t, None, rest, extents[d])?;
-            }
-        }
+        self.bind_coords(gid, &extents, 0)?;
         for store in &k.stores {
             let v = self.emit(store.value)?;
             let ptr = self.b.in_bounds_ptr_access_chain(gptr, None, self.params[store.buf as usize], gid, [])?;
@@ -123,8 +215,6 @@ impl<'k> Writer<'k> {
         }
         self.b.branch(end)?;
         self.label = self.b.begin_block(Some(end))?;
-        self.b.ret()?;
-        self.b.end_function()?;
         Ok(())
     }
 }

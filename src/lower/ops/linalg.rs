@@ -1,5 +1,6 @@
 //! Matrix products and attention. Each output element is a dot product over the contraction
-//! dim (a serial loop in the per-element schedule; `codegen` may tile it).
+//! dim: a serial loop in the elementwise schedule; `lower::schedule::tiled` recognises the
+//! `Σ a · b` shape built here and stages it through local-memory tiles.
 
 use super::super::ctx::Ctx;
 use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp, UnOp};

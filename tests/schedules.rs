@@ -1,0 +1,269 @@
+//! The work-group schedules against a plain f64 oracle, at sizes that are not multiples of the
+//! work-group or tile size and at size 1: row reductions (sum, max, two-pass variance, softmax
+//! whose outputs span the row) with extents around the group size, and matrix products with
+//! random M, N, K in 1..100, a batch dim and a bias epilogue. Every module also passes
+//! `spirv-val`; the elementwise schedule of the same kernel must agree too.
+//!
+//! Without an OpenCL runtime (or SPIRV-Tools) these print why and pass, unless
+//! `XPU_WORKBENCH_REQUIRE_OPENCL` is set.
+
+use std::path::Path;
+use std::process::Command;
+
+use rand::{Rng, SeedableRng};
+use xpu_workbench::codegen::spirv::{self, SpirvModule};
+use xpu_workbench::lower::kernel::{Access, BinOp, ExprId, KernelBuilder, RedOp, Store, UnOp, VarId};
+use xpu_workbench::lower::schedule::{self, Schedule};
+use xpu_workbench::lower::Kernel;
+use xpu_workbench::runtime::opencl::OpenClDevice;
+use xpu_workbench::runtime::plan::launch_grid;
+use xpu_workbench::runtime::{Device, KernelArg};
+use xpu_workbench::sym::{Bindings, Expr};
+
+fn required() -> bool {
+    std::env::var("XPU_WORKBENCH_REQUIRE_OPENCL").is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+fn skip<T>(reason: String) -> Option<T> {
+    if required() {
+        panic!("XPU_WORKBENCH_REQUIRE_OPENCL is set but: {reason}");
+    }
+    eprintln!("skipping: {reason} (source scripts/env.sh after scripts/install_opencl_cpu.sh)");
+    None
+}
+
+fn validate(m: &SpirvModule) -> Option<()> {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("sched-{}-{}.spv", m.name, std::process::id()));
+    std::fs::write(&path, m.to_bytes()).unwrap();
+    let out = match Command::new("spirv-val").args(["--target-env", "opencl2.0"]).arg(&path).output() {
+        Ok(o) => o,
+        Err(e) => return skip(format!("cannot run spirv-val: {e}")),
+    };
+    let _ = std::fs::remove_file(&path);
+    assert!(out.status.success(), "`{}` fails spirv-val:\n{}\n{}", m.name, String::from_utf8_lossy(&out.stderr), spirv::disassemble(m));
+    Some(())
+}
+
+/// Runs `k` on `dev` with `inputs` (one per read buffer, in buffer order) under `b`; returns
+/// the first output buffer of `out_len` elements.
+fn run(dev: &mut OpenClDevice, k: &Kernel, inputs: &[Vec<f32>], out_len: usize, b: &Bindings) -> Option<Vec<f32>> {
+    let module = spirv::compile(k).unwrap_or_else(|e| panic!("{e}"));
+    validate(&module)?;
+    let program = dev.build(&k.name, &module.words).unwrap_or_else(|e| panic!("{e}"));
+    let mut args = Vec::new();
+    let mut ins = inputs.iter();
+    let mut out = None;
+    let mut held = Vec::new();
+    for buf in &k.buffers {
+        let bytes: Vec<u8> = match buf.access {
+            Access::Read => ins.next().expect("an input per read buffer").iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Access::Write => vec![0xff; out_len.max(1) * 4],
+        };
+        let id = dev.alloc(bytes.len().max(4)).unwrap();
+        dev.write(id, &bytes).unwrap();
+        if buf.access == Access::Write {
+            out = Some(id);
+        }
+        held.push(id);
+        args.push(KernelArg::Buffer(id));
+    }
+    for p in &k.params {
+        args.push(KernelArg::I64(p.eval_int(b).unwrap()));
+    }
+    if let Some((global, local)) = launch_grid(k, b).unwrap() {
+        dev.launch(program, &k.name, &args, global, Some(local)).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+    }
+    dev.finish().unwrap();
+    let mut bytes = vec![0u8; out_len * 4];
+    dev.read(out.expect("an output buffer"), &mut bytes).unwrap();
+    for id in held {
+        dev.free(id).unwrap();
+    }
+    Some(bytes.chunks(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+fn assert_close(got: &[f32], want: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    let scale = want.iter().fold(1.0f64, |m, x| m.max(x.abs()));
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let d = (*g as f64 - w).abs();
+        assert!(d <= 1e-4 * scale, "{what}: element {i} is {g}, expected {w}");
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum RowOp {
+    Sum,
+    Max,
+    Var,
+    Softmax,
+}
+
+/// Row statistics of `x[r, e]` over `e`, rows and extent symbolic (`r`, `e`).
+fn row_kernel(op: RowOp) -> Kernel {
+    let (rs, es) = (Expr::symbol("r"), Expr::symbol("e"));
+    let softmax = matches!(op, RowOp::Softmax);
+    let mut kb = KernelBuilder::new(if softmax { 2 } else { 1 });
+    let ok = "well-typed";
+    let (x, out) = (kb.buffer("x", Access::Read), kb.buffer("out", Access::Write));
+    let (r, e) = (kb.size(&rs), kb.size(&es));
+    let row = kb.var(VarId(0));
+    let base = kb.binary(BinOp::Mul, row, e).expect(ok);
+    let at = |kb: &mut KernelBuilder, op: RedOp, f: &dyn Fn(&mut KernelBuilder, ExprId) -> ExprId| {
+        let v = kb.fresh_var().expect(ok);
+        let j = kb.var(v);
+        let i = kb.binary(BinOp::Add, base, j).expect(ok);
+        let xv = kb.load(x, i);
+        let body = f(kb, xv);
+        kb.reduce(op, v, e, body).expect(ok)
+    };
+    let (value, domain, sizes) = match op {
+        RowOp::Sum => (at(&mut kb, RedOp::Sum, &|_, v| v), vec![r], vec![rs]),
+        RowOp::Max => (at(&mut kb, RedOp::Max, &|_, v| v), vec![r], vec![rs]),
+        RowOp::Var => {
+            let n = kb.to_f32(e);
+            let s = at(&mut kb, RedOp::Sum, &|_, v| v);
+            let mean = kb.binary(BinOp::Div, s, n).expect(ok);
+            let ss = at(&mut kb, RedOp::Sum, &|kb, v| {
+                let d = kb.binary(BinOp::Sub, v, mean).expect(ok);
+                kb.binary(BinOp::Mul, d, d).expect(ok)
+            });
+            (kb.binary(BinOp::Div, ss, n).expect(ok), vec![r], vec![rs])
+        }
+        RowOp::Softmax => {
+            let m = at(&mut kb, RedOp::Max, &|_, v| v);
+            let s = at(&mut kb, RedOp::Sum, &|kb, v| {
+                let d = kb.binary(BinOp::Sub, v, m).expect(ok);
+                kb.unary(UnOp::Exp, d)
+            });
+            let col = kb.var(VarId(1));
+            let i = kb.binary(BinOp::Add, base, col).expect(ok);
+            let xv = kb.load(x, i);
+            let d = kb.binary(BinOp::Sub, xv, m).expect(ok);
+            let p = kb.unary(UnOp::Exp, d);
+            (kb.binary(BinOp::Div, p, s).expect(ok), vec![r, e], vec![rs, es])
+        }
+    };
+    kb.finish(format!("rows_{op:?}").to_lowercase(), sizes, domain, vec![Store { buf: out, value }])
+}
+
+fn row_oracle(op: RowOp, x: &[f32], rows: usize, e: usize) -> Vec<f64> {
+    let mut out = Vec::new();
+    for r in 0..rows {
+        let row: Vec<f64> = x[r * e..(r + 1) * e].iter().map(|v| *v as f64).collect();
+        let sum: f64 = row.iter().sum();
+        let max = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        match op {
+            RowOp::Sum => out.push(sum),
+            RowOp::Max => out.push(max),
+            RowOp::Var => {
+                let mean = sum / e as f64;
+                out.push(row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / e as f64);
+            }
+            RowOp::Softmax => {
+                let z: f64 = row.iter().map(|v| (v - max).exp()).sum();
+                out.extend(row.iter().map(|v| (v - max).exp() / z));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn row_reductions_match_the_oracle_at_awkward_extents() {
+    let Some(mut dev) = OpenClDevice::open().map_or_else(|e| skip(e.to_string()), Some) else { return };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    for op in [RowOp::Sum, RowOp::Max, RowOp::Var, RowOp::Softmax] {
+        let k = row_kernel(op);
+        let rows_k = Kernel { schedule: schedule::rows(&k, schedule::ROW_GROUP).expect("dynamic rows get the row schedule"), ..k.clone() };
+        for e in [1usize, 63, 64, 65, 1000, 4097] {
+            let rows = rng.gen_range(1..6);
+            let x: Vec<f32> = (0..rows * e).map(|_| rng.gen_range(-2.0..2.0)).collect();
+            let mut b = Bindings::new();
+            b.set("r", rows as i64);
+            b.set("e", e as i64);
+            let want = row_oracle(op, &x, rows, e);
+            for kernel in [&k, &rows_k] {
+                let Some(got) = run(&mut dev, kernel, std::slice::from_ref(&x), want.len(), &b) else { return };
+                assert_close(&got, &want, &format!("{op:?} {:?} rows={rows} extent={e}", kernel.schedule));
+            }
+        }
+    }
+}
+
+/// `out[b, i, j] = Σ_k a[b, i, k] · w[k, j] + bias[j]`, every size symbolic.
+fn matmul_kernel() -> Kernel {
+    let [bs, ms, ns, ks] = ["b", "m", "n", "k"].map(Expr::symbol);
+    let mut kb = KernelBuilder::new(3);
+    let ok = "well-typed";
+    let (a, w, bias, out) =
+        (kb.buffer("a", Access::Read), kb.buffer("w", Access::Read), kb.buffer("bias", Access::Read), kb.buffer("out", Access::Write));
+    let [bb, m, n, kk] = [&bs, &ms, &ns, &ks].map(|s| kb.size(s));
+    let (bi, i, j) = (kb.var(VarId(0)), kb.var(VarId(1)), kb.var(VarId(2)));
+    let v = kb.fresh_var().expect(ok);
+    let kv = kb.var(v);
+    let row = kb.binary(BinOp::Mul, bi, m).expect(ok);
+    let row = kb.binary(BinOp::Add, row, i).expect(ok);
+    let row = kb.binary(BinOp::Mul, row, kk).expect(ok);
+    let ai = kb.binary(BinOp::Add, row, kv).expect(ok);
+    let wi = kb.binary(BinOp::Mul, kv, n).expect(ok);
+    let wi = kb.binary(BinOp::Add, wi, j).expect(ok);
+    let (x, y) = (kb.load(a, ai), kb.load(w, wi));
+    let p = kb.binary(BinOp::Mul, x, y).expect(ok);
+    let dot = kb.reduce(RedOp::Sum, v, kk, p).expect(ok);
+    let bv = kb.load(bias, j);
+    let value = kb.binary(BinOp::Add, dot, bv).expect(ok);
+    kb.finish("tiled_matmul".into(), vec![bs, ms, ns], vec![bb, m, n], vec![Store { buf: out, value }])
+}
+
+#[test]
+fn tiled_matmul_matches_the_oracle_at_random_sizes() {
+    let Some(mut dev) = OpenClDevice::open().map_or_else(|e| skip(e.to_string()), Some) else { return };
+    let k = matmul_kernel();
+    let tiled = Kernel { schedule: schedule::tiled(&k, schedule::TILE).expect("a dot product with a bias epilogue tiles"), ..k.clone() };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let mut shapes: Vec<[usize; 4]> = vec![[1, 1, 1, 1], [1, 16, 16, 16], [2, 17, 15, 33]];
+    shapes.extend((0..12).map(|_| [rng.gen_range(1..4), rng.gen_range(1..100), rng.gen_range(1..100), rng.gen_range(1..100)]));
+    for [nb, m, n, kk] in shapes {
+        let a: Vec<f32> = (0..nb * m * kk).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let w: Vec<f32> = (0..kk * n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let bias: Vec<f32> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let mut want = vec![0f64; nb * m * n];
+        for b in 0..nb {
+            for i in 0..m {
+                for j in 0..n {
+                    let dot: f64 = (0..kk).map(|p| a[(b * m + i) * kk + p] as f64 * w[p * n + j] as f64).sum();
+                    want[(b * m + i) * n + j] = dot + bias[j] as f64;
+                }
+            }
+        }
+        let mut bind = Bindings::new();
+        for (s, v) in [("b", nb), ("m", m), ("n", n), ("k", kk)] {
+            bind.set(s, v as i64);
+        }
+        for kernel in [&k, &tiled] {
+            let Some(got) = run(&mut dev, kernel, &[a.clone(), w.clone(), bias.clone()], want.len(), &bind) else { return };
+            assert_close(&got, &want, &format!("{:?} b={nb} m={m} n={n} k={kk}", kernel.schedule));
+        }
+    }
+}
+
+#[test]
+fn short_static_rows_stay_serial_and_long_ones_get_a_work_group() {
+    let static_sum = |extent: i64| {
+        let mut kb = KernelBuilder::new(1);
+        let (x, out) = (kb.buffer("x", Access::Read), kb.buffer("out", Access::Write));
+        let v = kb.fresh_var().unwrap();
+        let (row, j, e) = (kb.var(VarId(0)), kb.var(v), kb.i64(extent));
+        let base = kb.binary(BinOp::Mul, row, e).unwrap();
+        let i = kb.binary(BinOp::Add, base, j).unwrap();
+        let xv = kb.load(x, i);
+        let s = kb.reduce(RedOp::Sum, v, e, xv).unwrap();
+        let rows = kb.i64(4);
+        kb.finish("sum".into(), vec![Expr::int(4)], vec![rows], vec![Store { buf: out, value: s }])
+    };
+    assert_eq!(schedule::choose(&static_sum(63), true, false), Schedule::Elementwise);
+    assert_eq!(schedule::choose(&static_sum(4097), true, false), Schedule::Rows { outer: 1, group: schedule::ROW_GROUP });
+    assert_eq!(schedule::choose(&static_sum(4097), false, false), Schedule::Elementwise);
+    assert!(matches!(schedule::choose(&matmul_kernel(), false, true), Schedule::Tiled { .. }));
+}
