@@ -252,3 +252,87 @@ fn an_already_decomposed_file_shows_its_lite_violations() {
     }
     h.expect(|l| l == "lite violation", "the legend entry");
 }
+
+impl Harness {
+    /// Picks the backend named `backend` in the toolbar's device picker.
+    fn pick_device(&mut self, backend: &str) {
+        let picker = self.find_role(Role::ComboBox, "device");
+        self.action(picker, Action::Default, None);
+        let prefix = format!("{backend}: ");
+        self.click_label(|l| l.starts_with(&prefix), "the device entry");
+        assert_eq!(self.app.state.profile.device.map(|b| b.name()), Some(backend));
+    }
+
+    /// Ctrl+R, then frames until the worker has answered.
+    fn run_profile(&mut self) -> std::sync::Arc<xpu_workbench::ui::profiling::ProfileResult> {
+        self.key(Key::R, Modifiers::COMMAND);
+        let p = &self.app.state.profile;
+        assert!(p.running.is_none());
+        if let Some(e) = &p.error {
+            panic!("the profile failed: {e}");
+        }
+        p.result.clone().expect("a profile result")
+    }
+}
+
+#[test]
+fn profiles_on_the_reference_device_with_timeline_table_and_heat() {
+    let mut h = Harness::new(Source::Embedded);
+    // Every backend is listed; the reference interpreter always is available.
+    let devices = &h.app.state.profile.devices;
+    assert_eq!(devices.len(), 3, "{devices:?}");
+    assert!(devices.iter().any(|d| d.backend.name() == "reference" && d.available));
+    h.pick_device("reference");
+    let r = h.run_profile();
+    assert_eq!(r.view, View::Original);
+    assert!(!r.rows.is_empty(), "no kernel rows");
+    // Rows are sorted slowest first and named after nodes of the profiled graph.
+    assert!(r.rows.windows(2).all(|w| w[0].median_ns >= w[1].median_ns));
+    let g = h.app.state.original().unwrap();
+    let row = &r.rows[0];
+    let first = row.launch.nodes.first().unwrap_or(&row.node);
+    assert!(g.node_by_name(first).is_some(), "{first} is not a node of the graph");
+    h.expect(|l| l == row.node, "the slowest kernel's row in the table");
+    h.expect(|l| l.starts_with("timeline: ") && !l.contains(" 0 spans"), "the timeline");
+    h.expect(|l| l.contains("kernels, by median device time"), "the table header");
+
+    // The heat overlay colours nodes and adds their device time; toggling it off removes it.
+    h.click_label(|l| l == "heat overlay", "the heat toggle");
+    assert!(h.app.state.profile.heat);
+    h.expect(|l| l.starts_with("device time per node"), "the heat legend");
+    h.expect(|l| l.starts_with("original node: ") && l.contains(" · device "), "a node box with its device time");
+    h.click_label(|l| l == "heat overlay", "the heat toggle");
+    assert!(!h.app.state.profile.heat);
+    assert!(h.find(|l| l.starts_with("original node: ") && l.contains(" · device ")).is_none());
+
+    // The exports write the files the `profile` command writes.
+    let dir = std::env::temp_dir().join(format!("xpu-wb-ui-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (chrome, puffin) = (dir.join("t.json"), dir.join("t.puffin"));
+    let ctx = h.ctx.clone();
+    h.app.apply(xpu_workbench::ui::Command::Export(xpu_workbench::ui::ExportKind::Chrome, chrome.clone()), &ctx);
+    h.app.apply(xpu_workbench::ui::Command::Export(xpu_workbench::ui::ExportKind::Puffin, puffin.clone()), &ctx);
+    h.settle();
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&chrome).unwrap()).unwrap();
+    assert!(json.to_string().contains(&row.node));
+    assert!(std::fs::metadata(&puffin).unwrap().len() > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn profiles_the_lite_view_on_opencl() {
+    let mut h = Harness::new(Source::Embedded);
+    let cl = h.app.state.profile.devices.iter().find(|d| d.backend.name() == "opencl").cloned().unwrap();
+    if !cl.available {
+        assert!(std::env::var_os("XPU_WORKBENCH_REQUIRE_OPENCL").is_none(), "no OpenCL: {:?}", cl.reason);
+        eprintln!("skipped: no OpenCL ({:?})", cl.reason);
+        return;
+    }
+    h.key(Key::Num2, Modifiers::NONE);
+    h.pick_device("opencl");
+    let r = h.run_profile();
+    assert_eq!(r.view, View::Lite);
+    assert_eq!(r.trace.backend, "opencl");
+    assert!(!r.rows.is_empty());
+    h.expect(|l| l == r.rows[0].node, "the slowest kernel's row in the table");
+}

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use egui::{Key, KeyboardShortcut, Modifiers};
 
-use super::command::{Command, MarkTarget};
+use super::command::{Command, ExportKind, MarkTarget};
 use super::jobs::{JobResult, Jobs};
 use super::layout::layout;
 use super::neighbourhood::Neighbourhood;
@@ -16,6 +16,8 @@ use super::session::{Session, Settings, Store};
 use super::state::{AppState, Camera, Doc, Source, Theme, View};
 use crate::decomp::{decompose, Marks};
 use crate::import;
+use crate::profile::{profile_plan, CpuCapture};
+use crate::runtime::probe_all;
 
 const SAVE_EVERY: Duration = Duration::from_millis(750);
 
@@ -28,6 +30,8 @@ pub struct App {
     applied_theme: Option<Theme>,
     load_generation: u64,
     dirty_since: Option<Instant>,
+    /// Run & profile (heat overlay on) once the model is open and the devices are probed.
+    profile_when_open: bool,
 }
 
 impl App {
@@ -44,9 +48,17 @@ impl App {
             applied_theme: None,
             load_generation: 0,
             dirty_since: None,
+            profile_when_open: false,
         };
         app.state.loading = Some("starting".into());
+        // Probing loads the OpenCL and Level Zero libraries: not on the UI thread.
+        app.jobs.spawn("probe", || JobResult::Devices(probe_all()));
         app
+    }
+
+    /// Runs & profiles the model, with the heat overlay on, as soon as it is open.
+    pub fn profile_when_open(&mut self) {
+        self.profile_when_open = true;
     }
 
     /// Whether a load, decomposition or layout is still running (tests wait for this).
@@ -68,6 +80,11 @@ impl App {
             self.applied_theme = Some(self.state.theme);
         }
         self.shortcuts(ctx);
+        if self.profile_when_open && self.state.doc.is_some() && self.state.profile.device.is_some() && !self.busy() {
+            self.profile_when_open = false;
+            self.state.profile.heat = true;
+            self.commands.push(Command::RunProfile);
+        }
         for f in ctx.input(|i| i.raw.dropped_files.clone()) {
             if let Some(path) = f.path {
                 self.commands.push(Command::Open(Source::File(path)));
@@ -79,6 +96,9 @@ impl App {
         panels::status::show(ctx, &self.state);
         panels::dims::show(ctx, &self.state, &mut cmds);
         panels::inspector::show(ctx, &self.state, &mut cmds);
+        if self.state.profile.open {
+            panels::profile::show(ctx, &self.state, &mut cmds);
+        }
         if self.state.show_neighbourhood {
             self.neighbourhood.show(ctx, &self.state, &mut cmds);
         }
@@ -106,6 +126,9 @@ impl App {
         ctx.input_mut(|i| {
             if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::O)) {
                 out.push(Command::OpenDialog);
+            }
+            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::R)) {
+                out.push(Command::RunProfile);
             }
             if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::F)) {
                 out.push(Command::OpenSearch);
@@ -213,6 +236,12 @@ impl App {
                 s.recent.retain(|r| *r != p);
                 self.save_settings();
             }
+            Command::PickDevice(b) => s.profile.device = Some(b),
+            Command::RunProfile => self.run_profile(),
+            Command::ShowProfile(on) => s.profile.open = on,
+            Command::SetHeat(on) => s.profile.heat = on,
+            Command::ExportDialog(kind) => self.export_dialog(kind),
+            Command::Export(kind, path) => self.export(kind, path),
         }
     }
 
@@ -301,6 +330,33 @@ impl App {
             }
             JobResult::Picked(Some(path)) => self.open(Source::File(path)),
             JobResult::Picked(None) => {}
+            JobResult::Devices(d) => self.state.profile.set_devices(d),
+            JobResult::ProfileProgress { generation, text } => {
+                let p = &mut self.state.profile;
+                if generation == p.generation && p.running.is_some() {
+                    p.running = Some(text);
+                }
+            }
+            JobResult::Profiled { generation, view, result } => {
+                let p = &mut self.state.profile;
+                if generation != p.generation {
+                    return;
+                }
+                p.running = None;
+                match result {
+                    Ok(trace) => {
+                        p.result = Some(Arc::new(super::profiling::ProfileResult::new(view, *trace)));
+                        p.error = None;
+                    }
+                    Err(e) => {
+                        p.error = Some(e.clone());
+                        self.state.message(format!("profile failed: {e}"));
+                    }
+                }
+            }
+            JobResult::ExportPicked(kind, Some(path)) => self.export(kind, path),
+            JobResult::ExportPicked(_, None) => {}
+            JobResult::Exported(Ok(m)) | JobResult::Exported(Err(m)) => self.state.message(m),
         }
     }
 
@@ -353,6 +409,78 @@ impl App {
             self.state.recent = settings.recent;
             self.save_settings();
         }
+    }
+
+    /// Profiles the focused view's graph (its mode, the lite marks) on the picked device, through
+    /// `profile::profile_plan` like the `profile` command, on a worker that reports progress.
+    fn run_profile(&mut self) {
+        let s = &mut self.state;
+        let (Some(doc), Some(backend)) = (&s.doc, s.profile.device) else {
+            s.profile.open = true;
+            s.profile.error = Some("nothing to profile yet: open a model and wait for the device probe".into());
+            return;
+        };
+        if s.profile.running.is_some() {
+            return;
+        }
+        let model = doc.model.clone();
+        let graph = model.graphs[doc.graph].clone();
+        let view = s.focus;
+        let marks = s.marks.clone();
+        let bindings = s.bindings.clone();
+        let p = &mut s.profile;
+        p.generation += 1;
+        p.open = true;
+        p.error = None;
+        p.running = Some(format!("lowering the {} view", view.name()));
+        let generation = p.generation;
+        let progress = self.jobs.progress();
+        self.jobs.spawn("profile", move || {
+            let capture = CpuCapture::start();
+            let result = crate::lower::lower(&model, &graph, view.mode(), &marks)
+                .map_err(|e| e.to_string())
+                .and_then(|plan| {
+                    let inputs = crate::exec::random_inputs(&graph, &bindings, 0)?;
+                    let mut report = |text| progress.send(JobResult::ProfileProgress { generation, text });
+                    profile_plan(capture, backend, &plan, &model, &inputs, &bindings, super::profiling::OPTIONS, &mut report)
+                        .map(|p| Box::new(p.trace))
+                        .map_err(|e| format!("on {}: {e}", backend.name()))
+                });
+            JobResult::Profiled { generation, view, result }
+        });
+    }
+
+    #[cfg(feature = "file-dialog")]
+    fn export_dialog(&mut self, kind: ExportKind) {
+        self.jobs.spawn("dialog", move || {
+            let picked = rfd::FileDialog::new()
+                .set_title("Export the profile")
+                .set_file_name(format!("profile.{}", kind.extension()))
+                .save_file();
+            JobResult::ExportPicked(kind, picked)
+        });
+    }
+
+    #[cfg(not(feature = "file-dialog"))]
+    fn export_dialog(&mut self, kind: ExportKind) {
+        self.export(kind, std::path::PathBuf::from(format!("profile.{}", kind.extension())));
+    }
+
+    /// Writes the last profile with `profile`'s exporters, on a worker.
+    fn export(&mut self, kind: ExportKind, path: std::path::PathBuf) {
+        let Some(result) = self.state.profile.result.clone() else {
+            return self.state.message("nothing to export: run a profile first");
+        };
+        self.jobs.spawn("export", move || {
+            let written = match kind {
+                ExportKind::Chrome => result.trace.write_chrome(&path),
+                ExportKind::Puffin => result.trace.write_puffin(&path),
+            };
+            JobResult::Exported(match written {
+                Ok(()) => Ok(format!("wrote {}", path.display())),
+                Err(e) => Err(format!("cannot write {}: {e}", path.display())),
+            })
+        });
     }
 
     fn request_decomposition(&mut self, view: View) {

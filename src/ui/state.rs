@@ -191,6 +191,7 @@ pub struct AppState {
     pub recent: Vec<PathBuf>,
     /// Messages for the status bar, newest last.
     pub messages: Vec<String>,
+    pub profile: super::profiling::ProfileState,
 }
 
 impl Default for AppState {
@@ -214,6 +215,7 @@ impl Default for AppState {
             theme: Theme::Dark,
             recent: Vec::new(),
             messages: Vec::new(),
+            profile: Default::default(),
         }
     }
 }
@@ -233,7 +235,7 @@ impl AppState {
 
     /// Whether a worker is still busy on something the user will see.
     pub fn busy(&self) -> bool {
-        self.loading.is_some() || self.panes.iter().any(|p| p.busy.is_some())
+        self.loading.is_some() || self.panes.iter().any(|p| p.busy.is_some()) || self.profile.running.is_some()
     }
 
     pub fn message(&mut self, text: impl Into<String>) {

@@ -62,6 +62,8 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                 cmds.push(Command::SetTheme(next));
             }
             ui.separator();
+            super::profile::device_picker(ui, state, cmds);
+            ui.separator();
             legend(ui);
         });
     });
