@@ -336,3 +336,58 @@ fn profiles_the_lite_view_on_opencl() {
     assert!(!r.rows.is_empty());
     h.expect(|l| l == r.rows[0].node, "the slowest kernel's row in the table");
 }
+
+#[test]
+fn torch_trace_stage_views_relate_nodes_by_source_line() {
+    use xpu_workbench::import::trace::stage_provenance;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/traces/trace_default.log.gz");
+    let mut h = Harness::new(Source::File(path));
+    assert_eq!(h.app.state.doc.as_ref().unwrap().model.format, xpu_workbench::ir::Format::TorchTrace);
+    let picker = h.find_role(Role::ComboBox, "compile id");
+    h.action(picker, Action::Default, None);
+    h.click_label(|l| l == "stages of compile 0/1", "the compile id 0/1 entry");
+    assert_eq!(h.app.state.stages.as_ref().map(|s| s.compile_id.as_str()), Some("0/1"));
+    for stage in ["dynamo", "aot", "post-grad"] {
+        h.expect(|l| l.starts_with(&format!("{stage} graph of compile 0/1")), "a stage pane header");
+    }
+
+    // Pick, in the AOT view, a node whose source line dynamo's graph also has.
+    let aot = h.app.state.pane(View::Aot).graph.clone().expect("an AOT graph");
+    let dynamo = h.app.state.pane(View::Dynamo).graph.clone().expect("a dynamo graph");
+    let mapped: Vec<_> = stage_provenance(&dynamo, &aot).into_iter().filter(|(_, e)| !e.is_empty()).collect();
+    assert!(!mapped.is_empty(), "no AOT node shares a source line with dynamo");
+    h.click_label(|l| l.starts_with("aot graph of compile"), "the AOT pane header");
+    assert_eq!(h.app.state.focus, View::Aot);
+    let (node, earlier) = mapped
+        .iter()
+        .find(|(n, _)| {
+            let name = &aot.node(*n).name;
+            !aot.nodes.iter().take(n.index()).any(|m| m.name.contains(name.as_str()) || m.target.contains(name.as_str()))
+        })
+        .expect("an AOT node found first by its name");
+    h.search_and_jump(&aot.node(*node).name);
+    assert_eq!(h.app.state.selection.map(|s| (s.view, s.node)), Some((View::Aot, *node)));
+
+    // The dynamo nodes of the same line are highlighted: listed in the inspector, and drawn
+    // highlighted once jumped to.
+    let d = dynamo.node(earlier[0]);
+    let link = format!("in dynamo: {} (", d.name);
+    h.expect(|l| l.starts_with(&link), "the inspector's link to the dynamo node");
+    assert!(h.app.state.related(View::Dynamo).contains(&earlier[0]));
+    h.click_label(|l| l.starts_with(&link), "the dynamo link");
+    h.expect(|l| l.starts_with("dynamo node: ") && l.contains(&d.name) && l.ends_with("[highlighted]"), "the highlighted dynamo box");
+}
+
+#[test]
+fn a_multi_graph_model_lets_the_user_pick_the_original() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/traces/trace_default.log.gz");
+    let mut h = Harness::new(Source::File(path));
+    let graphs: Vec<String> = h.app.state.doc.as_ref().unwrap().model.graphs.iter().map(|g| g.name.clone()).collect();
+    assert!(graphs.len() > 1);
+    let picker = h.find_role(Role::ComboBox, "original graph");
+    h.action(picker, Action::Default, None);
+    let want = format!("graph: {}", graphs[1]);
+    h.click_label(|l| l == want, "the second graph's entry");
+    assert_eq!(h.app.state.original().unwrap().name, graphs[1]);
+    assert!(h.app.state.pane(View::Lite).layout.is_some());
+}

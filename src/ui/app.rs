@@ -159,13 +159,15 @@ impl App {
             Command::OpenDialog => self.open_dialog(),
             Command::Focus(v) => {
                 s.focus = v;
-                s.shown[v.index()] = true;
+                if let Some(shown) = s.shown.get_mut(v.index()) {
+                    *shown = true;
+                }
                 self.touch();
             }
             Command::SetShown(v, on) => {
                 s.shown[v.index()] = on;
                 if !s.shown.iter().any(|x| *x) {
-                    s.shown[s.focus.index()] = true;
+                    s.shown[View::Original.index()] = true;
                 }
                 self.touch();
             }
@@ -177,7 +179,9 @@ impl App {
             Command::JumpTo(view, node) => {
                 s.selection = Some(super::state::Selection { view, node });
                 s.focus = view;
-                s.shown[view.index()] = true;
+                if let Some(shown) = s.shown.get_mut(view.index()) {
+                    *shown = true;
+                }
                 let pane = s.pane_mut(view);
                 if let Some(rect) = pane.layout.as_ref().and_then(|l| l.item_of(node).map(|i| l.items[i].rect)) {
                     pane.camera.center = rect.center();
@@ -213,7 +217,7 @@ impl App {
                 if !s.collapsed.remove(&path) {
                     s.collapsed.insert(path);
                 }
-                for v in View::ALL {
+                for v in View::ALL.into_iter().chain(View::STAGES) {
                     self.request_layout(v);
                 }
                 self.touch();
@@ -237,6 +241,15 @@ impl App {
                 self.save_settings();
             }
             Command::PickDevice(b) => s.profile.device = Some(b),
+            Command::PickGraph(i) => {
+                if let Some(doc) = &s.doc {
+                    if i < doc.model.graphs.len() && i != doc.graph {
+                        let (source, model) = (doc.source.clone(), doc.model.clone());
+                        self.show_graph(source, model, i);
+                    }
+                }
+            }
+            Command::ShowStages(id) => self.show_stages(id),
             Command::RunProfile => self.run_profile(),
             Command::ShowProfile(on) => s.profile.open = on,
             Command::SetHeat(on) => s.profile.heat = on,
@@ -296,7 +309,7 @@ impl App {
                     Ok(model) if model.graphs.is_empty() => {
                         self.state.message(format!("{}: the file holds no graph", source.label()))
                     }
-                    Ok(model) => self.loaded(source, model),
+                    Ok(model) => self.show_graph(source, Arc::new(model), 0),
                     Err(e) => self.state.message(e),
                 }
             }
@@ -360,11 +373,19 @@ impl App {
         }
     }
 
-    fn loaded(&mut self, source: Source, model: crate::ir::Model) {
+    /// Shows graph `index` of `model` as the original, with the file's saved session.
+    fn show_graph(&mut self, source: Source, model: Arc<crate::ir::Model>, index: usize) {
         let session = self.store.as_ref().and_then(|s| s.load_session(&source.session_key())).unwrap_or_default();
-        let graph = model.graphs[0].clone();
+        let graph = model.graphs[index].clone();
         let s = &mut self.state;
-        s.doc = Some(Doc { source: source.clone(), model: Arc::new(model), graph: 0 });
+        s.doc = Some(Doc { source: source.clone(), model, graph: index });
+        s.stages = None;
+        for v in View::STAGES {
+            *s.pane_mut(v) = Default::default();
+        }
+        if s.focus.is_stage() {
+            s.focus = View::Original;
+        }
         s.selection = None;
         let node_names: BTreeSet<&str> = graph.nodes.iter().map(|n| n.name.as_str()).collect();
         let modules: BTreeSet<&str> =
@@ -381,7 +402,7 @@ impl App {
             .into_iter()
             .filter(|(k, v)| symbols.iter().any(|sym| sym.name == *k && sym.range.contains(*v)))
             .collect();
-        if let Some(f) = session.focus {
+        if let Some(f) = session.focus.filter(|f| !f.is_stage()) {
             s.focus = f;
         }
         if let Some(shown) = session.shown {
@@ -424,8 +445,12 @@ impl App {
             return;
         }
         let model = doc.model.clone();
-        let graph = model.graphs[doc.graph].clone();
         let view = s.focus;
+        // A stage view profiles its own graph; the decomposition views the original, decomposed.
+        let graph = match s.pane(view).graph.as_deref() {
+            Some(g) if view.is_stage() => g.clone(),
+            _ => model.graphs[doc.graph].clone(),
+        };
         let marks = s.marks.clone();
         let bindings = s.bindings.clone();
         let p = &mut s.profile;
@@ -483,6 +508,40 @@ impl App {
         });
     }
 
+    /// Fills the stage views with `compile_id`'s graphs and lays them out (on workers).
+    fn show_stages(&mut self, compile_id: Option<String>) {
+        let s = &mut self.state;
+        let Some(doc) = &s.doc else { return };
+        let model = doc.model.clone();
+        let Some(id) = compile_id else {
+            s.stages = None;
+            if s.focus.is_stage() {
+                s.focus = View::Original;
+            }
+            return;
+        };
+        let set = super::stages::StageSet::of(&model, &id);
+        if set.graphs.iter().all(Option::is_none) {
+            return s.message(format!("compile {id}: the log holds none of its stage graphs"));
+        }
+        if s.selection.is_some_and(|sel| sel.view.is_stage()) {
+            s.selection = None;
+        }
+        for v in View::STAGES {
+            let pane = s.pane_mut(v);
+            let generation = pane.generation;
+            *pane = Default::default();
+            pane.generation = generation;
+            pane.graph = set.graph_of(v).map(|i| Arc::new(model.graphs[i].clone()));
+        }
+        s.focus = View::STAGES.into_iter().find(|v| set.graph_of(*v).is_some()).unwrap_or(View::Dynamo);
+        s.stages = Some(set);
+        s.rebind();
+        for v in View::STAGES {
+            self.request_layout(v);
+        }
+    }
+
     fn request_decomposition(&mut self, view: View) {
         let Some(graph) = self.state.original().cloned() else { return };
         let marks = self.state.marks.clone();
@@ -506,7 +565,7 @@ impl App {
         let collapsed = self.state.collapsed.clone();
         let pane = self.state.pane_mut(view);
         let Some(graph) = pane.graph.clone() else { return };
-        if view != View::Original && pane.decomp.is_none() {
+        if matches!(view, View::Lite | View::Full) && pane.decomp.is_none() {
             return self.request_decomposition(view);
         }
         pane.generation += 1;

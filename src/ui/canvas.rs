@@ -193,6 +193,9 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
                     label.push_str(&format!(" · device {}", micros(ns)));
                 }
             }
+            if view.is_stage() && related.contains(&i) {
+                label.push_str(" [highlighted]");
+            }
             ui.interact(srect, ui.id().with(("item", view, i)), Sense::hover())
                 .widget_info(|| WidgetInfo::labeled(WidgetType::Label, true, label.clone()));
         }

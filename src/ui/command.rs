@@ -56,6 +56,10 @@ pub enum Command {
     Copy(String),
     ForgetRecent(PathBuf),
     PickDevice(crate::runtime::Backend),
+    /// Show this graph of a multi-graph model as the original (decomposed in lite and full).
+    PickGraph(usize),
+    /// Show a TORCH_TRACE compile's stages side by side (`None`: back to the decomposition views).
+    ShowStages(Option<String>),
     /// Profile the focused view's plan on the picked device (on a worker).
     RunProfile,
     ShowProfile(bool),

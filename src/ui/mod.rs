@@ -12,6 +12,7 @@ pub mod neighbourhood;
 mod panels;
 pub mod profiling;
 pub mod session;
+pub mod stages;
 pub mod state;
 
 pub use app::App;
