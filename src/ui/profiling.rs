@@ -100,10 +100,11 @@ impl ProfileState {
     }
 }
 
-/// The overlay's colour ramp: dark blue (cold) through orange to red (the slowest node).
+/// The overlay's colour ramp: muted green (cold) through yellow to red (the slowest node). Its cold
+/// end is unlike every class colour, so an overlaid graph is not read as "decomposed".
 pub fn heat_color(t: f32) -> Color32 {
     let stops: [(f32, [f32; 3]); 4] =
-        [(0.0, [40.0, 60.0, 140.0]), (0.4, [40.0, 150.0, 150.0]), (0.7, [230.0, 160.0, 30.0]), (1.0, [220.0, 40.0, 30.0])];
+        [(0.0, [60.0, 100.0, 70.0]), (0.4, [120.0, 160.0, 50.0]), (0.7, [225.0, 190.0, 40.0]), (1.0, [220.0, 40.0, 30.0])];
     let t = t.clamp(0.0, 1.0);
     let i = stops.iter().rposition(|(s, _)| *s <= t).unwrap_or(0).min(stops.len() - 2);
     let ((s0, c0), (s1, c1)) = (stops[i], stops[i + 1]);
@@ -126,7 +127,7 @@ mod tests {
 
     #[test]
     fn heat_ramp_runs_cold_to_hot() {
-        assert_eq!(heat_color(0.0), Color32::from_rgb(40, 60, 140));
+        assert_eq!(heat_color(0.0), Color32::from_rgb(60, 100, 70));
         assert_eq!(heat_color(1.0), Color32::from_rgb(220, 40, 30));
         assert_eq!(heat_color(2.0), heat_color(1.0));
     }

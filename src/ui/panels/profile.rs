@@ -41,7 +41,7 @@ pub fn device_picker(ui: &mut Ui, state: &AppState, cmds: &mut Vec<Command>) {
 
 pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
     let p = &state.profile;
-    egui::TopBottomPanel::bottom("profile").resizable(true).default_height(300.0).show(ctx, |ui| {
+    egui::TopBottomPanel::bottom("profile").resizable(true).default_height(320.0).min_height(220.0).show(ctx, |ui| {
         ui.horizontal_wrapped(|ui| {
             ui.heading("Profile");
             if let Some(step) = &p.running {
