@@ -1,5 +1,5 @@
 //! The profile's timeline: one row per device queue, then one per CPU thread and scope depth.
-//! Scroll zooms around the pointer, drag pans, double-click fits; hovering a span shows its name,
+//! Scroll zooms around the pointer, drag pans, double-click fits the repetitions; hovering a span shows its name,
 //! duration and, for kernels, the tensor shapes it saw.
 
 use egui::{pos2, vec2, Align2, Color32, FontId, Rect, Sense, Stroke, Ui, WidgetInfo, WidgetType};
@@ -60,14 +60,23 @@ pub fn show(ui: &mut Ui, trace: &Trace, generation: u64) {
     rows.extend(cpu_rows.iter().map(|(t, d)| format!("cpu {t} · {d}")));
     let end = spans.iter().map(|s| s.start + s.dur).fold(1.0f64, f64::max);
 
+    // The repetitions, not the lowering and code generation before them, are what a user came
+    // to see: the first view fits them.
+    let reps = match (trace.frames.first(), trace.frames.last()) {
+        (Some(a), Some(b)) => Window { generation, t0: (a.start_ns - origin) as f64, t1: (b.end_ns - origin) as f64 },
+        _ => Window { generation, t0: 0.0, t1: end },
+    };
     let id = ui.id().with("timeline-window");
-    let mut win = ui.data(|d| d.get_temp::<Window>(id)).filter(|w| w.generation == generation).unwrap_or(Window { generation, t0: 0.0, t1: end });
+    let mut win = ui.data(|d| d.get_temp::<Window>(id)).filter(|w| w.generation == generation).unwrap_or(reps);
     ui.horizontal(|ui| {
         ui.label(format!("timeline · {} kernels · {} CPU scopes", trace.kernels.len(), trace.cpu.len()));
-        if ui.small_button("fit to width").clicked() {
+        if ui.small_button("fit to width").on_hover_text("the whole capture, lowering included").clicked() {
             win = Window { generation, t0: 0.0, t1: end };
         }
-        ui.label(egui::RichText::new(format!("{} – {}", micros(win.t0 as u64), micros(win.t1 as u64))).weak());
+        if ui.small_button("repetitions").on_hover_text("the profiled runs only").clicked() {
+            win = reps;
+        }
+        ui.label(egui::RichText::new(format!("{:.3} – {:.3} ms", win.t0 / 1e6, win.t1 / 1e6)).weak());
     });
     let height = (rows.len() as f32 * ROW).max(ROW);
     egui::ScrollArea::vertical().id_salt("timeline-scroll").show(ui, |ui| {
@@ -80,7 +89,7 @@ pub fn show(ui: &mut Ui, trace: &Trace, generation: u64) {
             win.t1 += dt;
         }
         if resp.double_clicked() {
-            win = Window { generation, t0: 0.0, t1: end };
+            win = reps;
         }
         if let Some(p) = resp.hover_pos() {
             let scroll = ui.input(|i| i.smooth_scroll_delta.y + i.smooth_scroll_delta.x);
