@@ -391,3 +391,26 @@ fn a_multi_graph_model_lets_the_user_pick_the_original() {
     assert_eq!(h.app.state.original().unwrap().name, graphs[1]);
     assert!(h.app.state.pane(View::Lite).layout.is_some());
 }
+
+#[test]
+fn a_failed_profile_shows_its_error_and_the_app_goes_on() {
+    let mut h = Harness::new(Source::Embedded);
+    let l0 = h.app.state.profile.devices.iter().find(|d| d.backend.name() != "opencl" && d.backend.name() != "reference").cloned().unwrap();
+    if l0.available {
+        eprintln!("skipped: Level Zero is available here, so the profile would not fail");
+        return;
+    }
+    // The picker greys it out; a stale pick (a device that went away) reaches the run anyway.
+    let ctx = h.ctx.clone();
+    h.app.apply(xpu_workbench::ui::Command::PickDevice(l0.backend), &ctx);
+    h.key(Key::R, Modifiers::COMMAND);
+    let p = &h.app.state.profile;
+    assert!(p.running.is_none() && p.result.is_none());
+    let error = p.error.clone().expect("an error");
+    h.expect(|l| l.starts_with("profile failed: ") && l.contains(&error), "the error in the profile panel");
+    // The app still answers: pick the reference interpreter and profile.
+    h.pick_device("reference");
+    let r = h.run_profile();
+    assert!(!r.rows.is_empty());
+    assert!(h.app.state.profile.error.is_none());
+}
