@@ -376,6 +376,11 @@ fn torch_trace_stage_views_relate_nodes_by_source_line() {
     assert!(h.app.state.related(View::Dynamo).contains(&earlier[0]));
     h.click_label(|l| l.starts_with(&link), "the dynamo link");
     h.expect(|l| l.starts_with("dynamo node: ") && l.contains(&d.name) && l.ends_with("[highlighted]"), "the highlighted dynamo box");
+
+    // Key 1 goes back to the decomposition views.
+    h.key(Key::Num1, Modifiers::NONE);
+    assert!(h.app.state.stages.is_none());
+    h.expect(|l| l.starts_with("original (1)"), "the original pane header");
 }
 
 #[test]

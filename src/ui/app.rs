@@ -158,6 +158,10 @@ impl App {
             Command::Open(source) => self.open(source),
             Command::OpenDialog => self.open_dialog(),
             Command::Focus(v) => {
+                // Keys 1/2/3 while a log's stages are shown go back to the decomposition views.
+                if !v.is_stage() {
+                    s.stages = None;
+                }
                 s.focus = v;
                 if let Some(shown) = s.shown.get_mut(v.index()) {
                     *shown = true;
