@@ -252,3 +252,170 @@ fn an_already_decomposed_file_shows_its_lite_violations() {
     }
     h.expect(|l| l == "lite violation", "the legend entry");
 }
+
+impl Harness {
+    /// Picks the backend named `backend` in the toolbar's device picker.
+    fn pick_device(&mut self, backend: &str) {
+        let picker = self.find_role(Role::ComboBox, "device");
+        self.action(picker, Action::Default, None);
+        let prefix = format!("{backend}: ");
+        self.click_label(|l| l.starts_with(&prefix), "the device entry");
+        assert_eq!(self.app.state.profile.device.map(|b| b.name()), Some(backend));
+    }
+
+    /// Ctrl+R, then frames until the worker has answered.
+    fn run_profile(&mut self) -> std::sync::Arc<xpu_workbench::ui::profiling::ProfileResult> {
+        self.key(Key::R, Modifiers::COMMAND);
+        let p = &self.app.state.profile;
+        assert!(p.running.is_none());
+        if let Some(e) = &p.error {
+            panic!("the profile failed: {e}");
+        }
+        p.result.clone().expect("a profile result")
+    }
+}
+
+#[test]
+fn profiles_on_the_reference_device_with_timeline_table_and_heat() {
+    let mut h = Harness::new(Source::Embedded);
+    // Every backend is listed; the reference interpreter always is available.
+    let devices = &h.app.state.profile.devices;
+    assert_eq!(devices.len(), 3, "{devices:?}");
+    assert!(devices.iter().any(|d| d.backend.name() == "reference" && d.available));
+    h.pick_device("reference");
+    let r = h.run_profile();
+    assert_eq!(r.view, View::Original);
+    assert!(!r.rows.is_empty(), "no kernel rows");
+    // Rows are sorted slowest first and named after nodes of the profiled graph.
+    assert!(r.rows.windows(2).all(|w| w[0].median_ns >= w[1].median_ns));
+    let g = h.app.state.original().unwrap();
+    let row = &r.rows[0];
+    let first = row.launch.nodes.first().unwrap_or(&row.node);
+    assert!(g.node_by_name(first).is_some(), "{first} is not a node of the graph");
+    h.expect(|l| l == row.node, "the slowest kernel's row in the table");
+    h.expect(|l| l.starts_with("timeline: ") && !l.contains(" 0 spans"), "the timeline");
+    h.expect(|l| l.contains("kernels, by median device time"), "the table header");
+
+    // The heat overlay colours nodes and adds their device time; toggling it off removes it.
+    h.click_label(|l| l == "heat overlay", "the heat toggle");
+    assert!(h.app.state.profile.heat);
+    h.expect(|l| l.starts_with("device time per node"), "the heat legend");
+    h.expect(|l| l.starts_with("original node: ") && l.contains(" · device "), "a node box with its device time");
+    h.click_label(|l| l == "heat overlay", "the heat toggle");
+    assert!(!h.app.state.profile.heat);
+    assert!(h.find(|l| l.starts_with("original node: ") && l.contains(" · device ")).is_none());
+
+    // The exports write the files the `profile` command writes.
+    let dir = std::env::temp_dir().join(format!("xpu-wb-ui-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (chrome, puffin) = (dir.join("t.json"), dir.join("t.puffin"));
+    let ctx = h.ctx.clone();
+    h.app.apply(xpu_workbench::ui::Command::Export(xpu_workbench::ui::ExportKind::Chrome, chrome.clone()), &ctx);
+    h.app.apply(xpu_workbench::ui::Command::Export(xpu_workbench::ui::ExportKind::Puffin, puffin.clone()), &ctx);
+    h.settle();
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&chrome).unwrap()).unwrap();
+    assert!(json.to_string().contains(&row.node));
+    assert!(std::fs::metadata(&puffin).unwrap().len() > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn profiles_the_lite_view_on_opencl() {
+    let mut h = Harness::new(Source::Embedded);
+    let cl = h.app.state.profile.devices.iter().find(|d| d.backend.name() == "opencl").cloned().unwrap();
+    if !cl.available {
+        assert!(std::env::var_os("XPU_WORKBENCH_REQUIRE_OPENCL").is_none(), "no OpenCL: {:?}", cl.reason);
+        eprintln!("skipped: no OpenCL ({:?})", cl.reason);
+        return;
+    }
+    h.key(Key::Num2, Modifiers::NONE);
+    h.pick_device("opencl");
+    let r = h.run_profile();
+    assert_eq!(r.view, View::Lite);
+    assert_eq!(r.trace.backend, "opencl");
+    assert!(!r.rows.is_empty());
+    h.expect(|l| l == r.rows[0].node, "the slowest kernel's row in the table");
+}
+
+#[test]
+fn torch_trace_stage_views_relate_nodes_by_source_line() {
+    use xpu_workbench::import::trace::stage_provenance;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/traces/trace_default.log.gz");
+    let mut h = Harness::new(Source::File(path));
+    assert_eq!(h.app.state.doc.as_ref().unwrap().model.format, xpu_workbench::ir::Format::TorchTrace);
+    let picker = h.find_role(Role::ComboBox, "compile id");
+    h.action(picker, Action::Default, None);
+    h.click_label(|l| l == "stages of compile 0/1", "the compile id 0/1 entry");
+    assert_eq!(h.app.state.stages.as_ref().map(|s| s.compile_id.as_str()), Some("0/1"));
+    for stage in ["dynamo", "aot", "post-grad"] {
+        h.expect(|l| l.starts_with(&format!("{stage} graph of compile 0/1")), "a stage pane header");
+    }
+
+    // Pick, in the AOT view, a node whose source line dynamo's graph also has.
+    let aot = h.app.state.pane(View::Aot).graph.clone().expect("an AOT graph");
+    let dynamo = h.app.state.pane(View::Dynamo).graph.clone().expect("a dynamo graph");
+    let mapped: Vec<_> = stage_provenance(&dynamo, &aot).into_iter().filter(|(_, e)| !e.is_empty()).collect();
+    assert!(!mapped.is_empty(), "no AOT node shares a source line with dynamo");
+    h.click_label(|l| l.starts_with("aot graph of compile"), "the AOT pane header");
+    assert_eq!(h.app.state.focus, View::Aot);
+    let (node, earlier) = mapped
+        .iter()
+        .find(|(n, _)| {
+            let name = &aot.node(*n).name;
+            !aot.nodes.iter().take(n.index()).any(|m| m.name.contains(name.as_str()) || m.target.contains(name.as_str()))
+        })
+        .expect("an AOT node found first by its name");
+    h.search_and_jump(&aot.node(*node).name);
+    assert_eq!(h.app.state.selection.map(|s| (s.view, s.node)), Some((View::Aot, *node)));
+
+    // The dynamo nodes of the same line are highlighted: listed in the inspector, and drawn
+    // highlighted once jumped to.
+    let d = dynamo.node(earlier[0]);
+    let link = format!("in dynamo: {} (", d.name);
+    h.expect(|l| l.starts_with(&link), "the inspector's link to the dynamo node");
+    assert!(h.app.state.related(View::Dynamo).contains(&earlier[0]));
+    h.click_label(|l| l.starts_with(&link), "the dynamo link");
+    h.expect(|l| l.starts_with("dynamo node: ") && l.contains(&d.name) && l.ends_with("[highlighted]"), "the highlighted dynamo box");
+
+    // Key 1 goes back to the decomposition views.
+    h.key(Key::Num1, Modifiers::NONE);
+    assert!(h.app.state.stages.is_none());
+    h.expect(|l| l.starts_with("original (1)"), "the original pane header");
+}
+
+#[test]
+fn a_multi_graph_model_lets_the_user_pick_the_original() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/traces/trace_default.log.gz");
+    let mut h = Harness::new(Source::File(path));
+    let graphs: Vec<String> = h.app.state.doc.as_ref().unwrap().model.graphs.iter().map(|g| g.name.clone()).collect();
+    assert!(graphs.len() > 1);
+    let picker = h.find_role(Role::ComboBox, "original graph");
+    h.action(picker, Action::Default, None);
+    let want = format!("graph: {}", graphs[1]);
+    h.click_label(|l| l == want, "the second graph's entry");
+    assert_eq!(h.app.state.original().unwrap().name, graphs[1]);
+    assert!(h.app.state.pane(View::Lite).layout.is_some());
+}
+
+#[test]
+fn a_failed_profile_shows_its_error_and_the_app_goes_on() {
+    let mut h = Harness::new(Source::Embedded);
+    let l0 = h.app.state.profile.devices.iter().find(|d| d.backend.name() != "opencl" && d.backend.name() != "reference").cloned().unwrap();
+    if l0.available {
+        eprintln!("skipped: Level Zero is available here, so the profile would not fail");
+        return;
+    }
+    // The picker greys it out; a stale pick (a device that went away) reaches the run anyway.
+    let ctx = h.ctx.clone();
+    h.app.apply(xpu_workbench::ui::Command::PickDevice(l0.backend), &ctx);
+    h.key(Key::R, Modifiers::COMMAND);
+    let p = &h.app.state.profile;
+    assert!(p.running.is_none() && p.result.is_none());
+    let error = p.error.clone().expect("an error");
+    h.expect(|l| l.starts_with("profile failed: ") && l.contains(&error), "the error in the profile panel");
+    // The app still answers: pick the reference interpreter and profile.
+    h.pick_device("reference");
+    let r = h.run_profile();
+    assert!(!r.rows.is_empty());
+    assert!(h.app.state.profile.error.is_none());
+}

@@ -10,7 +10,7 @@ use super::{fail, EXIT_FAILED, EXIT_USAGE};
 use crate::codegen::spirv;
 use crate::decomp::{Marks, Mode};
 use crate::exec::{self, Tensor};
-use crate::ir::{Model, ValueKind};
+use crate::ir::Model;
 use crate::lower::{self, Plan};
 use crate::npy;
 use crate::runtime::plan::{compile_plan, run_on_device, PlanRun};
@@ -94,37 +94,10 @@ pub fn compile(file: &Path, mode: &str, marks: &[String], binds: &[String], emit
     ExitCode::SUCCESS
 }
 
-/// SplitMix64: seeded inputs without a dependency; uniform in [-1, 1).
-fn random_tensor(shape: &[usize], seed: &mut u64) -> Tensor {
-    let n: usize = shape.iter().product();
-    let v: Vec<f32> = (0..n)
-        .map(|_| {
-            *seed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = *seed;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^= z >> 31;
-            ((z >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
-        .collect();
-    Tensor::from_vec(shape, v).expect("length matches shape")
-}
-
-/// Random user inputs of the shapes `b` gives the graph's inputs.
+/// Random user inputs of the shapes `b` gives the model's first graph's inputs.
 pub fn random_inputs(model: &Model, b: &Bindings, seed: u64) -> Result<Vec<Tensor>, String> {
     let graph = model.graphs.first().ok_or("the model has no graph")?;
-    let mut s = seed;
-    exec::user_inputs(graph)
-        .iter()
-        .map(|v| match &graph.value(*v).kind {
-            ValueKind::Tensor(t) => {
-                let shape = t.sizes.iter().map(|e| e.eval_int(b).map(|i| i.max(0) as usize)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
-                Ok(random_tensor(&shape, &mut s))
-            }
-            ValueKind::SymInt(e) => Ok(Tensor::scalar(e.eval_int(b).map_err(|e| e.to_string())?)),
-            other => Err(format!("input `{}` of kind {other:?} cannot be generated", graph.value(*v).name)),
-        })
-        .collect()
+    exec::random_inputs(graph, b, seed)
 }
 
 /// Maximum absolute error and that error relative to the largest reference magnitude.

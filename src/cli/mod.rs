@@ -27,6 +27,9 @@ pub struct Cli {
     pub command: Option<Command>,
     /// A model file to open in the app (no file: the embedded sample).
     pub file: Option<PathBuf>,
+    /// In the app: run & profile (with the heat overlay on) as soon as the model is open.
+    #[arg(long)]
+    pub profile: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -219,7 +222,7 @@ pub fn main() -> ExitCode {
                 Some(f) => crate::ui::Source::File(f),
                 None => crate::ui::Source::Embedded,
             };
-            match crate::ui::run(source) {
+            match crate::ui::run(source, cli.profile) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(EXIT_FAILED, &e),
             }

@@ -1,19 +1,14 @@
 //! `profile`: run a model's plan on a device with puffin on, print each kernel's median device
 //! time, and write the Chrome trace and the puffin recording.
 
-use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
 use super::{compile, fail, EXIT_FAILED, EXIT_USAGE};
-use crate::ir::ValueKind;
-use crate::lower::Plan;
-use crate::profile::{profile_captured, CpuCapture, LaunchInfo, ProfileOptions, Trace};
-use crate::runtime::plan::{compile_plan, run_on_device, RunError};
-use crate::runtime::{open, pick_backend, probe_all, Backend};
+use crate::profile::{profile_plan, CpuCapture, PlanProfile, ProfileOptions, Trace};
+use crate::runtime::{pick_backend, probe_all, Backend};
 use crate::shapes::{parse_binding, resolve_bindings};
-use crate::sym::Bindings;
 
 /// Per node: median device time per repetition, its share of the median total, and the kernel.
 pub fn summary(trace: &Trace) -> String {
@@ -73,38 +68,6 @@ pub struct ProfileArgs<'a> {
     pub json: bool,
 }
 
-/// What each kernel of the plan is, for its spans: graph nodes, tensor shapes under the
-/// bindings (by the graph value each buffer parameter holds), and the bindings.
-fn labels(plan: &Plan, b: &Bindings) -> HashMap<String, LaunchInfo> {
-    let graph = &plan.graph;
-    let bindings: BTreeMap<String, i64> = b.iter().map(|(k, v)| (k.to_string(), v)).collect();
-    plan.steps
-        .iter()
-        .filter_map(|step| {
-            let k = step.kernel()?;
-            let nodes: Vec<String> = step.nodes().iter().map(|n| graph.node(*n).name.clone()).collect();
-            let shapes = k
-                .buffers
-                .iter()
-                .filter_map(|p| {
-                    let ValueKind::Tensor(t) = &graph.value(graph.value_id(&p.value)?).kind else { return None };
-                    let shape = t.sizes.iter().map(|e| e.eval_int(b).ok()).collect::<Option<Vec<i64>>>()?;
-                    Some((p.value.clone(), shape))
-                })
-                .collect();
-            let info = LaunchInfo {
-                node: if nodes.is_empty() { k.name.clone() } else { nodes.join("+") },
-                nodes: if nodes.len() > 1 { nodes } else { Vec::new() },
-                kernel: k.name.clone(),
-                shapes,
-                bindings: bindings.clone(),
-                ..Default::default()
-            };
-            Some((k.name.clone(), info))
-        })
-        .collect()
-}
-
 pub fn run(a: ProfileArgs<'_>) -> ExitCode {
     let wanted = match Backend::parse(a.device) {
         Ok(w) => w,
@@ -132,29 +95,11 @@ pub fn run(a: ProfileArgs<'_>) -> ExitCode {
         Ok(t) => t,
         Err(e) => return fail(EXIT_USAGE, &e),
     };
-    let modules = match compile_plan(&lowered.plan) {
-        Ok(m) => m,
-        Err(e) => return fail(EXIT_FAILED, &e),
-    };
-    let mut device = match open(backend) {
-        Ok(d) => d,
-        Err(e) => return fail(EXIT_FAILED, &e),
-    };
-    let labels = labels(&lowered.plan, &bindings);
     let options = ProfileOptions { warmup: a.warmup, repeat: a.repeat.max(1) };
-    // The plan runner's own sum of its kernels' timings, per timed repetition: a second account
-    // of the device time that the trace's spans must agree with.
-    let mut run_totals = Vec::new();
-    let traced = profile_captured::<RunError>(capture, device.as_mut(), options, |dev, repetition| {
-        dev.set_labels(labels.clone());
-        let run = run_on_device(dev, &lowered.plan, &modules, &lowered.model, &inputs, &bindings)?;
-        if repetition >= options.warmup {
-            run_totals.push(run.total_device_ns);
-        }
-        Ok(())
-    });
-    let trace = match traced {
-        Ok(t) => t,
+    let profiled =
+        profile_plan(capture, backend, &lowered.plan, &lowered.model, &inputs, &bindings, options, &mut |_| {});
+    let PlanProfile { trace, run_device_ns: run_totals } = match profiled {
+        Ok(p) => p,
         Err(e) => return fail(EXIT_FAILED, &e),
     };
     if a.json {

@@ -8,6 +8,7 @@
 //! so a wrong shape or type promotion cannot slip through silently.
 
 pub mod ops;
+mod random;
 pub mod tensor;
 pub mod value;
 
@@ -15,6 +16,7 @@ use crate::ir::{Arg, Graph, InputKind, Model, Node, TensorMeta, ValueId, ValueKi
 use crate::sym::{Bindings, Expr, SymError};
 
 pub use ops::OpError;
+pub use random::random_inputs;
 pub use tensor::{Data, Element, Tensor};
 pub use value::{RtValue, Values};
 

@@ -10,6 +10,7 @@ mod align;
 mod capture;
 mod chrome;
 mod puffin_file;
+mod run;
 mod trace;
 mod tracing_device;
 
@@ -17,6 +18,7 @@ pub use align::{align, LaunchTimes};
 pub use capture::CpuCapture;
 pub use chrome::{chrome_json, DEVICE_PID, FRAMES_TID, HOST_PID};
 pub use puffin_file::{frame_view, write_puffin};
+pub use run::{launch_labels, profile_plan, PlanProfile};
 pub use trace::{ClockAlignment, CpuSpan, DeviceSpan, Frame, LaunchInfo, Trace};
 pub use tracing_device::TracingDevice;
 

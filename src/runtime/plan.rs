@@ -26,6 +26,11 @@ pub struct StepRun {
     pub name: String,
     pub nodes: Vec<String>,
     pub device_ns: u64,
+    /// When the step started on the host clock ([`puffin::now_ns`]), on the reference
+    /// interpreter, whose host time stands in for device time; 0 on a device, whose kernels are
+    /// placed by their own timestamps (see `profile::TracingDevice`).
+    #[serde(skip)]
+    pub host_start_ns: i64,
 }
 
 /// A finished run: outputs (graph order), per-kernel timings and the wall time of the run.
@@ -150,7 +155,7 @@ pub fn run_on_device(
             total += ns;
             let step = &plan.steps[*i];
             let name = step.kernel().map(|k| k.name.clone()).unwrap_or_default();
-            steps.push(StepRun { kind: step.kind(), name, nodes: step_nodes(plan, step), device_ns: ns });
+            steps.push(StepRun { kind: step.kind(), name, nodes: step_nodes(plan, step), device_ns: ns, host_start_ns: 0 });
         }
     }
     for (_, b) in buffers {

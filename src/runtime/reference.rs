@@ -26,6 +26,7 @@ pub fn run_reference(plan: &Plan, model: &Model, inputs: &[Tensor], bindings: &B
     let mut total = 0;
     for step in &plan.steps {
         let s0 = Instant::now();
+        let host_start_ns = puffin::now_ns();
         for n in step.nodes() {
             let node = graph.node(n);
             if node.outputs.iter().all(|o| values.get(*o).is_some()) {
@@ -42,7 +43,7 @@ pub fn run_reference(plan: &Plan, model: &Model, inputs: &[Tensor], bindings: &B
         if let Some(k) = step.kernel() {
             let ns = s0.elapsed().as_nanos() as u64;
             total += ns;
-            steps.push(StepRun { kind: step.kind(), name: k.name.clone(), nodes: step_nodes(plan, step), device_ns: ns });
+            steps.push(StepRun { kind: step.kind(), name: k.name.clone(), nodes: step_nodes(plan, step), device_ns: ns, host_start_ns });
         }
     }
     let outputs = exec::outputs(graph, &values)?;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use egui::{Key, KeyboardShortcut, Modifiers};
 
-use super::command::{Command, MarkTarget};
+use super::command::{Command, ExportKind, MarkTarget};
 use super::jobs::{JobResult, Jobs};
 use super::layout::layout;
 use super::neighbourhood::Neighbourhood;
@@ -16,6 +16,8 @@ use super::session::{Session, Settings, Store};
 use super::state::{AppState, Camera, Doc, Source, Theme, View};
 use crate::decomp::{decompose, Marks};
 use crate::import;
+use crate::profile::{profile_plan, CpuCapture};
+use crate::runtime::probe_all;
 
 const SAVE_EVERY: Duration = Duration::from_millis(750);
 
@@ -28,6 +30,8 @@ pub struct App {
     applied_theme: Option<Theme>,
     load_generation: u64,
     dirty_since: Option<Instant>,
+    /// Run & profile (heat overlay on) once the model is open and the devices are probed.
+    profile_when_open: bool,
 }
 
 impl App {
@@ -44,9 +48,17 @@ impl App {
             applied_theme: None,
             load_generation: 0,
             dirty_since: None,
+            profile_when_open: false,
         };
         app.state.loading = Some("starting".into());
+        // Probing loads the OpenCL and Level Zero libraries: not on the UI thread.
+        app.jobs.spawn("probe", || JobResult::Devices(probe_all()));
         app
+    }
+
+    /// Runs & profiles the model, with the heat overlay on, as soon as it is open.
+    pub fn profile_when_open(&mut self) {
+        self.profile_when_open = true;
     }
 
     /// Whether a load, decomposition or layout is still running (tests wait for this).
@@ -68,6 +80,11 @@ impl App {
             self.applied_theme = Some(self.state.theme);
         }
         self.shortcuts(ctx);
+        if self.profile_when_open && self.state.doc.is_some() && self.state.profile.device.is_some() && !self.busy() {
+            self.profile_when_open = false;
+            self.state.profile.heat = true;
+            self.commands.push(Command::RunProfile);
+        }
         for f in ctx.input(|i| i.raw.dropped_files.clone()) {
             if let Some(path) = f.path {
                 self.commands.push(Command::Open(Source::File(path)));
@@ -79,6 +96,9 @@ impl App {
         panels::status::show(ctx, &self.state);
         panels::dims::show(ctx, &self.state, &mut cmds);
         panels::inspector::show(ctx, &self.state, &mut cmds);
+        if self.state.profile.open {
+            panels::profile::show(ctx, &self.state, &mut cmds);
+        }
         if self.state.show_neighbourhood {
             self.neighbourhood.show(ctx, &self.state, &mut cmds);
         }
@@ -106,6 +126,9 @@ impl App {
         ctx.input_mut(|i| {
             if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::O)) {
                 out.push(Command::OpenDialog);
+            }
+            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::R)) {
+                out.push(Command::RunProfile);
             }
             if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::F)) {
                 out.push(Command::OpenSearch);
@@ -135,14 +158,20 @@ impl App {
             Command::Open(source) => self.open(source),
             Command::OpenDialog => self.open_dialog(),
             Command::Focus(v) => {
+                // Keys 1/2/3 while a log's stages are shown go back to the decomposition views.
+                if !v.is_stage() {
+                    s.stages = None;
+                }
                 s.focus = v;
-                s.shown[v.index()] = true;
+                if let Some(shown) = s.shown.get_mut(v.index()) {
+                    *shown = true;
+                }
                 self.touch();
             }
             Command::SetShown(v, on) => {
                 s.shown[v.index()] = on;
                 if !s.shown.iter().any(|x| *x) {
-                    s.shown[s.focus.index()] = true;
+                    s.shown[View::Original.index()] = true;
                 }
                 self.touch();
             }
@@ -154,7 +183,9 @@ impl App {
             Command::JumpTo(view, node) => {
                 s.selection = Some(super::state::Selection { view, node });
                 s.focus = view;
-                s.shown[view.index()] = true;
+                if let Some(shown) = s.shown.get_mut(view.index()) {
+                    *shown = true;
+                }
                 let pane = s.pane_mut(view);
                 if let Some(rect) = pane.layout.as_ref().and_then(|l| l.item_of(node).map(|i| l.items[i].rect)) {
                     pane.camera.center = rect.center();
@@ -190,7 +221,7 @@ impl App {
                 if !s.collapsed.remove(&path) {
                     s.collapsed.insert(path);
                 }
-                for v in View::ALL {
+                for v in View::ALL.into_iter().chain(View::STAGES) {
                     self.request_layout(v);
                 }
                 self.touch();
@@ -213,6 +244,21 @@ impl App {
                 s.recent.retain(|r| *r != p);
                 self.save_settings();
             }
+            Command::PickDevice(b) => s.profile.device = Some(b),
+            Command::PickGraph(i) => {
+                if let Some(doc) = &s.doc {
+                    if i < doc.model.graphs.len() && i != doc.graph {
+                        let (source, model) = (doc.source.clone(), doc.model.clone());
+                        self.show_graph(source, model, i);
+                    }
+                }
+            }
+            Command::ShowStages(id) => self.show_stages(id),
+            Command::RunProfile => self.run_profile(),
+            Command::ShowProfile(on) => s.profile.open = on,
+            Command::SetHeat(on) => s.profile.heat = on,
+            Command::ExportDialog(kind) => self.export_dialog(kind),
+            Command::Export(kind, path) => self.export(kind, path),
         }
     }
 
@@ -267,7 +313,7 @@ impl App {
                     Ok(model) if model.graphs.is_empty() => {
                         self.state.message(format!("{}: the file holds no graph", source.label()))
                     }
-                    Ok(model) => self.loaded(source, model),
+                    Ok(model) => self.show_graph(source, Arc::new(model), 0),
                     Err(e) => self.state.message(e),
                 }
             }
@@ -301,14 +347,49 @@ impl App {
             }
             JobResult::Picked(Some(path)) => self.open(Source::File(path)),
             JobResult::Picked(None) => {}
+            JobResult::Devices(d) => self.state.profile.set_devices(d),
+            JobResult::ProfileProgress { generation, text } => {
+                let p = &mut self.state.profile;
+                if generation == p.generation && p.running.is_some() {
+                    p.running = Some(text);
+                }
+            }
+            JobResult::Profiled { generation, view, result } => {
+                let p = &mut self.state.profile;
+                if generation != p.generation {
+                    return;
+                }
+                p.running = None;
+                match result {
+                    Ok(trace) => {
+                        p.result = Some(Arc::new(super::profiling::ProfileResult::new(view, *trace)));
+                        p.error = None;
+                    }
+                    Err(e) => {
+                        p.error = Some(e.clone());
+                        self.state.message(format!("profile failed: {e}"));
+                    }
+                }
+            }
+            JobResult::ExportPicked(kind, Some(path)) => self.export(kind, path),
+            JobResult::ExportPicked(_, None) => {}
+            JobResult::Exported(Ok(m)) | JobResult::Exported(Err(m)) => self.state.message(m),
         }
     }
 
-    fn loaded(&mut self, source: Source, model: crate::ir::Model) {
+    /// Shows graph `index` of `model` as the original, with the file's saved session.
+    fn show_graph(&mut self, source: Source, model: Arc<crate::ir::Model>, index: usize) {
         let session = self.store.as_ref().and_then(|s| s.load_session(&source.session_key())).unwrap_or_default();
-        let graph = model.graphs[0].clone();
+        let graph = model.graphs[index].clone();
         let s = &mut self.state;
-        s.doc = Some(Doc { source: source.clone(), model: Arc::new(model), graph: 0 });
+        s.doc = Some(Doc { source: source.clone(), model, graph: index });
+        s.stages = None;
+        for v in View::STAGES {
+            *s.pane_mut(v) = Default::default();
+        }
+        if s.focus.is_stage() {
+            s.focus = View::Original;
+        }
         s.selection = None;
         let node_names: BTreeSet<&str> = graph.nodes.iter().map(|n| n.name.as_str()).collect();
         let modules: BTreeSet<&str> =
@@ -325,7 +406,7 @@ impl App {
             .into_iter()
             .filter(|(k, v)| symbols.iter().any(|sym| sym.name == *k && sym.range.contains(*v)))
             .collect();
-        if let Some(f) = session.focus {
+        if let Some(f) = session.focus.filter(|f| !f.is_stage()) {
             s.focus = f;
         }
         if let Some(shown) = session.shown {
@@ -355,6 +436,116 @@ impl App {
         }
     }
 
+    /// Profiles the focused view's graph (its mode, the lite marks) on the picked device, through
+    /// `profile::profile_plan` like the `profile` command, on a worker that reports progress.
+    fn run_profile(&mut self) {
+        let s = &mut self.state;
+        let (Some(doc), Some(backend)) = (&s.doc, s.profile.device) else {
+            s.profile.open = true;
+            s.profile.error = Some("nothing to profile yet: open a model and wait for the device probe".into());
+            return;
+        };
+        if s.profile.running.is_some() {
+            return;
+        }
+        let model = doc.model.clone();
+        let view = s.focus;
+        // A stage view profiles its own graph; the decomposition views the original, decomposed.
+        let graph = match s.pane(view).graph.as_deref() {
+            Some(g) if view.is_stage() => g.clone(),
+            _ => model.graphs[doc.graph].clone(),
+        };
+        let marks = s.marks.clone();
+        let bindings = s.bindings.clone();
+        let p = &mut s.profile;
+        p.generation += 1;
+        p.open = true;
+        p.error = None;
+        p.running = Some(format!("lowering the {} view", view.name()));
+        let generation = p.generation;
+        let progress = self.jobs.progress();
+        self.jobs.spawn("profile", move || {
+            let capture = CpuCapture::start();
+            let result = crate::lower::lower(&model, &graph, view.mode(), &marks)
+                .map_err(|e| e.to_string())
+                .and_then(|plan| {
+                    let inputs = crate::exec::random_inputs(&graph, &bindings, 0)?;
+                    let mut report = |text| progress.send(JobResult::ProfileProgress { generation, text });
+                    profile_plan(capture, backend, &plan, &model, &inputs, &bindings, super::profiling::OPTIONS, &mut report)
+                        .map(|p| Box::new(p.trace))
+                        .map_err(|e| format!("on {}: {e}", backend.name()))
+                });
+            JobResult::Profiled { generation, view, result }
+        });
+    }
+
+    #[cfg(feature = "file-dialog")]
+    fn export_dialog(&mut self, kind: ExportKind) {
+        self.jobs.spawn("dialog", move || {
+            let picked = rfd::FileDialog::new()
+                .set_title("Export the profile")
+                .set_file_name(format!("profile.{}", kind.extension()))
+                .save_file();
+            JobResult::ExportPicked(kind, picked)
+        });
+    }
+
+    #[cfg(not(feature = "file-dialog"))]
+    fn export_dialog(&mut self, kind: ExportKind) {
+        self.export(kind, std::path::PathBuf::from(format!("profile.{}", kind.extension())));
+    }
+
+    /// Writes the last profile with `profile`'s exporters, on a worker.
+    fn export(&mut self, kind: ExportKind, path: std::path::PathBuf) {
+        let Some(result) = self.state.profile.result.clone() else {
+            return self.state.message("nothing to export: run a profile first");
+        };
+        self.jobs.spawn("export", move || {
+            let written = match kind {
+                ExportKind::Chrome => result.trace.write_chrome(&path),
+                ExportKind::Puffin => result.trace.write_puffin(&path),
+            };
+            JobResult::Exported(match written {
+                Ok(()) => Ok(format!("wrote {}", path.display())),
+                Err(e) => Err(format!("cannot write {}: {e}", path.display())),
+            })
+        });
+    }
+
+    /// Fills the stage views with `compile_id`'s graphs and lays them out (on workers).
+    fn show_stages(&mut self, compile_id: Option<String>) {
+        let s = &mut self.state;
+        let Some(doc) = &s.doc else { return };
+        let model = doc.model.clone();
+        let Some(id) = compile_id else {
+            s.stages = None;
+            if s.focus.is_stage() {
+                s.focus = View::Original;
+            }
+            return;
+        };
+        let set = super::stages::StageSet::of(&model, &id);
+        if set.graphs.iter().all(Option::is_none) {
+            return s.message(format!("compile {id}: the log holds none of its stage graphs"));
+        }
+        if s.selection.is_some_and(|sel| sel.view.is_stage()) {
+            s.selection = None;
+        }
+        for v in View::STAGES {
+            let pane = s.pane_mut(v);
+            let generation = pane.generation;
+            *pane = Default::default();
+            pane.generation = generation;
+            pane.graph = set.graph_of(v).map(|i| Arc::new(model.graphs[i].clone()));
+        }
+        s.focus = View::STAGES.into_iter().find(|v| set.graph_of(*v).is_some()).unwrap_or(View::Dynamo);
+        s.stages = Some(set);
+        s.rebind();
+        for v in View::STAGES {
+            self.request_layout(v);
+        }
+    }
+
     fn request_decomposition(&mut self, view: View) {
         let Some(graph) = self.state.original().cloned() else { return };
         let marks = self.state.marks.clone();
@@ -378,7 +569,7 @@ impl App {
         let collapsed = self.state.collapsed.clone();
         let pane = self.state.pane_mut(view);
         let Some(graph) = pane.graph.clone() else { return };
-        if view != View::Original && pane.decomp.is_none() {
+        if matches!(view, View::Lite | View::Full) && pane.decomp.is_none() {
             return self.request_decomposition(view);
         }
         pane.generation += 1;

@@ -10,6 +10,7 @@ use egui::{pos2, Color32, FontId, PointerButton, Pos2, Rect, Sense, Stroke, Ui, 
 
 use super::command::{Command, MarkTarget};
 use super::layout::{ItemKind, Layout};
+use super::profiling::{heat_color, micros, NO_KERNEL_FILL};
 use super::state::{format_dims, short_op, AppState, Camera, NodeClass, View};
 use crate::ir::{Graph, NodeId};
 
@@ -149,7 +150,12 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
             ItemKind::Node(id) => {
                 let class = pane.classes.get(id.index()).copied().unwrap_or(NodeClass::Plain);
                 let marked = state.origin(view, *id).is_some_and(|o| state.is_marked(o));
-                (class_fill(class, dark), marked)
+                let fill = match state.profile.heat_of(view, &graph.node(*id).name) {
+                    Some(Some(t)) => heat_color(t),
+                    Some(None) => NO_KERNEL_FILL,
+                    None => class_fill(class, dark),
+                };
+                (fill, marked)
             }
             ItemKind::Input(_) => (INPUT_FILL, false),
             ItemKind::Group { path, .. } => (GROUP_FILL, state.marks.modules.contains(path)),
@@ -181,7 +187,15 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
                 text_painter.text(at, egui::Align2::LEFT_TOP, line, FontId::monospace(size), color);
             }
             // Readable boxes are what a person sees: give them to AccessKit (and the tests).
-            let label = format!("{} node: {}", view.name(), lines.join(" "));
+            let mut label = format!("{} node: {}", view.name(), lines.join(" "));
+            if let ItemKind::Node(id) = &item.kind {
+                if let Some(ns) = state.profile.node_ns(view, &graph.node(*id).name) {
+                    label.push_str(&format!(" · device {}", micros(ns)));
+                }
+            }
+            if view.is_stage() && related.contains(&i) {
+                label.push_str(" [highlighted]");
+            }
             ui.interact(srect, ui.id().with(("item", view, i)), Sense::hover())
                 .widget_info(|| WidgetInfo::labeled(WidgetType::Label, true, label.clone()));
         }

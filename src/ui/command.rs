@@ -13,6 +13,24 @@ pub enum MarkTarget {
     Module(String),
 }
 
+/// What a profile is exported as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExportKind {
+    /// Chrome trace-event JSON (Perfetto, chrome://tracing).
+    Chrome,
+    /// A `.puffin` recording (puffin_viewer).
+    Puffin,
+}
+
+impl ExportKind {
+    pub fn extension(self) -> &'static str {
+        match self {
+            ExportKind::Chrome => "json",
+            ExportKind::Puffin => "puffin",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
     Open(Source),
@@ -37,4 +55,18 @@ pub enum Command {
     ToggleNeighbourhood,
     Copy(String),
     ForgetRecent(PathBuf),
+    PickDevice(crate::runtime::Backend),
+    /// Show this graph of a multi-graph model as the original (decomposed in lite and full).
+    PickGraph(usize),
+    /// Show a TORCH_TRACE compile's stages side by side (`None`: back to the decomposition views).
+    ShowStages(Option<String>),
+    /// Profile the focused view's plan on the picked device (on a worker).
+    RunProfile,
+    ShowProfile(bool),
+    /// Colour graph nodes by the last profile's device time.
+    SetHeat(bool),
+    /// Ask where to export the last profile (on a worker: the dialog blocks).
+    ExportDialog(ExportKind),
+    /// Write the last profile there (on a worker).
+    Export(ExportKind, PathBuf),
 }

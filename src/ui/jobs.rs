@@ -19,6 +19,30 @@ pub enum JobResult {
     LaidOut { view: View, generation: u64, layout: Layout },
     /// The file dialog closed; `None` when cancelled.
     Picked(Option<PathBuf>),
+    /// `runtime::probe_all`'s answer.
+    Devices(Vec<crate::runtime::DeviceReport>),
+    /// What a running profile is doing now.
+    ProfileProgress { generation: u64, text: String },
+    Profiled { generation: u64, view: View, result: Result<Box<crate::profile::Trace>, String> },
+    /// The export dialog closed; `None` when cancelled.
+    ExportPicked(super::command::ExportKind, Option<PathBuf>),
+    /// A profile export finished: what was written, or why not.
+    Exported(Result<String, String>),
+}
+
+/// Sends a job's intermediate results to the UI and wakes it.
+pub struct Progress {
+    tx: Sender<JobResult>,
+    ctx: Option<egui::Context>,
+}
+
+impl Progress {
+    pub fn send(&self, r: JobResult) {
+        let _ = self.tx.send(r);
+        if let Some(ctx) = &self.ctx {
+            ctx.request_repaint();
+        }
+    }
 }
 
 pub struct Jobs {
@@ -60,6 +84,11 @@ impl Jobs {
         if spawned.is_err() {
             self.running.fetch_sub(1, Ordering::SeqCst);
         }
+    }
+
+    /// A handle a running job sends intermediate results (progress) through.
+    pub fn progress(&self) -> Progress {
+        Progress { tx: self.tx.clone(), ctx: self.ctx.clone() }
     }
 
     pub fn try_recv(&self) -> Option<JobResult> {

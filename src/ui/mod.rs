@@ -10,15 +10,18 @@ mod jobs;
 pub mod layout;
 pub mod neighbourhood;
 mod panels;
+pub mod profiling;
 pub mod session;
+pub mod stages;
 pub mod state;
 
 pub use app::App;
-pub use command::{Command, MarkTarget};
+pub use command::{Command, ExportKind, MarkTarget};
 pub use state::{AppState, Source, View};
 
-/// Opens the app window on `source` and returns when it closes.
-pub fn run(source: Source) -> Result<(), String> {
+/// Opens the app window on `source` and returns when it closes; `profile`: run & profile the
+/// model once it is open.
+pub fn run(source: Source, profile: bool) -> Result<(), String> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("xpu-workbench")
@@ -29,7 +32,13 @@ pub fn run(source: Source) -> Result<(), String> {
     eframe::run_native(
         "xpu-workbench",
         options,
-        Box::new(move |_cc| Ok(Box::new(App::new(source, session::Store::default_location())))),
+        Box::new(move |_cc| {
+            let mut app = App::new(source, session::Store::default_location());
+            if profile {
+                app.profile_when_open();
+            }
+            Ok(Box::new(app))
+        }),
     )
     .map_err(|e| format!("cannot open the app window: {e}"))
 }

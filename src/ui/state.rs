@@ -16,16 +16,29 @@ use crate::ir::{Graph, Model, NodeId};
 use crate::shapes::{evaluate_graph, evaluate_guards, ConcreteTensor};
 use crate::sym::{Bindings, SymError};
 
-/// The three graphs the app compares.
+/// The three graphs the app compares, and the three stages of a TORCH_TRACE compile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 pub enum View {
     Original,
     Lite,
     Full,
+    /// Dynamo's output graph of the picked compile id.
+    Dynamo,
+    /// Its AOT autograd graph (inference, else forward, else joint).
+    Aot,
+    /// Inductor's post-grad graph.
+    PostGrad,
 }
 
 impl View {
+    /// The decomposition views (keys 1, 2, 3).
     pub const ALL: [View; 3] = [View::Original, View::Lite, View::Full];
+    /// The TORCH_TRACE stage views, in pipeline order.
+    pub const STAGES: [View; 3] = [View::Dynamo, View::Aot, View::PostGrad];
+
+    pub fn is_stage(self) -> bool {
+        View::STAGES.contains(&self)
+    }
 
     pub fn index(self) -> usize {
         self as usize
@@ -36,14 +49,17 @@ impl View {
             View::Original => "original",
             View::Lite => "lite",
             View::Full => "full",
+            View::Dynamo => "dynamo",
+            View::Aot => "aot",
+            View::PostGrad => "post-grad",
         }
     }
 
     pub fn mode(self) -> Mode {
         match self {
-            View::Original => Mode::None,
             View::Lite => Mode::Lite,
             View::Full => Mode::Full,
+            _ => Mode::None,
         }
     }
 }
@@ -170,7 +186,10 @@ pub struct AppState {
     pub doc: Option<Doc>,
     /// What is being opened, if anything.
     pub loading: Option<String>,
-    pub panes: [Pane; 3],
+    /// One per [`View`], decomposition views first.
+    pub panes: [Pane; 6],
+    /// The TORCH_TRACE compile whose stages are shown instead of the decomposition views.
+    pub stages: Option<super::stages::StageSet>,
     /// The view the keyboard and the inspector follow.
     pub focus: View,
     /// Which views are shown side by side.
@@ -191,6 +210,7 @@ pub struct AppState {
     pub recent: Vec<PathBuf>,
     /// Messages for the status bar, newest last.
     pub messages: Vec<String>,
+    pub profile: super::profiling::ProfileState,
 }
 
 impl Default for AppState {
@@ -199,6 +219,7 @@ impl Default for AppState {
             doc: None,
             loading: None,
             panes: Default::default(),
+            stages: None,
             focus: View::Original,
             shown: [true, true, false],
             marks: Marks::default(),
@@ -214,6 +235,7 @@ impl Default for AppState {
             theme: Theme::Dark,
             recent: Vec::new(),
             messages: Vec::new(),
+            profile: Default::default(),
         }
     }
 }
@@ -233,7 +255,7 @@ impl AppState {
 
     /// Whether a worker is still busy on something the user will see.
     pub fn busy(&self) -> bool {
-        self.loading.is_some() || self.panes.iter().any(|p| p.busy.is_some())
+        self.loading.is_some() || self.panes.iter().any(|p| p.busy.is_some()) || self.profile.running.is_some()
     }
 
     pub fn message(&mut self, text: impl Into<String>) {
@@ -345,10 +367,11 @@ impl AppState {
         }
     }
 
-    /// The original node a node of `view` came from.
+    /// The original node a node of `view` came from (stage views have none).
     pub fn origin(&self, view: View, node: NodeId) -> Option<NodeId> {
         match view {
             View::Original => Some(node),
+            v if v.is_stage() => None,
             _ => self.pane(view).decomp.as_ref()?.provenance.origin.get(node.index()).copied(),
         }
     }
@@ -373,10 +396,22 @@ impl AppState {
         if sel.view == view {
             return vec![sel.node];
         }
+        if sel.view.is_stage() || view.is_stage() {
+            return self.stage_related(sel.view, sel.node, view);
+        }
         match self.origin(sel.view, sel.node) {
             Some(orig) => self.products(view, orig),
             None => Vec::new(),
         }
+    }
+
+    /// The nodes of stage view `view` with the source location of `node` of stage view `from`.
+    fn stage_related(&self, from: View, node: NodeId, view: View) -> Vec<NodeId> {
+        let (Some(a), Some(b)) = (self.pane(from).graph.as_deref(), self.pane(view).graph.as_deref()) else { return Vec::new() };
+        if !(from.is_stage() && view.is_stage()) || node.index() >= a.nodes.len() {
+            return Vec::new();
+        }
+        super::stages::related_nodes(a, b, node, from < view)
     }
 
     /// Whether original node `orig` is marked (annotated in the file, or by the user).

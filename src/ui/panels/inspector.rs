@@ -113,6 +113,9 @@ fn body(ui: &mut egui::Ui, state: &AppState, graph: &Graph, view: View, id: crat
             });
         }
     }
+    if view.is_stage() {
+        stage_links(ui, state, view, cmds);
+    }
     if !node.meta.from_node.is_empty() {
         ui.label(RichText::new("recorded history (from_node)").weak());
         for o in &node.meta.from_node {
@@ -172,5 +175,32 @@ pub fn format_arg(graph: &Graph, arg: &Arg) -> String {
         Arg::ScalarType(d) => d.to_string(),
         Arg::MemoryFormat(s) | Arg::Layout(s) | Arg::Device(s) => s.clone(),
         Arg::Opaque { kind, .. } => format!("<{kind}>"),
+    }
+}
+
+/// For a node of a TORCH_TRACE stage: the nodes of the other stages with its source location.
+fn stage_links(ui: &mut egui::Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) {
+    for other in View::STAGES {
+        if other == view {
+            continue;
+        }
+        let Some(og) = state.pane(other).graph.clone() else { continue };
+        let related = state.related(other);
+        ui.horizontal_wrapped(|ui| {
+            ui.label(format!("same source line in {}:", other.name()));
+            if related.is_empty() {
+                ui.label(RichText::new("nothing").weak());
+            }
+            for p in related.iter().take(40) {
+                let n = og.node(*p);
+                let text = format!("{} ({})", n.name, short_op(&n.target));
+                let heard = format!("in {}: {text}", other.name());
+                let link = ui.link(text);
+                link.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Link, true, heard.clone()));
+                if link.clicked() {
+                    cmds.push(Command::JumpTo(other, *p));
+                }
+            }
+        });
     }
 }

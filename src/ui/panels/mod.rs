@@ -4,6 +4,8 @@
 pub mod dims;
 pub mod graphs;
 pub mod inspector;
+pub mod profile;
 pub mod search;
 pub mod status;
+pub mod timeline;
 pub mod top;

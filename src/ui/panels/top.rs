@@ -36,6 +36,7 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                 }
             });
             ui.separator();
+            graph_pickers(ui, state, cmds);
             for (k, v) in View::ALL.into_iter().enumerate() {
                 let mut on = state.shown[v.index()];
                 let label = format!("{} {}", k + 1, v.name());
@@ -62,9 +63,41 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                 cmds.push(Command::SetTheme(next));
             }
             ui.separator();
+            super::profile::device_picker(ui, state, cmds);
+            ui.separator();
             legend(ui);
         });
     });
+}
+
+/// Which graph of a multi-graph model is the original; for a TORCH_TRACE log, which compile's
+/// stages to show side by side.
+fn graph_pickers(ui: &mut egui::Ui, state: &AppState, cmds: &mut Vec<Command>) {
+    let Some(doc) = &state.doc else { return };
+    if doc.model.graphs.len() > 1 {
+        egui::ComboBox::from_label("original graph").selected_text(&doc.model.graphs[doc.graph].name).show_ui(ui, |ui| {
+            for (i, g) in doc.model.graphs.iter().enumerate() {
+                if ui.selectable_label(i == doc.graph, format!("graph: {}", g.name)).clicked() {
+                    cmds.push(Command::PickGraph(i));
+                }
+            }
+        });
+    }
+    if doc.model.format == crate::ir::Format::TorchTrace {
+        let shown = state.stages.as_ref().map(|s| s.compile_id.clone());
+        let text = shown.clone().unwrap_or_else(|| "(decomposition views)".into());
+        egui::ComboBox::from_label("compile id").selected_text(text).show_ui(ui, |ui| {
+            if ui.selectable_label(shown.is_none(), "stages: off (decomposition views)").clicked() {
+                cmds.push(Command::ShowStages(None));
+            }
+            for id in crate::ui::stages::compile_ids(&doc.model) {
+                if ui.selectable_label(shown.as_deref() == Some(id.as_str()), format!("stages of compile {id}")).clicked() {
+                    cmds.push(Command::ShowStages(Some(id)));
+                }
+            }
+        });
+        ui.separator();
+    }
 }
 
 fn swatch(ui: &mut egui::Ui, fill: Color32, stroke: Option<Color32>, text: &str) {

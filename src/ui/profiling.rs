@@ -1,0 +1,134 @@
+//! The profiler's part of the store: which devices exist, which one is picked, the run in
+//! progress and the last result. The run itself is `profile::profile_plan` on a worker.
+
+use std::collections::HashMap;
+
+use egui::Color32;
+
+use super::state::View;
+use crate::profile::{LaunchInfo, Trace};
+use crate::runtime::{pick_backend, Backend, DeviceReport};
+
+/// Repetitions of an app profile: fewer than the CLI's default, so the reference interpreter
+/// answers while the user waits.
+pub const OPTIONS: crate::profile::ProfileOptions = crate::profile::ProfileOptions { warmup: 1, repeat: 5 };
+
+/// One row of the per-kernel table.
+#[derive(Clone, Debug)]
+pub struct KernelRow {
+    /// The span's name: the graph node, or fused nodes joined by `+`.
+    pub node: String,
+    pub median_ns: u64,
+    /// Share of the summed medians, in percent.
+    pub share: f64,
+    pub launch: LaunchInfo,
+}
+
+/// A finished profile of one view's graph.
+pub struct ProfileResult {
+    pub view: View,
+    pub trace: Trace,
+    /// Sorted by median device time, slowest first.
+    pub rows: Vec<KernelRow>,
+    /// Mean device time per timed repetition of each graph node (fused kernels charge each node).
+    pub node_ns: HashMap<String, u64>,
+    pub max_node_ns: u64,
+}
+
+impl ProfileResult {
+    pub fn new(view: View, trace: Trace) -> ProfileResult {
+        let medians = trace.node_median_ns();
+        let total: u64 = medians.iter().map(|(_, ns)| ns).sum();
+        let mut rows: Vec<KernelRow> = medians
+            .into_iter()
+            .map(|(node, median_ns)| {
+                let launch = trace.kernels.iter().find(|k| k.launch.node == node).map(|k| k.launch.clone()).unwrap_or_default();
+                let share = if total > 0 { 100.0 * median_ns as f64 / total as f64 } else { 0.0 };
+                KernelRow { node, median_ns, share, launch }
+            })
+            .collect();
+        rows.sort_by(|a, b| b.median_ns.cmp(&a.median_ns).then_with(|| a.node.cmp(&b.node)));
+        let timed = trace.frames.iter().filter(|f| !f.warmup).count().max(1) as u64;
+        let node_ns: HashMap<String, u64> = trace.node_device_ns().into_iter().map(|(n, ns)| (n, ns / timed)).collect();
+        let max_node_ns = node_ns.values().copied().max().unwrap_or(0);
+        ProfileResult { view, trace, rows, node_ns, max_node_ns }
+    }
+}
+
+#[derive(Default)]
+pub struct ProfileState {
+    /// Every backend with its probe's verdict; empty until the probe (a worker) answers.
+    pub devices: Vec<DeviceReport>,
+    /// The picked backend; `None` until the probe answers.
+    pub device: Option<Backend>,
+    /// What the running profile is doing, while one runs.
+    pub running: Option<String>,
+    /// Bumped per run, so progress and results of a superseded run are dropped.
+    pub generation: u64,
+    pub result: Option<std::sync::Arc<ProfileResult>>,
+    pub error: Option<String>,
+    /// Whether the graph views colour nodes by device time.
+    pub heat: bool,
+    /// Whether the profile panel is shown.
+    pub open: bool,
+}
+
+impl ProfileState {
+    /// Takes the probe's answer and picks the preferred available backend (XPU, OpenCL, reference).
+    pub fn set_devices(&mut self, devices: Vec<DeviceReport>) {
+        if self.device.is_none() {
+            self.device = Some(pick_backend(&devices, None));
+        }
+        self.devices = devices;
+    }
+
+    pub fn device_report(&self) -> Option<&DeviceReport> {
+        self.devices.iter().find(|d| Some(d.backend) == self.device)
+    }
+
+    /// The heat of `node` of `view` in [0, 1] (`Some(None)`: the profile ran no kernel for it),
+    /// or `None` when the overlay is off or the profile is of another view.
+    pub fn heat_of(&self, view: View, node: &str) -> Option<Option<f32>> {
+        let r = self.result.as_ref().filter(|r| self.heat && r.view == view)?;
+        Some(r.node_ns.get(node).map(|ns| if r.max_node_ns == 0 { 0.0 } else { *ns as f32 / r.max_node_ns as f32 }))
+    }
+
+    /// Mean device time of `node` in `view`'s profile, when the overlay shows it.
+    pub fn node_ns(&self, view: View, node: &str) -> Option<u64> {
+        let r = self.result.as_ref().filter(|r| self.heat && r.view == view)?;
+        r.node_ns.get(node).copied()
+    }
+}
+
+/// The overlay's colour ramp: muted green (cold) through yellow to red (the slowest node). Its cold
+/// end is unlike every class colour, so an overlaid graph is not read as "decomposed".
+pub fn heat_color(t: f32) -> Color32 {
+    let stops: [(f32, [f32; 3]); 4] =
+        [(0.0, [60.0, 100.0, 70.0]), (0.4, [120.0, 160.0, 50.0]), (0.7, [225.0, 190.0, 40.0]), (1.0, [220.0, 40.0, 30.0])];
+    let t = t.clamp(0.0, 1.0);
+    let i = stops.iter().rposition(|(s, _)| *s <= t).unwrap_or(0).min(stops.len() - 2);
+    let ((s0, c0), (s1, c1)) = (stops[i], stops[i + 1]);
+    let f = ((t - s0) / (s1 - s0)).clamp(0.0, 1.0);
+    let mix = |k: usize| (c0[k] + (c1[k] - c0[k]) * f) as u8;
+    Color32::from_rgb(mix(0), mix(1), mix(2))
+}
+
+/// Fill of a node the profile ran no kernel for (a view, a fallback, a meta op).
+pub const NO_KERNEL_FILL: Color32 = Color32::from_rgb(70, 70, 76);
+
+/// `12.345 µs`
+pub fn micros(ns: u64) -> String {
+    format!("{:.3} µs", ns as f64 / 1e3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heat_ramp_runs_cold_to_hot() {
+        assert_eq!(heat_color(0.0), Color32::from_rgb(60, 100, 70));
+        assert_eq!(heat_color(1.0), Color32::from_rgb(220, 40, 30));
+        assert_eq!(heat_color(2.0), heat_color(1.0));
+    }
+}
