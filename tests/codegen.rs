@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::Command;
 
 use rand::{Rng, SeedableRng};
-use xpu_workbench::codegen::spirv::{self, SpirvModule};
+use xpu_workbench::codegen::spirv;
 use xpu_workbench::decomp::{Marks, Mode};
 use xpu_workbench::exec::{self, Tensor};
 use xpu_workbench::ir::Model;
@@ -27,20 +27,8 @@ use common::{sample, MODELS};
 
 const MODES: [Mode; 3] = [Mode::None, Mode::Lite, Mode::Full];
 
-fn required() -> bool {
-    std::env::var("XPU_WORKBENCH_REQUIRE_OPENCL").is_ok_and(|v| !v.is_empty() && v != "0")
-}
-
-fn skip<T>(reason: String) -> Option<T> {
-    if required() {
-        panic!("XPU_WORKBENCH_REQUIRE_OPENCL is set but: {reason}");
-    }
-    eprintln!("skipping: {reason} (source scripts/env.sh after scripts/install_opencl_cpu.sh)");
-    None
-}
-
 fn device() -> Option<OpenClDevice> {
-    OpenClDevice::open().map_or_else(|e| skip(e.to_string()), Some)
+    common::opencl_device()
 }
 
 fn load(name: &str) -> Model {
@@ -75,18 +63,6 @@ fn plan(model: &Model, mode: Mode) -> Plan {
     lower::lower(model, &model.graphs[0], mode, &Marks::default()).unwrap_or_else(|e| panic!("{mode:?}: {e}"))
 }
 
-/// Runs `spirv-val` on a module; `Err` carries the validator's message.
-fn validate(m: &SpirvModule) -> Option<Result<(), String>> {
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{}-{}.spv", m.name, std::process::id()));
-    std::fs::write(&path, m.to_bytes()).unwrap();
-    let out = match Command::new("spirv-val").args(["--target-env", "opencl2.0"]).arg(&path).output() {
-        Ok(o) => o,
-        Err(e) => return skip(format!("cannot run spirv-val: {e}")),
-    };
-    let _ = std::fs::remove_file(&path);
-    Some(if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) })
-}
-
 #[test]
 fn every_generated_module_passes_spirv_val() {
     let mut checked = 0;
@@ -94,7 +70,7 @@ fn every_generated_module_passes_spirv_val() {
         let model = load(name);
         for mode in MODES {
             for m in compile_plan(&plan(&model, mode)).unwrap().iter().flatten() {
-                match validate(m) {
+                match common::spirv_val(m) {
                     None => return,
                     Some(Ok(())) => checked += 1,
                     Some(Err(e)) => panic!("{name} {mode:?} kernel `{}` fails spirv-val:\n{e}\n{}", m.name, spirv::disassemble(m)),
@@ -231,7 +207,7 @@ fn a_driver_build_failure_names_the_kernel() {
     let spv = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("undefined-{}.spv", std::process::id()));
     match Command::new("spirv-as").args(["--target-env", "opencl1.2"]).arg(&asm).arg("-o").arg(&spv).status() {
         Ok(s) if s.success() => {}
-        other => return skip(format!("spirv-as unavailable: {other:?}")).unwrap_or(()),
+        other => return common::skip_opencl(format!("spirv-as unavailable: {other:?}")).unwrap_or(()),
     }
     let bytes = std::fs::read(&spv).unwrap();
     let target = modules.iter_mut().flatten().next().unwrap();

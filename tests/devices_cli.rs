@@ -2,13 +2,13 @@
 //! there is no XPU, OpenCL available where the CPU runtime is installed (required in CI through
 //! `XPU_WORKBENCH_REQUIRE_OPENCL`, as in `tests/opencl_runtime.rs`).
 
+mod common;
+
 use std::process::Command;
 
 use level_zero_sys::{LoadError, Loader};
 
-fn required() -> bool {
-    std::env::var("XPU_WORKBENCH_REQUIRE_OPENCL").is_ok_and(|v| !v.is_empty() && v != "0")
-}
+use common::opencl_required as required;
 
 fn devices(args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_xpu-workbench")).arg("devices").args(args).output().expect("run binary");

@@ -5,30 +5,18 @@
 //! `XPU_WORKBENCH_REQUIRE_OPENCL` is set (CI sets it after `scripts/install_opencl_cpu.sh`),
 //! in which case a missing runtime is a failure.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use xpu_workbench::runtime::opencl::{self, OpenClDevice};
 use xpu_workbench::runtime::{Device, KernelArg, RuntimeError};
 
-fn required() -> bool {
-    std::env::var("XPU_WORKBENCH_REQUIRE_OPENCL").is_ok_and(|v| !v.is_empty() && v != "0")
-}
-
-/// Skips (returns `None`) with the reason printed, or fails when the runtime is required.
-fn skip<T>(reason: String) -> Option<T> {
-    if required() {
-        panic!("XPU_WORKBENCH_REQUIRE_OPENCL is set but: {reason}");
-    }
-    eprintln!("skipping: {reason} (source scripts/env.sh after scripts/install_opencl_cpu.sh)");
-    None
-}
+use common::skip_opencl as skip;
 
 fn open_device() -> Option<OpenClDevice> {
-    match OpenClDevice::open() {
-        Ok(device) => Some(device),
-        Err(err) => skip(err.to_string()),
-    }
+    common::opencl_device()
 }
 
 /// Assembles `tests/data/<name>.spvasm` for OpenCL and validates it, as every generated module

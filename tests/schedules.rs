@@ -7,8 +7,7 @@
 //! Without an OpenCL runtime (or SPIRV-Tools) these print why and pass, unless
 //! `XPU_WORKBENCH_REQUIRE_OPENCL` is set.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
 use rand::{Rng, SeedableRng};
 use xpu_workbench::codegen::spirv::{self, SpirvModule};
@@ -20,27 +19,12 @@ use xpu_workbench::runtime::plan::launch_grid;
 use xpu_workbench::runtime::{Device, KernelArg};
 use xpu_workbench::sym::{Bindings, Expr};
 
-fn required() -> bool {
-    std::env::var("XPU_WORKBENCH_REQUIRE_OPENCL").is_ok_and(|v| !v.is_empty() && v != "0")
-}
-
-fn skip<T>(reason: String) -> Option<T> {
-    if required() {
-        panic!("XPU_WORKBENCH_REQUIRE_OPENCL is set but: {reason}");
-    }
-    eprintln!("skipping: {reason} (source scripts/env.sh after scripts/install_opencl_cpu.sh)");
-    None
-}
+use common::{opencl_device, spirv_val};
 
 fn validate(m: &SpirvModule) -> Option<()> {
-    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("sched-{}-{}.spv", m.name, std::process::id()));
-    std::fs::write(&path, m.to_bytes()).unwrap();
-    let out = match Command::new("spirv-val").args(["--target-env", "opencl2.0"]).arg(&path).output() {
-        Ok(o) => o,
-        Err(e) => return skip(format!("cannot run spirv-val: {e}")),
-    };
-    let _ = std::fs::remove_file(&path);
-    assert!(out.status.success(), "`{}` fails spirv-val:\n{}\n{}", m.name, String::from_utf8_lossy(&out.stderr), spirv::disassemble(m));
+    if let Err(e) = spirv_val(m)? {
+        panic!("`{}` fails spirv-val:\n{e}\n{}", m.name, spirv::disassemble(m));
+    }
     Some(())
 }
 
@@ -171,7 +155,7 @@ fn row_oracle(op: RowOp, x: &[f32], rows: usize, e: usize) -> Vec<f64> {
 
 #[test]
 fn row_reductions_match_the_oracle_at_awkward_extents() {
-    let Some(mut dev) = OpenClDevice::open().map_or_else(|e| skip(e.to_string()), Some) else { return };
+    let Some(mut dev) = opencl_device() else { return };
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     for op in [RowOp::Sum, RowOp::Max, RowOp::Var, RowOp::Softmax] {
         let k = row_kernel(op);
@@ -218,7 +202,7 @@ fn matmul_kernel() -> Kernel {
 
 #[test]
 fn tiled_matmul_matches_the_oracle_at_random_sizes() {
-    let Some(mut dev) = OpenClDevice::open().map_or_else(|e| skip(e.to_string()), Some) else { return };
+    let Some(mut dev) = opencl_device() else { return };
     let k = matmul_kernel();
     let tiled = Kernel { schedule: schedule::tiled(&k, schedule::TILE).expect("a dot product with a bias epilogue tiles"), ..k.clone() };
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);

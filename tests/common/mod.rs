@@ -94,3 +94,34 @@ pub fn assemble_spvasm(name: &str) -> Result<Vec<u32>, String> {
 pub fn opencl_required() -> bool {
     std::env::var("XPU_WORKBENCH_REQUIRE_OPENCL").is_ok_and(|v| !v.is_empty() && v != "0")
 }
+
+/// Skips (returns `None`) with the reason printed, or fails when CI requires OpenCL.
+pub fn skip_opencl<T>(reason: String) -> Option<T> {
+    if opencl_required() {
+        panic!("XPU_WORKBENCH_REQUIRE_OPENCL is set but: {reason}");
+    }
+    eprintln!("skipping: {reason} (source scripts/env.sh after scripts/install_opencl_cpu.sh)");
+    None
+}
+
+/// The OpenCL device, or a skip (a failure where CI requires it).
+pub fn opencl_device() -> Option<xpu_workbench::runtime::opencl::OpenClDevice> {
+    xpu_workbench::runtime::opencl::OpenClDevice::open().map_or_else(|e| skip_opencl(e.to_string()), Some)
+}
+
+/// Runs `spirv-val --target-env opencl2.0` on a generated module: `None` when the tool is
+/// missing (a skip), else whether it passed, with the validator's message.
+pub fn spirv_val(m: &xpu_workbench::codegen::spirv::SpirvModule) -> Option<Result<(), String>> {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let unique = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{}-{}-{unique}.spv", m.name, std::process::id()));
+    std::fs::write(&path, m.to_bytes()).expect("write module");
+    let out = std::process::Command::new("spirv-val").args(["--target-env", "opencl2.0"]).arg(&path).output();
+    let _ = std::fs::remove_file(&path);
+    match out {
+        Err(e) => skip_opencl(format!("cannot run spirv-val: {e}")),
+        Ok(o) if o.status.success() => Some(Ok(())),
+        Ok(o) => Some(Err(String::from_utf8_lossy(&o.stderr).into_owned())),
+    }
+}
