@@ -87,12 +87,22 @@ fn profile_writes_a_valid_chrome_trace_whose_kernels_add_up_to_the_runs_device_t
 }
 
 #[test]
-fn profile_refuses_the_reference_device_and_unknown_ones() {
+fn profile_refuses_unknown_devices() {
     let model = common::sample("mlp.pt2");
-    let (code, _, err) = run(&["profile", model.to_str().unwrap(), "--device", "reference"]);
-    assert_eq!(code, 2);
-    assert!(err.contains("timestamps"), "{err}");
     let (code, _, err) = run(&["profile", model.to_str().unwrap(), "--device", "cuda"]);
     assert_eq!(code, 2);
     assert!(err.contains("cuda"), "{err}");
+}
+
+#[test]
+fn profile_on_the_reference_interpreter_labels_host_time() {
+    let model = common::sample("mlp.pt2");
+    let trace = std::env::temp_dir().join(format!("xpu-profile-ref-{}.json", std::process::id()));
+    let (code, stdout, err) =
+        run(&["profile", model.to_str().unwrap(), "--device", "reference", "--repeat", "2", "--trace", trace.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("reference"), "{stdout}");
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
+    assert!(doc["traceEvents"].as_array().is_some_and(|e| !e.is_empty()));
+    let _ = std::fs::remove_file(&trace);
 }

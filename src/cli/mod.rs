@@ -142,7 +142,8 @@ pub enum Command {
         /// SYM=INT; unbound symbols take their hint.
         #[arg(long = "bind", value_name = "SYM=INT")]
         binds: Vec<String>,
-        /// auto (XPU, then OpenCL), xpu, or opencl.
+        /// auto (XPU, then OpenCL, then reference), xpu, opencl, or reference (host times stand
+        /// in for device times there).
         #[arg(long, default_value = "auto")]
         device: String,
         #[arg(long, default_value_t = 10)]
