@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 if ! command -v cargo >/dev/null; then
-    echo "error: cargo not found: install a Rust toolchain >= 1.80 (rustup) first" >&2
+    echo "error: cargo not found: install a Rust toolchain >= 1.88 (rustup) first" >&2
     exit 2
 fi
 for installer in scripts/install_*.sh; do
