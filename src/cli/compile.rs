@@ -186,7 +186,7 @@ pub fn run(a: RunArgs<'_>) -> ExitCode {
             }
         }
     }
-    let ok = check.as_ref().map_or(true, |c| c["ok"] == json!(true));
+    let ok = check.as_ref().is_none_or(|c| c["ok"] == json!(true));
     if a.json {
         super::print_json(&json!({
             "device": device_name,

@@ -75,7 +75,7 @@ fn static_work(k: &Kernel, e: ExprId) -> Option<i64> {
 pub fn rows(k: &Kernel, group: u32) -> Option<Schedule> {
     let free = k.free_vars();
     let reduces = top_reduces(k, &free);
-    if reduces.is_empty() || !reduces.iter().any(|r| static_work(k, *r).map_or(true, |n| n >= MIN_ROW_EXTENT)) {
+    if reduces.is_empty() || !reduces.iter().any(|r| static_work(k, *r).is_none_or(|n| n >= MIN_ROW_EXTENT)) {
         return None;
     }
     let used = reduces.iter().fold(0u128, |m, r| m | free[r.0 as usize]);

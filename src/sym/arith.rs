@@ -115,7 +115,7 @@ fn checked_pow(base: i64, exp: u64) -> Result<i64, ArithError> {
     match base {
         0 if exp > 0 => Ok(0),
         1 => Ok(1),
-        -1 => Ok(if exp % 2 == 0 { 1 } else { -1 }),
+        -1 => Ok(if exp.is_multiple_of(2) { 1 } else { -1 }),
         _ => {
             let e = u32::try_from(exp).map_err(|_| Overflow)?;
             base.checked_pow(e).ok_or(Overflow)

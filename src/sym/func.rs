@@ -65,7 +65,7 @@ impl Func {
 
     pub(crate) fn accepts(self, n: usize) -> bool {
         let (min, max) = self.arity();
-        n >= min && max.map_or(true, |m| n <= m)
+        n >= min && max.is_none_or(|m| n <= m)
     }
 
     /// Relations, whose value is a boolean.

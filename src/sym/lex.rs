@@ -88,7 +88,7 @@ fn number_end(b: &[u8], mut i: usize) -> usize {
         i
     };
     i = digits(i);
-    if i < b.len() && b[i] == b'.' && b.get(i + 1).map_or(true, |c| !c.is_ascii_alphabetic() || *c == b'e') {
+    if i < b.len() && b[i] == b'.' && b.get(i + 1).is_none_or(|c| !c.is_ascii_alphabetic() || *c == b'e') {
         i = digits(i + 1);
     }
     if i < b.len() && (b[i] == b'e' || b[i] == b'E') {

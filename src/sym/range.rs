@@ -15,7 +15,7 @@ pub struct Range {
 impl Range {
     pub fn contains(&self, v: i64) -> bool {
         let v = v as i128;
-        v >= self.min && self.max.map_or(true, |m| v <= m)
+        v >= self.min && self.max.is_none_or(|m| v <= m)
     }
 }
 

@@ -31,7 +31,7 @@ pub fn validate(doc: &Value) -> Result<BTreeMap<(u64, u64), Vec<Value>>, String>
             return Err(format!("`name` must be a string in {e}"));
         }
         let pid = id(e, "pid")?;
-        if !e.get("args").map_or(true, Value::is_object) {
+        if !e.get("args").is_none_or(Value::is_object) {
             return Err(format!("`args` must be an object in {e}"));
         }
         match ph {
@@ -41,7 +41,7 @@ pub fn validate(doc: &Value) -> Result<BTreeMap<(u64, u64), Vec<Value>>, String>
                 if !(ts.is_finite() && dur.is_finite()) || dur < 0.0 {
                     return Err(format!("`ts` must be finite and `dur` finite and non-negative in {e}"));
                 }
-                if !e.get("cat").map_or(true, Value::is_string) {
+                if !e.get("cat").is_none_or(Value::is_string) {
                     return Err(format!("`cat` must be a string in {e}"));
                 }
                 let track = tracks.entry((pid, tid)).or_default();

@@ -76,7 +76,7 @@ pub fn batch_norm_no_training(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let channels = rw.size(x, 1)?;
     // Per-channel vectors become [C, 1, ..., 1] so they broadcast against [N, C, ...].
     let mut shape = vec![channels];
-    shape.extend(std::iter::repeat(SymIntArg::Int(1)).take(rank - 2));
+    shape.extend(std::iter::repeat_n(SymIntArg::Int(1), rank - 2));
     let per_channel = |rw: &mut Rw, v: ValueId| -> Result<ValueId, RuleError> {
         rw.op("aten.view.default", vec![("self", A::T(v)), ("size", A::Sizes(shape.clone()))])
     };

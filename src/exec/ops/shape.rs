@@ -28,7 +28,7 @@ fn infer_sizes(sizes: &[i64], numel: usize, what: &str) -> OpResult<Vec<usize>> 
     }
     let known: usize = out.iter().product();
     if let Some(i) = infer {
-        if known == 0 || numel % known != 0 {
+        if known == 0 || !numel.is_multiple_of(known) {
             return shape_err(format!("{what}: cannot infer -1 in {sizes:?} for {numel} elements"));
         }
         out[i] = numel / known;
@@ -189,7 +189,7 @@ fn even_pieces(n: usize, size: usize) -> Vec<usize> {
         return vec![0];
     }
     let mut v = vec![size; n / size];
-    if n % size != 0 {
+    if !n.is_multiple_of(size) {
         v.push(n % size);
     }
     v

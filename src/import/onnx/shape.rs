@@ -144,7 +144,7 @@ pub fn infer(op: &str, a: &Attrs, ins: &Inputs, n_out: usize) -> Result<Outputs,
         "GlobalAveragePool" | "GlobalMaxPool" | "GlobalLpPool" => {
             let s = ins.shape(0)?;
             let mut out = s[..2.min(s.len())].to_vec();
-            out.extend(std::iter::repeat(Expr::int(1)).take(s.len().saturating_sub(2)));
+            out.extend(std::iter::repeat_n(Expr::int(1), s.len().saturating_sub(2)));
             one(with(dt0, out))
         }
         "Reshape" => {
