@@ -2,7 +2,7 @@
 
 use egui::RichText;
 
-use crate::ir::{Arg, Graph, SymIntArg, ValueKind};
+use crate::ir::{Arg, Graph, NodeId, SymIntArg, ValueKind};
 use crate::shapes::ConcreteTensor;
 use crate::ui::canvas::class_name;
 use crate::ui::command::Command;
@@ -91,26 +91,7 @@ fn body(ui: &mut egui::Ui, state: &AppState, graph: &Graph, view: View, id: crat
             }
             let products = state.products(other, orig);
             let Some(og) = state.pane(other).graph.clone() else { continue };
-            ui.horizontal_wrapped(|ui| {
-                ui.label(format!("in {}:", other.name()));
-                if products.is_empty() {
-                    ui.label(RichText::new("nothing").weak());
-                }
-                for p in products.iter().take(40) {
-                    let n = og.node(*p);
-                    let text = format!("{} ({})", n.name, short_op(&n.target));
-                    // A screen reader hears which view the link leads to, not just the node.
-                    let heard = format!("in {}: {text}", other.name());
-                    let link = ui.link(text);
-                    link.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Link, true, heard.clone()));
-                    if link.clicked() {
-                        cmds.push(Command::JumpTo(other, *p));
-                    }
-                }
-                if products.len() > 40 {
-                    ui.label(format!("… {} more", products.len() - 40));
-                }
-            });
+            node_links(ui, &format!("in {}:", other.name()), &og, other, &products, cmds);
         }
     }
     if view.is_stage() {
@@ -186,21 +167,31 @@ fn stage_links(ui: &mut egui::Ui, state: &AppState, view: View, cmds: &mut Vec<C
         }
         let Some(og) = state.pane(other).graph.clone() else { continue };
         let related = state.related(other);
-        ui.horizontal_wrapped(|ui| {
-            ui.label(format!("same source line in {}:", other.name()));
-            if related.is_empty() {
-                ui.label(RichText::new("nothing").weak());
-            }
-            for p in related.iter().take(40) {
-                let n = og.node(*p);
-                let text = format!("{} ({})", n.name, short_op(&n.target));
-                let heard = format!("in {}: {text}", other.name());
-                let link = ui.link(text);
-                link.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Link, true, heard.clone()));
-                if link.clicked() {
-                    cmds.push(Command::JumpTo(other, *p));
-                }
-            }
-        });
+        node_links(ui, &format!("same source line in {}:", other.name()), &og, other, &related, cmds);
     }
+}
+
+/// A labelled, wrapped row of links to `nodes` of `view` (the first 40, then a count).
+fn node_links(ui: &mut egui::Ui, label: &str, graph: &Graph, view: View, nodes: &[NodeId], cmds: &mut Vec<Command>) {
+    const SHOWN: usize = 40;
+    ui.horizontal_wrapped(|ui| {
+        ui.label(label);
+        if nodes.is_empty() {
+            ui.label(RichText::new("nothing").weak());
+        }
+        for p in nodes.iter().take(SHOWN) {
+            let n = graph.node(*p);
+            let text = format!("{} ({})", n.name, short_op(&n.target));
+            // A screen reader hears which view the link leads to, not just the node.
+            let heard = format!("in {}: {text}", view.name());
+            let link = ui.link(text);
+            link.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Link, true, heard.clone()));
+            if link.clicked() {
+                cmds.push(Command::JumpTo(view, *p));
+            }
+        }
+        if nodes.len() > SHOWN {
+            ui.label(format!("… {} more", nodes.len() - SHOWN));
+        }
+    });
 }
