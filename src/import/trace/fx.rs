@@ -507,83 +507,64 @@ fn indent(line: &str) -> usize {
     line.len() - line.trim_start().len()
 }
 
+/// The characters of `text` outside quoted strings, each with its byte index and the bracket
+/// depth after it: one scanner for every Python-source question below.
+fn unquoted(text: &str) -> impl Iterator<Item = (usize, char, i32)> + '_ {
+    let mut quote: Option<char> = None;
+    let mut depth = 0i32;
+    text.char_indices().filter_map(move |(i, c)| match (quote, c) {
+        (Some(q), c) if c == q => {
+            quote = None;
+            None
+        }
+        (Some(_), _) => None,
+        (None, '\'' | '"') => {
+            quote = Some(c);
+            None
+        }
+        (None, c) => {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                _ => {}
+            }
+            Some((i, c, depth))
+        }
+    })
+}
+
 /// Index of the bracket closing the one `text` starts with, skipping quoted text.
 fn matching_close(text: &str) -> Option<usize> {
-    let mut depth = 0i32;
-    let mut quote: Option<char> = None;
-    for (i, c) in text.char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '(' | '[' | '{') => depth += 1,
-            (None, ')' | ']' | '}') => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
+    unquoted(text).find(|&(_, c, depth)| matches!(c, ')' | ']' | '}') && depth == 0).map(|(i, _, _)| i)
 }
 
 /// Whether every bracket opened in `text` (outside quotes) is closed, and at least one was opened
 /// or none is pending.
 fn balanced(text: &str) -> bool {
-    let mut depth = 0i32;
-    let mut opened = false;
-    let mut quote: Option<char> = None;
-    for c in text.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '(' | '[' | '{') => {
-                depth += 1;
-                opened = true
-            }
-            (None, ')' | ']' | '}') => depth -= 1,
-            _ => {}
-        }
+    let (mut depth, mut opened) = (0i32, false);
+    for (_, c, d) in unquoted(text) {
+        opened |= matches!(c, '(' | '[' | '{');
+        depth = d;
     }
     depth <= 0 && (opened || !text.trim().is_empty())
 }
 
 /// The line without a trailing `# comment` (outside quotes).
 fn strip_comment(line: &str) -> &str {
-    let mut quote: Option<char> = None;
-    for (i, c) in line.char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '#') => return &line[..i],
-            _ => {}
-        }
+    match unquoted(line).find(|&(_, c, _)| c == '#') {
+        Some((i, _, _)) => &line[..i],
+        None => line,
     }
-    line
 }
 
 /// Splits at `sep` outside brackets and quotes.
 fn split_top(text: &str, sep: char) -> Vec<&str> {
     let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut quote: Option<char> = None;
     let mut start = 0;
-    for (i, c) in text.char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '\'' | '"') => quote = Some(c),
-            (None, '(' | '[' | '{') => depth += 1,
-            (None, ')' | ']' | '}') => depth -= 1,
-            (None, c) if c == sep && depth == 0 => {
-                out.push(&text[start..i]);
-                start = i + c.len_utf8();
-            }
-            _ => {}
+    for (i, c, depth) in unquoted(text) {
+        if c == sep && depth == 0 {
+            out.push(&text[start..i]);
+            start = i + c.len_utf8();
         }
     }
     out.push(&text[start..]);
@@ -593,26 +574,13 @@ fn split_top(text: &str, sep: char) -> Vec<&str> {
 /// The `=` of an assignment: outside quotes and brackets, not part of `==`, `<=`, `>=`, `!=`.
 fn find_assign(stmt: &str) -> Option<usize> {
     let b = stmt.as_bytes();
-    let mut quote: Option<u8> = None;
-    let mut depth = 0i32;
-    for (i, &c) in b.iter().enumerate() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, b'\'' | b'"') => quote = Some(c),
-            (None, b'(' | b'[' | b'{') => depth += 1,
-            (None, b')' | b']' | b'}') => depth -= 1,
-            (None, b'=') if depth == 0 => {
-                let prev = i.checked_sub(1).map(|j| b[j]);
-                let next = b.get(i + 1).copied();
-                if next != Some(b'=') && !matches!(prev, Some(b'=' | b'<' | b'>' | b'!')) {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
+    unquoted(stmt)
+        .find(|&(i, c, depth)| {
+            let prev = i.checked_sub(1).map(|j| b[j]);
+            let next = b.get(i + 1).copied();
+            c == '=' && depth == 0 && next != Some(b'=') && !matches!(prev, Some(b'=' | b'<' | b'>' | b'!'))
+        })
+        .map(|(i, _, _)| i)
 }
 
 fn is_identifier(s: &str) -> bool {
