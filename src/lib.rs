@@ -14,6 +14,7 @@ pub mod ir;
 pub mod profile;
 pub mod lower;
 pub mod npy;
+pub mod ops;
 pub mod runtime;
 pub mod shapes;
 pub mod sym;
