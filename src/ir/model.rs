@@ -67,6 +67,9 @@ pub struct Model {
     pub weights: BTreeMap<String, Weight>,
     /// Things the importer skipped or could not interpret, each naming where.
     pub warnings: Vec<String>,
+    /// The torch that wrote the file (`2.11.0+cu130`), where the file says: picks the op
+    /// registry's kernel tables.
+    pub torch_version: Option<String>,
 }
 
 impl Model {
@@ -80,6 +83,7 @@ impl Model {
             guards: Vec::new(),
             weights: BTreeMap::new(),
             warnings: Vec::new(),
+            torch_version: None,
         }
     }
 

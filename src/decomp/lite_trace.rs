@@ -1,0 +1,443 @@
+//! The lite-mode check of a real `torch.compile` run (a TORCH_TRACE log): every op of each
+//! compile's dynamo graph is looked for in its AOT graph, and each one that is not there is
+//! classified — marked (fine), composite on every backend (expected), the log's backend has no
+//! kernel for it (violation), or decomposed although it has a kernel (violation). What the check
+//! cannot attribute is reported as unverified, never passed.
+//!
+//! What a call is expected to become comes from the op registry ([`crate::ops::backend`]): the
+//! traced expansion of the torch-level call (PyTorch's OpInfo samples through `make_fx` with no
+//! decomposition table) and, per ATen op, which backends have a kernel of their own. Provenance
+//! between the stages is the source location torch writes above each node (`# File: ...`); where a
+//! graph has none (code run from `python -c`), the whole graph is one location.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::import::trace::{node_location, CompileRecord, SourceLoc, Stage, TraceLog};
+use crate::ir::{Graph, NodeId, ValueKind};
+use crate::ops::backend::{self, functional_name, Backend, BackendTable, OpFacts};
+
+/// Why an op of the dynamo graph is, or is not, in the AOT graph.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// The op itself is there: lite mode kept it.
+    Kept,
+    /// Not an op with a kernel anywhere: tracing always expands it (`linear` → `t` + `addmm`).
+    Composite { into: Vec<String> },
+    /// Marked `compile_with_inductor`: decomposing it was asked for.
+    Marked,
+    /// `op` (the call itself, or what it always expands to) has a CompositeImplicitAutograd body and a
+    /// kernel on other backends but none on this one, so tracing expanded it: lite mode could not keep it.
+    NoKernel { backend: Backend, op: String, elsewhere: Vec<String> },
+    /// `op` has a kernel on this backend, yet it was decomposed although not marked.
+    Decomposed { op: String, inductor_table: bool },
+}
+
+impl Verdict {
+    pub fn is_violation(&self) -> bool {
+        matches!(self, Verdict::NoKernel { .. } | Verdict::Decomposed { .. })
+    }
+
+    /// A short class name for tables and JSON.
+    pub fn class(&self) -> &'static str {
+        match self {
+            Verdict::Kept => "kept",
+            Verdict::Composite { .. } => "composite",
+            Verdict::Marked => "marked",
+            Verdict::NoKernel { .. } => "no_backend_kernel",
+            Verdict::Decomposed { .. } => "decomposed_unmarked",
+        }
+    }
+}
+
+/// One op of a dynamo graph, checked against one AOT graph of the same compile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    pub compile_id: String,
+    /// The AOT graph's name (`0/0:aot_inference_graph`).
+    pub graph: String,
+    /// The dynamo node and its target (`_fused_rms_norm`, `aten._fused_rms_norm`).
+    pub node: String,
+    pub target: String,
+    pub location: Option<SourceLoc>,
+    pub backend: Option<Backend>,
+    pub verdict: Verdict,
+    /// The AOT ops at the same location: op → count (what it became).
+    pub became: BTreeMap<String, usize>,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let became: Vec<String> = self.became.iter().map(|(op, n)| if *n > 1 { format!("{op}×{n}") } else { op.clone() }).collect();
+        let into = if became.is_empty() { "nothing".to_string() } else { became.join(", ") };
+        write!(f, "{}: node `{}` ({}) ", self.graph, self.node, self.target)?;
+        match &self.verdict {
+            Verdict::Kept => write!(f, "kept")?,
+            Verdict::Composite { into: c } => write!(f, "is composite on every backend, expected to become {}", c.join(", "))?,
+            Verdict::Marked => write!(f, "is marked compile_with_inductor and became {into}")?,
+            Verdict::NoKernel { backend, op, elsewhere } => write!(
+                f,
+                "became {into}: {backend} has no kernel for aten.{op} (kernels on {}; CompositeImplicitAutograd elsewhere), so tracing expanded it before lite mode could keep it",
+                elsewhere.join(", ")
+            )?,
+            Verdict::Decomposed { op, inductor_table } => write!(
+                f,
+                "became {into}: aten.{op} has a kernel here but was decomposed although not marked{}",
+                if *inductor_table { " (it is in Inductor's default decomposition table)" } else { "" }
+            )?,
+        }
+        if let Some(l) = &self.location {
+            write!(f, " at {l}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Something the check could not look at: named, with why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unverified {
+    pub compile_id: String,
+    /// The node (`graph: node (target)`) or the whole compile.
+    pub what: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Unverified {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}: {}", self.compile_id, self.what, self.reason)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct LogCheck {
+    pub findings: Vec<Finding>,
+    pub unverified: Vec<Unverified>,
+    /// The torch version the log names (`pytorch_version` in its compilation metrics).
+    pub log_torch: Option<String>,
+    /// The table used for kernels and expansions.
+    pub table_torch: String,
+    /// Compiles with graphs that were compared.
+    pub compared: usize,
+}
+
+impl LogCheck {
+    pub fn violations(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.verdict.is_violation())
+    }
+}
+
+/// Checks every compile of a log against the table of the log's torch version.
+pub fn check_log(log: &TraceLog) -> LogCheck {
+    let log_torch = log.compiles.iter().find_map(|c| c.metrics.as_ref().and_then(|m| m.pytorch_version.clone()));
+    let Some(table) = backend::table_for(log_torch.as_deref()) else {
+        return LogCheck {
+            unverified: vec![Unverified {
+                compile_id: "*".into(),
+                what: log.file.clone(),
+                reason: "no backend table is available".into(),
+            }],
+            log_torch,
+            ..LogCheck::default()
+        };
+    };
+    let mut out = LogCheck { log_torch, table_torch: table.torch.clone(), ..LogCheck::default() };
+    for rec in &log.compiles {
+        check_compile(rec, table, &mut out);
+    }
+    if out.compared == 0 && out.unverified.is_empty() {
+        out.unverified.push(Unverified {
+            compile_id: "*".into(),
+            what: log.file.clone(),
+            reason: "no compile in the log has a dynamo graph with ops and an AOT graph to compare".into(),
+        });
+    }
+    out
+}
+
+fn check_compile(rec: &CompileRecord, table: &BackendTable, out: &mut LogCheck) {
+    let id = rec.id.to_string();
+    let dynamo = rec.graph(Stage::DynamoOutput);
+    // The forward half is where the user's ops are; a joint graph stands in when it is alone.
+    let mut aot: Vec<&Graph> = [Stage::AotInference, Stage::AotForward].iter().filter_map(|s| rec.graph(*s)).collect();
+    if aot.is_empty() {
+        aot.extend(rec.graph(Stage::AotJoint));
+    }
+    let Some(dynamo) = dynamo else {
+        if !aot.is_empty() {
+            out.unverified.push(Unverified {
+                compile_id: id,
+                what: "the whole compile".into(),
+                reason: "its AOT graph is in the log but its dynamo graph is not (skipped or cut off), so nothing can be attributed".into(),
+            });
+        }
+        return;
+    };
+    let ops: Vec<NodeId> = dynamo.node_ids().filter(|&n| is_tensor_op(dynamo, n)).collect();
+    if ops.is_empty() {
+        return;
+    }
+    if aot.is_empty() {
+        let why = rec.metrics.as_ref().and_then(|m| m.fail_reason.clone()).map(|r| format!(" (compile failed: {r})")).unwrap_or_default();
+        out.unverified.push(Unverified {
+            compile_id: id,
+            what: "the whole compile".into(),
+            reason: format!("its dynamo graph has {} op(s) but the log has no AOT graph for it{why}", ops.len()),
+        });
+        return;
+    }
+    out.compared += 1;
+    for g in aot {
+        let buckets = Buckets::new(g);
+        let graph_backend = graph_device(dynamo);
+        for &n in &ops {
+            match check_node(table, dynamo, n, &buckets, graph_backend) {
+                Ok(verdict) => {
+                    let loc = node_location(dynamo, n);
+                    let node = dynamo.node(n);
+                    out.findings.push(Finding {
+                        compile_id: id.clone(),
+                        graph: g.name.clone(),
+                        node: node.name.clone(),
+                        target: node.target.clone(),
+                        backend: node_device(dynamo, n).or(graph_backend),
+                        verdict,
+                        became: buckets.counts(loc.as_ref()),
+                        location: loc,
+                    })
+                }
+                Err(reason) => {
+                    let node = dynamo.node(n);
+                    out.unverified.push(Unverified {
+                        compile_id: id.clone(),
+                        what: format!("{}: node `{}` ({})", g.name, node.name, node.target),
+                        reason,
+                    })
+                }
+            }
+        }
+    }
+}
+
+/// The AOT graph's ATen ops by source location (functional names), or all in one when the
+/// graph carries no locations.
+struct Buckets {
+    located: bool,
+    by_loc: HashMap<Option<(String, u32, String)>, Vec<(String, bool)>>,
+}
+
+impl Buckets {
+    fn new(g: &Graph) -> Buckets {
+        let mut by_loc: HashMap<_, Vec<(String, bool)>> = HashMap::new();
+        let mut located = false;
+        for id in g.node_ids() {
+            let node = g.node(id);
+            let Some((name, _)) = backend::aten_name(&node.target) else { continue };
+            let loc = node_location(g, id).map(|l| (l.file, l.line, l.code));
+            located |= loc.is_some();
+            by_loc.entry(loc).or_default().push((functional_name(name).to_string(), node.meta.compile_with_inductor()));
+        }
+        Buckets { located, by_loc }
+    }
+
+    fn at(&self, loc: Option<&SourceLoc>) -> Vec<&(String, bool)> {
+        if !self.located {
+            return self.by_loc.values().flatten().collect();
+        }
+        let key = loc.map(|l| (l.file.clone(), l.line, l.code.clone()));
+        self.by_loc.get(&key).map(|v| v.iter().collect()).unwrap_or_default()
+    }
+
+    fn counts(&self, loc: Option<&SourceLoc>) -> BTreeMap<String, usize> {
+        self.at(loc).into_iter().fold(BTreeMap::new(), |mut m, (op, _)| {
+            *m.entry(op.clone()).or_insert(0) += 1;
+            m
+        })
+    }
+}
+
+/// A node that computes tensors (not sizes, not tuple indexing, not a graph input).
+fn is_tensor_op(g: &Graph, n: crate::ir::NodeId) -> bool {
+    let node = g.node(n);
+    if node.target == "_operator.getitem" {
+        // Picking an output of a multi-output op is no op of its own; indexing a tensor is a view.
+        return false;
+    }
+    node.outputs.iter().any(|&v| match &g.value(v).kind {
+        ValueKind::Tensor(_) => true,
+        // Unannotated: a tuple (`_fused_rms_norm`'s two tensors) or a `torch.Size` (`x.size()`);
+        // what its users pick out of it tells which.
+        ValueKind::Other(_) => {
+            let picked: Vec<&ValueKind> = g
+                .nodes
+                .iter()
+                .filter(|u| u.target == "_operator.getitem" && u.inputs().next() == Some(v))
+                .flat_map(|u| u.outputs.iter().map(|&o| &g.value(o).kind))
+                .collect();
+            picked.is_empty() || picked.iter().any(|k| matches!(k, ValueKind::Tensor(_) | ValueKind::Other(_)))
+        }
+        _ => false,
+    })
+}
+
+/// Whether `op` spells the words of `stem` in order (`scaled_dot_product_attention` in
+/// `_scaled_dot_product_flash_attention`, `layer_norm` in `native_layer_norm`): a backend's own
+/// kernel for the call under another name.
+fn names_same_op(op: &str, stem: &str) -> bool {
+    let mut words = op.split('_').filter(|w| !w.is_empty());
+    let wanted: Vec<&str> = stem.split('_').filter(|w| !w.is_empty()).collect();
+    !wanted.is_empty() && wanted.iter().all(|w| words.any(|o| o == *w))
+}
+
+fn node_device(g: &Graph, n: crate::ir::NodeId) -> Option<Backend> {
+    let node = g.node(n);
+    node.outputs.iter().copied().chain(node.inputs()).find_map(|v| g.value(v).tensor().and_then(|t| Backend::parse(&t.device)))
+}
+
+/// The device of the graph's tensor inputs (most of them), for nodes that say none themselves.
+fn graph_device(g: &Graph) -> Option<Backend> {
+    let mut count: BTreeMap<Backend, usize> = BTreeMap::new();
+    for (v, _) in &g.inputs {
+        if let Some(b) = g.value(*v).tensor().and_then(|t| Backend::parse(&t.device)) {
+            *count.entry(b).or_insert(0) += 1;
+        }
+    }
+    count.into_iter().max_by_key(|(_, c)| *c).map(|(b, _)| b)
+}
+
+/// What a dynamo-graph call is expected to become, as alternative sets of ATen op names (views
+/// left out): from the traced expansions of every embedded table (this version's first), or for an
+/// ATen op with a kernel somewhere, the op itself.
+fn alternatives(table: &BackendTable, target: &str) -> Result<Vec<Vec<String>>, String> {
+    let keys = expansion_keys(target);
+    let mut alts: Vec<Vec<String>> = Vec::new();
+    let own = backend::aten_name(target).and_then(|(n, _)| table.op_by_name(n).map(|f| (n, f)));
+    if let Some((name, facts)) = &own {
+        if facts.has_any_kernel() {
+            alts.push(vec![functional_name(name).to_string()]);
+        }
+    }
+    let tables = std::iter::once(table).chain(backend::embedded().iter().filter(|t| !std::ptr::eq(*t, table)));
+    for t in tables {
+        for k in &keys {
+            if let Some(exp) = t.expansions.get(k) {
+                // CUDA first: it has a kernel for nearly everything, so its trace stops earliest.
+                for dev in ["cuda", "cpu"] {
+                    alts.extend(exp.get(dev).into_iter().flatten().cloned());
+                }
+            }
+        }
+    }
+    if alts.is_empty() {
+        // A call the traces do not cover: by name, if that names an ATen op with a kernel.
+        let name = keys.last().and_then(|k| k.rsplit('.').next()).unwrap_or(target);
+        return match table.op_by_name(name) {
+            Some(f) if f.has_any_kernel() => Ok(vec![vec![functional_name(name).to_string()]]),
+            Some(_) => Err(format!("aten.{name} is composite and no traced expansion of `{target}` is in the table (torch {})", table.torch)),
+            None => Err(format!("`{target}` is neither an ATen op nor a call whose expansion the table holds (torch {})", table.torch)),
+        };
+    }
+    let mut seen = BTreeSet::new();
+    Ok(alts
+        .into_iter()
+        .map(|a| {
+            let mut a: Vec<String> = a.into_iter().filter(|op| !table.op_by_name(op).is_some_and(|f| f.view)).collect();
+            a.sort();
+            a.dedup();
+            a
+        })
+        .filter(|a| seen.insert(a.clone()))
+        .collect())
+}
+
+/// The spellings a target may have in the expansion table: dynamo writes `torch.softmax`,
+/// `Tensor.softmax`, `_operator.add`, `torch.nn.functional.layer_norm`, `aten._fused_rms_norm`.
+fn expansion_keys(target: &str) -> Vec<String> {
+    let mut keys = vec![target.to_string()];
+    if let Some((name, ov)) = backend::aten_name(target) {
+        keys.push(format!("torch.ops.aten.{name}"));
+        if let Some(o) = ov {
+            keys.push(format!("torch.ops.aten.{name}.{o}"));
+        }
+    }
+    if let Some(rest) = target.strip_prefix("operator.") {
+        keys.push(format!("_operator.{rest}"));
+    }
+    keys
+}
+
+fn check_node(table: &BackendTable, dynamo: &Graph, n: NodeId, buckets: &Buckets, graph_backend: Option<Backend>) -> Result<Verdict, String> {
+    let node = dynamo.node(n);
+    let loc = node_location(dynamo, n);
+    let here = buckets.at(loc.as_ref());
+    let present: BTreeSet<&str> = here.iter().map(|(op, _)| op.as_str()).collect();
+    let alts = alternatives(table, &node.target)?;
+    // The call's own op name: `aten._fused_rms_norm` → `_fused_rms_norm`, `_operator.add` → `add`.
+    let own = functional_name(backend::aten_name(&node.target).map(|(n, _)| n).unwrap_or_else(|| node.target.rsplit('.').next().unwrap_or(&node.target))).to_string();
+    if let Some(alt) = alts.iter().find(|a| a.iter().all(|op| present.contains(op.as_str()))) {
+        return Ok(if alt.is_empty() || (alt.len() == 1 && alt[0] == own) {
+            Verdict::Kept
+        } else {
+            Verdict::Composite { into: alt.clone() }
+        });
+    }
+    let Some(backend) = node_device(dynamo, n).or(graph_backend) else {
+        return Err("no tensor of the node or graph names a device, so no backend's kernels apply".into());
+    };
+    // The backend's own kernel under another name (`layer_norm` → `native_layer_norm`,
+    // `scaled_dot_product_attention` → `_scaled_dot_product_flash_attention`): kept.
+    let stem = node.target.rsplit('.').next().unwrap_or(&node.target);
+    if stem.trim_start_matches('_').len() >= 4 {
+        if let Some(op) = present.iter().find(|op| names_same_op(op, stem) && table.op_by_name(op).is_some_and(|f| f.has_kernel(backend))) {
+            return Ok(Verdict::Composite { into: vec![op.to_string()] });
+        }
+    }
+    if node.meta.compile_with_inductor() || here.iter().any(|(_, marked)| *marked) {
+        return Ok(Verdict::Marked);
+    }
+    // The alternative closest to what is there names what went missing.
+    let best = alts
+        .iter()
+        .max_by_key(|a| (a.iter().filter(|op| present.contains(op.as_str())).count(), usize::MAX - a.len()))
+        .cloned()
+        .unwrap_or_default();
+    let missing: Vec<(String, Option<OpFacts>)> =
+        best.into_iter().filter(|op| !present.contains(op.as_str())).map(|op| {
+            let f = table.op_by_name(&op);
+            (op, f)
+        }).collect();
+    for (op, f) in &missing {
+        if let Some(f) = f {
+            if !f.has_kernel(backend) && f.composite && !f.inductor_backends().is_empty() {
+                return Ok(Verdict::NoKernel { backend, op: op.clone(), elsewhere: f.kernels.clone() });
+            }
+        }
+    }
+    for (op, f) in &missing {
+        if let Some(f) = f {
+            if f.has_kernel(backend) {
+                return Ok(Verdict::Decomposed { op: op.clone(), inductor_table: f.inductor });
+            }
+        }
+    }
+    let names: Vec<&str> = missing.iter().map(|(op, _)| op.as_str()).collect();
+    Err(format!(
+        "expected {} at its location, and they are kernels of other backends only: the table (torch {}) has no trace of this call on {backend}",
+        names.join(", "),
+        table.torch
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_same_op;
+
+    #[test]
+    fn backend_kernels_under_other_names() {
+        assert!(names_same_op("_scaled_dot_product_flash_attention", "scaled_dot_product_attention"));
+        assert!(names_same_op("native_layer_norm", "layer_norm"));
+        assert!(names_same_op("_fused_rms_norm", "rms_norm"));
+        assert!(names_same_op("_softmax", "softmax"));
+        assert!(!names_same_op("var_mean", "layer_norm"));
+        assert!(!names_same_op("add", "addmm"));
+        assert!(!names_same_op("anything", ""));
+    }
+}
