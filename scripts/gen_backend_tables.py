@@ -14,9 +14,9 @@ For the torch this runs under, per ATen overload:
               expanded while tracing, before lite mode or Inductor's tables decide anything.
   inductor    Inductor's default decomposition table (select_decomp_table()) has the overload.
   core        tagged `core` (the Core ATen opset).
---from-dispatcher reads `kernels`/`composite` from this torch's dispatcher instead of the yaml
-(`torch._C._dispatch_has_kernel_for_dispatch_key`): the refresh a user runs with their own build,
-which is the only way to see an XPU build's registrations.
+--from-dispatcher reads `kernels`/`composite` of the backends this build has from its dispatcher
+(`torch._C._dispatch_has_kernel_for_dispatch_key`), the yaml for the rest: the refresh a user runs
+with their own build, which is the only way to see an XPU build's registrations.
 
 expansions: what a torch-level call (as dynamo writes it in a graph: `torch.nn.functional.layer_norm`,
 `Tensor.softmax`, `_operator.add`) becomes in ATen ops after tracing with no decomposition table,
@@ -103,23 +103,46 @@ def table_from_yaml(yaml_path, xpu_dir):
     return ops
 
 
-def table_from_dispatcher():
+def built_backends():
+    """The dense backends this torch build registers kernels for: only those the dispatcher can
+    speak about (a CUDA build knows nothing of XPU's kernels)."""
     import torch
 
-    ops = {}
+    built = ["CPU"]
+    if torch.backends.cuda.is_built():
+        built.append("CUDA")
+    if getattr(torch, "xpu", None) is not None and torch.xpu._is_compiled():
+        built.append("XPU")
+    if torch.backends.mps.is_built():
+        built.append("MPS")
+    return built
+
+
+def table_from_dispatcher(base):
+    """`base` (from the yaml) with each backend this build has replaced by what its dispatcher
+    registered; ops only the dispatcher knows (custom builds) are added."""
+    import torch
+
+    built = built_backends()
+    ops = {k: dict(v) for k, v in base.items()}
     for full in torch._C._dispatch_get_all_op_names():
         if not full.startswith("aten::"):
             continue
         name = full[len("aten::"):]
         has = lambda k: torch._C._dispatch_has_kernel_for_dispatch_key(full, k)  # noqa: E731
         explicit = any(has(k) for k in EXPLICIT)
-        kernels = BACKENDS if explicit else [b for b in BACKENDS if has(b)]
-        base, _, overload = name.partition(".")
-        schema = str(torch._C._get_schema("aten::" + base, overload))
+        mine = {b for b in built if explicit or has(b)}
+        if name in ops:
+            others = {b for b in ops[name]["kernels"] if b not in built}
+            ops[name]["kernels"] = sorted(mine | others)
+            ops[name]["composite"] = has("CompositeImplicitAutograd")
+            continue
+        op_name, _, overload = name.partition(".")
+        schema = str(torch._C._get_schema("aten::" + op_name, overload))
         returns = schema.rsplit("->", 1)[-1]
         view = "(a)" in returns.replace(" ", "") and "!" not in returns
-        ops[name] = {"kernels": sorted(kernels), "composite": has("CompositeImplicitAutograd"), "core": False, "view": view}
-    return ops
+        ops[name] = {"kernels": sorted(mine), "composite": has("CompositeImplicitAutograd"), "core": False, "view": view}
+    return ops, built
 
 
 def mark_inductor_and_core(ops):
@@ -258,8 +281,8 @@ def main():
     yaml_path = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native", "native_functions.yaml")
     sources = {"torch": torch.__version__}
     if a.from_dispatcher:
-        ops = table_from_dispatcher()
-        sources["kernels"] = "dispatcher of this torch build"
+        ops, built = table_from_dispatcher(table_from_yaml(yaml_path, a.xpu_ops_yaml))
+        sources["kernels"] = "dispatcher of this torch build for " + ", ".join(built) + "; native_functions.yaml for the rest"
     else:
         ops = table_from_yaml(yaml_path, a.xpu_ops_yaml)
         sources["kernels"] = "torchgen/packaged/ATen/native/native_functions.yaml of this torch"

@@ -222,3 +222,48 @@ fn interpreter_and_opencl_run_fused_rms_norm_in_every_mode() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn backends_lists_tables_and_answers_per_op() {
+    let (code, out, _) = run(&["backends", "--json"]);
+    assert_eq!(code, 0);
+    let tables: Value = serde_json::from_str(&out).unwrap();
+    let versions: Vec<&str> = tables.as_array().unwrap().iter().filter(|t| t["origin"] == "embedded").map(|t| t["torch"].as_str().unwrap()).collect();
+    assert_eq!(versions, ["2.11.0", "2.15.0"]);
+    let (code, out, _) = run(&["backends", "--op", "_fused_rms_norm", "--torch", "2.11.0", "--json"]);
+    assert_eq!(code, 0);
+    let f: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(f["kernels"], serde_json::json!(["CUDA", "MPS"]));
+    assert_eq!((f["composite"].as_bool(), f["inductor_decomposes"].as_bool()), (Some(true), Some(true)));
+    let (code, _, err) = run(&["backends", "--op", "no_such_op_anywhere"]);
+    assert_eq!(code, 2, "{err}");
+}
+
+/// The refresh runs the generator shipped in the binary with the user's python; without one that
+/// imports torch it says so (exit 2). Where this machine's python3 has torch, the refresh is run
+/// for real and its table read back.
+#[test]
+fn refresh_reads_the_users_torch_or_says_why_not() {
+    let dir = std::env::temp_dir().join(format!("xpu-wb-ops-{}", std::process::id()));
+    let run_in = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_xpu-workbench"))
+            .args(args)
+            .env("XPU_WORKBENCH_OPS_DIR", &dir)
+            .output()
+            .expect("run");
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, _, err) = run_in(&["backends", "--refresh", "--python", "/nonexistent/python3"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("/nonexistent/python3"), "{err}");
+    let has_torch = Command::new("python3").args(["-c", "import torch"]).output().is_ok_and(|o| o.status.success());
+    if !has_torch {
+        eprintln!("python3 here cannot import torch: the real refresh is not exercised on this machine");
+        return;
+    }
+    let (code, out, err) = run_in(&["backends", "--refresh"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (_, listed, _) = run_in(&["backends"]);
+    assert!(listed.contains("dispatcher of this torch build"), "{listed}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,6 +1,7 @@
 //! The command line: every thing the app can do, scriptable. `cli.rs`-style: arguments here,
 //! each subcommand's work in its own file.
 
+mod backends;
 mod bench;
 mod check_lite;
 pub mod compile;
@@ -75,6 +76,21 @@ pub enum Command {
         /// The torch version whose kernel tables apply (default: the one the file names).
         #[arg(long, value_name = "VERSION")]
         torch: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The op registry's kernel tables per torch version: which backends have a kernel for an op
+    /// (--op NAME), or --refresh from your own torch's dispatcher (an XPU build shows XPU's).
+    Backends {
+        #[arg(long, value_name = "NAME")]
+        op: Option<String>,
+        #[arg(long, value_name = "VERSION")]
+        torch: Option<String>,
+        #[arg(long)]
+        refresh: bool,
+        /// The python whose torch --refresh reads.
+        #[arg(long, default_value = "python3")]
+        python: String,
         #[arg(long)]
         json: bool,
     },
@@ -248,6 +264,13 @@ pub fn main() -> ExitCode {
             marks: &marks,
             backend: backend.as_deref(),
             torch: torch.as_deref(),
+            json,
+        }),
+        Some(Command::Backends { op, torch, refresh, python, json }) => backends::run(backends::Args {
+            op: op.as_deref(),
+            torch: torch.as_deref(),
+            refresh,
+            python: &python,
             json,
         }),
         Some(Command::Devices { json }) => devices::run(json),

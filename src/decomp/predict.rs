@@ -110,7 +110,9 @@ fn fate(table: &BackendTable, backend: Backend, graph: &Graph, id: NodeId, marks
 pub fn traced_expansion(table: &BackendTable, name: &str, backend: Backend) -> Option<Vec<String>> {
     let me = functional_name(name);
     let mut found: BTreeMap<Vec<String>, usize> = BTreeMap::new();
-    for exp in table.expansions.values() {
+    // A table refreshed from the user's dispatcher has no traces: the embedded ones stand in.
+    let tables = std::iter::once(table).chain(crate::ops::backend::embedded().iter().filter(|t| !std::ptr::eq(*t, table)));
+    for exp in tables.flat_map(|t| t.expansions.values()) {
         let Some(cuda) = exp.get("cuda") else { continue };
         if !cuda.iter().any(|alt| alt.len() == 1 && alt[0] == me) {
             continue;

@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde::Deserialize;
@@ -94,6 +94,9 @@ pub type Expansion = BTreeMap<String, Vec<Vec<String>>>;
 
 #[derive(Debug, Deserialize)]
 pub struct BackendTable {
+    /// Where it was loaded from: `embedded` or the file refreshed from the user's torch.
+    #[serde(skip)]
+    pub origin: String,
     /// `2.11.0`.
     pub torch: String,
     /// Where each part came from (yaml, torch-xpu-ops commit, dispatcher, traced devices).
@@ -207,17 +210,63 @@ pub fn functional_name(name: &str) -> &str {
     }
 }
 
-static TABLES: OnceLock<Vec<BackendTable>> = OnceLock::new();
+static TABLES: OnceLock<(Vec<BackendTable>, Vec<String>)> = OnceLock::new();
 
-/// The embedded tables, oldest torch first. A table that does not parse is a build defect, caught
-/// by the unit test below; at run time it is left out rather than taking the app down.
+/// Where tables refreshed from the user's torch live: `$XPU_WORKBENCH_OPS_DIR`, else `ops/` in the
+/// workbench's config folder.
+pub fn user_dir() -> Option<PathBuf> {
+    std::env::var_os("XPU_WORKBENCH_OPS_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| crate::config::config_dir().map(|d| d.join("ops")))
+}
+
+/// Every table, oldest torch first, a user's refreshed table after the embedded one of the same
+/// version (so it wins). An embedded table that does not parse is a build defect, caught by the
+/// unit test below; at run time it and unreadable user tables are left out, with a warning
+/// ([`table_warnings`]).
 pub fn embedded() -> &'static [BackendTable] {
-    TABLES.get_or_init(|| {
-        let mut v: Vec<BackendTable> =
-            EMBEDDED.iter().filter_map(|(name, bytes)| BackendTable::from_bytes(name, bytes).ok()).collect();
-        v.sort_by_key(|t| version_key(&t.torch));
-        v
-    })
+    &TABLES.get_or_init(load_all).0
+}
+
+/// Why a user table was left out.
+pub fn table_warnings() -> &'static [String] {
+    &TABLES.get_or_init(load_all).1
+}
+
+fn load_all() -> (Vec<BackendTable>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let mut v: Vec<(bool, BackendTable)> = Vec::new();
+    for (name, bytes) in EMBEDDED {
+        match BackendTable::from_bytes(name, bytes) {
+            Ok(mut t) => {
+                t.origin = "embedded".into();
+                v.push((false, t));
+            }
+            Err(e) => warnings.push(e.to_string()),
+        }
+    }
+    if let Some(dir) = user_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        files.sort();
+        for f in files {
+            match BackendTable::load(&f) {
+                Ok(mut t) => {
+                    t.origin = f.display().to_string();
+                    v.push((true, t));
+                }
+                Err(e) => warnings.push(format!("left out: {e}")),
+            }
+        }
+    }
+    v.sort_by_key(|(user, t)| (version_key(&t.torch), *user));
+    (v.into_iter().map(|(_, t)| t).collect(), warnings)
 }
 
 /// The table for a torch version: the newest embedded one not newer than `version` (kernels only
@@ -242,12 +291,13 @@ mod tests {
 
     #[test]
     fn every_embedded_table_parses() {
+        assert!(table_warnings().is_empty(), "{:?}", table_warnings());
         for (name, bytes) in EMBEDDED {
             let t = BackendTable::from_bytes(name, bytes).unwrap_or_else(|e| panic!("{e}"));
             assert!(t.ops.len() > 2000, "{name}: only {} ops", t.ops.len());
             assert!(t.expansions.len() > 500, "{name}: only {} expansions", t.expansions.len());
         }
-        assert_eq!(embedded().len(), EMBEDDED.len());
+        assert!(embedded().len() >= EMBEDDED.len());
     }
 
     /// What the dispatcher of each torch said (recorded by scripts/gen_lite_cases.py).
