@@ -3,6 +3,8 @@
 
     python3 scripts/gen_backend_tables.py OUT.json [--xpu-ops-yaml DIR] [--xpu-ops-ref NAME]
                                          [--from-dispatcher] [--no-expansions] [--samples N]
+    python3 scripts/gen_backend_tables.py OUT.json --yaml WHEEL_YAML --version V --inductor-from T.json.gz
+                                         [--xpu-ops-yaml DIR --xpu-ops-ref NAME]
 
 For the torch this runs under, per ATen overload:
   kernels     dense backends with a kernel of their own (CPU, CUDA, XPU, MPS), from the
@@ -265,6 +267,31 @@ def expansions(samples_per_op, devices):
     return {k: {d: [list(alt) for alt in sorted(alts)] for d, alts in per.items()} for k, per in sorted(result.items())}
 
 
+def from_wheel_yaml(a):
+    """A kernels-only table for a torch version that is not installed: its wheel's yaml, the
+    torch-xpu-ops yaml of the same release, and Inductor's flags borrowed from a nearby version."""
+    import gzip
+
+    if not (a.version and a.inductor_from):
+        sys.exit("--yaml needs --version and --inductor-from")
+    ops = table_from_yaml(a.yaml, a.xpu_ops_yaml)
+    opener = gzip.open if a.inductor_from.endswith(".gz") else open
+    with opener(a.inductor_from, "rt") as f:
+        near = json.load(f)
+    for name, v in ops.items():
+        v["inductor"] = bool(near["ops"].get(name, {}).get("inductor", False))
+    sources = {
+        "torch": a.version,
+        "kernels": f"native_functions.yaml of the torch {a.version} wheel",
+        "xpu": ("torch-xpu-ops yaml/ " + a.xpu_ops_ref) if a.xpu_ops_yaml else "XPU dispatch entries of the same native_functions.yaml",
+        "inductor": f"Inductor's table of torch {near['torch']} (borrowed)",
+    }
+    doc = {"torch": a.version, "sources": sources, "ops": dict(sorted(ops.items()))}
+    with open(a.out, "w") as f:
+        json.dump(doc, f, separators=(",", ":"), sort_keys=True)
+    print(a.out, len(ops), "ops", json.dumps(sources))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
@@ -273,7 +300,13 @@ def main():
     p.add_argument("--from-dispatcher", action="store_true")
     p.add_argument("--no-expansions", action="store_true")
     p.add_argument("--samples", type=int, default=4)
+    p.add_argument("--yaml", help="a native_functions.yaml taken from another torch wheel (no torch import): "
+                   "kernels only, no traced expansions; needs --version and --inductor-from")
+    p.add_argument("--version", help="the torch version --yaml came from")
+    p.add_argument("--inductor-from", help="a table (.json or .json.gz) whose Inductor flags to borrow")
     a = p.parse_args()
+    if a.yaml:
+        return from_wheel_yaml(a)
 
     import torch
     import torchgen

@@ -124,8 +124,10 @@ fn prediction_on_the_exported_graph_per_backend() {
     // XPU has the kernel from torch 2.12 on: the 2.15 export, or --torch, says so.
     let (code, out, _) = run(&["check-lite", lite("fused_rms_norm_2.15.pt2").to_str().unwrap(), "--backend", "xpu"]);
     assert_eq!(code, 0, "{out}");
-    let (code, _, _) = run(&["check-lite", p, "--backend", "xpu", "--torch", "2.15.0"]);
-    assert_eq!(code, 0);
+    for (torch, want) in [("2.10.0", 1), ("2.12.1", 0), ("2.15.0", 0)] {
+        let (code, out, _) = run(&["check-lite", p, "--backend", "xpu", "--torch", torch]);
+        assert_eq!(code, want, "--torch {torch}: {out}");
+    }
     let (code, _, _) = run(&["check-lite", lite("fused_rms_norm_2.15.pt2").to_str().unwrap(), "--backend", "cpu"]);
     assert_eq!(code, 1);
     // Marked: decomposing it is what the user asked for.
@@ -229,7 +231,7 @@ fn backends_lists_tables_and_answers_per_op() {
     assert_eq!(code, 0);
     let tables: Value = serde_json::from_str(&out).unwrap();
     let versions: Vec<&str> = tables.as_array().unwrap().iter().filter(|t| t["origin"] == "embedded").map(|t| t["torch"].as_str().unwrap()).collect();
-    assert_eq!(versions, ["2.11.0", "2.15.0"]);
+    assert_eq!(versions, ["2.9.1", "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0"]);
     let (code, out, _) = run(&["backends", "--op", "_fused_rms_norm", "--torch", "2.11.0", "--json"]);
     assert_eq!(code, 0);
     let f: Value = serde_json::from_str(&out).unwrap();
