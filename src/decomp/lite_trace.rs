@@ -25,6 +25,9 @@ pub enum Verdict {
     Composite { into: Vec<String> },
     /// Marked `compile_with_inductor`: decomposing it was asked for.
     Marked,
+    /// A no-op at these shapes: its output has its input's dtype, device, sizes and strides
+    /// (`x.to(x.device)`, `x.contiguous()` on a contiguous tensor), so tracing returned the input.
+    Elided,
     /// `op` (the call itself, or what it always expands to) has a CompositeImplicitAutograd body and a
     /// kernel on other backends but none on this one, so tracing expanded it: lite mode could not keep it.
     NoKernel { backend: Backend, op: String, elsewhere: Vec<String> },
@@ -43,6 +46,7 @@ impl Verdict {
             Verdict::Kept => "kept",
             Verdict::Composite { .. } => "composite",
             Verdict::Marked => "marked",
+            Verdict::Elided => "elided_no_op",
             Verdict::NoKernel { .. } => "no_backend_kernel",
             Verdict::Decomposed { .. } => "decomposed_unmarked",
         }
@@ -74,6 +78,7 @@ impl std::fmt::Display for Finding {
             Verdict::Kept => write!(f, "kept")?,
             Verdict::Composite { into: c } => write!(f, "is composite on every backend, expected to become {}", c.join(", "))?,
             Verdict::Marked => write!(f, "is marked compile_with_inductor and became {into}")?,
+            Verdict::Elided => write!(f, "is a no-op at these shapes (its output is its input) and was elided")?,
             Verdict::NoKernel { backend, op, elsewhere } => write!(
                 f,
                 "became {into}: {backend} has no kernel for aten.{op} (kernels on {}; CompositeImplicitAutograd elsewhere), so tracing expanded it before lite mode could keep it",
@@ -171,7 +176,12 @@ fn check_compile(rec: &CompileRecord, table: &BackendTable, out: &mut LogCheck) 
         }
         return;
     };
-    let ops: Vec<NodeId> = dynamo.node_ids().filter(|&n| is_tensor_op(dynamo, n)).collect();
+    // A node nothing reads (dynamo keeps some, `head_arange = None`) is dropped by AOT's
+    // dead-code elimination, not decomposed: not compared.
+    let users = dynamo.users();
+    let outputs: BTreeSet<crate::ir::ValueId> = dynamo.outputs.iter().flat_map(|a| a.values()).collect();
+    let live = |n: NodeId| dynamo.node(n).outputs.iter().any(|v| outputs.contains(v) || !users[v.index()].is_empty());
+    let ops: Vec<NodeId> = dynamo.node_ids().filter(|&n| is_tensor_op(dynamo, n) && live(n)).collect();
     if ops.is_empty() {
         return;
     }
@@ -188,8 +198,21 @@ fn check_compile(rec: &CompileRecord, table: &BackendTable, out: &mut LogCheck) 
     for g in aot {
         let buckets = Buckets::new(g);
         let graph_backend = graph_device(dynamo);
+        // The AOT ops each location's kept calls account for: what a vanished no-op may leave.
+        let mut claimed: HashMap<Option<(String, u32, String)>, BTreeSet<String>> = HashMap::new();
         for &n in &ops {
-            match check_node(table, dynamo, n, &buckets, graph_backend) {
+            let loc = node_location(dynamo, n);
+            let present: BTreeSet<&str> = buckets.at(loc.as_ref()).iter().map(|(op, _)| op.as_str()).collect();
+            if let Ok(alts) = alternatives(table, &dynamo.node(n).target) {
+                if let Some(alt) = alts.iter().find(|a| a.iter().all(|op| present.contains(op.as_str()))) {
+                    claimed.entry(loc.map(|l| (l.file, l.line, l.code))).or_default().extend(alt.iter().cloned());
+                }
+            }
+        }
+        for &n in &ops {
+            let loc_key = node_location(dynamo, n).map(|l| (l.file, l.line, l.code));
+            let claimed_here = claimed.get(&loc_key).cloned().unwrap_or_default();
+            match check_node(table, dynamo, n, &buckets, graph_backend, &claimed_here) {
                 Ok(verdict) => {
                     let loc = node_location(dynamo, n);
                     let node = dynamo.node(n);
@@ -261,10 +284,16 @@ fn is_tensor_op(g: &Graph, n: crate::ir::NodeId) -> bool {
         // Picking an output of a multi-output op is no op of its own; indexing a tensor is a view.
         return false;
     }
+    // Python-level size arithmetic (`torch.Size(...)`, `torch._sym_sqrt`, `math.ceil`): never a tensor.
+    let t = node.target.as_str();
+    if t == "torch.Size" || ["torch.sym_", "torch._sym_", "math.", "builtins."].iter().any(|p| t.starts_with(p)) {
+        return false;
+    }
     node.outputs.iter().any(|&v| match &g.value(v).kind {
         ValueKind::Tensor(_) => true,
         // Unannotated: a tuple (`_fused_rms_norm`'s two tensors) or a `torch.Size` (`x.size()`);
         // what its users pick out of it tells which.
+        ValueKind::Other(text) if text.starts_with("Sym(") => false,
         ValueKind::Other(_) => {
             let picked: Vec<&ValueKind> = g
                 .nodes
@@ -285,6 +314,17 @@ fn names_same_op(op: &str, stem: &str) -> bool {
     let mut words = op.split('_').filter(|w| !w.is_empty());
     let wanted: Vec<&str> = stem.split('_').filter(|w| !w.is_empty()).collect();
     !wanted.is_empty() && wanted.iter().all(|w| words.any(|o| o == *w))
+}
+
+/// Whether the node's (single) output has the dtype, device, sizes and strides of one of its tensor
+/// inputs: then tracing may return the input itself, and the op leaves nothing behind.
+fn is_identity(g: &Graph, n: NodeId) -> bool {
+    let node = g.node(n);
+    let [out] = node.outputs.as_slice() else { return false };
+    let Some(o) = g.value(*out).tensor() else { return false };
+    node.inputs().filter_map(|v| g.value(v).tensor()).any(|i| {
+        i.dtype == o.dtype && i.device == o.device && i.sizes == o.sizes && i.strides == o.strides
+    })
 }
 
 fn node_device(g: &Graph, n: crate::ir::NodeId) -> Option<Backend> {
@@ -364,7 +404,14 @@ fn expansion_keys(target: &str) -> Vec<String> {
     keys
 }
 
-fn check_node(table: &BackendTable, dynamo: &Graph, n: NodeId, buckets: &Buckets, graph_backend: Option<Backend>) -> Result<Verdict, String> {
+fn check_node(
+    table: &BackendTable,
+    dynamo: &Graph,
+    n: NodeId,
+    buckets: &Buckets,
+    graph_backend: Option<Backend>,
+    claimed: &BTreeSet<String>,
+) -> Result<Verdict, String> {
     let node = dynamo.node(n);
     let loc = node_location(dynamo, n);
     let here = buckets.at(loc.as_ref());
@@ -392,6 +439,11 @@ fn check_node(table: &BackendTable, dynamo: &Graph, n: NodeId, buckets: &Buckets
     }
     if node.meta.compile_with_inductor() || here.iter().any(|(_, marked)| *marked) {
         return Ok(Verdict::Marked);
+    }
+    // Nothing at its location is left unexplained by the calls kept there, and its output is its
+    // input: a no-op that tracing returned as is, not a decomposition (which leaves its products).
+    if is_identity(dynamo, n) && present.iter().all(|op| claimed.contains(*op)) {
+        return Ok(Verdict::Elided);
     }
     // The alternative closest to what is there names what went missing.
     let best = alts
