@@ -15,6 +15,9 @@ lite mode decides anything. This script writes, for the torch it runs under (ver
   rms_<dev>_<mode>[_marked]_<torch>.log.gz         TORCH_TRACE of torch.compile(dynamic=True), two shapes
   rms_expect_<torch>.json                          what torch says about the op on this machine: schema,
       dispatch keys with a kernel, whether each log's output code still calls the op
+  symviews_<dev>_<mode>[_marked]_<torch>.log.gz    the dynamic-shape lite case: views on products of
+      dynamic dims, linear + silu, a layer norm marked or not, softmax (run from a file: located)
+--sym-only makes only the symviews logs.
 Each log is made in a child process, since TORCH_TRACE is read when torch is imported.
 """
 import gzip
@@ -80,6 +83,68 @@ def recheck(folder):
         with open(path, "w") as f:
             json.dump(expect, f, indent=1, sort_keys=True)
         print(path, {k: v["output_code_calls_op"] for k, v in expect["logs"].items()})
+
+
+SYM_CHILD = r"""
+import sys, torch
+import torch.nn.functional as F
+import torch.fx.traceback as fx_traceback
+dev, mode, marked = %(dev)r, %(mode)r, %(marked)r
+
+
+class SymViews(torch.nn.Module):
+    # Views whose sizes are products of dynamic dims, a linear + silu, a layer norm (the node a
+    # user marks), and a softmax over the view back to three dims.
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 16)
+        self.ln = torch.nn.LayerNorm(16)
+
+    def forward(self, x):
+        b, t = x.size(0), x.size(1)
+        h = x.view(b * t, 16)
+        h = F.silu(self.fc(h))
+        if marked:
+            with fx_traceback.annotate({"compile_with_inductor": 0}):
+                h = self.ln(h)
+        else:
+            h = self.ln(h)
+        return h.view(b, t, 16).softmax(-1)
+
+
+torch.manual_seed(0)
+model = SymViews().to(dev).eval()
+kw = {"dynamic": True}
+if mode != "default":
+    kw["mode"] = mode
+compiled = torch.compile(model, **kw)
+with torch.no_grad(), fx_traceback.preserve_node_meta():
+    for shape in [(2, 5, 16), (3, 7, 16)]:
+        x = torch.randn(*shape, device=dev)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+print("ok")
+"""
+
+
+def sym_log(out, dev, mode, marked):
+    """The dynamic-shape lite case: views on products of symbols, one node marked or not. Run from
+    a file, so every node carries its source location (the `rms_*` logs, made with `python -c`,
+    carry none)."""
+    tag = torch_tag()
+    name = f"symviews_{dev}_{mode}{'_marked' if marked else ''}_{tag}"
+    with tempfile.TemporaryDirectory() as d:
+        script = os.path.join(d, "sym_views_case.py")
+        with open(script, "w") as f:
+            f.write(SYM_CHILD % {"dev": dev, "mode": mode, "marked": marked})
+        trace_dir = os.path.join(d, "trace")
+        env = dict(os.environ, TORCH_TRACE=trace_dir)
+        r = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True, timeout=600)
+        print(name, "rc", r.returncode, r.stderr[-2000:] if r.returncode else "")
+        logs = sorted(f for f in os.listdir(trace_dir) if f.endswith(".log")) if os.path.isdir(trace_dir) else []
+        if r.returncode != 0 or len(logs) != 1:
+            return
+        with open(os.path.join(trace_dir, logs[0]), "rb") as src_f, gzip.open(os.path.join(out, name + ".log.gz"), "wb") as dst:
+            shutil.copyfileobj(src_f, dst)
 
 
 def torch_tag():
@@ -155,13 +220,18 @@ def main():
     import torch
     if "cuda" in devices and not torch.cuda.is_available():
         devices.remove("cuda")
-    export_archives(out)
+    if "--sym-only" not in sys.argv:
+        export_archives(out)
     expect = dispatcher_facts()
     expect["logs"] = {}
     for dev in devices:
         for mode, marked in [("lite", False), ("default", False), ("lite", True)]:
-            name, keeps = one_log(out, dev, mode, marked)
-            expect["logs"][name] = {"device": dev, "mode": mode, "marked": marked, "output_code_calls_op": keeps}
+            if "--sym-only" not in sys.argv:
+                name, keeps = one_log(out, dev, mode, marked)
+                expect["logs"][name] = {"device": dev, "mode": mode, "marked": marked, "output_code_calls_op": keeps}
+            sym_log(out, dev, mode, marked)
+    if "--sym-only" in sys.argv:
+        return
     with open(os.path.join(out, f"rms_expect_{torch_tag()}.json"), "w") as f:
         json.dump(expect, f, indent=1, sort_keys=True)
     print(json.dumps(expect, indent=1))

@@ -269,3 +269,26 @@ fn refresh_reads_the_users_torch_or_says_why_not() {
     assert!(listed.contains("dispatcher of this torch build"), "{listed}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The dynamic-shape case with source locations: views on products of dynamic dims, silu, a layer
+/// norm marked or not, softmax; torch 2.11 (CUDA, CPU) and 2.15 (CPU).
+#[test]
+fn symbolic_views_case_on_both_torches_and_backends() {
+    let logs = ["cuda_{m}_2.11.0", "cpu_{m}_2.11.0", "cpu_{m}_2.15.0"];
+    for l in logs {
+        let name = |m: &str| lite(&format!("symviews_{}.log.gz", l.replace("{m}", m)));
+        let (code, out) = check(&name("lite"));
+        assert_eq!(code, 0, "{l} lite: {out}");
+        let (code, out) = check(&name("default"));
+        assert_eq!(code, 1, "{l} default: {out}");
+        for (node, op) in [("h_1", "aten.silu"), ("h_2", "aten.native_layer_norm"), ("softmax", "aten._softmax")] {
+            assert!(out.contains(&format!("node `{node}`")) && out.contains(&format!("{op} has a kernel here")), "{l}: {node} {op}: {out}");
+        }
+        // Located: the line of each op is named.
+        assert!(out.contains("sym_views_case.py:19 `h = F.silu(self.fc(h))`"), "{out}");
+        // Marked, yet torch kept the layer norm whole as a fallback: said, not hidden.
+        let (code, out) = check(&name("lite_marked"));
+        assert_eq!(code, 0, "{l} marked: {out}");
+        assert!(out.contains("is marked compile_with_inductor, yet was kept whole as native_layer_norm"), "{out}");
+    }
+}

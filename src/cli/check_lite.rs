@@ -79,7 +79,11 @@ fn run_log(file: &Path, as_json: bool) -> ExitCode {
     for f in check.violations() {
         println!("{}: {f}", f.compile_id);
     }
-    for f in check.findings.iter().filter(|f| matches!(f.verdict, lite_trace::Verdict::Composite { .. } | lite_trace::Verdict::Marked)) {
+    let noted = |f: &&lite_trace::Finding| {
+        matches!(f.verdict, lite_trace::Verdict::Composite { .. } | lite_trace::Verdict::Marked | lite_trace::Verdict::Elided)
+            || (f.verdict == lite_trace::Verdict::Kept && f.marked)
+    };
+    for f in check.findings.iter().filter(noted) {
         println!("note: {}: {f}", f.compile_id);
     }
     for u in &check.unverified {
@@ -123,6 +127,7 @@ fn log_json(check: &LogCheck, code: u8) -> serde_json::Value {
             "target": f.target,
             "class": f.verdict.class(),
             "violation": f.verdict.is_violation(),
+            "marked": f.marked,
             "backend": f.backend.map(|b| b.key()),
             "location": f.location.as_ref().map(|l| l.to_string()),
             "became": f.became,

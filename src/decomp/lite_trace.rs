@@ -67,6 +67,9 @@ pub struct Finding {
     pub verdict: Verdict,
     /// The AOT ops at the same location: op → count (what it became).
     pub became: BTreeMap<String, usize>,
+    /// The dynamo node carries `compile_with_inductor` (a kept marked node is worth a note: the
+    /// mark allowed a decomposition that did not happen).
+    pub marked: bool,
 }
 
 impl std::fmt::Display for Finding {
@@ -75,7 +78,11 @@ impl std::fmt::Display for Finding {
         let into = if became.is_empty() { "nothing".to_string() } else { became.join(", ") };
         write!(f, "{}: node `{}` ({}) ", self.graph, self.node, self.target)?;
         match &self.verdict {
+            Verdict::Kept if self.marked => write!(f, "is marked compile_with_inductor, yet was kept whole (became {into})")?,
             Verdict::Kept => write!(f, "kept")?,
+            Verdict::Composite { into: c } if self.marked => {
+                write!(f, "is marked compile_with_inductor, yet was kept whole as {}", c.join(", "))?
+            }
             Verdict::Composite { into: c } => write!(f, "is composite on every backend, expected to become {}", c.join(", "))?,
             Verdict::Marked => write!(f, "is marked compile_with_inductor and became {into}")?,
             Verdict::Elided => write!(f, "is a no-op at these shapes (its output is its input) and was elided")?,
@@ -225,6 +232,7 @@ fn check_compile(rec: &CompileRecord, table: &BackendTable, out: &mut LogCheck) 
                         verdict,
                         became: buckets.counts(loc.as_ref()),
                         location: loc,
+                        marked: node.meta.compile_with_inductor(),
                     })
                 }
                 Err(reason) => {
