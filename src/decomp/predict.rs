@@ -69,6 +69,19 @@ impl NodeFate {
     }
 }
 
+/// Lite mode as it happens on `backend`: the user's `marks` plus the nodes the backend cannot keep
+/// (their CompositeImplicitAutograd body is traced in), and the fates that forced them.
+pub fn lite_marks_on(graph: &Graph, backend: Backend, table: &BackendTable, marks: &Marks) -> (Marks, Vec<NodeFate>) {
+    let forced: Vec<NodeFate> = predict(graph, backend, table, marks).into_iter().filter(NodeFate::is_violation).collect();
+    let mut m = marks.clone();
+    for f in &forced {
+        if matches!(f.fate, Fate::Expanded { .. }) && !m.names.contains(&f.name) {
+            m.names.push(f.name.clone());
+        }
+    }
+    (m, forced)
+}
+
 /// The fate of every op node of `graph` on `backend` under lite mode with `marks`.
 pub fn predict(graph: &Graph, backend: Backend, table: &BackendTable, marks: &Marks) -> Vec<NodeFate> {
     graph

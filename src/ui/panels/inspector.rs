@@ -37,6 +37,10 @@ fn body(ui: &mut egui::Ui, state: &AppState, graph: &Graph, view: View, id: crat
     grid_row(ui, "class", class_name(class));
     if let Some(orig) = state.origin(view, id) {
         grid_row(ui, "marked", if state.is_marked(orig) { "yes" } else { "no" });
+        if let Some(reason) = state.backend_reason(orig) {
+            ui.label(RichText::new(format!("Expanded by the lite target: {reason}")).small())
+                .on_hover_text("the op registry's kernel table: `xpu-workbench backends --op NAME`");
+        }
     }
     let module = node.meta.module_path();
     grid_row(ui, "module", if module.is_empty() { "(top level)" } else { module });
