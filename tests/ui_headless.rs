@@ -452,3 +452,23 @@ fn the_lite_target_backend_expands_what_it_has_no_kernel_for() {
     assert_eq!(h.app.state.pane(View::Lite).classes[products[0].index()], NodeClass::Fallback);
     assert!(h.find(|l| l.starts_with("Expanded by the lite target:")).is_none());
 }
+
+/// A CPU lite log of PyTorch's test case in the stage views: check-lite's verdict colours the
+/// dynamo node teal (the backend had no kernel) and the AOT ops it became, and the inspector says why.
+#[test]
+fn stage_views_show_check_lite_on_the_compile() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/lite/rms_cpu_lite_2.11.0.log.gz");
+    let mut h = Harness::new(Source::File(path));
+    let picker = h.find_role(Role::ComboBox, "compile id");
+    h.action(picker, Action::Default, None);
+    h.click_label(|l| l == "stages of compile 0/0", "the compile id 0/0 entry");
+    let dynamo = h.app.state.pane(View::Dynamo).graph.clone().expect("a dynamo graph");
+    let rms = dynamo.node_ids().find(|&n| dynamo.node(n).target == "aten._fused_rms_norm").expect("the op");
+    assert_eq!(h.app.state.pane(View::Dynamo).classes[rms.index()], NodeClass::BackendExpanded);
+    let aot = h.app.state.pane(View::Aot).graph.clone().expect("an AOT graph");
+    let rsqrt = aot.node_ids().find(|&n| aot.node(n).target == "aten.rsqrt.default").expect("rsqrt");
+    assert_eq!(h.app.state.pane(View::Aot).classes[rsqrt.index()], NodeClass::BackendExpanded);
+    h.click_label(|l| l.starts_with("dynamo graph of compile"), "the dynamo pane header");
+    h.search_and_jump("_fused_rms_norm");
+    h.expect(|l| l.contains("CPU has no kernel for aten._fused_rms_norm"), "the inspector's check-lite reason");
+}

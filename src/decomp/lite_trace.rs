@@ -61,6 +61,7 @@ pub struct Finding {
     pub graph: String,
     /// The dynamo node and its target (`_fused_rms_norm`, `aten._fused_rms_norm`).
     pub node: String,
+    pub node_id: NodeId,
     pub target: String,
     pub location: Option<SourceLoc>,
     pub backend: Option<Backend>,
@@ -183,12 +184,7 @@ fn check_compile(rec: &CompileRecord, table: &BackendTable, out: &mut LogCheck) 
         }
         return;
     };
-    // A node nothing reads (dynamo keeps some, `head_arange = None`) is dropped by AOT's
-    // dead-code elimination, not decomposed: not compared.
-    let users = dynamo.users();
-    let outputs: BTreeSet<crate::ir::ValueId> = dynamo.outputs.iter().flat_map(|a| a.values()).collect();
-    let live = |n: NodeId| dynamo.node(n).outputs.iter().any(|v| outputs.contains(v) || !users[v.index()].is_empty());
-    let ops: Vec<NodeId> = dynamo.node_ids().filter(|&n| is_tensor_op(dynamo, n) && live(n)).collect();
+    let ops = compared_ops(dynamo);
     if ops.is_empty() {
         return;
     }
@@ -203,49 +199,68 @@ fn check_compile(rec: &CompileRecord, table: &BackendTable, out: &mut LogCheck) 
     }
     out.compared += 1;
     for g in aot {
-        let buckets = Buckets::new(g);
-        let graph_backend = graph_device(dynamo);
-        // The AOT ops each location's kept calls account for: what a vanished no-op may leave.
-        let mut claimed: HashMap<Option<(String, u32, String)>, BTreeSet<String>> = HashMap::new();
-        for &n in &ops {
-            let loc = node_location(dynamo, n);
-            let present: BTreeSet<&str> = buckets.at(loc.as_ref()).iter().map(|(op, _)| op.as_str()).collect();
-            if let Ok(alts) = alternatives(table, &dynamo.node(n).target) {
-                if let Some(alt) = alts.iter().find(|a| a.iter().all(|op| present.contains(op.as_str()))) {
-                    claimed.entry(loc.map(|l| (l.file, l.line, l.code))).or_default().extend(alt.iter().cloned());
-                }
-            }
-        }
-        for &n in &ops {
-            let loc_key = node_location(dynamo, n).map(|l| (l.file, l.line, l.code));
-            let claimed_here = claimed.get(&loc_key).cloned().unwrap_or_default();
-            match check_node(table, dynamo, n, &buckets, graph_backend, &claimed_here) {
-                Ok(verdict) => {
-                    let loc = node_location(dynamo, n);
-                    let node = dynamo.node(n);
-                    out.findings.push(Finding {
-                        compile_id: id.clone(),
-                        graph: g.name.clone(),
-                        node: node.name.clone(),
-                        target: node.target.clone(),
-                        backend: node_device(dynamo, n).or(graph_backend),
-                        verdict,
-                        became: buckets.counts(loc.as_ref()),
-                        location: loc,
-                        marked: node.meta.compile_with_inductor(),
-                    })
-                }
-                Err(reason) => {
-                    let node = dynamo.node(n);
-                    out.unverified.push(Unverified {
-                        compile_id: id.clone(),
-                        what: format!("{}: node `{}` ({})", g.name, node.name, node.target),
-                        reason,
-                    })
-                }
+        let (findings, unverified) = check_pair(&id, dynamo, g, &ops, table);
+        out.findings.extend(findings);
+        out.unverified.extend(unverified);
+    }
+}
+
+/// One compile's dynamo graph against one of its AOT graphs (the app's stage views call this for
+/// the compile they show). The findings carry the dynamo node's id in [`Finding::node_id`].
+pub fn check_graphs(compile_id: &str, dynamo: &Graph, aot: &Graph, table: &BackendTable) -> (Vec<Finding>, Vec<Unverified>) {
+    check_pair(compile_id, dynamo, aot, &compared_ops(dynamo), table)
+}
+
+/// The dynamo nodes compared: tensor ops something reads. A node nothing reads (dynamo keeps some,
+/// `head_arange = None`) is dropped by AOT's dead-code elimination, not decomposed.
+fn compared_ops(dynamo: &Graph) -> Vec<NodeId> {
+    let users = dynamo.users();
+    let outputs: BTreeSet<crate::ir::ValueId> = dynamo.outputs.iter().flat_map(|a| a.values()).collect();
+    let live = |n: NodeId| dynamo.node(n).outputs.iter().any(|v| outputs.contains(v) || !users[v.index()].is_empty());
+    dynamo.node_ids().filter(|&n| is_tensor_op(dynamo, n) && live(n)).collect()
+}
+
+fn check_pair(id: &str, dynamo: &Graph, g: &Graph, ops: &[NodeId], table: &BackendTable) -> (Vec<Finding>, Vec<Unverified>) {
+    let (mut findings, mut unverified) = (Vec::new(), Vec::new());
+    let buckets = Buckets::new(g);
+    let graph_backend = graph_device(dynamo);
+    // The AOT ops each location's kept calls account for: what a vanished no-op may leave.
+    let mut claimed: HashMap<Option<(String, u32, String)>, BTreeSet<String>> = HashMap::new();
+    for &n in ops {
+        let loc = node_location(dynamo, n);
+        let present: BTreeSet<&str> = buckets.at(loc.as_ref()).iter().map(|(op, _)| op.as_str()).collect();
+        if let Ok(alts) = alternatives(table, &dynamo.node(n).target) {
+            if let Some(alt) = alts.iter().find(|a| a.iter().all(|op| present.contains(op.as_str()))) {
+                claimed.entry(loc.map(|l| (l.file, l.line, l.code))).or_default().extend(alt.iter().cloned());
             }
         }
     }
+    for &n in ops {
+        let loc = node_location(dynamo, n);
+        let loc_key = loc.clone().map(|l| (l.file, l.line, l.code));
+        let claimed_here = claimed.get(&loc_key).cloned().unwrap_or_default();
+        let node = dynamo.node(n);
+        match check_node(table, dynamo, n, &buckets, graph_backend, &claimed_here) {
+            Ok(verdict) => findings.push(Finding {
+                compile_id: id.to_string(),
+                graph: g.name.clone(),
+                node: node.name.clone(),
+                node_id: n,
+                target: node.target.clone(),
+                backend: node_device(dynamo, n).or(graph_backend),
+                verdict,
+                became: buckets.counts(loc.as_ref()),
+                location: loc,
+                marked: node.meta.compile_with_inductor(),
+            }),
+            Err(reason) => unverified.push(Unverified {
+                compile_id: id.to_string(),
+                what: format!("{}: node `{}` ({})", g.name, node.name, node.target),
+                reason,
+            }),
+        }
+    }
+    (findings, unverified)
 }
 
 /// The AOT graph's ATen ops by source location (functional names), or all in one when the

@@ -555,6 +555,7 @@ impl App {
         s.focus = View::STAGES.into_iter().find(|v| set.graph_of(*v).is_some()).unwrap_or(View::Dynamo);
         s.stages = Some(set);
         s.rebind();
+        s.classify_stages();
         for v in View::STAGES {
             self.request_layout(v);
         }

@@ -204,6 +204,10 @@ pub struct AppState {
     pub backend_fates: HashMap<NodeId, crate::decomp::predict::NodeFate>,
     /// The torch version of the kernel table the fates come from.
     pub backend_table: Option<String>,
+    /// check-lite's verdict on each dynamo node of the shown compile (stage views), by node.
+    pub stage_findings: HashMap<NodeId, crate::decomp::lite_trace::Finding>,
+    /// What check-lite could not compare in the shown compile.
+    pub stage_unverified: Vec<String>,
     /// Symbol values the user chose (the others take their hint).
     pub explicit: BTreeMap<String, i64>,
     pub bindings: Bindings,
@@ -235,6 +239,8 @@ impl Default for AppState {
             target_backend: Some(crate::ops::Backend::Xpu),
             backend_fates: HashMap::new(),
             backend_table: None,
+            stage_findings: HashMap::new(),
+            stage_unverified: Vec::new(),
             explicit: BTreeMap::new(),
             bindings: Bindings::new(),
             guards: Vec::new(),
@@ -346,6 +352,53 @@ impl AppState {
     pub fn backend_reason(&self, id: NodeId) -> Option<String> {
         let (f, backend) = (self.backend_fates.get(&id)?, self.target_backend?);
         Some(f.describe(backend, self.backend_table.as_deref().unwrap_or("?")))
+    }
+
+    /// Runs check-lite on the shown compile's dynamo and AOT graphs and colours both: what
+    /// lite mode should not have decomposed red, what the backend forced teal, marked ones blue.
+    pub fn classify_stages(&mut self) {
+        use crate::decomp::lite_trace::{check_graphs, Verdict};
+        self.stage_findings.clear();
+        self.stage_unverified.clear();
+        let (Some(dynamo), Some(aot)) = (self.pane(View::Dynamo).graph.clone(), self.pane(View::Aot).graph.clone()) else {
+            return;
+        };
+        let id = self.stages.as_ref().map(|s| s.compile_id.clone()).unwrap_or_default();
+        let version = self.doc.as_ref().and_then(|d| d.model.torch_version.clone());
+        let Some(table) = crate::ops::table_for(version.as_deref()) else { return };
+        let (findings, unverified) = check_graphs(&id, &dynamo, &aot, table);
+        let class_of = |v: &Verdict| match v {
+            Verdict::Decomposed { .. } => NodeClass::Violation,
+            Verdict::NoKernel { .. } => NodeClass::BackendExpanded,
+            Verdict::Marked => NodeClass::Decomposed,
+            Verdict::Kept | Verdict::Composite { .. } | Verdict::Elided => NodeClass::Plain,
+        };
+        let mut dyn_classes = vec![NodeClass::Plain; dynamo.nodes.len()];
+        let mut bad_locations: HashMap<(String, u32), NodeClass> = HashMap::new();
+        for f in &findings {
+            let c = class_of(&f.verdict);
+            dyn_classes[f.node_id.index()] = c;
+            if let (Some(l), true) = (&f.location, f.verdict.is_violation()) {
+                bad_locations.insert((l.file.clone(), l.line), c);
+            }
+        }
+        let located = findings.iter().any(|f| f.location.is_some());
+        let whole = findings.iter().find(|f| f.verdict.is_violation()).map(|f| class_of(&f.verdict));
+        let aot_classes = aot
+            .node_ids()
+            .map(|n| {
+                let loc = crate::import::trace::node_location(&aot, n);
+                match (located, loc) {
+                    (true, Some(l)) => bad_locations.get(&(l.file, l.line)).copied().unwrap_or(NodeClass::Plain),
+                    (false, _) if crate::ops::aten_name(&aot.node(n).target).is_some() => whole.unwrap_or(NodeClass::Plain),
+                    _ => NodeClass::Plain,
+                }
+            })
+            .collect();
+        self.pane_mut(View::Dynamo).classes = dyn_classes;
+        self.pane_mut(View::Aot).classes = aot_classes;
+        self.stage_unverified = unverified.iter().map(|u| u.to_string()).collect();
+        self.stage_findings = findings.into_iter().map(|f| (f.node_id, f)).collect();
     }
 
     /// Recomputes how each view's nodes are drawn from the decompositions and the marks.
