@@ -186,10 +186,21 @@ def export_archives(out):
                 out = torch.ops.aten._fused_rms_norm(y, [HIDDEN], None, None)
             return out
 
+    class RmsNormModule(torch.nn.Module):
+        # F.rms_norm, as models write it: export keeps aten.rms_norm, composite everywhere, which
+        # becomes _fused_rms_norm when traced.
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.linspace(0.5, 1.5, HIDDEN))
+
+        def forward(self, x):
+            return torch.nn.functional.rms_norm(x, [HIDDEN], self.weight, 1e-6) * 2
+
     dyn = {"x": {0: Dim("batch", min=1, max=1024), 1: Dim("seq", min=2, max=4096)}}
     torch.manual_seed(0)
     x = torch.randn(*SHAPES[0])
-    for name, m in [("fused_rms_norm", Fused()), ("fused_rms_norm_marked", FusedMarked())]:
+    models = [("fused_rms_norm", Fused()), ("fused_rms_norm_marked", FusedMarked()), ("rms_norm_module", RmsNormModule())]
+    for name, m in models:
         with fx_traceback.preserve_node_meta():
             ep = torch.export.export(m, (x,), dynamic_shapes=dyn)
         torch.export.save(ep, os.path.join(out, f"{name}.pt2"))
@@ -197,6 +208,8 @@ def export_archives(out):
     np.save(os.path.join(out, "fused_rms_norm.in0.npy"), x.numpy())
     for i, t in enumerate(ref):
         np.save(os.path.join(out, f"fused_rms_norm.out{i}.npy"), t.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(out, "rms_norm_module.out0.npy"), models[2][1](x).numpy())
 
 
 def dispatcher_facts():
@@ -215,7 +228,7 @@ def main():
     devices = ["cuda", "cpu"]
     for a in sys.argv[2:]:
         if a.startswith("--devices="):
-            devices = a.split("=", 1)[1].split(",")
+            devices = [d for d in a.split("=", 1)[1].split(",") if d]
     os.makedirs(out, exist_ok=True)
     import torch
     if "cuda" in devices and not torch.cuda.is_available():

@@ -292,3 +292,36 @@ fn symbolic_views_case_on_both_torches_and_backends() {
         assert!(out.contains("is marked compile_with_inductor, yet was kept whole as native_layer_norm"), "{out}");
     }
 }
+
+/// `F.rms_norm` as models write it: export keeps `aten.rms_norm`, composite everywhere, which
+/// becomes `_fused_rms_norm` — so the backend question is asked of that.
+#[test]
+fn rms_norm_is_judged_by_what_it_becomes() {
+    let p = lite("rms_norm_module_2.15.pt2");
+    let p = p.to_str().unwrap();
+    for (backend, torch, want) in [("cpu", None, 1), ("cuda", None, 0), ("xpu", None, 0), ("xpu", Some("2.11.0"), 1)] {
+        let mut args = vec!["check-lite", p, "--backend", backend];
+        if let Some(t) = torch {
+            args.extend(["--torch", t]);
+        }
+        let (code, out, _) = run(&args);
+        assert_eq!(code, want, "{backend} {torch:?}: {out}");
+        if want == 1 {
+            assert!(out.contains("becomes aten._fused_rms_norm"), "{out}");
+        }
+    }
+    // And it runs: the interpreter in every mode against torch's output.
+    let dir = std::env::temp_dir().join(format!("xpu-wb-rmsmod-{}", std::process::id()));
+    for mode in ["none", "core", "lite", "full"] {
+        let out_dir = dir.join(mode);
+        let input = lite("fused_rms_norm.in0.npy");
+        let (code, out, err) = run(&["eval", p, "--mode", mode, "--inputs", input.to_str().unwrap(), "--save-outputs", out_dir.to_str().unwrap()]);
+        assert_eq!(code, 0, "{mode}: {out}{err}");
+        let got = xpu_workbench::npy::read(&out_dir.join("out0.npy")).unwrap();
+        let want = xpu_workbench::npy::read(&lite("rms_norm_module.out0.npy")).unwrap();
+        let f = |a: &xpu_workbench::npy::NpyArray| -> Vec<f32> { a.data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect() };
+        let err = f(&got).iter().zip(f(&want)).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        assert!(err <= 1e-5, "{mode}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
