@@ -230,8 +230,8 @@ fn check_pair(id: &str, dynamo: &Graph, g: &Graph, ops: &[NodeId], table: &Backe
         let loc = node_location(dynamo, n);
         let present: BTreeSet<&str> = buckets.at(loc.as_ref()).iter().map(|(op, _)| op.as_str()).collect();
         if let Ok(alts) = alternatives(table, &dynamo.node(n).target) {
-            if let Some(alt) = alts.iter().find(|a| a.iter().all(|op| present.contains(op.as_str()))) {
-                claimed.entry(loc.map(|l| (l.file, l.line, l.code))).or_default().extend(alt.iter().cloned());
+            if let Some(alt) = alts.iter().find(|a| a.ops.iter().all(|op| present.contains(op.as_str()))) {
+                claimed.entry(loc.map(|l| (l.file, l.line, l.code))).or_default().extend(alt.ops.iter().cloned());
             }
         }
     }
@@ -369,22 +369,30 @@ fn graph_device(g: &Graph) -> Option<Backend> {
 /// What a dynamo-graph call is expected to become, as alternative sets of ATen op names (views
 /// left out): from the traced expansions of every embedded table (this version's first), or for an
 /// ATen op with a kernel somewhere, the op itself.
-fn alternatives(table: &BackendTable, target: &str) -> Result<Vec<Vec<String>>, String> {
+/// One way a call can come out of tracing: its ATen ops (views left out), and whether the trace
+/// stopped at kernel level (the op itself, or CUDA's trace, which has a kernel for nearly
+/// everything) or went on through ops another backend lacks (a CPU trace).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Alt {
+    ops: Vec<String>,
+    kernel_level: bool,
+}
+
+fn alternatives(table: &BackendTable, target: &str) -> Result<Vec<Alt>, String> {
     let keys = expansion_keys(target);
-    let mut alts: Vec<Vec<String>> = Vec::new();
+    let mut alts: Vec<(Vec<String>, bool)> = Vec::new();
     let own = backend::aten_name(target).and_then(|(n, _)| table.op_by_name(n).map(|f| (n, f)));
     if let Some((name, facts)) = &own {
         if facts.has_any_kernel() {
-            alts.push(vec![functional_name(name).to_string()]);
+            alts.push((vec![functional_name(name).to_string()], true));
         }
     }
     let tables = std::iter::once(table).chain(backend::embedded().iter().filter(|t| !std::ptr::eq(*t, table)));
     for t in tables {
         for k in &keys {
             if let Some(exp) = t.expansions.get(k) {
-                // CUDA first: it has a kernel for nearly everything, so its trace stops earliest.
                 for dev in ["cuda", "cpu"] {
-                    alts.extend(exp.get(dev).into_iter().flatten().cloned());
+                    alts.extend(exp.get(dev).into_iter().flatten().map(|a| (a.clone(), dev == "cuda")));
                 }
             }
         }
@@ -393,7 +401,7 @@ fn alternatives(table: &BackendTable, target: &str) -> Result<Vec<Vec<String>>, 
         // A call the traces do not cover: by name, if that names an ATen op with a kernel.
         let name = keys.last().and_then(|k| k.rsplit('.').next()).unwrap_or(target);
         return match table.op_by_name(name) {
-            Some(f) if f.has_any_kernel() => Ok(vec![vec![functional_name(name).to_string()]]),
+            Some(f) if f.has_any_kernel() => Ok(vec![Alt { ops: vec![functional_name(name).to_string()], kernel_level: true }]),
             Some(_) => Err(format!("aten.{name} is composite and no traced expansion of `{target}` is in the table (torch {})", table.torch)),
             None => Err(format!("`{target}` is neither an ATen op nor a call whose expansion the table holds (torch {})", table.torch)),
         };
@@ -401,11 +409,11 @@ fn alternatives(table: &BackendTable, target: &str) -> Result<Vec<Vec<String>>, 
     let mut seen = BTreeSet::new();
     Ok(alts
         .into_iter()
-        .map(|a| {
-            let mut a: Vec<String> = a.into_iter().filter(|op| !table.op_by_name(op).is_some_and(|f| f.view)).collect();
-            a.sort();
-            a.dedup();
-            a
+        .map(|(a, kernel_level)| {
+            let mut ops: Vec<String> = a.into_iter().filter(|op| !table.op_by_name(op).is_some_and(|f| f.view)).collect();
+            ops.sort();
+            ops.dedup();
+            Alt { ops, kernel_level }
         })
         .filter(|a| seen.insert(a.clone()))
         .collect())
@@ -442,16 +450,39 @@ fn check_node(
     let alts = alternatives(table, &node.target)?;
     // The call's own op name: `aten._fused_rms_norm` → `_fused_rms_norm`, `_operator.add` → `add`.
     let own = functional_name(backend::aten_name(&node.target).map(|(n, _)| n).unwrap_or_else(|| node.target.rsplit('.').next().unwrap_or(&node.target))).to_string();
-    if let Some(alt) = alts.iter().find(|a| a.iter().all(|op| present.contains(op.as_str()))) {
-        return Ok(if alt.is_empty() || (alt.len() == 1 && alt[0] == own) {
+    let fits = |a: &Alt| a.ops.iter().all(|op| present.contains(op.as_str()));
+    let kept = |a: &Alt| {
+        if a.ops.is_empty() || (a.ops.len() == 1 && a.ops[0] == own) {
             Verdict::Kept
         } else {
-            Verdict::Composite { into: alt.clone() }
-        });
+            Verdict::Composite { into: a.ops.clone() }
+        }
+    };
+    if let Some(alt) = alts.iter().find(|a| a.kernel_level && fits(a)) {
+        return Ok(kept(alt));
     }
     let Some(backend) = node_device(dynamo, n).or(graph_backend) else {
-        return Err("no tensor of the node or graph names a device, so no backend's kernels apply".into());
+        return match alts.iter().find(|a| fits(a)) {
+            Some(alt) => Ok(kept(alt)),
+            None => Err("no tensor of the node or graph names a device, so no backend's kernels apply".into()),
+        };
     };
+    // What the call becomes at kernel level holds an op this backend has no kernel for (but
+    // another has, and a composite body): whatever CPU's trace shows, tracing expanded it here
+    // (`F.rms_norm` → `_fused_rms_norm` → pow, mean, ... on CPU).
+    let forced = alts.iter().filter(|a| a.kernel_level).flat_map(|a| &a.ops).find_map(|op| {
+        let f = table.op_by_name(op)?;
+        (!f.has_kernel(backend) && f.composite && !f.inductor_backends().is_empty()).then(|| (op.clone(), f))
+    });
+    if let Some((op, f)) = &forced {
+        if node.meta.compile_with_inductor() || here.iter().any(|(_, marked)| *marked) {
+            return Ok(Verdict::Marked);
+        }
+        return Ok(Verdict::NoKernel { backend, op: op.clone(), elsewhere: f.kernels.clone() });
+    }
+    if let Some(alt) = alts.iter().find(|a| fits(a)) {
+        return Ok(kept(alt));
+    }
     // The backend's own kernel under another name (`layer_norm` → `native_layer_norm`,
     // `scaled_dot_product_attention` → `_scaled_dot_product_flash_attention`): kept.
     let stem = node.target.rsplit('.').next().unwrap_or(&node.target);
@@ -471,8 +502,8 @@ fn check_node(
     // The alternative closest to what is there names what went missing.
     let best = alts
         .iter()
-        .max_by_key(|a| (a.iter().filter(|op| present.contains(op.as_str())).count(), usize::MAX - a.len()))
-        .cloned()
+        .max_by_key(|a| (a.ops.iter().filter(|op| present.contains(op.as_str())).count(), usize::MAX - a.ops.len()))
+        .map(|a| a.ops.clone())
         .unwrap_or_default();
     let missing: Vec<(String, Option<OpFacts>)> =
         best.into_iter().filter(|op| !present.contains(op.as_str())).map(|op| {
