@@ -26,7 +26,7 @@ fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-fn check(file: &PathBuf) -> (i32, String) {
+fn check(file: &std::path::Path) -> (i32, String) {
     let (code, out, err) = run(&["check-lite", file.to_str().unwrap()]);
     (code, format!("{out}{err}"))
 }

@@ -225,7 +225,7 @@ fn check_pair(id: &str, dynamo: &Graph, g: &Graph, ops: &[NodeId], table: &Backe
     let buckets = Buckets::new(g);
     let graph_backend = graph_device(dynamo);
     // The AOT ops each location's kept calls account for: what a vanished no-op may leave.
-    let mut claimed: HashMap<Option<(String, u32, String)>, BTreeSet<String>> = HashMap::new();
+    let mut claimed: HashMap<LocKey, BTreeSet<String>> = HashMap::new();
     for &n in ops {
         let loc = node_location(dynamo, n);
         let present: BTreeSet<&str> = buckets.at(loc.as_ref()).iter().map(|(op, _)| op.as_str()).collect();
@@ -263,11 +263,14 @@ fn check_pair(id: &str, dynamo: &Graph, g: &Graph, ops: &[NodeId], table: &Backe
     (findings, unverified)
 }
 
-/// The AOT graph's ATen ops by source location (functional names), or all in one when the
-/// graph carries no locations.
+/// A source location as a map key: (file, line, code); `None` for nodes torch wrote none for.
+type LocKey = Option<(String, u32, String)>;
+
+/// The AOT graph's ATen ops by source location (functional names, and whether the node is
+/// marked), or all in one when the graph carries no locations.
 struct Buckets {
     located: bool,
-    by_loc: HashMap<Option<(String, u32, String)>, Vec<(String, bool)>>,
+    by_loc: HashMap<LocKey, Vec<(String, bool)>>,
 }
 
 impl Buckets {
