@@ -71,7 +71,9 @@ with torch.no_grad():
             if dev == "cuda":
                 torch.cuda.synchronize()
         p.export_chrome_trace(os.environ["GEN_PROFILE"])
-print("compiled ok", name, mode, torch.__version__, dev)
+import torch._inductor.config as icfg
+print("compiled ok", name, mode, torch.__version__, dev,
+      "provenance_tracking_level", getattr(icfg.trace, "provenance_tracking_level", None))
 """
 
 
