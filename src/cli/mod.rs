@@ -8,6 +8,7 @@ mod decompose;
 mod devices;
 mod eval;
 mod inspect;
+mod kernels;
 mod profile;
 mod shapes;
 
@@ -67,6 +68,19 @@ pub enum Command {
         file: PathBuf,
         #[arg(long = "mark", value_name = "SPEC")]
         marks: Vec<String>,
+    },
+    /// Inductor's kernels of each compile in a TORCH_TRACE log (name, source, original and
+    /// post-grad nodes); with a torch.profiler trace, each kernel's and each node's device time.
+    Kernels {
+        log: PathBuf,
+        /// One compile id (`0/1`); all compiles with output code when absent.
+        #[arg(long, value_name = "ID")]
+        compile: Option<String>,
+        /// torch.profiler `export_chrome_trace` JSON (plain or .gz), CUDA or XPU.
+        #[arg(long, value_name = "TRACE.json")]
+        profile: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
     },
     /// Every backend (Level Zero, OpenCL, reference): its device, or why it is unavailable.
     Devices {
@@ -232,6 +246,7 @@ pub fn main() -> ExitCode {
         Some(Command::Shapes { file, binds, json }) => shapes::run(&file, &binds, json),
         Some(Command::Decompose { file, mode, marks, json }) => decompose::run(&file, &mode, &marks, json),
         Some(Command::CheckLite { file, marks }) => check_lite::run(&file, &marks),
+        Some(Command::Kernels { log, compile, profile, json }) => kernels::run(&log, compile.as_deref(), profile.as_deref(), json),
         Some(Command::Devices { json }) => devices::run(json),
         Some(Command::Eval { file, mode, marks, inputs, save_outputs, json }) => {
             eval::run(&file, &mode, &marks, &inputs, save_outputs.as_deref(), json)

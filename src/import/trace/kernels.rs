@@ -428,8 +428,13 @@ fn apply_provenance(table: &mut KernelTable, m: &NodeMappings) {
     for li in 0..table.launches.len() {
         let Launch { kernel, handle, .. } = table.launches[li];
         let k = &mut table.kernels[kernel];
-        let key = handle.map(|h| format!("{}:{h}", k.callee));
-        let Some(post) = key.as_ref().and_then(|key| m.code_to_post.get(key)) else { continue };
+        // Fallbacks are keyed as `call()` spells them, `torch.ops.aten.cos.default:47`.
+        let Some(post) = handle.and_then(|h| {
+            let keys = [format!("{}:{h}", k.callee), format!("torch.ops.{}:{h}", k.callee)];
+            keys.iter().find_map(|key| m.code_to_post.get(key))
+        }) else {
+            continue;
+        };
         if k.post_grad_nodes.iter().all(|n| post.contains(n)) && k.call_sites <= 1 {
             k.post_grad_nodes.clear();
         }
