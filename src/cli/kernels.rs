@@ -8,71 +8,115 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value as Json};
 
-use crate::import::trace::{self, KernelSource};
+use crate::import::trace::{self, KernelSource, KernelTable};
 use crate::profile::attribute::{attribute, CompiledKernels, KernelRef};
 use crate::profile::kernel_time::{kernel_times, KernelTimes};
 use crate::profile::kineto;
 
-pub fn run(file: &Path, compile: Option<&str>, profile: Option<&Path>, as_json: bool) -> ExitCode {
-    let log = match trace::load_log(file) {
-        Ok(l) => l,
-        Err(e) => return super::fail(super::EXIT_USAGE, &e),
-    };
+use super::kernels_compare as compare;
+
+/// One log's kernels, with the device time of a profile when one was given.
+struct Analysis {
+    file: String,
+    ids: Vec<String>,
+    tables: Vec<Vec<KernelTable>>,
+    times: Option<(kineto::Flavour, KernelTimes)>,
+}
+
+impl Analysis {
+    fn compiled(&self) -> Vec<CompiledKernels<'_>> {
+        self.ids.iter().zip(&self.tables).map(|(id, t)| CompiledKernels { compile: id, tables: t }).collect()
+    }
+}
+
+fn analyse(file: &Path, compile: Option<&str>, profile: Option<&Path>) -> Result<Analysis, ExitCode> {
+    let log = trace::load_log(file).map_err(|e| super::fail(super::EXIT_USAGE, &e))?;
     for w in &log.warnings {
         eprintln!("warning: {w}");
     }
-    let mut ids = Vec::new();
-    let mut tables = Vec::new();
+    let mut a = Analysis { file: file.display().to_string(), ids: Vec::new(), tables: Vec::new(), times: None };
     for c in &log.compiles {
         let id = c.id.to_string();
         if compile.is_some_and(|want| want != id) || c.output_code.is_empty() {
             continue;
         }
-        ids.push(id);
-        tables.push(trace::kernels(c));
+        a.ids.push(id);
+        a.tables.push(trace::kernels(c));
     }
-    if let Some(want) = compile {
-        if ids.is_empty() {
-            let have: Vec<String> = log.compiles.iter().map(|c| c.id.to_string()).collect();
-            return super::fail(super::EXIT_USAGE, &format!("{}: no compile `{want}` with output code (compiles: {})", file.display(), have.join(", ")));
+    if let Some(want) = compile.filter(|_| a.ids.is_empty()) {
+        let have: Vec<String> = log.compiles.iter().map(|c| c.id.to_string()).collect();
+        let msg = format!("{}: no compile `{want}` with output code (compiles: {})", file.display(), have.join(", "));
+        return Err(super::fail(super::EXIT_USAGE, &msg));
+    }
+    if let Some(p) = profile {
+        let t = kineto::load(p).map_err(|e| super::fail(super::EXIT_USAGE, &e))?;
+        for w in &t.warnings {
+            eprintln!("warning: {w}");
         }
+        let compiled = a.compiled();
+        let owners = attribute(&t, &compiled);
+        let times = kernel_times(&t, &compiled, &owners);
+        a.times = Some((t.flavour, times));
     }
-    let compiled: Vec<CompiledKernels<'_>> =
-        ids.iter().zip(&tables).map(|(id, t)| CompiledKernels { compile: id, tables: t }).collect();
-    let times = match profile {
-        Some(p) => match kineto::load(p) {
-            Ok(t) => {
-                for w in &t.warnings {
-                    eprintln!("warning: {w}");
-                }
-                let owners = attribute(&t, &compiled);
-                Some((t.flavour, kernel_times(&t, &compiled, &owners)))
-            }
-            Err(e) => return super::fail(super::EXIT_USAGE, &e),
-        },
+    Ok(a)
+}
+
+/// `kernels A [--profile PA] [--against B [--against-profile PB]]`.
+pub struct Args<'a> {
+    pub log: &'a Path,
+    pub compile: Option<&'a str>,
+    pub profile: Option<&'a Path>,
+    pub against: Option<&'a Path>,
+    pub against_profile: Option<&'a Path>,
+    pub json: bool,
+}
+
+pub fn run(args: Args<'_>) -> ExitCode {
+    let a = match analyse(args.log, args.compile, args.profile) {
+        Ok(a) => a,
+        Err(code) => return code,
+    };
+    let b = match args.against.map(|b| analyse(b, args.compile, args.against_profile)) {
+        Some(Ok(b)) => Some(b),
+        Some(Err(code)) => return code,
         None => None,
     };
-    let times_ref = times.as_ref().map(|(_, t)| t);
-    if as_json {
-        let mut doc = json!({
-            "log": file.display().to_string(),
-            "compiles": compiled.iter().enumerate().map(|(ci, c)| compile_json(ci, c, times_ref)).collect::<Vec<_>>(),
-        });
-        if let (Some(p), Some((flavour, t))) = (profile, &times) {
-            doc["profile"] = json!(p.display().to_string());
-            doc["flavour"] = json!(flavour);
-            doc["attributed_us"] = json!(t.attributed_us);
-            doc["unattributed_us"] = json!(t.unattributed_us);
-            doc["outside_us"] = json!(t.outside_us);
-            doc["attributed_share"] = json!(t.attributed_share);
-            doc["unattributed"] = json!(t.unattributed);
-            doc["nodes"] = json!(t.nodes);
+    if args.json {
+        let mut doc = analysis_json(&a, args.profile);
+        if let Some(b) = &b {
+            doc = json!({ "a": doc, "b": analysis_json(b, args.against_profile), "comparison": compare::compare(&side(&a), &side(&b)) });
         }
         super::print_json(&doc);
+    } else if let Some(b) = &b {
+        print!("{}", compare::summary(&compare::compare(&side(&a), &side(&b))));
     } else {
-        print!("{}", summary(&compiled, times_ref));
+        print!("{}", summary(&a.compiled(), a.times.as_ref().map(|(_, t)| t)));
     }
     ExitCode::SUCCESS
+}
+
+fn side(a: &Analysis) -> compare::Side<'_> {
+    compare::Side { file: &a.file, ids: &a.ids, tables: &a.tables, times: a.times.as_ref().map(|(_, t)| t) }
+}
+
+fn analysis_json(a: &Analysis, profile: Option<&Path>) -> Json {
+    let compiled = a.compiled();
+    let times_ref = a.times.as_ref().map(|(_, t)| t);
+    let mut doc = json!({
+        "log": a.file,
+        "compiles": compiled.iter().enumerate().map(|(ci, c)| compile_json(ci, c, times_ref)).collect::<Vec<_>>(),
+    });
+    if let (Some(p), Some((flavour, t))) = (profile, &a.times) {
+        doc["profile"] = json!(p.display().to_string());
+        doc["flavour"] = json!(flavour);
+        doc["attributed_us"] = json!(t.attributed_us);
+        doc["unattributed_us"] = json!(t.unattributed_us);
+        doc["outside_us"] = json!(t.outside_us);
+        doc["attributed_share"] = json!(t.attributed_share);
+        doc["unattributed"] = json!(t.unattributed);
+        doc["nodes"] = json!(t.nodes);
+    }
+    doc
 }
 
 fn compile_json(ci: usize, c: &CompiledKernels<'_>, times: Option<&KernelTimes>) -> Json {

@@ -9,6 +9,7 @@ mod devices;
 mod eval;
 mod inspect;
 mod kernels;
+mod kernels_compare;
 mod profile;
 mod shapes;
 
@@ -79,6 +80,13 @@ pub enum Command {
         /// torch.profiler `export_chrome_trace` JSON (plain or .gz), CUDA or XPU.
         #[arg(long, value_name = "TRACE.json")]
         profile: Option<PathBuf>,
+        /// A second log of the same model (lite against default): kernel counts, which nodes each
+        /// fused or ran as fallbacks, per-node and total device time differences.
+        #[arg(long, value_name = "LOG")]
+        against: Option<PathBuf>,
+        /// The profiler trace of the --against run.
+        #[arg(long = "against-profile", value_name = "TRACE.json", requires = "against")]
+        against_profile: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -246,7 +254,14 @@ pub fn main() -> ExitCode {
         Some(Command::Shapes { file, binds, json }) => shapes::run(&file, &binds, json),
         Some(Command::Decompose { file, mode, marks, json }) => decompose::run(&file, &mode, &marks, json),
         Some(Command::CheckLite { file, marks }) => check_lite::run(&file, &marks),
-        Some(Command::Kernels { log, compile, profile, json }) => kernels::run(&log, compile.as_deref(), profile.as_deref(), json),
+        Some(Command::Kernels { log, compile, profile, against, against_profile, json }) => kernels::run(kernels::Args {
+            log: &log,
+            compile: compile.as_deref(),
+            profile: profile.as_deref(),
+            against: against.as_deref(),
+            against_profile: against_profile.as_deref(),
+            json,
+        }),
         Some(Command::Devices { json }) => devices::run(json),
         Some(Command::Eval { file, mode, marks, inputs, save_outputs, json }) => {
             eval::run(&file, &mode, &marks, &inputs, save_outputs.as_deref(), json)
