@@ -66,7 +66,10 @@ pub fn attribute(trace: &KinetoTrace, compiles: &[CompiledKernels<'_>]) -> Vec<O
     let compile_of = |chain: &[usize]| -> Option<usize> {
         let region = chain.iter().find(|&&h| trace.host[h].name.starts_with(REGION))?;
         let id = trace.host[*region].name.rsplit(": ").next()?.trim();
-        compiles.iter().position(|c| c.compile == id)
+        // The region names the frame's compile (`0/0`); its output code may come from a
+        // restarted attempt (`0/0_1`).
+        let base = |c: &str| c.split('_').next().unwrap_or(c).to_string();
+        compiles.iter().position(|c| c.compile == id).or_else(|| compiles.iter().position(|c| base(c.compile) == id))
     };
     let by_position = align_calls(trace, &parents, compiles, &chain, &compile_of);
     trace
