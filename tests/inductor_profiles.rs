@@ -160,6 +160,24 @@ fn lite_against_default_compares_kernels_and_time() {
 }
 
 #[test]
+fn chrome_export_names_device_kernels_by_graph_nodes() {
+    let out = std::env::temp_dir().join(format!("xpu-wb-{}-kernels-chrome.json", std::process::id()));
+    let (l, p) = (log("llama_default"), profile("llama_default"));
+    kernels_json(&["kernels", l.to_str().unwrap(), "--profile", p.to_str().unwrap(), "--chrome", out.to_str().unwrap(), "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let device: Vec<&str> = doc["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["pid"] == xpu_workbench::profile::DEVICE_PID)
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    assert_eq!(device.len(), 250);
+    assert_eq!(device.iter().filter(|n| **n == "linear").count(), 10, "5 calls × GEMM + split-K reduction");
+    let _ = std::fs::remove_file(out);
+}
+
+#[test]
 fn a_broken_profile_is_a_usage_error() {
     let p = std::env::temp_dir().join(format!("xpu-wb-{}-broken.json", std::process::id()));
     std::fs::write(&p, b"{\"traceEvents\": [").unwrap();

@@ -10,7 +10,7 @@ use serde_json::{json, Value as Json};
 
 use crate::import::trace::{self, KernelSource, KernelTable};
 use crate::profile::attribute::{attribute, CompiledKernels, KernelRef};
-use crate::profile::kernel_time::{kernel_times, KernelTimes};
+use crate::profile::kernel_time::{attributed_trace, kernel_times, KernelTimes};
 use crate::profile::kineto;
 
 use super::kernels_compare as compare;
@@ -29,7 +29,7 @@ impl Analysis {
     }
 }
 
-fn analyse(file: &Path, compile: Option<&str>, profile: Option<&Path>) -> Result<Analysis, ExitCode> {
+fn analyse(file: &Path, compile: Option<&str>, profile: Option<&Path>, chrome: Option<&Path>) -> Result<Analysis, ExitCode> {
     let log = trace::load_log(file).map_err(|e| super::fail(super::EXIT_USAGE, &e))?;
     for w in &log.warnings {
         eprintln!("warning: {w}");
@@ -56,6 +56,10 @@ fn analyse(file: &Path, compile: Option<&str>, profile: Option<&Path>) -> Result
         let compiled = a.compiled();
         let owners = attribute(&t, &compiled);
         let times = kernel_times(&t, &compiled, &owners);
+        if let Some(out) = chrome {
+            let written = attributed_trace(&t, &compiled, &owners).write_chrome(out);
+            written.map_err(|e| super::fail(super::EXIT_FAILED, &format!("{}: cannot write: {e}", out.display())))?;
+        }
         a.times = Some((t.flavour, times));
     }
     Ok(a)
@@ -68,15 +72,17 @@ pub struct Args<'a> {
     pub profile: Option<&'a Path>,
     pub against: Option<&'a Path>,
     pub against_profile: Option<&'a Path>,
+    /// Writes the profile as a Chrome trace whose device spans are named by graph nodes.
+    pub chrome: Option<&'a Path>,
     pub json: bool,
 }
 
 pub fn run(args: Args<'_>) -> ExitCode {
-    let a = match analyse(args.log, args.compile, args.profile) {
+    let a = match analyse(args.log, args.compile, args.profile, args.chrome) {
         Ok(a) => a,
         Err(code) => return code,
     };
-    let b = match args.against.map(|b| analyse(b, args.compile, args.against_profile)) {
+    let b = match args.against.map(|b| analyse(b, args.compile, args.against_profile, None)) {
         Some(Ok(b)) => Some(b),
         Some(Err(code)) => return code,
         None => None,

@@ -87,6 +87,10 @@ pub enum Command {
         /// The profiler trace of the --against run.
         #[arg(long = "against-profile", value_name = "TRACE.json", requires = "against")]
         against_profile: Option<PathBuf>,
+        /// Writes the --profile trace as Chrome trace JSON (Perfetto) with each device kernel
+        /// named by the graph nodes it computes.
+        #[arg(long, value_name = "OUT.json", requires = "profile")]
+        chrome: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -254,12 +258,13 @@ pub fn main() -> ExitCode {
         Some(Command::Shapes { file, binds, json }) => shapes::run(&file, &binds, json),
         Some(Command::Decompose { file, mode, marks, json }) => decompose::run(&file, &mode, &marks, json),
         Some(Command::CheckLite { file, marks }) => check_lite::run(&file, &marks),
-        Some(Command::Kernels { log, compile, profile, against, against_profile, json }) => kernels::run(kernels::Args {
+        Some(Command::Kernels { log, compile, profile, against, against_profile, chrome, json }) => kernels::run(kernels::Args {
             log: &log,
             compile: compile.as_deref(),
             profile: profile.as_deref(),
             against: against.as_deref(),
             against_profile: against_profile.as_deref(),
+            chrome: chrome.as_deref(),
             json,
         }),
         Some(Command::Devices { json }) => devices::run(json),

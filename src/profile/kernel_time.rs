@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::attribute::{CompiledKernels, KernelRef, Owner};
 use super::kineto::{DeviceOpKind, KinetoTrace};
+use super::trace::Trace;
 
 /// One kernel's time: its calls (a library call may run several device kernels; they count as
 /// one call), total and median per call.
@@ -124,6 +125,23 @@ pub fn kernel_times(trace: &KinetoTrace, compiles: &[CompiledKernels<'_>], owner
     let denom = kernel_attr + kernel_unattr;
     out.attributed_share = if denom > 0.0 { kernel_attr / denom } else { 0.0 };
     out
+}
+
+/// The profiler trace as the app's [`Trace`] (timeline, heat overlay, Chrome export), each device
+/// span named by the original nodes its kernel computes; unattributed spans keep the device
+/// kernel's name.
+pub fn attributed_trace(trace: &KinetoTrace, compiles: &[CompiledKernels<'_>], owners: &[Owner]) -> Trace {
+    trace.to_trace(|i| match owners.get(i) {
+        Some(Owner::Kernel { kernel, .. }) => {
+            let k = &compiles[kernel.compile].tables[kernel.table].kernels[kernel.kernel];
+            if k.nodes.is_empty() {
+                vec![k.name.clone()]
+            } else {
+                k.nodes.clone()
+            }
+        }
+        _ => Vec::new(),
+    })
 }
 
 fn median(sorted: &[f64]) -> f64 {
