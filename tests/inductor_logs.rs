@@ -117,6 +117,27 @@ fn lite_mode_launches_only_fallbacks() {
     }
 }
 
+/// The default config writes no provenance mappings, and torch 2.11's lite mode leaves its
+/// fallbacks' source-node comments empty: the post-grad graph (calls in graph order) and source
+/// locations name their nodes instead.
+#[test]
+fn logs_without_provenance_still_name_each_kernels_nodes() {
+    let log = trace::load_log(&sample("traces/trace_default.log.gz")).unwrap();
+    let t = &trace::kernels(&log.compiles[1])[0];
+    assert!(!t.provenance);
+    let nodes = |name: &str| t.kernels.iter().find(|k| k.name == name).unwrap().nodes.clone();
+    assert_eq!(nodes("extern_kernels.addmm#1"), ["linear"], "not the layer norm feeding it");
+    assert_eq!(nodes("extern_kernels.mm#1"), ["linear_1"]);
+    assert_eq!(nodes("aten._scaled_dot_product_efficient_attention.default#1"), ["a"]);
+    let log = trace::load_log(&sample("traces/trace_lite.log.gz")).unwrap();
+    for c in log.compiles.iter().filter(|c| !c.output_code.is_empty()) {
+        let t = &trace::kernels(c)[0];
+        assert!(t.kernels.iter().all(|k| k.post_grad_nodes.len() == 1), "{}: one post-grad node per fallback", c.id);
+        let ln = &t.kernels[0];
+        assert_eq!((ln.callee.as_str(), ln.nodes.as_slice()), ("aten.native_layer_norm.default", &["h".to_string()][..]));
+    }
+}
+
 #[test]
 fn kernels_cli_lists_every_compile_as_json() {
     let p = cpu_log("gpt2", "default");

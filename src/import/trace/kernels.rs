@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use super::compile::{CompileRecord, OutputCode};
+use super::compile::{CompileRecord, OutputCode, Stage};
 
 /// Where a kernel's code comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -224,8 +224,9 @@ fn kernel_table(rec: &CompileRecord, code: &OutputCode) -> KernelTable {
         i += 1;
     }
     launches(&lines, &mut table, &mut by_name);
-    if let Some(m) = &rec.provenance {
-        apply_provenance(&mut table, m);
+    match &rec.provenance {
+        Some(m) => apply_provenance(&mut table, m),
+        None => infer_from_graphs(&mut table, rec),
     }
     for k in &mut table.kernels {
         if let Some(info) = rec.triton_kernel_info.get(&k.callee) {
@@ -455,6 +456,73 @@ fn apply_provenance(table: &mut KernelTable, m: &NodeMappings) {
         }
         if !pre.is_empty() {
             k.nodes = pre;
+        }
+    }
+}
+
+/// Without provenance mappings, library and fallback call sites name no post-grad node, and in
+/// lite mode (torch 2.11) not even an original one (`Topologically Sorted Source Nodes: []`).
+/// The post-grad graph fills both in: the k-th call of `extern_kernels.mm` in `call()` computes
+/// the k-th `aten.mm.default` node of the graph (both follow the graph's order), and a node's
+/// original nodes are the dynamo nodes at its source location — its own, or that of the AOT
+/// node of the same name when the post-grad graph has none (lite mode).
+fn infer_from_graphs(table: &mut KernelTable, rec: &CompileRecord) {
+    let Some(post) = rec.graph(Stage::InductorPostGrad) else { return };
+    let mut by_target: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for n in &post.nodes {
+        by_target.entry(n.target.as_str()).or_default().push(n.name.as_str());
+    }
+    let mut taken: BTreeMap<String, usize> = BTreeMap::new();
+    for li in 0..table.launches.len() {
+        let k = &mut table.kernels[table.launches[li].kernel];
+        let target = match k.kind {
+            KernelKind::Fallback => k.callee.clone(),
+            KernelKind::Extern => format!("aten.{}.default", k.callee.trim_start_matches("extern_kernels.")),
+            _ => continue,
+        };
+        if !k.post_grad_nodes.is_empty() {
+            continue;
+        }
+        let i = taken.entry(target.clone()).or_insert(0);
+        if let Some(name) = by_target.get(target.as_str()).and_then(|v| v.get(*i)) {
+            k.post_grad_nodes.push(name.to_string());
+        }
+        *i += 1;
+    }
+    let Some(dynamo) = rec.graph(Stage::DynamoOutput) else { return };
+    let aot = [Stage::AotInference, Stage::AotForward].into_iter().find_map(|s| rec.graph(s));
+    let mut at: BTreeMap<(String, u32, String), Vec<String>> = BTreeMap::new();
+    for id in dynamo.node_ids() {
+        if let Some(l) = super::node_location(dynamo, id) {
+            at.entry((l.file, l.line, l.code)).or_default().push(dynamo.node(id).name.clone());
+        }
+    }
+    let location = |name: &str| {
+        let own = post.node_by_name(name).and_then(|id| super::node_location(post, id));
+        own.or_else(|| aot.and_then(|g| g.node_by_name(name).and_then(|id| super::node_location(g, id))))
+    };
+    for k in &mut table.kernels {
+        let mut found: Vec<String> = Vec::new();
+        for p in &k.post_grad_nodes {
+            if let Some(l) = location(p) {
+                for n in at.get(&(l.file, l.line, l.code)).into_iter().flatten() {
+                    if !found.contains(n) {
+                        found.push(n.clone());
+                    }
+                }
+            }
+        }
+        // A library call's comment also names the nodes of the views folded into its inputs
+        // (`[h, linear]` for the GEMM after a layer norm), and a source line can hold several
+        // nodes (`q, k, v = self.qkv(h).chunk(3)`): where both say something, both must agree.
+        let library = matches!(k.kind, KernelKind::Extern | KernelKind::Fallback);
+        if k.nodes.is_empty() {
+            k.nodes = found;
+        } else if library {
+            let both: Vec<String> = k.nodes.iter().filter(|n| found.contains(n)).cloned().collect();
+            if !both.is_empty() {
+                k.nodes = both;
+            }
         }
     }
 }
