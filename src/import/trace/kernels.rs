@@ -640,6 +640,15 @@ def benchmark_compiled_module(args, times=10, repeat=10):
     }
 
     #[test]
+    fn cut_or_garbled_output_code_does_not_panic() {
+        for end in (0..CODE.len()).step_by(5) {
+            let _ = kernels(&record(&CODE[..end]));
+        }
+        let garbled = CODE.replace("'''", "").replace('(', "((").replace("debug handles]", "debug handles] x:");
+        let _ = kernels(&record(&garbled));
+    }
+
+    #[test]
     fn a_path_without_code_is_said_so() {
         let t = &kernels(&record(""))[0];
         assert!(t.kernels.is_empty());
