@@ -233,9 +233,11 @@ impl KinetoTrace {
     /// nodes (empty: not attributed), for the overlay.
     pub fn to_trace(&self, label: impl Fn(usize) -> Vec<String>) -> Trace {
         let parents = self.parents();
-        let mut depth = vec![0u32; self.host.len()];
-        for i in 0..self.host.len() {
-            depth[i] = parents[i].map_or(0, |p| depth[p] + 1);
+        // Parents come before their children in `host`'s order.
+        let mut depth: Vec<u32> = Vec::with_capacity(self.host.len());
+        for p in &parents {
+            let d = p.map_or(0, |p| depth[p] + 1);
+            depth.push(d);
         }
         let cpu = self
             .host

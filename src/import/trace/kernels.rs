@@ -426,8 +426,8 @@ fn launch_callee(line: &str, by_name: &BTreeMap<String, usize>) -> Option<(Strin
 
 /// Replaces comment-derived nodes by the provenance mappings where they name the kernel.
 fn apply_provenance(table: &mut KernelTable, m: &NodeMappings) {
-    for li in 0..table.launches.len() {
-        let Launch { kernel, handle, .. } = table.launches[li];
+    let launches: Vec<(usize, Option<u64>)> = table.launches.iter().map(|l| (l.kernel, l.handle)).collect();
+    for (kernel, handle) in launches {
         let k = &mut table.kernels[kernel];
         // Fallbacks are keyed as `call()` spells them, `torch.ops.aten.cos.default:47`.
         let Some(post) = handle.and_then(|h| {
@@ -473,8 +473,9 @@ fn infer_from_graphs(table: &mut KernelTable, rec: &CompileRecord) {
         by_target.entry(n.target.as_str()).or_default().push(n.name.as_str());
     }
     let mut taken: BTreeMap<String, usize> = BTreeMap::new();
-    for li in 0..table.launches.len() {
-        let k = &mut table.kernels[table.launches[li].kernel];
+    let launched: Vec<usize> = table.launches.iter().map(|l| l.kernel).collect();
+    for kernel in launched {
+        let k = &mut table.kernels[kernel];
         let target = match k.kind {
             KernelKind::Fallback => k.callee.clone(),
             KernelKind::Extern => format!("aten.{}.default", k.callee.trim_start_matches("extern_kernels.")),
