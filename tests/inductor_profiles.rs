@@ -136,6 +136,24 @@ fn attribution_holds_without_provenance_artifacts() {
     assert!(t.kernels.iter().filter(|k| k.kind == KernelKind::Triton).all(|k| !k.post_grad_nodes.is_empty()));
 }
 
+/// Real runs with the default config (`--provenance=0`): torch 2.11 then logs no provenance
+/// artifacts and no debug handles; kernels and attribution rest on comments and the post-grad graph.
+#[test]
+fn default_config_runs_are_attributed_too() {
+    for run in ["noprov_llama_default", "noprov_llama_lite"] {
+        let l = trace::load_log(&log(run)).unwrap();
+        assert!(l.warnings.is_empty(), "{run}: {:?}", l.warnings);
+        let c = l.compiles.iter().find(|c| !c.output_code.is_empty()).unwrap();
+        assert!(c.provenance.is_none() && c.kernel_stack_traces.is_empty(), "{run}");
+        let doc = kernels_json(&["kernels", log(run).to_str().unwrap(), "--profile", profile(run).to_str().unwrap(), "--json"]);
+        let share = doc["attributed_share"].as_f64().unwrap();
+        assert!(share >= 0.95, "{run}: {share}");
+        let kernels: Vec<&serde_json::Value> =
+            doc["compiles"][0]["output_code"][0]["kernels"].as_array().unwrap().iter().collect();
+        assert!(kernels.iter().all(|k| !k["post_grad_nodes"].as_array().unwrap().is_empty()), "{run}");
+    }
+}
+
 #[test]
 fn lite_against_default_compares_kernels_and_time() {
     let doc = kernels_json(&[

@@ -102,7 +102,9 @@ pub fn kernel_times(trace: &KinetoTrace, compiles: &[CompiledKernels<'_>], owner
         let names = if !kernel.nodes.is_empty() {
             kernel.nodes.clone()
         } else if !kernel.post_grad_nodes.is_empty() {
-            kernel.post_grad_nodes.clone()
+            // No original node is known (nodes a post-grad pass made, or a log without
+            // locations): the post-grad ones stand in, marked as such.
+            kernel.post_grad_nodes.iter().map(|n| format!("post_grad:{n}")).collect()
         } else {
             vec![format!("<{}>", kernel.name)]
         };
