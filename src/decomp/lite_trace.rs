@@ -413,13 +413,19 @@ fn alternatives(table: &BackendTable, target: &str) -> Result<Vec<Alt>, String> 
     Ok(alts
         .into_iter()
         .map(|(a, kernel_level)| {
-            let mut ops: Vec<String> = a.into_iter().filter(|op| !table.op_by_name(op).is_some_and(|f| f.view)).collect();
+            let mut ops: Vec<String> = a.into_iter().filter(|op| !is_shape_only(table, op)).collect();
             ops.sort();
             ops.dedup();
             Alt { ops, kernel_level }
         })
         .filter(|a| seen.insert(a.clone()))
         .collect())
+}
+
+/// An op that only reshapes: a view by its schema, or `_unsafe_view` (a view the schema does not
+/// mark as aliasing). Never a sign of a decomposition, and torch picks among them by shape.
+fn is_shape_only(table: &BackendTable, op: &str) -> bool {
+    op.ends_with("view") || table.op_by_name(op).is_some_and(|f| f.view)
 }
 
 /// The spellings a target may have in the expansion table: dynamo writes `torch.softmax`,
@@ -434,6 +440,14 @@ fn expansion_keys(target: &str) -> Vec<String> {
     }
     if let Some(rest) = target.strip_prefix("operator.") {
         keys.push(format!("_operator.{rest}"));
+    }
+    // Dunder methods (`Tensor.__eq__`, `Tensor.__radd__`) are the operator's call.
+    if let Some(d) = target.strip_prefix("Tensor.__").and_then(|m| m.strip_suffix("__")) {
+        let plain = d.strip_prefix('r').filter(|p| !p.is_empty() && d != "rshift" && d != "round");
+        for name in std::iter::once(d).chain(plain) {
+            keys.push(format!("_operator.{name}"));
+            keys.push(format!("Tensor.{name}"));
+        }
     }
     keys
 }
@@ -499,7 +513,7 @@ fn check_node(
     }
     // Nothing at its location is left unexplained by the calls kept there, and its output is its
     // input: a no-op that tracing returned as is, not a decomposition (which leaves its products).
-    if is_identity(dynamo, n) && present.iter().all(|op| claimed.contains(*op)) {
+    if is_identity(dynamo, n) && present.iter().all(|op| claimed.contains(*op) || is_shape_only(table, op)) {
         return Ok(Verdict::Elided);
     }
     // The alternative closest to what is there names what went missing.
@@ -522,10 +536,17 @@ fn check_node(
     }
     for (op, f) in &missing {
         if let Some(f) = f {
-            if f.has_kernel(backend) {
+            // Only a table decomposes an op that has a kernel: Inductor's, or a composite body.
+            if f.has_kernel(backend) && (f.inductor || f.composite) {
                 return Ok(Verdict::Decomposed { op: op.clone(), inductor_table: f.inductor });
             }
         }
+    }
+    // What went missing has a kernel here and no table decomposes it: the call's composite body
+    // took a path the traces do not show (`adaptive_avg_pool2d` to size 1 is a `mean`).
+    if missing.iter().all(|(_, f)| f.as_ref().is_some_and(|f| f.has_kernel(backend) && !f.inductor && !f.composite)) {
+        let into: Vec<String> = present.iter().filter(|op| !claimed.contains(**op)).map(|op| op.to_string()).collect();
+        return Ok(Verdict::Composite { into });
     }
     let names: Vec<&str> = missing.iter().map(|(op, _)| op.as_str()).collect();
     Err(format!(
