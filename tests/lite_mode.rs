@@ -330,9 +330,15 @@ fn rms_norm_is_judged_by_what_it_becomes() {
 /// (pow, mean, ...) is all there — yet it went through `_fused_rms_norm`, which CPU lacks.
 #[test]
 fn f_rms_norm_on_cpu_is_caught_through_what_it_becomes() {
-    let (code, out) = check(&lite("rmsfn_cpu_lite_2.15.0.log.gz"));
-    assert_eq!(code, 1, "{out}");
-    assert!(out.contains("node `rms_norm` (torch.rms_norm)") && out.contains("CPU has no kernel for aten._fused_rms_norm"), "{out}");
+    for log in ["rmsfn_cpu_lite_2.15.0.log.gz", "rmsfn_cpu_lite_2.11.0.log.gz"] {
+        let (code, out) = check(&lite(log));
+        assert_eq!(code, 1, "{log}: {out}");
+        assert!(out.contains("node `rms_norm` (torch.rms_norm)") && out.contains("CPU has no kernel for aten._fused_rms_norm"), "{out}");
+    }
+    // CUDA has the kernel: the same function in lite mode keeps it.
+    let (code, out) = check(&lite("rmsfn_cuda_lite_2.11.0.log.gz"));
+    assert_eq!(code, 0, "{out}");
+    let (_, out) = check(&lite("rmsfn_cpu_lite_2.15.0.log.gz"));
     // Located at the innermost frame torch records: F.rms_norm's own line in functional.py.
     assert!(out.contains("functional.py") && out.contains("torch.rms_norm(input"), "located: {out}");
 }
