@@ -121,7 +121,7 @@ pub fn frame_times(model: &Model, n: usize, renderer: Renderer, frames: usize) -
             let screen = Rect::from_min_size(pos2(0.0, 0.0), SCREEN);
             state.pane_mut(View::Original).camera = match renderer {
                 Renderer::CanvasFit => canvas::fit(bounds, screen),
-                _ => Camera { center: bounds.center(), zoom: 1.0, fit_pending: false },
+                _ => Camera { center: bounds.center(), zoom: 1.0, fit_pending: None },
             };
             let mut f = time_frames(&ctx, frames, |ctx| {
                 egui::CentralPanel::default().show(ctx, |ui| {

@@ -45,7 +45,17 @@ pub enum Command {
     SetMark(MarkTarget, bool),
     SetBinding(String, i64),
     ResetBindings,
+    /// Fold an open module, or open a folded one (its child modules stay folded).
     ToggleCollapse(String),
+    /// Fold exactly these modules (breadcrumbs: fold all, fold to layers, open all).
+    SetFolded(std::collections::BTreeSet<String>),
+    /// Stand in this module (breadcrumbs), or at the top level.
+    FocusModule(Option<String>),
+    /// Stand in this module and move the shown views to it (`None`: the top of the graph).
+    RevealModule(Option<String>),
+    /// Move the other decomposition views' cameras with the one the user moves.
+    SetSyncCameras(bool),
+    ShowProblems(bool),
     Fit(View),
     SetCamera(View, super::state::Camera),
     OpenSearch,

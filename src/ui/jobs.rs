@@ -14,8 +14,9 @@ use crate::ir::Model;
 
 pub enum JobResult {
     Loaded { generation: u64, source: Source, result: Result<Model, String> },
-    /// Boxed: a decomposition and its layout are large next to the other results.
-    Decomposed { view: View, generation: u64, result: Result<Box<(Decomposition, Layout)>, String> },
+    /// Boxed: a decomposition and its layout are large next to the other results. An error
+    /// says what failed and names the node it failed on.
+    Decomposed { view: View, generation: u64, result: Result<Box<(Decomposition, Layout)>, (String, Option<String>)> },
     LaidOut { view: View, generation: u64, layout: Layout },
     /// The file dialog closed; `None` when cancelled.
     Picked(Option<PathBuf>),

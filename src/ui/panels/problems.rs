@@ -1,0 +1,107 @@
+//! The problems panel: everything that went wrong or could not be done, where the user looks —
+//! decomposition errors, lite violations, ops with no rule, guards that cannot be evaluated,
+//! the importer's warnings and a failed profile (lowering) — each with a link to its node.
+
+use egui::{Color32, RichText};
+
+use crate::ir::NodeId;
+use crate::ui::command::Command;
+use crate::ui::state::{short_op, AppState, NodeClass, View};
+
+const ERROR: Color32 = Color32::from_rgb(230, 90, 80);
+const WARN: Color32 = Color32::from_rgb(220, 170, 60);
+
+/// One line of the panel.
+pub struct Problem {
+    pub error: bool,
+    pub text: String,
+    /// The original node it is about.
+    pub node: Option<NodeId>,
+}
+
+/// Every problem of the open model, errors first.
+pub fn collect(state: &AppState) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let Some(doc) = &state.doc else { return out };
+    let original = &doc.model.graphs[doc.graph];
+    let by_name = |name: &str| original.node_ids().find(|id| original.node(*id).name == name);
+    for v in [View::Lite, View::Full] {
+        let pane = state.pane(v);
+        if let Some(e) = &pane.error {
+            out.push(Problem { error: true, text: format!("{} decomposition failed: {e}", v.name()), node: pane.error_node.as_deref().and_then(by_name) });
+        }
+    }
+    if let Some(e) = &state.profile.error {
+        out.push(Problem { error: true, text: format!("lowering / profile: {e}"), node: None });
+    }
+    let classes = &state.pane(View::Original).classes;
+    for id in original.node_ids() {
+        let n = original.node(id);
+        match classes.get(id.index()) {
+            Some(NodeClass::Violation) => out.push(Problem {
+                error: true,
+                text: format!("lite decomposed `{}` ({}), which is not marked", n.name, short_op(&n.target)),
+                node: Some(id),
+            }),
+            Some(NodeClass::NoRule) => out.push(Problem {
+                error: false,
+                text: format!("no decomposition rule for `{}` ({}): kept whole", n.name, short_op(&n.target)),
+                node: Some(id),
+            }),
+            _ => {}
+        }
+    }
+    if let Some(full) = &state.pane(View::Full).decomp {
+        for &id in &full.no_rule {
+            let n = original.node(id);
+            out.push(Problem { error: false, text: format!("full: no rule for `{}` ({}): kept whole", n.name, short_op(&n.target)), node: Some(id) });
+        }
+    }
+    for g in &state.guards {
+        if let Err(e) = &g.now {
+            out.push(Problem { error: false, text: format!("guard `{}` is not evaluated: {}", g.text, e.trim_start_matches("not evaluated: ")), node: None });
+        }
+    }
+    for w in &doc.model.warnings {
+        out.push(Problem { error: false, text: format!("import: {w}"), node: None });
+    }
+    out.sort_by_key(|p| !p.error);
+    out
+}
+
+/// Shown while there are problems, unless the user closed it (the status bar reopens it).
+pub fn show(ctx: &egui::Context, state: &AppState, problems: &[Problem], cmds: &mut Vec<Command>) {
+    if !state.show_problems.unwrap_or(!problems.is_empty()) {
+        return;
+    }
+    egui::TopBottomPanel::bottom("problems").resizable(true).default_height(120.0).show(ctx, |ui| {
+        ui.horizontal(|ui| {
+            ui.label(RichText::new(format!("Problems ({})", problems.len())).strong());
+            if ui.small_button("hide").clicked() {
+                cmds.push(Command::ShowProblems(false));
+            }
+        });
+        if problems.is_empty() {
+            ui.label(RichText::new("none").weak());
+        }
+        egui::ScrollArea::vertical().auto_shrink([false, true]).show(ui, |ui| {
+            let Some(original) = state.original() else { return };
+            for p in problems {
+                ui.horizontal_wrapped(|ui| {
+                    let (mark, color) = if p.error { ("✖", ERROR) } else { ("⚠", WARN) };
+                    ui.label(RichText::new(mark).color(color));
+                    ui.label(&p.text);
+                    if let Some(id) = p.node {
+                        let name = &original.node(id).name;
+                        let link = ui.link(format!("→ {name}"));
+                        let heard = format!("problem: go to {name}");
+                        link.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Link, true, heard.clone()));
+                        if link.clicked() {
+                            cmds.push(Command::JumpTo(View::Original, id));
+                        }
+                    }
+                });
+            }
+        });
+    });
+}
