@@ -14,7 +14,7 @@ use super::neighbourhood::Neighbourhood;
 use super::panels;
 use super::session::{Session, Settings, Store};
 use super::hierarchy::{Hierarchy, OPEN_BOXES};
-use super::state::{AppState, Camera, Doc, Fit, Source, Theme, View};
+use super::state::{AppState, Camera, Doc, Fit, Reveal, Source, Theme, View};
 use crate::decomp::{decompose, Marks};
 use crate::import;
 use crate::ir::NodeId;
@@ -366,7 +366,7 @@ impl App {
                 pane.busy = None;
                 match result.map(|b| *b) {
                     Ok((d, l)) => {
-                        if let Some(rect) = pane.reveal.take().and_then(|p| l.rect_of_module(&p)) {
+                        if let Some(rect) = pane.reveal.take().and_then(|r| r.rect(&l)) {
                             pane.camera.fit_pending = Some(Fit::Reveal(rect));
                         }
                         pane.graph = Some(Arc::new(d.graph.clone()));
@@ -393,7 +393,7 @@ impl App {
                 let pane = self.state.pane_mut(view);
                 if generation == pane.generation {
                     pane.busy = None;
-                    if let Some(rect) = pane.reveal.take().and_then(|p| layout.rect_of_module(&p)) {
+                    if let Some(rect) = pane.reveal.take().and_then(|r| r.rect(&layout)) {
                         pane.camera.fit_pending = Some(Fit::Reveal(rect));
                     }
                     pane.layout = Some(Arc::new(layout));
@@ -633,14 +633,15 @@ impl App {
         s.selection = Some(super::state::Selection { view, node });
         s.focus = view;
         s.module = path.last().cloned();
-        self.relayout(path.last().cloned());
+        self.relayout(None);
+        self.state.pane_mut(view).reveal = Some(Reveal::Node(node));
         true
     }
 
     /// Lays every view out again after the folding changed; `reveal`: the module to keep in view.
     fn relayout(&mut self, reveal: Option<String>) {
         for v in View::ALL.into_iter().chain(View::STAGES) {
-            self.state.pane_mut(v).reveal = reveal.clone();
+            self.state.pane_mut(v).reveal = reveal.clone().map(Reveal::Module);
             self.request_layout(v);
         }
         self.touch();

@@ -158,6 +158,8 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
     let detailed = cam.zoom >= TEXT_ZOOM;
     let related: HashSet<usize> = state.related(view).iter().filter_map(|n| layout.item_of(*n)).collect();
 
+    // A click a module's box or title took is not also the background's (egui gives it to both).
+    let mut widget_clicked = false;
     for frame in layout.frames.iter().filter(|f| f.rect.intersects(world_view)) {
         let srect = Rect::from_min_max(to_screen(frame.rect.min), to_screen(frame.rect.max));
         let focused = state.module.as_deref() == Some(frame.path.as_str());
@@ -167,6 +169,7 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
             let label = format!("{} open module: {}", view.name(), groups::frame_label(frame));
             let r = ui.interact(tab, ui.id().with(("frame", view, &frame.path)), Sense::click()).on_hover_text("double-click to fold");
             r.widget_info(|| WidgetInfo::labeled(WidgetType::Button, true, label.clone()));
+            widget_clicked |= r.clicked();
             if r.double_clicked() {
                 cmds.push(Command::ToggleCollapse(frame.path.clone()));
             } else if r.clicked() {
@@ -256,6 +259,7 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
                 ItemKind::Group { path, .. } => {
                     let r = ui.interact(area, ui.id().with(("item", view, i)), Sense::click()).on_hover_text("double-click to open");
                     r.widget_info(|| WidgetInfo::labeled(WidgetType::Button, true, label.clone()));
+                    widget_clicked |= r.clicked();
                     if r.double_clicked() {
                         cmds.push(Command::ToggleCollapse(path.clone()));
                     } else if r.clicked() {
@@ -278,7 +282,9 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
 
     let hit = |p: Pos2| visible.iter().rev().find(|(_, r)| r.contains(p)).map(|(i, _)| *i);
     let to_world = |p: Pos2| cam.center + (p - rect.center()) / cam.zoom;
-    if resp.double_clicked() {
+    if widget_clicked {
+        // Handled by the box or title above.
+    } else if resp.double_clicked() {
         let at = resp.interact_pointer_pos();
         match at.and_then(hit).map(|i| &layout.items[i].kind) {
             Some(ItemKind::Group { path, .. }) => cmds.push(Command::ToggleCollapse(path.clone())),

@@ -136,6 +136,23 @@ impl Camera {
     }
 }
 
+/// What a pane brings into view once laid out.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reveal {
+    Module(String),
+    Node(NodeId),
+}
+
+impl Reveal {
+    /// Where it is in `layout`.
+    pub fn rect(&self, layout: &Layout) -> Option<egui::Rect> {
+        match self {
+            Reveal::Module(p) => layout.rect_of_module(p),
+            Reveal::Node(n) => layout.item_of(*n).map(|i| layout.items[i].rect),
+        }
+    }
+}
+
 /// Everything one view shows.
 #[derive(Default)]
 pub struct Pane {
@@ -154,8 +171,9 @@ pub struct Pane {
     /// Per original node: whether this view's decomposition decomposed it (lite and full only).
     pub decomposed_origin: Vec<bool>,
     pub camera: Camera,
-    /// The module to bring into view when the next layout arrives (one just opened or folded).
-    pub reveal: Option<String>,
+    /// What to bring into view when the next layout arrives (a module just opened or folded, a
+    /// node a link jumped to inside folded modules).
+    pub reveal: Option<Reveal>,
     /// Bumped on every request so a late worker result for an older request is dropped.
     pub generation: u64,
 }
