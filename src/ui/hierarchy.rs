@@ -43,6 +43,20 @@ pub struct Hierarchy {
     node_frames: Vec<Vec<(String, String)>>,
 }
 
+/// Drops outer groups that hold every node (a whole graph traced from one file and function):
+/// their frame would only say what the title bar says.
+fn without_common_outer(mut node_frames: Vec<Vec<(String, String)>>) -> Vec<Vec<(String, String)>> {
+    loop {
+        let Some(first) = node_frames.first().and_then(|f| f.first()).cloned() else { return node_frames };
+        if node_frames.len() < 2 || !node_frames.iter().all(|f| f.first() == Some(&first)) {
+            return node_frames;
+        }
+        for f in &mut node_frames {
+            f.remove(0);
+        }
+    }
+}
+
 /// Own ops of a module are grouped when this many follow one another.
 const MIN_RUN: usize = 4;
 
@@ -119,7 +133,7 @@ impl Hierarchy {
             by_source: !graph.nodes.iter().any(|n| module_frames(n).next().is_some()),
             ..Default::default()
         };
-        h.node_frames = with_op_runs(graph.nodes.iter().map(|n| frames(n, h.by_source)).collect());
+        h.node_frames = with_op_runs(without_common_outer(graph.nodes.iter().map(|n| frames(n, h.by_source)).collect()));
         for fs in &h.node_frames {
             let fs = fs.clone();
             let d = fs.len();

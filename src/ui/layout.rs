@@ -166,6 +166,13 @@ pub fn layout(graph: &Graph, collapsed: &BTreeSet<String>) -> Layout {
         layers[l].push(i as u32);
     }
     order_layers(&mut layers, &preds, &succs, n);
+    // The open modules each item sits in: a node's open frames, a folded module's open parents.
+    let mut chains: Vec<&[(String, String)]> = vec![&[]; n];
+    for id in graph.node_ids() {
+        let item = node_item[id.index()] as usize;
+        chains[item] = &node_frames[id.index()][..folded_at[id.index()]];
+    }
+    cluster_layers(&mut layers, &chains);
 
     let size_of = |k: &ItemKind| if matches!(k, ItemKind::Group { .. }) { GROUP_SIZE } else { NODE_SIZE };
     let mut items: Vec<Item> = kinds.into_iter().map(|kind| Item { rect: Rect::from_min_size(Pos2::ZERO, size_of(&kind)), kind }).collect();
@@ -301,6 +308,38 @@ fn frame_spans<'a>(node_frames: &'a [&'a [(String, String)]], folded_at: &[usize
         }
     }
     spans
+}
+
+/// Keeps the boxes of one open module side by side in every layer, so its frame does not take in
+/// its neighbours: each layer is sorted by the mean position of the item's outermost open module
+/// in that layer, then of the next one in, and so on, then by its own position.
+fn cluster_layers(layers: &mut [Vec<u32>], chains: &[&[(String, String)]]) {
+    for l in layers.iter_mut() {
+        if l.iter().all(|&i| chains[i as usize].is_empty()) {
+            continue;
+        }
+        let mut mean: HashMap<&str, (f32, f32)> = HashMap::new();
+        for (k, &i) in l.iter().enumerate() {
+            for (path, _) in chains[i as usize] {
+                let e = mean.entry(path.as_str()).or_insert((0.0, 0.0));
+                e.0 += k as f32;
+                e.1 += 1.0;
+            }
+        }
+        let mut keyed: Vec<(Vec<f32>, u32)> = l
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| {
+                let mut key: Vec<f32> = chains[i as usize].iter().map(|(p, _)| mean[p.as_str()].0 / mean[p.as_str()].1).collect();
+                key.push(k as f32);
+                (key, i)
+            })
+            .collect();
+        keyed.sort_by(|a, b| {
+            a.0.iter().zip(&b.0).map(|(x, y)| x.total_cmp(y)).find(|o| o.is_ne()).unwrap_or(a.0.len().cmp(&b.0.len()))
+        });
+        *l = keyed.into_iter().map(|(_, i)| i).collect();
+    }
 }
 
 /// A frame around every open module that holds something shown: the union of its boxes, padded

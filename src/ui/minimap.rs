@@ -7,7 +7,7 @@ use super::layout::{ItemKind, Layout};
 use super::state::Camera;
 
 /// Largest size of the minimap, in screen pixels.
-const MAX: egui::Vec2 = vec2(170.0, 220.0);
+const MAX: egui::Vec2 = vec2(110.0, 170.0);
 /// Boxes drawn at most: a 12,000-node graph is drawn one box in [`MAX_BOXES`]th, enough for its shape.
 const MAX_BOXES: usize = 1500;
 
@@ -24,12 +24,12 @@ pub fn show(ui: &mut Ui, pane: Rect, layout: &Layout, cam: &Camera, dark: bool) 
     let rect = Rect::from_min_size(pane.max - size - vec2(10.0, 10.0), size);
     let to_map = |p: Pos2| rect.center() + (p - b.center()) * scale;
     let painter = ui.painter_at(rect.expand(2.0));
-    painter.rect_filled(rect.expand(2.0), 3.0, if dark { Color32::from_black_alpha(210) } else { Color32::from_white_alpha(220) });
+    painter.rect_filled(rect.expand(2.0), 3.0, if dark { Color32::from_black_alpha(150) } else { Color32::from_white_alpha(170) });
     let stride = layout.items.len().div_ceil(MAX_BOXES).max(1);
     let (node, group) = if dark {
-        (Color32::from_gray(140), Color32::from_rgb(60, 150, 160))
+        (Color32::from_white_alpha(110), Color32::from_rgba_unmultiplied(60, 150, 160, 150))
     } else {
-        (Color32::from_gray(110), Color32::from_rgb(40, 120, 130))
+        (Color32::from_black_alpha(90), Color32::from_rgba_unmultiplied(40, 120, 130, 150))
     };
     for item in layout.items.iter().step_by(stride) {
         let r = Rect::from_min_max(to_map(item.rect.min), to_map(item.rect.max));
