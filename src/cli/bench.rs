@@ -415,7 +415,7 @@ pub fn frame(file: &Path, nodes: &[usize], frames: usize, node_graph: bool) -> E
     let mut rows = Vec::new();
     for &n in nodes {
         let n = n.min(total);
-        let mut renderers = vec![Renderer::CanvasFit, Renderer::CanvasReadable];
+        let mut renderers = vec![Renderer::CanvasFit, Renderer::CanvasReadable, Renderer::CanvasFirstView, Renderer::CanvasFoldAll];
         if node_graph {
             renderers.insert(0, Renderer::NodeGraph);
         }

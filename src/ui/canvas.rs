@@ -162,6 +162,10 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
     let mut widget_clicked = false;
     for frame in layout.frames.iter().filter(|f| f.rect.intersects(world_view)) {
         let srect = Rect::from_min_max(to_screen(frame.rect.min), to_screen(frame.rect.max));
+        // A frame a few pixels wide only blurs the boxes it holds.
+        if srect.width() < 8.0 || srect.height() < 8.0 {
+            continue;
+        }
         let focused = state.module.as_deref() == Some(frame.path.as_str());
         groups::draw_frame(&painter, frame, srect, cam.zoom, detailed, dark, focused);
         if detailed {
@@ -197,7 +201,8 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
         let (fill, marked) = match &item.kind {
             ItemKind::Node(id) => {
                 let class = pane.classes.get(id.index()).copied().unwrap_or(NodeClass::Plain);
-                let marked = state.origin(view, *id).is_some_and(|o| state.is_marked(o));
+                // Marks are outlines: a box too small to outline skips the lookup.
+                let marked = srect.width() >= 4.0 && state.origin(view, *id).is_some_and(|o| state.is_marked(o));
                 let fill = match state.profile.heat_of(view, &graph.node(*id).name) {
                     Some(Some(t)) => heat_color(t),
                     Some(None) => NO_KERNEL_FILL,
@@ -345,7 +350,14 @@ fn draw_edges(
         let hot = related.contains(&(a as usize)) || related.contains(&(b as usize));
         let stroke = Stroke::new(if hot { 2.0 } else { 1.0 }, if hot { SELECT_COLOR } else { base });
         let (s0, s1) = (to_screen(p0), to_screen(p1));
-        if detailed {
+        // Zoomed far out, most edges are shorter than a pixel: nothing to see, only vertices.
+        if (s1 - s0).length_sq() < 1.0 {
+            continue;
+        }
+        // An edge that only passes through the view (a mask or weight read by every layer of a
+        // deep model) is a straight line: hundreds of off-screen curves would cost more than the
+        // rest of the frame.
+        if detailed && (world_view.contains(p0) || world_view.contains(p1)) {
             let dy = ((s1.y - s0.y) * 0.5).max(20.0);
             let pts = [s0, s0 + Vec2::new(0.0, dy), s1 - Vec2::new(0.0, dy), s1];
             painter.add(CubicBezierShape::from_points_stroke(pts, false, Color32::TRANSPARENT, stroke));
