@@ -188,6 +188,7 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
     let (text_color, weak_color) =
         if dark { (Color32::from_gray(240), Color32::from_gray(196)) } else { (Color32::from_gray(15), Color32::from_gray(60)) };
     let mut visible: Vec<(usize, Rect)> = Vec::new();
+    let mut drawn: HashSet<(i32, i32, i32)> = HashSet::new();
     for (i, item) in layout.items.iter().enumerate() {
         if !item.rect.intersects(world_view) {
             continue;
@@ -214,6 +215,11 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
             ItemKind::Group { path, .. } => (GROUP_FILL, state.marks.modules.contains(path)),
         };
         if srect.width() < 4.0 {
+            // Zoomed far out, many boxes fall on the same pixels: draw each spot once.
+            let spot = (srect.min.x as i32, srect.min.y as i32, srect.width() as i32);
+            if !drawn.insert(spot) && !related.contains(&i) {
+                continue;
+            }
             painter.rect_filled(srect, 0.0, fill);
             if related.contains(&i) {
                 painter.rect_stroke(srect.expand(2.0), 0.0, Stroke::new(2.0, SELECT_COLOR));
@@ -340,6 +346,7 @@ fn draw_edges(
     to_screen: &dyn Fn(Pos2) -> Pos2,
 ) {
     let base = if dark { Color32::from_gray(110) } else { Color32::from_gray(150) };
+    let mut drawn: HashSet<[i32; 4]> = HashSet::new();
     for &(a, b) in &layout.edges {
         let (ra, rb) = (layout.items[a as usize].rect, layout.items[b as usize].rect);
         let p0 = pos2(ra.center().x, ra.max.y);
@@ -362,7 +369,10 @@ fn draw_edges(
             let pts = [s0, s0 + Vec2::new(0.0, dy), s1 - Vec2::new(0.0, dy), s1];
             painter.add(CubicBezierShape::from_points_stroke(pts, false, Color32::TRANSPARENT, stroke));
         } else {
-            painter.line_segment([s0, s1], stroke);
+            // Far out, many edges join the same pixels: draw each once.
+            if hot || drawn.insert([s0.x as i32, s0.y as i32, s1.x as i32, s1.y as i32]) {
+                painter.line_segment([s0, s1], stroke);
+            }
         }
     }
 }
