@@ -1,11 +1,15 @@
 """Small real transformers for the app's tests and screenshots (random weights, < 1 MB each).
 
     python3 scripts/gen_app_samples.py OUTDIR
+    python3 scripts/gen_app_samples.py OUTDIR --deep 180   # llama180.pt2: 13,753 nodes, for bench frame
 
 Made with torch 2.15 (CPU) and transformers 5.23: `tiny_llama_auto.pt2` (LlamaForCausalLM, 2 layers,
 batch and sequence `Dim.AUTO`, so both ranges are [2, ∞)), `tiny_gpt2.pt2` (GPT2LMHeadModel, 2 layers,
 batch in [1, 8], sequence in [2, 128]) and `guarded.pt2` (a reshape by 4 under `torch._check`, whose
 14 guards include three over `torch.sym_max` that the workbench lists but cannot evaluate).
+`--deep N` writes only `llamaN.pt2`, an N-layer Llama with hidden size 16 (29 MB stored, 2.5 MB
+after `scripts/repack_deflate.py`; not committed): the real 12,000-node graph with a module
+hierarchy that docs/PERFORMANCE.md measures frames on.
 """
 import os
 import sys
@@ -28,8 +32,18 @@ def save(out, name, model, kwargs, dynamic_shapes):
     print(name, len(ep.graph.nodes), "nodes", ep.range_constraints)
 
 
+def deep(out, layers):
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=64, hidden_size=16, intermediate_size=32, num_hidden_layers=layers, num_attention_heads=2,
+                      num_key_value_heads=1, max_position_embeddings=128, use_cache=False)
+    ids = torch.randint(0, 64, (2, 16))
+    save(out, f"llama{layers}", LlamaForCausalLM(cfg), {"input_ids": ids}, {"input_ids": {0: Dim.AUTO, 1: Dim.AUTO}})
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
+    if "--deep" in sys.argv:
+        return deep(out, int(sys.argv[sys.argv.index("--deep") + 1]))
     torch.manual_seed(0)
     ids = torch.randint(0, 128, (2, 16))
     llama = LlamaForCausalLM(LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
@@ -46,4 +60,4 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "samples")
+    main(sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("--") else "samples")

@@ -421,7 +421,7 @@ pub fn frame(file: &Path, nodes: &[usize], frames: usize, node_graph: bool) -> E
         }
         for r in renderers {
             let mut f = frame_times(&model, n, r, frames.max(1));
-            rows.push(json!({"nodes": n, "renderer": r.name(), "frame": stats(&mut f.times), "vertices": f.vertices, "boxes_in_view": f.visible, "zoom": f.zoom}));
+            rows.push(json!({"nodes": n, "renderer": r.name(), "frame": stats(&mut f.times), "vertices": f.vertices, "boxes_in_view": f.visible, "zoom": f.zoom, "setup_ms": f.layout.as_secs_f64() * 1e3}));
         }
     }
     super::print_json(&json!({"file": file.display().to_string(), "screen": "1600x1000", "rows": rows}));

@@ -65,6 +65,8 @@ pub struct Frames {
     /// Boxes inside the visible world rectangle (canvas only; the node graph holds every node).
     pub visible: usize,
     pub zoom: f32,
+    /// Building the state drawn: hierarchy, layout and every shape (worker jobs in the app, not frames).
+    pub layout: Duration,
 }
 
 fn time_frames(ctx: &egui::Context, frames: usize, mut draw: impl FnMut(&egui::Context)) -> Frames {
@@ -87,7 +89,7 @@ fn time_frames(ctx: &egui::Context, frames: usize, mut draw: impl FnMut(&egui::C
             times.push(elapsed);
         }
     }
-    Frames { times, vertices, visible: 0, zoom: 1.0 }
+    Frames { times, vertices, visible: 0, zoom: 1.0, layout: Duration::ZERO }
 }
 
 /// An app state showing `model`'s first graph in the original view with the modules in
@@ -116,7 +118,9 @@ pub fn frame_times(model: &Model, n: usize, renderer: Renderer, frames: usize) -
         Renderer::CanvasFoldAll => hierarchy.all_paths().map(str::to_string).collect(),
         _ => BTreeSet::new(),
     };
+    let t0 = Instant::now();
     let mut state = state_for(m, Source::File(model.source.clone().into()), &folded);
+    let layout_time = t0.elapsed();
     let ctx = egui::Context::default();
     match renderer {
         Renderer::NodeGraph => {
@@ -153,6 +157,7 @@ pub fn frame_times(model: &Model, n: usize, renderer: Renderer, frames: usize) -
             let l = state.pane(View::Original).layout.clone().expect("layout");
             f.visible = l.items.iter().filter(|i| i.rect.intersects(world)).count();
             f.zoom = cam.zoom;
+            f.layout = layout_time;
             f
         }
     }
