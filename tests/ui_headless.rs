@@ -526,3 +526,41 @@ fn every_guard_is_listed_and_unbounded_ranges_take_any_value() {
     let node = h.nodes.iter().find(|(_, n)| n.role() == Role::Slider && n.name() == Some(sym.as_str())).unwrap().1.clone();
     assert!(node.max_numeric_value().unwrap() >= 100000.0, "the slider follows a typed value");
 }
+
+impl Harness {
+    /// Drags with the primary button from `from` by `by`, in a few moves.
+    fn drag(&mut self, from: egui::Pos2, by: egui::Vec2) {
+        self.events.push(Event::PointerMoved(from));
+        self.frame();
+        self.events.push(Event::PointerButton { pos: from, button: PointerButton::Primary, pressed: true, modifiers: Modifiers::NONE });
+        self.frame();
+        for k in 1..=4 {
+            self.events.push(Event::PointerMoved(from + by * (k as f32 / 4.0)));
+            self.frame();
+        }
+        self.events.push(Event::PointerButton { pos: from + by, button: PointerButton::Primary, pressed: false, modifiers: Modifiers::NONE });
+        self.frame();
+        self.settle();
+    }
+}
+
+#[test]
+fn the_views_move_together_unless_told_not_to() {
+    let mut h = Harness::new(sample("tiny_llama_auto.pt2"));
+    let (_, pane) = h.expect(|l| l.starts_with("original (1)"), "the original pane header");
+    let b = pane.bounds().unwrap();
+    let start = pos2(b.x0 as f32 + 40.0, b.y1 as f32 + 300.0);
+    let lite_before = h.app.state.pane(View::Lite).camera;
+    let orig_before = h.app.state.pane(View::Original).camera;
+    h.drag(start, egui::vec2(0.0, -200.0));
+    let orig = h.app.state.pane(View::Original).camera;
+    let lite = h.app.state.pane(View::Lite).camera;
+    assert!(orig.center.y > orig_before.center.y + 50.0, "the drag panned the original view");
+    assert!((lite.center.y - lite_before.center.y - (orig.center.y - orig_before.center.y)).abs() < 60.0, "the lite view followed: {lite_before:?} -> {lite:?}");
+    assert_eq!(lite.zoom, orig.zoom);
+
+    h.click_label(|l| l == "move views together", "the checkbox");
+    assert!(!h.app.state.sync_cameras);
+    h.drag(start, egui::vec2(0.0, -200.0));
+    assert_eq!(h.app.state.pane(View::Lite).camera.center, lite.center, "the lite view stays");
+}
