@@ -96,8 +96,7 @@ fn time_frames(ctx: &egui::Context, frames: usize, mut draw: impl FnMut(&egui::C
 /// `folded` folded, shapes evaluated at the hints.
 pub fn state_for(model: Model, source: Source, folded: &BTreeSet<String>) -> AppState {
     let graph = model.graphs[0].clone();
-    let mut s = AppState::default();
-    s.collapsed = folded.clone();
+    let mut s = AppState { collapsed: folded.clone(), ..AppState::default() };
     let l = layout(&graph, folded);
     s.doc = Some(Doc { source, model: Arc::new(model), graph: 0 });
     let pane = s.pane_mut(View::Original);

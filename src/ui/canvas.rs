@@ -102,7 +102,7 @@ pub fn item_lines(state: &AppState, view: View, graph: &Graph, kind: &ItemKind) 
             let conc = concrete_text(pane, *v);
             vec![format!("input · {}", val.name), sym, conc]
         }
-        ItemKind::Group { path, class, members, inputs, outputs } => groups::lines(state, view, graph, path, class, members, inputs, outputs),
+        ItemKind::Group { .. } => groups::lines(state, view, graph, kind),
     }
 }
 

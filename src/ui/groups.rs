@@ -5,7 +5,7 @@
 use egui::{pos2, Color32, FontId, Painter, Rect, Stroke};
 
 use super::canvas::class_fill;
-use super::layout::Frame;
+use super::layout::{Frame, ItemKind};
 use super::state::{format_dims, AppState, NodeClass, Pane, View};
 use crate::ir::{Graph, NodeId, ValueId};
 
@@ -54,8 +54,9 @@ impl Summary {
     }
 }
 
-/// The text lines of a folded module's box.
-pub fn lines(state: &AppState, view: View, graph: &Graph, path: &str, class: &str, members: &[NodeId], inputs: &[ValueId], outputs: &[ValueId]) -> Vec<String> {
+/// The text lines of a folded module's box (`group`: an [`ItemKind::Group`]).
+pub fn lines(state: &AppState, view: View, graph: &Graph, group: &ItemKind) -> Vec<String> {
+    let ItemKind::Group { path, class, members, inputs, outputs } = group else { return Vec::new() };
     let pane = state.pane(view);
     let s = summarize(state, view, members);
     let (ins, outs) = (shapes(graph, inputs), shapes(graph, outputs));

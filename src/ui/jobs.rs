@@ -12,11 +12,13 @@ use super::state::{Source, View};
 use crate::decomp::Decomposition;
 use crate::ir::Model;
 
+/// A decomposition and its layout (boxed: they are large next to the other results), or what
+/// failed and the node it failed on.
+pub type Decomposed = Result<Box<(Decomposition, Layout)>, (String, Option<String>)>;
+
 pub enum JobResult {
     Loaded { generation: u64, source: Source, result: Result<Model, String> },
-    /// Boxed: a decomposition and its layout are large next to the other results. An error
-    /// says what failed and names the node it failed on.
-    Decomposed { view: View, generation: u64, result: Result<Box<(Decomposition, Layout)>, (String, Option<String>)> },
+    Decomposed { view: View, generation: u64, result: Decomposed },
     LaidOut { view: View, generation: u64, layout: Layout },
     /// The file dialog closed; `None` when cancelled.
     Picked(Option<PathBuf>),
