@@ -564,3 +564,57 @@ fn the_views_move_together_unless_told_not_to() {
     h.drag(start, egui::vec2(0.0, -200.0));
     assert_eq!(h.app.state.pane(View::Lite).camera.center, lite.center, "the lite view stays");
 }
+
+/// The model zoo's archives (`samples/zoo/torch-*/`, or `XPU_WORKBENCH_ZOO=DIR`), if there are any.
+fn zoo_models() -> Vec<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/zoo");
+    let dirs: Vec<std::path::PathBuf> = match std::env::var_os("XPU_WORKBENCH_ZOO") {
+        Some(d) => vec![d.into()],
+        None => std::fs::read_dir(&root).map(|r| r.flatten().map(|e| e.path()).collect()).unwrap_or_default(),
+    };
+    let mut out: Vec<std::path::PathBuf> = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).map(|r| r.flatten().map(|e| e.path()).collect::<Vec<_>>()).unwrap_or_default())
+        .filter(|p| p.extension().is_some_and(|e| e == "pt2"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn every_zoo_model_opens_folded_readable_with_its_guards_and_problems() {
+    let models = zoo_models();
+    if models.is_empty() {
+        eprintln!("skipped: no samples/zoo/ yet (the zoo branch) and XPU_WORKBENCH_ZOO unset");
+        return;
+    }
+    for path in models {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let h = Harness::new(Source::File(path.clone()));
+        let model = h.app.state.doc.as_ref().unwrap_or_else(|| panic!("{name} did not open")).model.clone();
+        let layout = h.app.state.pane(View::Original).layout.clone().expect("laid out");
+        let outermost: std::collections::BTreeSet<String> =
+            layout.hierarchy.groups.iter().filter(|g| g.parent.is_none()).map(|g| g.path.clone()).collect();
+        let most_folded = layout.hierarchy.boxes(&outermost);
+        assert!(
+            layout.items.len() <= 50.max(most_folded),
+            "{name}: {} boxes on the first view (folded to the outermost modules: {most_folded})",
+            layout.items.len()
+        );
+        // A graph that fits in 50 boxes opens with everything open.
+        if layout.hierarchy.boxes(&Default::default()) > 50 {
+            let folded = layout.items.iter().any(|i| matches!(i.kind, xpu_workbench::ui::layout::ItemKind::Group { .. }));
+            assert!(folded, "{name}: opens with no module folded");
+        }
+        let cam = h.app.state.pane(View::Original).camera;
+        assert!(cam.zoom >= xpu_workbench::ui::canvas::TEXT_ZOOM - 1e-4, "{name}: first view at zoom {}", cam.zoom);
+        let guards = model.guards.len() + model.unread_guards.len();
+        h.expect(|l| l == format!("Guards ({guards})"), &format!("{name}: every guard listed"));
+        for v in [View::Lite, View::Full] {
+            if let Some(e) = &h.app.state.pane(v).error {
+                h.expect(|l| l.contains(e.as_str()), &format!("{name}: the {} error in the problems panel", v.name()));
+            }
+        }
+        println!("{name}: {} boxes, {} guards, zoom {:.2}", layout.items.len(), guards, cam.zoom);
+    }
+}
