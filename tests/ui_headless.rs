@@ -556,7 +556,10 @@ fn the_views_move_together_unless_told_not_to() {
     let orig = h.app.state.pane(View::Original).camera;
     let lite = h.app.state.pane(View::Lite).camera;
     assert!(orig.center.y > orig_before.center.y + 50.0, "the drag panned the original view");
-    assert!((lite.center.y - lite_before.center.y - (orig.center.y - orig_before.center.y)).abs() < 60.0, "the lite view followed: {lite_before:?} -> {lite:?}");
+    // It follows the content (the same node at the same place on screen), not the distance, so
+    // the two moves differ by how the two layouts differ.
+    let (moved, followed) = (orig.center.y - orig_before.center.y, lite.center.y - lite_before.center.y);
+    assert!(followed > moved * 0.5, "the lite view followed: {lite_before:?} -> {lite:?} ({moved} in the original)");
     assert_eq!(lite.zoom, orig.zoom);
 
     h.click_label(|l| l == "move views together", "the checkbox");

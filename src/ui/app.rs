@@ -263,6 +263,7 @@ impl App {
                 }
             }
             Command::SetSyncCameras(on) => s.sync_cameras = on,
+            Command::PlaceCamera(v, cam) => s.pane_mut(v).camera = cam,
             Command::ShowProblems(on) => s.show_problems = Some(on),
             Command::Fit(v) => s.pane_mut(v).camera.fit_pending = Some(Fit::All),
             Command::SetCamera(v, cam) => {

@@ -132,7 +132,7 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
     let mut moved = false;
     if let Some(kind) = cam.fit_pending {
         cam = place(kind, layout.bounds, rect, cam);
-        moved = true;
+        cmds.push(Command::PlaceCamera(view, cam));
     }
     if resp.dragged_by(PointerButton::Primary) || resp.dragged_by(PointerButton::Middle) {
         cam.pan_by(resp.drag_delta());
@@ -167,9 +167,10 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
             continue;
         }
         let focused = state.module.as_deref() == Some(frame.path.as_str());
-        groups::draw_frame(&painter, frame, srect, cam.zoom, detailed, dark, focused);
+        let tab = groups::title_rect(srect, rect, cam.zoom);
+        groups::draw_frame(&painter, frame, srect, tab, detailed, dark, focused);
         if detailed {
-            let tab = groups::title_rect(srect, cam.zoom).intersect(rect);
+            let tab = tab.intersect(rect);
             let label = format!("{} open module: {}", view.name(), groups::frame_label(frame));
             let r = ui.interact(tab, ui.id().with(("frame", view, &frame.path)), Sense::click()).on_hover_text("double-click to fold");
             r.widget_info(|| WidgetInfo::labeled(WidgetType::Button, true, label.clone()));

@@ -57,7 +57,10 @@ pub enum Command {
     SetSyncCameras(bool),
     ShowProblems(bool),
     Fit(View),
+    /// The user moved a view's camera (the other decomposition views follow).
     SetCamera(View, super::state::Camera),
+    /// A pending fit placed it (each view places its own: no following).
+    PlaceCamera(View, super::state::Camera),
     OpenSearch,
     CloseSearch,
     SetSearch(String),

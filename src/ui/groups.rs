@@ -108,21 +108,23 @@ pub fn class_bar(painter: &Painter, rect: Rect, state: &AppState, view: View, me
     }
 }
 
-/// The title tab of an open module's frame, in screen space (above its top-left corner).
-pub fn title_rect(frame_screen: Rect, zoom: f32) -> Rect {
+/// The title tab of an open module's frame, in screen space: its top-left corner, moved right to
+/// stay in `view` when the frame starts left of it (a wide module keeps its name on screen).
+pub fn title_rect(frame_screen: Rect, view: Rect, zoom: f32) -> Rect {
     let h = super::layout::TITLE_H * zoom;
-    let w = frame_screen.width().min(420.0 * zoom.max(0.5));
-    Rect::from_min_size(frame_screen.min, egui::vec2(w, h))
+    let left = frame_screen.min.x.max(view.min.x).min(frame_screen.max.x);
+    let w = (frame_screen.max.x - left).min(420.0 * zoom.max(0.5));
+    Rect::from_min_size(egui::pos2(left, frame_screen.min.y), egui::vec2(w, h))
 }
 
 /// An open module: a faint fill by depth, an outline and a title tab.
-pub fn draw_frame(painter: &Painter, frame: &Frame, srect: Rect, zoom: f32, detailed: bool, dark: bool, focused: bool) {
+pub fn draw_frame(painter: &Painter, frame: &Frame, srect: Rect, tab: Rect, detailed: bool, dark: bool, focused: bool) {
+    let zoom = tab.height() / super::layout::TITLE_H;
     let shade = if dark { 30 + 8 * (frame.depth as u8 % 4) } else { 240 - 8 * (frame.depth as u8 % 4) };
     painter.rect_filled(srect, 6.0, Color32::from_gray(shade));
     let outline = if focused { super::canvas::SELECT_COLOR } else if dark { Color32::from_rgb(60, 120, 130) } else { Color32::from_rgb(90, 150, 160) };
     painter.rect_stroke(srect, 6.0, Stroke::new(if focused { 2.0 } else { 1.0 }, outline));
     if detailed {
-        let tab = title_rect(srect, zoom);
         painter.rect_filled(tab, 4.0, if dark { Color32::from_rgb(30, 70, 80) } else { Color32::from_rgb(190, 222, 228) });
         let text = if dark { Color32::from_gray(230) } else { Color32::from_gray(20) };
         let size = (11.0 * zoom).clamp(super::canvas::MIN_TEXT, 16.0);

@@ -92,6 +92,11 @@ fn with_op_runs(mut node_frames: Vec<Vec<(String, String)>>) -> Vec<Vec<(String,
     node_frames
 }
 
+/// A numbered child of a ModuleList or Sequential (`model.layers.0`): one of a model's repeated blocks.
+fn is_block(path: &str) -> bool {
+    path.rsplit('.').next().is_some_and(|last| !last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Whether `path` is a group [`with_op_runs`] made, not a module of the model (it cannot be marked).
 pub fn is_op_run(path: &str) -> bool {
     path.contains(" · ops ")
@@ -196,17 +201,24 @@ impl Hierarchy {
     }
 
     /// The groups folded on the first view. It starts with the outermost groups folded and opens
-    /// one whole level at a time while the view keeps at most `max_boxes` boxes: a transformer
-    /// opens as its layers (all of them folded, never some open and some not), a flat graph
-    /// folds nothing. A group of one node is never folded: its box would say less than the node's.
+    /// one whole level at a time while the view keeps at most `max_boxes` boxes, and stops at the
+    /// level of repeated blocks (`model.layers.0`, `encoder.layer.3`, `layer1.0`: a numbered child
+    /// of a ModuleList or Sequential), so a transformer opens as its layers, all folded — never
+    /// some open and some not. A flat graph folds nothing. A group of one node is never folded (its
+    /// box would say less than the node's); a run of a module's own ops is never opened.
     pub fn default_folded(&self, max_boxes: usize) -> BTreeSet<String> {
         let mut level: Vec<usize> = (0..self.groups.len()).filter(|&i| self.groups[i].parent.is_none()).collect();
         let mut boxes = level.len() + self.nodes_at_depth.first().copied().unwrap_or(0) + self.user_inputs;
         let mut folded = BTreeSet::new();
         while !level.is_empty() {
-            let open: Vec<usize> = level.into_iter().filter(|&i| self.groups[i].nodes > 1).collect();
+            // Runs of a module's own ops (mask and position bookkeeping) stay folded: they are not
+            // what the first view is for.
+            let (runs, modules): (Vec<usize>, Vec<usize>) = level.iter().partition(|&&i| is_op_run(&self.groups[i].path));
+            folded.extend(runs.iter().map(|&i| self.groups[i].path.clone()));
+            let open: Vec<usize> = modules.into_iter().filter(|&i| self.groups[i].nodes > 1).collect();
             let after = boxes + open.iter().map(|&i| self.groups[i].children.len() + self.groups[i].direct - 1).sum::<usize>();
-            if open.is_empty() || after > max_boxes {
+            let blocks = open.iter().any(|&i| is_block(&self.groups[i].path));
+            if open.is_empty() || blocks || after > max_boxes {
                 folded.extend(open.iter().map(|&i| self.groups[i].path.clone()));
                 break;
             }

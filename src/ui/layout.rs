@@ -176,7 +176,7 @@ pub fn layout(graph: &Graph, collapsed: &BTreeSet<String>) -> Layout {
 
     let size_of = |k: &ItemKind| if matches!(k, ItemKind::Group { .. }) { GROUP_SIZE } else { NODE_SIZE };
     let mut items: Vec<Item> = kinds.into_iter().map(|kind| Item { rect: Rect::from_min_size(Pos2::ZERO, size_of(&kind)), kind }).collect();
-    let spans = frame_spans(&node_frames, &folded_at, &node_item, &layer);
+    let spans = frame_spans(&hierarchy, &node_frames, &folded_at, &node_item, &layer);
     // Each open module that starts on a layer gets a title row above it.
     let mut titles = vec![0usize; depth];
     for sp in spans.values() {
@@ -295,12 +295,22 @@ struct Span {
     depth: usize,
 }
 
-fn frame_spans<'a>(node_frames: &'a [&'a [(String, String)]], folded_at: &[usize], node_item: &[u32], layer: &[usize]) -> HashMap<&'a str, Span> {
+/// A module of one node gets no frame: its node box is the whole of it (the inspector names it).
+fn frame_spans<'a>(
+    hierarchy: &Hierarchy,
+    node_frames: &'a [&'a [(String, String)]],
+    folded_at: &[usize],
+    node_item: &[u32],
+    layer: &[usize],
+) -> HashMap<&'a str, Span> {
     let mut spans: HashMap<&str, Span> = HashMap::new();
     for (n, fs) in node_frames.iter().enumerate() {
         let k = folded_at[n];
         let l = layer[node_item[n] as usize];
         for (d, (path, _)) in fs.iter().take(k).enumerate() {
+            if hierarchy.get(path).is_some_and(|g| g.nodes < 2) {
+                continue;
+            }
             let sp = spans.entry(path.as_str()).or_insert(Span { first: l, last: l, inside: 0, depth: d });
             sp.first = sp.first.min(l);
             sp.last = sp.last.max(l);
