@@ -203,7 +203,11 @@ pub fn layout(graph: &Graph, collapsed: &BTreeSet<String>) -> Layout {
     if items.is_empty() {
         bounds = Rect::from_min_size(Pos2::ZERO, NODE_SIZE);
     }
-    let frames = open_frames(&hierarchy, &spans, &node_frames, &folded_at, &node_item, &items, &rows);
+    let mut frames = open_frames(&hierarchy, &spans, &node_frames, &folded_at, &node_item, &items, &rows);
+    if move_out_of_corridors(&mut items, &layers, &chains, &frames) {
+        frames = open_frames(&hierarchy, &spans, &node_frames, &folded_at, &node_item, &items, &rows);
+        bounds = items.iter().fold(Rect::NOTHING, |b, i| b.union(i.rect));
+    }
     for f in &frames {
         bounds = bounds.union(f.rect);
     }
@@ -352,6 +356,46 @@ fn cluster_layers(layers: &mut [Vec<u32>], chains: &[&[(String, String)]]) {
     }
 }
 
+/// A frame spans every layer from its module's first box to its last; on a layer where the module
+/// has no box, another module's box can sit inside the frame and look like part of it (a rotary
+/// embedding inside a decoder layer). Such a box moves out to the frame's nearer side, and the
+/// boxes after it in its layer along. Whether anything moved (the frames are then computed again).
+fn move_out_of_corridors(items: &mut [Item], layers: &[Vec<u32>], chains: &[&[(String, String)]], frames: &[Frame]) -> bool {
+    let mut moved = false;
+    for l in layers {
+        let Some(&first) = l.first() else { continue };
+        let y = items[first as usize].rect.center().y;
+        for f in frames.iter().filter(|f| f.rect.min.y <= y && y <= f.rect.max.y) {
+            let member = |i: u32| chains[i as usize].iter().any(|(p, _)| *p == f.path);
+            if l.iter().any(|&i| member(i)) {
+                continue;
+            }
+            for &i in l {
+                let r = items[i as usize].rect;
+                if !r.intersects(f.rect) {
+                    continue;
+                }
+                let x = if r.center().x < f.rect.center().x { f.rect.min.x - H_GAP - r.width() } else { f.rect.max.x + H_GAP };
+                items[i as usize].rect = r.translate(vec2(x - r.min.x, 0.0));
+                moved = true;
+            }
+        }
+        // Moving may have put boxes of the layer on top of each other: sweep them apart.
+        let mut row = l.clone();
+        row.sort_by(|a, b| items[*a as usize].rect.min.x.total_cmp(&items[*b as usize].rect.min.x));
+        let mut free = f32::NEG_INFINITY;
+        for &i in &row {
+            let r = items[i as usize].rect;
+            if r.min.x < free {
+                items[i as usize].rect = r.translate(vec2(free - r.min.x, 0.0));
+                moved = true;
+            }
+            free = items[i as usize].rect.max.x + H_GAP;
+        }
+    }
+    moved
+}
+
 /// A frame around every open module that holds something shown: the union of its boxes, padded
 /// more for each open level inside it so nested frames do not touch, with its title row on top
 /// (inner titles nearer the boxes, so nested titles stack instead of overlapping).
@@ -428,5 +472,20 @@ mod tests {
         assert!(matches!(&group.unwrap().kind, ItemKind::Group { members: m, .. } if m.len() == members));
         assert!(open.frames.iter().any(|f| f.path == path), "an open module gets a frame");
         assert!(!shut.frames.iter().any(|f| f.path == path), "a folded one does not");
+    }
+
+    #[test]
+    fn another_modules_box_does_not_sit_inside_an_open_layer() {
+        let model = crate::import::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/samples/tiny_llama_auto.pt2"))).unwrap();
+        let g = &model.graphs[0];
+        let mut folded = Hierarchy::of(g).default_folded(crate::ui::hierarchy::OPEN_BOXES);
+        assert!(folded.remove("model.layers.0"));
+        folded.extend(Hierarchy::of(g).children("model.layers.0"));
+        let l = layout(g, &folded);
+        let frame = l.frames.iter().find(|f| f.path == "model.layers.0").expect("the open layer's frame");
+        // The rotary embedding runs between the layer's first norm and its attention.
+        let rotary = g.node_ids().find(|&n| g.node(n).target.contains("wrap_with_set_grad_enabled")).unwrap();
+        let r = l.items[l.item_of(rotary).unwrap()].rect;
+        assert!(!r.intersects(frame.rect), "the rotary embedding {r:?} inside the layer's frame {:?}", frame.rect);
     }
 }
