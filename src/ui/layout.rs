@@ -204,7 +204,7 @@ pub fn layout(graph: &Graph, collapsed: &BTreeSet<String>) -> Layout {
         bounds = Rect::from_min_size(Pos2::ZERO, NODE_SIZE);
     }
     let mut frames = open_frames(&hierarchy, &spans, &node_frames, &folded_at, &node_item, &items, &rows);
-    if move_out_of_corridors(&mut items, &layers, &chains, &frames) {
+    if move_out_of_corridors(&mut items, &layers, &rows, &chains, &frames) {
         frames = open_frames(&hierarchy, &spans, &node_frames, &folded_at, &node_item, &items, &rows);
         bounds = items.iter().fold(Rect::NOTHING, |b, i| b.union(i.rect));
     }
@@ -224,8 +224,9 @@ fn add_unique(kind: &mut ItemKind, v: ValueId, input: bool) {
     }
 }
 
-/// Longest-path layering, then every item that reads nothing drawn (an input, a constant) moved
-/// down to just above its first reader, so its edge is short instead of crossing the graph.
+/// Longest-path layering, then every item moved down to just above its first reader: an input, a
+/// constant or a mask slice sits next to what reads it instead of at the top with a long edge
+/// across the graph (and a module's frame does not reach up to it).
 fn layers(preds: &[Vec<u32>], succs: &[Vec<u32>]) -> Vec<usize> {
     let n = preds.len();
     // Items are created in topological order of their first member, but a group can read an item
@@ -245,10 +246,14 @@ fn layers(preds: &[Vec<u32>], succs: &[Vec<u32>]) -> Vec<usize> {
             break;
         }
     }
-    for i in 0..n {
-        if preds[i].is_empty() {
-            if let Some(first) = succs[i].iter().map(|&s| layer[s as usize]).min() {
-                layer[i] = first.saturating_sub(1);
+    // As late as possible: from the bottom up, each item moves down to just above its first
+    // reader. Producers stay above readers (a reader is already placed when its producer moves).
+    let mut by_layer: Vec<usize> = (0..n).collect();
+    by_layer.sort_by_key(|&i| std::cmp::Reverse(layer[i]));
+    for i in by_layer {
+        if let Some(first) = succs[i].iter().map(|&s| layer[s as usize]).min() {
+            if first > layer[i] + 1 {
+                layer[i] = first - 1;
             }
         }
     }
@@ -360,27 +365,26 @@ fn cluster_layers(layers: &mut [Vec<u32>], chains: &[&[(String, String)]]) {
 /// has no box, another module's box can sit inside the frame and look like part of it (a rotary
 /// embedding inside a decoder layer). Such a box moves out to the frame's nearer side, and the
 /// boxes after it in its layer along. Whether anything moved (the frames are then computed again).
-fn move_out_of_corridors(items: &mut [Item], layers: &[Vec<u32>], chains: &[&[(String, String)]], frames: &[Frame]) -> bool {
-    let mut moved = false;
-    for l in layers {
-        let Some(&first) = l.first() else { continue };
-        let y = items[first as usize].rect.center().y;
-        for f in frames.iter().filter(|f| f.rect.min.y <= y && y <= f.rect.max.y) {
-            let member = |i: u32| chains[i as usize].iter().any(|(p, _)| *p == f.path);
-            if l.iter().any(|&i| member(i)) {
-                continue;
-            }
-            for &i in l {
+fn move_out_of_corridors(items: &mut [Item], layers: &[Vec<u32>], rows: &[(f32, f32)], chains: &[&[(String, String)]], frames: &[Frame]) -> bool {
+    let mut touched = vec![false; layers.len()];
+    for f in frames {
+        // Only the layers the frame spans (rows are in y order).
+        let first = rows.partition_point(|r| r.1 < f.rect.min.y);
+        let last = rows.partition_point(|r| r.0 <= f.rect.max.y);
+        for li in first..last.min(layers.len()) {
+            for &i in &layers[li] {
                 let r = items[i as usize].rect;
-                if !r.intersects(f.rect) {
+                if !r.intersects(f.rect) || chains[i as usize].iter().any(|(p, _)| *p == f.path) {
                     continue;
                 }
                 let x = if r.center().x < f.rect.center().x { f.rect.min.x - H_GAP - r.width() } else { f.rect.max.x + H_GAP };
                 items[i as usize].rect = r.translate(vec2(x - r.min.x, 0.0));
-                moved = true;
+                touched[li] = true;
             }
         }
-        // Moving may have put boxes of the layer on top of each other: sweep them apart.
+    }
+    // Moving may have put boxes of a layer on top of each other: sweep them apart.
+    for (_, l) in layers.iter().enumerate().filter(|(li, _)| touched[*li]) {
         let mut row = l.clone();
         row.sort_by(|a, b| items[*a as usize].rect.min.x.total_cmp(&items[*b as usize].rect.min.x));
         let mut free = f32::NEG_INFINITY;
@@ -388,12 +392,11 @@ fn move_out_of_corridors(items: &mut [Item], layers: &[Vec<u32>], chains: &[&[(S
             let r = items[i as usize].rect;
             if r.min.x < free {
                 items[i as usize].rect = r.translate(vec2(free - r.min.x, 0.0));
-                moved = true;
             }
             free = items[i as usize].rect.max.x + H_GAP;
         }
     }
-    moved
+    touched.contains(&true)
 }
 
 /// A frame around every open module that holds something shown: the union of its boxes, padded
