@@ -621,3 +621,56 @@ fn every_zoo_model_opens_folded_readable_with_its_guards_and_problems() {
         println!("{name}: {} boxes, {} guards, zoom {:.2}", layout.items.len(), guards, cam.zoom);
     }
 }
+
+/// PyTorch's lite-mode case in the app: on the XPU target (torch 2.11's kernels) the unmarked
+/// `_fused_rms_norm` is expanded in the lite view, in its own colour, with the reason in the
+/// inspector; Ctrl+B moves the target to CUDA, which keeps it whole.
+#[test]
+fn the_lite_target_backend_expands_what_it_has_no_kernel_for() {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples/lite/fused_rms_norm.pt2");
+    let mut h = Harness::new(Source::File(path));
+    assert_eq!(h.app.state.target_backend, Some(xpu_workbench::ops::Backend::Xpu));
+    assert_eq!(h.app.state.backend_table.as_deref(), Some("2.11.0"));
+    let g = h.app.state.original().unwrap().clone();
+    let rms = g.node_ids().find(|&id| g.node(id).target == "aten._fused_rms_norm.default").expect("the op");
+    assert_eq!(h.app.state.pane(View::Original).classes[rms.index()], NodeClass::BackendExpanded);
+    let products = h.app.state.products(View::Lite, rms);
+    let lite = h.app.state.pane(View::Lite);
+    let lite_graph = lite.graph.clone().unwrap();
+    let ops: Vec<&str> = products.iter().map(|p| lite_graph.node(*p).target.as_str()).collect();
+    assert!(ops.contains(&"aten.rsqrt.default") && ops.contains(&"aten.mean.dim"), "{ops:?}");
+    for p in &products {
+        assert_eq!(lite.classes[p.index()], NodeClass::BackendExpanded);
+    }
+    h.expect(|l| l == "lite target", "the lite target picker");
+    h.key(Key::Num1, Modifiers::NONE);
+    h.search_and_jump("_fused_rms_norm");
+    h.expect(|l| l.starts_with("Expanded by the lite target:") && l.contains("XPU has no kernel for aten._fused_rms_norm"), "the reason");
+
+    h.key(Key::B, Modifiers::COMMAND);
+    assert_eq!(h.app.state.target_backend, Some(xpu_workbench::ops::Backend::Cuda));
+    let products = h.app.state.products(View::Lite, rms);
+    assert_eq!(products.len(), 1, "CUDA has the kernel: kept whole");
+    assert_eq!(h.app.state.pane(View::Lite).classes[products[0].index()], NodeClass::Fallback);
+    assert!(h.find(|l| l.starts_with("Expanded by the lite target:")).is_none());
+}
+
+/// A CPU lite log of PyTorch's test case in the stage views: check-lite's verdict colours the
+/// dynamo node teal (the backend had no kernel) and the AOT ops it became, and the inspector says why.
+#[test]
+fn stage_views_show_check_lite_on_the_compile() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/lite/rms_cpu_lite_2.11.0.log.gz");
+    let mut h = Harness::new(Source::File(path));
+    let picker = h.find_role(Role::ComboBox, "compile id");
+    h.action(picker, Action::Default, None);
+    h.click_label(|l| l == "stages of compile 0/0", "the compile id 0/0 entry");
+    let dynamo = h.app.state.pane(View::Dynamo).graph.clone().expect("a dynamo graph");
+    let rms = dynamo.node_ids().find(|&n| dynamo.node(n).target == "aten._fused_rms_norm").expect("the op");
+    assert_eq!(h.app.state.pane(View::Dynamo).classes[rms.index()], NodeClass::BackendExpanded);
+    let aot = h.app.state.pane(View::Aot).graph.clone().expect("an AOT graph");
+    let rsqrt = aot.node_ids().find(|&n| aot.node(n).target == "aten.rsqrt.default").expect("rsqrt");
+    assert_eq!(h.app.state.pane(View::Aot).classes[rsqrt.index()], NodeClass::BackendExpanded);
+    h.click_label(|l| l.starts_with("dynamo graph of compile"), "the dynamo pane header");
+    h.search_and_jump("_fused_rms_norm");
+    h.expect(|l| l.contains("CPU has no kernel for aten._fused_rms_norm"), "the inspector's check-lite reason");
+}

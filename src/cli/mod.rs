@@ -1,6 +1,7 @@
 //! The command line: every thing the app can do, scriptable. `cli.rs`-style: arguments here,
 //! each subcommand's work in its own file.
 
+mod backends;
 mod bench;
 mod check_lite;
 pub mod compile;
@@ -61,12 +62,37 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Exit 0 when lite mode decomposed no unmarked node, 1 listing each violation. Reads a
-    /// .pt2 archive (our lite mode, or an already decomposed graph) or a TORCH_TRACE log.
+    /// Exit 0 when lite mode decomposed no unmarked node, 1 listing each violation, 3 when
+    /// something could not be checked (named). Reads a TORCH_TRACE log (every dynamo op looked for
+    /// in the AOT graph and classified), or a .pt2 archive: with --backend, which unmarked nodes
+    /// lite mode cannot keep on that backend; without, our lite mode (or the file's decomposed graph).
     CheckLite {
         file: PathBuf,
         #[arg(long = "mark", value_name = "SPEC")]
         marks: Vec<String>,
+        /// cpu, cuda or xpu: predict what that backend's missing kernels force (.pt2 only).
+        #[arg(long)]
+        backend: Option<String>,
+        /// The torch version whose kernel tables apply (default: the one the file names).
+        #[arg(long, value_name = "VERSION")]
+        torch: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The op registry's kernel tables per torch version: which backends have a kernel for an op
+    /// (--op NAME), or --refresh from your own torch's dispatcher (an XPU build shows XPU's).
+    Backends {
+        #[arg(long, value_name = "NAME")]
+        op: Option<String>,
+        #[arg(long, value_name = "VERSION")]
+        torch: Option<String>,
+        #[arg(long)]
+        refresh: bool,
+        /// The python whose torch --refresh reads.
+        #[arg(long, default_value = "python3")]
+        python: String,
+        #[arg(long)]
+        json: bool,
     },
     /// Every backend (Level Zero, OpenCL, reference): its device, or why it is unavailable.
     Devices {
@@ -211,9 +237,11 @@ pub enum BenchCommand {
     },
 }
 
-/// Exit statuses: 0 ok, 1 the check or command failed, 2 bad input (file, flag, binding).
+/// Exit statuses: 0 ok, 1 the check or command failed, 2 bad input (file, flag, binding),
+/// 3 a check could not look at everything (what it could not is named) and found nothing wrong in the rest.
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_UNVERIFIED: u8 = 3;
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -231,7 +259,20 @@ pub fn main() -> ExitCode {
         Some(Command::Inspect { file, json }) => inspect::run(&file, json),
         Some(Command::Shapes { file, binds, json }) => shapes::run(&file, &binds, json),
         Some(Command::Decompose { file, mode, marks, json }) => decompose::run(&file, &mode, &marks, json),
-        Some(Command::CheckLite { file, marks }) => check_lite::run(&file, &marks),
+        Some(Command::CheckLite { file, marks, backend, torch, json }) => check_lite::run(check_lite::Args {
+            file: &file,
+            marks: &marks,
+            backend: backend.as_deref(),
+            torch: torch.as_deref(),
+            json,
+        }),
+        Some(Command::Backends { op, torch, refresh, python, json }) => backends::run(backends::Args {
+            op: op.as_deref(),
+            torch: torch.as_deref(),
+            refresh,
+            python: &python,
+            json,
+        }),
         Some(Command::Devices { json }) => devices::run(json),
         Some(Command::Eval { file, mode, marks, inputs, save_outputs, json }) => {
             eval::run(&file, &mode, &marks, &inputs, save_outputs.as_deref(), json)

@@ -194,6 +194,16 @@ pub(super) fn infer(a: &Args) -> Out {
                 ValueKind::Tensor(contiguous(x, x.dtype, stat)),
             ])
         }
+        "aten._fused_rms_norm.default" => {
+            let x = a.tensor("input")?;
+            let k = a.ints("normalized_shape")?.ok_or_else(|| a.err("missing normalized_shape"))?.len();
+            let r = x.sizes.len();
+            let stat: Vec<Expr> = (0..r).map(|i| if i + k >= r { Expr::int(1) } else { x.sizes[i].clone() }).collect();
+            Ok(vec![
+                ValueKind::Tensor(contiguous(x, x.dtype, x.sizes.clone())),
+                ValueKind::Tensor(contiguous(x, x.dtype.opmath(), stat)),
+            ])
+        }
         "aten._native_batch_norm_legit_no_training.default" => {
             let x = a.tensor("input")?;
             let c = vec![Expr::int(0)];
@@ -221,7 +231,7 @@ pub(super) fn infer(a: &Args) -> Out {
             *last = w.sizes.first().cloned().ok_or_else(|| a.err("weight of rank 0"))?;
             one(contiguous(x, x.dtype, sizes))
         }
-        "aten.layer_norm.default" | "aten.batch_norm.default" => {
+        "aten.layer_norm.default" | "aten.batch_norm.default" | "aten.rms_norm.default" => {
             let x = a.tensor("input")?;
             one(contiguous(x, x.dtype, x.sizes.clone()))
         }

@@ -77,6 +77,9 @@ pub struct Model {
     pub weights: BTreeMap<String, Weight>,
     /// Things the importer skipped or could not interpret, each naming where.
     pub warnings: Vec<String>,
+    /// The torch that wrote the file (`2.11.0+cu130`), where the file says: picks the op
+    /// registry's kernel tables.
+    pub torch_version: Option<String>,
 }
 
 impl Model {
@@ -91,6 +94,7 @@ impl Model {
             unread_guards: Vec::new(),
             weights: BTreeMap::new(),
             warnings: Vec::new(),
+            torch_version: None,
         }
     }
 

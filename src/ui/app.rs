@@ -143,6 +143,12 @@ impl App {
             if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::F)) {
                 out.push(Command::OpenSearch);
             }
+            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::B)) {
+                use crate::ops::Backend;
+                let order = [Some(Backend::Xpu), Some(Backend::Cuda), Some(Backend::Cpu), None];
+                let at = order.iter().position(|b| *b == self.state.target_backend).unwrap_or(0);
+                out.push(Command::SetTargetBackend(order[(at + 1) % order.len()]));
+            }
             if i.consume_key(Modifiers::NONE, Key::Escape) && self.state.search_open {
                 out.push(Command::CloseSearch);
             }
@@ -220,9 +226,16 @@ impl App {
                 if on {
                     list.push(name);
                 }
+                self.state.refresh_backend_fates();
                 self.request_decomposition(View::Lite);
                 self.state.classify();
                 self.touch();
+            }
+            Command::SetTargetBackend(b) => {
+                s.target_backend = b;
+                self.state.refresh_backend_fates();
+                self.request_decomposition(View::Lite);
+                self.state.classify();
             }
             Command::SetBinding(name, value) => {
                 s.explicit.insert(name, value);
@@ -483,6 +496,7 @@ impl App {
         }
         s.pane_mut(View::Original).graph = Some(Arc::new(graph));
         s.rebind();
+        s.refresh_backend_fates();
         self.request_layout(View::Original);
         self.request_decomposition(View::Lite);
         self.request_decomposition(View::Full);
@@ -515,7 +529,7 @@ impl App {
             Some(g) if view.is_stage() => g.clone(),
             _ => model.graphs[doc.graph].clone(),
         };
-        let marks = s.marks.clone();
+        let marks = if s.focus == View::Lite { s.lite_marks() } else { s.marks.clone() };
         let bindings = s.bindings.clone();
         let p = &mut s.profile;
         p.generation += 1;
@@ -608,6 +622,7 @@ impl App {
         s.focus = View::STAGES.into_iter().find(|v| set.graph_of(*v).is_some()).unwrap_or(View::Dynamo);
         s.stages = Some(set);
         s.rebind();
+        s.classify_stages();
         for v in View::STAGES {
             self.request_layout(v);
         }
@@ -650,7 +665,8 @@ impl App {
 
     fn request_decomposition(&mut self, view: View) {
         let Some(graph) = self.state.original().cloned() else { return };
-        let marks = self.state.marks.clone();
+        // The lite view shows what happens on the target backend: its forced expansions too.
+        let marks = if view == View::Lite { self.state.lite_marks() } else { self.state.marks.clone() };
         let collapsed = self.state.collapsed.clone();
         let pane = self.state.pane_mut(view);
         pane.generation += 1;

@@ -34,6 +34,7 @@ pub fn class_fill(class: NodeClass, dark: bool) -> Color32 {
         NodeClass::Fallback => ((150, 92, 20), (250, 208, 150)),
         NodeClass::Violation => ((176, 36, 36), (248, 160, 160)),
         NodeClass::NoRule => ((120, 112, 24), (238, 228, 140)),
+        NodeClass::BackendExpanded => ((20, 130, 140), (150, 226, 232)),
     };
     let (r, g, b) = if dark { d } else { l };
     Color32::from_rgb(r, g, b)
@@ -46,6 +47,7 @@ pub fn class_name(class: NodeClass) -> &'static str {
         NodeClass::Fallback => "kept (eager fallback)",
         NodeClass::Violation => "lite violation",
         NodeClass::NoRule => "no rule (kept)",
+        NodeClass::BackendExpanded => "expanded by the backend",
     }
 }
 

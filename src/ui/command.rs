@@ -69,6 +69,8 @@ pub enum Command {
     Copy(String),
     ForgetRecent(PathBuf),
     PickDevice(crate::runtime::Backend),
+    /// Derive the lite view for this backend's kernels (`None`: the marks alone).
+    SetTargetBackend(Option<crate::ops::Backend>),
     /// Show this graph of a multi-graph model as the original (decomposed in lite and full).
     PickGraph(usize),
     /// Show a TORCH_TRACE compile's stages side by side (`None`: back to the decomposition views).

@@ -10,7 +10,8 @@ use super::state::{format_dims, AppState, NodeClass, Pane, View};
 use crate::ir::{Graph, NodeId, ValueId};
 
 pub const GROUP_FILL: Color32 = Color32::from_rgb(30, 96, 108);
-const CLASSES: [NodeClass; 5] = [NodeClass::Plain, NodeClass::Decomposed, NodeClass::Fallback, NodeClass::Violation, NodeClass::NoRule];
+const CLASSES: [NodeClass; 6] =
+    [NodeClass::Plain, NodeClass::Decomposed, NodeClass::Fallback, NodeClass::Violation, NodeClass::NoRule, NodeClass::BackendExpanded];
 
 /// What a folded module holds, in the terms of one view.
 pub struct Summary {
@@ -22,12 +23,12 @@ pub struct Summary {
     pub lite: Option<usize>,
     pub full: Option<usize>,
     /// Nodes of each class, in [`CLASSES`] order.
-    pub classes: [usize; 5],
+    pub classes: [usize; CLASSES.len()],
 }
 
 pub fn summarize(state: &AppState, view: View, members: &[NodeId]) -> Summary {
     let pane = state.pane(view);
-    let mut classes = [0usize; 5];
+    let mut classes = [0usize; CLASSES.len()];
     for m in members {
         let c = pane.classes.get(m.index()).copied().unwrap_or(NodeClass::Plain);
         classes[CLASSES.iter().position(|x| *x == c).unwrap_or(0)] += 1;

@@ -100,6 +100,8 @@ pub enum NodeClass {
     Violation,
     /// The mode would decompose it but there is no rule: kept and reported.
     NoRule,
+    /// Not marked, but the target backend has no kernel for it: tracing expands it in lite mode too.
+    BackendExpanded,
 }
 
 /// How a camera is placed on the graph once the pane's size is known (only while drawing).
@@ -231,6 +233,17 @@ pub struct AppState {
     /// Which views are shown side by side.
     pub shown: [bool; 3],
     pub marks: Marks,
+    /// The backend the lite view is derived for (`None`: marks alone decide). Nodes it has no
+    /// kernel for are expanded by tracing whatever the marks say.
+    pub target_backend: Option<crate::ops::Backend>,
+    /// What the target backend does to the original graph's nodes it cannot keep, by node.
+    pub backend_fates: HashMap<NodeId, crate::decomp::predict::NodeFate>,
+    /// The torch version of the kernel table the fates come from.
+    pub backend_table: Option<String>,
+    /// check-lite's verdict on each dynamo node of the shown compile (stage views), by node.
+    pub stage_findings: HashMap<NodeId, crate::decomp::lite_trace::Finding>,
+    /// What check-lite could not compare in the shown compile.
+    pub stage_unverified: Vec<String>,
     /// Symbol values the user chose (the others take their hint).
     pub explicit: BTreeMap<String, i64>,
     pub bindings: Bindings,
@@ -266,6 +279,11 @@ impl Default for AppState {
             focus: View::Original,
             shown: [true, true, false],
             marks: Marks::default(),
+            target_backend: Some(crate::ops::Backend::Xpu),
+            backend_fates: HashMap::new(),
+            backend_table: None,
+            stage_findings: HashMap::new(),
+            stage_unverified: Vec::new(),
             explicit: BTreeMap::new(),
             bindings: Bindings::new(),
             guards: Vec::new(),
@@ -354,14 +372,95 @@ impl AppState {
         }));
     }
 
+    /// Which nodes the target backend cannot keep, from the op registry's table of the model's
+    /// torch version.
+    pub fn refresh_backend_fates(&mut self) {
+        self.backend_fates.clear();
+        self.backend_table = None;
+        let (Some(original), Some(backend)) = (self.original().cloned(), self.target_backend) else { return };
+        let version = self.doc.as_ref().and_then(|d| d.model.torch_version.clone());
+        let Some(table) = crate::ops::table_for(version.as_deref()) else { return };
+        let (_, forced) = crate::decomp::predict::lite_marks_on(&original, backend, table, &self.marks);
+        self.backend_fates = forced.into_iter().map(|f| (f.node, f)).collect();
+        self.backend_table = Some(table.torch.clone());
+    }
+
+    /// The marks lite mode works with on the target backend: the user's, plus what the backend
+    /// forces.
+    pub fn lite_marks(&self) -> Marks {
+        let mut m = self.marks.clone();
+        let Some(original) = self.original() else { return m };
+        for id in self.backend_fates.keys() {
+            let name = &original.node(*id).name;
+            if !m.names.contains(name) {
+                m.names.push(name.clone());
+            }
+        }
+        m
+    }
+
+    /// Why the target backend expands original node `id`, if it does.
+    pub fn backend_reason(&self, id: NodeId) -> Option<String> {
+        let (f, backend) = (self.backend_fates.get(&id)?, self.target_backend?);
+        Some(f.describe(backend, self.backend_table.as_deref().unwrap_or("?")))
+    }
+
+    /// Runs check-lite on the shown compile's dynamo and AOT graphs and colours both: what
+    /// lite mode should not have decomposed red, what the backend forced teal, marked ones blue.
+    pub fn classify_stages(&mut self) {
+        use crate::decomp::lite_trace::{check_graphs, Verdict};
+        self.stage_findings.clear();
+        self.stage_unverified.clear();
+        let (Some(dynamo), Some(aot)) = (self.pane(View::Dynamo).graph.clone(), self.pane(View::Aot).graph.clone()) else {
+            return;
+        };
+        let id = self.stages.as_ref().map(|s| s.compile_id.clone()).unwrap_or_default();
+        let version = self.doc.as_ref().and_then(|d| d.model.torch_version.clone());
+        let Some(table) = crate::ops::table_for(version.as_deref()) else { return };
+        let (findings, unverified) = check_graphs(&id, &dynamo, &aot, table);
+        let class_of = |v: &Verdict| match v {
+            Verdict::Decomposed { .. } => NodeClass::Violation,
+            Verdict::NoKernel { .. } => NodeClass::BackendExpanded,
+            Verdict::Marked => NodeClass::Decomposed,
+            Verdict::Kept | Verdict::Composite { .. } | Verdict::Elided => NodeClass::Plain,
+        };
+        let mut dyn_classes = vec![NodeClass::Plain; dynamo.nodes.len()];
+        let mut bad_locations: HashMap<(String, u32), NodeClass> = HashMap::new();
+        for f in &findings {
+            let c = class_of(&f.verdict);
+            dyn_classes[f.node_id.index()] = c;
+            if let (Some(l), true) = (&f.location, f.verdict.is_violation()) {
+                bad_locations.insert((l.file.clone(), l.line), c);
+            }
+        }
+        let located = findings.iter().any(|f| f.location.is_some());
+        let whole = findings.iter().find(|f| f.verdict.is_violation()).map(|f| class_of(&f.verdict));
+        let aot_classes = aot
+            .node_ids()
+            .map(|n| {
+                let loc = crate::import::trace::node_location(&aot, n);
+                match (located, loc) {
+                    (true, Some(l)) => bad_locations.get(&(l.file, l.line)).copied().unwrap_or(NodeClass::Plain),
+                    (false, _) if crate::ops::aten_name(&aot.node(n).target).is_some() => whole.unwrap_or(NodeClass::Plain),
+                    _ => NodeClass::Plain,
+                }
+            })
+            .collect();
+        self.pane_mut(View::Dynamo).classes = dyn_classes;
+        self.pane_mut(View::Aot).classes = aot_classes;
+        self.stage_unverified = unverified.iter().map(|u| u.to_string()).collect();
+        self.stage_findings = findings.into_iter().map(|f| (f.node_id, f)).collect();
+    }
+
     /// Recomputes how each view's nodes are drawn from the decompositions and the marks.
     pub fn classify(&mut self) {
         let Some(original) = self.original().cloned() else { return };
         let lite = self.pane(View::Lite).decomp.clone();
+        let lite_marks = self.lite_marks();
         let mut violating: HashSet<NodeId> = HashSet::new();
         let by_name: HashMap<&str, NodeId> = original.node_ids().map(|id| (original.node(id).name.as_str(), id)).collect();
         if let Some(lite) = &lite {
-            for v in check_lite(&original, lite, &self.marks) {
+            for v in check_lite(&original, lite, &lite_marks) {
                 if let Some(&id) = by_name.get(v.node.as_str()) {
                     violating.insert(id);
                 }
@@ -384,6 +483,8 @@ impl AppState {
             let recorded_violation = n.meta.from_node.last().is_some_and(|o| recorded.contains(&o.name));
             if violating.contains(&id) || recorded_violation {
                 orig_classes[id.index()] = NodeClass::Violation;
+            } else if self.backend_fates.contains_key(&id) {
+                orig_classes[id.index()] = NodeClass::BackendExpanded;
             }
         }
         self.pane_mut(View::Original).classes = orig_classes.clone();
@@ -411,6 +512,8 @@ impl AppState {
                 .map(|o| {
                     if view == View::Lite && violating.contains(o) {
                         NodeClass::Violation
+                    } else if view == View::Lite && self.backend_fates.contains_key(o) {
+                        NodeClass::BackendExpanded
                     } else if no_rule.contains(o) {
                         NodeClass::NoRule
                     } else if decomposed.contains(o) {

@@ -22,6 +22,9 @@ pub(super) fn load_archive<R: Read + Seek>(
     for (model_name, entry) in &layout.models {
         let bytes = archive.read(entry, MAX_JSON_BYTES)?;
         let ep = parse_program(file, entry, &bytes)?;
+        if model.torch_version.is_none() {
+            model.torch_version = ep.torch_version.clone();
+        }
         let mut cx = Cx { file, entry, exprs: HashMap::new(), hints: HashMap::new() };
         let graph = cx.graph(model_name, &ep)?;
         cx.symbols(&ep, &mut model.symbols)?;

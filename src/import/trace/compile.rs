@@ -115,6 +115,8 @@ pub struct CompileMetrics {
     pub fail_type: Option<String>,
     pub fail_reason: Option<String>,
     pub restart_reasons: Vec<String>,
+    /// `2.11.0+cu130`: which torch wrote the log (picks the op registry's tables).
+    pub pytorch_version: Option<String>,
 }
 
 impl CompileMetrics {
@@ -138,6 +140,7 @@ impl CompileMetrics {
                 .and_then(Json::as_array)
                 .map(|a| a.iter().filter_map(|r| r.as_str().map(str::to_string)).collect())
                 .unwrap_or_default(),
+            pytorch_version: s("pytorch_version"),
         }
     }
 }
@@ -364,6 +367,7 @@ impl TraceLog {
     pub fn into_model(self) -> Model {
         let mut model = Model::new(Format::TorchTrace, self.file.clone());
         model.warnings = self.warnings;
+        model.torch_version = self.compiles.iter().find_map(|c| c.metrics.as_ref().and_then(|m| m.pytorch_version.clone()));
         for c in &self.compiles {
             for s in &c.symbols {
                 if model.symbol(&s.name).is_none() {
