@@ -191,7 +191,7 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
     let (text_color, weak_color) =
         if dark { (Color32::from_gray(240), Color32::from_gray(196)) } else { (Color32::from_gray(15), Color32::from_gray(60)) };
     let mut visible: Vec<(usize, Rect)> = Vec::new();
-    let mut drawn: HashSet<(i32, i32, i32)> = HashSet::new();
+    let mut drawn: PixelSet = PixelSet::default();
     for (i, item) in layout.items.iter().enumerate() {
         if !item.rect.intersects(world_view) {
             continue;
@@ -219,7 +219,7 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
         };
         if srect.width() < 4.0 {
             // Zoomed far out, many boxes fall on the same pixels: draw each spot once.
-            let spot = (srect.min.x as i32, srect.min.y as i32, srect.width() as i32);
+            let spot = pixel_key(srect.min.x, srect.min.y, srect.width(), 0.0);
             if !drawn.insert(spot) && !related.contains(&i) {
                 continue;
             }
@@ -339,6 +339,37 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
     });
 }
 
+/// Screen pixels already drawn on, far out: a set of packed keys with a multiplicative hash (the
+/// default SipHash costs more than the boxes it saves in a 12,000-node frame).
+type PixelSet = HashSet<u64, std::hash::BuildHasherDefault<PixelHasher>>;
+
+#[derive(Default)]
+struct PixelHasher(u64);
+
+impl std::hash::Hasher for PixelHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    /// splitmix64's finalizer: every input bit reaches the low bits hashbrown picks buckets by.
+    fn write_u64(&mut self, n: u64) {
+        let mut z = (self.0 ^ n).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        self.0 = z ^ (z >> 31);
+    }
+}
+
+/// Four screen coordinates, whole pixels, 16 bits each.
+fn pixel_key(a: f32, b: f32, c: f32, d: f32) -> u64 {
+    let q = |v: f32| (v as i32 as u64) & 0xffff;
+    q(a) | (q(b) << 16) | (q(c) << 32) | (q(d) << 48)
+}
+
 fn draw_edges(
     painter: &egui::Painter,
     layout: &Layout,
@@ -349,7 +380,7 @@ fn draw_edges(
     to_screen: &dyn Fn(Pos2) -> Pos2,
 ) {
     let base = if dark { Color32::from_gray(110) } else { Color32::from_gray(150) };
-    let mut drawn: HashSet<[i32; 4]> = HashSet::new();
+    let mut drawn: PixelSet = PixelSet::default();
     for &(a, b) in &layout.edges {
         let (ra, rb) = (layout.items[a as usize].rect, layout.items[b as usize].rect);
         let p0 = pos2(ra.center().x, ra.max.y);
@@ -373,7 +404,7 @@ fn draw_edges(
             painter.add(CubicBezierShape::from_points_stroke(pts, false, Color32::TRANSPARENT, stroke));
         } else {
             // Far out, many edges join the same pixels: draw each once.
-            if hot || drawn.insert([s0.x as i32, s0.y as i32, s1.x as i32, s1.y as i32]) {
+            if hot || drawn.insert(pixel_key(s0.x, s0.y, s1.x, s1.y)) {
                 painter.line_segment([s0, s1], stroke);
             }
         }
