@@ -617,6 +617,10 @@ fn every_zoo_model_opens_folded_readable_with_its_guards_and_problems() {
             if let Some(e) = &h.app.state.pane(v).error {
                 h.expect(|l| l.contains(e.as_str()), &format!("{name}: the {} error in the problems panel", v.name()));
             }
+            if let Some((e, _)) = &h.app.state.pane(v).lower_error {
+                let line = format!("{} does not lower to kernels: {e}", v.name());
+                h.expect(|l| l == line, &format!("{name}: the {} lowering error in the problems panel", v.name()));
+            }
         }
         println!("{name}: {} boxes, {} guards, zoom {:.2}", layout.items.len(), guards, cam.zoom);
     }

@@ -384,12 +384,15 @@ impl App {
                             pane.camera.fit_pending = Some(Fit::Reveal(rect));
                         }
                         pane.graph = Some(Arc::new(d.graph.clone()));
-                        pane.decomp = Some(Arc::new(d));
+                        let d = Arc::new(d);
+                        pane.decomp = Some(d.clone());
                         pane.layout = Some(Arc::new(l));
                         pane.error = None;
                         pane.error_node = None;
+                        pane.lower_error = None;
                         self.state.rebind();
                         self.state.classify();
+                        self.request_lowering(view, generation, d);
                     }
                     Err((e, node)) => {
                         pane.error = Some(e.clone());
@@ -398,9 +401,16 @@ impl App {
                         pane.graph = None;
                         pane.decomp = None;
                         pane.layout = None;
+                        pane.lower_error = None;
                         self.state.classify();
                         self.state.message(e);
                     }
+                }
+            }
+            JobResult::Lowered { view, generation, error } => {
+                let pane = self.state.pane_mut(view);
+                if generation == pane.generation {
+                    pane.lower_error = error;
                 }
             }
             JobResult::LaidOut { view, generation, layout } => {
@@ -683,6 +693,16 @@ impl App {
         });
     }
 
+    /// Lowers a decomposition on a worker, as Run & profile would, so the problems panel lists
+    /// what would not lower before the user runs anything.
+    fn request_lowering(&mut self, view: View, generation: u64, d: Arc<crate::decomp::Decomposition>) {
+        let Some(model) = self.state.doc.as_ref().map(|doc| doc.model.clone()) else { return };
+        self.jobs.spawn("lower", move || {
+            let error = crate::lower::lower_decomposed(&model, &d).err().map(|e| (e.to_string(), lowering_node(&e)));
+            JobResult::Lowered { view, generation, error }
+        });
+    }
+
     fn request_layout(&mut self, view: View) {
         let collapsed = self.state.collapsed.clone();
         let pane = self.state.pane_mut(view);
@@ -744,5 +764,15 @@ impl eframe::App for App {
 
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.save();
+    }
+}
+
+/// The node a lowering error names (of the decomposed graph it lowered).
+fn lowering_node(e: &crate::lower::LowerError) -> Option<String> {
+    use crate::lower::LowerError as E;
+    match e {
+        E::Decomp(d) => Some(d.node.clone()),
+        E::NoLowering { node, .. } | E::Unsupported { node, .. } | E::At { node, .. } => Some(node.clone()),
+        _ => None,
     }
 }

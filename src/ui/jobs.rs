@@ -20,6 +20,8 @@ pub enum JobResult {
     Loaded { generation: u64, source: Source, result: Result<Model, String> },
     Decomposed { view: View, generation: u64, result: Decomposed },
     LaidOut { view: View, generation: u64, layout: Layout },
+    /// Lowering a view's decomposition failed (`Some`: why, and the node it names) or not.
+    Lowered { view: View, generation: u64, error: Option<(String, Option<String>)> },
     /// The file dialog closed; `None` when cancelled.
     Picked(Option<PathBuf>),
     /// `runtime::probe_all`'s answer.

@@ -170,6 +170,9 @@ pub struct Pane {
     pub error: Option<String>,
     /// The node a failed decomposition names (a node of the original graph).
     pub error_node: Option<String>,
+    /// Why this view's decomposition does not lower to kernels, and the node (of this view's
+    /// graph) it names; checked on a worker after each decomposition.
+    pub lower_error: Option<(String, Option<String>)>,
     /// Per original node: whether this view's decomposition decomposed it (lite and full only).
     pub decomposed_origin: Vec<bool>,
     pub camera: Camera,

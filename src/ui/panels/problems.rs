@@ -17,6 +17,8 @@ pub struct Problem {
     pub text: String,
     /// The original node it is about.
     pub node: Option<NodeId>,
+    /// Or a node of another view (a lowering error names a node of the decomposed graph).
+    pub view_node: Option<(View, NodeId)>,
 }
 
 /// Every problem of the open model, errors first.
@@ -28,11 +30,18 @@ pub fn collect(state: &AppState) -> Vec<Problem> {
     for v in [View::Lite, View::Full] {
         let pane = state.pane(v);
         if let Some(e) = &pane.error {
-            out.push(Problem { error: true, text: format!("{} decomposition failed: {e}", v.name()), node: pane.error_node.as_deref().and_then(by_name) });
+            out.push(Problem { error: true, text: format!("{} decomposition failed: {e}", v.name()), node: pane.error_node.as_deref().and_then(by_name), view_node: None });
+        }
+    }
+    for v in [View::Lite, View::Full] {
+        let pane = state.pane(v);
+        if let (Some((e, node)), Some(g)) = (&pane.lower_error, pane.graph.as_deref()) {
+            let at = node.as_deref().and_then(|n| g.node_ids().find(|id| g.node(*id).name == n)).map(|id| (v, id));
+            out.push(Problem { error: true, text: format!("{} does not lower to kernels: {e}", v.name()), node: None, view_node: at });
         }
     }
     if let Some(e) = &state.profile.error {
-        out.push(Problem { error: true, text: format!("lowering / profile: {e}"), node: None });
+        out.push(Problem { error: true, text: format!("lowering / profile: {e}"), node: None, view_node: None });
     }
     let classes = &state.pane(View::Original).classes;
     for id in original.node_ids() {
@@ -42,11 +51,13 @@ pub fn collect(state: &AppState) -> Vec<Problem> {
                 error: true,
                 text: format!("lite decomposed `{}` ({}), which is not marked", n.name, short_op(&n.target)),
                 node: Some(id),
+                view_node: None,
             }),
             Some(NodeClass::NoRule) => out.push(Problem {
                 error: false,
                 text: format!("no decomposition rule for `{}` ({}): kept whole", n.name, short_op(&n.target)),
                 node: Some(id),
+                view_node: None,
             }),
             _ => {}
         }
@@ -54,16 +65,16 @@ pub fn collect(state: &AppState) -> Vec<Problem> {
     if let Some(full) = &state.pane(View::Full).decomp {
         for &id in &full.no_rule {
             let n = original.node(id);
-            out.push(Problem { error: false, text: format!("full: no rule for `{}` ({}): kept whole", n.name, short_op(&n.target)), node: Some(id) });
+            out.push(Problem { error: false, text: format!("full: no rule for `{}` ({}): kept whole", n.name, short_op(&n.target)), node: Some(id), view_node: None });
         }
     }
     for g in &state.guards {
         if let Err(e) = &g.now {
-            out.push(Problem { error: false, text: format!("guard `{}` is not evaluated: {}", g.text, e.trim_start_matches("not evaluated: ")), node: None });
+            out.push(Problem { error: false, text: format!("guard `{}` is not evaluated: {}", g.text, e.trim_start_matches("not evaluated: ")), node: None, view_node: None });
         }
     }
     for w in &doc.model.warnings {
-        out.push(Problem { error: false, text: format!("import: {w}"), node: None });
+        out.push(Problem { error: false, text: format!("import: {w}"), node: None, view_node: None });
     }
     out.sort_by_key(|p| !p.error);
     out
@@ -91,13 +102,17 @@ pub fn show(ctx: &egui::Context, state: &AppState, problems: &[Problem], cmds: &
                     let (mark, color) = if p.error { ("✖", ERROR) } else { ("⚠", WARN) };
                     ui.label(RichText::new(mark).color(color));
                     ui.label(&p.text);
-                    if let Some(id) = p.node {
-                        let name = &original.node(id).name;
-                        let link = ui.link(format!("→ {name}"));
-                        let heard = format!("problem: go to {name}");
-                        link.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Link, true, heard.clone()));
-                        if link.clicked() {
-                            cmds.push(Command::JumpTo(View::Original, id));
+                    let target = p.node.map(|id| (View::Original, id)).or(p.view_node);
+                    if let Some((view, id)) = target {
+                        let graph = if view == View::Original { Some(original) } else { state.pane(view).graph.as_deref() };
+                        if let Some(g) = graph.filter(|g| id.index() < g.nodes.len()) {
+                            let name = &g.node(id).name;
+                            let link = ui.link(format!("→ {name}"));
+                            let heard = format!("problem: go to {name}");
+                            link.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Link, true, heard.clone()));
+                            if link.clicked() {
+                                cmds.push(Command::JumpTo(view, id));
+                            }
                         }
                     }
                 });
