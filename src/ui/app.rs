@@ -304,7 +304,7 @@ impl App {
                 if let Some(doc) = &s.doc {
                     if i < doc.model.graphs.len() && i != doc.graph {
                         let (source, model) = (doc.source.clone(), doc.model.clone());
-                        self.show_graph(source, model, i);
+                        self.show_graph(source, model, i, None);
                     }
                 }
             }
@@ -336,7 +336,9 @@ impl App {
                 Source::Embedded => import::load_embedded_sample(),
                 Source::File(p) => import::load(p),
             };
-            JobResult::Loaded { generation, source: src, result: result.map_err(|e| e.to_string()) }
+            // The first graph's module tree is built here, not on the UI thread (12,000 nodes).
+            let folded = result.as_ref().ok().and_then(|m| m.graphs.first()).map(|g| Hierarchy::of(g).default_folded(OPEN_BOXES));
+            JobResult::Loaded { generation, source: src, result: result.map_err(|e| e.to_string()), folded }
         });
     }
 
@@ -359,7 +361,7 @@ impl App {
 
     fn on_job(&mut self, r: JobResult) {
         match r {
-            JobResult::Loaded { generation, source, result } => {
+            JobResult::Loaded { generation, source, result, folded } => {
                 if generation != self.load_generation {
                     return;
                 }
@@ -368,7 +370,7 @@ impl App {
                     Ok(model) if model.graphs.is_empty() => {
                         self.state.message(format!("{}: the file holds no graph", source.label()))
                     }
-                    Ok(model) => self.show_graph(source, Arc::new(model), 0),
+                    Ok(model) => self.show_graph(source, Arc::new(model), 0, folded),
                     Err(e) => self.state.message(e),
                 }
             }
@@ -456,7 +458,8 @@ impl App {
     }
 
     /// Shows graph `index` of `model` as the original, with the file's saved session.
-    fn show_graph(&mut self, source: Source, model: Arc<crate::ir::Model>, index: usize) {
+    /// `folded`: the graph's first-view folding when a worker already worked it out.
+    fn show_graph(&mut self, source: Source, model: Arc<crate::ir::Model>, index: usize, folded: Option<BTreeSet<String>>) {
         let session = self.store.as_ref().and_then(|s| s.load_session(&source.session_key())).unwrap_or_default();
         let graph = model.graphs[index].clone();
         let s = &mut self.state;
@@ -480,7 +483,7 @@ impl App {
         s.collapsed = session.collapsed.into_iter().filter(|m| modules.contains(m.as_str())).collect();
         // A model opens folded to the level that fits one screen (its layers, for a transformer).
         if s.collapsed.is_empty() {
-            s.collapsed = Hierarchy::of(&graph).default_folded(OPEN_BOXES);
+            s.collapsed = folded.unwrap_or_else(|| Hierarchy::of(&graph).default_folded(OPEN_BOXES));
         }
         s.module = None;
         let symbols = s.doc.as_ref().map(|d| d.model.symbols.clone()).unwrap_or_default();
@@ -642,11 +645,9 @@ impl App {
     /// and brings it into view once laid out. False when nothing hid it.
     fn unfold_to(&mut self, view: View, node: NodeId) -> bool {
         let s = &mut self.state;
-        let Some(g) = s.pane(view).graph.clone() else { return false };
-        if node.index() >= g.nodes.len() {
-            return false;
-        }
-        let hierarchy = Hierarchy::of(&g);
+        // The hierarchy the worker built with the view's layout: none on the UI thread.
+        let Some(layout) = s.pane(view).layout.clone() else { return false };
+        let hierarchy = &layout.hierarchy;
         let path: Vec<String> = hierarchy.frames_of(node).iter().map(|(p, _)| p.clone()).collect();
         if !path.iter().any(|p| s.collapsed.contains(p)) {
             return false;

@@ -17,7 +17,8 @@ use crate::ir::Model;
 pub type Decomposed = Result<Box<(Decomposition, Layout)>, (String, Option<String>)>;
 
 pub enum JobResult {
-    Loaded { generation: u64, source: Source, result: Result<Model, String> },
+    /// `folded`: the first graph's first-view folding (`Hierarchy::default_folded`).
+    Loaded { generation: u64, source: Source, result: Result<Model, String>, folded: Option<std::collections::BTreeSet<String>> },
     Decomposed { view: View, generation: u64, result: Decomposed },
     LaidOut { view: View, generation: u64, layout: Layout },
     /// Lowering a view's decomposition failed (`Some`: why, and the node it names) or not.
