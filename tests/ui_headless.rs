@@ -459,6 +459,16 @@ fn a_transformer_opens_folded_to_its_layers_and_double_click_opens_and_folds() {
     assert!(cam.zoom >= xpu_workbench::ui::canvas::TEXT_ZOOM - 1e-4, "zoom {}", cam.zoom);
     h.expect(|l| l.starts_with("original node: input · input_ids") || l.starts_with("original module: "), "the top of the graph");
 
+    // Hovering it lists its ops by count and every input and output shape.
+    let b = layer.bounds().unwrap();
+    h.events.push(Event::PointerMoved(pos2(((b.x0 + b.x1) / 2.0) as f32, ((b.y0 + b.y1) / 2.0) as f32)));
+    for _ in 0..45 {
+        h.frame();
+    }
+    let (_, tip) = h.expect(|l| l.starts_with("model.layers.0: 67 ops"), "the folded layer's hover text");
+    let tip = tip.name().unwrap().to_string();
+    assert!(tip.contains("7 × linear") && tip.contains("in:") && tip.contains("out:"), "{tip}");
+
     h.double_click_on(&layer);
     assert!(!h.app.state.collapsed.contains("model.layers.0"), "the layer opened");
     assert!(h.app.state.collapsed.contains("model.layers.0.self_attn"), "its children stay folded");

@@ -271,7 +271,11 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
                 // A folded module is a button: click to stand in it, double-click (or a screen
                 // reader's activate, which is a click) to open it.
                 ItemKind::Group { path, .. } => {
-                    let r = ui.interact(area, ui.id().with(("item", view, i)), Sense::click()).on_hover_text("double-click to open");
+                    let r = ui
+                        .interact(area, ui.id().with(("item", view, i)), Sense::click())
+                        .on_hover_ui(|ui| {
+                            ui.label(groups::details(state, view, graph, &item.kind));
+                        });
                     r.widget_info(|| WidgetInfo::labeled(WidgetType::Button, true, label.clone()));
                     widget_clicked |= r.clicked();
                     if r.double_clicked() {

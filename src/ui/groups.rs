@@ -6,7 +6,7 @@ use egui::{pos2, Color32, FontId, Painter, Rect, Stroke};
 
 use super::canvas::class_fill;
 use super::layout::{Frame, ItemKind};
-use super::state::{format_dims, AppState, NodeClass, Pane, View};
+use super::state::{format_dims, short_op, AppState, NodeClass, Pane, View};
 use crate::ir::{Graph, NodeId, ValueId};
 
 pub const GROUP_FILL: Color32 = Color32::from_rgb(30, 96, 108);
@@ -69,6 +69,38 @@ pub fn lines(state: &AppState, view: View, graph: &Graph, group: &ItemKind) -> V
         if cin.is_empty() && cout.is_empty() { String::new() } else { format!("= {cin} → {cout}") },
         s.decomposed_text(),
     ]
+}
+
+/// A folded module's hover text: its ops by count, every input and output shape, how to open it.
+pub fn details(state: &AppState, view: View, graph: &Graph, group: &ItemKind) -> String {
+    let ItemKind::Group { path, members, inputs, outputs, .. } = group else { return String::new() };
+    let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
+    for m in members {
+        *counts.entry(short_op(&graph.node(*m).target)).or_default() += 1;
+    }
+    let mut ops: Vec<(&str, usize)> = counts.into_iter().collect();
+    ops.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let mut text = format!("{path}: {} ops\n", members.len());
+    for (op, n) in ops.iter().take(12) {
+        text.push_str(&format!("  {n} × {op}\n"));
+    }
+    if ops.len() > 12 {
+        text.push_str(&format!("  … {} more kinds\n", ops.len() - 12));
+    }
+    let pane = state.pane(view);
+    let list = |values: &[ValueId]| -> String {
+        values
+            .iter()
+            .filter_map(|v| {
+                let t = graph.value(*v).tensor()?;
+                let c = pane.shapes.get(v.index()).and_then(|r| r.as_ref()).and_then(|r| r.as_ref().ok());
+                Some(format!("  {} {}{}\n", graph.value(*v).name, format_dims(&t.sizes), c.map(|c| format!(" = {}", format_dims(&c.shape))).unwrap_or_default()))
+            })
+            .collect()
+    };
+    text.push_str(&format!("in:\n{}out:\n{}", list(inputs), list(outputs)));
+    text.push_str("double-click to open");
+    text
 }
 
 /// The first tensor's symbolic shape, and how many more there are.
