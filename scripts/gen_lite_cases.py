@@ -18,7 +18,7 @@ lite mode decides anything. This script writes, for the torch it runs under (ver
   symviews_<dev>_<mode>[_marked]_<torch>.log.gz    the dynamic-shape lite case: views on products of
       dynamic dims, linear + silu, a layer norm marked or not, softmax (run from a file: located)
   rmsfn_<dev>_lite_<torch>.log.gz                  F.rms_norm(x + 1, [16], w, 1e-6) in lite mode (located)
---sym-only makes only the symviews logs.
+--sym-only makes only the symviews and rmsfn logs; --rmsfn-only only the rmsfn ones.
 Each log is made in a child process, since TORCH_TRACE is read when torch is imported.
 """
 import gzip
@@ -259,6 +259,8 @@ def main():
     import torch
     if "cuda" in devices and not torch.cuda.is_available():
         devices.remove("cuda")
+    if "--rmsfn-only" in sys.argv:
+        sys.argv.append("--sym-only")
     if "--sym-only" not in sys.argv:
         export_archives(out)
     expect = dispatcher_facts()
@@ -268,7 +270,8 @@ def main():
             if "--sym-only" not in sys.argv:
                 name, keeps = one_log(out, dev, mode, marked)
                 expect["logs"][name] = {"device": dev, "mode": mode, "marked": marked, "output_code_calls_op": keeps}
-            sym_log(out, dev, mode, marked)
+            if "--rmsfn-only" not in sys.argv:
+                sym_log(out, dev, mode, marked)
             if mode == "lite" and not marked:
                 sym_log(out, dev, mode, marked, family="rmsfn")
     if "--sym-only" in sys.argv:

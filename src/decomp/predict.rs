@@ -121,7 +121,7 @@ fn fate(table: &BackendTable, backend: Backend, graph: &Graph, id: NodeId, marks
         // becomes `_fused_rms_norm`, which CPU (and XPU before 2.12) has no kernel for.
         match composite_products(table, name).into_iter().find_map(|op| {
             let f = table.op_by_name(&op)?;
-            (!f.has_kernel(backend) && f.composite && !f.inductor_backends().is_empty()).then(|| (op, f))
+            (!f.has_kernel(backend) && f.composite && !f.inductor_backends().is_empty()).then_some((op, f))
         }) {
             Some((op, f)) => Fate::Expanded { elsewhere: f.kernels.clone(), into: traced_expansion(table, &op, backend), via: Some(op) },
             None => Fate::Composite,

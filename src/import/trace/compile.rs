@@ -7,6 +7,7 @@ use std::fmt;
 use serde_json::Value as Json;
 
 use super::fx;
+use super::kernels::NodeMappings;
 use super::log::{Envelope, ReadLog};
 use crate::ir::{Format, Graph, Guard, Model, SymbolInfo, UnreadGuard};
 use crate::sym::{parse_infix, Range};
@@ -170,6 +171,13 @@ pub struct CompileRecord {
     pub output_code: Vec<OutputCode>,
     /// Names of `artifact` envelopes seen (`before_pre_grad_graph`, `fx_graph_cache_miss`, ...).
     pub artifacts: Vec<String>,
+    /// `inductor_provenance_tracking_node_mappings` (only with `INDUCTOR_PROVENANCE=1` or
+    /// `TORCH_COMPILE_DEBUG=1`; torch 2.8 and later).
+    pub provenance: Option<NodeMappings>,
+    /// `inductor_provenance_tracking_kernel_stack_traces`: `kernel:handle` → stack traces.
+    pub kernel_stack_traces: BTreeMap<String, Vec<String>>,
+    /// `triton_kernel_info`: kernel name → `{autotune_cache_state, num_configs, compile_time_us}`.
+    pub triton_kernel_info: BTreeMap<String, Json>,
 }
 
 impl CompileRecord {
@@ -278,6 +286,7 @@ pub(super) fn assemble(file: &str, raw: ReadLog) -> TraceLog {
             "artifact" => {
                 if let Some(name) = env.body.get("name").and_then(Json::as_str) {
                     rec.artifacts.push(name.to_string());
+                    json_artifact(file, rec, name, &env, &mut log.warnings);
                 }
             }
             k if IGNORED.contains(&k) => {}
@@ -298,6 +307,45 @@ pub(super) fn assemble(file: &str, raw: ReadLog) -> TraceLog {
             && c.output_code.is_empty())
     });
     log
+}
+
+/// Keeps the JSON artifacts that describe kernels.
+fn json_artifact(file: &str, rec: &mut CompileRecord, name: &str, env: &Envelope, warnings: &mut Vec<String>) {
+    const KEPT: &[&str] = &[
+        "inductor_provenance_tracking_node_mappings",
+        "inductor_provenance_tracking_kernel_stack_traces",
+        "triton_kernel_info",
+    ];
+    if !KEPT.contains(&name) {
+        return;
+    }
+    let parsed = env.payload.as_deref().map(serde_json::from_str::<Json>);
+    let j = match parsed {
+        Some(Ok(j)) => j,
+        Some(Err(e)) => {
+            warnings.push(format!("{file}: line {}: `{name}` of compile {} is not JSON ({e}); skipped", env.line, rec.id));
+            return;
+        }
+        None => {
+            warnings.push(format!("{file}: line {}: `{name}` of compile {} has no payload; skipped", env.line, rec.id));
+            return;
+        }
+    };
+    let obj = j.as_object().cloned().unwrap_or_default();
+    match name {
+        "inductor_provenance_tracking_node_mappings" => rec.provenance = Some(NodeMappings::from_json(&j)),
+        "inductor_provenance_tracking_kernel_stack_traces" => {
+            for (k, v) in obj {
+                let traces = match v {
+                    Json::Array(a) => a.into_iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+                    Json::String(s) => vec![s],
+                    _ => Vec::new(),
+                };
+                rec.kernel_stack_traces.entry(k).or_default().extend(traces);
+            }
+        }
+        _ => rec.triton_kernel_info.extend(obj),
+    }
 }
 
 fn add_graph(file: &str, rec: &mut CompileRecord, stage: Stage, env: &Envelope, warnings: &mut Vec<String>) {
