@@ -44,6 +44,7 @@ pub fn collect(state: &AppState) -> Vec<Problem> {
         out.push(Problem { error: true, text: format!("lowering / profile: {e}"), node: None, view_node: None });
     }
     let classes = &state.pane(View::Original).classes;
+    let mut lite_no_rule: Vec<NodeId> = Vec::new();
     for id in original.node_ids() {
         let n = original.node(id);
         match classes.get(id.index()) {
@@ -53,20 +54,13 @@ pub fn collect(state: &AppState) -> Vec<Problem> {
                 node: Some(id),
                 view_node: None,
             }),
-            Some(NodeClass::NoRule) => out.push(Problem {
-                error: false,
-                text: format!("no decomposition rule for `{}` ({}): kept whole", n.name, short_op(&n.target)),
-                node: Some(id),
-                view_node: None,
-            }),
+            Some(NodeClass::NoRule) => lite_no_rule.push(id),
             _ => {}
         }
     }
+    no_rule_lines(&mut out, original, "lite", &lite_no_rule);
     if let Some(full) = &state.pane(View::Full).decomp {
-        for &id in &full.no_rule {
-            let n = original.node(id);
-            out.push(Problem { error: false, text: format!("full: no rule for `{}` ({}): kept whole", n.name, short_op(&n.target)), node: Some(id), view_node: None });
-        }
+        no_rule_lines(&mut out, original, "full", &full.no_rule);
     }
     for g in &state.guards {
         if let Err(e) = &g.now {
@@ -78,6 +72,23 @@ pub fn collect(state: &AppState) -> Vec<Problem> {
     }
     out.sort_by_key(|p| !p.error);
     out
+}
+
+/// One line per op the mode has no rule for (a dynamo graph of torch-level calls has dozens of
+/// such nodes): how many nodes, linking to the first.
+fn no_rule_lines(out: &mut Vec<Problem>, original: &crate::ir::Graph, mode: &str, nodes: &[NodeId]) {
+    let mut by_op: std::collections::BTreeMap<&str, Vec<NodeId>> = Default::default();
+    for &id in nodes {
+        by_op.entry(original.node(id).target.as_str()).or_default().push(id);
+    }
+    for (op, ids) in by_op {
+        let first = &original.node(ids[0]).name;
+        let text = match ids.len() {
+            1 => format!("{mode}: no decomposition rule for `{first}` ({}): kept whole", short_op(op)),
+            n => format!("{mode}: no decomposition rule for {} ({n} nodes, first `{first}`): kept whole", short_op(op)),
+        };
+        out.push(Problem { error: false, text, node: Some(ids[0]), view_node: None });
+    }
 }
 
 /// Shown while there are problems, unless the user closed it (the status bar reopens it).
