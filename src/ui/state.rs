@@ -104,25 +104,54 @@ pub enum NodeClass {
     BackendExpanded,
 }
 
+/// How a camera is placed on the graph once the pane's size is known (only while drawing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// The whole graph (key F, the pane's "fit" button).
+    All,
+    /// The first view of a model: readable text, the graph's width, its top.
+    Top,
+    /// Show this world rectangle (a module just opened or picked in the breadcrumbs) at the
+    /// current zoom: all of it when it fits, else its top.
+    Reveal(egui::Rect),
+}
+
 /// Pan and zoom of one graph pane.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Camera {
     /// World point at the pane's centre.
     pub center: Pos2,
     pub zoom: f32,
-    /// Fit to the pane on the next frame (the pane's size is known only while drawing).
-    pub fit_pending: bool,
+    /// Placed on the next frame.
+    pub fit_pending: Option<Fit>,
 }
 
 impl Default for Camera {
     fn default() -> Self {
-        Camera { center: Pos2::ZERO, zoom: 1.0, fit_pending: true }
+        Camera { center: Pos2::ZERO, zoom: 1.0, fit_pending: Some(Fit::Top) }
     }
 }
 
 impl Camera {
     pub fn pan_by(&mut self, screen_delta: Vec2) {
         self.center -= screen_delta / self.zoom;
+    }
+}
+
+/// What a pane brings into view once laid out.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reveal {
+    Module(String),
+    Node(NodeId),
+}
+
+impl Reveal {
+    /// Where it is in `layout`.
+    pub fn rect(&self, layout: &Layout) -> Option<egui::Rect> {
+        match self {
+            Reveal::Module(p) => layout.rect_of_module(p),
+            Reveal::Node(n) => layout.item_of(*n).map(|i| layout.items[i].rect),
+        }
     }
 }
 
@@ -139,7 +168,17 @@ pub struct Pane {
     /// What the pane waits for ("decomposing", "laying out"), shown instead of a stale graph.
     pub busy: Option<String>,
     pub error: Option<String>,
+    /// The node a failed decomposition names (a node of the original graph).
+    pub error_node: Option<String>,
+    /// Why this view's decomposition does not lower to kernels, and the node (of this view's
+    /// graph) it names; checked on a worker after each decomposition.
+    pub lower_error: Option<(String, Option<String>)>,
+    /// Per original node: whether this view's decomposition decomposed it (lite and full only).
+    pub decomposed_origin: Vec<bool>,
     pub camera: Camera,
+    /// What to bring into view when the next layout arrives (a module just opened or folded, a
+    /// node a link jumped to inside folded modules).
+    pub reveal: Option<Reveal>,
     /// Bumped on every request so a late worker result for an older request is dropped.
     pub generation: u64,
 }
@@ -214,11 +253,18 @@ pub struct AppState {
     pub guards: Vec<GuardState>,
     /// Bumped on every re-evaluation, so views that cache text know it is stale.
     pub shape_version: u64,
+    /// Folded modules: each is drawn as one box (the outermost folded one of a node wins).
     pub collapsed: BTreeSet<String>,
+    /// The module the user is in (breadcrumbs): the last one opened, clicked or selected into.
+    pub module: Option<String>,
+    /// Move the other decomposition views' cameras with the one the user moves.
+    pub sync_cameras: bool,
     pub selection: Option<Selection>,
     pub search_open: bool,
     pub search: String,
     pub show_neighbourhood: bool,
+    /// The problems panel; `None` until the user chooses: shown while there are problems.
+    pub show_problems: Option<bool>,
     pub theme: Theme,
     pub recent: Vec<PathBuf>,
     /// Messages for the status bar, newest last.
@@ -246,10 +292,13 @@ impl Default for AppState {
             guards: Vec::new(),
             shape_version: 0,
             collapsed: BTreeSet::new(),
+            module: None,
+            sync_cameras: true,
             selection: None,
             search_open: false,
             search: String::new(),
             show_neighbourhood: true,
+            show_problems: None,
             theme: Theme::Dark,
             recent: Vec::new(),
             messages: Vec::new(),
@@ -319,6 +368,11 @@ impl AppState {
                 now: n.map_err(|e| e.to_string()),
             })
             .collect();
+        // Listed too, with why they are not evaluated: a guard the file records is never hidden.
+        self.guards.extend(model.unread_guards.iter().map(|g| {
+            let why = format!("not evaluated: {}", g.reason);
+            GuardState { text: g.source.clone(), symbols: Vec::new(), at_hint: Err(why.clone()), now: Err(why) }
+        }));
     }
 
     /// Which nodes the target backend cannot keep, from the op registry's table of the model's
@@ -441,9 +495,17 @@ impl AppState {
         for view in [View::Lite, View::Full] {
             let Some(d) = self.pane(view).decomp.clone() else {
                 self.pane_mut(view).classes.clear();
+                self.pane_mut(view).decomposed_origin.clear();
                 continue;
             };
             let decomposed: HashSet<NodeId> = d.decomposed.iter().map(|x| x.node).collect();
+            let mut by_origin = vec![false; original.nodes.len()];
+            for x in &d.decomposed {
+                if let Some(b) = by_origin.get_mut(x.node.index()) {
+                    *b = true;
+                }
+            }
+            self.pane_mut(view).decomposed_origin = by_origin;
             let kept: HashSet<NodeId> = d.kept.iter().copied().collect();
             let no_rule: HashSet<NodeId> = d.no_rule.iter().copied().collect();
             let classes = d

@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 use super::fx;
 use super::kernels::NodeMappings;
 use super::log::{Envelope, ReadLog};
-use crate::ir::{Format, Graph, Guard, Model, SymbolInfo};
+use crate::ir::{Format, Graph, Guard, Model, SymbolInfo, UnreadGuard};
 use crate::sym::{parse_infix, Range};
 
 /// Which compile an envelope belongs to: `[!autograd/]frame/compile[_attempt]`, as tlparse and
@@ -164,6 +164,8 @@ pub struct CompileRecord {
     /// Float symbols (`zf50`, a layer's `eps` traced as a scalar): `(name, value)`.
     pub float_symbols: Vec<(String, String)>,
     pub guards: Vec<Guard>,
+    /// Guards the log records that do not parse: listed with why.
+    pub unread_guards: Vec<UnreadGuard>,
     pub specializations: Vec<Specialization>,
     pub metrics: Option<CompileMetrics>,
     pub output_code: Vec<OutputCode>,
@@ -252,7 +254,12 @@ pub(super) fn assemble(file: &str, raw: ReadLog) -> TraceLog {
                                 rec.guards.push(Guard { expr, source: text.to_string() });
                             }
                         }
-                        Err(e) => log.warnings.push(format!("{file}: line {}: guard `{text}`: {e}; skipped", env.line)),
+                        Err(e) => {
+                            if !rec.unread_guards.iter().any(|g| g.source == text) {
+                                rec.unread_guards.push(UnreadGuard { source: text.to_string(), reason: e.to_string() });
+                            }
+                            log.warnings.push(format!("{file}: line {}: guard `{text}`: {e}; skipped", env.line))
+                        }
                     }
                 }
             }
@@ -423,6 +430,14 @@ impl TraceLog {
                 let known = g.expr.free_symbols().iter().all(|s| ints.contains(&**s));
                 if known && !guards.iter().any(|x: &Guard| x.source == g.source) {
                     guards.push(g.clone());
+                } else if !known && !model.unread_guards.iter().any(|x| x.source == g.source) {
+                    let reason = "reads a float symbol: only integer dimensions are bound here".to_string();
+                    model.unread_guards.push(UnreadGuard { source: g.source.clone(), reason });
+                }
+            }
+            for g in &c.unread_guards {
+                if !model.unread_guards.iter().any(|x| x.source == g.source) {
+                    model.unread_guards.push(g.clone());
                 }
             }
         }
