@@ -1,5 +1,6 @@
 //! The problems panel: everything that went wrong or could not be done, where the user looks —
-//! decomposition errors, lite violations, ops with no rule, guards that cannot be evaluated,
+//! decomposition errors, lite violations, what the lite target backend has no kernel for, ops with
+//! no rule, guards that cannot be evaluated,
 //! the importer's warnings and a failed profile (lowering) — each with a link to its node.
 
 use egui::{Color32, RichText};
@@ -55,6 +56,12 @@ pub fn collect(state: &AppState) -> Vec<Problem> {
                 view_node: None,
             }),
             Some(NodeClass::NoRule) => lite_no_rule.push(id),
+            Some(NodeClass::BackendExpanded) => out.push(Problem {
+                error: false,
+                text: state.backend_reason(id).unwrap_or_else(|| format!("the lite target expands `{}`", n.name)),
+                node: Some(id),
+                view_node: None,
+            }),
             _ => {}
         }
     }
