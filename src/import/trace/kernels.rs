@@ -240,6 +240,13 @@ fn kernel_table(rec: &CompileRecord, code: &OutputCode) -> KernelTable {
         }
         k.stack_traces.dedup();
     }
+    let blind = table.kernels.iter().filter(|k| k.nodes.is_empty() && k.post_grad_nodes.is_empty()).count();
+    if blind > 0 && rec.provenance.is_none() {
+        table.notes.push(format!(
+            "{blind} kernel(s) name no node: without INDUCTOR_PROVENANCE=1 only Triton kernels and library calls carry \
+             source-node comments (C++ kernels do not); rerun with INDUCTOR_PROVENANCE=1 to map them"
+        ));
+    }
     let unlaunched = table.kernels.iter().filter(|k| k.call_sites == 0).count();
     if unlaunched > 0 {
         table.notes.push(format!("{unlaunched} kernel(s) defined but never launched in call()"));
