@@ -353,7 +353,7 @@ impl Cx {
             Py::Name(n) if matches!(n.as_str(), "inf" | "nan") => Json::String(n.clone()),
             Py::Name(n) => return Err(format!("`{n}` is not defined before this line")),
             Py::Slice(parts) => serde_json::json!({ "slice": all(&parts[..])? }),
-            Py::Call { func, args, .. } if is_slice_call(func, args) => serde_json::json!({ "slice": slice_parts(args)
+            Py::Call { func, args, .. } if is_slice_call(func, args) && !self.names.contains_key("slice") => serde_json::json!({ "slice": slice_parts(args)
                 .iter()
                 .map(|p| self.structure(p))
                 .collect::<Result<Vec<_>, _>>()? }),
@@ -782,7 +782,8 @@ fn augmented(stmt: &str) -> Option<(&str, &str, &str)> {
     is_identifier(name).then(|| (*op, name, rest[op.len() + 1..].trim()))
 }
 
-/// `slice(a)`, `slice(a, b)`, `slice(a, b, c)`, the builtin (no node is named `slice`).
+/// `slice(a)`, `slice(a, b)`, `slice(a, b, c)`: the builtin, unless a value shadows it (FX
+/// names nodes `slice_1`, ..., never `slice`).
 fn is_slice_call(func: &Py, args: &[Py]) -> bool {
     matches!(func, Py::Name(n) if n == "slice") && (1..=3).contains(&args.len())
 }
