@@ -98,6 +98,8 @@ fn default_mode_kernels_have_sources_and_nodes() {
     // Each projection is its own GEMM call site, computing its own linear node.
     let mm2 = t.kernels.iter().find(|k| k.name == "extern_kernels.mm:2").unwrap();
     assert_eq!((mm2.nodes.as_slice(), mm2.post_grad_nodes.as_slice()), (&["linear".to_string()][..], &["mm".to_string()][..]));
+    assert_eq!(mm2.stack_traces.len(), 1, "its own call site's trace, not every GEMM's");
+    assert!(mm2.stack_traces[0].contains("self.q_proj(hidden_states)"));
     assert_eq!(t.launches.len(), t.kernels.iter().map(|k| k.call_sites).sum::<usize>());
 }
 

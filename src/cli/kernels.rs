@@ -102,7 +102,7 @@ pub fn run(args: Args<'_>) -> ExitCode {
 }
 
 fn side(a: &Analysis) -> compare::Side<'_> {
-    compare::Side { file: &a.file, ids: &a.ids, tables: &a.tables, times: a.times.as_ref().map(|(_, t)| t) }
+    compare::Side { file: &a.file, tables: &a.tables, times: a.times.as_ref().map(|(_, t)| t) }
 }
 
 fn analysis_json(a: &Analysis, profile: Option<&Path>) -> Json {
