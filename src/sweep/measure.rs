@@ -1,0 +1,112 @@
+//! One compiled plan measured at one binding: repetitions, medians, bytes moved.
+
+use std::collections::HashMap;
+
+use super::{KernelTime, SweepPoint};
+use crate::codegen::spirv::SpirvModule;
+use crate::exec::Tensor;
+use crate::ir::Model;
+use crate::lower::Plan;
+use crate::runtime::plan::{compile_plan, launch_grid, run_on_device, PlanRun, RunError};
+use crate::runtime::reference::run_reference;
+use crate::runtime::Device;
+use crate::sym::Bindings;
+
+/// A lowered plan, its SPIR-V (when a device runs it), and the guard values it was built under.
+pub struct Compiled {
+    pub plan: Plan,
+    modules: Vec<Option<SpirvModule>>,
+    pub under: Vec<Option<bool>>,
+}
+
+impl Compiled {
+    pub fn new(plan: Plan, under: Vec<Option<bool>>, on_device: bool) -> Result<Compiled, RunError> {
+        let modules = if on_device { compile_plan(&plan)? } else { Vec::new() };
+        Ok(Compiled { plan, modules, under })
+    }
+
+    /// `warmup` untimed and `repeat` timed runs at `b`; the point's value, guards and
+    /// `recompiled` are the caller's to fill in.
+    pub fn measure(
+        &self,
+        device: &mut Option<Box<dyn Device>>,
+        model: &Model,
+        inputs: &[Tensor],
+        b: &Bindings,
+        warmup: u32,
+        repeat: u32,
+    ) -> Result<SweepPoint, RunError> {
+        let repeat = repeat.max(1);
+        let mut totals = Vec::with_capacity(repeat as usize);
+        let mut per_kernel: HashMap<String, Vec<u64>> = HashMap::new();
+        for r in 0..warmup + repeat {
+            let run: PlanRun = match device {
+                Some(dev) => run_on_device(dev.as_mut(), &self.plan, &self.modules, model, inputs, b)?,
+                None => run_reference(&self.plan, model, inputs, b)?,
+            };
+            if r < warmup {
+                continue;
+            }
+            totals.push(run.total_device_ns);
+            for s in run.steps {
+                per_kernel.entry(s.name).or_default().push(s.device_ns);
+            }
+        }
+        let kernels: Vec<KernelTime> = self
+            .plan
+            .kernels()
+            .filter_map(|k| per_kernel.get_mut(&k.name).map(|ns| KernelTime { name: k.name.clone(), median_us: median(ns) as f64 / 1e3 }))
+            .collect();
+        let (bytes_read, bytes_written, kernels_launched) = traffic(&self.plan, b)?;
+        let device_us = median(&mut totals) as f64 / 1e3;
+        let bytes = bytes_read + bytes_written;
+        let gb_per_s = if device_us > 0.0 { bytes as f64 / (device_us * 1e3) } else { 0.0 };
+        Ok(SweepPoint {
+            value: 0,
+            mode: self.plan.mode.name(),
+            device_us,
+            bytes,
+            bytes_read,
+            bytes_written,
+            gb_per_s,
+            kernels_launched,
+            kernels,
+            guards: Vec::new(),
+            recompiled: false,
+        })
+    }
+}
+
+/// The upper median (the middle value; of two, the later), as `Trace::node_median_ns` takes it.
+fn median(v: &mut [u64]) -> u64 {
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
+}
+
+/// Bytes the plan's kernels read and write at `b`, and how many launch (an empty grid launches
+/// nothing). Every buffer argument counts once per kernel, whole: kernels hold tensors as
+/// contiguous f32 (the runtime converts on upload), so this is what a kernel must move at least
+/// once, the figure achieved bandwidth is usually quoted against.
+pub fn traffic(plan: &Plan, b: &Bindings) -> Result<(u64, u64, usize), RunError> {
+    let (mut read, mut written, mut launched) = (0u64, 0u64, 0usize);
+    for k in plan.kernels() {
+        if launch_grid(k, b)?.is_none() {
+            continue;
+        }
+        launched += 1;
+        for buf in &k.buffers {
+            let t = plan.graph.value_id(&buf.value).and_then(|v| plan.graph.value(v).tensor());
+            let Some(t) = t else { continue };
+            let mut n = 4u64;
+            for e in &t.sizes {
+                let d = e.eval_int(b).map_err(|source| RunError::Size { kernel: k.name.clone(), what: format!("size of `{}`", buf.value), source })?;
+                n = n.saturating_mul(d.max(0) as u64);
+            }
+            match buf.access {
+                crate::lower::kernel::Access::Read => read += n,
+                crate::lower::kernel::Access::Write => written += n,
+            }
+        }
+    }
+    Ok((read, written, launched))
+}
