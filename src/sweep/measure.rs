@@ -1,32 +1,39 @@
 //! One compiled plan measured at one binding: repetitions, medians, bytes moved.
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use super::{KernelTime, SweepPoint};
-use crate::codegen::spirv::SpirvModule;
 use crate::exec::Tensor;
 use crate::ir::Model;
 use crate::lower::Plan;
-use crate::runtime::plan::{compile_plan, launch_grid, run_on_device, PlanRun, RunError};
+use crate::runtime::plan::{build_modules, compile_plan, launch_grid, run_built, PlanRun, RunError};
 use crate::runtime::reference::run_reference;
-use crate::runtime::Device;
+use crate::runtime::{Device, ProgramId};
 use crate::sym::Bindings;
 
 /// A lowered plan, its SPIR-V (when a device runs it), and the guard values it was built under.
 pub struct Compiled {
     pub plan: Plan,
-    modules: Vec<Option<SpirvModule>>,
+    /// Built on the device once, launched at every binding until a guard flips.
+    programs: HashMap<String, ProgramId>,
     pub under: Vec<Option<bool>>,
 }
 
 impl Compiled {
-    pub fn new(plan: Plan, under: Vec<Option<bool>>, on_device: bool) -> Result<Compiled, RunError> {
-        let modules = if on_device { compile_plan(&plan)? } else { Vec::new() };
-        Ok(Compiled { plan, modules, under })
+    /// Generates the plan's SPIR-V and builds it on `device` (nothing to build on the reference).
+    pub fn new(plan: Plan, under: Vec<Option<bool>>, device: &mut Option<Box<dyn Device>>) -> Result<Compiled, RunError> {
+        let programs = match device {
+            Some(dev) => build_modules(dev.as_mut(), &compile_plan(&plan)?)?,
+            None => HashMap::new(),
+        };
+        Ok(Compiled { plan, programs, under })
     }
 
-    /// `warmup` untimed and `repeat` timed runs at `b`; the point's value, guards and
-    /// `recompiled` are the caller's to fill in.
+    /// `warmup` untimed runs, then timed runs at `b` until `repeat` are done or the point has
+    /// taken `budget` (at least one timed run); the point's value, guards and `recompiled` are the
+    /// caller's to fill in.
+    #[allow(clippy::too_many_arguments)]
     pub fn measure(
         &self,
         device: &mut Option<Box<dyn Device>>,
@@ -35,20 +42,24 @@ impl Compiled {
         b: &Bindings,
         warmup: u32,
         repeat: u32,
+        budget: Duration,
     ) -> Result<SweepPoint, RunError> {
-        let repeat = repeat.max(1);
+        let start = Instant::now();
+        let mut run = || -> Result<PlanRun, RunError> {
+            match device {
+                Some(dev) => run_built(dev.as_mut(), &self.plan, &self.programs, model, inputs, b, Instant::now()),
+                None => run_reference(&self.plan, model, inputs, b),
+            }
+        };
+        for _ in 0..warmup {
+            run()?;
+        }
         let mut totals = Vec::with_capacity(repeat as usize);
         let mut per_kernel: HashMap<String, Vec<u64>> = HashMap::new();
-        for r in 0..warmup + repeat {
-            let run: PlanRun = match device {
-                Some(dev) => run_on_device(dev.as_mut(), &self.plan, &self.modules, model, inputs, b)?,
-                None => run_reference(&self.plan, model, inputs, b)?,
-            };
-            if r < warmup {
-                continue;
-            }
-            totals.push(run.total_device_ns);
-            for s in run.steps {
+        while totals.is_empty() || (totals.len() < repeat as usize && start.elapsed() < budget) {
+            let r = run()?;
+            totals.push(r.total_device_ns);
+            for s in r.steps {
                 per_kernel.entry(s.name).or_default().push(s.device_ns);
             }
         }
@@ -70,6 +81,7 @@ impl Compiled {
             bytes_written,
             gb_per_s,
             kernels_launched,
+            repetitions: totals.len() as u32,
             kernels,
             guards: Vec::new(),
             recompiled: false,

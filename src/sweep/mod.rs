@@ -12,6 +12,7 @@ mod measure;
 pub mod points;
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use serde::Serialize;
 
@@ -50,8 +51,14 @@ pub struct SweepOptions {
     pub modes: Vec<Mode>,
     pub marks: Marks,
     pub backend: Backend,
+    /// Untimed runs after each build of a plan (module finalization, driver caches); later
+    /// points reuse the warm binary.
     pub warmup: u32,
+    /// Most timed runs per point and mode.
     pub repeat: u32,
+    /// Fewer timed runs (but at least one) once a point has taken this long: slow points would
+    /// otherwise dominate the sweep's time, and their medians need fewer runs.
+    pub budget: Duration,
     /// Seed of the random inputs (the same at every point).
     pub seed: u64,
 }
@@ -84,6 +91,8 @@ pub struct SweepPoint {
     /// `bytes / device_us`, in GB/s (0 when nothing was timed).
     pub gb_per_s: f64,
     pub kernels_launched: usize,
+    /// Timed runs the medians are over (fewer than asked where the time budget ran out).
+    pub repetitions: u32,
     pub kernels: Vec<KernelTime>,
     pub guards: Vec<GuardValue>,
     /// The plan was lowered and built again here because a guard flipped.
@@ -99,6 +108,7 @@ pub struct Sweep {
     pub device: String,
     pub warmup: u32,
     pub repeat: u32,
+    pub budget_ms: u64,
     pub flips: Vec<Flip>,
     pub flip_search: FlipSearch,
     /// Plans lowered and built per mode (1 + its recompiles), in `modes` order.
@@ -203,7 +213,6 @@ pub fn run_sweep(
         b => Some(open(b).map_err(|e| run_err(options.modes[0], first, e.to_string()))?),
     };
     let device_name = device.as_ref().map_or_else(|| reference_info().name, |d| d.info().name.clone());
-    let on_device = device.is_some();
     let mut compiled: Vec<Option<Compiled>> = options.modes.iter().map(|_| None).collect();
     let mut compiles = vec![0usize; options.modes.len()];
     let total = points.values.len() * options.modes.len();
@@ -224,12 +233,13 @@ pub fn run_sweep(
             if stale {
                 let plan = lower::lower(model, graph, mode, &options.marks)
                     .map_err(|source| SweepError::Lower { mode: mode.name(), symbol: dim.symbol.clone(), value, source })?;
-                compiled[m] = Some(Compiled::new(plan, guards.clone(), on_device).map_err(|e| run_err(mode, value, e.to_string()))?);
+                compiled[m] = Some(Compiled::new(plan, guards.clone(), &mut device).map_err(|e| run_err(mode, value, e.to_string()))?);
                 compiles[m] += 1;
             }
             let c = compiled[m].as_ref().expect("compiled above");
+            let warmup = if stale { options.warmup } else { 0 };
             let mut point = c
-                .measure(&mut device, model, &inputs, &b, options.warmup, options.repeat)
+                .measure(&mut device, model, &inputs, &b, warmup, options.repeat.max(1), options.budget)
                 .map_err(|e| run_err(mode, value, e.to_string()))?;
             point.value = value;
             point.recompiled = recompiled;
@@ -250,6 +260,7 @@ pub fn run_sweep(
         device: device_name,
         warmup: options.warmup,
         repeat: options.repeat,
+        budget_ms: options.budget.as_millis() as u64,
         flips: points.flips.clone(),
         flip_search: points.search,
         compiles: options.modes.iter().map(|m| m.name()).zip(compiles).collect(),

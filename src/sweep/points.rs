@@ -30,6 +30,8 @@ pub struct Flip {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "method", rename_all = "snake_case")]
 pub enum FlipSearch {
+    /// The model has no guards: nothing can flip.
+    NoGuards,
     /// Every value of the range evaluated: exact.
     Exact { values: u64 },
     /// The guards evaluated at `samples` log-spaced values and bisected between neighbours that
@@ -97,7 +99,7 @@ pub fn find_flips(model: &Model, dim: &str, lo: i64, hi: i64, fixed: &Bindings) 
         }
     };
     if model.guards.is_empty() {
-        return (flips, FlipSearch::Exact { values: 0 });
+        return (flips, FlipSearch::NoGuards);
     }
     if hi - lo <= EXACT_SCAN_MAX {
         let mut prev = at(lo);

@@ -22,7 +22,7 @@ fn sweep(m: &Model, dim: &str, selection: Selection, modes: &[Mode]) -> Sweep {
     let dim = Dim::parse(dim).unwrap();
     let fixed = prepare(m, &dim, &[]).unwrap();
     let points = plan_points(m, &dim, &fixed, &selection).unwrap();
-    let options = SweepOptions { modes: modes.to_vec(), marks: Marks::default(), backend: Backend::Reference, warmup: 0, repeat: 1, seed: 0 };
+    let options = SweepOptions { modes: modes.to_vec(), marks: Marks::default(), backend: Backend::Reference, warmup: 0, repeat: 1, budget: std::time::Duration::ZERO, seed: 0 };
     run_sweep(m, &m.graphs[0], &dim, &fixed, &points, &options, &mut |_| {}, &AtomicBool::new(false)).unwrap()
 }
 
