@@ -72,6 +72,7 @@ impl App {
         while let Some(r) = self.jobs.try_recv() {
             self.on_job(r);
         }
+        self.state.sweep.poll();
         if self.applied_theme != Some(self.state.theme) {
             ctx.set_visuals(match self.state.theme {
                 Theme::Dark => egui::Visuals::dark(),
@@ -98,6 +99,9 @@ impl App {
         panels::inspector::show(ctx, &self.state, &mut cmds);
         if self.state.profile.open {
             panels::profile::show(ctx, &self.state, &mut cmds);
+        }
+        if self.state.sweep.open {
+            panels::sweep::show(ctx, &self.state, &mut cmds);
         }
         if self.state.show_neighbourhood {
             self.neighbourhood.show(ctx, &self.state, &mut cmds);
@@ -268,6 +272,7 @@ impl App {
             }
             Command::ShowStages(id) => self.show_stages(id),
             Command::RunProfile => self.run_profile(),
+            Command::Sweep(c) => super::sweeping::apply(&mut self.state, c, ctx),
             Command::ShowProfile(on) => s.profile.open = on,
             Command::SetHeat(on) => s.profile.heat = on,
             Command::ExportDialog(kind) => self.export_dialog(kind),

@@ -14,6 +14,7 @@ pub mod profiling;
 pub mod session;
 pub mod stages;
 pub mod state;
+pub mod sweeping;
 
 pub use app::App;
 pub use command::{Command, ExportKind, MarkTarget};

@@ -7,5 +7,6 @@ pub mod inspector;
 pub mod profile;
 pub mod search;
 pub mod status;
+pub mod sweep;
 pub mod timeline;
 pub mod top;
