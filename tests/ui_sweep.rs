@@ -170,3 +170,51 @@ fn a_long_sweep_can_be_cancelled_and_the_app_goes_on() {
     assert!(s.measured.len() < 2 * 64);
     h.expect(|l| l == "▶ Sweep", "the sweep button, back");
 }
+
+/// For docs/PERFORMANCE.md: the UI thread's frame times (App::ui + tessellation, headless) at a
+/// 60 Hz pace while the 16-point lite/full sweep of the transformer runs on OpenCL.
+/// `cargo test --test ui_sweep -- --ignored --nocapture` after `source scripts/env.sh`.
+#[test]
+#[ignore]
+fn frame_times_while_the_transformer_sweeps_on_opencl() {
+    if common::opencl_device().is_none() {
+        return;
+    }
+    let mut h = Harness::new(Source::File(common::sample("transformer_block.pt2")));
+    let cl = h.app.state.profile.devices.iter().find(|d| d.backend.name() == "opencl").map(|d| d.backend).unwrap();
+    let ctx = h.ctx.clone();
+    h.app.apply(Command::PickDevice(cl), &ctx);
+    h.click(|l| l == "sweep panel", "the sweep panel toggle");
+    h.command(SweepCommand::SetDim("s27".into()));
+    h.command(SweepCommand::SetRange(2, 512));
+    h.command(SweepCommand::SetPoints(16));
+    h.command(SweepCommand::Run);
+    let start = Instant::now();
+    let mut ms = Vec::new();
+    while h.app.state.sweep.running() {
+        let t = Instant::now();
+        let input = egui::RawInput {
+            screen_rect: Some(Rect::from_min_size(pos2(0.0, 0.0), egui::vec2(1600.0, 1000.0))),
+            ..Default::default()
+        };
+        let app = &mut h.app;
+        let out = h.ctx.run(input, |ctx| app.ui(ctx));
+        let _ = h.ctx.tessellate(out.shapes, out.pixels_per_point);
+        ms.push(t.elapsed().as_secs_f64() * 1e3);
+        std::thread::sleep(Duration::from_millis(16).saturating_sub(t.elapsed()));
+    }
+    let wall = start.elapsed().as_secs_f64();
+    assert!(h.app.state.sweep.error.is_none(), "{:?}", h.app.state.sweep.error);
+    assert_eq!(h.app.state.sweep.measured.len(), 32);
+    ms.sort_by(f64::total_cmp);
+    let pct = |p: f64| ms[((ms.len() - 1) as f64 * p) as usize];
+    let over = ms.iter().filter(|m| **m > 16.7).count();
+    eprintln!(
+        "sweep {wall:.1} s; {} frames: median {:.2} ms, p95 {:.2} ms, p99 {:.2} ms, max {:.2} ms, {over} over 16.7 ms",
+        ms.len(),
+        pct(0.5),
+        pct(0.95),
+        pct(0.99),
+        ms[ms.len() - 1]
+    );
+}

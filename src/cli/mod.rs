@@ -32,6 +32,9 @@ pub struct Cli {
     /// In the app: run & profile (with the heat overlay on) as soon as the model is open.
     #[arg(long)]
     pub profile: bool,
+    /// In the app: sweep SYM=LO..HI (lite and full, the picked device) as soon as the model is open.
+    #[arg(long, value_name = "SYM=LO..HI")]
+    pub sweep: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -295,7 +298,7 @@ pub fn main() -> ExitCode {
                 Some(f) => crate::ui::Source::File(f),
                 None => crate::ui::Source::Embedded,
             };
-            match crate::ui::run(source, cli.profile) {
+            match crate::ui::run(source, cli.profile, cli.sweep) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(EXIT_FAILED, &e),
             }

@@ -72,7 +72,7 @@ impl App {
         while let Some(r) = self.jobs.try_recv() {
             self.on_job(r);
         }
-        self.state.sweep.poll();
+        super::sweeping::frame(&mut self.state, ctx);
         if self.applied_theme != Some(self.state.theme) {
             ctx.set_visuals(match self.state.theme {
                 Theme::Dark => egui::Visuals::dark(),

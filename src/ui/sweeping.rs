@@ -38,6 +38,8 @@ pub enum SweepCommand {
     /// Ask where to write the CSV (a dialog, on a worker), then write it.
     ExportCsv,
     ExportCsvTo(PathBuf),
+    /// Capture this part of the window (the panel, in points) and ask where to write it as PNG.
+    ExportPng(egui::Rect),
 }
 
 enum Msg {
@@ -74,6 +76,10 @@ pub struct SweepState {
     pub result: Option<Arc<Sweep>>,
     pub error: Option<String>,
     pub note: Option<String>,
+    /// Sweep this as soon as a model is open and the devices are probed (`--sweep`).
+    pub pending: Option<Dim>,
+    /// The part of the window a requested screenshot is to be cropped to, until it arrives.
+    shot: Option<egui::Rect>,
     job: Option<Job>,
     /// Exports and dialogs answer here.
     side: Option<Receiver<Msg>>,
@@ -89,7 +95,8 @@ impl Default for SweepState {
             points: 16,
             modes: MODES.to_vec(),
             log_x: true,
-            log_y: false,
+            // Times over a log-spaced range span decades: log-log is the readable default.
+            log_y: true,
             stacked: Mode::Lite,
             progress: None,
             measured: Vec::new(),
@@ -98,6 +105,8 @@ impl Default for SweepState {
             result: None,
             error: None,
             note: None,
+            pending: None,
+            shot: None,
             job: None,
             side: None,
         }
@@ -161,6 +170,39 @@ impl SweepState {
     }
 }
 
+/// Once a frame: takes what the workers sent, and starts a pending sweep once it can run.
+pub fn frame(state: &mut AppState, ctx: &egui::Context) {
+    state.sweep.poll();
+    let ready = state.doc.is_some() && state.profile.device.is_some() && state.loading.is_none();
+    if let Some(d) = state.sweep.pending.take_if(|_| ready) {
+        apply(state, SweepCommand::SetDim(d.symbol.clone()), ctx);
+        state.sweep.lo = d.lo;
+        state.sweep.hi = d.hi;
+        state.sweep.open = true;
+        run(state, ctx);
+    }
+    if let Some(rect) = state.sweep.shot {
+        let shot = ctx.input(|i| {
+            i.raw.events.iter().find_map(|e| match e {
+                egui::Event::Screenshot { image, .. } => Some(image.clone()),
+                _ => None,
+            })
+        });
+        match shot {
+            Some(image) => {
+                state.sweep.shot = None;
+                let crop = image.region(&rect, Some(ctx.pixels_per_point()));
+                save_png(&mut state.sweep, crop, ctx);
+            }
+            None => ctx.request_repaint_after(Duration::from_millis(50)),
+        }
+    }
+    if state.sweep.pending.is_some() {
+        // Nothing else may wake the UI between the load finishing and the probe answering.
+        ctx.request_repaint_after(Duration::from_millis(100));
+    }
+}
+
 /// The symbol to sweep when none is picked: the first of the model's.
 pub fn default_dim(state: &AppState) -> Option<String> {
     state.doc.as_ref()?.model.symbols.first().map(|s| s.name.clone())
@@ -198,6 +240,10 @@ pub fn apply(state: &mut AppState, c: SweepCommand, ctx: &egui::Context) {
         }
         SweepCommand::ExportCsv => export_dialog(s, ctx),
         SweepCommand::ExportCsvTo(path) => export(s, path, ctx),
+        SweepCommand::ExportPng(rect) => {
+            s.shot = Some(rect);
+            ctx.send_viewport_cmd(egui::ViewportCommand::Screenshot);
+        }
     }
 }
 
@@ -261,6 +307,21 @@ fn run(state: &mut AppState, ctx: &egui::Context) {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn png_export_round_trips_the_captured_pixels() {
+        let mut image = egui::ColorImage::new([5, 3], egui::Color32::from_rgb(10, 20, 30));
+        image.pixels[7] = egui::Color32::from_rgb(200, 100, 50);
+        let bytes = super::encode_png(&image).unwrap();
+        let mut reader = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!((info.width, info.height), (5, 3));
+        assert_eq!(&buf[7 * 4..7 * 4 + 4], &[200, 100, 50, 255]);
+    }
+}
+
 #[cfg(feature = "file-dialog")]
 fn export_dialog(s: &mut SweepState, ctx: &egui::Context) {
     let Some(result) = s.result.clone() else { return };
@@ -296,6 +357,38 @@ fn export(s: &mut SweepState, path: PathBuf, ctx: &egui::Context) {
     let ctx = ctx.clone();
     std::thread::spawn(move || {
         let _ = tx.send(Msg::Exported(write_csv(&result, &path)));
+        ctx.request_repaint();
+    });
+}
+
+/// `image` as PNG bytes (8-bit RGBA).
+pub fn encode_png(image: &egui::ColorImage) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, image.size[0] as u32, image.size[1] as u32);
+    enc.set_color(png::ColorType::Rgba);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut w = enc.write_header().map_err(|e| e.to_string())?;
+    w.write_image_data(image.as_raw()).map_err(|e| e.to_string())?;
+    w.finish().map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// Asks where (a dialog, on a worker) and writes the captured panel there.
+fn save_png(s: &mut SweepState, image: egui::ColorImage, ctx: &egui::Context) {
+    let name = s.swept.as_ref().map_or("sweep".into(), |d| format!("sweep-{}", d.symbol));
+    let (tx, rx) = channel();
+    s.side = Some(rx);
+    let ctx = ctx.clone();
+    std::thread::spawn(move || {
+        #[cfg(feature = "file-dialog")]
+        let path = rfd::FileDialog::new().set_title("Export the sweep plot").set_file_name(format!("{name}.png")).save_file();
+        #[cfg(not(feature = "file-dialog"))]
+        let path = Some(PathBuf::from(format!("{name}.png")));
+        let _ = tx.send(Msg::Picked(path.clone()));
+        if let Some(path) = path {
+            let written = encode_png(&image).and_then(|bytes| std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display())));
+            let _ = tx.send(Msg::Exported(written.map(|_| format!("wrote {}", path.display()))));
+        }
         ctx.request_repaint();
     });
 }

@@ -53,10 +53,23 @@ fn tick(v: f64) -> String {
     if v.abs() >= 10.0 { format!("{v:.0}") } else { format!("{v:.2}") }
 }
 
+/// A time in µs with a unit that keeps it short: 12.5 µs, 3.2 ms, 14 s.
+pub fn time_text(us: f64) -> String {
+    match us.abs() {
+        a if a >= 1e6 => format!("{:.3} s", us / 1e6),
+        a if a >= 1e3 => format!("{:.3} ms", us / 1e3),
+        _ => format!("{us:.1} µs"),
+    }
+}
+
 pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
     let mut open = state.sweep.open;
-    egui::Window::new("Sweep").open(&mut open).default_size([980.0, 640.0]).resizable(true).show(ctx, |ui| {
+    let mut png = false;
+    let shown = egui::Window::new("Sweep").open(&mut open).default_size([980.0, 640.0]).resizable(true).show(ctx, |ui| {
         controls(ui, state, cmds);
+        if state.sweep.result.is_some() && ui.button("Export PNG…").on_hover_text("this panel as an image").clicked() {
+            png = true;
+        }
         let s = &state.sweep;
         if let Some(e) = &s.error {
             ui.label(RichText::new(format!("sweep failed: {e}")).color(ui.visuals().error_fg_color));
@@ -77,6 +90,9 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
             table(ui, s, cmds);
         });
     });
+    if let (true, Some(r)) = (png, shown) {
+        cmds.push(cmd(SweepCommand::ExportPng(r.response.rect)));
+    }
     if open != state.sweep.open {
         cmds.push(cmd(SweepCommand::Show(open)));
     }
@@ -146,7 +162,7 @@ fn controls(ui: &mut Ui, state: &AppState, cmds: &mut Vec<Command>) {
     });
     if let Some((text, done, total)) = &s.progress {
         let frac = if *total > 0 { *done as f32 / *total as f32 } else { 0.0 };
-        ui.add(egui::ProgressBar::new(frac).show_percentage().text(format!("sweeping: {text} ({done} of {total})")));
+        ui.add(egui::ProgressBar::new(frac).animate(true).text(format!("sweeping: {text} ({done} of {total})")));
     }
 }
 
@@ -178,12 +194,13 @@ fn time_plot(ui: &mut Ui, s: &SweepState, cmds: &mut Vec<Command>) {
         .height(260.0)
         .legend(Legend::default())
         .x_axis_label(format!("{symbol}{}", if ax.log_x { " (log)" } else { "" }))
-        .y_axis_label(format!("device µs{}", if ax.log_y { " (log)" } else { "" }))
+        .y_axis_label(format!("device time{}", if ax.log_y { " (log)" } else { "" }))
+        .y_axis_min_width(56.0)
         .x_axis_formatter(move |m: GridMark, _| tick(ax.unx(m.value)))
-        .y_axis_formatter(move |m: GridMark, _| tick(ax.uny(m.value)))
+        .y_axis_formatter(move |m: GridMark, _| time_text(ax.uny(m.value)))
         .label_formatter(move |name, p: &PlotPoint| {
             let head = if name.is_empty() { String::new() } else { format!("{name}\n") };
-            format!("{head}{symbol} = {:.0}\n{:.1} µs", ax.unx(p.x), ax.uny(p.y))
+            format!("{head}{symbol} = {:.0}\n{}", ax.unx(p.x), time_text(ax.uny(p.y)))
         });
     let r = plot.show(ui, |pui| {
         for m in MODES {
@@ -249,11 +266,14 @@ fn stacked_plot(ui: &mut Ui, s: &SweepState, cmds: &mut Vec<Command>) {
     let symbol = d.symbol.clone();
     let plot = Plot::new("sweep-kernels")
         .height(240.0)
-        .legend(Legend::default())
+        // Top left: the stack grows to the right, where a legend would cover it.
+        .legend(Legend::default().position(egui_plot::Corner::LeftTop))
         .x_axis_label(format!("{symbol}{}", if ax.log_x { " (log)" } else { "" }))
-        .y_axis_label("device µs")
+        .y_axis_label("device time")
+        .y_axis_min_width(56.0)
         .x_axis_formatter(move |m: GridMark, _| tick(ax.unx(m.value)))
-        .label_formatter(move |name, p: &PlotPoint| format!("{name}\n{symbol} = {:.0}\n{:.1} µs (stacked)", ax.unx(p.x), p.y));
+        .y_axis_formatter(move |m: GridMark, _| time_text(m.value))
+        .label_formatter(move |name, p: &PlotPoint| format!("{name}\n{symbol} = {:.0}\n{} (stacked)", ax.unx(p.x), time_text(p.y)));
     let r = plot.show(ui, |pui| {
         for (i, lo, hi) in &layers {
             let color = kernel_color(*i);
@@ -282,7 +302,7 @@ fn table(ui: &mut Ui, s: &SweepState, cmds: &mut Vec<Command>) {
     let Some(d) = &s.swept else { return };
     egui::CollapsingHeader::new(format!("{} measurements", s.measured.len())).default_open(false).show(ui, |ui| {
         egui::Grid::new("sweep-rows").striped(true).num_columns(8).show(ui, |ui| {
-            for h in [d.symbol.as_str(), "mode", "device µs", "bytes", "GB/s", "kernels", "runs", "plan"] {
+            for h in [d.symbol.as_str(), "mode", "device time", "bytes", "GB/s", "kernels", "runs", "plan"] {
                 ui.label(RichText::new(h).strong());
             }
             ui.end_row();
@@ -291,7 +311,7 @@ fn table(ui: &mut Ui, s: &SweepState, cmds: &mut Vec<Command>) {
                     cmds.push(Command::SetBinding(d.symbol.clone(), p.value));
                 }
                 ui.label(RichText::new(p.mode).color(mode_color(Mode::parse(p.mode).unwrap_or(Mode::Full))));
-                ui.label(format!("{:.1}", p.device_us));
+                ui.label(time_text(p.device_us));
                 ui.label(p.bytes.to_string());
                 ui.label(format!("{:.3}", p.gb_per_s));
                 ui.label(p.kernels_launched.to_string());
