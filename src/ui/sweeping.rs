@@ -315,7 +315,7 @@ mod tests {
         image.pixels[7] = egui::Color32::from_rgb(200, 100, 50);
         let bytes = super::encode_png(&image).unwrap();
         let mut reader = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().unwrap();
-        let mut buf = vec![0; reader.output_buffer_size()];
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
         let info = reader.next_frame(&mut buf).unwrap();
         assert_eq!((info.width, info.height), (5, 3));
         assert_eq!(&buf[7 * 4..7 * 4 + 4], &[200, 100, 50, 255]);

@@ -28,6 +28,15 @@ fn kernel_color(i: usize) -> Color32 {
 }
 
 /// Plot coordinates of the dimension and of a time, as the log toggles ask.
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn times_print_short_with_a_unit() {
+        let t = super::time_text;
+        assert_eq!([t(0.0), t(12.5), t(100.0), t(1000.0), t(12_340.0), t(1e6), t(13_208_000.0)], ["0 µs", "12.5 µs", "100 µs", "1 ms", "12.3 ms", "1 s", "13.2 s"]);
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Axes {
     log_x: bool,
@@ -55,21 +64,22 @@ fn tick(v: f64) -> String {
 
 /// A time in µs with a unit that keeps it short: 12.5 µs, 3.2 ms, 14 s.
 pub fn time_text(us: f64) -> String {
+    // Three significant digits at most, no trailing zeros: 12.5 ms, 100 ms, 1.25 s.
+    let short = |v: f64| {
+        let t = if v.abs() >= 100.0 { format!("{v:.0}") } else if v.abs() >= 10.0 { format!("{v:.1}") } else { format!("{v:.2}") };
+        if t.contains('.') { t.trim_end_matches('0').trim_end_matches('.').to_string() } else { t }
+    };
     match us.abs() {
-        a if a >= 1e6 => format!("{:.3} s", us / 1e6),
-        a if a >= 1e3 => format!("{:.3} ms", us / 1e3),
-        _ => format!("{us:.1} µs"),
+        a if a >= 1e6 => format!("{} s", short(us / 1e6)),
+        a if a >= 1e3 => format!("{} ms", short(us / 1e3)),
+        _ => format!("{} µs", short(us)),
     }
 }
 
 pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
     let mut open = state.sweep.open;
-    let mut png = false;
-    let shown = egui::Window::new("Sweep").open(&mut open).default_size([980.0, 640.0]).resizable(true).show(ctx, |ui| {
+    egui::Window::new("Sweep").open(&mut open).default_size([980.0, 640.0]).resizable(true).show(ctx, |ui| {
         controls(ui, state, cmds);
-        if state.sweep.result.is_some() && ui.button("Export PNG…").on_hover_text("this panel as an image").clicked() {
-            png = true;
-        }
         let s = &state.sweep;
         if let Some(e) = &s.error {
             ui.label(RichText::new(format!("sweep failed: {e}")).color(ui.visuals().error_fg_color));
@@ -90,9 +100,6 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
             table(ui, s, cmds);
         });
     });
-    if let (true, Some(r)) = (png, shown) {
-        cmds.push(cmd(SweepCommand::ExportPng(r.response.rect)));
-    }
     if open != state.sweep.open {
         cmds.push(cmd(SweepCommand::Show(open)));
     }
@@ -150,6 +157,13 @@ fn controls(ui: &mut Ui, state: &AppState, cmds: &mut Vec<Command>) {
         }
         if s.result.is_some() && ui.button("Export CSV…").clicked() {
             cmds.push(cmd(SweepCommand::ExportCsv));
+        }
+        // The window as last drawn: what the PNG shows.
+        let window = ui.ctx().memory(|m| m.area_rect(egui::Id::new("Sweep")));
+        if let (true, Some(rect)) = (s.result.is_some(), window) {
+            if ui.button("Export PNG…").on_hover_text("this panel as an image").clicked() {
+                cmds.push(cmd(SweepCommand::ExportPng(rect)));
+            }
         }
         let mut lx = s.log_x;
         if ui.checkbox(&mut lx, "log x").changed() {
