@@ -17,7 +17,8 @@ lite mode decides anything. This script writes, for the torch it runs under (ver
       dispatch keys with a kernel, whether each log's output code still calls the op
   symviews_<dev>_<mode>[_marked]_<torch>.log.gz    the dynamic-shape lite case: views on products of
       dynamic dims, linear + silu, a layer norm marked or not, softmax (run from a file: located)
---sym-only makes only the symviews logs.
+  rmsfn_<dev>_lite_<torch>.log.gz                  F.rms_norm(x + 1, [16], w, 1e-6) in lite mode (located)
+--sym-only makes only the symviews and rmsfn logs; --rmsfn-only only the rmsfn ones.
 Each log is made in a child process, since TORCH_TRACE is read when torch is imported.
 """
 import gzip
@@ -126,16 +127,41 @@ print("ok")
 """
 
 
-def sym_log(out, dev, mode, marked):
-    """The dynamic-shape lite case: views on products of symbols, one node marked or not. Run from
-    a file, so every node carries its source location (the `rms_*` logs, made with `python -c`,
-    carry none)."""
+RMSFN_CHILD = r"""
+import torch
+import torch.nn.functional as F
+dev, mode = %(dev)r, %(mode)r
+w = torch.linspace(0.5, 1.5, 16, device=dev)
+
+
+def rms(x):
+    # F.rms_norm as models write it: aten.rms_norm, composite everywhere, becomes _fused_rms_norm.
+    return F.rms_norm(x + 1, [16], w, 1e-6)
+
+
+kw = {"dynamic": True}
+if mode != "default":
+    kw["mode"] = mode
+compiled = torch.compile(rms, **kw)
+with torch.no_grad():
+    for shape in [(2, 5, 16), (3, 7, 16)]:
+        x = torch.randn(*shape, device=dev)
+        torch.testing.assert_close(compiled(x), rms(x), rtol=1e-4, atol=1e-5)
+print("ok")
+"""
+
+
+def sym_log(out, dev, mode, marked, family="symviews"):
+    """The dynamic-shape lite case: views on products of symbols, one node marked or not (and,
+    family `rmsfn`, F.rms_norm in lite mode). Run from a file, so every node carries its source
+    location (the `rms_*` logs, made with `python -c`, carry none)."""
     tag = torch_tag()
-    name = f"symviews_{dev}_{mode}{'_marked' if marked else ''}_{tag}"
+    name = f"{family}_{dev}_{mode}{'_marked' if marked else ''}_{tag}"
     with tempfile.TemporaryDirectory() as d:
-        script = os.path.join(d, "sym_views_case.py")
+        script = os.path.join(d, "sym_views_case.py" if family == "symviews" else f"{family}_case.py")
         with open(script, "w") as f:
-            f.write(SYM_CHILD % {"dev": dev, "mode": mode, "marked": marked})
+            template = SYM_CHILD if family == "symviews" else RMSFN_CHILD
+            f.write(template % {"dev": dev, "mode": mode, "marked": marked})
         trace_dir = os.path.join(d, "trace")
         env = dict(os.environ, TORCH_TRACE=trace_dir)
         r = subprocess.run([sys.executable, script], env=env, capture_output=True, text=True, timeout=600)
@@ -186,10 +212,21 @@ def export_archives(out):
                 out = torch.ops.aten._fused_rms_norm(y, [HIDDEN], None, None)
             return out
 
+    class RmsNormModule(torch.nn.Module):
+        # F.rms_norm, as models write it: export keeps aten.rms_norm, composite everywhere, which
+        # becomes _fused_rms_norm when traced.
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.linspace(0.5, 1.5, HIDDEN))
+
+        def forward(self, x):
+            return torch.nn.functional.rms_norm(x, [HIDDEN], self.weight, 1e-6) * 2
+
     dyn = {"x": {0: Dim("batch", min=1, max=1024), 1: Dim("seq", min=2, max=4096)}}
     torch.manual_seed(0)
     x = torch.randn(*SHAPES[0])
-    for name, m in [("fused_rms_norm", Fused()), ("fused_rms_norm_marked", FusedMarked())]:
+    models = [("fused_rms_norm", Fused()), ("fused_rms_norm_marked", FusedMarked()), ("rms_norm_module", RmsNormModule())]
+    for name, m in models:
         with fx_traceback.preserve_node_meta():
             ep = torch.export.export(m, (x,), dynamic_shapes=dyn)
         torch.export.save(ep, os.path.join(out, f"{name}.pt2"))
@@ -197,6 +234,8 @@ def export_archives(out):
     np.save(os.path.join(out, "fused_rms_norm.in0.npy"), x.numpy())
     for i, t in enumerate(ref):
         np.save(os.path.join(out, f"fused_rms_norm.out{i}.npy"), t.numpy())
+    with torch.no_grad():
+        np.save(os.path.join(out, "rms_norm_module.out0.npy"), models[2][1](x).numpy())
 
 
 def dispatcher_facts():
@@ -215,11 +254,13 @@ def main():
     devices = ["cuda", "cpu"]
     for a in sys.argv[2:]:
         if a.startswith("--devices="):
-            devices = a.split("=", 1)[1].split(",")
+            devices = [d for d in a.split("=", 1)[1].split(",") if d]
     os.makedirs(out, exist_ok=True)
     import torch
     if "cuda" in devices and not torch.cuda.is_available():
         devices.remove("cuda")
+    if "--rmsfn-only" in sys.argv:
+        sys.argv.append("--sym-only")
     if "--sym-only" not in sys.argv:
         export_archives(out)
     expect = dispatcher_facts()
@@ -229,7 +270,10 @@ def main():
             if "--sym-only" not in sys.argv:
                 name, keeps = one_log(out, dev, mode, marked)
                 expect["logs"][name] = {"device": dev, "mode": mode, "marked": marked, "output_code_calls_op": keeps}
-            sym_log(out, dev, mode, marked)
+            if "--rmsfn-only" not in sys.argv:
+                sym_log(out, dev, mode, marked)
+            if mode == "lite" and not marked:
+                sym_log(out, dev, mode, marked, family="rmsfn")
     if "--sym-only" in sys.argv:
         return
     with open(os.path.join(out, f"rms_expect_{torch_tag()}.json"), "w") as f:

@@ -9,6 +9,8 @@ mod decompose;
 mod devices;
 mod eval;
 mod inspect;
+mod kernels;
+mod kernels_compare;
 mod profile;
 mod shapes;
 mod sweep;
@@ -95,6 +97,30 @@ pub enum Command {
         /// The python whose torch --refresh reads.
         #[arg(long, default_value = "python3")]
         python: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Inductor's kernels of each compile in a TORCH_TRACE log (name, source, original and
+    /// post-grad nodes); with a torch.profiler trace, each kernel's and each node's device time.
+    Kernels {
+        log: PathBuf,
+        /// One compile id (`0/1`); all compiles with output code when absent.
+        #[arg(long, value_name = "ID")]
+        compile: Option<String>,
+        /// torch.profiler `export_chrome_trace` JSON (plain or .gz), CUDA or XPU.
+        #[arg(long, value_name = "TRACE.json")]
+        profile: Option<PathBuf>,
+        /// A second log of the same model (lite against default): kernel counts, which nodes each
+        /// fused or ran as fallbacks, per-node and total device time differences.
+        #[arg(long, value_name = "LOG")]
+        against: Option<PathBuf>,
+        /// The profiler trace of the --against run.
+        #[arg(long = "against-profile", value_name = "TRACE.json", requires = "against")]
+        against_profile: Option<PathBuf>,
+        /// Writes the --profile trace as Chrome trace JSON (Perfetto) with each device kernel
+        /// named by the graph nodes it computes.
+        #[arg(long, value_name = "OUT.json", requires = "profile")]
+        chrome: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -318,6 +344,15 @@ pub fn main() -> ExitCode {
             torch: torch.as_deref(),
             refresh,
             python: &python,
+            json,
+        }),
+        Some(Command::Kernels { log, compile, profile, against, against_profile, chrome, json }) => kernels::run(kernels::Args {
+            log: &log,
+            compile: compile.as_deref(),
+            profile: profile.as_deref(),
+            against: against.as_deref(),
+            against_profile: against_profile.as_deref(),
+            chrome: chrome.as_deref(),
             json,
         }),
         Some(Command::Devices { json }) => devices::run(json),

@@ -20,7 +20,9 @@ pub enum Fate {
     Composite,
     /// No kernel here, a CompositeImplicitAutograd body: expanded by tracing. `into` is the
     /// expansion torch traced on a backend without the kernel, when the table has one.
-    Expanded { elsewhere: Vec<String>, into: Option<Vec<String>> },
+    /// `via`: the op it always becomes first, which is the one lacking the kernel
+    /// (`rms_norm` → `_fused_rms_norm`).
+    Expanded { elsewhere: Vec<String>, into: Option<Vec<String>>, via: Option<String> },
     /// Neither a kernel here nor a composite body: the op cannot run on this backend at all (a
     /// kernel of the device the graph was exported on, like `_scaled_dot_product_flash_attention_for_cpu`).
     NoKernelNoComposite { elsewhere: Vec<String> },
@@ -51,7 +53,13 @@ impl NodeFate {
                 "node `{}` ({}) is composite on CPU, CUDA and XPU alike: expanded everywhere, as expected",
                 self.name, self.target
             ),
-            Fate::Expanded { elsewhere, into } => format!(
+            Fate::Expanded { elsewhere, via: Some(inner), .. } => format!(
+                "node `{}` ({}): {op} is composite everywhere and becomes aten.{inner}, and {backend} has no kernel for aten.{inner} (kernels on {}; torch {torch}), so tracing expands it before lite mode can keep it",
+                self.name,
+                self.target,
+                elsewhere.join(", ")
+            ),
+            Fate::Expanded { elsewhere, into, via: None } => format!(
                 "node `{}` ({}): {backend} has no kernel for {op} (kernels on {}; torch {torch}), so tracing expands its CompositeImplicitAutograd body{} before lite mode can keep it",
                 self.name,
                 self.target,
@@ -109,12 +117,40 @@ fn fate(table: &BackendTable, backend: Backend, graph: &Graph, id: NodeId, marks
         return Fate::Marked;
     }
     if facts.composite && facts.inductor_backends().is_empty() {
-        Fate::Composite
+        // Expanded everywhere, into ops that may themselves be backend-dependent: `rms_norm`
+        // becomes `_fused_rms_norm`, which CPU (and XPU before 2.12) has no kernel for.
+        match composite_products(table, name).into_iter().find_map(|op| {
+            let f = table.op_by_name(&op)?;
+            (!f.has_kernel(backend) && f.composite && !f.inductor_backends().is_empty()).then_some((op, f))
+        }) {
+            Some((op, f)) => Fate::Expanded { elsewhere: f.kernels.clone(), into: traced_expansion(table, &op, backend), via: Some(op) },
+            None => Fate::Composite,
+        }
     } else if facts.composite {
-        Fate::Expanded { elsewhere: facts.kernels.clone(), into: traced_expansion(table, name, backend) }
+        Fate::Expanded { elsewhere: facts.kernels.clone(), into: traced_expansion(table, name, backend), via: None }
     } else {
         Fate::NoKernelNoComposite { elsewhere: facts.kernels.clone() }
     }
+}
+
+/// The ops a composite-everywhere ATen op becomes, as torch traced the torch-level calls of the same
+/// name on CUDA (`rms_norm` ← `torch.nn.functional.rms_norm` → `_fused_rms_norm`).
+fn composite_products(table: &BackendTable, name: &str) -> Vec<String> {
+    let tables = std::iter::once(table).chain(crate::ops::backend::embedded().iter().filter(|t| !std::ptr::eq(*t, table)));
+    let mut out: Vec<String> = Vec::new();
+    for t in tables {
+        for (key, exp) in &t.expansions {
+            if key.rsplit('.').next() != Some(name) {
+                continue;
+            }
+            for op in exp.get("cuda").into_iter().flatten().flatten() {
+                if op != name && !out.contains(op) {
+                    out.push(op.clone());
+                }
+            }
+        }
+    }
+    out
 }
 
 /// What `name` becomes where it has no kernel, as torch traced it: a call whose CUDA trace is

@@ -22,17 +22,23 @@ fn param(cx: &OpCx, name: &str, n: usize) -> OpResult<Option<Vec<f64>>> {
     }
 }
 
-/// `(out, mean, rstd)` over the trailing `normalized_shape` dims; mean and rstd keep those dims as 1.
-fn layer_norm_impl(cx: &OpCx) -> OpResult<[Tensor; 3]> {
-    let x = float_input(cx)?;
+/// The trailing dims `normalized_shape` names, checked against `shape`, and their element count.
+fn normalized_dims(cx: &OpCx, shape: &[usize]) -> OpResult<(Vec<usize>, usize)> {
     let ns = cx.ints("normalized_shape")?;
     let k = ns.len();
-    let shape = x.shape();
     if k > shape.len() || shape[shape.len() - k..].iter().zip(&ns).any(|(&a, &b)| a as i64 != b) {
         return shape_err(format!("normalized_shape {ns:?} does not match the trailing dims of {shape:?}"));
     }
     let dims: Vec<usize> = (shape.len() - k..shape.len()).collect();
-    let n: usize = dims.iter().map(|&d| shape[d]).product();
+    let n = dims.iter().map(|&d| shape[d]).product();
+    Ok((dims, n))
+}
+
+/// `(out, mean, rstd)` over the trailing `normalized_shape` dims; mean and rstd keep those dims as 1.
+fn layer_norm_impl(cx: &OpCx) -> OpResult<[Tensor; 3]> {
+    let x = float_input(cx)?;
+    let shape = x.shape();
+    let (dims, n) = normalized_dims(cx, shape)?;
     let (w, b) = (param(cx, "weight", n)?, param(cx, "bias", n)?);
     let eps = cx.float_or("eps", 1e-5)?;
     // The normalised dims are the trailing ones, so rows are contiguous and in input order.
@@ -71,14 +77,8 @@ pub fn native_layer_norm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 /// keeps the normalised dims as 1 and is in the opmath dtype (float32 for half inputs).
 fn rms_norm_impl(cx: &OpCx) -> OpResult<[Tensor; 2]> {
     let x = float_input(cx)?;
-    let ns = cx.ints("normalized_shape")?;
-    let k = ns.len();
     let shape = x.shape();
-    if k > shape.len() || shape[shape.len() - k..].iter().zip(&ns).any(|(&a, &b)| a as i64 != b) {
-        return shape_err(format!("normalized_shape {ns:?} does not match the trailing dims of {shape:?}"));
-    }
-    let dims: Vec<usize> = (shape.len() - k..shape.len()).collect();
-    let n: usize = dims.iter().map(|&d| shape[d]).product();
+    let (dims, n) = normalized_dims(cx, shape)?;
     let w = param(cx, "weight", n)?;
     let eps = match cx.opt_float("eps")? {
         Some(e) => e,

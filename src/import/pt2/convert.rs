@@ -9,7 +9,7 @@ use super::schema::{self, Argument, InputSpec};
 use super::{weights, Layout, Pt2Error, SUPPORTED_SCHEMA_MAJOR};
 use crate::ir::{
     Arg, DType, Format, Graph, Guard, InputKind, Model, ModuleFrame, NamedArg, NodeMeta, Origin, SymIntArg, SymbolInfo, Weight, WeightData,
-    TensorMeta, ValueId, ValueKind,
+    TensorMeta, UnreadGuard, ValueId, ValueKind,
 };
 use crate::sym::{parse_infix_with, parse_srepr, Expr, Range};
 
@@ -376,10 +376,13 @@ impl Cx<'_> {
             let mut resolve = |atom: &str| source_atom(atom, graph, &forward_names, &user_inputs);
             match parse_infix_with(code, &mut resolve) {
                 Ok(expr) => model.guards.push(Guard { expr, source: code.clone() }),
-                Err(e) => model.warnings.push(format!(
-                    "{}: {}: guards_code[{i}] `{code}` is shown but not evaluated: {e}",
-                    self.file, self.entry
-                )),
+                Err(e) => {
+                    model.unread_guards.push(UnreadGuard { source: code.clone(), reason: e.to_string() });
+                    model.warnings.push(format!(
+                        "{}: {}: guards_code[{i}] `{code}` is shown but not evaluated: {e}",
+                        self.file, self.entry
+                    ))
+                }
             }
         }
     }

@@ -37,14 +37,20 @@ pub fn log_softmax(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R
     Ok(cx.kb.binary(BinOp::Sub, d, l)?)
 }
 
+/// The trailing dims `normalized_shape` names (1..=rank of them).
+fn normalized_dims(cx: &Ctx<'_>, node: &Node, rank: usize) -> Result<Vec<usize>, LowerError> {
+    let k = cx.ints_or(node, "normalized_shape", &[])?.len();
+    if k == 0 || k > rank {
+        return Err(cx.err(node, "normalized_shape must name 1..=rank trailing dims"));
+    }
+    Ok((rank - k..rank).collect())
+}
+
 pub fn layer_norm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     let v = cx.tensor(node, "input")?;
     let sizes = cx.sizes(v)?;
-    let k = cx.ints_or(node, "normalized_shape", &[])?.len();
-    if k == 0 || k > sizes.len() {
-        return Err(cx.err(node, "normalized_shape must name 1..=rank trailing dims"));
-    }
-    let dims: Vec<usize> = (sizes.len() - k..sizes.len()).collect();
+    let dims = normalized_dims(cx, node, sizes.len())?;
+    let k = dims.len();
     let r = Red { v, sizes: sizes.clone(), dims, base: idx.to_vec() };
     let mean = mean_of(cx, &r)?;
     let var = var_of(cx, &r, mean, 0.0)?;
@@ -72,11 +78,8 @@ pub fn layer_norm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Re
 pub fn rms_norm(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     let v = cx.tensor(node, "input")?;
     let sizes = cx.sizes(v)?;
-    let k = cx.ints_or(node, "normalized_shape", &[])?.len();
-    if k == 0 || k > sizes.len() {
-        return Err(cx.err(node, "normalized_shape must name 1..=rank trailing dims"));
-    }
-    let dims: Vec<usize> = (sizes.len() - k..sizes.len()).collect();
+    let dims = normalized_dims(cx, node, sizes.len())?;
+    let k = dims.len();
     let ss = cx.reduce_dims(RedOp::Sum, &sizes, &dims, idx, &mut |cx, i| {
         let x = cx.read(v, i)?;
         Ok(cx.kb.binary(BinOp::Mul, x, x)?)
