@@ -58,8 +58,9 @@ impl Axes {
     }
 }
 
+/// A dimension's tick: whole values as integers (1, 10, 100), others with two decimals.
 fn tick(v: f64) -> String {
-    if v.abs() >= 10.0 { format!("{v:.0}") } else { format!("{v:.2}") }
+    if v.abs() >= 10.0 || (v - v.round()).abs() < 1e-6 { format!("{v:.0}") } else { format!("{v:.2}") }
 }
 
 /// A time in µs with a unit that keeps it short: 12.5 µs, 3.2 ms, 14 s.
@@ -206,7 +207,8 @@ fn time_plot(ui: &mut Ui, s: &SweepState, cmds: &mut Vec<Command>) {
     let top = s.measured.iter().map(|p| ax.y(p.device_us)).fold(f64::MIN, f64::max);
     let plot = Plot::new("sweep-time")
         .height(260.0)
-        .legend(Legend::default())
+        // Top left: on log-log axes the small sizes sit low, and the flips' text runs along the top right.
+        .legend(Legend::default().position(egui_plot::Corner::LeftTop))
         .x_axis_label(format!("{symbol}{}", if ax.log_x { " (log)" } else { "" }))
         .y_axis_label(format!("device time{}", if ax.log_y { " (log)" } else { "" }))
         .y_axis_min_width(56.0)
