@@ -145,7 +145,7 @@ pub enum SweepError {
     #[error("no modes to sweep")]
     NoModes,
     #[error("{mode} mode at {symbol}={value}: {source}")]
-    Lower { mode: &'static str, symbol: String, value: i64, source: LowerError },
+    Lower { mode: &'static str, symbol: String, value: i64, source: Box<LowerError> },
     #[error("{mode} mode at {symbol}={value} on {backend}: {message}")]
     Run { mode: &'static str, symbol: String, value: i64, backend: &'static str, message: String },
     #[error("cancelled")]
@@ -185,6 +185,7 @@ pub fn plan_points(model: &Model, dim: &Dim, fixed: &Bindings, selection: &Selec
 
 /// Measures every mode of `options` at every value of `points` on `graph` of `model`.
 /// `progress` hears each finished point; `cancel` is read between measurements.
+#[allow(clippy::too_many_arguments)]
 pub fn run_sweep(
     model: &Model,
     graph: &Graph,
@@ -232,7 +233,7 @@ pub fn run_sweep(
             let recompiled = stale && compiled[m].is_some();
             if stale {
                 let plan = lower::lower(model, graph, mode, &options.marks)
-                    .map_err(|source| SweepError::Lower { mode: mode.name(), symbol: dim.symbol.clone(), value, source })?;
+                    .map_err(|e| SweepError::Lower { mode: mode.name(), symbol: dim.symbol.clone(), value, source: Box::new(e) })?;
                 compiled[m] = Some(Compiled::new(plan, guards.clone(), &mut device).map_err(|e| run_err(mode, value, e.to_string()))?);
                 compiles[m] += 1;
             }

@@ -70,7 +70,7 @@ fn no_guards_one_compile_and_traffic_grows_with_the_dimension() {
     assert!(csv.starts_with("s27,mode,device_us,"));
     let json = to_json(&s);
     assert_eq!(json["dim"], "s27");
-    assert_eq!(json["points"][0]["kernels"][0]["median_us"].as_f64().is_some(), true);
+    assert!(json["points"][0]["kernels"][0]["median_us"].as_f64().is_some());
 }
 
 #[test]

@@ -307,21 +307,6 @@ fn run(state: &mut AppState, ctx: &egui::Context) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn png_export_round_trips_the_captured_pixels() {
-        let mut image = egui::ColorImage::new([5, 3], egui::Color32::from_rgb(10, 20, 30));
-        image.pixels[7] = egui::Color32::from_rgb(200, 100, 50);
-        let bytes = super::encode_png(&image).unwrap();
-        let mut reader = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().unwrap();
-        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-        let info = reader.next_frame(&mut buf).unwrap();
-        assert_eq!((info.width, info.height), (5, 3));
-        assert_eq!(&buf[7 * 4..7 * 4 + 4], &[200, 100, 50, 255]);
-    }
-}
-
 #[cfg(feature = "file-dialog")]
 fn export_dialog(s: &mut SweepState, ctx: &egui::Context) {
     let Some(result) = s.result.clone() else { return };
@@ -395,4 +380,19 @@ fn save_png(s: &mut SweepState, image: egui::ColorImage, ctx: &egui::Context) {
 
 fn write_csv(s: &Sweep, path: &std::path::Path) -> Result<String, String> {
     std::fs::write(path, sweep::to_csv(s)).map(|_| format!("wrote {}", path.display())).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn png_export_round_trips_the_captured_pixels() {
+        let mut image = egui::ColorImage::new([5, 3], egui::Color32::from_rgb(10, 20, 30));
+        image.pixels[7] = egui::Color32::from_rgb(200, 100, 50);
+        let bytes = super::encode_png(&image).unwrap();
+        let mut reader = png::Decoder::new(std::io::Cursor::new(bytes)).read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!((info.width, info.height), (5, 3));
+        assert_eq!(&buf[7 * 4..7 * 4 + 4], &[200, 100, 50, 255]);
+    }
 }
