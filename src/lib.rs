@@ -18,5 +18,6 @@ pub mod npy;
 pub mod ops;
 pub mod runtime;
 pub mod shapes;
+pub mod sweep;
 pub mod sym;
 pub mod ui;
