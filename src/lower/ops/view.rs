@@ -101,7 +101,10 @@ pub fn transpose(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Res
         (a, b)
     };
     let mut in_idx = idx.to_vec();
-    in_idx.swap(a, b);
+    // Rank 0 and 1 accept dims 0/-1 and transpose nothing.
+    if a < n && b < n {
+        in_idx.swap(a, b);
+    }
     cx.read(v, &in_idx)
 }
 
