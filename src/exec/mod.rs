@@ -7,6 +7,7 @@
 //! and sizes evaluated under the bindings inferred from the user inputs. A mismatch is an error,
 //! so a wrong shape or type promotion cannot slip through silently.
 
+mod half;
 pub mod ops;
 mod random;
 pub mod tensor;
