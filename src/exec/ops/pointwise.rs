@@ -45,7 +45,7 @@ pub enum Operand<'a> {
 
 impl Operand<'_> {
     /// The operand as a tensor of `dtype`.
-    fn cast(&self, dtype: DType) -> OpResult<Tensor> {
+    pub(crate) fn cast(&self, dtype: DType) -> OpResult<Tensor> {
         match self {
             Operand::Tensor(t) if t.dtype() == dtype => Ok((*t).clone()),
             Operand::Tensor(t) => dtype_ok(t.cast(dtype)),
@@ -163,7 +163,7 @@ fn view<'a, T: Element>(t: &'a Tensor, shape: &[usize]) -> OpResult<ndarray::Arr
 }
 
 /// Elementwise `f` over two same-dtype tensors, broadcast.
-fn zip2<T: Element, U: Element>(a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> U) -> OpResult<Tensor> {
+pub(crate) fn zip2<T: Element, U: Element>(a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> U) -> OpResult<Tensor> {
     let shape = broadcast_shapes(&[a.shape(), b.shape()])?;
     let out: ArrayD<U> = Zip::from(view::<T>(a, &shape)?).and(view::<T>(b, &shape)?).map_collect(|&x, &y| f(x, y));
     Ok(Tensor::from_array(out))
@@ -171,12 +171,12 @@ fn zip2<T: Element, U: Element>(a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> U) -
 
 /// An arithmetic op: its float form, and its integer form (`None` = the op fails, e.g. an
 /// integer division by zero).
-struct Arith {
-    float: fn(f64, f64) -> f64,
-    int: fn(i64, i64) -> Option<i64>,
+pub(crate) struct Arith {
+    pub float: fn(f64, f64) -> f64,
+    pub int: fn(i64, i64) -> Option<i64>,
 }
 
-fn arith(a: Operand, b: Operand, out: DType, op: &Arith) -> OpResult<Tensor> {
+pub(crate) fn arith(a: Operand, b: Operand, out: DType, op: &Arith) -> OpResult<Tensor> {
     let (x, y) = (a.cast(out)?, b.cast(out)?);
     let int_err = || OpError::Unsupported("integer division by zero".into());
     match out {
@@ -228,9 +228,9 @@ fn add_like(cx: &OpCx, sign: f64, reverse: bool) -> OpResult<Vec<RtValue>> {
     one(arith(a, Operand::Tensor(&scaled), out, op)?)
 }
 
-const ADD: Arith = Arith { float: |a, b| a + b, int: |a, b| Some(a.wrapping_add(b)) };
-const SUB: Arith = Arith { float: |a, b| a - b, int: |a, b| Some(a.wrapping_sub(b)) };
-const MUL: Arith = Arith { float: |a, b| a * b, int: |a, b| Some(a.wrapping_mul(b)) };
+pub(crate) const ADD: Arith = Arith { float: |a, b| a + b, int: |a, b| Some(a.wrapping_add(b)) };
+pub(crate) const SUB: Arith = Arith { float: |a, b| a - b, int: |a, b| Some(a.wrapping_sub(b)) };
+pub(crate) const MUL: Arith = Arith { float: |a, b| a * b, int: |a, b| Some(a.wrapping_mul(b)) };
 
 pub fn add(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     add_like(cx, 1.0, false)
@@ -284,7 +284,7 @@ pub fn pow(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     )?)
 }
 
-fn nan_max(a: f64, b: f64) -> f64 {
+pub(crate) fn nan_max(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
         f64::NAN
     } else {
@@ -292,7 +292,7 @@ fn nan_max(a: f64, b: f64) -> f64 {
     }
 }
 
-fn nan_min(a: f64, b: f64) -> f64 {
+pub(crate) fn nan_min(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
         f64::NAN
     } else {
@@ -321,7 +321,7 @@ pub(crate) fn map_float(t: &Tensor, f: impl Fn(f64) -> f64) -> OpResult<Tensor> 
 }
 
 /// Applies `f` in the tensor's own dtype (integers through `i64`).
-fn map_keep(t: &Tensor, f: impl Fn(f64) -> f64, i: impl Fn(i64) -> i64) -> OpResult<Tensor> {
+pub(crate) fn map_keep(t: &Tensor, f: impl Fn(f64) -> f64, i: impl Fn(i64) -> i64) -> OpResult<Tensor> {
     Ok(match t.data() {
         Data::F32(a) => Tensor::from_array(a.mapv(|x| f(x as f64) as f32)),
         Data::F64(a) => Tensor::from_array(a.mapv(f)),
@@ -425,7 +425,7 @@ fn clamp_f(x: f64, lo: Option<f64>, hi: Option<f64>) -> f64 {
     y
 }
 
-fn clamp_impl(t: &Tensor, lo: Option<Scalar>, hi: Option<Scalar>) -> OpResult<Tensor> {
+pub(crate) fn clamp_impl(t: &Tensor, lo: Option<Scalar>, hi: Option<Scalar>) -> OpResult<Tensor> {
     if lo.is_none() && hi.is_none() {
         return Err(OpError::Arg { arg: "min".into(), message: "clamp needs at least one of min and max".into() });
     }
@@ -501,7 +501,7 @@ pub fn where_self(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 }
 
 /// `cond ? a : b` elementwise, broadcast; `a` and `b` share a dtype.
-fn select3(cond: &Tensor, a: &Tensor, b: &Tensor) -> OpResult<Tensor> {
+pub(crate) fn select3(cond: &Tensor, a: &Tensor, b: &Tensor) -> OpResult<Tensor> {
     fn go<T: Element>(c: &Tensor, a: &Tensor, b: &Tensor) -> OpResult<Tensor> {
         let shape = broadcast_shapes(&[c.shape(), a.shape(), b.shape()])?;
         let out: ArrayD<T> = Zip::from(view::<bool>(c, &shape)?)
@@ -537,7 +537,7 @@ pub fn masked_fill(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(r)
 }
 
-fn compare(cx: &OpCx, f: fn(f64, f64) -> bool, i: fn(i64, i64) -> bool) -> OpResult<Vec<RtValue>> {
+pub(crate) fn compare(cx: &OpCx, f: fn(f64, f64) -> bool, i: fn(i64, i64) -> bool) -> OpResult<Vec<RtValue>> {
     let (a, b) = (cx.operand("self")?, cx.operand("other")?);
     let common = result_type(&[a, b])?;
     let (x, y) = (a.cast(common)?, b.cast(common)?);
