@@ -49,12 +49,15 @@ struct Case {
     atol: Vec<f64>,
 }
 
-/// Per op: cases, and how many pass in each backend.
+/// Per op: cases, how many pass in each backend, and the ATen targets its graphs call (what
+/// `xpu-workbench ops` attributes the counts to).
 #[derive(Serialize, Deserialize, Default, Clone, Debug, PartialEq)]
 struct Counts {
     cases: usize,
     interp: usize,
     opencl: usize,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    targets: std::collections::BTreeSet<String>,
 }
 
 /// The members of one op archive.
@@ -200,6 +203,7 @@ fn opinfo_samples_match_pytorch() {
         let c = counts.entry(case.op.clone()).or_default();
         let d = by_dtype.entry(case.dtype.clone()).or_default();
         c.cases += 1;
+        c.targets.extend(case.targets.iter().filter(|t| !t.starts_with("_operator.") && !t.contains("_assert_")).cloned());
         d.cases += 1;
         for (backend, r) in [("interp", &interp), ("opencl", &opencl)] {
             match r {
@@ -226,7 +230,12 @@ fn opinfo_samples_match_pytorch() {
     }
     std::panic::set_hook(hook);
 
-    let total = counts.values().fold(Counts::default(), |a, c| Counts { cases: a.cases + c.cases, interp: a.interp + c.interp, opencl: a.opencl + c.opencl });
+    let total = counts.values().fold(Counts::default(), |a, c| Counts {
+        cases: a.cases + c.cases,
+        interp: a.interp + c.interp,
+        opencl: a.opencl + c.opencl,
+        targets: Default::default(),
+    });
     let pct = |n: usize| 100.0 * n as f64 / total.cases.max(1) as f64;
     println!("OpInfo cases from torch {} ({} ops, {} skipped at export):", index.torch, counts.len(), index.skipped.len());
     println!("  interpreter {}/{} ({:.1} %), OpenCL {}/{} ({:.1} %)", total.interp, total.cases, pct(total.interp), total.opencl, total.cases, pct(total.opencl));

@@ -8,6 +8,7 @@ mod decompose;
 mod devices;
 mod eval;
 mod inspect;
+mod ops;
 mod profile;
 mod shapes;
 
@@ -67,6 +68,14 @@ pub enum Command {
         file: PathBuf,
         #[arg(long = "mark", value_name = "SPEC")]
         marks: Vec<String>,
+    },
+    /// Per ATen op: Core ATen or not, interpreter and kernel coverage, OpInfo cases passing
+    /// (from the results tests/opinfo.rs writes); --markdown prints docs/OPS.md.
+    Ops {
+        #[arg(long)]
+        markdown: bool,
+        #[arg(long, default_value = "tests/data/opinfo_floor.json")]
+        results: PathBuf,
     },
     /// Every backend (Level Zero, OpenCL, reference): its device, or why it is unavailable.
     Devices {
@@ -233,6 +242,7 @@ pub fn main() -> ExitCode {
         Some(Command::Decompose { file, mode, marks, json }) => decompose::run(&file, &mode, &marks, json),
         Some(Command::CheckLite { file, marks }) => check_lite::run(&file, &marks),
         Some(Command::Devices { json }) => devices::run(json),
+        Some(Command::Ops { markdown, results }) => ops::run(markdown, &results),
         Some(Command::Eval { file, mode, marks, inputs, save_outputs, json }) => {
             eval::run(&file, &mode, &marks, &inputs, save_outputs.as_deref(), json)
         }
