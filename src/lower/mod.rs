@@ -91,7 +91,7 @@ pub enum LowerError {
     NoLowering { node: String, target: String },
     #[error("node `{node}` ({target}): {message}")]
     Unsupported { node: String, target: String, message: String },
-    #[error("value `{value}` has dtype {dtype}; generated kernels compute in float32 only")]
+    #[error("value `{value}` has dtype {dtype}; generated kernels store float32/16, bfloat16, integers and bool, not {dtype}")]
     DType { value: String, dtype: String },
     #[error("kernel expression: {0}")]
     Expr(#[from] KernelError),
@@ -270,12 +270,13 @@ fn build_kernel(
     let mut stores = Vec::new();
     for &k in outs {
         let value = lower(&mut cx, node, k, &coords)?;
-        let value = cx.check_f32(node, value)?;
         let out = graph.value(node.outputs[k]);
-        if out.tensor().map(|t| t.dtype) != Some(crate::ir::DType::F32) {
-            return Err(LowerError::DType { value: out.name.clone(), dtype: out.tensor().map(|t| t.dtype.name()).unwrap_or("?").into() });
-        }
-        let buf = cx.kb.buffer(&out.name, Access::Write);
+        let dtype = out.tensor().map(|t| t.dtype);
+        let Some(elem) = dtype.and_then(kernel::Elem::from_dtype) else {
+            return Err(LowerError::DType { value: out.name.clone(), dtype: dtype.map_or("?", |d| d.name()).into() });
+        };
+        let value = cx.kb.cast(value, elem.ty());
+        let buf = cx.kb.buffer_of(&out.name, Access::Write, elem);
         stores.push(Store { buf, value });
     }
     let prefix = if is_fallback { "fallback" } else { "fused" };

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use rspirv::dr::Operand;
-use rspirv::spirv::{self, CLOp, LoopControl, Word};
+use rspirv::spirv::{CLOp, LoopControl, Word};
 
 use super::types::LocalType;
 use super::writer::Writer;
@@ -58,12 +58,15 @@ impl<'k> Writer<'k> {
                     let (i64t, zero) = (self.ty_word(Ty::I64), self.types.i64(&mut self.b, 0));
                     idx = self.b.select(i64t, None, m, idx, zero)?;
                 }
-                let gptr = self.types.get(&mut self.b, LocalType::GlobalF32);
-                let ptr = self.b.in_bounds_ptr_access_chain(gptr, None, self.params[buf as usize], idx, [])?;
-                let v = self.b.load(ty, None, ptr, Some(spirv::MemoryAccess::ALIGNED), [Operand::LiteralBit32(4)])?;
+                let v = self.load_elem(buf, idx)?;
                 match mask {
                     Some(m) => {
-                        let o = self.types.f32(&mut self.b, f32::from_bits(other));
+                        let f = f32::from_bits(other);
+                        let o = match k.ty(e) {
+                            Ty::F32 => self.types.f32(&mut self.b, f),
+                            Ty::I64 => self.types.i64(&mut self.b, f as i64),
+                            Ty::Bool => self.types.bool(&mut self.b, f != 0.0),
+                        };
                         self.b.select(ty, None, m, v, o)?
                     }
                     None => v,
@@ -135,6 +138,10 @@ impl<'k> Writer<'k> {
             KExpr::ToF32(a) => {
                 let x = self.emit(a)?;
                 self.b.convert_s_to_f(ty, None, x)?
+            }
+            KExpr::Cast(a, to) => {
+                let x = self.emit(a)?;
+                self.cast(x, k.ty(a), to)?
             }
             KExpr::Reduce { op, var, extent, body } => self.reduce(op, var.0, extent, body)?,
         };
