@@ -159,6 +159,12 @@ fn run_case(
         Some(dev) => catch_unwind(AssertUnwindSafe(|| -> Outcome {
             let plan = lower::lower(&model, graph, Mode::None, &Marks::default()).map_err(|e| e.to_string())?;
             let modules = compile_plan(&plan).map_err(|e| e.to_string())?;
+            // Every module the case produced must validate, whatever the driver accepts.
+            for m in modules.iter().flatten() {
+                if let Some(Err(e)) = common::spirv_val(m) {
+                    return Err(format!("spirv-val rejects `{}`: {}", m.name, e.lines().next().unwrap_or("")));
+                }
+            }
             let b = exec::infer_bindings(&model, &plan.graph, &inputs).map_err(|e| e.to_string())?;
             let r = run_on_device(dev, &plan, &modules, &model, &inputs, &b).map_err(|e| e.to_string())?;
             compare(case, &r.outputs, &want)

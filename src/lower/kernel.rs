@@ -45,6 +45,30 @@ pub enum UnOp {
     Floor,
     Ceil,
     Not,
+    /// The rest of OpenCL's float math built-ins, one each.
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Exp2,
+    Expm1,
+    Log2,
+    Log10,
+    Log1p,
+    Erfc,
+    Lgamma,
+    Trunc,
+    /// Round half to even (`rint`), as `torch.round`.
+    Rint,
+    /// Bitwise complement of an integer.
+    BitNot,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -60,6 +84,14 @@ pub enum BinOp {
     Pow,
     And,
     Or,
+    /// `atan2`, `hypot`, `copysign`: OpenCL built-ins on floats.
+    Atan2,
+    Hypot,
+    CopySign,
+    /// Bitwise ops on integers.
+    BitAnd,
+    BitOr,
+    BitXor,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

@@ -1,5 +1,5 @@
 //! Buffer element types: the pointer type of each storage, and the conversions between storage
-//! and the three compute types on load and store (float16 through `OpFConvert`, bfloat16 by its
+//! and the three compute types on load and store (float16 through `vload_half`/`vstore_half`, bfloat16 by its
 //! bits, narrow integers sign- or zero-extended to i64 and truncated back, bool as a byte).
 
 use rspirv::dr::Operand;
@@ -16,7 +16,9 @@ pub(super) fn capabilities(elems: impl Iterator<Item = Elem>) -> Vec<Capability>
     let mut caps = Vec::new();
     for e in elems {
         let c = match e {
-            Elem::F16 => Capability::Float16,
+            // Half pointers only: values are converted by vload_half/vstore_half, so the module
+            // needs no half arithmetic (the Float16 capability, an extension in OpenCL).
+            Elem::F16 => Capability::Float16Buffer,
             Elem::BF16 | Elem::I16 => Capability::Int16,
             Elem::I8 | Elem::U8 | Elem::Bool => Capability::Int8,
             _ => continue,
@@ -53,6 +55,11 @@ impl<'k> Writer<'k> {
 
     /// `buffer[index]` converted to the buffer's compute type.
     pub(super) fn load_elem(&mut self, buf: u32, index: Word) -> Result<Word, CodegenError> {
+        if self.k.buffers[buf as usize].elem == Elem::F16 {
+            let f32t = self.ty_word(Ty::F32);
+            let base = self.params[buf as usize];
+            return self.cl(f32t, spirv::CLOp::vload_half, &[index, base]);
+        }
         let (e, ptr) = self.elem_ptr(buf, index)?;
         let (st, _) = storage(e);
         let st = self.types.get(&mut self.b, st);
@@ -60,7 +67,7 @@ impl<'k> Writer<'k> {
         let ty = self.ty_word(e.ty());
         Ok(match e {
             Elem::F32 | Elem::I64 => raw,
-            Elem::F16 => self.b.f_convert(ty, None, raw)?,
+            Elem::F16 => return Err(CodegenError::Unsupported("float16 loads go through vload_half".into())),
             Elem::BF16 => {
                 let u32t = self.types.get(&mut self.b, LocalType::I32);
                 let wide = self.b.u_convert(u32t, None, raw)?;
@@ -80,12 +87,19 @@ impl<'k> Writer<'k> {
 
     /// Stores `v` (of the buffer's compute type) at `buffer[index]`.
     pub(super) fn store_elem(&mut self, buf: u32, index: Word, v: Word) -> Result<(), CodegenError> {
+        if self.k.buffers[buf as usize].elem == Elem::F16 {
+            // vstore_half rounds to nearest even (the default rounding mode).
+            let void = self.types.get(&mut self.b, LocalType::Void);
+            let base = self.params[buf as usize];
+            self.cl(void, spirv::CLOp::vstore_half, &[v, index, base])?;
+            return Ok(());
+        }
         let (e, ptr) = self.elem_ptr(buf, index)?;
         let (st, _) = storage(e);
         let st = self.types.get(&mut self.b, st);
         let raw = match e {
             Elem::F32 | Elem::I64 => v,
-            Elem::F16 => self.b.f_convert(st, None, v)?,
+            Elem::F16 => return Err(CodegenError::Unsupported("float16 stores go through vstore_half".into())),
             Elem::BF16 => self.bf16_bits(v, st)?,
             Elem::I32 | Elem::I16 | Elem::I8 | Elem::U8 => self.b.s_convert(st, None, v)?,
             Elem::Bool => {

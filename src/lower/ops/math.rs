@@ -1,0 +1,708 @@
+//! The rest of the elementwise ops: OpenCL's float built-ins, rounding, predicates,
+//! comparisons and selects, logical and bitwise ops, the binary float functions, factories
+//! (`full`, `ones_like`, `new_zeros`, …) and index-remapping ops (`pad`, `flip`, `roll`,
+//! `repeat`, `tril`/`triu`, `.mT`) that read their input at computed coordinates.
+
+use super::super::ctx::{wrap_dims, Ctx};
+use super::super::kernel::{BinOp, CmpOp, ExprId, KernelBuilder, Ty, UnOp};
+use super::super::LowerError;
+use super::pointwise::{arg, num, out_sizes, out_ty};
+use crate::ir::{Arg, Node, ValueId};
+
+type R = Result<ExprId, LowerError>;
+
+/// A float-only function: operands become f32 (an integer input gives a float32 output).
+fn float1(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], f: impl FnOnce(&mut KernelBuilder, ExprId) -> R) -> R {
+    let x = arg(cx, node, "self", idx)?;
+    if cx.kb.ty(x) != Ty::F32 {
+        return Err(cx.err(node, "expected a float result"));
+    }
+    f(&mut cx.kb, x)
+}
+
+macro_rules! float_unary {
+    ($($name:ident => $op:ident;)*) => {
+        $(pub fn $name(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+            float1(cx, node, idx, |kb, x| Ok(kb.unary(UnOp::$op, x)))
+        })*
+    };
+}
+
+float_unary! {
+    sin => Sin;
+    cos => Cos;
+    tan => Tan;
+    asin => Asin;
+    acos => Acos;
+    atan => Atan;
+    sinh => Sinh;
+    cosh => Cosh;
+    asinh => Asinh;
+    acosh => Acosh;
+    atanh => Atanh;
+    exp2 => Exp2;
+    expm1 => Expm1;
+    log2 => Log2;
+    log10 => Log10;
+    log1p => Log1p;
+    erfc => Erfc;
+    lgamma => Lgamma;
+}
+
+/// Rounding: the identity on integers and bool.
+fn rounding(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], op: UnOp) -> R {
+    let x = arg(cx, node, "self", idx)?;
+    if cx.kb.ty(x) != Ty::F32 {
+        return Ok(x);
+    }
+    Ok(cx.kb.unary(op, x))
+}
+
+pub fn floor(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    rounding(cx, node, idx, UnOp::Floor)
+}
+
+pub fn ceil(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    rounding(cx, node, idx, UnOp::Ceil)
+}
+
+pub fn trunc(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    rounding(cx, node, idx, UnOp::Trunc)
+}
+
+/// `round(x, decimals)`: half to even, scaled by 10^decimals.
+pub fn round(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let d = cx.int_or(node, "decimals", 0)?;
+    let x = arg(cx, node, "self", idx)?;
+    if cx.kb.ty(x) != Ty::F32 {
+        return Ok(x);
+    }
+    if d == 0 {
+        return Ok(cx.kb.unary(UnOp::Rint, x));
+    }
+    let s = cx.kb.f32(10f32.powi(d as i32));
+    let y = cx.kb.binary(BinOp::Mul, x, s)?;
+    let y = cx.kb.unary(UnOp::Rint, y);
+    Ok(cx.kb.binary(BinOp::Div, y, s)?)
+}
+
+pub fn frac(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    float1(cx, node, idx, |kb, x| {
+        let t = kb.unary(UnOp::Trunc, x);
+        Ok(kb.binary(BinOp::Sub, x, t)?)
+    })
+}
+
+pub fn positive(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    arg(cx, node, "self", idx)
+}
+
+pub fn square(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let x = arg(cx, node, "self", idx)?;
+    Ok(cx.kb.binary(BinOp::Mul, x, x)?)
+}
+
+/// `sign`: -1, 0 or 1 (NaN stays NaN).
+pub fn sign(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let x = arg(cx, node, "self", idx)?;
+    let kb = &mut cx.kb;
+    let (zero, one) = (num(kb, 0.0, x), num(kb, 1.0, x));
+    let minus = num(kb, -1.0, x);
+    let pos = kb.cmp(CmpOp::Gt, x, zero)?;
+    let neg = kb.cmp(CmpOp::Lt, x, zero)?;
+    let r = kb.select(neg, minus, x)?;
+    let r = kb.select(pos, one, r)?;
+    let is_zero = kb.cmp(CmpOp::Eq, x, zero)?;
+    Ok(kb.select(is_zero, zero, r)?)
+}
+
+fn scale(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], k: f32) -> R {
+    float1(cx, node, idx, |kb, x| {
+        let c = kb.f32(k);
+        Ok(kb.binary(BinOp::Mul, x, c)?)
+    })
+}
+
+pub fn deg2rad(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    scale(cx, node, idx, std::f32::consts::PI / 180.0)
+}
+
+pub fn rad2deg(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    scale(cx, node, idx, 180.0 / std::f32::consts::PI)
+}
+
+/// `log(1 + exp(βx)) / β`, linear above the threshold.
+pub fn softplus(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let (beta, th) = (cx.float_or(node, "beta", 1.0)? as f32, cx.float_or(node, "threshold", 20.0)? as f32);
+    float1(cx, node, idx, |kb, x| softplus_of(kb, x, beta, th))
+}
+
+fn softplus_of(kb: &mut KernelBuilder, x: ExprId, beta: f32, th: f32) -> R {
+    let (b, t) = (kb.f32(beta), kb.f32(th));
+    let bx = kb.binary(BinOp::Mul, x, b)?;
+    let e = kb.unary(UnOp::Exp, bx);
+    let l = kb.unary(UnOp::Log1p, e);
+    let l = kb.binary(BinOp::Div, l, b)?;
+    let big = kb.cmp(CmpOp::Gt, bx, t)?;
+    Ok(kb.select(big, x, l)?)
+}
+
+pub fn mish(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    float1(cx, node, idx, |kb, x| {
+        let s = softplus_of(kb, x, 1.0, 20.0)?;
+        let t = kb.unary(UnOp::Tanh, s);
+        Ok(kb.binary(BinOp::Mul, x, t)?)
+    })
+}
+
+pub fn log_sigmoid(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    // -softplus(-x), computed stably: min(x, 0) - log1p(exp(-|x|)).
+    float1(cx, node, idx, |kb, x| {
+        let zero = kb.f32(0.0);
+        let m = kb.binary(BinOp::Min, x, zero)?;
+        let a = kb.unary(UnOp::Abs, x);
+        let na = kb.unary(UnOp::Neg, a);
+        let e = kb.unary(UnOp::Exp, na);
+        let l = kb.unary(UnOp::Log1p, e);
+        Ok(kb.binary(BinOp::Sub, m, l)?)
+    })
+}
+
+/// `scale·x` above 0, `scale·α·(exp(x·input_scale) − 1)` below (elu, and selu's constants).
+fn elu_of(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], alpha: f32, scale: f32, input_scale: f32) -> R {
+    float1(cx, node, idx, |kb, x| {
+        let (a, s, is, zero) = (kb.f32(alpha), kb.f32(scale), kb.f32(input_scale), kb.f32(0.0));
+        let xi = kb.binary(BinOp::Mul, x, is)?;
+        let e = kb.unary(UnOp::Expm1, xi);
+        let neg = kb.binary(BinOp::Mul, a, e)?;
+        let pos = kb.cmp(CmpOp::Gt, x, zero)?;
+        let r = kb.select(pos, x, neg)?;
+        Ok(kb.binary(BinOp::Mul, s, r)?)
+    })
+}
+
+pub fn elu(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let (a, s, is) = (cx.float_or(node, "alpha", 1.0)?, cx.float_or(node, "scale", 1.0)?, cx.float_or(node, "input_scale", 1.0)?);
+    elu_of(cx, node, idx, a as f32, s as f32, is as f32)
+}
+
+pub fn selu(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    elu_of(cx, node, idx, 1.673_263_2, 1.050_701, 1.0)
+}
+
+pub fn celu(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let a = cx.float_or(node, "alpha", 1.0)? as f32;
+    elu_of(cx, node, idx, a, 1.0, 1.0 / a)
+}
+
+pub fn leaky_relu(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let slope = cx.float_or(node, "negative_slope", 0.01)? as f32;
+    float1(cx, node, idx, |kb, x| {
+        let (s, zero) = (kb.f32(slope), kb.f32(0.0));
+        let y = kb.binary(BinOp::Mul, x, s)?;
+        let pos = kb.cmp(CmpOp::Gt, x, zero)?;
+        Ok(kb.select(pos, x, y)?)
+    })
+}
+
+pub fn hardshrink(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let l = cx.float_or(node, "lambd", 0.5)? as f32;
+    float1(cx, node, idx, |kb, x| {
+        let (lo, hi, zero) = (kb.f32(-l), kb.f32(l), kb.f32(0.0));
+        let a = kb.cmp(CmpOp::Ge, x, lo)?;
+        let b = kb.cmp(CmpOp::Le, x, hi)?;
+        let inside = kb.and(a, b)?;
+        Ok(kb.select(inside, zero, x)?)
+    })
+}
+
+pub fn softshrink(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let l = cx.float_or(node, "lambd", 0.5)? as f32;
+    float1(cx, node, idx, |kb, x| {
+        let (lo, hi, zero) = (kb.f32(-l), kb.f32(l), kb.f32(0.0));
+        let above = kb.cmp(CmpOp::Gt, x, hi)?;
+        let below = kb.cmp(CmpOp::Lt, x, lo)?;
+        let down = kb.binary(BinOp::Sub, x, hi)?;
+        let up = kb.binary(BinOp::Sub, x, lo)?;
+        let r = kb.select(below, up, zero)?;
+        Ok(kb.select(above, down, r)?)
+    })
+}
+
+pub fn threshold(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let (th, v) = (cx.float_or(node, "threshold", 0.0)? as f32, cx.float_or(node, "value", 0.0)? as f32);
+    let x = arg(cx, node, "self", idx)?;
+    let kb = &mut cx.kb;
+    let (t, val) = (num(kb, th, x), num(kb, v, x));
+    let le = kb.cmp(CmpOp::Le, x, t)?;
+    Ok(kb.select(le, val, x)?)
+}
+
+/// `isnan` and friends: bool results from the float (or integer) input.
+fn predicate(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], f: impl FnOnce(&mut KernelBuilder, ExprId) -> R) -> R {
+    let sizes = out_sizes(cx, node)?;
+    let x = cx.operand(node, "self", idx, &sizes)?;
+    if cx.kb.ty(x) != Ty::F32 {
+        // Integers are finite and never NaN: every predicate here is false on them but isfinite.
+        return Ok(cx.kb.bool(node.target == "aten.isfinite.default"));
+    }
+    f(&mut cx.kb, x)
+}
+
+pub fn isnan(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    predicate(cx, node, idx, |kb, x| Ok(kb.cmp(CmpOp::Ne, x, x)?))
+}
+
+fn is_inf(kb: &mut KernelBuilder, x: ExprId) -> R {
+    let a = kb.unary(UnOp::Abs, x);
+    let inf = kb.f32(f32::INFINITY);
+    Ok(kb.cmp(CmpOp::Eq, a, inf)?)
+}
+
+pub fn isinf(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    predicate(cx, node, idx, is_inf)
+}
+
+pub fn isfinite(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    predicate(cx, node, idx, |kb, x| {
+        let a = kb.unary(UnOp::Abs, x);
+        let inf = kb.f32(f32::INFINITY);
+        Ok(kb.cmp(CmpOp::Lt, a, inf)?)
+    })
+}
+
+pub fn isposinf(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    predicate(cx, node, idx, |kb, x| {
+        let inf = kb.f32(f32::INFINITY);
+        Ok(kb.cmp(CmpOp::Eq, x, inf)?)
+    })
+}
+
+pub fn isneginf(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    predicate(cx, node, idx, |kb, x| {
+        let inf = kb.f32(f32::NEG_INFINITY);
+        Ok(kb.cmp(CmpOp::Eq, x, inf)?)
+    })
+}
+
+/// Two operands in their common compute type: f32 if either is float, else i64.
+fn common(cx: &mut Ctx<'_>, node: &Node, a: &str, b: &str, idx: &[ExprId]) -> Result<(ExprId, ExprId), LowerError> {
+    let sizes = out_sizes(cx, node)?;
+    let x = cx.operand(node, a, idx, &sizes)?;
+    let y = cx.operand(node, b, idx, &sizes)?;
+    // A Python number next to an integer tensor compares as the tensor's type.
+    let y_is_number = cx.opt_tensor(node, b).is_none();
+    let t = match (cx.kb.ty(x), cx.kb.ty(y)) {
+        (Ty::F32, _) => Ty::F32,
+        (_, Ty::F32) if !y_is_number => Ty::F32,
+        (_, Ty::F32) if matches!(node.arg(b), Some(Arg::Float(f)) if f.fract() != 0.0 || !f.is_finite()) => Ty::F32,
+        _ => Ty::I64,
+    };
+    Ok((cx.kb.cast(x, t), cx.kb.cast(y, t)))
+}
+
+fn compare(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], op: CmpOp) -> R {
+    let (x, y) = common(cx, node, "self", "other", idx)?;
+    Ok(cx.kb.cmp(op, x, y)?)
+}
+
+macro_rules! comparisons {
+    ($($name:ident => $op:ident;)*) => {
+        $(pub fn $name(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+            compare(cx, node, idx, CmpOp::$op)
+        })*
+    };
+}
+
+comparisons! {
+    eq => Eq;
+    ne => Ne;
+    lt => Lt;
+    le => Le;
+    gt => Gt;
+    ge => Ge;
+}
+
+fn as_bool(cx: &mut Ctx<'_>, node: &Node, name: &str, idx: &[ExprId]) -> R {
+    let sizes = out_sizes(cx, node)?;
+    let x = cx.operand(node, name, idx, &sizes)?;
+    Ok(cx.kb.cast(x, Ty::Bool))
+}
+
+pub fn logical_not(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let x = as_bool(cx, node, "self", idx)?;
+    Ok(cx.kb.unary(UnOp::Not, x))
+}
+
+fn logical(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], op: BinOp) -> R {
+    let x = as_bool(cx, node, "self", idx)?;
+    let y = as_bool(cx, node, "other", idx)?;
+    Ok(cx.kb.binary(op, x, y)?)
+}
+
+pub fn logical_and(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    logical(cx, node, idx, BinOp::BitAnd)
+}
+
+pub fn logical_or(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    logical(cx, node, idx, BinOp::BitOr)
+}
+
+pub fn logical_xor(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    logical(cx, node, idx, BinOp::BitXor)
+}
+
+fn bitwise(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], op: BinOp) -> R {
+    let x = arg(cx, node, "self", idx)?;
+    let y = arg(cx, node, "other", idx)?;
+    if cx.kb.ty(x) != Ty::I64 {
+        return Err(cx.err(node, "bitwise ops take integers or bool"));
+    }
+    Ok(cx.kb.binary(op, x, y)?)
+}
+
+pub fn bitwise_and(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    bitwise(cx, node, idx, BinOp::BitAnd)
+}
+
+pub fn bitwise_or(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    bitwise(cx, node, idx, BinOp::BitOr)
+}
+
+pub fn bitwise_xor(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    bitwise(cx, node, idx, BinOp::BitXor)
+}
+
+pub fn bitwise_not(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let sizes = out_sizes(cx, node)?;
+    let x = cx.operand(node, "self", idx, &sizes)?;
+    match cx.kb.ty(x) {
+        Ty::Bool => Ok(cx.kb.unary(UnOp::Not, x)),
+        Ty::I64 => Ok(cx.kb.unary(UnOp::BitNot, x)),
+        Ty::F32 => Err(cx.err(node, "bitwise_not of a float tensor")),
+    }
+}
+
+/// `where(condition, self, other)`.
+pub fn where_(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let c = as_bool(cx, node, "condition", idx)?;
+    let x = arg(cx, node, "self", idx)?;
+    let y = arg(cx, node, "other", idx)?;
+    Ok(cx.kb.select(c, x, y)?)
+}
+
+/// `masked_fill(self, mask, value)`.
+pub fn masked_fill(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let m = as_bool(cx, node, "mask", idx)?;
+    let x = arg(cx, node, "self", idx)?;
+    let v = arg(cx, node, "value", idx)?;
+    Ok(cx.kb.select(m, v, x)?)
+}
+
+fn float2(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], f: impl FnOnce(&mut KernelBuilder, ExprId, ExprId) -> R) -> R {
+    let x = arg(cx, node, "self", idx)?;
+    let y = arg(cx, node, "other", idx)?;
+    if cx.kb.ty(x) != Ty::F32 {
+        return Err(cx.err(node, "expected a float result"));
+    }
+    f(&mut cx.kb, x, y)
+}
+
+pub fn atan2(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    float2(cx, node, idx, |kb, x, y| Ok(kb.binary(BinOp::Atan2, x, y)?))
+}
+
+pub fn hypot(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    float2(cx, node, idx, |kb, x, y| Ok(kb.binary(BinOp::Hypot, x, y)?))
+}
+
+pub fn copysign(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    float2(cx, node, idx, |kb, x, y| Ok(kb.binary(BinOp::CopySign, x, y)?))
+}
+
+pub fn logaddexp(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    float2(cx, node, idx, |kb, x, y| {
+        let m = kb.binary(BinOp::Max, x, y)?;
+        let (dx, dy) = (kb.binary(BinOp::Sub, x, m)?, kb.binary(BinOp::Sub, y, m)?);
+        let (ex, ey) = (kb.unary(UnOp::Exp, dx), kb.unary(UnOp::Exp, dy));
+        let s = kb.binary(BinOp::Add, ex, ey)?;
+        let l = kb.unary(UnOp::Log, s);
+        let r = kb.binary(BinOp::Add, m, l)?;
+        // Both -inf (or the same infinity): the max itself.
+        let inf = is_inf(kb, m)?;
+        Ok(kb.select(inf, m, r)?)
+    })
+}
+
+pub fn xlogy(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    float2(cx, node, idx, |kb, x, y| {
+        let zero = kb.f32(0.0);
+        let l = kb.unary(UnOp::Log, y);
+        let p = kb.binary(BinOp::Mul, x, l)?;
+        let x0 = kb.cmp(CmpOp::Eq, x, zero)?;
+        let ynan = kb.cmp(CmpOp::Ne, y, y)?;
+        let r = kb.select(x0, zero, p)?;
+        Ok(kb.select(ynan, y, r)?)
+    })
+}
+
+/// `fmod` (sign of the dividend) and `remainder` (sign of the divisor).
+fn modulo(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], python: bool) -> R {
+    let x = arg(cx, node, "self", idx)?;
+    let y = arg(cx, node, "other", idx)?;
+    let kb = &mut cx.kb;
+    let r = kb.binary(BinOp::Rem, x, y)?;
+    if !python {
+        return Ok(r);
+    }
+    let zero = num(kb, 0.0, r);
+    let nz = kb.cmp(CmpOp::Ne, r, zero)?;
+    let (rn, yn) = (kb.cmp(CmpOp::Lt, r, zero)?, kb.cmp(CmpOp::Lt, y, zero)?);
+    let (ri, yi) = (kb.cast(rn, Ty::I64), kb.cast(yn, Ty::I64));
+    let differ = kb.cmp(CmpOp::Ne, ri, yi)?;
+    let fix = kb.and(nz, differ)?;
+    let ry = kb.binary(BinOp::Add, r, y)?;
+    Ok(kb.select(fix, ry, r)?)
+}
+
+pub fn fmod(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    modulo(cx, node, idx, false)
+}
+
+pub fn remainder(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    modulo(cx, node, idx, true)
+}
+
+/// `fmax`/`fmin` ignore NaN, as OpenCL's built-ins do.
+pub fn fmax(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let (x, y) = (arg(cx, node, "self", idx)?, arg(cx, node, "other", idx)?);
+    Ok(cx.kb.binary(BinOp::Max, x, y)?)
+}
+
+pub fn fmin(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let (x, y) = (arg(cx, node, "self", idx)?, arg(cx, node, "other", idx)?);
+    Ok(cx.kb.binary(BinOp::Min, x, y)?)
+}
+
+/// A constant of the output's dtype: `full`, `zeros`, `ones`, `*_like`, `new_*`, `empty`
+/// (zeros, as the interpreter gives), `fill`, `scalar_tensor`.
+fn constant(cx: &mut Ctx<'_>, node: &Node, v: f64) -> R {
+    let ty = out_ty(cx, node)?;
+    let c = cx.kb.f32(v as f32);
+    Ok(match ty {
+        Ty::I64 => cx.kb.i64(v as i64),
+        t => cx.kb.cast(c, t),
+    })
+}
+
+fn fill_value(cx: &Ctx<'_>, node: &Node, name: &str) -> Result<f64, LowerError> {
+    match node.arg(name) {
+        Some(Arg::Bool(b)) => Ok(*b as i32 as f64),
+        _ => cx.float_or(node, name, 0.0),
+    }
+}
+
+pub fn zeros(cx: &mut Ctx<'_>, node: &Node, _: usize, _: &[ExprId]) -> R {
+    constant(cx, node, 0.0)
+}
+
+pub fn ones(cx: &mut Ctx<'_>, node: &Node, _: usize, _: &[ExprId]) -> R {
+    constant(cx, node, 1.0)
+}
+
+pub fn full(cx: &mut Ctx<'_>, node: &Node, _: usize, _: &[ExprId]) -> R {
+    let v = fill_value(cx, node, "fill_value")?;
+    constant(cx, node, v)
+}
+
+pub fn fill(cx: &mut Ctx<'_>, node: &Node, _: usize, _: &[ExprId]) -> R {
+    let v = fill_value(cx, node, "value")?;
+    constant(cx, node, v)
+}
+
+pub fn scalar_tensor(cx: &mut Ctx<'_>, node: &Node, _: usize, _: &[ExprId]) -> R {
+    let v = fill_value(cx, node, "s")?;
+    constant(cx, node, v)
+}
+
+fn input(cx: &Ctx<'_>, node: &Node) -> Result<ValueId, LowerError> {
+    cx.tensor(node, "self")
+}
+
+/// `tril`/`triu`: the element where `col − row` is on the kept side of `diagonal`, else 0.
+fn triangle(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], upper: bool) -> R {
+    let v = input(cx, node)?;
+    let k = cx.int_or(node, "diagonal", 0)?;
+    let n = idx.len();
+    if n < 2 {
+        return Err(cx.err(node, "needs at least 2 dims"));
+    }
+    let x = cx.read(v, idx)?;
+    let kb = &mut cx.kb;
+    let d = kb.binary(BinOp::Sub, idx[n - 1], idx[n - 2])?;
+    let k = kb.i64(k);
+    let keep = if upper { kb.cmp(CmpOp::Ge, d, k)? } else { kb.cmp(CmpOp::Le, d, k)? };
+    let zero = num(kb, 0.0, x);
+    Ok(kb.select(keep, x, zero)?)
+}
+
+pub fn tril(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    triangle(cx, node, idx, false)
+}
+
+pub fn triu(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    triangle(cx, node, idx, true)
+}
+
+/// `pad(self, pad, mode, value)` / `constant_pad_nd(self, pad, value)`: the output coordinate
+/// minus the leading pad, mapped back into range by the mode (constant: out of range is `value`).
+pub fn pad(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let v = input(cx, node)?;
+    let pads = cx.ints_or(node, "pad", &[])?;
+    let mode = cx.str_or(node, "mode", "constant")?.to_string();
+    let value = cx.float_or(node, "value", 0.0)? as f32;
+    let sizes = cx.sizes(v)?;
+    let nd = sizes.len();
+    if pads.len() % 2 != 0 || pads.len() / 2 > nd {
+        return Err(cx.err(node, format!("pad {pads:?} does not fit rank {nd}")));
+    }
+    let mut in_idx = idx.to_vec();
+    let mut inside: Option<ExprId> = None;
+    let (zero, one) = (cx.kb.i64(0), cx.kb.i64(1));
+    for (k, pair) in pads.chunks(2).enumerate() {
+        let d = nd - 1 - k;
+        let n = cx.kb.size(&sizes[d]);
+        let lo = cx.kb.i64(pair[0]);
+        let i = cx.kb.binary(BinOp::Sub, idx[d], lo)?;
+        let last = cx.kb.binary(BinOp::Sub, n, one)?;
+        let kb = &mut cx.kb;
+        in_idx[d] = match mode.as_str() {
+            "constant" => {
+                let ge = kb.cmp(CmpOp::Ge, i, zero)?;
+                let lt = kb.cmp(CmpOp::Lt, i, n)?;
+                let ok = kb.and(ge, lt)?;
+                inside = Some(match inside {
+                    None => ok,
+                    Some(p) => kb.and(p, ok)?,
+                });
+                let c = kb.binary(BinOp::Max, i, zero)?;
+                kb.binary(BinOp::Min, c, last)?
+            }
+            "reflect" => {
+                // |i|, then mirror past the end: 2(n−1) − i.
+                let neg = kb.cmp(CmpOp::Lt, i, zero)?;
+                let ni = kb.binary(BinOp::Sub, zero, i)?;
+                let a = kb.select(neg, ni, i)?;
+                let two = kb.i64(2);
+                let m = kb.binary(BinOp::Mul, two, last)?;
+                let mirrored = kb.binary(BinOp::Sub, m, a)?;
+                let past = kb.cmp(CmpOp::Gt, a, last)?;
+                kb.select(past, mirrored, a)?
+            }
+            "replicate" => {
+                let c = kb.binary(BinOp::Max, i, zero)?;
+                kb.binary(BinOp::Min, c, last)?
+            }
+            "circular" => {
+                // ((i mod n) + n) mod n: s_rem keeps the dividend's sign.
+                let r = kb.binary(BinOp::Rem, i, n)?;
+                let r = kb.binary(BinOp::Add, r, n)?;
+                kb.binary(BinOp::Rem, r, n)?
+            }
+            m => return Err(cx.err(node, format!("padding mode `{m}` is not supported"))),
+        };
+    }
+    let x = cx.read(v, &in_idx)?;
+    match inside {
+        None => Ok(x),
+        Some(ok) => {
+            let c = num(&mut cx.kb, value, x);
+            Ok(cx.kb.select(ok, x, c)?)
+        }
+    }
+}
+
+/// `flip(dims)`: `n − 1 − i` along each flipped dim.
+fn flip_dims(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], dims: &[usize]) -> R {
+    let v = input(cx, node)?;
+    let sizes = cx.sizes(v)?;
+    let one = cx.kb.i64(1);
+    let mut in_idx = idx.to_vec();
+    for &d in dims {
+        let n = cx.kb.size(&sizes[d]);
+        let last = cx.kb.binary(BinOp::Sub, n, one)?;
+        in_idx[d] = cx.kb.binary(BinOp::Sub, last, idx[d])?;
+    }
+    cx.read(v, &in_idx)
+}
+
+pub fn flip(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let dims = cx.ints_or(node, "dims", &[])?;
+    if dims.is_empty() {
+        return cx.read(input(cx, node)?, idx);
+    }
+    let dims = wrap_dims(&dims, idx.len()).map_err(|m| cx.err(node, m))?;
+    flip_dims(cx, node, idx, &dims)
+}
+
+pub fn fliplr(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    flip_dims(cx, node, idx, &[1])
+}
+
+pub fn flipud(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    flip_dims(cx, node, idx, &[0])
+}
+
+/// `roll(shifts, dims)` along given dims: `(i − shift) mod n`.
+pub fn roll(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let v = input(cx, node)?;
+    let shifts = cx.ints_or(node, "shifts", &[])?;
+    let dims = cx.ints_or(node, "dims", &[])?;
+    if dims.is_empty() || dims.len() != shifts.len() {
+        return Err(cx.err(node, "roll without dims (over the flattened tensor) is not lowered"));
+    }
+    let sizes = cx.sizes(v)?;
+    let mut in_idx = idx.to_vec();
+    for (&d, &s) in dims.iter().zip(&shifts) {
+        let d = wrap_dims(&[d], idx.len()).map_err(|m| cx.err(node, m))?[0];
+        let n = cx.kb.size(&sizes[d]);
+        let s = cx.kb.i64(s);
+        let i = cx.kb.binary(BinOp::Sub, in_idx[d], s)?;
+        let r = cx.kb.binary(BinOp::Rem, i, n)?;
+        let r = cx.kb.binary(BinOp::Add, r, n)?;
+        in_idx[d] = cx.kb.binary(BinOp::Rem, r, n)?;
+    }
+    cx.read(v, &in_idx)
+}
+
+/// `repeat(repeats)` / `tile(dims)`: `i mod n` per input dim (leading new dims dropped).
+pub fn repeat(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let v = input(cx, node)?;
+    let sizes = cx.sizes(v)?;
+    let lead = idx.len().checked_sub(sizes.len()).ok_or_else(|| cx.err(node, "repeat to fewer dims"))?;
+    let mut in_idx = Vec::with_capacity(sizes.len());
+    for (d, s) in sizes.iter().enumerate() {
+        let n = cx.kb.size(s);
+        in_idx.push(cx.kb.binary(BinOp::Rem, idx[lead + d], n)?);
+    }
+    cx.read(v, &in_idx)
+}
+
+/// `.mT` (and `.mH`, `adjoint` on real tensors): the last two dims swapped.
+pub fn mt(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let v = input(cx, node)?;
+    let n = idx.len();
+    if n < 2 {
+        return Err(cx.err(node, "needs at least 2 dims"));
+    }
+    let mut in_idx = idx.to_vec();
+    in_idx.swap(n - 1, n - 2);
+    cx.read(v, &in_idx)
+}
+
+/// `.T`: every dim reversed.
+pub fn numpy_t(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let v = input(cx, node)?;
+    let in_idx: Vec<ExprId> = idx.iter().rev().copied().collect();
+    cx.read(v, &in_idx)
+}
