@@ -202,14 +202,29 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
         };
         let is_fallback = fallback[i];
         let fuse = if fallback[i] { None } else { Some(&inlinable) };
-        let (kernel, inlined) = build_kernel(graph, id, &outs, &materialized, fuse, is_fallback).map_err(at)?;
-        steps.push(if is_fallback {
-            Step::Fallback { node: id, kernel }
-        } else {
-            let mut nodes: Vec<NodeId> = inlined.into_iter().collect();
-            nodes.push(id);
-            Step::Fused { nodes, kernel }
-        });
+        // Outputs of one shape share a kernel; a node whose outputs differ in shape (split,
+        // unbind, broadcast_tensors) gets one kernel per shape.
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for &k in &outs {
+            let sizes = |k: usize| graph.value(node.outputs[k]).tensor().map(|t| t.sizes.clone());
+            match groups.iter_mut().find(|g| sizes(g[0]) == sizes(k)) {
+                Some(g) => g.push(k),
+                None => groups.push(vec![k]),
+            }
+        }
+        for (gi, group) in groups.iter().enumerate() {
+            let (mut kernel, inlined) = build_kernel(graph, id, group, &materialized, fuse, is_fallback).map_err(at)?;
+            if gi > 0 {
+                kernel.name = format!("{}_{gi}", kernel.name);
+            }
+            steps.push(if is_fallback {
+                Step::Fallback { node: id, kernel }
+            } else {
+                let mut nodes: Vec<NodeId> = inlined.into_iter().collect();
+                nodes.push(id);
+                Step::Fused { nodes, kernel }
+            });
+        }
     }
     let mut guards: Vec<String> = model.symbols.iter().map(|s| format!("{} in {}", s.name, s.range)).collect();
     guards.extend(model.guards.iter().map(|g| g.source.clone()));

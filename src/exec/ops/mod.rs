@@ -6,6 +6,7 @@
 
 mod attention;
 mod conv_pool;
+mod extra;
 mod index;
 mod layout;
 mod linalg;
@@ -590,6 +591,50 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.std_mean.correction", reduce::std_mean),
     ("aten.std_mean.default", reduce::std_mean),
     ("aten.std_mean.dim", reduce::std_mean),
+    // Non-core ops kept whole by real graphs.
+    ("aten.outer.default", extra::outer),
+    ("aten.ger.default", extra::outer),
+    ("aten.addr.default", extra::addr),
+    ("aten.addmv.default", extra::addmv),
+    ("aten.baddbmm.default", extra::baddbmm),
+    ("aten.addbmm.default", extra::addbmm),
+    ("aten.trace.default", extra::trace),
+    ("aten.kron.default", extra::kron),
+    ("aten.cross.default", extra::cross),
+    ("aten.linalg_cross.default", extra::cross),
+    ("aten.diff.default", extra::diff),
+    ("aten.tensor_split.sections", extra::tensor_split),
+    ("aten.tensor_split.indices", extra::tensor_split),
+    ("aten.tensor_split.tensor_indices_or_sections", extra::tensor_split),
+    ("aten.hsplit.int", extra::hsplit),
+    ("aten.hsplit.array", extra::hsplit),
+    ("aten.vsplit.int", extra::vsplit),
+    ("aten.vsplit.array", extra::vsplit),
+    ("aten.dsplit.int", extra::dsplit),
+    ("aten.dsplit.array", extra::dsplit),
+    ("aten.bucketize.Tensor", extra::bucketize),
+    ("aten.searchsorted.Tensor", extra::searchsorted),
+    ("aten.fft_fftshift.default", extra::fftshift),
+    ("aten.fft_ifftshift.default", extra::ifftshift),
+    ("aten._safe_softmax.default", extra::safe_softmax),
+    ("aten.sum_to_size.default", extra::sum_to_size),
+    ("aten.angle.default", extra::angle),
+    ("aten.feature_alpha_dropout.default", extra::dropout_eval),
+    ("aten.feature_dropout.default", extra::dropout_eval),
+    ("aten.alpha_dropout.default", extra::dropout_eval),
+    ("aten.native_dropout.default", extra::native_dropout),
+    ("aten.upsample_nearest1d.vec", extra::upsample_nearest),
+    ("aten.upsample_nearest2d.vec", extra::upsample_nearest),
+    ("aten.upsample_nearest3d.vec", extra::upsample_nearest),
+    ("aten._upsample_nearest_exact1d.vec", extra::upsample_nearest),
+    ("aten._upsample_nearest_exact2d.vec", extra::upsample_nearest),
+    ("aten._upsample_nearest_exact3d.vec", extra::upsample_nearest),
+    ("aten.upsample_linear1d.vec", extra::upsample_linear),
+    ("aten.upsample_bilinear2d.vec", extra::upsample_linear),
+    ("aten.upsample_trilinear3d.vec", extra::upsample_linear),
+    ("aten.conv1d.default", conv_pool::conv2d),
+    ("aten.to.device", shape::to_copy),
+    ("aten.logaddexp2.default", math::logaddexp2),
     // Symbolic integers.
     ("aten.sym_size.int", scalar::sym_size),
     ("aten.sym_numel.default", scalar::sym_numel),

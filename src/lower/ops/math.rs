@@ -706,3 +706,40 @@ pub fn numpy_t(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let in_idx: Vec<ExprId> = idx.iter().rev().copied().collect();
     cx.read(v, &in_idx)
 }
+
+/// `broadcast_tensors(tensors)`: output `k` is input `k` read broadcast.
+pub fn broadcast_tensors(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    let inputs = match node.arg("tensors") {
+        Some(Arg::Tensors(v)) => v.clone(),
+        _ => return Err(cx.err(node, "expected a tensor list")),
+    };
+    let v = *inputs.get(out).ok_or_else(|| cx.err(node, "more outputs than inputs"))?;
+    let sizes = cx.sizes(node.outputs[out])?;
+    cx.read_broadcast(v, idx, &sizes)
+}
+
+/// `unbind(dim)`: output `k` is the slice at `k` along `dim`.
+pub fn unbind(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    let v = input(cx, node)?;
+    let rank = cx.sizes(v)?.len();
+    let d = wrap_dims(&[cx.int_or(node, "dim", 0)?], rank).map_err(|m| cx.err(node, m))?[0];
+    let mut in_idx = idx.to_vec();
+    let k = cx.kb.i64(out as i64);
+    in_idx.insert(d, k);
+    cx.read(v, &in_idx)
+}
+
+/// `meshgrid(tensors, indexing)`: output `k` reads 1-D input `k` at its own grid coordinate.
+pub fn meshgrid(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    let inputs = match node.arg("tensors") {
+        Some(Arg::Tensors(v)) => v.clone(),
+        _ => return Err(cx.err(node, "expected a tensor list")),
+    };
+    let xy = cx.str_or(node, "indexing", "ij")? == "xy";
+    let v = *inputs.get(out).ok_or_else(|| cx.err(node, "more outputs than inputs"))?;
+    let d = if xy && inputs.len() >= 2 && out < 2 { 1 - out } else { out };
+    let i = *idx.get(d).ok_or_else(|| cx.err(node, "grid rank"))?;
+    let rank = cx.sizes(v)?.len();
+    let coords = if rank == 0 { vec![] } else { vec![i] };
+    cx.read(v, &coords)
+}
