@@ -89,6 +89,8 @@ pub enum LowerError {
     Decomp(#[from] DecompError),
     #[error("node `{node}`: no kernel lowering for `{target}`")]
     NoLowering { node: String, target: String },
+    #[error("no kernel lowering for {} ops the graph needs: {}", .0.len(), crate::coverage::describe(.0))]
+    NoLowerings(Vec<crate::coverage::MissingOp>),
     #[error("node `{node}` ({target}): {message}")]
     Unsupported { node: String, target: String, message: String },
     #[error("value `{value}` has dtype {dtype}; generated kernels store float32/16, bfloat16, integers and bool, not {dtype}")]
@@ -146,6 +148,13 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     puffin::profile_scope!("lower");
     let graph = &d.graph;
     let fallback = fallbacks(d);
+    let mut missing = crate::coverage::missing_in_kernels(graph);
+    if missing.len() > 1 || missing.first().is_some_and(|m| m.nodes.len() > 1) {
+        return Err(LowerError::NoLowerings(missing));
+    }
+    if let Some(m) = missing.pop() {
+        return Err(LowerError::NoLowering { node: m.nodes[0].clone(), target: m.target });
+    }
     let kinds = graph.node_ids().map(|n| kind_of(graph, n)).collect::<Result<Vec<_>, _>>()?;
     let users = graph.users();
     let outputs: HashSet<ValueId> = graph.outputs.iter().filter_map(Arg::as_tensor).collect();
@@ -197,7 +206,7 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
             continue;
         }
         let at = |e: LowerError| match e {
-            e @ (LowerError::Unsupported { .. } | LowerError::NoLowering { .. }) => e,
+            e @ (LowerError::Unsupported { .. } | LowerError::NoLowering { .. } | LowerError::NoLowerings(_)) => e,
             e => LowerError::At { node: node.name.clone(), target: node.target.clone(), source: Box::new(e) },
         };
         let is_fallback = fallback[i];

@@ -378,7 +378,6 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.copysign.Tensor", math::copysign),
     ("aten.copysign.Scalar", math::copysign),
     ("aten.logaddexp.default", math::logaddexp),
-    ("aten.logaddexp2.default", math::logaddexp2),
     ("aten.xlogy.Tensor", math::xlogy),
     ("aten.xlogy.Scalar_Other", math::xlogy),
     ("aten.nextafter.default", math::nextafter),

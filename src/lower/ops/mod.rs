@@ -337,3 +337,14 @@ pub fn lookup(target: &str) -> Option<(OpKind, LowerFn)> {
 pub fn supported_targets() -> impl Iterator<Item = &'static str> {
     TABLE.iter().map(|(t, _, _)| *t)
 }
+
+#[cfg(test)]
+mod table_tests {
+    #[test]
+    fn table_has_no_duplicate_targets() {
+        let mut seen = std::collections::HashSet::new();
+        for t in super::supported_targets() {
+            assert!(seen.insert(t), "{t} registered twice");
+        }
+    }
+}
