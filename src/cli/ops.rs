@@ -111,8 +111,8 @@ fn markdown(results: &Results, rows: &BTreeMap<String, Row>) -> String {
     let _ = writeln!(
         s,
         "- A case counts for every op its graph calls, so an op's numbers include cases of the ops built on it. \
-         Kernels compute float32 (and integer index math) only: other dtypes fail in the lowering, by design, rather \
-         than running in a float32 stand-in.\n"
+         Kernels compute float16/bfloat16/float32 in f32 (converted on load and store), float64 in f64, integers in \
+         i64 and bool as bool; no dtype runs in a float32 stand-in.\n"
     );
     let _ = writeln!(s, "| op | core | interpreter | kernel | OpInfo cases | pass (interpreter) | pass (OpenCL) |");
     let _ = writeln!(s, "|---|---|---|---|---|---|---|");

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::kernel::{Access, BinOp, Elem, ExprId, KernelBuilder, RedOp, Ty, VarId};
+use super::kernel::{Access, BinOp, Elem, ExprId, KernelBuilder, RedOp, VarId};
 use super::ops::{self, OpKind};
 use super::LowerError;
 use crate::ir::{Arg, Graph, Node, NodeId, SymIntArg, TensorMeta, ValueId, ValueKind};
@@ -239,7 +239,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn check_f32(&self, node: &Node, e: ExprId) -> Result<ExprId, LowerError> {
-        if self.kb.ty(e) != Ty::F32 {
+        if !self.kb.ty(e).is_float() {
             return Err(self.err(node, "expected a float result"));
         }
         Ok(e)

@@ -28,8 +28,16 @@ pub struct VarId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum Ty {
     F32,
+    /// float64 tensors compute in f64 (`Float64`, which OpenCL CPU and most GPU devices have).
+    F64,
     I64,
     Bool,
+}
+
+impl Ty {
+    pub fn is_float(self) -> bool {
+        matches!(self, Ty::F32 | Ty::F64)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -116,6 +124,8 @@ pub enum RedOp {
 pub enum KExpr {
     /// f32 bit pattern (so the enum stays `Eq + Hash`).
     F32(u32),
+    /// f64 bit pattern.
+    F64(u64),
     I64(i64),
     Bool(bool),
     /// The i64 kernel argument of that index (after the buffers).
@@ -139,12 +149,12 @@ pub enum KExpr {
 
 /// How a buffer stores its elements. Kernels compute in three types ([`Ty`]): float storages
 /// (float32, and float16/bfloat16 converted on load and rounded to nearest-even on store) in
-/// `F32`; integer storages in `I64`, with real integer arithmetic, narrowed (wrapping) on store;
-/// bool in `Bool`, stored as one byte. float64 has no storage here: kernels refuse it rather than
-/// compute it in float32.
+/// `F32`; float64 in `F64`; integer storages in `I64`, with real integer arithmetic, narrowed
+/// (wrapping) on store; bool in `Bool`, stored as one byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum Elem {
     F32,
+    F64,
     F16,
     BF16,
     I64,
@@ -160,6 +170,7 @@ impl Elem {
         use crate::ir::DType;
         Some(match d {
             DType::F32 => Elem::F32,
+            DType::F64 => Elem::F64,
             DType::F16 => Elem::F16,
             DType::BF16 => Elem::BF16,
             DType::I64 => Elem::I64,
@@ -176,6 +187,7 @@ impl Elem {
     pub fn ty(self) -> Ty {
         match self {
             Elem::F32 | Elem::F16 | Elem::BF16 => Ty::F32,
+            Elem::F64 => Ty::F64,
             Elem::Bool => Ty::Bool,
             _ => Ty::I64,
         }
@@ -183,7 +195,7 @@ impl Elem {
 
     pub fn bytes(self) -> u32 {
         match self {
-            Elem::I64 => 8,
+            Elem::I64 | Elem::F64 => 8,
             Elem::F32 | Elem::I32 => 4,
             Elem::F16 | Elem::BF16 | Elem::I16 => 2,
             Elem::I8 | Elem::U8 | Elem::Bool => 1,
@@ -252,7 +264,7 @@ impl Kernel {
     /// Children of an expression, in evaluation order.
     pub fn children(&self, id: ExprId) -> Vec<ExprId> {
         match self.expr(id) {
-            KExpr::F32(_) | KExpr::I64(_) | KExpr::Bool(_) | KExpr::Param(_) | KExpr::Var(_) => vec![],
+            KExpr::F32(_) | KExpr::F64(_) | KExpr::I64(_) | KExpr::Bool(_) | KExpr::Param(_) | KExpr::Var(_) => vec![],
             KExpr::Load { index, mask, .. } => std::iter::once(*index).chain(*mask).collect(),
             KExpr::Unary(_, a) | KExpr::ToF32(a) | KExpr::Cast(a, _) => vec![*a],
             KExpr::Binary(_, a, b) | KExpr::Cmp(_, a, b) => vec![*a, *b],
@@ -345,6 +357,28 @@ impl KernelBuilder {
         self.intern(KExpr::F32(v.to_bits()), Ty::F32)
     }
 
+    pub fn f64(&mut self, v: f64) -> ExprId {
+        self.intern(KExpr::F64(v.to_bits()), Ty::F64)
+    }
+
+    /// A float constant of the type of `like` (f32 unless `like` is f64).
+    pub fn float_like(&mut self, v: f64, like: ExprId) -> ExprId {
+        if self.ty(like) == Ty::F64 {
+            self.f64(v)
+        } else {
+            self.f32(v as f32)
+        }
+    }
+
+    /// Lowerings build float constants as f32; next to an f64 operand they widen to f64.
+    fn unify(&mut self, a: ExprId, b: ExprId) -> (ExprId, ExprId) {
+        match (self.ty(a), self.ty(b)) {
+            (Ty::F64, Ty::F32) => (a, self.cast(b, Ty::F64)),
+            (Ty::F32, Ty::F64) => (self.cast(a, Ty::F64), b),
+            _ => (a, b),
+        }
+    }
+
     pub fn i64(&mut self, v: i64) -> ExprId {
         self.intern(KExpr::I64(v), Ty::I64)
     }
@@ -421,6 +455,12 @@ impl KernelBuilder {
             return a;
         }
         match (self.get(a).clone(), ty) {
+            (KExpr::F32(b), Ty::F64) => return self.f64(f32::from_bits(b) as f64),
+            (KExpr::F64(b), Ty::F32) => return self.f32(f64::from_bits(b) as f32),
+            (KExpr::F64(b), Ty::I64) if f64::from_bits(b).is_finite() => return self.i64(f64::from_bits(b) as i64),
+            (KExpr::F64(b), Ty::Bool) => return self.bool(f64::from_bits(b) != 0.0),
+            (KExpr::I64(v), Ty::F64) => return self.f64(v as f64),
+            (KExpr::Bool(v), Ty::F64) => return self.f64(v as i32 as f64),
             (KExpr::I64(v), Ty::F32) => return self.f32(v as f32),
             (KExpr::I64(v), Ty::Bool) => return self.bool(v != 0),
             (KExpr::F32(b), Ty::I64) if f32::from_bits(b).is_finite() => return self.i64(f32::from_bits(b) as i64),
@@ -441,6 +481,7 @@ impl KernelBuilder {
     }
 
     pub fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
+        let (a, b) = self.unify(a, b);
         let (ta, tb) = (self.ty(a), self.ty(b));
         if ta != tb {
             return Err(KernelError::Type(format!("{op:?} of {ta:?} and {tb:?}")));
@@ -476,6 +517,7 @@ impl KernelBuilder {
     }
 
     pub fn cmp(&mut self, op: CmpOp, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
+        let (a, b) = self.unify(a, b);
         let (ta, tb) = (self.ty(a), self.ty(b));
         if ta != tb || ta == Ty::Bool {
             return Err(KernelError::Type(format!("{op:?} of {ta:?} and {tb:?}")));
@@ -495,6 +537,7 @@ impl KernelBuilder {
     }
 
     pub fn select(&mut self, c: ExprId, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
+        let (a, b) = self.unify(a, b);
         if self.ty(c) != Ty::Bool || self.ty(a) != self.ty(b) {
             return Err(KernelError::Type("select needs a bool condition and equal branch types".into()));
         }
@@ -523,10 +566,11 @@ impl KernelBuilder {
     }
 
     pub fn reduce(&mut self, op: RedOp, var: VarId, extent: ExprId, body: ExprId) -> Result<ExprId, KernelError> {
-        if self.ty(body) != Ty::F32 || self.ty(extent) != Ty::I64 {
-            return Err(KernelError::Type("reductions fold f32 bodies over i64 extents".into()));
+        let ty = self.ty(body);
+        if !ty.is_float() || self.ty(extent) != Ty::I64 {
+            return Err(KernelError::Type("reductions fold float bodies over i64 extents".into()));
         }
-        Ok(self.intern(KExpr::Reduce { op, var, extent, body }, Ty::F32))
+        Ok(self.intern(KExpr::Reduce { op, var, extent, body }, ty))
     }
 
     pub fn const_i64(&self, id: ExprId) -> Option<i64> {

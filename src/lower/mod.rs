@@ -309,6 +309,12 @@ fn build_kernel(
     let mut kernel = cx.kb.finish(name, sizes, domain, stores);
     let kind = ops::lookup(&node.target).map(|(k, _)| k);
     let matmul = MATMULS.contains(&node.target.as_str());
-    kernel.schedule = schedule::choose(&kernel, kind == Some(OpKind::Reduction), matmul);
+    // The work-group schedules keep float32 partial results in local memory: f64 kernels run
+    // one work-item per element.
+    kernel.schedule = if kernel.types.contains(&kernel::Ty::F64) {
+        schedule::Schedule::Elementwise
+    } else {
+        schedule::choose(&kernel, kind == Some(OpKind::Reduction), matmul)
+    };
     Ok((kernel, inlined))
 }

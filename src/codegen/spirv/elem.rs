@@ -19,6 +19,7 @@ pub(super) fn capabilities(elems: impl Iterator<Item = Elem>) -> Vec<Capability>
             // Half pointers only: values are converted by vload_half/vstore_half, so the module
             // needs no half arithmetic (the Float16 capability, an extension in OpenCL).
             Elem::F16 => Capability::Float16Buffer,
+            Elem::F64 => Capability::Float64,
             Elem::BF16 | Elem::I16 => Capability::Int16,
             Elem::I8 | Elem::U8 | Elem::Bool => Capability::Int8,
             _ => continue,
@@ -33,6 +34,7 @@ pub(super) fn capabilities(elems: impl Iterator<Item = Elem>) -> Vec<Capability>
 fn storage(e: Elem) -> (LocalType, LocalType) {
     match e {
         Elem::F32 => (LocalType::F32, LocalType::GlobalF32),
+        Elem::F64 => (LocalType::F64, LocalType::GlobalF64),
         Elem::F16 => (LocalType::F16, LocalType::GlobalF16),
         Elem::BF16 | Elem::I16 => (LocalType::I16, LocalType::GlobalI16),
         Elem::I64 => (LocalType::I64, LocalType::GlobalI64),
@@ -66,7 +68,7 @@ impl<'k> Writer<'k> {
         let raw = self.b.load(st, None, ptr, Some(spirv::MemoryAccess::ALIGNED), [Operand::LiteralBit32(e.bytes())])?;
         let ty = self.ty_word(e.ty());
         Ok(match e {
-            Elem::F32 | Elem::I64 => raw,
+            Elem::F32 | Elem::F64 | Elem::I64 => raw,
             Elem::F16 => return Err(CodegenError::Unsupported("float16 loads go through vload_half".into())),
             Elem::BF16 => {
                 let u32t = self.types.get(&mut self.b, LocalType::I32);
@@ -98,7 +100,7 @@ impl<'k> Writer<'k> {
         let (st, _) = storage(e);
         let st = self.types.get(&mut self.b, st);
         let raw = match e {
-            Elem::F32 | Elem::I64 => v,
+            Elem::F32 | Elem::F64 | Elem::I64 => v,
             Elem::F16 => return Err(CodegenError::Unsupported("float16 stores go through vstore_half".into())),
             Elem::BF16 => self.bf16_bits(v, st)?,
             Elem::I32 | Elem::I16 | Elem::I8 | Elem::U8 => self.b.s_convert(st, None, v)?,
@@ -135,11 +137,20 @@ impl<'k> Writer<'k> {
         let ty = self.ty_word(to);
         Ok(match (from, to) {
             _ if from == to => x,
-            (Ty::I64, Ty::F32) => self.b.convert_s_to_f(ty, None, x)?,
-            (Ty::F32, Ty::I64) => self.b.convert_f_to_s(ty, None, x)?,
+            (Ty::F32, Ty::F64) | (Ty::F64, Ty::F32) => self.b.f_convert(ty, None, x)?,
+            (Ty::I64, Ty::F32 | Ty::F64) => self.b.convert_s_to_f(ty, None, x)?,
+            (Ty::F32 | Ty::F64, Ty::I64) => self.b.convert_f_to_s(ty, None, x)?,
             (Ty::Bool, Ty::F32) => {
                 let (one, zero) = (self.types.f32(&mut self.b, 1.0), self.types.f32(&mut self.b, 0.0));
                 self.b.select(ty, None, x, one, zero)?
+            }
+            (Ty::Bool, Ty::F64) => {
+                let (one, zero) = (self.types.f64(&mut self.b, 1.0), self.types.f64(&mut self.b, 0.0));
+                self.b.select(ty, None, x, one, zero)?
+            }
+            (Ty::F64, Ty::Bool) => {
+                let zero = self.types.f64(&mut self.b, 0.0);
+                self.b.f_unord_not_equal(ty, None, x, zero)?
             }
             (Ty::Bool, Ty::I64) => {
                 let (one, zero) = (self.types.i64(&mut self.b, 1), self.types.i64(&mut self.b, 0));

@@ -24,12 +24,14 @@ pub enum LocalType {
     V3I64,
     /// Storage-only scalar types of buffers other than float32 (loaded, then converted).
     F16,
+    F64,
     I8,
     I16,
     /// `__global float*`
     GlobalF32,
     /// `__global` pointers to the other storage types.
     GlobalF16,
+    GlobalF64,
     GlobalI8,
     GlobalI16,
     GlobalI32,
@@ -62,11 +64,13 @@ impl Types {
             LocalType::I32 => b.type_int(32, 0),
             LocalType::F32 => b.type_float(32),
             LocalType::F16 => b.type_float(16),
+            LocalType::F64 => b.type_float(64),
             LocalType::I8 => b.type_int(8, 0),
             LocalType::I16 => b.type_int(16, 0),
-            LocalType::GlobalF16 | LocalType::GlobalI8 | LocalType::GlobalI16 | LocalType::GlobalI32 | LocalType::GlobalI64 => {
+            LocalType::GlobalF16 | LocalType::GlobalF64 | LocalType::GlobalI8 | LocalType::GlobalI16 | LocalType::GlobalI32 | LocalType::GlobalI64 => {
                 let e = match t {
                     LocalType::GlobalF16 => LocalType::F16,
+                    LocalType::GlobalF64 => LocalType::F64,
                     LocalType::GlobalI8 => LocalType::I8,
                     LocalType::GlobalI16 => LocalType::I16,
                     LocalType::GlobalI32 => LocalType::I32,
@@ -112,6 +116,17 @@ impl Types {
         }
         let ty = self.get(b, LocalType::F32);
         let id = b.constant_bit32(ty, v.to_bits());
+        self.constants.insert(key, id);
+        id
+    }
+
+    pub fn f64(&mut self, b: &mut Builder, v: f64) -> Word {
+        let key = (LocalType::F64, v.to_bits());
+        if let Some(id) = self.constants.get(&key) {
+            return *id;
+        }
+        let ty = self.get(b, LocalType::F64);
+        let id = b.constant_bit64(ty, v.to_bits());
         self.constants.insert(key, id);
         id
     }

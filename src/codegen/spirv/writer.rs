@@ -59,6 +59,10 @@ pub(super) fn write(k: &Kernel) -> Result<Vec<u32>, CodegenError> {
     for cap in super::elem::capabilities(k.buffers.iter().map(|p| p.elem)) {
         b.capability(cap);
     }
+    // f64 arithmetic can appear without an f64 buffer (a float64 constant folded away is not).
+    if k.types.contains(&crate::lower::kernel::Ty::F64) && !k.buffers.iter().any(|p| p.elem == crate::lower::kernel::Elem::F64) {
+        b.capability(Capability::Float64);
+    }
     let cl = b.ext_inst_import("OpenCL.std");
     b.memory_model(AddressingModel::Physical64, MemoryModel::OpenCL);
     let mut w = Writer {

@@ -14,7 +14,7 @@ type R = Result<ExprId, LowerError>;
 /// A float-only function: operands become f32 (an integer input gives a float32 output).
 fn float1(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], f: impl FnOnce(&mut KernelBuilder, ExprId) -> R) -> R {
     let x = arg(cx, node, "self", idx)?;
-    if cx.kb.ty(x) != Ty::F32 {
+    if !cx.kb.ty(x).is_float() {
         return Err(cx.err(node, "expected a float result"));
     }
     f(&mut cx.kb, x)
@@ -52,7 +52,7 @@ float_unary! {
 /// Rounding: the identity on integers and bool.
 fn rounding(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], op: UnOp) -> R {
     let x = arg(cx, node, "self", idx)?;
-    if cx.kb.ty(x) != Ty::F32 {
+    if !cx.kb.ty(x).is_float() {
         return Ok(x);
     }
     Ok(cx.kb.unary(op, x))
@@ -74,7 +74,7 @@ pub fn trunc(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
 pub fn round(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let d = cx.int_or(node, "decimals", 0)?;
     let x = arg(cx, node, "self", idx)?;
-    if cx.kb.ty(x) != Ty::F32 {
+    if !cx.kb.ty(x).is_float() {
         return Ok(x);
     }
     if d == 0 {
@@ -242,7 +242,7 @@ pub fn threshold(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
 fn predicate(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], f: impl FnOnce(&mut KernelBuilder, ExprId) -> R) -> R {
     let sizes = out_sizes(cx, node)?;
     let x = cx.operand(node, "self", idx, &sizes)?;
-    if cx.kb.ty(x) != Ty::F32 {
+    if !cx.kb.ty(x).is_float() {
         // Integers are finite and never NaN: every predicate here is false on them but isfinite.
         return Ok(cx.kb.bool(node.target == "aten.isfinite.default"));
     }
@@ -293,6 +293,7 @@ fn common(cx: &mut Ctx<'_>, node: &Node, a: &str, b: &str, idx: &[ExprId]) -> Re
     // A Python number next to an integer tensor compares as the tensor's type.
     let y_is_number = cx.opt_tensor(node, b).is_none();
     let t = match (cx.kb.ty(x), cx.kb.ty(y)) {
+        (Ty::F64, _) | (_, Ty::F64) => Ty::F64,
         (Ty::F32, _) => Ty::F32,
         (_, Ty::F32) if !y_is_number => Ty::F32,
         (_, Ty::F32) if matches!(node.arg(b), Some(Arg::Float(f)) if f.fract() != 0.0 || !f.is_finite()) => Ty::F32,
@@ -379,7 +380,7 @@ pub fn bitwise_not(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R
     match cx.kb.ty(x) {
         Ty::Bool => Ok(cx.kb.unary(UnOp::Not, x)),
         Ty::I64 => Ok(cx.kb.unary(UnOp::BitNot, x)),
-        Ty::F32 => Err(cx.err(node, "bitwise_not of a float tensor")),
+        Ty::F32 | Ty::F64 => Err(cx.err(node, "bitwise_not of a float tensor")),
     }
 }
 
@@ -402,7 +403,7 @@ pub fn masked_fill(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R
 fn float2(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], f: impl FnOnce(&mut KernelBuilder, ExprId, ExprId) -> R) -> R {
     let x = arg(cx, node, "self", idx)?;
     let y = arg(cx, node, "other", idx)?;
-    if cx.kb.ty(x) != Ty::F32 {
+    if !cx.kb.ty(x).is_float() {
         return Err(cx.err(node, "expected a float result"));
     }
     f(&mut cx.kb, x, y)
@@ -487,11 +488,13 @@ pub fn fmin(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
 /// A constant of the output's dtype: `full`, `zeros`, `ones`, `*_like`, `new_*`, `empty`
 /// (zeros, as the interpreter gives), `fill`, `scalar_tensor`.
 fn constant(cx: &mut Ctx<'_>, node: &Node, v: f64) -> R {
-    let ty = out_ty(cx, node)?;
-    let c = cx.kb.f32(v as f32);
-    Ok(match ty {
+    Ok(match out_ty(cx, node)? {
         Ty::I64 => cx.kb.i64(v as i64),
-        t => cx.kb.cast(c, t),
+        Ty::F64 => cx.kb.f64(v),
+        t => {
+            let c = cx.kb.f32(v as f32);
+            cx.kb.cast(c, t)
+        }
     })
 }
 

@@ -26,15 +26,21 @@ pub(super) fn out_ty(cx: &Ctx<'_>, node: &Node) -> Result<Ty, LowerError> {
 /// Operand `name` broadcast to the output and converted to the op's compute type (PyTorch's
 /// type promotion already decided the output dtype).
 pub(super) fn arg(cx: &mut Ctx<'_>, node: &Node, name: &str, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let ty = out_ty(cx, node)?;
+    // A Python number in a float64 op keeps its double value.
+    if ty == Ty::F64 {
+        if let Some(crate::ir::Arg::Float(f)) = node.arg(name) {
+            return Ok(cx.kb.f64(*f));
+        }
+    }
     let sizes = out_sizes(cx, node)?;
     let e = cx.operand(node, name, idx, &sizes)?;
-    let ty = out_ty(cx, node)?;
     Ok(cx.kb.cast(e, ty))
 }
 
 /// The constant `v` in the type of `like`.
 pub(super) fn num(kb: &mut KernelBuilder, v: f32, like: ExprId) -> ExprId {
-    let c = kb.f32(v);
+    let c = kb.float_like(v as f64, like);
     let t = kb.ty(like);
     kb.cast(c, t)
 }
