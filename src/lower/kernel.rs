@@ -117,6 +117,8 @@ pub enum RedOp {
     Sum,
     Max,
     Min,
+    /// Product (cumprod); serial schedules only.
+    Prod,
 }
 
 /// One node of a kernel's expression DAG.
@@ -567,8 +569,8 @@ impl KernelBuilder {
 
     pub fn reduce(&mut self, op: RedOp, var: VarId, extent: ExprId, body: ExprId) -> Result<ExprId, KernelError> {
         let ty = self.ty(body);
-        if !ty.is_float() || self.ty(extent) != Ty::I64 {
-            return Err(KernelError::Type("reductions fold float bodies over i64 extents".into()));
+        if ty == Ty::Bool || self.ty(extent) != Ty::I64 {
+            return Err(KernelError::Type("reductions fold float or integer bodies over i64 extents".into()));
         }
         Ok(self.intern(KExpr::Reduce { op, var, extent, body }, ty))
     }

@@ -309,9 +309,13 @@ fn build_kernel(
     let mut kernel = cx.kb.finish(name, sizes, domain, stores);
     let kind = ops::lookup(&node.target).map(|(k, _)| k);
     let matmul = MATMULS.contains(&node.target.as_str());
-    // The work-group schedules keep float32 partial results in local memory: f64 kernels run
-    // one work-item per element.
-    kernel.schedule = if kernel.types.contains(&kernel::Ty::F64) {
+    // The work-group schedules keep float32 partial sums/maxima in local memory: kernels with
+    // f64 values, integer reductions or products run one work-item per element.
+    let serial_only = kernel.types.contains(&kernel::Ty::F64)
+        || kernel.exprs.iter().zip(&kernel.types).any(|(e, t)| {
+            matches!(e, kernel::KExpr::Reduce { op, .. } if *t != kernel::Ty::F32 || *op == kernel::RedOp::Prod)
+        });
+    kernel.schedule = if serial_only {
         schedule::Schedule::Elementwise
     } else {
         schedule::choose(&kernel, kind == Some(OpKind::Reduction), matmul)

@@ -220,10 +220,22 @@ impl<'k> Writer<'k> {
         let f32t = self.ty_word(body_ty);
         let init = match op {
             RedOp::Sum => 0.0,
+            RedOp::Prod => 1.0,
             RedOp::Max => f64::NEG_INFINITY,
             RedOp::Min => f64::INFINITY,
         };
-        let init = if body_ty == Ty::F64 { self.types.f64(&mut self.b, init) } else { self.types.f32(&mut self.b, init as f32) };
+        let init = match body_ty {
+            Ty::F64 => self.types.f64(&mut self.b, init),
+            Ty::I64 => {
+                let i = match op {
+                    RedOp::Max => i64::MIN,
+                    RedOp::Min => i64::MAX,
+                    _ => init as i64,
+                };
+                self.types.i64(&mut self.b, i)
+            }
+            _ => self.types.f32(&mut self.b, init as f32),
+        };
         let out = self.counted_loop(start, end, step, &[(f32t, init)], &mut |w, i, acc| {
             w.vars.insert(VarId(var), i);
             w.bound |= 1u128 << var;
@@ -240,10 +252,15 @@ impl<'k> Writer<'k> {
 
     pub(super) fn combine_ty(&mut self, op: RedOp, acc: Word, v: Word, ty: Ty) -> Result<Word, CodegenError> {
         let f32t = self.ty_word(ty);
-        Ok(match op {
-            RedOp::Sum => self.b.f_add(f32t, None, acc, v)?,
-            RedOp::Max => self.cl(f32t, CLOp::fmax, &[acc, v])?,
-            RedOp::Min => self.cl(f32t, CLOp::fmin, &[acc, v])?,
+        Ok(match (op, ty) {
+            (RedOp::Sum, Ty::I64) => self.b.i_add(f32t, None, acc, v)?,
+            (RedOp::Prod, Ty::I64) => self.b.i_mul(f32t, None, acc, v)?,
+            (RedOp::Max, Ty::I64) => self.cl(f32t, CLOp::s_max, &[acc, v])?,
+            (RedOp::Min, Ty::I64) => self.cl(f32t, CLOp::s_min, &[acc, v])?,
+            (RedOp::Sum, _) => self.b.f_add(f32t, None, acc, v)?,
+            (RedOp::Prod, _) => self.b.f_mul(f32t, None, acc, v)?,
+            (RedOp::Max, _) => self.cl(f32t, CLOp::fmax, &[acc, v])?,
+            (RedOp::Min, _) => self.cl(f32t, CLOp::fmin, &[acc, v])?,
         })
     }
 

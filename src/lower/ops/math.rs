@@ -631,7 +631,8 @@ fn flip_dims(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], dims: &[usize]) -> R
     let sizes = cx.sizes(v)?;
     let one = cx.kb.i64(1);
     let mut in_idx = idx.to_vec();
-    for &d in dims {
+    // Rank 0 accepts dim 0 and flips nothing.
+    for &d in dims.iter().filter(|&&d| d < sizes.len() && d < idx.len()) {
         let n = cx.kb.size(&sizes[d]);
         let last = cx.kb.binary(BinOp::Sub, n, one)?;
         in_idx[d] = cx.kb.binary(BinOp::Sub, last, idx[d])?;
@@ -668,6 +669,9 @@ pub fn roll(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let mut in_idx = idx.to_vec();
     for (&d, &s) in dims.iter().zip(&shifts) {
         let d = wrap_dims(&[d], idx.len()).map_err(|m| cx.err(node, m))?[0];
+        if d >= sizes.len() {
+            continue;
+        }
         let n = cx.kb.size(&sizes[d]);
         let s = cx.kb.i64(s);
         let i = cx.kb.binary(BinOp::Sub, in_idx[d], s)?;
@@ -745,4 +749,155 @@ pub fn meshgrid(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R 
     let rank = cx.sizes(v)?.len();
     let coords = if rank == 0 { vec![] } else { vec![i] };
     cx.read(v, &coords)
+}
+
+pub fn clamp_min_tensor(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let x = arg(cx, node, "self", idx)?;
+    let lo = arg(cx, node, "min", idx)?;
+    let below = cx.kb.cmp(CmpOp::Lt, x, lo)?;
+    Ok(cx.kb.select(below, lo, x)?)
+}
+
+pub fn clamp_max_tensor(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let x = arg(cx, node, "self", idx)?;
+    let hi = arg(cx, node, "max", idx)?;
+    let above = cx.kb.cmp(CmpOp::Gt, x, hi)?;
+    Ok(cx.kb.select(above, hi, x)?)
+}
+
+/// `isclose(self, other, rtol, atol, equal_nan)`.
+pub fn isclose(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let (rtol, atol, nan_eq) = (cx.float_or(node, "rtol", 1e-5)?, cx.float_or(node, "atol", 1e-8)?, cx.bool_or(node, "equal_nan", false)?);
+    let (x, y) = common(cx, node, "self", "other", idx)?;
+    let kb = &mut cx.kb;
+    let eq = kb.cmp(CmpOp::Eq, x, y)?;
+    if !kb.ty(x).is_float() {
+        return Ok(eq);
+    }
+    let d = kb.binary(BinOp::Sub, x, y)?;
+    let d = kb.unary(UnOp::Abs, d);
+    let ay = kb.unary(UnOp::Abs, y);
+    let (r, a) = (kb.float_like(rtol, ay), kb.float_like(atol, ay));
+    let tol = kb.binary(BinOp::Mul, r, ay)?;
+    let tol = kb.binary(BinOp::Add, a, tol)?;
+    let close = kb.cmp(CmpOp::Le, d, tol)?;
+    let r = kb.binary(BinOp::Or, eq, close)?;
+    if !nan_eq {
+        return Ok(r);
+    }
+    let (xn, yn) = (kb.cmp(CmpOp::Ne, x, x)?, kb.cmp(CmpOp::Ne, y, y)?);
+    let both = kb.and(xn, yn)?;
+    Ok(kb.binary(BinOp::Or, r, both)?)
+}
+
+/// An index read from tensor `ix` at `at`, wrapped if negative and clamped into `0..n` (the
+/// interpreter rejects out-of-range indices; a kernel must not read out of bounds).
+fn index_at(cx: &mut Ctx<'_>, ix: ValueId, at: &[ExprId], n: &crate::sym::Expr) -> R {
+    let i = cx.read(ix, at)?;
+    let i = cx.kb.cast(i, Ty::I64);
+    let kb = &mut cx.kb;
+    let n = kb.size(n);
+    let zero = kb.i64(0);
+    let one = kb.i64(1);
+    let neg = kb.cmp(CmpOp::Lt, i, zero)?;
+    let wrapped = kb.binary(BinOp::Add, i, n)?;
+    let i = kb.select(neg, wrapped, i)?;
+    let last = kb.binary(BinOp::Sub, n, one)?;
+    let i = kb.binary(BinOp::Min, i, last)?;
+    Ok(kb.binary(BinOp::Max, i, zero)?)
+}
+
+fn dim_arg(cx: &Ctx<'_>, node: &Node, rank: usize) -> Result<usize, LowerError> {
+    wrap_dims(&[cx.int_or(node, "dim", 0)?], rank).map(|d| d[0]).map_err(|m| cx.err(node, m))
+}
+
+pub fn index_select(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let v = input(cx, node)?;
+    let ix = cx.tensor(node, "index")?;
+    let sizes = cx.sizes(v)?;
+    if sizes.is_empty() {
+        return cx.read(v, idx);
+    }
+    let d = dim_arg(cx, node, sizes.len())?;
+    let at = if cx.sizes(ix)?.is_empty() { vec![] } else { vec![idx[d]] };
+    let mut in_idx = idx.to_vec();
+    in_idx[d] = index_at(cx, ix, &at, &sizes[d])?;
+    cx.read(v, &in_idx)
+}
+
+pub fn gather(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let v = input(cx, node)?;
+    let ix = cx.tensor(node, "index")?;
+    let sizes = cx.sizes(v)?;
+    if sizes.is_empty() {
+        return cx.read(v, idx);
+    }
+    let d = dim_arg(cx, node, sizes.len())?;
+    let mut in_idx = idx.to_vec();
+    in_idx[d] = index_at(cx, ix, idx, &sizes[d])?;
+    cx.read(v, &in_idx)
+}
+
+/// `embedding(weight, indices)`: row `indices[..]` of `weight`.
+pub fn embedding(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let w = cx.tensor(node, "weight")?;
+    let ix = cx.tensor(node, "indices")?;
+    let rows = cx.sizes(w)?.first().cloned().ok_or_else(|| cx.err(node, "weight must be 2-D"))?;
+    let n = idx.len();
+    let row = index_at(cx, ix, &idx[..n - 1], &rows)?;
+    cx.read(w, &[row, idx[n - 1]])
+}
+
+/// `stack(tensors, dim)`: the input chosen by the coordinate along `dim`.
+pub fn stack(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let inputs = match node.arg("tensors") {
+        Some(Arg::Tensors(v)) if !v.is_empty() => v.clone(),
+        _ => return Err(cx.err(node, "stack needs a non-empty tensor list")),
+    };
+    let d = dim_arg(cx, node, idx.len())?;
+    let ty = out_ty(cx, node)?;
+    let mut at = idx.to_vec();
+    let k = at.remove(d);
+    let mut picked: Option<ExprId> = None;
+    for (i, v) in inputs.iter().enumerate().rev() {
+        let x = cx.read(*v, &at)?;
+        let x = cx.kb.cast(x, ty);
+        picked = Some(match picked {
+            None => x,
+            Some(rest) => {
+                let here = cx.kb.i64(i as i64);
+                let is = cx.kb.cmp(CmpOp::Eq, k, here)?;
+                cx.kb.select(is, x, rest)?
+            }
+        });
+    }
+    picked.ok_or_else(|| cx.err(node, "stack of nothing"))
+}
+
+/// `diagonal(offset, dim1, dim2)` (and `linalg_diagonal`): the diagonal becomes the last dim.
+pub fn diagonal(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let v = cx.tensor(node, "self").or_else(|_| cx.tensor(node, "A"))?;
+    let rank = cx.sizes(v)?.len();
+    let linalg = node.target.starts_with("aten.linalg_diagonal");
+    let (d1, d2) = (cx.int_or(node, "dim1", if linalg { -2 } else { 0 })?, cx.int_or(node, "dim2", if linalg { -1 } else { 1 })?);
+    let dims = [wrap_dims(&[d1], rank).map_err(|m| cx.err(node, m))?[0], wrap_dims(&[d2], rank).map_err(|m| cx.err(node, m))?[0]];
+    let off = cx.int_or(node, "offset", 0)?;
+    let i = *idx.last().ok_or_else(|| cx.err(node, "diagonal of nothing"))?;
+    let kb = &mut cx.kb;
+    let o = kb.i64(off.abs());
+    let shifted = kb.binary(BinOp::Add, i, o)?;
+    let (r, c) = if off >= 0 { (i, shifted) } else { (shifted, i) };
+    let zero = kb.i64(0);
+    let mut in_idx = vec![zero; rank];
+    let mut rest = idx[..idx.len() - 1].iter();
+    for (d, slot) in in_idx.iter_mut().enumerate() {
+        *slot = if d == dims[0] {
+            r
+        } else if d == dims[1] {
+            c
+        } else {
+            *rest.next().ok_or_else(|| LowerError::Internal("diagonal rank".into()))?
+        };
+    }
+    cx.read(v, &in_idx)
 }

@@ -92,11 +92,21 @@ pub fn mul(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<Ex
 }
 
 pub fn div(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let mode = cx.str_or(node, "rounding_mode", "none")?.to_string();
+    div_mode(cx, node, idx, &mode)
+}
+
+/// `floor_divide(self, other)`: division rounded down, integers kept.
+pub fn floor_divide(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    div_mode(cx, node, idx, "floor")
+}
+
+fn div_mode(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], mode: &str) -> Result<ExprId, LowerError> {
     let x = arg(cx, node, "self", idx)?;
     let y = arg(cx, node, "other", idx)?;
     let q = cx.kb.binary(BinOp::Div, x, y)?;
     let int = cx.kb.ty(q) == Ty::I64;
-    match cx.str_or(node, "rounding_mode", "none")? {
+    match mode {
         "none" => Ok(q),
         // Integer division truncates; floor steps down when the signs differ and it was inexact.
         "floor" if int => {
@@ -114,7 +124,7 @@ pub fn div(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<Ex
         "trunc" if int => Ok(q),
         "floor" => Ok(cx.kb.unary(UnOp::Floor, q)),
         "trunc" => {
-            let zero = cx.kb.f32(0.0);
+            let zero = cx.kb.float_like(0.0, q);
             let neg = cx.kb.cmp(CmpOp::Lt, q, zero)?;
             let (c, f) = (cx.kb.unary(UnOp::Ceil, q), cx.kb.unary(UnOp::Floor, q));
             Ok(cx.kb.select(neg, c, f)?)
