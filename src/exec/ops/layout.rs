@@ -712,3 +712,25 @@ pub fn as_strided(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     }
     one(r)
 }
+
+/// `reflection_pad{1,2,3}d` / `replication_pad{1,2,3}d(self, padding)`: Core ATen's spelling of
+/// `pad` in those modes.
+pub fn reflection_pad(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    one(pad_impl(cx.tensor("self")?, &cx.ints("padding")?, "reflect", 0.0)?)
+}
+
+pub fn replication_pad(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    one(pad_impl(cx.tensor("self")?, &cx.ints("padding")?, "replicate", 0.0)?)
+}
+
+/// `copy(self, src)`: `src` broadcast to `self`'s shape in `self`'s dtype.
+pub fn copy(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let src = cx.tensor("src")?;
+    let b = super::shape::expand_tensor(src, &t.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?;
+    one(dtype_ok(b.cast(t.dtype()))?)
+}
+
+pub fn empty_strided(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    one(filled(cx.opt_dtype("dtype")?.unwrap_or(DType::F32), &shape_of(cx, "size")?, Scalar::Int(0))?)
+}

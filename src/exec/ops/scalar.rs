@@ -134,6 +134,17 @@ pub fn item(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     }])
 }
 
+/// Tensors are contiguous here: the stride of `dim` is the product of the later sizes.
+pub fn sym_stride(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let d = wrap_dim(cx.int("dim")?, t.ndim())?;
+    Ok(vec![RtValue::Int(t.shape().iter().skip(d + 1).product::<usize>() as i64)])
+}
+
+pub fn sym_is_contiguous(_: &OpCx) -> OpResult<Vec<RtValue>> {
+    Ok(vec![RtValue::Bool(true)])
+}
+
 /// Tensors are contiguous copies here: the storage offset is always 0.
 pub fn sym_storage_offset(_: &OpCx) -> OpResult<Vec<RtValue>> {
     Ok(vec![RtValue::Int(0)])

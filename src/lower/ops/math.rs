@@ -561,8 +561,14 @@ pub fn triu(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
 /// minus the leading pad, mapped back into range by the mode (constant: out of range is `value`).
 pub fn pad(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let v = input(cx, node)?;
-    let pads = cx.ints_or(node, "pad", &[])?;
-    let mode = cx.str_or(node, "mode", "constant")?.to_string();
+    // Core ATen spells two of the modes as ops of their own, with `padding` for `pad`.
+    let (pads, mode) = if node.target.starts_with("aten.reflection_pad") {
+        (cx.ints_or(node, "padding", &[])?, "reflect".to_string())
+    } else if node.target.starts_with("aten.replication_pad") {
+        (cx.ints_or(node, "padding", &[])?, "replicate".to_string())
+    } else {
+        (cx.ints_or(node, "pad", &[])?, cx.str_or(node, "mode", "constant")?.to_string())
+    };
     let value = cx.float_or(node, "value", 0.0)? as f32;
     let sizes = cx.sizes(v)?;
     let nd = sizes.len();
@@ -900,4 +906,9 @@ pub fn diagonal(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
         };
     }
     cx.read(v, &in_idx)
+}
+
+/// `copy(self, src)`: `src` broadcast to `self` (the store converts to `self`'s dtype).
+pub fn copy(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    arg(cx, node, "src", idx)
 }
