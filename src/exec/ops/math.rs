@@ -521,11 +521,15 @@ fn hurwitz_zeta(s: f64, q: f64) -> f64 {
     if s < 1.0 {
         return f64::NAN;
     }
+    // As PyTorch's zeta: a non-positive integer q is a pole; other negative q are fine for an
+    // integer s (polygamma's case), where q^-s is defined.
     if q <= 0.0 {
         if q == q.floor() {
             return f64::INFINITY;
         }
-        return f64::NAN;
+        if s != s.floor() {
+            return f64::NAN;
+        }
     }
     const B: [f64; 12] = [
         12.0,

@@ -488,9 +488,12 @@ pub fn addcmul(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let (s, t1, t2) = (cx.tensor("self")?, cx.tensor("tensor1")?, cx.tensor("tensor2")?);
     let value = cx.scalar_or("value", Scalar::Int(1))?;
     let out = result_type(&[Operand::Tensor(s), Operand::Tensor(t1), Operand::Tensor(t2)])?;
-    let prod = arith(Operand::Tensor(t1), Operand::Tensor(t2), out, &MUL)?;
-    let scaled = arith(Operand::Scalar(value), Operand::Tensor(&prod), out, &MUL)?;
-    one(arith(Operand::Tensor(s), Operand::Tensor(&scaled), out, &ADD)?)
+    // Floats compute in f64 and round once (PyTorch keeps half intermediates in float32);
+    // integers stay exact in their own type.
+    let wide = if out.is_floating() { DType::F64 } else { out };
+    let prod = arith(Operand::Tensor(t1), Operand::Tensor(t2), wide, &MUL)?;
+    let scaled = arith(Operand::Scalar(value), Operand::Tensor(&prod), wide, &MUL)?;
+    one(dtype_ok(arith(Operand::Tensor(s), Operand::Tensor(&scaled), wide, &ADD)?.cast(out))?)
 }
 
 pub fn where_self(cx: &OpCx) -> OpResult<Vec<RtValue>> {
