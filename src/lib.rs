@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod codegen;
 pub mod coverage;
+pub mod config;
 pub mod decomp;
 pub mod exec;
 pub mod import;
@@ -15,6 +16,7 @@ pub mod ir;
 pub mod profile;
 pub mod lower;
 pub mod npy;
+pub mod ops;
 pub mod runtime;
 pub mod shapes;
 pub mod sym;

@@ -211,20 +211,11 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
         };
         let is_fallback = fallback[i];
         let fuse = if fallback[i] { None } else { Some(&inlinable) };
-        // Outputs of one shape share a kernel; a node whose outputs differ in shape (split,
-        // unbind, broadcast_tensors) gets one kernel per shape.
-        let mut groups: Vec<Vec<usize>> = Vec::new();
-        for &k in &outs {
-            let sizes = |k: usize| graph.value(node.outputs[k]).tensor().map(|t| t.sizes.clone());
-            match groups.iter_mut().find(|g| sizes(g[0]) == sizes(k)) {
-                Some(g) => g.push(k),
-                None => groups.push(vec![k]),
-            }
-        }
-        for (gi, group) in groups.iter().enumerate() {
-            let (mut kernel, inlined) = build_kernel(graph, id, group, &materialized, fuse, is_fallback).map_err(at)?;
-            if gi > 0 {
-                kernel.name = format!("{}_{gi}", kernel.name);
+        // One kernel per output shape: `_fused_rms_norm`'s `rstd` has the rows' shape, not the input's.
+        for (g, group) in groups_by_shape(graph, node, &outs).into_iter().enumerate() {
+            let (mut kernel, inlined) = build_kernel(graph, id, &group, &materialized, fuse, is_fallback).map_err(at)?;
+            if g > 0 {
+                kernel.name = format!("{}_out{}", kernel.name, group[0]);
             }
             steps.push(if is_fallback {
                 Step::Fallback { node: id, kernel }
@@ -238,6 +229,19 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     let mut guards: Vec<String> = model.symbols.iter().map(|s| format!("{} in {}", s.name, s.range)).collect();
     guards.extend(model.guards.iter().map(|g| g.source.clone()));
     Ok(Plan { mode: d.mode, graph: graph.clone(), steps, guards })
+}
+
+/// The materialized outputs `outs` of `node`, grouped by symbolic shape in output order.
+fn groups_by_shape(graph: &Graph, node: &crate::ir::Node, outs: &[usize]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<(Option<Vec<crate::sym::Expr>>, Vec<usize>)> = Vec::new();
+    for &k in outs {
+        let sizes = graph.value(node.outputs[k]).tensor().map(|t| t.sizes.clone());
+        match groups.iter_mut().find(|(s, _)| *s == sizes) {
+            Some((_, g)) => g.push(k),
+            None => groups.push((sizes, vec![k])),
+        }
+    }
+    groups.into_iter().map(|(_, g)| g).collect()
 }
 
 /// Largest static reduction (elements per output) a fused kernel recomputes inline.

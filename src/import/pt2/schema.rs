@@ -17,6 +17,9 @@ pub struct ExportedProgram {
     pub schema_version: Option<SchemaVersion>,
     #[serde(default)]
     pub guards_code: Vec<String>,
+    /// The torch that exported it (`2.11.0+cu130`); absent in older archives.
+    #[serde(default)]
+    pub torch_version: Option<String>,
 }
 
 /// Read alone first when the full parse fails, to say "wrong version" rather than "bad field".
