@@ -912,3 +912,84 @@ pub fn diagonal(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
 pub fn copy(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     arg(cx, node, "src", idx)
 }
+
+/// `float_power`: both operands as float64.
+pub fn float_power(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let sizes = out_sizes(cx, node)?;
+    let x = cx.operand(node, "self", idx, &sizes)?;
+    let y = match node.arg("exponent") {
+        Some(Arg::Float(f)) => cx.kb.f64(*f),
+        _ => cx.operand(node, "exponent", idx, &sizes)?,
+    };
+    let (x, y) = (cx.kb.cast(x, Ty::F64), cx.kb.cast(y, Ty::F64));
+    Ok(cx.kb.binary(BinOp::Pow, x, y)?)
+}
+
+/// `heaviside(self, values)`: 0 below zero, 1 above, `values` at zero (NaN stays NaN).
+pub fn heaviside(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let x = arg(cx, node, "self", idx)?;
+    let v = arg(cx, node, "values", idx)?;
+    let kb = &mut cx.kb;
+    let (zero, one) = (num(kb, 0.0, x), num(kb, 1.0, x));
+    let pos = kb.cmp(CmpOp::Gt, x, zero)?;
+    let is_zero = kb.cmp(CmpOp::Eq, x, zero)?;
+    let r = kb.select(pos, one, zero)?;
+    let r = kb.select(is_zero, v, r)?;
+    if kb.ty(x).is_float() {
+        let nan = kb.cmp(CmpOp::Ne, x, x)?;
+        return Ok(kb.select(nan, x, r)?);
+    }
+    Ok(r)
+}
+
+/// `ldexp(self, other)`: `self · 2^other`.
+pub fn ldexp(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    float2(cx, node, idx, |kb, x, y| {
+        let u = kb.unary(UnOp::Exp2, y);
+        Ok(kb.binary(BinOp::Mul, x, u)?)
+    })
+}
+
+/// `special_xlog1py(self, other)`: `x · log1p(y)`, 0 where x is 0 (unless y is NaN).
+pub fn xlog1py(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    float2(cx, node, idx, |kb, x, y| {
+        let zero = kb.float_like(0.0, x);
+        let l = kb.unary(UnOp::Log1p, y);
+        let p = kb.binary(BinOp::Mul, x, l)?;
+        let x0 = kb.cmp(CmpOp::Eq, x, zero)?;
+        let ynan = kb.cmp(CmpOp::Ne, y, y)?;
+        let r = kb.select(x0, zero, p)?;
+        Ok(kb.select(ynan, y, r)?)
+    })
+}
+
+/// `fft_fftshift`/`fft_ifftshift(self, dim)`: a roll by half of each dim (up or down).
+fn shift(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], inverse: bool) -> R {
+    let v = input(cx, node)?;
+    let sizes = cx.sizes(v)?;
+    let dims = match node.arg("dim") {
+        None | Some(Arg::None) => (0..sizes.len()).collect(),
+        _ => wrap_dims(&cx.ints_or(node, "dim", &[])?, sizes.len()).map_err(|m| cx.err(node, m))?,
+    };
+    let mut in_idx = idx.to_vec();
+    for d in dims.into_iter().filter(|&d| d < sizes.len()) {
+        let n = cx.kb.size(&sizes[d]);
+        let two = cx.kb.i64(2);
+        let half = cx.kb.binary(BinOp::Div, n, two)?;
+        // fftshift reads (i - n/2) mod n; ifftshift reads (i + n/2) mod n.
+        let s = if inverse { cx.kb.binary(BinOp::Add, idx[d], half)? } else {
+            let t = cx.kb.binary(BinOp::Add, idx[d], n)?;
+            cx.kb.binary(BinOp::Sub, t, half)?
+        };
+        in_idx[d] = cx.kb.binary(BinOp::Rem, s, n)?;
+    }
+    cx.read(v, &in_idx)
+}
+
+pub fn fftshift(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    shift(cx, node, idx, false)
+}
+
+pub fn ifftshift(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    shift(cx, node, idx, true)
+}

@@ -224,3 +224,53 @@ pub fn logsumexp(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Res
     let is_inf = cx.kb.cmp(super::super::kernel::CmpOp::Eq, a, inf)?;
     Ok(cx.kb.select(is_inf, m, y)?)
 }
+
+/// `all`/`any`/`count_nonzero`: nonzero flags folded in i64 (min, max, sum); the store turns
+/// the result into bool where the output is bool.
+fn flags(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], op: RedOp) -> Result<ExprId, LowerError> {
+    let keepdim = cx.bool_or(node, "keepdim", false)?;
+    let r = setup(cx, node, idx, dims_arg(cx, node)?, keepdim)?;
+    let v = r.v;
+    cx.reduce_dims(op, &r.sizes, &r.dims, &r.base, &mut |cx, i| {
+        let x = cx.read(v, i)?;
+        let b = cx.kb.cast(x, super::super::kernel::Ty::Bool);
+        Ok(cx.kb.cast(b, super::super::kernel::Ty::I64))
+    })
+}
+
+pub fn all(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    flags(cx, node, idx, RedOp::Min)
+}
+
+pub fn any(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    flags(cx, node, idx, RedOp::Max)
+}
+
+pub fn count_nonzero(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    flags(cx, node, idx, RedOp::Sum)
+}
+
+/// `max()`/`min()` of every element.
+pub fn max_all(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    simple(cx, node, idx, RedOp::Max)
+}
+
+pub fn min_all(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    simple(cx, node, idx, RedOp::Min)
+}
+
+/// `prod(self, dim?, keepdim, dtype)`: integers multiply in i64.
+pub fn prod(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let keepdim = cx.bool_or(node, "keepdim", false)?;
+    let dims = match node.arg("dim") {
+        Some(Arg::Int(d)) => Some(vec![*d]),
+        _ => None,
+    };
+    let r = setup(cx, node, idx, dims, keepdim)?;
+    let v = r.v;
+    let ty = super::pointwise::out_ty(cx, node)?;
+    cx.reduce_dims(RedOp::Prod, &r.sizes, &r.dims, &r.base, &mut |cx, i| {
+        let x = cx.read(v, i)?;
+        Ok(cx.kb.cast(x, ty))
+    })
+}
