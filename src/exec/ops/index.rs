@@ -189,7 +189,7 @@ fn src_or_value(cx: &OpCx, t: &Tensor) -> OpResult<Tensor> {
         Some(Arg::Tensor(_)) => Ok(cx.tensor("src")?.clone()),
         _ => {
             let v = cx.opt_scalar("value")?.ok_or_else(|| OpError::Arg { arg: "value".into(), message: "missing".into() })?;
-            dtype_ok(Tensor::full(t.dtype(), &cx.tensor("index")?.shape().to_vec(), v.to_f64()))
+            dtype_ok(Tensor::full(t.dtype(), cx.tensor("index")?.shape(), v.to_f64()))
         }
     }
 }
@@ -250,7 +250,10 @@ fn index_dim_pairs(t: &Tensor, dim: usize, iv: &[usize], src_shape: &[usize]) ->
         .collect()
 }
 
-fn index_dim(cx: &OpCx, src_name: &str) -> OpResult<(Tensor, Tensor, Vec<(usize, usize)>)> {
+/// (destination, source) flat-index pairs of a write.
+type Pairs = Vec<(usize, usize)>;
+
+fn index_dim(cx: &OpCx, src_name: &str) -> OpResult<(Tensor, Tensor, Pairs)> {
     let t = cx.tensor("self")?;
     let dim = wrap_dim(cx.int("dim")?, t.ndim())?;
     let n = if t.ndim() == 0 { 1 } else { t.shape()[dim] };

@@ -39,7 +39,7 @@ fn flat(idx: &[usize], strides: &[usize]) -> usize {
 /// `F.pad` / `constant_pad_nd`: `pad` holds (before, after) pairs from the last dim backwards;
 /// negative amounts crop.
 fn pad_impl(t: &Tensor, pad: &[i64], mode: &str, value: f64) -> OpResult<Tensor> {
-    if pad.len() % 2 != 0 || pad.len() / 2 > t.ndim() {
+    if !pad.len().is_multiple_of(2) || pad.len() / 2 > t.ndim() {
         return shape_err(format!("pad {pad:?} does not fit a tensor of rank {}", t.ndim()));
     }
     let nd = t.ndim();

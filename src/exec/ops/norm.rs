@@ -158,7 +158,7 @@ pub fn native_batch_norm_no_training(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 /// group of `C / G` channels; `weight`/`bias` are per channel; mean and rstd are `[N, G]`.
 fn group_norm_impl(x: &Tensor, groups: usize, w: Option<Vec<f64>>, b: Option<Vec<f64>>, eps: f64) -> OpResult<[Tensor; 3]> {
     let s = x.shape();
-    if s.len() < 2 || groups == 0 || s[1] % groups != 0 {
+    if s.len() < 2 || groups == 0 || !s[1].is_multiple_of(groups) {
         return shape_err(format!("group norm of {s:?} into {groups} groups"));
     }
     let (n, c) = (s[0], s[1]);
