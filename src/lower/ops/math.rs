@@ -993,3 +993,19 @@ pub fn fftshift(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
 pub fn ifftshift(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     shift(cx, node, idx, true)
 }
+
+/// `clamp(self, min, max)` with tensor (or absent) bounds.
+pub fn clamp_tensor(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let mut x = arg(cx, node, "self", idx)?;
+    if cx.opt_tensor(node, "min").is_some() || matches!(node.arg("min"), Some(Arg::Float(_) | Arg::Int(_))) {
+        let lo = arg(cx, node, "min", idx)?;
+        let below = cx.kb.cmp(CmpOp::Lt, x, lo)?;
+        x = cx.kb.select(below, lo, x)?;
+    }
+    if cx.opt_tensor(node, "max").is_some() || matches!(node.arg("max"), Some(Arg::Float(_) | Arg::Int(_))) {
+        let hi = arg(cx, node, "max", idx)?;
+        let above = cx.kb.cmp(CmpOp::Gt, x, hi)?;
+        x = cx.kb.select(above, hi, x)?;
+    }
+    Ok(x)
+}

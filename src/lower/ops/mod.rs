@@ -297,6 +297,8 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.new_ones.default", OpKind::Pointwise, math::ones),
     ("aten.fill.Scalar", OpKind::Pointwise, math::fill),
     ("aten.scalar_tensor.default", OpKind::Pointwise, math::scalar_tensor),
+    ("aten.clamp.Tensor", OpKind::Pointwise, math::clamp_tensor),
+    ("aten.pow.Scalar", OpKind::Pointwise, pointwise::pow),
     ("aten.clamp_min.Tensor", OpKind::Pointwise, math::clamp_min_tensor),
     ("aten.clamp_max.Tensor", OpKind::Pointwise, math::clamp_max_tensor),
     ("aten.isclose.default", OpKind::Pointwise, math::isclose),
