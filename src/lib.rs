@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod codegen;
+pub mod coverage;
 pub mod config;
 pub mod decomp;
 pub mod exec;

@@ -9,6 +9,7 @@ mod decompose;
 mod devices;
 mod eval;
 mod inspect;
+mod ops;
 mod kernels;
 mod kernels_compare;
 mod profile;
@@ -123,6 +124,14 @@ pub enum Command {
         chrome: Option<PathBuf>,
         #[arg(long)]
         json: bool,
+    },
+    /// Per ATen op: Core ATen or not, interpreter and kernel coverage, OpInfo cases passing
+    /// (from the results tests/opinfo.rs writes); --markdown prints docs/OPS.md.
+    Ops {
+        #[arg(long)]
+        markdown: bool,
+        #[arg(long, default_value = "tests/data/opinfo_floor.json")]
+        results: PathBuf,
     },
     /// Every backend (Level Zero, OpenCL, reference): its device, or why it is unavailable.
     Devices {
@@ -356,6 +365,7 @@ pub fn main() -> ExitCode {
             json,
         }),
         Some(Command::Devices { json }) => devices::run(json),
+        Some(Command::Ops { markdown, results }) => ops::run(markdown, &results),
         Some(Command::Eval { file, mode, marks, inputs, save_outputs, json }) => {
             eval::run(&file, &mode, &marks, &inputs, save_outputs.as_deref(), json)
         }

@@ -185,7 +185,7 @@ pub fn run_built(
 }
 
 fn upload(dev: &mut dyn Device, t: &Tensor, kernel: &str) -> Result<BufferId, RunError> {
-    let t = t.cast(DType::F32).map_err(|d| RunError::Input(format!("kernel `{kernel}` reads a {d} tensor")))?;
+    // Buffers hold the tensor's own dtype; the kernel converts on load.
     let bytes = t.to_le_bytes();
     let b = dev.alloc(bytes.len()).map_err(|e| with_kernel(e, kernel))?;
     dev.write(b, &bytes)?;
@@ -220,7 +220,7 @@ fn launch(
                     Some(t) => upload(dev, t, &kernel.name)?,
                     None => {
                         let n: usize = numel(graph, v, b, &kernel.name)?.iter().product();
-                        dev.alloc(n * 4).map_err(|e| with_kernel(e, &kernel.name))?
+                        dev.alloc(n * buf.elem.bytes() as usize).map_err(|e| with_kernel(e, &kernel.name))?
                     }
                 };
                 buffers.insert(buf.value.clone(), id);
@@ -285,12 +285,13 @@ fn read_outputs(
         let name = &graph.value(*v).name;
         let shape = numel(graph, *v, b, "output")?;
         let n: usize = shape.iter().product();
-        let mut bytes = vec![0u8; n * 4];
+        let dtype = graph.value(*v).tensor().map_or(DType::F32, |t| t.dtype);
+        let mut bytes = vec![0u8; n * dtype.size_bytes()];
         if n > 0 {
             let id = buffers.get(name).ok_or_else(|| RunError::Input(format!("graph output `{name}` was never computed")))?;
             dev.read(*id, &mut bytes)?;
         }
-        out.push(Tensor::from_le_bytes(DType::F32, &shape, &bytes).map_err(RunError::Input)?);
+        out.push(Tensor::from_le_bytes(dtype, &shape, &bytes).map_err(RunError::Input)?);
     }
     Ok(out)
 }
