@@ -9,9 +9,6 @@ use std::process::ExitCode;
 
 use serde::Deserialize;
 
-/// Core ATen IR ops (the `core` tag of native_functions.yaml), from `scripts/gen_core_aten.py`.
-const CORE: &str = include_str!("core_aten_ops.txt");
-
 #[derive(Deserialize, Default)]
 struct Counts {
     cases: usize,
@@ -42,14 +39,24 @@ struct Row {
     opencl_pass: usize,
 }
 
-pub fn core_ops() -> impl Iterator<Item = &'static str> {
-    CORE.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'))
+/// Core ATen IR ops (the `core` tag of native_functions.yaml) of the newest torch the op registry
+/// has a table for, spelled as graphs do (`aten.add.Tensor`, `aten.relu.default`).
+pub fn core_ops() -> Vec<String> {
+    let Some(table) = crate::ops::table_for(None) else { return Vec::new() };
+    let mut out: Vec<String> = table
+        .ops
+        .iter()
+        .filter(|(_, f)| f.core)
+        .map(|(k, _)| if k.contains('.') { format!("aten.{k}") } else { format!("aten.{k}.default") })
+        .collect();
+    out.sort();
+    out
 }
 
 fn rows(results: &Results) -> BTreeMap<String, Row> {
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
     for t in core_ops() {
-        rows.entry(t.to_string()).or_default().core = true;
+        rows.entry(t).or_default().core = true;
     }
     for t in crate::exec::ops::supported_targets() {
         rows.entry(t.to_string()).or_default().interp = true;
@@ -114,12 +121,31 @@ fn markdown(results: &Results, rows: &BTreeMap<String, Row>) -> String {
          Kernels compute float16/bfloat16/float32 in f32 (converted on load and store), float64 in f64, integers in \
          i64 and bool as bool; no dtype runs in a float32 stand-in.\n"
     );
-    let _ = writeln!(s, "| op | core | interpreter | kernel | OpInfo cases | pass (interpreter) | pass (OpenCL) |");
-    let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+    let table = crate::ops::table_for(None);
+    let _ = writeln!(
+        s,
+        "- \"torch kernels\": the backends PyTorch {} itself has a kernel for (op registry, `xpu-workbench backends --op NAME`); \
+         \"composite\" where it only has a CompositeImplicitAutograd body, which tracing expands on a backend without a kernel.\n",
+        table.map_or("?", |t| t.torch.as_str())
+    );
+    let _ = writeln!(s, "| op | core | torch kernels | interpreter | kernel | OpInfo cases | pass (interpreter) | pass (OpenCL) |");
+    let _ = writeln!(s, "|---|---|---|---|---|---|---|---|");
     for (t, r) in rows {
+        let torch_kernels = match table.and_then(|tb| tb.op(t)) {
+            Some(f) => {
+                let ks: Vec<&str> = f.inductor_backends().iter().map(|b| b.key()).collect();
+                match (ks.is_empty(), f.composite) {
+                    (true, true) => "composite".to_string(),
+                    (true, false) => "—".to_string(),
+                    (false, true) => format!("{} (+composite)", ks.join(", ")),
+                    (false, false) => ks.join(", "),
+                }
+            }
+            None => "—".to_string(),
+        };
         let _ = writeln!(
             s,
-            "| `{t}` | {} | {} | {} | {} | {} | {} |",
+            "| `{t}` | {} | {torch_kernels} | {} | {} | {} | {} | {} |",
             yes(r.core),
             yes(r.interp),
             yes(r.kernel),
