@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use super::functionalize;
 use super::rules::{self, Table};
 use super::{DecompError, Decomposed, Decomposition, Marks, Mode, Provenance};
 use crate::infer::{infer, InferError};
@@ -27,6 +28,7 @@ const MAX_DEPTH: usize = 16;
 
 pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposition, DecompError> {
     let mut out = Graph::new(graph.name.clone());
+    out.torch_version = graph.torch_version.clone();
     let mut map: Vec<Option<ValueId>> = vec![None; graph.values.len()];
     let mut taken: HashSet<String> = graph.values.iter().map(|v| v.name.clone()).collect();
     taken.extend(graph.nodes.iter().map(|n| n.name.clone()));
@@ -45,9 +47,22 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
     let mut kept = Vec::new();
     let mut no_rule = Vec::new();
     let mut products = vec![Vec::new(); graph.nodes.len()];
+    let mut functionalized = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         let id = NodeId(i as u32);
         let err = |source: RuleError| DecompError { node: node.name.clone(), target: node.target.clone(), source };
+        // Every mode but `none` works on the functionalized graph, as PyTorch's do.
+        let functional = match functionalize::functional_node(node) {
+            Some(f) if mode != Mode::None => {
+                if let Some(why) = functionalize::refusal(graph, node) {
+                    return Err(err(RuleError::Unsupported(format!("cannot functionalize: {why}"))));
+                }
+                functionalized.push(id);
+                Some(f)
+            }
+            _ => None,
+        };
+        let node = functional.as_ref().unwrap_or(node);
         let table = match mode {
             Mode::Lite if !marks.marks(node) => None,
             _ => mode.table(),
@@ -74,6 +89,12 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
             }
         }
         products[i] = (first_new..em.out.nodes.len()).map(|n| NodeId(n as u32)).collect();
+        if functional.is_some() {
+            // Later readers of the mutated tensor read the functional result.
+            if let (Some(Arg::Tensor(mutated)), Some(out)) = (node.args.first().map(|a| &a.arg), node.outputs.first()) {
+                em.map[mutated.index()] = em.map[out.index()];
+            }
+        }
     }
     for o in &graph.outputs {
         let arg = em.map_arg(o).map_err(|e| DecompError { node: "output".into(), target: "output".into(), source: e })?;
@@ -86,6 +107,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
         decomposed,
         kept,
         no_rule,
+        functionalized,
     })
 }
 
@@ -220,7 +242,14 @@ pub enum A {
 
 impl<'a> Rw<'a> {
     fn raw(&self, name: &str) -> Option<&'a Arg> {
-        self.node.arg(name)
+        // The first argument is `self` in some overloads of an op and `input` in others
+        // (`dropout_(Tensor(a!) self, ...)` vs `dropout(Tensor input, ...)`): functionalized nodes
+        // keep the in-place spelling.
+        self.node.arg(name).or_else(|| match name {
+            "input" => self.node.arg("self"),
+            "self" => self.node.arg("input"),
+            _ => None,
+        })
     }
 
     fn arg_err(name: &str, message: impl Into<String>) -> RuleError {
@@ -376,6 +405,15 @@ impl<'a> Rw<'a> {
             nested: true,
         };
         (rule.build)(&mut rw)
+    }
+
+    /// Whether the graph was made by a torch older than `major.minor`; an unknown version counts
+    /// as the newest (rules follow current PyTorch unless told otherwise).
+    pub fn torch_older_than(&self, major: u32, minor: u32) -> bool {
+        let Some(v) = self.em.out.torch_version.as_deref() else { return false };
+        let mut parts = v.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty()).map(|p| p.parse::<u32>().unwrap_or(0));
+        let (a, b) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+        (a, b) < (major, minor)
     }
 
     /// Size `dim` of `v` as a SymInt argument: a literal when static, else a `sym_size` node.

@@ -124,22 +124,40 @@ fn ints_or(rw: &Rw, name: &str, default: Vec<i64>) -> Result<Vec<i64>, RuleError
     Ok(rw.ints(name)?.filter(|v| !v.is_empty()).unwrap_or(default))
 }
 
-pub fn conv2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+/// `conv1d` / `conv2d` / `conv3d` → `convolution` with every list spelled out for `n` spatial dims
+/// (a one-element list repeats, as the Python-level functions do), as `run_decompositions()` emits.
+fn conv_nd(rw: &mut Rw, n: usize) -> Result<Vec<ValueId>, RuleError> {
     if matches!(rw.passthrough("padding")?, Some(Arg::String(_))) {
         return Err(RuleError::Unsupported("string padding ('same'/'valid')".into()));
     }
+    let list = |rw: &Rw, name: &str, default: i64| -> Result<Vec<i64>, RuleError> {
+        let v = ints_or(rw, name, vec![default; n])?;
+        Ok(if v.len() == 1 { vec![v[0]; n] } else { v })
+    };
     let args = vec![
         ("input", A::T(rw.t("input")?)),
         ("weight", A::T(rw.t("weight")?)),
         ("bias", A::OptT(rw.opt_t("bias")?)),
-        ("stride", A::Is(ints_or(rw, "stride", vec![1, 1])?)),
-        ("padding", A::Is(ints_or(rw, "padding", vec![0, 0])?)),
-        ("dilation", A::Is(ints_or(rw, "dilation", vec![1, 1])?)),
+        ("stride", A::Is(list(rw, "stride", 1)?)),
+        ("padding", A::Is(list(rw, "padding", 0)?)),
+        ("dilation", A::Is(list(rw, "dilation", 1)?)),
         ("transposed", A::B(false)),
-        ("output_padding", A::Is(vec![0, 0])),
+        ("output_padding", A::Is(vec![0; n])),
         ("groups", A::I(rw.int("groups", Some(1))?)),
     ];
     Ok(vec![rw.op("aten.convolution.default", args)?])
+}
+
+pub fn conv1d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    conv_nd(rw, 1)
+}
+
+pub fn conv2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    conv_nd(rw, 2)
+}
+
+pub fn conv3d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    conv_nd(rw, 3)
 }
 
 pub fn max_pool2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {

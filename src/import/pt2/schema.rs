@@ -17,6 +17,9 @@ pub struct ExportedProgram {
     pub schema_version: Option<SchemaVersion>,
     #[serde(default)]
     pub guards_code: Vec<String>,
+    /// The torch that wrote the archive (`2.15.0+cu132`); absent before 2.7.
+    #[serde(default)]
+    pub torch_version: Option<String>,
 }
 
 /// Read alone first when the full parse fails, to say "wrong version" rather than "bad field".
