@@ -451,7 +451,8 @@ impl<'a> Rw<'a> {
         Ok(acc)
     }
 
-    fn sym_expr(&self, s: &SymIntArg) -> Result<Expr, RuleError> {
+    /// The expression a size argument stands for.
+    pub fn sym_expr(&self, s: &SymIntArg) -> Result<Expr, RuleError> {
         match s {
             SymIntArg::Int(i) => Ok(Expr::int(*i)),
             SymIntArg::Value(v) => match &self.em.out.value(*v).kind {

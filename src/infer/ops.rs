@@ -158,6 +158,44 @@ pub(super) fn infer(a: &Args) -> Out {
                 .collect();
             one(m)
         }
+        "aten.squeeze.dim" | "aten.squeeze.dims" => {
+            // Only dims of static size 1 go: a symbolic size is >= 2 under its range (0/1 specialised).
+            let x = a.tensor("self")?;
+            let rank = x.sizes.len();
+            let dims = match a.ints("dim")? {
+                Some(d) => d.iter().map(|d| norm_dim(*d, rank.max(1)).ok_or_else(|| a.err("dim out of range"))).collect::<Result<Vec<_>, _>>()?,
+                None => (0..rank).collect(),
+            };
+            let sizes = x.sizes.iter().enumerate().filter(|(i, s)| !(dims.contains(i) && s.as_int() == Some(1))).map(|(_, s)| s.clone()).collect();
+            one(contiguous(x, x.dtype, sizes))
+        }
+        "aten._scaled_dot_product_flash_attention_for_cpu.default" => {
+            // Output [B, H, L, Ev] laid out L-major ([L, B, H, Ev] contiguous), as the CPU kernel
+            // allocates it; logsumexp [B, H, L] in float32.
+            let q = a.tensor("query")?;
+            let v = a.tensor("value")?;
+            if q.sizes.len() != 4 || v.sizes.len() != 4 {
+                return Err(a.err("expects 4-D query, key and value"));
+            }
+            let (b, h, l, e) = (q.sizes[0].clone(), q.sizes[1].clone(), q.sizes[2].clone(), v.sizes[3].clone());
+            let mut out = contiguous(q, q.dtype, vec![b.clone(), h.clone(), l.clone(), e.clone()]);
+            let he = Expr::mul(h.clone(), e.clone());
+            out.strides = vec![he.clone(), e, Expr::int(1), Expr::mul(b.clone(), he)];
+            out.strides.swap(2, 3);
+            let lse = contiguous(q, DType::F32, vec![b, h, l]);
+            Ok(vec![ValueKind::Tensor(out), ValueKind::Tensor(lse)])
+        }
+        "aten.scalar_tensor.default" => {
+            let dtype = match a.get("dtype") {
+                Some(Arg::ScalarType(d)) => *d,
+                _ => DType::F32,
+            };
+            let device = match a.get("device") {
+                Some(Arg::Device(d)) => d.clone(),
+                _ => "cpu".to_string(),
+            };
+            one(TensorMeta { dtype, sizes: vec![], strides: vec![], storage_offset: Expr::int(0), device, requires_grad: false })
+        }
         "aten.unsqueeze.default" => {
             let x = a.tensor("self")?;
             let d = norm_dim(a.int("dim", None)?, x.sizes.len() + 1).ok_or_else(|| a.err("dim out of range"))?;

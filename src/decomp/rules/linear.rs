@@ -14,6 +14,9 @@ pub fn linear(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         return Err(RuleError::Unsupported("linear expects input of rank >= 1 and a 2-D weight".into()));
     }
     let wt = rw.op("aten.permute.default", vec![("self", A::T(w)), ("dims", A::Is(vec![1, 0]))])?;
+    if rank == 3 && !super::view::is_contiguous(rw.meta(x)?) {
+        return batched(rw, x, w, wt, b);
+    }
     // Only inputs of rank > 2 need their leading dims flattened (and so their sizes read).
     let lead: Vec<SymIntArg> =
         if rank > 2 { (0..rank - 1).map(|d| rw.size(x, d)).collect::<Result<_, _>>()? } else { Vec::new() };
@@ -34,6 +37,23 @@ pub fn linear(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let mut out_size = lead;
     out_size.push(rw.size(w, 0)?);
     Ok(vec![rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(out_size))])?])
+}
+
+/// A 3-D input that is not contiguous goes through `matmul` (ATen's `linear` flattens only
+/// contiguous 3-D inputs): both operands `expand`ed and `view`ed to 3-D, `bmm`, `view`, and the
+/// bias added.
+fn batched(rw: &mut Rw, x: ValueId, w: ValueId, wt: ValueId, b: Option<ValueId>) -> Result<Vec<ValueId>, RuleError> {
+    let (bs, l, k, n) = (rw.size(x, 0)?, rw.size(x, 1)?, rw.size(x, 2)?, rw.size(w, 0)?);
+    let x3 = rw.op("aten.expand.default", vec![("self", A::T(x)), ("size", A::Sizes(vec![bs.clone(), l.clone(), k.clone()]))])?;
+    let x3 = rw.op("aten.view.default", vec![("self", A::T(x3)), ("size", A::Sizes(vec![bs.clone(), l.clone(), k.clone()]))])?;
+    let w3 = rw.op("aten.expand.default", vec![("self", A::T(wt)), ("size", A::Sizes(vec![bs.clone(), k.clone(), n.clone()]))])?;
+    let w3 = rw.op("aten.view.default", vec![("self", A::T(w3)), ("size", A::Sizes(vec![bs.clone(), k, n.clone()]))])?;
+    let y = rw.op("aten.bmm.default", vec![("self", A::T(x3)), ("mat2", A::T(w3))])?;
+    let mut y = rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(vec![bs, l, n]))])?;
+    if let Some(b) = b {
+        y = rw.op("aten.add.Tensor", vec![("self", A::T(y)), ("other", A::T(b))])?;
+    }
+    Ok(vec![y])
 }
 
 /// `t` of a 2-D tensor is `permute([1, 0])`; of 0/1-D tensors the identity.

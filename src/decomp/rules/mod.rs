@@ -22,6 +22,8 @@ pub enum Table {
     Core,
     /// Inductor's default table (`select_decomp_table()`), which includes the core rules.
     Inductor,
+    /// A rule of torch.export's table that Inductor's leaves out (`squeeze.dim` → `squeeze.dims`).
+    CoreOnly,
 }
 
 pub type Build = fn(&mut Rw) -> Result<Vec<ValueId>, RuleError>;
@@ -36,6 +38,10 @@ pub struct Rule {
 
 const fn core(target: &'static str, build: Build) -> Rule {
     Rule { target, table: Table::Core, build }
+}
+
+const fn core_only(target: &'static str, build: Build) -> Rule {
+    Rule { target, table: Table::CoreOnly, build }
 }
 
 const fn inductor(target: &'static str, build: Build) -> Rule {
@@ -73,6 +79,7 @@ pub static TABLE: &[Rule] = &[
     core("aten.flatten.using_ints", view::flatten),
     core("aten.unflatten.int", view::unflatten),
     core("aten.contiguous.default", view::contiguous),
+    core_only("aten.squeeze.dim", view::squeeze_dim),
     core("aten.chunk.default", view::chunk_core),
     inductor("aten.chunk.default", view::chunk),
     core("aten.conv1d.default", view::conv1d),
@@ -81,6 +88,7 @@ pub static TABLE: &[Rule] = &[
     core("aten.max_pool2d.default", view::max_pool2d),
     core("aten.adaptive_avg_pool2d.default", view::adaptive_avg_pool2d),
     core("aten.scaled_dot_product_attention.default", attention::sdpa_math),
+    inductor("aten.scaled_dot_product_attention.default", attention::sdpa_flash_cpu),
     core("aten.arange.default", view::arange),
     inductor("aten.arange.start_step", view::arange_iota),
 ];
@@ -90,10 +98,11 @@ pub fn find(table: Table, target: &str) -> Option<&'static Rule> {
     let mut found = None;
     for r in TABLE.iter().filter(|r| r.target == target) {
         match (table, r.table) {
-            (Table::Core, Table::Core) => return Some(r),
+            (Table::Core, Table::Core | Table::CoreOnly) => return Some(r),
             (Table::Inductor, Table::Inductor) => return Some(r),
             (Table::Inductor, Table::Core) => found = found.or(Some(r)),
-            (Table::Core, Table::Inductor) => {}
+            (Table::Core, Table::Inductor) | (Table::Inductor, Table::CoreOnly) => {}
+            (Table::CoreOnly, _) => {}
         }
     }
     found

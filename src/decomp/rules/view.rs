@@ -5,6 +5,7 @@
 use super::{dim, Rw, A};
 use crate::decomp::RuleError;
 use crate::ir::{Arg, SymIntArg, TensorMeta, ValueId};
+use crate::sym::Expr;
 
 pub fn transpose(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
@@ -16,15 +17,54 @@ pub fn transpose(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(x)), ("dims", A::Is(perm))])?])
 }
 
-fn is_contiguous(m: &TensorMeta) -> bool {
+pub(super) fn is_contiguous(m: &TensorMeta) -> bool {
     let want = TensorMeta::contiguous_strides(&m.sizes);
     // A size-1 dimension's stride never matters.
     m.sizes.iter().zip(m.strides.iter().zip(&want)).all(|(s, (a, b))| a == b || s.as_int() == Some(1))
 }
 
-/// `view(x, sizes)`, cloning first when `x` is not contiguous (what `reshape` does).
+/// Whether `view` can give `old` the shape `new` without a copy: ATen's `computeStride`, with
+/// symbolic sizes compared as expressions (a product that is not provably equal is taken as
+/// "not equal", which only ever chooses the copy).
+fn viewable(old: &TensorMeta, new: &[Expr]) -> bool {
+    let (shape, stride) = (&old.sizes, &old.strides);
+    if shape.is_empty() {
+        return true;
+    }
+    let mut view_d = new.len() as isize - 1;
+    let mut chunk_base = stride[shape.len() - 1].clone();
+    let (mut tensor_numel, mut view_numel) = (Expr::int(1), Expr::int(1));
+    for d in (0..shape.len()).rev() {
+        tensor_numel = Expr::mul(tensor_numel, shape[d].clone());
+        let chunk_ends = d == 0
+            || (shape[d - 1].as_int() != Some(1) && stride[d - 1] != Expr::mul(tensor_numel.clone(), chunk_base.clone()));
+        if chunk_ends {
+            while view_d >= 0 && (view_numel != tensor_numel || new[view_d as usize].as_int() == Some(1)) {
+                view_numel = Expr::mul(view_numel, new[view_d as usize].clone());
+                view_d -= 1;
+            }
+            if view_numel != tensor_numel {
+                return false;
+            }
+            if d > 0 {
+                chunk_base = stride[d - 1].clone();
+                tensor_numel = Expr::int(1);
+                view_numel = Expr::int(1);
+            }
+        }
+    }
+    view_d == -1
+}
+
+/// `view(x, sizes)`, cloning first when the view is impossible (what `reshape` does).
 fn view_of(rw: &mut Rw, x: ValueId, sizes: Vec<SymIntArg>) -> Result<ValueId, RuleError> {
-    let src = if is_contiguous(rw.meta(x)?) { x } else { rw.op("aten.clone.default", vec![("self", A::T(x))])? };
+    let meta = rw.meta(x)?.clone();
+    let new: Option<Vec<Expr>> = sizes.iter().map(|s| rw.sym_expr(s).ok().filter(|e| e.as_int() != Some(-1))).collect();
+    let copy = match new {
+        Some(new) => !viewable(&meta, &new),
+        None => !is_contiguous(&meta), // a -1 size: decided on contiguity alone
+    };
+    let src = if copy { rw.op("aten.clone.default", vec![("self", A::T(x))])? } else { x };
     rw.op("aten.view.default", vec![("self", A::T(src)), ("size", A::Sizes(sizes))])
 }
 
@@ -122,6 +162,13 @@ pub fn chunk(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 
 fn ints_or(rw: &Rw, name: &str, default: Vec<i64>) -> Result<Vec<i64>, RuleError> {
     Ok(rw.ints(name)?.filter(|v| !v.is_empty()).unwrap_or(default))
+}
+
+/// `squeeze.dim` → `squeeze.dims([dim])`: core ATen keeps only the list overload.
+pub fn squeeze_dim(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let d = rw.int("dim", None)?;
+    Ok(vec![rw.op("aten.squeeze.dims", vec![("self", A::T(x)), ("dim", A::Is(vec![d]))])?])
 }
 
 /// `conv1d` / `conv2d` / `conv3d` → `convolution` with every list spelled out for `n` spatial dims
