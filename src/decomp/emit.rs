@@ -48,12 +48,23 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
     let mut no_rule = Vec::new();
     let mut products = vec![Vec::new(); graph.nodes.len()];
     let mut functionalized = Vec::new();
+    // PyTorch's decompositions re-trace the program, so what nothing reads is not in their graphs.
+    let live = if mode == Mode::None { vec![true; graph.nodes.len()] } else { live_nodes(graph) };
     for (i, node) in graph.nodes.iter().enumerate() {
         let id = NodeId(i as u32);
+        if !live[i] {
+            continue;
+        }
         let err = |source: RuleError| DecompError { node: node.name.clone(), target: node.target.clone(), source };
-        // Every mode but `none` works on the functionalized graph, as PyTorch's do.
+        let table = match mode {
+            Mode::Lite if !marks.marks(node) => None,
+            _ => mode.table(),
+        };
+        // Every mode but `none` works on the functionalized graph, as PyTorch's do, unless the
+        // table has a rule for the in-place op itself (`dropout_`: torch decomposes it whole).
+        let inplace_rule = table.is_some_and(|t| rules::find(t, &node.target).is_some());
         let functional = match functionalize::functional_node(node) {
-            Some(f) if mode != Mode::None => {
+            Some(f) if mode != Mode::None && !inplace_rule => {
                 if let Some(why) = functionalize::refusal(graph, node) {
                     return Err(err(RuleError::Unsupported(format!("cannot functionalize: {why}"))));
                 }
@@ -63,10 +74,6 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
             _ => None,
         };
         let node = functional.as_ref().unwrap_or(node);
-        let table = match mode {
-            Mode::Lite if !marks.marks(node) => None,
-            _ => mode.table(),
-        };
         let rule = table.and_then(|t| rules::find(t, &node.target).map(|r| (t, r)));
         let first_new = em.out.nodes.len();
         match rule {
@@ -109,6 +116,30 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
         no_rule,
         functionalized,
     })
+}
+
+/// Which nodes a re-trace keeps: those whose results reach a graph output, and those with an
+/// effect (`_assert_*`, `sym_constrain_range*`, in-place writes) whatever reads them.
+fn live_nodes(graph: &Graph) -> Vec<bool> {
+    let mut live = vec![false; graph.nodes.len()];
+    let mut needed = vec![false; graph.values.len()];
+    for o in &graph.outputs {
+        for v in o.values() {
+            needed[v.index()] = true;
+        }
+    }
+    for (i, n) in graph.nodes.iter().enumerate().rev() {
+        let effect = n.target.contains("._assert")
+            || n.target.contains("constrain_range")
+            || functionalize::functional_target(&n.target).is_some();
+        if effect || n.outputs.iter().any(|v| needed[v.index()]) {
+            live[i] = true;
+            for v in n.inputs() {
+                needed[v.index()] = true;
+            }
+        }
+    }
+    live
 }
 
 /// The graph being built, the value map from input to output graph, and fresh-name state.

@@ -146,6 +146,14 @@ pub fn dropout(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     }
 }
 
+/// In-place dropout in an inference graph: the input, unchanged (no `clone` in any version).
+pub fn dropout_inplace(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    if rw.bool("train", false)? {
+        return Err(RuleError::Unsupported("dropout with train=True is random; inference graphs only".into()));
+    }
+    Ok(vec![rw.t("self")?])
+}
+
 /// `addcmul(self, t1, t2, value)` → `self + (t1 * value) * t2`.
 pub fn addcmul(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;

@@ -93,7 +93,14 @@ pub fn batch_norm_no_training(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let mean = to(rw, mean)?;
     let var = to(rw, var)?;
     let var_eps = rw.op("aten.add.Tensor", vec![("self", A::T(var)), ("other", A::F(eps))])?;
-    let rstd = rw.op("aten.rsqrt.default", vec![("self", A::T(var_eps))])?;
+    // torch 2.11 computes `1 / sqrt(var + eps)` (sqrt, reciprocal, mul by 1); 2.15 `rsqrt`.
+    let rstd = if rw.torch_older_than(2, 12) {
+        let root = rw.op("aten.sqrt.default", vec![("self", A::T(var_eps))])?;
+        let recip = rw.op("aten.reciprocal.default", vec![("self", A::T(root))])?;
+        rw.op("aten.mul.Tensor", vec![("self", A::T(recip)), ("other", A::I(1))])?
+    } else {
+        rw.op("aten.rsqrt.default", vec![("self", A::T(var_eps))])?
+    };
     let mean_c = per_channel(rw, mean)?;
     let rstd_c = per_channel(rw, rstd)?;
     let centered = rw.op("aten.sub.Tensor", vec![("self", A::T(x)), ("other", A::T(mean_c))])?;
