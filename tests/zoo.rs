@@ -530,3 +530,39 @@ fn opencl_against_pytorchs_outputs_and_spirv_val_in_every_mode() {
     }
     check_cells(results);
 }
+
+/// `decompose --against-torch`: where python3 can import torch, our `core` of the ViT made by that
+/// torch version equals what it makes of the archive (exit 0; another version's archive must at
+/// least be compared: 0 or 1); without torch, exit 2. A Python that does not exist is always 2.
+#[test]
+fn decompose_against_the_users_torch() {
+    let bin = env!("CARGO_BIN_EXE_xpu-workbench");
+    let version = std::process::Command::new("python3")
+        .args(["-c", "import torch; print('.'.join(torch.__version__.split('.')[:2]))"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let sets = sets();
+    let same = sets.iter().find(|s| Some(&s.torch) == version.as_ref());
+    let file = same.unwrap_or(&sets[0]).dir.join("vit.pt2");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["decompose", file.to_str().unwrap(), "--mode", "core", "--against-torch"];
+        args.extend_from_slice(extra);
+        std::process::Command::new(bin).args(&args).output().unwrap()
+    };
+    let missing = run(&["--python", "/nonexistent/python3"]);
+    assert_eq!(missing.status.code(), Some(2), "{}", String::from_utf8_lossy(&missing.stderr));
+    let out = run(&[]);
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    if same.is_some() {
+        assert_eq!(out.status.code(), Some(0), "{text}");
+        assert!(text.contains("op multisets are equal"), "{text}");
+    } else if version.is_some() {
+        println!("python3 has torch {version:?}, no zoo set of that version: checking that it compared");
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{text}");
+    } else {
+        println!("python3 has no torch here: checking the exit status only");
+        assert_eq!(out.status.code(), Some(2), "{text}");
+    }
+}
