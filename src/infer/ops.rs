@@ -247,6 +247,16 @@ pub(super) fn infer(a: &Args) -> Out {
             }
             one(contiguous(x, x.dtype, vec![x.sizes[0].clone(), w.sizes[1].clone()]))
         }
+        "aten.matmul.default" => {
+            let (x, w) = (a.tensor("self")?, a.tensor("other")?);
+            let (rx, rw) = (x.sizes.len(), w.sizes.len());
+            if rx < 2 || rx != rw {
+                return Err(a.err("matmul here takes operands of one rank >= 2"));
+            }
+            let mut sizes = broadcast_shapes(&x.sizes[..rx - 2], &w.sizes[..rw - 2]).map_err(|m| a.err(m))?;
+            sizes.extend([x.sizes[rx - 2].clone(), w.sizes[rw - 1].clone()]);
+            one(contiguous(x, x.dtype, sizes))
+        }
         "aten.bmm.default" => {
             let x = a.tensor("self")?;
             let w = a.tensor("mat2")?;

@@ -64,3 +64,31 @@ pub fn t(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     }
     Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(x)), ("dims", A::Is(vec![1, 0]))])?])
 }
+
+/// `matmul` as ATen computes it for the shapes export leaves: 2-D × 2-D is `mm`; batched operands
+/// of one rank (≥ 3) are `expand`ed to the broadcast batch shape, reshaped to 3-D (a `view`, with
+/// a `clone` first where no view exists), multiplied with `bmm` and viewed back.
+pub fn matmul(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (a, b) = (rw.t("self")?, rw.t("other")?);
+    let (ra, rb) = (rw.rank(a)?, rw.rank(b)?);
+    if ra == 2 && rb == 2 {
+        return Ok(vec![rw.op("aten.mm.default", vec![("self", A::T(a)), ("mat2", A::T(b))])?]);
+    }
+    if ra < 3 || ra != rb {
+        return Err(RuleError::Unsupported(format!("matmul of ranks {ra} and {rb} (only 2×2 and equal batched ranks)")));
+    }
+    let mut lead = Vec::with_capacity(ra - 2);
+    for d in 0..ra - 2 {
+        let a_one = rw.meta(a)?.sizes[d].as_int() == Some(1);
+        lead.push(if a_one { rw.size(b, d)? } else { rw.size(a, d)? });
+    }
+    let batch = rw.product(lead.clone())?;
+    let (m, k, n) = (rw.size(a, ra - 2)?, rw.size(a, ra - 1)?, rw.size(b, rb - 1)?);
+    let shaped = |last: [SymIntArg; 2]| -> Vec<SymIntArg> { lead.iter().cloned().chain(last).collect() };
+    let ae = rw.op("aten.expand.default", vec![("self", A::T(a)), ("size", A::Sizes(shaped([m.clone(), k.clone()])))])?;
+    let a3 = super::view::view_of(rw, ae, vec![batch.clone(), m.clone(), k.clone()])?;
+    let be = rw.op("aten.expand.default", vec![("self", A::T(b)), ("size", A::Sizes(shaped([k.clone(), n.clone()])))])?;
+    let b3 = super::view::view_of(rw, be, vec![batch, k, n.clone()])?;
+    let y = rw.op("aten.bmm.default", vec![("self", A::T(a3)), ("mat2", A::T(b3))])?;
+    Ok(vec![rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(shaped([m, n])))])?])
+}

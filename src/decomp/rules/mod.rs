@@ -52,6 +52,7 @@ const fn inductor(target: &'static str, build: Build) -> Rule {
 pub static TABLE: &[Rule] = &[
     core("aten.linear.default", linear::linear),
     core("aten.t.default", linear::t),
+    core("aten.matmul.default", linear::matmul),
     core("aten.layer_norm.default", norm::layer_norm),
     inductor("aten.native_layer_norm.default", norm::native_layer_norm),
     core("aten.batch_norm.default", norm::batch_norm),

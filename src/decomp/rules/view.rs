@@ -24,7 +24,7 @@ pub(super) fn is_contiguous(m: &TensorMeta) -> bool {
 }
 
 /// `view(x, sizes)`, cloning first when the view is impossible (what `reshape` does).
-fn view_of(rw: &mut Rw, x: ValueId, sizes: Vec<SymIntArg>) -> Result<ValueId, RuleError> {
+pub(super) fn view_of(rw: &mut Rw, x: ValueId, sizes: Vec<SymIntArg>) -> Result<ValueId, RuleError> {
     let meta = rw.meta(x)?.clone();
     let new: Option<Vec<Expr>> = sizes.iter().map(|s| rw.sym_expr(s).ok()).collect();
     let copy = match new.and_then(|n| crate::infer::resolve_minus_one(&meta, n)) {
