@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod codegen;
+pub mod config;
 pub mod decomp;
 pub mod exec;
 pub mod import;
@@ -14,6 +15,7 @@ pub mod ir;
 pub mod profile;
 pub mod lower;
 pub mod npy;
+pub mod ops;
 pub mod runtime;
 pub mod shapes;
 pub mod sym;

@@ -59,6 +59,9 @@ fn cases() -> Vec<Case> {
         case("aten.layer_norm.default", I, &[("x", &[S, N(3), N(6)]), ("w", &[N(6)]), ("b", &[N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[6])), ("weight", P::In("w")), ("bias", P::In("b")), ("eps", P::F(1e-5))]),
         case("aten.layer_norm.default", C, &[("x", &[S, N(3), N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[3, 6]))]),
         case("aten.native_layer_norm.default", I, &[("x", &[S, N(6)]), ("w", &[N(6)]), ("b", &[N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[6])), ("weight", P::In("w")), ("bias", P::In("b")), ("eps", P::F(1e-5))]),
+        case("aten.rms_norm.default", C, &[("x", &[S, N(3), N(6)]), ("w", &[N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[6])), ("weight", P::In("w")), ("eps", P::F(1e-6))]),
+        case("aten._fused_rms_norm.default", C, &[("x", &[S, N(3), N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[3, 6])), ("weight", P::None), ("eps", P::None)]),
+        case("aten._fused_rms_norm.default", I, &[("x", &[N(2), S, N(5)]), ("w", &[N(5)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[5])), ("weight", P::In("w")), ("eps", P::F(1e-5))]),
         Case {
             positive: &["v"],
             ..case("aten.batch_norm.default", I, &[("x", &[S, N(3), N(4), N(2)]), ("w", &[N(3)]), ("b", &[N(3)]), ("m", &[N(3)]), ("v", &[N(3)])], vec![("input", P::In("x")), ("weight", P::In("w")), ("bias", P::In("b")), ("running_mean", P::In("m")), ("running_var", P::In("v")), ("training", P::B(false)), ("momentum", P::F(0.1)), ("eps", P::F(1e-5)), ("cudnn_enabled", P::B(false))])

@@ -135,9 +135,14 @@ fn check_lite_passes_lite_logs_and_fails_default_mode() {
     }
     let (code, out, err) = run(&["check-lite", log_path("trace_default").to_str().unwrap()]);
     assert_eq!(code, 1, "{out}{err}");
-    for op in ["decomposing layer_norm", "decomposing gelu", "decomposing softmax"] {
+    // Each decomposed op is named with what it had a kernel for and Inductor's table.
+    for op in ["(torch.nn.functional.layer_norm) became", "(torch._C._nn.gelu) became", "(torch.softmax) became"] {
         assert!(out.contains(op), "{op} not reported:\n{out}");
     }
+    for cause in ["aten.native_layer_norm has a kernel here", "aten.gelu has a kernel here", "aten._softmax has a kernel here"] {
+        assert!(out.contains(cause), "{cause} not reported:\n{out}");
+    }
+    assert!(out.contains("Inductor's default decomposition table"), "{out}");
     assert!(out.contains("0/1:aot_inference_graph") && out.contains("gen_samples.py:67"), "{out}");
 }
 
@@ -152,8 +157,10 @@ fn check_lite_allows_decomposing_marked_ops() {
     let (code, out, _) = run(&["check-lite", p.to_str().unwrap()]);
     let _ = std::fs::remove_file(&p);
     assert_eq!(code, 1);
-    assert!(!out.contains("gen_samples.py:67"), "{out}");
-    assert!(out.contains("decomposing layer_norm") && out.contains("gen_samples.py:75"), "{out}");
+    let violations: Vec<&str> = out.lines().filter(|l| !l.starts_with("note:")).collect();
+    assert!(!violations.iter().any(|l| l.contains("gen_samples.py:67")), "{out}");
+    assert!(out.contains("torch.nn.functional.layer_norm") && out.contains("gen_samples.py:75"), "{out}");
+    assert!(out.contains("is marked compile_with_inductor"), "{out}");
 }
 
 #[test]

@@ -419,3 +419,272 @@ fn a_failed_profile_shows_its_error_and_the_app_goes_on() {
     assert!(!r.rows.is_empty());
     assert!(h.app.state.profile.error.is_none());
 }
+
+fn sample(name: &str) -> Source {
+    Source::File(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples").join(name))
+}
+
+impl Harness {
+    /// Two clicks at the centre of the displayed node, a frame apart: a double-click.
+    fn double_click_on(&mut self, node: &Node) {
+        let b = node.bounds().expect("bounds");
+        let at = pos2(((b.x0 + b.x1) / 2.0) as f32, ((b.y0 + b.y1) / 2.0) as f32);
+        // Far enough (in egui's time, 1/60 s a frame) from any earlier click not to make a triple.
+        for _ in 0..40 {
+            self.frame();
+        }
+        self.events.push(Event::PointerMoved(at));
+        self.frame();
+        for _ in 0..2 {
+            for pressed in [true, false] {
+                self.events.push(Event::PointerButton { pos: at, button: PointerButton::Primary, pressed, modifiers: Modifiers::NONE });
+                self.frame();
+            }
+        }
+        self.settle();
+    }
+}
+
+#[test]
+fn a_transformer_opens_folded_to_its_layers_and_double_click_opens_and_folds() {
+    let mut h = Harness::new(sample("tiny_llama_auto.pt2"));
+    let layout = h.app.state.pane(View::Original).layout.clone().expect("laid out");
+    assert!(layout.items.len() <= 50, "{} boxes on the first view", layout.items.len());
+    // Each layer is one box that says what it holds.
+    let (_, layer) = h.expect(|l| l.starts_with("original module: ▸ model.layers.0 LlamaDecoderLayer"), "the folded first layer");
+    let text = layer.name().unwrap().to_string();
+    assert!(text.contains(" ops") && text.contains(" → ") && text.contains("decomposed in lite"), "{text}");
+    // The first view is readable: boxes at zoom >= 8/11 (text at least 8 px), the top of the graph.
+    let cam = h.app.state.pane(View::Original).camera;
+    assert!(cam.zoom >= xpu_workbench::ui::canvas::TEXT_ZOOM - 1e-4, "zoom {}", cam.zoom);
+    h.expect(|l| l.starts_with("original node: input · input_ids") || l.starts_with("original module: "), "the top of the graph");
+
+    // Hovering it lists its ops by count and every input and output shape.
+    let b = layer.bounds().unwrap();
+    h.events.push(Event::PointerMoved(pos2(((b.x0 + b.x1) / 2.0) as f32, ((b.y0 + b.y1) / 2.0) as f32)));
+    for _ in 0..45 {
+        h.frame();
+    }
+    let (_, tip) = h.expect(|l| l.starts_with("model.layers.0: 67 ops"), "the folded layer's hover text");
+    let tip = tip.name().unwrap().to_string();
+    assert!(tip.contains("7 × linear") && tip.contains("in:") && tip.contains("out:"), "{tip}");
+
+    h.double_click_on(&layer);
+    assert!(!h.app.state.collapsed.contains("model.layers.0"), "the layer opened");
+    assert!(h.app.state.collapsed.contains("model.layers.0.self_attn"), "its children stay folded");
+    h.expect(|l| l == "original open module: ▾ model.layers.0 · LlamaDecoderLayer", "the open layer's frame title");
+    h.expect(|l| l.starts_with("original module: ▸ model.layers.0.self_attn"), "the folded attention inside it");
+    // The breadcrumbs say where the user is; their fold button folds it again.
+    h.expect(|l| l == "breadcrumb: model", "the outer crumb");
+    h.expect(|l| l == "breadcrumb: model.layers.0", "the current crumb");
+    let fold = h.find_role(Role::Button, "fold");
+    h.action(fold, Action::Default, None);
+    assert!(h.app.state.collapsed.contains("model.layers.0"));
+    let (_, layer) = h.expect(|l| l.starts_with("original module: ▸ model.layers.0 "), "the folded layer again");
+
+    // Double-click on the folded box again, then on its frame's title: open, then fold.
+    h.double_click_on(&layer);
+    let (_, title) = h.expect(|l| l == "original open module: ▾ model.layers.0 · LlamaDecoderLayer", "the frame title");
+    h.double_click_on(&title);
+    assert!(h.app.state.collapsed.contains("model.layers.0"), "double-click on the title folds it");
+}
+
+#[test]
+fn the_problems_panel_lists_a_decomposition_error_and_links_to_its_node() {
+    let mut h = Harness::new(sample("tiny_llama_auto.pt2"));
+    h.expect(|l| l.starts_with("full decomposition failed: decomposing node `scaled_dot_product_attention`"), "the full-mode error");
+    h.expect(|l| l.contains("1 problems") || l.contains("problems"), "the status bar count");
+    h.click_label(|l| l == "problem: go to scaled_dot_product_attention", "the link to the failing node");
+    let sel = h.app.state.selection.expect("the link selects the node");
+    assert_eq!(sel.view, View::Original);
+    assert_eq!(h.app.state.original().unwrap().node(sel.node).name, "scaled_dot_product_attention");
+    // The node was inside folded modules: they opened so that it shows.
+    assert!(!h.app.state.collapsed.contains("model.layers.0"));
+    assert!(!h.app.state.collapsed.contains("model.layers.0.self_attn"));
+    h.expect(|l| l.starts_with("original node: scaled_dot_product_attention"), "the failing node's box");
+    h.expect(|l| l == "breadcrumb: model.layers.0.self_attn", "the breadcrumbs follow the selection");
+}
+
+#[test]
+fn every_guard_is_listed_and_unbounded_ranges_take_any_value() {
+    let mut h = Harness::new(sample("guarded.pt2"));
+    let model = h.app.state.doc.as_ref().unwrap().model.clone();
+    assert_eq!(model.guards.len() + model.unread_guards.len(), 14, "the archive's 14 guards_code entries");
+    h.expect(|l| l == "Guards (14)", "the guard heading counts all of them");
+    h.expect(|l| l.starts_with("torch.sym_max(1, L['x'].size()[1] // 4)") && l.contains("not evaluated"), "an unread guard with why");
+    h.expect(|l| l.starts_with("guard `torch.sym_max") && l.contains("is not evaluated"), "the unread guard in the problems panel");
+    h.expect(|l| l.contains("∈ [2, ∞)"), "the range written with ∞");
+
+    // An unbounded range: the slider ends at a soft maximum; the text box takes any legal value.
+    let sym = model.symbols[0].name.clone();
+    let slider = h.find_role(Role::Slider, &sym);
+    let node = h.nodes.iter().find(|(id, _)| *id == slider).unwrap().1.clone();
+    let soft = node.max_numeric_value().unwrap();
+    assert!((64.0..=4096.0).contains(&soft), "soft maximum {soft}");
+    h.expect(|l| l.starts_with(&format!("slider to {soft}")), "the note on the soft maximum");
+    let text = h
+        .nodes
+        .iter()
+        .filter(|(_, n)| n.role() == Role::TextInput)
+        .map(|(id, _)| *id)
+        .next()
+        .expect("the first symbol's text box");
+    h.action(text, Action::Focus, None);
+    h.key(Key::A, Modifiers::COMMAND);
+    h.type_text("100000");
+    assert_eq!(h.app.state.bindings.get(&sym), Some(100000));
+    let node = h.nodes.iter().find(|(_, n)| n.role() == Role::Slider && n.name() == Some(sym.as_str())).unwrap().1.clone();
+    assert!(node.max_numeric_value().unwrap() >= 100000.0, "the slider follows a typed value");
+}
+
+impl Harness {
+    /// Drags with the primary button from `from` by `by`, in a few moves.
+    fn drag(&mut self, from: egui::Pos2, by: egui::Vec2) {
+        self.events.push(Event::PointerMoved(from));
+        self.frame();
+        self.events.push(Event::PointerButton { pos: from, button: PointerButton::Primary, pressed: true, modifiers: Modifiers::NONE });
+        self.frame();
+        for k in 1..=4 {
+            self.events.push(Event::PointerMoved(from + by * (k as f32 / 4.0)));
+            self.frame();
+        }
+        self.events.push(Event::PointerButton { pos: from + by, button: PointerButton::Primary, pressed: false, modifiers: Modifiers::NONE });
+        self.frame();
+        self.settle();
+    }
+}
+
+#[test]
+fn the_views_move_together_unless_told_not_to() {
+    let mut h = Harness::new(sample("tiny_llama_auto.pt2"));
+    let (_, pane) = h.expect(|l| l.starts_with("original (1)"), "the original pane header");
+    let b = pane.bounds().unwrap();
+    let start = pos2(b.x0 as f32 + 40.0, b.y1 as f32 + 300.0);
+    let lite_before = h.app.state.pane(View::Lite).camera;
+    let orig_before = h.app.state.pane(View::Original).camera;
+    h.drag(start, egui::vec2(0.0, -200.0));
+    let orig = h.app.state.pane(View::Original).camera;
+    let lite = h.app.state.pane(View::Lite).camera;
+    assert!(orig.center.y > orig_before.center.y + 50.0, "the drag panned the original view");
+    // It follows the content (the same node at the same place on screen), not the distance, so
+    // the two moves differ by how the two layouts differ.
+    let (moved, followed) = (orig.center.y - orig_before.center.y, lite.center.y - lite_before.center.y);
+    assert!(followed > moved * 0.5, "the lite view followed: {lite_before:?} -> {lite:?} ({moved} in the original)");
+    assert_eq!(lite.zoom, orig.zoom);
+
+    h.click_label(|l| l == "move views together", "the checkbox");
+    assert!(!h.app.state.sync_cameras);
+    h.drag(start, egui::vec2(0.0, -200.0));
+    assert_eq!(h.app.state.pane(View::Lite).camera.center, lite.center, "the lite view stays");
+}
+
+/// The model zoo's archives (`samples/zoo/torch-*/`, or `XPU_WORKBENCH_ZOO=DIR`), if there are any.
+fn zoo_models() -> Vec<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/zoo");
+    let dirs: Vec<std::path::PathBuf> = match std::env::var_os("XPU_WORKBENCH_ZOO") {
+        Some(d) => vec![d.into()],
+        None => std::fs::read_dir(&root).map(|r| r.flatten().map(|e| e.path()).collect()).unwrap_or_default(),
+    };
+    let mut out: Vec<std::path::PathBuf> = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).map(|r| r.flatten().map(|e| e.path()).collect::<Vec<_>>()).unwrap_or_default())
+        .filter(|p| p.extension().is_some_and(|e| e == "pt2"))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn every_zoo_model_opens_folded_readable_with_its_guards_and_problems() {
+    let models = zoo_models();
+    if models.is_empty() {
+        eprintln!("skipped: no samples/zoo/ yet (the zoo branch) and XPU_WORKBENCH_ZOO unset");
+        return;
+    }
+    for path in models {
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        let h = Harness::new(Source::File(path.clone()));
+        let model = h.app.state.doc.as_ref().unwrap_or_else(|| panic!("{name} did not open")).model.clone();
+        let layout = h.app.state.pane(View::Original).layout.clone().expect("laid out");
+        let outermost: std::collections::BTreeSet<String> =
+            layout.hierarchy.groups.iter().filter(|g| g.parent.is_none()).map(|g| g.path.clone()).collect();
+        let most_folded = layout.hierarchy.boxes(&outermost);
+        assert!(
+            layout.items.len() <= 50.max(most_folded),
+            "{name}: {} boxes on the first view (folded to the outermost modules: {most_folded})",
+            layout.items.len()
+        );
+        // A graph that fits in 50 boxes opens with everything open.
+        if layout.hierarchy.boxes(&Default::default()) > 50 {
+            let folded = layout.items.iter().any(|i| matches!(i.kind, xpu_workbench::ui::layout::ItemKind::Group { .. }));
+            assert!(folded, "{name}: opens with no module folded");
+        }
+        let cam = h.app.state.pane(View::Original).camera;
+        assert!(cam.zoom >= xpu_workbench::ui::canvas::TEXT_ZOOM - 1e-4, "{name}: first view at zoom {}", cam.zoom);
+        let guards = model.guards.len() + model.unread_guards.len();
+        h.expect(|l| l == format!("Guards ({guards})"), &format!("{name}: every guard listed"));
+        for v in [View::Lite, View::Full] {
+            if let Some(e) = &h.app.state.pane(v).error {
+                h.expect(|l| l.contains(e.as_str()), &format!("{name}: the {} error in the problems panel", v.name()));
+            }
+            if let Some((e, _)) = &h.app.state.pane(v).lower_error {
+                let line = format!("{} does not lower to kernels: {e}", v.name());
+                h.expect(|l| l == line, &format!("{name}: the {} lowering error in the problems panel", v.name()));
+            }
+        }
+        println!("{name}: {} boxes, {} guards, zoom {:.2}", layout.items.len(), guards, cam.zoom);
+    }
+}
+
+/// PyTorch's lite-mode case in the app: on the XPU target (torch 2.11's kernels) the unmarked
+/// `_fused_rms_norm` is expanded in the lite view, in its own colour, with the reason in the
+/// inspector; Ctrl+B moves the target to CUDA, which keeps it whole.
+#[test]
+fn the_lite_target_backend_expands_what_it_has_no_kernel_for() {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples/lite/fused_rms_norm.pt2");
+    let mut h = Harness::new(Source::File(path));
+    assert_eq!(h.app.state.target_backend, Some(xpu_workbench::ops::Backend::Xpu));
+    assert_eq!(h.app.state.backend_table.as_deref(), Some("2.11.0"));
+    let g = h.app.state.original().unwrap().clone();
+    let rms = g.node_ids().find(|&id| g.node(id).target == "aten._fused_rms_norm.default").expect("the op");
+    assert_eq!(h.app.state.pane(View::Original).classes[rms.index()], NodeClass::BackendExpanded);
+    let products = h.app.state.products(View::Lite, rms);
+    let lite = h.app.state.pane(View::Lite);
+    let lite_graph = lite.graph.clone().unwrap();
+    let ops: Vec<&str> = products.iter().map(|p| lite_graph.node(*p).target.as_str()).collect();
+    assert!(ops.contains(&"aten.rsqrt.default") && ops.contains(&"aten.mean.dim"), "{ops:?}");
+    for p in &products {
+        assert_eq!(lite.classes[p.index()], NodeClass::BackendExpanded);
+    }
+    h.expect(|l| l == "lite target", "the lite target picker");
+    h.key(Key::Num1, Modifiers::NONE);
+    h.search_and_jump("_fused_rms_norm");
+    h.expect(|l| l.starts_with("Expanded by the lite target:") && l.contains("XPU has no kernel for aten._fused_rms_norm"), "the reason");
+
+    h.key(Key::B, Modifiers::COMMAND);
+    assert_eq!(h.app.state.target_backend, Some(xpu_workbench::ops::Backend::Cuda));
+    let products = h.app.state.products(View::Lite, rms);
+    assert_eq!(products.len(), 1, "CUDA has the kernel: kept whole");
+    assert_eq!(h.app.state.pane(View::Lite).classes[products[0].index()], NodeClass::Fallback);
+    assert!(h.find(|l| l.starts_with("Expanded by the lite target:")).is_none());
+}
+
+/// A CPU lite log of PyTorch's test case in the stage views: check-lite's verdict colours the
+/// dynamo node teal (the backend had no kernel) and the AOT ops it became, and the inspector says why.
+#[test]
+fn stage_views_show_check_lite_on_the_compile() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/lite/rms_cpu_lite_2.11.0.log.gz");
+    let mut h = Harness::new(Source::File(path));
+    let picker = h.find_role(Role::ComboBox, "compile id");
+    h.action(picker, Action::Default, None);
+    h.click_label(|l| l == "stages of compile 0/0", "the compile id 0/0 entry");
+    let dynamo = h.app.state.pane(View::Dynamo).graph.clone().expect("a dynamo graph");
+    let rms = dynamo.node_ids().find(|&n| dynamo.node(n).target == "aten._fused_rms_norm").expect("the op");
+    assert_eq!(h.app.state.pane(View::Dynamo).classes[rms.index()], NodeClass::BackendExpanded);
+    let aot = h.app.state.pane(View::Aot).graph.clone().expect("an AOT graph");
+    let rsqrt = aot.node_ids().find(|&n| aot.node(n).target == "aten.rsqrt.default").expect("rsqrt");
+    assert_eq!(h.app.state.pane(View::Aot).classes[rsqrt.index()], NodeClass::BackendExpanded);
+    h.click_label(|l| l.starts_with("dynamo graph of compile"), "the dynamo pane header");
+    h.search_and_jump("_fused_rms_norm");
+    h.expect(|l| l.contains("CPU has no kernel for aten._fused_rms_norm"), "the inspector's check-lite reason");
+}

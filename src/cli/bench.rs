@@ -415,13 +415,13 @@ pub fn frame(file: &Path, nodes: &[usize], frames: usize, node_graph: bool) -> E
     let mut rows = Vec::new();
     for &n in nodes {
         let n = n.min(total);
-        let mut renderers = vec![Renderer::CanvasFit, Renderer::CanvasReadable];
+        let mut renderers = vec![Renderer::CanvasFit, Renderer::CanvasReadable, Renderer::CanvasFirstView, Renderer::CanvasFoldAll];
         if node_graph {
             renderers.insert(0, Renderer::NodeGraph);
         }
         for r in renderers {
             let mut f = frame_times(&model, n, r, frames.max(1));
-            rows.push(json!({"nodes": n, "renderer": r.name(), "frame": stats(&mut f.times), "vertices": f.vertices, "boxes_in_view": f.visible, "zoom": f.zoom}));
+            rows.push(json!({"nodes": n, "renderer": r.name(), "frame": stats(&mut f.times), "vertices": f.vertices, "boxes_in_view": f.visible, "zoom": f.zoom, "setup_ms": f.layout.as_secs_f64() * 1e3}));
         }
     }
     super::print_json(&json!({"file": file.display().to_string(), "screen": "1600x1000", "rows": rows}));

@@ -1,201 +1,190 @@
-//! `check-lite FILE`: did a lite-mode compile decompose only what the user marked?
+//! `check-lite FILE`: did lite mode decompose only what the user marked?
 //!
-//! Lite mode keeps every op and falls back to its eager kernel, except nodes the user marked with
-//! `fx_traceback.annotate({"compile_with_inductor": ...})`. An AOT graph that holds ops which only
-//! appear by decomposing an unmarked op (`var_mean`/`rsqrt` where the user wrote `layer_norm`) is
-//! the bug this command catches. Today it reads TORCH_TRACE logs; other inputs get their own branch
-//! in [`run`].
+//! - a TORCH_TRACE log: every op of each compile's dynamo graph is looked for in its AOT graph and
+//!   each missing one classified ([`crate::decomp::lite_trace`]);
+//! - a `.pt2` with `--backend cpu|cuda|xpu`: which unmarked nodes lite mode cannot keep on that
+//!   backend, read off the kernel tables ([`crate::decomp::predict`]);
+//! - a `.pt2` without: our lite decomposition (or the file's own decomposed graph) against the marks.
+//!
+//! Exit 0: checked, clean. 1: violations, each named. 3: something could not be checked (named),
+//! and no violation was found in the rest. 2: bad input. A check never says "ok" about a graph it
+//! did not compare.
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::process::ExitCode;
 
+use serde_json::json;
+
+use super::{fail, EXIT_FAILED, EXIT_UNVERIFIED, EXIT_USAGE};
+use crate::decomp::lite_trace::{self, LogCheck};
+use crate::decomp::predict::{self, NodeFate};
+use crate::decomp::Marks;
 use crate::import::{self, trace};
-use crate::import::trace::{CompileRecord, SourceLoc, Stage, TraceLog};
-use crate::ir::{Format, Graph, NodeId};
+use crate::ir::{Format, Model};
+use crate::ops::{self, Backend};
 
-/// One decomposition lite mode must not apply unasked: the ops a user writes (`originals`, in any
-/// spelling dynamo or ATen gives them) and the ops only their decomposition produces (`products`).
-pub struct DecompRule {
-    pub originals: &'static [&'static str],
-    pub products: &'static [&'static str],
+pub struct Args<'a> {
+    pub file: &'a Path,
+    pub marks: &'a [String],
+    pub backend: Option<&'a str>,
+    pub torch: Option<&'a str>,
+    pub json: bool,
 }
 
-/// The decompositions checked, one entry per user-level op.
-pub const LITE_RULES: &[DecompRule] = &[
-    DecompRule { originals: &["layer_norm", "native_layer_norm"], products: &["var_mean", "rsqrt"] },
-    DecompRule { originals: &["group_norm", "native_group_norm"], products: &["var_mean", "rsqrt"] },
-    DecompRule {
-        originals: &["batch_norm", "native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training"],
-        products: &["var_mean", "rsqrt"],
-    },
-    DecompRule { originals: &["rms_norm"], products: &["rsqrt"] },
-    DecompRule { originals: &["gelu"], products: &["erf", "tanh"] },
-    DecompRule { originals: &["softmax", "_softmax"], products: &["amax", "exp", "sum", "div"] },
-    DecompRule { originals: &["log_softmax", "_log_softmax"], products: &["amax", "exp", "log", "sum"] },
-    DecompRule { originals: &["silu"], products: &["sigmoid"] },
-    DecompRule { originals: &["mish"], products: &["softplus", "tanh"] },
-    DecompRule { originals: &["hardswish"], products: &["clamp", "clamp_min", "clamp_max", "minimum", "maximum"] },
-];
-
-/// An op in an AOT graph that came from decomposing an op the user did not mark.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Violation {
-    pub compile_id: String,
-    pub graph: String,
-    pub node: String,
-    pub target: String,
-    /// The dynamo-graph op it came from (`layer_norm`) and that node's name and target.
-    pub original_op: String,
-    pub original_node: String,
-    pub original_target: String,
-    pub location: SourceLoc,
-}
-
-impl std::fmt::Display for Violation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}: {}: node `{}` ({}) comes from decomposing {} (dynamo node `{}`: {}), which is not marked compile_with_inductor, at {}",
-            self.compile_id,
-            self.graph,
-            self.node,
-            self.target,
-            self.original_op,
-            self.original_node,
-            self.original_target,
-            self.location
-        )
-    }
-}
-
-pub fn run(file: &Path, marks: &[String]) -> ExitCode {
-    match import::detect(file) {
-        Ok(Format::TorchTrace) if marks.is_empty() => run_log(file),
-        Ok(Format::TorchTrace) => super::fail(
-            super::EXIT_USAGE,
-            &format!("{}: a log records its marks (compile_with_inductor); --mark applies to .pt2 files", file.display()),
+pub fn run(a: Args) -> ExitCode {
+    let backend = match a.backend.map(|b| Backend::parse(b).ok_or(b)) {
+        Some(Err(b)) => return fail(EXIT_USAGE, &format!("--backend {b}: expected cpu, cuda, xpu or mps")),
+        Some(Ok(b)) => Some(b),
+        None => None,
+    };
+    match import::detect(a.file) {
+        Ok(Format::TorchTrace) if !a.marks.is_empty() || backend.is_some() => super::fail(
+            EXIT_USAGE,
+            &format!(
+                "{}: a log records its marks (compile_with_inductor) and its backend (the tensors' devices); --mark and --backend apply to .pt2 files",
+                a.file.display()
+            ),
         ),
-        Ok(Format::Pt2) => match super::load(file) {
-            Ok(model) => super::decompose::check_lite_pt2(&model, marks),
+        Ok(Format::TorchTrace) => run_log(a.file, a.json),
+        Ok(Format::Pt2) => match super::load(a.file) {
+            Ok(model) => match backend {
+                Some(b) => run_predict(&model, b, a.marks, a.torch, a.json),
+                None => super::decompose::check_lite_pt2(&model, a.marks),
+            },
             Err(code) => code,
         },
         Ok(other) => super::fail(
-            super::EXIT_USAGE,
-            &format!("{}: check-lite reads .pt2 archives and TORCH_TRACE logs, not {} files", file.display(), other.name()),
+            EXIT_USAGE,
+            &format!("{}: check-lite reads .pt2 archives and TORCH_TRACE logs, not {} files", a.file.display(), other.name()),
         ),
-        Err(e) => super::fail(super::EXIT_USAGE, &e),
+        Err(e) => super::fail(EXIT_USAGE, &e),
     }
 }
 
-fn run_log(file: &Path) -> ExitCode {
+fn run_log(file: &Path, as_json: bool) -> ExitCode {
     let log = match trace::load_log(file) {
         Ok(l) => l,
-        Err(e) => return super::fail(super::EXIT_USAGE, &e),
+        Err(e) => return fail(EXIT_USAGE, &e),
     };
     for w in &log.warnings {
         eprintln!("warning: {w}");
     }
-    let (violations, notes) = check_log(&log);
-    for n in &notes {
-        eprintln!("note: {n}");
+    let check = lite_trace::check_log(&log);
+    let code = exit_code(check.violations().count(), check.unverified.len());
+    if as_json {
+        super::print_json(&log_json(&check, code));
+        return ExitCode::from(code);
     }
-    for v in &violations {
-        println!("{v}");
+    let table = format!("op tables of torch {} (log: {})", check.table_torch, check.log_torch.as_deref().unwrap_or("version not recorded"));
+    for f in check.violations() {
+        println!("{}: {f}", f.compile_id);
     }
-    let aot = log.compiles.iter().flat_map(|c| &c.graphs).filter(|(s, _)| s.is_aot()).count();
-    if violations.is_empty() {
-        println!("ok: {aot} AOT graph(s) in {} compile(s): only marked ops were decomposed", log.compiles.len());
-        ExitCode::SUCCESS
+    let noted = |f: &&lite_trace::Finding| {
+        matches!(f.verdict, lite_trace::Verdict::Composite { .. } | lite_trace::Verdict::Marked | lite_trace::Verdict::Elided)
+            || (f.verdict == lite_trace::Verdict::Kept && f.marked)
+    };
+    for f in check.findings.iter().filter(noted) {
+        println!("note: {}: {f}", f.compile_id);
+    }
+    for u in &check.unverified {
+        println!("unverified: {u}");
+    }
+    let kept = check.findings.iter().filter(|f| f.verdict == lite_trace::Verdict::Kept).count();
+    let summary = format!("{} op(s) compared in {} compile(s); {kept} kept", check.findings.len(), check.compared);
+    match code {
+        0 => println!("ok: {summary}; only marked ops were decomposed ({table})"),
+        EXIT_FAILED => {
+            let mut ops: Vec<String> = check.violations().map(|f| f.target.clone()).collect();
+            ops.sort();
+            ops.dedup();
+            println!("FAIL: {} unmarked op(s) decomposed: {}; {summary} ({table})", check.violations().count(), ops.join(", "));
+        }
+        _ => println!("UNVERIFIED: {} thing(s) could not be checked; no violation in the rest; {summary} ({table})", check.unverified.len()),
+    }
+    ExitCode::from(code)
+}
+
+fn exit_code(violations: usize, unverified: usize) -> u8 {
+    if violations > 0 {
+        EXIT_FAILED
+    } else if unverified > 0 {
+        EXIT_UNVERIFIED
     } else {
-        let mut origins: Vec<&str> = violations.iter().map(|v| v.original_op.as_str()).collect();
-        origins.sort_unstable();
-        origins.dedup();
-        println!("FAIL: {} node(s) from decomposing unmarked ops: {}", violations.len(), origins.join(", "));
-        ExitCode::from(super::EXIT_FAILED)
+        0
     }
 }
 
-/// Every violation in every compile's AOT graphs, and notes on graphs that could not be checked.
-pub fn check_log(log: &TraceLog) -> (Vec<Violation>, Vec<String>) {
-    let mut out = Vec::new();
-    let mut notes = Vec::new();
-    for rec in &log.compiles {
-        let aot: Vec<&Graph> = rec.graphs.iter().filter(|(s, _)| s.is_aot()).map(|(_, g)| g).collect();
-        if aot.is_empty() {
-            continue;
-        }
-        let Some(dynamo) = rec.graph(Stage::DynamoOutput) else {
-            notes.push(format!("compile {}: no dynamo graph in the log, so its AOT graphs cannot be attributed", rec.id));
-            continue;
-        };
-        for g in aot {
-            out.extend(check_graph(rec, dynamo, g));
-        }
-    }
-    (out, notes)
+fn log_json(check: &LogCheck, code: u8) -> serde_json::Value {
+    json!({
+        "status": match code { 0 => "ok", EXIT_FAILED => "violations", _ => "unverified" },
+        "log_torch": check.log_torch,
+        "table_torch": check.table_torch,
+        "compiles_compared": check.compared,
+        "findings": check.findings.iter().map(|f| json!({
+            "compile_id": f.compile_id,
+            "graph": f.graph,
+            "node": f.node,
+            "target": f.target,
+            "class": f.verdict.class(),
+            "violation": f.verdict.is_violation(),
+            "marked": f.marked,
+            "backend": f.backend.map(|b| b.key()),
+            "location": f.location.as_ref().map(|l| l.to_string()),
+            "became": f.became,
+            "detail": f.to_string(),
+        })).collect::<Vec<_>>(),
+        "unverified": check.unverified.iter().map(|u| json!({"compile_id": u.compile_id, "what": u.what, "reason": u.reason})).collect::<Vec<_>>(),
+    })
 }
 
-fn check_graph(rec: &CompileRecord, dynamo: &Graph, aot: &Graph) -> Vec<Violation> {
-    let origins: HashMap<NodeId, Vec<NodeId>> = trace::stage_provenance(dynamo, aot).into_iter().collect();
-    let mut out = Vec::new();
-    for id in aot.node_ids() {
-        let node = aot.node(id);
-        let op = base_op(&node.target);
-        let Some(from) = origins.get(&id) else { continue };
-        let Some(loc) = trace::node_location(aot, id) else { continue };
-        for rule in LITE_RULES.iter().filter(|r| r.products.contains(&op)) {
-            let Some(&orig) = from.iter().find(|&&d| rule.originals.contains(&base_op(&dynamo.node(d).target))) else {
-                continue;
-            };
-            // The op itself survived at this location: the product came from something else there.
-            let kept = aot.node_ids().any(|o| {
-                rule.originals.contains(&base_op(&aot.node(o).target)) && trace::node_location(aot, o).as_ref() == Some(&loc)
-            });
-            let marked = dynamo.node(orig).meta.compile_with_inductor() || node.meta.compile_with_inductor();
-            if kept || marked {
-                continue;
-            }
-            let original = dynamo.node(orig);
-            out.push(Violation {
-                compile_id: rec.id.to_string(),
-                graph: aot.name.clone(),
-                node: node.name.clone(),
-                target: node.target.clone(),
-                original_op: base_op(&original.target).to_string(),
-                original_node: original.name.clone(),
-                original_target: original.target.clone(),
-                location: loc.clone(),
-            });
-            break;
-        }
+fn run_predict(model: &Model, backend: Backend, mark_specs: &[String], torch: Option<&str>, as_json: bool) -> ExitCode {
+    let Some(graph) = model.graphs.first() else {
+        return fail(EXIT_USAGE, &format!("{}: the file holds no graph", model.source));
+    };
+    let marks = match Marks::parse(mark_specs).and_then(|m| m.check_against(graph).map(|()| m)) {
+        Ok(m) => m,
+        Err(e) => return fail(EXIT_USAGE, &e),
+    };
+    let version = torch.or(model.torch_version.as_deref());
+    let Some(table) = ops::table_for(version) else {
+        return fail(EXIT_FAILED, &"no op table is embedded in this build");
+    };
+    let fates = predict::predict(graph, backend, table, &marks);
+    let bad: Vec<&NodeFate> = fates.iter().filter(|f| f.is_violation()).collect();
+    let unknown: Vec<&NodeFate> = fates.iter().filter(|f| matches!(f.fate, predict::Fate::Unknown { .. })).collect();
+    let code = exit_code(bad.len(), unknown.len());
+    let source = match (torch, model.torch_version.as_deref()) {
+        (Some(t), _) => format!("--torch {t}"),
+        (None, Some(v)) => format!("the archive's torch {v}"),
+        (None, None) => "the archive names no torch version: newest table".to_string(),
+    };
+    if as_json {
+        super::print_json(&json!({
+            "status": match code { 0 => "ok", EXIT_FAILED => "violations", _ => "unverified" },
+            "backend": backend.key(),
+            "table_torch": table.torch,
+            "nodes": fates.iter().map(|f| json!({
+                "node": f.name, "target": f.target, "violation": f.is_violation(),
+                "fate": format!("{:?}", f.fate).split([' ', '{', '(']).next().unwrap_or(""),
+                "detail": f.describe(backend, &table.torch),
+            })).collect::<Vec<_>>(),
+        }));
+        return ExitCode::from(code);
     }
-    out
-}
-
-/// The op's own name in any spelling: `aten.var_mean.correction` → `var_mean`,
-/// `torch.nn.functional.layer_norm` → `layer_norm`, `Tensor.softmax` → `softmax`.
-pub fn base_op(target: &str) -> &str {
-    let t = target.strip_prefix("torch.ops.").unwrap_or(target);
-    for ns in ["aten.", "prims."] {
-        if let Some(rest) = t.strip_prefix(ns) {
-            return rest.split('.').next().unwrap_or(rest);
-        }
+    for f in &bad {
+        println!("{}", f.describe(backend, &table.torch));
     }
-    t.rsplit('.').next().unwrap_or(t)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn op_names_are_read_in_every_spelling() {
-        assert_eq!(base_op("aten.var_mean.correction"), "var_mean");
-        assert_eq!(base_op("aten._softmax.default"), "_softmax");
-        assert_eq!(base_op("torch.nn.functional.layer_norm"), "layer_norm");
-        assert_eq!(base_op("torch._C._nn.gelu"), "gelu");
-        assert_eq!(base_op("Tensor.softmax"), "softmax");
-        assert_eq!(base_op("prims.convert_element_type.default"), "convert_element_type");
+    for f in fates.iter().filter(|f| matches!(f.fate, predict::Fate::Composite | predict::Fate::Marked)) {
+        println!("note: {}", f.describe(backend, &table.torch));
     }
+    for f in &unknown {
+        println!("unverified: {}", f.describe(backend, &table.torch));
+    }
+    let tables = format!("kernel table of torch {} ({source})", table.torch);
+    match code {
+        0 => println!("ok: lite mode keeps every unmarked node of {} on {backend}: {} node(s) checked, {tables}", model.source, fates.len()),
+        EXIT_FAILED => println!("FAIL: {} unmarked node(s) of {} cannot be kept on {backend}; {tables}", bad.len(), model.source),
+        _ => println!("UNVERIFIED: {} node(s) of {} have ops the table does not know; no violation in the rest; {tables}", unknown.len(), model.source),
+    }
+    ExitCode::from(code)
 }

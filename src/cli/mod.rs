@@ -2,6 +2,7 @@
 //! each subcommand's work in its own file.
 
 mod against_torch;
+mod backends;
 mod bench;
 mod check_lite;
 pub mod compile;
@@ -9,6 +10,8 @@ mod decompose;
 mod devices;
 mod eval;
 mod inspect;
+mod kernels;
+mod kernels_compare;
 mod profile;
 mod shapes;
 
@@ -69,12 +72,61 @@ pub enum Command {
         #[arg(long, value_name = "PATH", default_value = "python3")]
         python: String,
     },
-    /// Exit 0 when lite mode decomposed no unmarked node, 1 listing each violation. Reads a
-    /// .pt2 archive (our lite mode, or an already decomposed graph) or a TORCH_TRACE log.
+    /// Exit 0 when lite mode decomposed no unmarked node, 1 listing each violation, 3 when
+    /// something could not be checked (named). Reads a TORCH_TRACE log (every dynamo op looked for
+    /// in the AOT graph and classified), or a .pt2 archive: with --backend, which unmarked nodes
+    /// lite mode cannot keep on that backend; without, our lite mode (or the file's decomposed graph).
     CheckLite {
         file: PathBuf,
         #[arg(long = "mark", value_name = "SPEC")]
         marks: Vec<String>,
+        /// cpu, cuda or xpu: predict what that backend's missing kernels force (.pt2 only).
+        #[arg(long)]
+        backend: Option<String>,
+        /// The torch version whose kernel tables apply (default: the one the file names).
+        #[arg(long, value_name = "VERSION")]
+        torch: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The op registry's kernel tables per torch version: which backends have a kernel for an op
+    /// (--op NAME), or --refresh from your own torch's dispatcher (an XPU build shows XPU's).
+    Backends {
+        #[arg(long, value_name = "NAME")]
+        op: Option<String>,
+        #[arg(long, value_name = "VERSION")]
+        torch: Option<String>,
+        #[arg(long)]
+        refresh: bool,
+        /// The python whose torch --refresh reads.
+        #[arg(long, default_value = "python3")]
+        python: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Inductor's kernels of each compile in a TORCH_TRACE log (name, source, original and
+    /// post-grad nodes); with a torch.profiler trace, each kernel's and each node's device time.
+    Kernels {
+        log: PathBuf,
+        /// One compile id (`0/1`); all compiles with output code when absent.
+        #[arg(long, value_name = "ID")]
+        compile: Option<String>,
+        /// torch.profiler `export_chrome_trace` JSON (plain or .gz), CUDA or XPU.
+        #[arg(long, value_name = "TRACE.json")]
+        profile: Option<PathBuf>,
+        /// A second log of the same model (lite against default): kernel counts, which nodes each
+        /// fused or ran as fallbacks, per-node and total device time differences.
+        #[arg(long, value_name = "LOG")]
+        against: Option<PathBuf>,
+        /// The profiler trace of the --against run.
+        #[arg(long = "against-profile", value_name = "TRACE.json", requires = "against")]
+        against_profile: Option<PathBuf>,
+        /// Writes the --profile trace as Chrome trace JSON (Perfetto) with each device kernel
+        /// named by the graph nodes it computes.
+        #[arg(long, value_name = "OUT.json", requires = "profile")]
+        chrome: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
     },
     /// Every backend (Level Zero, OpenCL, reference): its device, or why it is unavailable.
     Devices {
@@ -219,9 +271,11 @@ pub enum BenchCommand {
     },
 }
 
-/// Exit statuses: 0 ok, 1 the check or command failed, 2 bad input (file, flag, binding).
+/// Exit statuses: 0 ok, 1 the check or command failed, 2 bad input (file, flag, binding),
+/// 3 a check could not look at everything (what it could not is named) and found nothing wrong in the rest.
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_UNVERIFIED: u8 = 3;
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -241,7 +295,29 @@ pub fn main() -> ExitCode {
         Some(Command::Decompose { file, mode, marks, json, against_torch, python }) => {
             decompose::run(&file, &mode, &marks, json, against_torch.then_some(python.as_str()))
         }
-        Some(Command::CheckLite { file, marks }) => check_lite::run(&file, &marks),
+        Some(Command::CheckLite { file, marks, backend, torch, json }) => check_lite::run(check_lite::Args {
+            file: &file,
+            marks: &marks,
+            backend: backend.as_deref(),
+            torch: torch.as_deref(),
+            json,
+        }),
+        Some(Command::Backends { op, torch, refresh, python, json }) => backends::run(backends::Args {
+            op: op.as_deref(),
+            torch: torch.as_deref(),
+            refresh,
+            python: &python,
+            json,
+        }),
+        Some(Command::Kernels { log, compile, profile, against, against_profile, chrome, json }) => kernels::run(kernels::Args {
+            log: &log,
+            compile: compile.as_deref(),
+            profile: profile.as_deref(),
+            against: against.as_deref(),
+            against_profile: against_profile.as_deref(),
+            chrome: chrome.as_deref(),
+            json,
+        }),
         Some(Command::Devices { json }) => devices::run(json),
         Some(Command::Eval { file, mode, marks, inputs, save_outputs, json }) => {
             eval::run(&file, &mode, &marks, &inputs, save_outputs.as_deref(), json)

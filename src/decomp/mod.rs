@@ -19,6 +19,8 @@ use std::collections::BTreeMap;
 
 use crate::ir::{Graph, NodeId};
 
+pub mod lite_trace;
+pub mod predict;
 pub use check::{check_decomposed, check_lite, is_symbolic_size_op, Violation};
 pub use emit::RuleError;
 pub use marks::{MarkError, Marks};

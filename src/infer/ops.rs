@@ -268,13 +268,19 @@ pub(super) fn infer(a: &Args) -> Out {
         "aten.split.Tensor" | "aten.split_with_sizes.default" => split(a),
         "aten.native_layer_norm.default" => {
             let x = a.tensor("input")?;
-            let k = a.ints("normalized_shape")?.ok_or_else(|| a.err("missing normalized_shape"))?.len();
-            let r = x.sizes.len();
-            let stat: Vec<Expr> = (0..r).map(|i| if i + k >= r { Expr::int(1) } else { x.sizes[i].clone() }).collect();
+            let stat = row_stat_sizes(a, x)?;
             Ok(vec![
                 ValueKind::Tensor(contiguous(x, x.dtype, x.sizes.clone())),
                 ValueKind::Tensor(contiguous(x, x.dtype, stat.clone())),
                 ValueKind::Tensor(contiguous(x, x.dtype, stat)),
+            ])
+        }
+        "aten._fused_rms_norm.default" => {
+            let x = a.tensor("input")?;
+            let stat = row_stat_sizes(a, x)?;
+            Ok(vec![
+                ValueKind::Tensor(contiguous(x, x.dtype, x.sizes.clone())),
+                ValueKind::Tensor(contiguous(x, x.dtype.opmath(), stat)),
             ])
         }
         "aten._native_batch_norm_legit_no_training.default" => {
@@ -304,7 +310,7 @@ pub(super) fn infer(a: &Args) -> Out {
             *last = w.sizes.first().cloned().ok_or_else(|| a.err("weight of rank 0"))?;
             one(contiguous(x, x.dtype, sizes))
         }
-        "aten.layer_norm.default" | "aten.batch_norm.default" => {
+        "aten.layer_norm.default" | "aten.batch_norm.default" | "aten.rms_norm.default" => {
             let x = a.tensor("input")?;
             one(contiguous(x, x.dtype, x.sizes.clone()))
         }
@@ -483,6 +489,14 @@ fn resolve_minus_one(a: &Args, x: &TensorMeta, sizes: Vec<Expr>) -> Result<Vec<E
         [_] => Ok(super::resolve_minus_one(x, sizes).expect("one -1")),
         _ => Err(a.err("more than one -1 in a view size")),
     }
+}
+
+/// The shape of a per-row statistic of a norm over the trailing `normalized_shape` dims: those
+/// dims kept as 1 (`native_layer_norm`'s mean/rstd, `_fused_rms_norm`'s rstd).
+fn row_stat_sizes(a: &Args, x: &TensorMeta) -> Result<Vec<Expr>, InferError> {
+    let k = a.ints("normalized_shape")?.ok_or_else(|| a.err("missing normalized_shape"))?.len();
+    let r = x.sizes.len();
+    Ok((0..r).map(|i| if i + k >= r { Expr::int(1) } else { x.sizes[i].clone() }).collect())
 }
 
 fn split(a: &Args) -> Out {

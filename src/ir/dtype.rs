@@ -160,6 +160,30 @@ impl DType {
     }
 }
 
+impl DType {
+    /// `torch.finfo(dtype).eps`: the gap above 1.0, for floating dtypes (what `rms_norm` adds when
+    /// its `eps` is None).
+    pub fn finfo_eps(self) -> Option<f64> {
+        Some(match self {
+            DType::F16 => 0.0009765625,
+            DType::BF16 => 0.0078125,
+            DType::F32 => f32::EPSILON as f64,
+            DType::F64 => f64::EPSILON,
+            DType::F8E4M3FN | DType::F8E4M3FNUZ => 0.125,
+            DType::F8E5M2 | DType::F8E5M2FNUZ => 0.25,
+            _ => return None,
+        })
+    }
+
+    /// The dtype PyTorch computes reductions in (`opmath`): float32 for the half types.
+    pub fn opmath(self) -> DType {
+        match self {
+            DType::F16 | DType::BF16 => DType::F32,
+            d => d,
+        }
+    }
+}
+
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())

@@ -13,7 +13,7 @@ pub use arg::{Arg, NamedArg, SymIntArg};
 pub use dtype::DType;
 pub use graph::{Graph, GraphError, InputKind, Node, NodeId, Value, ValueId, ValueKind};
 pub use meta::{ModuleFrame, NodeMeta, Origin};
-pub use model::{Format, Guard, Model, SymbolInfo, Weight, WeightData};
+pub use model::{Format, Guard, Model, SymbolInfo, UnreadGuard, Weight, WeightData};
 
 use crate::sym::Expr;
 

@@ -38,6 +38,14 @@ pub struct Guard {
     pub source: String,
 }
 
+/// A guard the file records that cannot be evaluated: its text as written and why not. Kept so
+/// that every guard is listed, not only those the evaluator understands.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnreadGuard {
+    pub source: String,
+    pub reason: String,
+}
+
 /// Raw bytes of a weight, or why they are not available.
 #[derive(Clone, Debug, PartialEq)]
 pub enum WeightData {
@@ -63,10 +71,15 @@ pub struct Model {
     pub graphs: Vec<Graph>,
     pub symbols: Vec<SymbolInfo>,
     pub guards: Vec<Guard>,
+    /// Guards that are listed but cannot be evaluated (unparsed syntax, non-integer symbols).
+    pub unread_guards: Vec<UnreadGuard>,
     /// Keyed by fully qualified name.
     pub weights: BTreeMap<String, Weight>,
     /// Things the importer skipped or could not interpret, each naming where.
     pub warnings: Vec<String>,
+    /// The torch that wrote the file (`2.11.0+cu130`), where the file says: picks the op
+    /// registry's kernel tables.
+    pub torch_version: Option<String>,
 }
 
 impl Model {
@@ -78,8 +91,10 @@ impl Model {
             graphs: Vec::new(),
             symbols: Vec::new(),
             guards: Vec::new(),
+            unread_guards: Vec::new(),
             weights: BTreeMap::new(),
             warnings: Vec::new(),
+            torch_version: None,
         }
     }
 

@@ -202,18 +202,37 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
         };
         let is_fallback = fallback[i];
         let fuse = if fallback[i] { None } else { Some(&inlinable) };
-        let (kernel, inlined) = build_kernel(graph, id, &outs, &materialized, fuse, is_fallback).map_err(at)?;
-        steps.push(if is_fallback {
-            Step::Fallback { node: id, kernel }
-        } else {
-            let mut nodes: Vec<NodeId> = inlined.into_iter().collect();
-            nodes.push(id);
-            Step::Fused { nodes, kernel }
-        });
+        // One kernel per output shape: `_fused_rms_norm`'s `rstd` has the rows' shape, not the input's.
+        for (g, group) in groups_by_shape(graph, node, &outs).into_iter().enumerate() {
+            let (mut kernel, inlined) = build_kernel(graph, id, &group, &materialized, fuse, is_fallback).map_err(at)?;
+            if g > 0 {
+                kernel.name = format!("{}_out{}", kernel.name, group[0]);
+            }
+            steps.push(if is_fallback {
+                Step::Fallback { node: id, kernel }
+            } else {
+                let mut nodes: Vec<NodeId> = inlined.into_iter().collect();
+                nodes.push(id);
+                Step::Fused { nodes, kernel }
+            });
+        }
     }
     let mut guards: Vec<String> = model.symbols.iter().map(|s| format!("{} in {}", s.name, s.range)).collect();
     guards.extend(model.guards.iter().map(|g| g.source.clone()));
     Ok(Plan { mode: d.mode, graph: graph.clone(), steps, guards })
+}
+
+/// The materialized outputs `outs` of `node`, grouped by symbolic shape in output order.
+fn groups_by_shape(graph: &Graph, node: &crate::ir::Node, outs: &[usize]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<(Option<Vec<crate::sym::Expr>>, Vec<usize>)> = Vec::new();
+    for &k in outs {
+        let sizes = graph.value(node.outputs[k]).tensor().map(|t| t.sizes.clone());
+        match groups.iter_mut().find(|(s, _)| *s == sizes) {
+            Some((_, g)) => g.push(k),
+            None => groups.push((sizes, vec![k])),
+        }
+    }
+    groups.into_iter().map(|(_, g)| g).collect()
 }
 
 /// Largest static reduction (elements per output) a fused kernel recomputes inline.

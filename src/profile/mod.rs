@@ -7,8 +7,11 @@
 //! [`profile`] turns them on for its run (`xpu-workbench bench puffin` measures both costs).
 
 mod align;
+pub mod attribute;
 mod capture;
 mod chrome;
+pub mod kernel_time;
+pub mod kineto;
 mod puffin_file;
 mod run;
 mod trace;

@@ -254,6 +254,9 @@ fn apply(f: Func, v: &[Value], e: &Expr) -> Result<Value, SymError> {
         Func::Le => compare(Ordering::is_le),
         Func::Gt => compare(Ordering::is_gt),
         Func::Ge => compare(Ordering::is_ge),
+        Func::Sqrt => lift(arith::to_f64(v[0]).map(|x| Value::Float(x.sqrt()))),
+        Func::Exp => lift(arith::to_f64(v[0]).map(|x| Value::Float(x.exp()))),
+        Func::Log => lift(arith::to_f64(v[0]).map(|x| Value::Float(x.ln()))),
         Func::Not => match v[0] {
             Value::Bool(t) => Ok(Value::Bool(!t)),
             _ => Err(not_bool(e)),

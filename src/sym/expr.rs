@@ -47,6 +47,11 @@ pub enum Func {
     And,
     Or,
     Not,
+    /// `OpaqueUnaryFn_sqrt` (and `_exp`, `_log`): torch's wrappers of `math` functions on float
+    /// symbols, as GPT-2's attention scale `sqrt(head_dim)` leaves in a dynamic graph.
+    Sqrt,
+    Exp,
+    Log,
 }
 
 impl Func {
@@ -77,6 +82,9 @@ impl Func {
             Func::And => "And",
             Func::Or => "Or",
             Func::Not => "Not",
+            Func::Sqrt => "OpaqueUnaryFn_sqrt",
+            Func::Exp => "OpaqueUnaryFn_exp",
+            Func::Log => "OpaqueUnaryFn_log",
         }
     }
 }

@@ -33,6 +33,9 @@ impl Func {
             "And" => Func::And,
             "Or" => Func::Or,
             "Not" => Func::Not,
+            "OpaqueUnaryFn_sqrt" | "sqrt" => Func::Sqrt,
+            "OpaqueUnaryFn_exp" | "exp" => Func::Exp,
+            "OpaqueUnaryFn_log" | "log" => Func::Log,
             _ => return None,
         })
     }
@@ -46,7 +49,10 @@ impl Func {
             | Func::TruncToInt
             | Func::RoundToInt
             | Func::ToFloat
-            | Func::Not => (1, Some(1)),
+            | Func::Not
+            | Func::Sqrt
+            | Func::Exp
+            | Func::Log => (1, Some(1)),
             Func::ModularIndexing => (3, Some(3)),
             // sympy's Max() of nothing is -oo, which no shape expression means.
             Func::Max | Func::Min => (1, None),

@@ -362,6 +362,9 @@ pub(crate) fn call(f: Func, args: Vec<Expr>) -> Expr {
         Func::Eq | Func::Ne | Func::Lt | Func::Le | Func::Gt | Func::Ge => relation(f, &args),
         Func::And | Func::Or => return connective(f, args),
         Func::Not => not(&args[0]),
+        Func::Sqrt => fold1(&args, |v| arith::to_f64(v).map(|x| Value::Float(x.sqrt()))),
+        Func::Exp => fold1(&args, |v| arith::to_f64(v).map(|x| Value::Float(x.exp()))),
+        Func::Log => fold1(&args, |v| arith::to_f64(v).map(|x| Value::Float(x.ln()))),
     };
     simplified.unwrap_or_else(|| Expr::Call(f, args.into()))
 }
@@ -451,7 +454,7 @@ fn relation(f: Func, args: &[Expr]) -> Option<Expr> {
 fn contains_float(e: &Expr) -> bool {
     match e {
         Expr::Float(_) => true,
-        Expr::Call(Func::ToFloat | Func::IntTrueDiv | Func::FloatTrueDiv, _) => true,
+        Expr::Call(Func::ToFloat | Func::IntTrueDiv | Func::FloatTrueDiv | Func::Sqrt | Func::Exp | Func::Log, _) => true,
         Expr::Add(a) | Expr::Mul(a) | Expr::Call(_, a) => a.iter().any(contains_float),
         // A fractional power evaluates as a float, NaN for a negative base.
         Expr::Pow(p) => !matches!(p.1, Expr::Int(_)) || contains_float(&p.0) || contains_float(&p.1),

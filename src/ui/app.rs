@@ -13,9 +13,11 @@ use super::layout::layout;
 use super::neighbourhood::Neighbourhood;
 use super::panels;
 use super::session::{Session, Settings, Store};
-use super::state::{AppState, Camera, Doc, Source, Theme, View};
+use super::hierarchy::{Hierarchy, OPEN_BOXES};
+use super::state::{AppState, Camera, Doc, Fit, Reveal, Source, Theme, View};
 use crate::decomp::{decompose, Marks};
 use crate::import;
+use crate::ir::NodeId;
 use crate::profile::{profile_plan, CpuCapture};
 use crate::runtime::probe_all;
 
@@ -28,6 +30,7 @@ pub struct App {
     commands: Vec<Command>,
     neighbourhood: Neighbourhood,
     applied_theme: Option<Theme>,
+    fonts_set: bool,
     load_generation: u64,
     dirty_since: Option<Instant>,
     /// Run & profile (heat overlay on) once the model is open and the devices are probed.
@@ -46,6 +49,7 @@ impl App {
             commands: vec![Command::Open(source)],
             neighbourhood: Neighbourhood::default(),
             applied_theme: None,
+            fonts_set: false,
             load_generation: 0,
             dirty_since: None,
             profile_when_open: false,
@@ -72,6 +76,10 @@ impl App {
         while let Some(r) = self.jobs.try_recv() {
             self.on_job(r);
         }
+        if !self.fonts_set {
+            ctx.set_fonts(super::assets::fonts());
+            self.fonts_set = true;
+        }
         if self.applied_theme != Some(self.state.theme) {
             ctx.set_visuals(match self.state.theme {
                 Theme::Dark => egui::Visuals::dark(),
@@ -93,7 +101,9 @@ impl App {
 
         let mut cmds = std::mem::take(&mut self.commands);
         panels::top::show(ctx, &self.state, &mut cmds);
-        panels::status::show(ctx, &self.state);
+        let problems = panels::problems::collect(&self.state);
+        panels::status::show(ctx, &self.state, problems.len(), &mut cmds);
+        panels::problems::show(ctx, &self.state, &problems, &mut cmds);
         panels::dims::show(ctx, &self.state, &mut cmds);
         panels::inspector::show(ctx, &self.state, &mut cmds);
         if self.state.profile.open {
@@ -132,6 +142,12 @@ impl App {
             }
             if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::F)) {
                 out.push(Command::OpenSearch);
+            }
+            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::B)) {
+                use crate::ops::Backend;
+                let order = [Some(Backend::Xpu), Some(Backend::Cuda), Some(Backend::Cpu), None];
+                let at = order.iter().position(|b| *b == self.state.target_backend).unwrap_or(0);
+                out.push(Command::SetTargetBackend(order[(at + 1) % order.len()]));
             }
             if i.consume_key(Modifiers::NONE, Key::Escape) && self.state.search_open {
                 out.push(Command::CloseSearch);
@@ -178,9 +194,16 @@ impl App {
             Command::Select(view, node) => {
                 s.selection = Some(super::state::Selection { view, node });
                 s.focus = view;
+                if let Some(l) = s.pane(view).layout.as_deref() {
+                    s.module = l.hierarchy.frames_of(node).last().map(|(path, _)| path.clone());
+                }
             }
             Command::ClearSelection => s.selection = None,
             Command::JumpTo(view, node) => {
+                if self.unfold_to(view, node) {
+                    return;
+                }
+                let s = &mut self.state;
                 s.selection = Some(super::state::Selection { view, node });
                 s.focus = view;
                 if let Some(shown) = s.shown.get_mut(view.index()) {
@@ -190,7 +213,7 @@ impl App {
                 if let Some(rect) = pane.layout.as_ref().and_then(|l| l.item_of(node).map(|i| l.items[i].rect)) {
                     pane.camera.center = rect.center();
                     pane.camera.zoom = pane.camera.zoom.max(0.8);
-                    pane.camera.fit_pending = false;
+                    pane.camera.fit_pending = None;
                 }
             }
             Command::SetMark(target, on) => {
@@ -203,9 +226,16 @@ impl App {
                 if on {
                     list.push(name);
                 }
+                self.state.refresh_backend_fates();
                 self.request_decomposition(View::Lite);
                 self.state.classify();
                 self.touch();
+            }
+            Command::SetTargetBackend(b) => {
+                s.target_backend = b;
+                self.state.refresh_backend_fates();
+                self.request_decomposition(View::Lite);
+                self.state.classify();
             }
             Command::SetBinding(name, value) => {
                 s.explicit.insert(name, value);
@@ -218,17 +248,42 @@ impl App {
                 self.touch();
             }
             Command::ToggleCollapse(path) => {
-                if !s.collapsed.remove(&path) {
-                    s.collapsed.insert(path);
+                if s.collapsed.remove(&path) {
+                    // Opening shows the module's children folded, not everything under it.
+                    let children = s.panes.iter().filter_map(|p| p.layout.as_ref()).map(|l| l.hierarchy.children(&path)).find(|c| !c.is_empty());
+                    s.collapsed.extend(children.unwrap_or_default());
+                } else {
+                    s.collapsed.insert(path.clone());
                 }
-                for v in View::ALL.into_iter().chain(View::STAGES) {
-                    self.request_layout(v);
-                }
-                self.touch();
+                s.module = Some(path.clone());
+                self.relayout(Some(path));
             }
-            Command::Fit(v) => s.pane_mut(v).camera.fit_pending = true,
+            Command::SetFolded(set) => {
+                s.collapsed = set;
+                let keep = s.module.clone();
+                self.relayout(keep);
+            }
+            Command::FocusModule(path) => s.module = path,
+            Command::RevealModule(path) => {
+                s.module = path.clone();
+                for v in View::ALL.into_iter().chain(View::STAGES) {
+                    let pane = s.pane_mut(v);
+                    let rect = match (&path, &pane.layout) {
+                        (Some(p), Some(l)) => l.rect_of_module(p),
+                        _ => None,
+                    };
+                    pane.camera.fit_pending = Some(rect.map_or(Fit::Top, Fit::Reveal));
+                }
+            }
+            Command::SetSyncCameras(on) => s.sync_cameras = on,
+            Command::PlaceCamera(v, cam) => s.pane_mut(v).camera = cam,
+            Command::ShowProblems(on) => s.show_problems = Some(on),
+            Command::Fit(v) => s.pane_mut(v).camera.fit_pending = Some(Fit::All),
             Command::SetCamera(v, cam) => {
                 s.pane_mut(v).camera = cam;
+                if s.sync_cameras && View::ALL.contains(&v) {
+                    super::camera_sync::follow(s, v);
+                }
                 self.touch();
             }
             Command::OpenSearch => s.search_open = true,
@@ -249,7 +304,7 @@ impl App {
                 if let Some(doc) = &s.doc {
                     if i < doc.model.graphs.len() && i != doc.graph {
                         let (source, model) = (doc.source.clone(), doc.model.clone());
-                        self.show_graph(source, model, i);
+                        self.show_graph(source, model, i, None);
                     }
                 }
             }
@@ -281,7 +336,9 @@ impl App {
                 Source::Embedded => import::load_embedded_sample(),
                 Source::File(p) => import::load(p),
             };
-            JobResult::Loaded { generation, source: src, result: result.map_err(|e| e.to_string()) }
+            // The first graph's module tree is built here, not on the UI thread (12,000 nodes).
+            let folded = result.as_ref().ok().and_then(|m| m.graphs.first()).map(|g| Hierarchy::of(g).default_folded(OPEN_BOXES));
+            JobResult::Loaded { generation, source: src, result: result.map_err(|e| e.to_string()), folded }
         });
     }
 
@@ -304,7 +361,7 @@ impl App {
 
     fn on_job(&mut self, r: JobResult) {
         match r {
-            JobResult::Loaded { generation, source, result } => {
+            JobResult::Loaded { generation, source, result, folded } => {
                 if generation != self.load_generation {
                     return;
                 }
@@ -313,7 +370,7 @@ impl App {
                     Ok(model) if model.graphs.is_empty() => {
                         self.state.message(format!("{}: the file holds no graph", source.label()))
                     }
-                    Ok(model) => self.show_graph(source, Arc::new(model), 0),
+                    Ok(model) => self.show_graph(source, Arc::new(model), 0, folded),
                     Err(e) => self.state.message(e),
                 }
             }
@@ -325,23 +382,46 @@ impl App {
                 pane.busy = None;
                 match result.map(|b| *b) {
                     Ok((d, l)) => {
+                        if let Some(rect) = pane.reveal.take().and_then(|r| r.rect(&l)) {
+                            pane.camera.fit_pending = Some(Fit::Reveal(rect));
+                        }
                         pane.graph = Some(Arc::new(d.graph.clone()));
-                        pane.decomp = Some(Arc::new(d));
+                        let d = Arc::new(d);
+                        pane.decomp = Some(d.clone());
                         pane.layout = Some(Arc::new(l));
                         pane.error = None;
+                        pane.error_node = None;
+                        pane.lower_error = None;
                         self.state.rebind();
                         self.state.classify();
+                        self.request_lowering(view, generation, d);
                     }
-                    Err(e) => {
+                    Err((e, node)) => {
                         pane.error = Some(e.clone());
+                        pane.error_node = node;
+                        // The view shows no stale graph of another marking.
+                        pane.graph = None;
+                        pane.decomp = None;
+                        pane.layout = None;
+                        pane.lower_error = None;
+                        self.state.classify();
                         self.state.message(e);
                     }
+                }
+            }
+            JobResult::Lowered { view, generation, error } => {
+                let pane = self.state.pane_mut(view);
+                if generation == pane.generation {
+                    pane.lower_error = error;
                 }
             }
             JobResult::LaidOut { view, generation, layout } => {
                 let pane = self.state.pane_mut(view);
                 if generation == pane.generation {
                     pane.busy = None;
+                    if let Some(rect) = pane.reveal.take().and_then(|r| r.rect(&layout)) {
+                        pane.camera.fit_pending = Some(Fit::Reveal(rect));
+                    }
                     pane.layout = Some(Arc::new(layout));
                 }
             }
@@ -378,7 +458,8 @@ impl App {
     }
 
     /// Shows graph `index` of `model` as the original, with the file's saved session.
-    fn show_graph(&mut self, source: Source, model: Arc<crate::ir::Model>, index: usize) {
+    /// `folded`: the graph's first-view folding when a worker already worked it out.
+    fn show_graph(&mut self, source: Source, model: Arc<crate::ir::Model>, index: usize, folded: Option<BTreeSet<String>>) {
         let session = self.store.as_ref().and_then(|s| s.load_session(&source.session_key())).unwrap_or_default();
         let graph = model.graphs[index].clone();
         let s = &mut self.state;
@@ -400,6 +481,11 @@ impl App {
             modules: session.mark_modules.into_iter().filter(|m| modules.contains(m.as_str())).collect(),
         };
         s.collapsed = session.collapsed.into_iter().filter(|m| modules.contains(m.as_str())).collect();
+        // A model opens folded to the level that fits one screen (its layers, for a transformer).
+        if s.collapsed.is_empty() {
+            s.collapsed = folded.unwrap_or_else(|| Hierarchy::of(&graph).default_folded(OPEN_BOXES));
+        }
+        s.module = None;
         let symbols = s.doc.as_ref().map(|d| d.model.symbols.clone()).unwrap_or_default();
         s.explicit = session
             .bindings
@@ -418,11 +504,12 @@ impl App {
             let pane = s.pane_mut(v);
             *pane = Default::default();
             if let Some([x, y, zoom]) = session.cameras.get(v.name()) {
-                pane.camera = Camera { center: egui::pos2(*x, *y), zoom: *zoom, fit_pending: false };
+                pane.camera = Camera { center: egui::pos2(*x, *y), zoom: *zoom, fit_pending: None };
             }
         }
         s.pane_mut(View::Original).graph = Some(Arc::new(graph));
         s.rebind();
+        s.refresh_backend_fates();
         self.request_layout(View::Original);
         self.request_decomposition(View::Lite);
         self.request_decomposition(View::Full);
@@ -455,7 +542,7 @@ impl App {
             Some(g) if view.is_stage() => g.clone(),
             _ => model.graphs[doc.graph].clone(),
         };
-        let marks = s.marks.clone();
+        let marks = if s.focus == View::Lite { s.lite_marks() } else { s.marks.clone() };
         let bindings = s.bindings.clone();
         let p = &mut s.profile;
         p.generation += 1;
@@ -538,17 +625,59 @@ impl App {
             pane.generation = generation;
             pane.graph = set.graph_of(v).map(|i| Arc::new(model.graphs[i].clone()));
         }
+        // Stage graphs are folded by source location, each to what fits one screen.
+        for v in View::STAGES {
+            if let Some(g) = s.pane(v).graph.clone() {
+                let folded = Hierarchy::of(&g).default_folded(OPEN_BOXES);
+                s.collapsed.extend(folded);
+            }
+        }
         s.focus = View::STAGES.into_iter().find(|v| set.graph_of(*v).is_some()).unwrap_or(View::Dynamo);
         s.stages = Some(set);
         s.rebind();
+        s.classify_stages();
         for v in View::STAGES {
             self.request_layout(v);
         }
     }
 
+    /// Opens the folded modules that hide `node`, keeping their other children folded, selects it
+    /// and brings it into view once laid out. False when nothing hid it.
+    fn unfold_to(&mut self, view: View, node: NodeId) -> bool {
+        let s = &mut self.state;
+        // The hierarchy the worker built with the view's layout: none on the UI thread.
+        let Some(layout) = s.pane(view).layout.clone() else { return false };
+        let hierarchy = &layout.hierarchy;
+        let path: Vec<String> = hierarchy.frames_of(node).iter().map(|(p, _)| p.clone()).collect();
+        if !path.iter().any(|p| s.collapsed.contains(p)) {
+            return false;
+        }
+        for p in &path {
+            if s.collapsed.remove(p) {
+                s.collapsed.extend(hierarchy.children(p));
+            }
+        }
+        s.selection = Some(super::state::Selection { view, node });
+        s.focus = view;
+        s.module = path.last().cloned();
+        self.relayout(None);
+        self.state.pane_mut(view).reveal = Some(Reveal::Node(node));
+        true
+    }
+
+    /// Lays every view out again after the folding changed; `reveal`: the module to keep in view.
+    fn relayout(&mut self, reveal: Option<String>) {
+        for v in View::ALL.into_iter().chain(View::STAGES) {
+            self.state.pane_mut(v).reveal = reveal.clone().map(Reveal::Module);
+            self.request_layout(v);
+        }
+        self.touch();
+    }
+
     fn request_decomposition(&mut self, view: View) {
         let Some(graph) = self.state.original().cloned() else { return };
-        let marks = self.state.marks.clone();
+        // The lite view shows what happens on the target backend: its forced expansions too.
+        let marks = if view == View::Lite { self.state.lite_marks() } else { self.state.marks.clone() };
         let collapsed = self.state.collapsed.clone();
         let pane = self.state.pane_mut(view);
         pane.generation += 1;
@@ -560,8 +689,18 @@ impl App {
                     let l = layout(&d.graph, &collapsed);
                     Box::new((d, l))
                 })
-                .map_err(|e| e.to_string());
+                .map_err(|e| (e.to_string(), Some(e.node.clone())));
             JobResult::Decomposed { view, generation, result }
+        });
+    }
+
+    /// Lowers a decomposition on a worker, as Run & profile would, so the problems panel lists
+    /// what would not lower before the user runs anything.
+    fn request_lowering(&mut self, view: View, generation: u64, d: Arc<crate::decomp::Decomposition>) {
+        let Some(model) = self.state.doc.as_ref().map(|doc| doc.model.clone()) else { return };
+        self.jobs.spawn("lower", move || {
+            let error = crate::lower::lower_decomposed(&model, &d).err().map(|e| (e.to_string(), lowering_node(&e)));
+            JobResult::Lowered { view, generation, error }
         });
     }
 
@@ -626,5 +765,15 @@ impl eframe::App for App {
 
     fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
         self.save();
+    }
+}
+
+/// The node a lowering error names (of the decomposed graph it lowered).
+fn lowering_node(e: &crate::lower::LowerError) -> Option<String> {
+    use crate::lower::LowerError as E;
+    match e {
+        E::Decomp(d) => Some(d.node.clone()),
+        E::NoLowering { node, .. } | E::Unsupported { node, .. } | E::At { node, .. } => Some(node.clone()),
+        _ => None,
     }
 }

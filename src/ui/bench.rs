@@ -2,12 +2,14 @@
 //! `Context::run` (layout and painting) plus `tessellate` (shapes to triangles), on a 1600×1000
 //! screen, without a GPU. The same frames drive both renderers so their numbers compare.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use egui::{pos2, vec2, Rect};
 
 use super::canvas;
+use super::hierarchy::{Hierarchy, OPEN_BOXES};
 use super::layout::layout;
 use super::neighbourhood::{build_editor, NodeData, NoTemplates, UserState};
 use super::state::{AppState, Camera, Doc, NodeClass, Source, View};
@@ -25,6 +27,12 @@ pub enum Renderer {
     CanvasFit,
     /// Our canvas at zoom 1 (readable text, culled to the screen).
     CanvasReadable,
+    /// Our canvas as a model opens: folded to the level that fits one screen, the first view
+    /// (fit width at the top, readable), the minimap when the graph is larger than the view.
+    CanvasFirstView,
+    /// Every module folded (one box for the largest), at the first view: the most members a
+    /// folded box summarizes per frame.
+    CanvasFoldAll,
 }
 
 impl Renderer {
@@ -33,6 +41,8 @@ impl Renderer {
             Renderer::NodeGraph => "egui_node_graph2",
             Renderer::CanvasFit => "canvas (fit: all visible)",
             Renderer::CanvasReadable => "canvas (zoom 1, culled)",
+            Renderer::CanvasFirstView => "canvas (first view, folded as opened)",
+            Renderer::CanvasFoldAll => "canvas (first view, all folded)",
         }
     }
 }
@@ -55,6 +65,8 @@ pub struct Frames {
     /// Boxes inside the visible world rectangle (canvas only; the node graph holds every node).
     pub visible: usize,
     pub zoom: f32,
+    /// Building the state drawn: hierarchy, layout and every shape (worker jobs in the app, not frames).
+    pub layout: Duration,
 }
 
 fn time_frames(ctx: &egui::Context, frames: usize, mut draw: impl FnMut(&egui::Context)) -> Frames {
@@ -77,14 +89,15 @@ fn time_frames(ctx: &egui::Context, frames: usize, mut draw: impl FnMut(&egui::C
             times.push(elapsed);
         }
     }
-    Frames { times, vertices, visible: 0, zoom: 1.0 }
+    Frames { times, vertices, visible: 0, zoom: 1.0, layout: Duration::ZERO }
 }
 
-/// An app state showing `model`'s first graph in the original view, shapes evaluated at the hints.
-pub fn state_for(model: Model, source: Source) -> AppState {
+/// An app state showing `model`'s first graph in the original view with the modules in
+/// `folded` folded, shapes evaluated at the hints.
+pub fn state_for(model: Model, source: Source, folded: &BTreeSet<String>) -> AppState {
     let graph = model.graphs[0].clone();
-    let mut s = AppState::default();
-    let l = layout(&graph, &Default::default());
+    let mut s = AppState { collapsed: folded.clone(), ..AppState::default() };
+    let l = layout(&graph, folded);
     s.doc = Some(Doc { source, model: Arc::new(model), graph: 0 });
     let pane = s.pane_mut(View::Original);
     pane.classes = vec![NodeClass::Plain; graph.nodes.len()];
@@ -98,7 +111,15 @@ pub fn state_for(model: Model, source: Source) -> AppState {
 pub fn frame_times(model: &Model, n: usize, renderer: Renderer, frames: usize) -> Frames {
     let mut m = model.clone();
     m.graphs[0] = prefix(&model.graphs[0], n);
-    let mut state = state_for(m, Source::File(model.source.clone().into()));
+    let hierarchy = Hierarchy::of(&m.graphs[0]);
+    let folded = match renderer {
+        Renderer::CanvasFirstView => hierarchy.default_folded(OPEN_BOXES),
+        Renderer::CanvasFoldAll => hierarchy.all_paths().map(str::to_string).collect(),
+        _ => BTreeSet::new(),
+    };
+    let t0 = Instant::now();
+    let mut state = state_for(m, Source::File(model.source.clone().into()), &folded);
+    let layout_time = t0.elapsed();
     let ctx = egui::Context::default();
     match renderer {
         Renderer::NodeGraph => {
@@ -116,12 +137,13 @@ pub fn frame_times(model: &Model, n: usize, renderer: Renderer, frames: usize) -
             f.visible = nodes.len();
             f
         }
-        Renderer::CanvasFit | Renderer::CanvasReadable => {
+        _ => {
             let bounds = state.pane(View::Original).layout.as_ref().expect("layout").bounds;
             let screen = Rect::from_min_size(pos2(0.0, 0.0), SCREEN);
             state.pane_mut(View::Original).camera = match renderer {
                 Renderer::CanvasFit => canvas::fit(bounds, screen),
-                _ => Camera { center: bounds.center(), zoom: 1.0, fit_pending: false },
+                Renderer::CanvasFirstView | Renderer::CanvasFoldAll => canvas::first_view(bounds, screen),
+                _ => Camera { center: bounds.center(), zoom: 1.0, fit_pending: None },
             };
             let mut f = time_frames(&ctx, frames, |ctx| {
                 egui::CentralPanel::default().show(ctx, |ui| {
@@ -134,6 +156,7 @@ pub fn frame_times(model: &Model, n: usize, renderer: Renderer, frames: usize) -
             let l = state.pane(View::Original).layout.clone().expect("layout");
             f.visible = l.items.iter().filter(|i| i.rect.intersects(world)).count();
             f.zoom = cam.zoom;
+            f.layout = layout_time;
             f
         }
     }
@@ -154,7 +177,7 @@ pub fn slider(model: &Model, repeat: usize) -> Result<SliderTimes, String> {
     let sym = model.symbols.first().ok_or("the model has no dynamic dimension")?.clone();
     let lo = super::state::clamp_i64(sym.range.min);
     let hi = sym.range.max.map_or(lo.saturating_add(64), super::state::clamp_i64).min(lo.saturating_add(64));
-    let mut state = state_for(model.clone(), Source::File(model.source.clone().into()));
+    let mut state = state_for(model.clone(), Source::File(model.source.clone().into()), &BTreeSet::new());
     let run = |state: &mut AppState| {
         let mut times = Vec::with_capacity(repeat);
         for k in 0..repeat {

@@ -1,7 +1,8 @@
 //! The graph canvas: our own painter-drawn view, because it has to stay fluid at 12,000 nodes
 //! (see docs/PERFORMANCE.md, "GUI"). Only boxes and edges inside the visible world rectangle are
-//! drawn, and the level of detail drops with the zoom: text and curves when readable, plain boxes
-//! and straight lines when not.
+//! drawn, and the level of detail drops with the zoom: text and curves when readable (never text
+//! under [`MIN_TEXT`] pixels), plain boxes and straight lines when not. Modules are folded boxes or
+//! open frames ([`super::groups`]); a minimap shows where the view is on a larger graph.
 
 use std::collections::HashSet;
 
@@ -9,13 +10,18 @@ use egui::epaint::CubicBezierShape;
 use egui::{pos2, Color32, FontId, PointerButton, Pos2, Rect, Sense, Stroke, Ui, Vec2, WidgetInfo, WidgetType};
 
 use super::command::{Command, MarkTarget};
+use super::groups::{self, GROUP_FILL};
 use super::layout::{ItemKind, Layout};
 use super::profiling::{heat_color, micros, NO_KERNEL_FILL};
-use super::state::{format_dims, short_op, AppState, Camera, NodeClass, View};
+use super::state::{format_dims, short_op, AppState, Camera, Fit, NodeClass, View};
 use crate::ir::{Graph, NodeId};
 
-/// Below this zoom boxes are drawn without text.
-pub const TEXT_ZOOM: f32 = 0.35;
+/// The smallest text the canvas draws (screen pixels): below it boxes are drawn without text.
+pub const MIN_TEXT: f32 = 8.0;
+/// Text size at zoom 1.
+const TEXT_SIZE: f32 = 11.0;
+/// Below this zoom boxes are drawn without text (their text would be under [`MIN_TEXT`]).
+pub const TEXT_ZOOM: f32 = MIN_TEXT / TEXT_SIZE;
 /// Low enough that "fit" shows all of a 12,000-node chain (about a million world units tall).
 const MIN_ZOOM: f32 = 0.0002;
 const MAX_ZOOM: f32 = 3.0;
@@ -28,6 +34,7 @@ pub fn class_fill(class: NodeClass, dark: bool) -> Color32 {
         NodeClass::Fallback => ((150, 92, 20), (250, 208, 150)),
         NodeClass::Violation => ((176, 36, 36), (248, 160, 160)),
         NodeClass::NoRule => ((120, 112, 24), (238, 228, 140)),
+        NodeClass::BackendExpanded => ((20, 130, 140), (150, 226, 232)),
     };
     let (r, g, b) = if dark { d } else { l };
     Color32::from_rgb(r, g, b)
@@ -40,23 +47,48 @@ pub fn class_name(class: NodeClass) -> &'static str {
         NodeClass::Fallback => "kept (eager fallback)",
         NodeClass::Violation => "lite violation",
         NodeClass::NoRule => "no rule (kept)",
+        NodeClass::BackendExpanded => "expanded by the backend",
     }
 }
 
 pub const MARK_COLOR: Color32 = Color32::from_rgb(190, 90, 230);
 pub const SELECT_COLOR: Color32 = Color32::from_rgb(255, 214, 10);
 const INPUT_FILL: Color32 = Color32::from_rgb(40, 120, 80);
-const GROUP_FILL: Color32 = Color32::from_rgb(30, 110, 120);
 
 /// The camera that shows all of `bounds` in `screen`.
 pub fn fit(bounds: Rect, screen: Rect) -> Camera {
     let margin = 0.92;
     let zoom = (screen.width() / bounds.width().max(1.0)).min(screen.height() / bounds.height().max(1.0)) * margin;
-    Camera { center: bounds.center(), zoom: zoom.clamp(MIN_ZOOM, 1.5), fit_pending: false }
+    Camera { center: bounds.center(), zoom: zoom.clamp(MIN_ZOOM, 1.5), fit_pending: None }
 }
 
-/// The text lines of one box: op (or what it stands for), symbolic shape, concrete shape.
-pub fn item_lines(state: &AppState, view: View, graph: &Graph, kind: &ItemKind) -> [String; 3] {
+/// A model's first view: the graph's width (never so small that text drops under [`MIN_TEXT`],
+/// never larger than zoom 1), starting at its top; all of it when it fits.
+pub fn first_view(bounds: Rect, screen: Rect) -> Camera {
+    let zoom = (screen.width() * 0.96 / bounds.width().max(1.0)).clamp(TEXT_ZOOM, 1.0);
+    let visible_h = screen.height() / zoom;
+    let y = if bounds.height() + 24.0 <= visible_h { bounds.center().y } else { bounds.min.y - 12.0 + visible_h / 2.0 };
+    Camera { center: pos2(bounds.center().x, y), zoom, fit_pending: None }
+}
+
+/// The camera a pending fit asks for, from the current one.
+pub fn place(fit_kind: Fit, bounds: Rect, screen: Rect, current: Camera) -> Camera {
+    match fit_kind {
+        Fit::All => fit(bounds, screen),
+        Fit::Top => first_view(bounds, screen),
+        Fit::Reveal(r) => {
+            let zoom = current.zoom.max(TEXT_ZOOM);
+            let visible = screen.size() / zoom;
+            let y = if r.height() + 24.0 <= visible.y { r.center().y } else { r.min.y - 12.0 + visible.y / 2.0 };
+            let x = if r.width() <= visible.x { r.center().x } else { r.min.x - 12.0 + visible.x / 2.0 };
+            Camera { center: pos2(x, y), zoom, fit_pending: None }
+        }
+    }
+}
+
+/// The text lines of one box: op (or what it stands for), symbolic shape, concrete shape; a
+/// folded module's lines are [`groups::lines`].
+pub fn item_lines(state: &AppState, view: View, graph: &Graph, kind: &ItemKind) -> Vec<String> {
     let pane = state.pane(view);
     match kind {
         ItemKind::Node(id) => {
@@ -64,17 +96,15 @@ pub fn item_lines(state: &AppState, view: View, graph: &Graph, kind: &ItemKind) 
             let out = n.outputs.first().copied();
             let sym = out.and_then(|v| graph.value(v).tensor()).map(|t| format_dims(&t.sizes)).unwrap_or_default();
             let conc = out.map(|v| concrete_text(pane, v)).unwrap_or_default();
-            [format!("{} · {}", short_op(&n.target), n.name), sym, conc]
+            vec![format!("{} · {}", short_op(&n.target), n.name), sym, conc]
         }
         ItemKind::Input(v) => {
             let val = graph.value(*v);
             let sym = val.tensor().map(|t| format_dims(&t.sizes)).unwrap_or_default();
             let conc = concrete_text(pane, *v);
-            [format!("input · {}", val.name), sym, conc]
+            vec![format!("input · {}", val.name), sym, conc]
         }
-        ItemKind::Group { path, class, members } => {
-            [format!("[+] {path}"), class.clone(), format!("{} nodes (collapsed)", members.len())]
-        }
+        ItemKind::Group { .. } => groups::lines(state, view, graph, kind),
     }
 }
 
@@ -102,9 +132,9 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
 
     let mut cam = pane.camera;
     let mut moved = false;
-    if cam.fit_pending {
-        cam = fit(layout.bounds, rect);
-        moved = true;
+    if let Some(kind) = cam.fit_pending {
+        cam = place(kind, layout.bounds, rect, cam);
+        cmds.push(Command::PlaceCamera(view, cam));
     }
     if resp.dragged_by(PointerButton::Primary) || resp.dragged_by(PointerButton::Middle) {
         cam.pan_by(resp.drag_delta());
@@ -130,12 +160,38 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
     let detailed = cam.zoom >= TEXT_ZOOM;
     let related: HashSet<usize> = state.related(view).iter().filter_map(|n| layout.item_of(*n)).collect();
 
+    // A click a module's box or title took is not also the background's (egui gives it to both).
+    let mut widget_clicked = false;
+    for frame in layout.frames.iter().filter(|f| f.rect.intersects(world_view)) {
+        let srect = Rect::from_min_max(to_screen(frame.rect.min), to_screen(frame.rect.max));
+        // A frame a few pixels wide only blurs the boxes it holds.
+        if srect.width() < 8.0 || srect.height() < 8.0 {
+            continue;
+        }
+        let focused = state.module.as_deref() == Some(frame.path.as_str());
+        let tab = groups::title_rect(srect, rect, cam.zoom);
+        groups::draw_frame(&painter, frame, srect, tab, detailed, dark, focused);
+        if detailed {
+            let tab = tab.intersect(rect);
+            let label = format!("{} open module: {}", view.name(), groups::frame_label(frame));
+            let r = ui.interact(tab, ui.id().with(("frame", view, &frame.path)), Sense::click()).on_hover_text("double-click to fold");
+            r.widget_info(|| WidgetInfo::labeled(WidgetType::Button, true, label.clone()));
+            widget_clicked |= r.clicked();
+            if r.double_clicked() {
+                cmds.push(Command::ToggleCollapse(frame.path.clone()));
+            } else if r.clicked() {
+                cmds.push(Command::FocusModule(Some(frame.path.clone())));
+            }
+        }
+    }
+
     draw_edges(&painter, layout, &related, world_view, detailed, dark, &to_screen);
 
     // Fixed text colours: they sit on the coloured boxes, not on the panel background.
     let (text_color, weak_color) =
         if dark { (Color32::from_gray(240), Color32::from_gray(196)) } else { (Color32::from_gray(15), Color32::from_gray(60)) };
     let mut visible: Vec<(usize, Rect)> = Vec::new();
+    let mut drawn: PixelSet = PixelSet::default();
     for (i, item) in layout.items.iter().enumerate() {
         if !item.rect.intersects(world_view) {
             continue;
@@ -149,7 +205,8 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
         let (fill, marked) = match &item.kind {
             ItemKind::Node(id) => {
                 let class = pane.classes.get(id.index()).copied().unwrap_or(NodeClass::Plain);
-                let marked = state.origin(view, *id).is_some_and(|o| state.is_marked(o));
+                // Marks are outlines: a box too small to outline skips the lookup.
+                let marked = srect.width() >= 4.0 && state.origin(view, *id).is_some_and(|o| state.is_marked(o));
                 let fill = match state.profile.heat_of(view, &graph.node(*id).name) {
                     Some(Some(t)) => heat_color(t),
                     Some(None) => NO_KERNEL_FILL,
@@ -161,6 +218,11 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
             ItemKind::Group { path, .. } => (GROUP_FILL, state.marks.modules.contains(path)),
         };
         if srect.width() < 4.0 {
+            // Zoomed far out, many boxes fall on the same pixels: draw each spot once.
+            let spot = pixel_key(srect.min.x, srect.min.y, srect.width(), 0.0);
+            if !drawn.insert(spot) && !related.contains(&i) {
+                continue;
+            }
             painter.rect_filled(srect, 0.0, fill);
             if related.contains(&i) {
                 painter.rect_stroke(srect.expand(2.0), 0.0, Stroke::new(2.0, SELECT_COLOR));
@@ -169,6 +231,13 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
         }
         let rounding = (4.0 * cam.zoom).min(6.0);
         painter.rect_filled(srect, rounding, fill);
+        if let ItemKind::Group { members, path, .. } = &item.kind {
+            let bar = Rect::from_min_max(pos2(srect.min.x, srect.max.y - (5.0 * cam.zoom).max(2.0)), srect.max);
+            groups::class_bar(&painter, bar, state, view, members, dark);
+            if state.module.as_deref() == Some(path.as_str()) {
+                painter.rect_stroke(srect.expand(1.0), rounding, Stroke::new(1.5, SELECT_COLOR));
+            }
+        }
         if marked {
             painter.rect_stroke(srect, rounding, Stroke::new((2.5 * cam.zoom).max(1.0), MARK_COLOR));
         }
@@ -178,16 +247,17 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
         if detailed {
             let lines = item_lines(state, view, graph, &item.kind);
             let text_painter = painter.with_clip_rect(srect.intersect(rect));
-            let size = (11.0 * cam.zoom).clamp(6.0, 22.0);
+            let size = (TEXT_SIZE * cam.zoom).clamp(MIN_TEXT, 22.0);
             let pad = 5.0 * cam.zoom;
-            let step = srect.height() / 3.2;
+            let step = srect.height() / (lines.len() as f32 + 0.2);
             for (k, line) in lines.iter().enumerate() {
                 let color = if k == 0 { text_color } else { weak_color };
                 let at = pos2(srect.min.x + pad, srect.min.y + pad * 0.6 + k as f32 * step);
                 text_painter.text(at, egui::Align2::LEFT_TOP, line, FontId::monospace(size), color);
             }
             // Readable boxes are what a person sees: give them to AccessKit (and the tests).
-            let mut label = format!("{} node: {}", view.name(), lines.join(" "));
+            let what = if matches!(item.kind, ItemKind::Group { .. }) { "module" } else { "node" };
+            let mut label = format!("{} {what}: {}", view.name(), lines.join(" "));
             if let ItemKind::Node(id) = &item.kind {
                 if let Some(ns) = state.profile.node_ns(view, &graph.node(*id).name) {
                     label.push_str(&format!(" · device {}", micros(ns)));
@@ -196,24 +266,62 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
             if view.is_stage() && related.contains(&i) {
                 label.push_str(" [highlighted]");
             }
-            ui.interact(srect, ui.id().with(("item", view, i)), Sense::hover())
-                .widget_info(|| WidgetInfo::labeled(WidgetType::Label, true, label.clone()));
+            let area = srect.intersect(rect);
+            match &item.kind {
+                // A folded module is a button: click to stand in it, double-click (or a screen
+                // reader's activate, which is a click) to open it.
+                ItemKind::Group { path, .. } => {
+                    let r = ui
+                        .interact(area, ui.id().with(("item", view, i)), Sense::click())
+                        .on_hover_ui(|ui| {
+                            ui.label(groups::details(state, view, graph, &item.kind));
+                        });
+                    r.widget_info(|| WidgetInfo::labeled(WidgetType::Button, true, label.clone()));
+                    widget_clicked |= r.clicked();
+                    if r.double_clicked() {
+                        cmds.push(Command::ToggleCollapse(path.clone()));
+                    } else if r.clicked() {
+                        cmds.push(Command::FocusModule(Some(path.clone())));
+                    }
+                    r.context_menu(|ui| module_menu(ui, state, path, cmds));
+                }
+                _ => {
+                    ui.interact(area, ui.id().with(("item", view, i)), Sense::hover())
+                        .widget_info(|| WidgetInfo::labeled(WidgetType::Label, true, label.clone()));
+                }
+            }
         }
     }
 
+    // Last, so it is drawn over the boxes and takes the clicks on it.
+    if let Some(c) = super::minimap::show(ui, rect, layout, &cam, dark) {
+        cmds.push(Command::SetCamera(view, Camera { center: c, ..cam }));
+    }
+
     let hit = |p: Pos2| visible.iter().rev().find(|(_, r)| r.contains(p)).map(|(i, _)| *i);
-    if resp.clicked() {
+    let to_world = |p: Pos2| cam.center + (p - rect.center()) / cam.zoom;
+    if widget_clicked {
+        // Handled by the box or title above.
+    } else if resp.double_clicked() {
+        let at = resp.interact_pointer_pos();
+        match at.and_then(hit).map(|i| &layout.items[i].kind) {
+            Some(ItemKind::Group { path, .. }) => cmds.push(Command::ToggleCollapse(path.clone())),
+            Some(_) => {}
+            // Inside an open module's frame: fold it; on the bare background: fit.
+            None => match at.and_then(|p| layout.frame_at(to_world(p))) {
+                Some(f) => cmds.push(Command::ToggleCollapse(f.path.clone())),
+                None => cmds.push(Command::Fit(view)),
+            },
+        }
+    } else if resp.clicked() {
         match resp.interact_pointer_pos().and_then(hit) {
             Some(i) => match &layout.items[i].kind {
                 ItemKind::Node(id) => cmds.push(Command::Select(view, *id)),
-                ItemKind::Group { path, .. } => cmds.push(Command::ToggleCollapse(path.clone())),
+                ItemKind::Group { path, .. } => cmds.push(Command::FocusModule(Some(path.clone()))),
                 ItemKind::Input(_) => {}
             },
             None => cmds.push(Command::ClearSelection),
         }
-    }
-    if resp.double_clicked() {
-        cmds.push(Command::Fit(view));
     }
     let menu_id = ui.id().with(("menu-target", view));
     if resp.secondary_clicked() {
@@ -235,6 +343,37 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
     });
 }
 
+/// Screen pixels already drawn on, far out: a set of packed keys with a multiplicative hash (the
+/// default SipHash costs more than the boxes it saves in a 12,000-node frame).
+type PixelSet = HashSet<u64, std::hash::BuildHasherDefault<PixelHasher>>;
+
+#[derive(Default)]
+struct PixelHasher(u64);
+
+impl std::hash::Hasher for PixelHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(*b as u64);
+        }
+    }
+    /// splitmix64's finalizer: every input bit reaches the low bits hashbrown picks buckets by.
+    fn write_u64(&mut self, n: u64) {
+        let mut z = (self.0 ^ n).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        self.0 = z ^ (z >> 31);
+    }
+}
+
+/// Four screen coordinates, whole pixels, 16 bits each.
+fn pixel_key(a: f32, b: f32, c: f32, d: f32) -> u64 {
+    let q = |v: f32| (v as i32 as u64) & 0xffff;
+    q(a) | (q(b) << 16) | (q(c) << 32) | (q(d) << 48)
+}
+
 fn draw_edges(
     painter: &egui::Painter,
     layout: &Layout,
@@ -245,6 +384,7 @@ fn draw_edges(
     to_screen: &dyn Fn(Pos2) -> Pos2,
 ) {
     let base = if dark { Color32::from_gray(110) } else { Color32::from_gray(150) };
+    let mut drawn: PixelSet = PixelSet::default();
     for &(a, b) in &layout.edges {
         let (ra, rb) = (layout.items[a as usize].rect, layout.items[b as usize].rect);
         let p0 = pos2(ra.center().x, ra.max.y);
@@ -255,12 +395,22 @@ fn draw_edges(
         let hot = related.contains(&(a as usize)) || related.contains(&(b as usize));
         let stroke = Stroke::new(if hot { 2.0 } else { 1.0 }, if hot { SELECT_COLOR } else { base });
         let (s0, s1) = (to_screen(p0), to_screen(p1));
-        if detailed {
+        // Zoomed far out, most edges are shorter than a pixel: nothing to see, only vertices.
+        if (s1 - s0).length_sq() < 1.0 {
+            continue;
+        }
+        // An edge that only passes through the view (a mask or weight read by every layer of a
+        // deep model) is a straight line: hundreds of off-screen curves would cost more than the
+        // rest of the frame.
+        if detailed && (world_view.contains(p0) || world_view.contains(p1)) {
             let dy = ((s1.y - s0.y) * 0.5).max(20.0);
             let pts = [s0, s0 + Vec2::new(0.0, dy), s1 - Vec2::new(0.0, dy), s1];
             painter.add(CubicBezierShape::from_points_stroke(pts, false, Color32::TRANSPARENT, stroke));
         } else {
-            painter.line_segment([s0, s1], stroke);
+            // Far out, many edges join the same pixels: draw each once.
+            if hot || drawn.insert(pixel_key(s0.x, s0.y, s1.x, s1.y)) {
+                painter.line_segment([s0, s1], stroke);
+            }
         }
     }
 }
@@ -290,13 +440,20 @@ pub fn node_menu(ui: &mut Ui, state: &AppState, view: View, id: NodeId, cmds: &m
 /// Mark and collapse actions for a module path.
 pub fn module_menu(ui: &mut Ui, state: &AppState, path: &str, cmds: &mut Vec<Command>) {
     let marked = state.marks.modules.iter().any(|m| m == path);
+    if super::hierarchy::is_op_run(path) {
+        return fold_button(ui, state, path, cmds);
+    }
     let label = if marked { format!("Unmark module `{path}`") } else { format!("Mark module `{path}` for lite decomposition") };
     if ui.button(label).clicked() {
         cmds.push(Command::SetMark(MarkTarget::Module(path.to_string()), !marked));
         ui.close_menu();
     }
+    fold_button(ui, state, path, cmds);
+}
+
+fn fold_button(ui: &mut Ui, state: &AppState, path: &str, cmds: &mut Vec<Command>) {
     let collapsed = state.collapsed.contains(path);
-    if ui.button(if collapsed { format!("Expand module `{path}`") } else { format!("Collapse module `{path}`") }).clicked() {
+    if ui.button(if collapsed { format!("Open module `{path}`") } else { format!("Fold module `{path}`") }).clicked() {
         cmds.push(Command::ToggleCollapse(path.to_string()));
         ui.close_menu();
     }

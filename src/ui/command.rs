@@ -45,9 +45,22 @@ pub enum Command {
     SetMark(MarkTarget, bool),
     SetBinding(String, i64),
     ResetBindings,
+    /// Fold an open module, or open a folded one (its child modules stay folded).
     ToggleCollapse(String),
+    /// Fold exactly these modules (breadcrumbs: fold all, fold to layers, open all).
+    SetFolded(std::collections::BTreeSet<String>),
+    /// Stand in this module (breadcrumbs), or at the top level.
+    FocusModule(Option<String>),
+    /// Stand in this module and move the shown views to it (`None`: the top of the graph).
+    RevealModule(Option<String>),
+    /// Move the other decomposition views' cameras with the one the user moves.
+    SetSyncCameras(bool),
+    ShowProblems(bool),
     Fit(View),
+    /// The user moved a view's camera (the other decomposition views follow).
     SetCamera(View, super::state::Camera),
+    /// A pending fit placed it (each view places its own: no following).
+    PlaceCamera(View, super::state::Camera),
     OpenSearch,
     CloseSearch,
     SetSearch(String),
@@ -56,6 +69,8 @@ pub enum Command {
     Copy(String),
     ForgetRecent(PathBuf),
     PickDevice(crate::runtime::Backend),
+    /// Derive the lite view for this backend's kernels (`None`: the marks alone).
+    SetTargetBackend(Option<crate::ops::Backend>),
     /// Show this graph of a multi-graph model as the original (decomposed in lite and full).
     PickGraph(usize),
     /// Show a TORCH_TRACE compile's stages side by side (`None`: back to the decomposition views).

@@ -12,11 +12,17 @@ use super::state::{Source, View};
 use crate::decomp::Decomposition;
 use crate::ir::Model;
 
+/// A decomposition and its layout (boxed: they are large next to the other results), or what
+/// failed and the node it failed on.
+pub type Decomposed = Result<Box<(Decomposition, Layout)>, (String, Option<String>)>;
+
 pub enum JobResult {
-    Loaded { generation: u64, source: Source, result: Result<Model, String> },
-    /// Boxed: a decomposition and its layout are large next to the other results.
-    Decomposed { view: View, generation: u64, result: Result<Box<(Decomposition, Layout)>, String> },
+    /// `folded`: the first graph's first-view folding (`Hierarchy::default_folded`).
+    Loaded { generation: u64, source: Source, result: Result<Model, String>, folded: Option<std::collections::BTreeSet<String>> },
+    Decomposed { view: View, generation: u64, result: Decomposed },
     LaidOut { view: View, generation: u64, layout: Layout },
+    /// Lowering a view's decomposition failed (`Some`: why, and the node it names) or not.
+    Lowered { view: View, generation: u64, error: Option<(String, Option<String>)> },
     /// The file dialog closed; `None` when cancelled.
     Picked(Option<PathBuf>),
     /// `runtime::probe_all`'s answer.

@@ -3,11 +3,16 @@
 //! ([`jobs`]). No compiler logic lives here: it calls `import`, `decomp` and `shapes`.
 
 mod app;
+pub mod assets;
 pub mod bench;
+pub mod camera_sync;
 pub mod canvas;
+pub mod groups;
+pub mod hierarchy;
 mod command;
 mod jobs;
 pub mod layout;
+pub mod minimap;
 pub mod neighbourhood;
 mod panels;
 pub mod profiling;
@@ -22,13 +27,17 @@ pub use state::{AppState, Source, View};
 /// Opens the app window on `source` and returns when it closes; `profile`: run & profile the
 /// model once it is open.
 pub fn run(source: Source, profile: bool) -> Result<(), String> {
-    let options = eframe::NativeOptions {
+    let mut options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("xpu-workbench")
             .with_inner_size([1600.0, 1000.0])
-            .with_drag_and_drop(true),
+            .with_drag_and_drop(true)
+            .with_app_id("xpu-workbench"),
         ..Default::default()
     };
+    if let Some(icon) = assets::icon() {
+        options.viewport = options.viewport.with_icon(icon);
+    }
     eframe::run_native(
         "xpu-workbench",
         options,

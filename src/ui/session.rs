@@ -56,19 +56,7 @@ impl Store {
     /// `$XDG_CONFIG_HOME/xpu-workbench`, else the platform's config folder; `None` when no home
     /// is known (the app then runs without persistence).
     pub fn default_location() -> Option<Store> {
-        let base = std::env::var_os("XDG_CONFIG_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| {
-                if cfg!(windows) {
-                    std::env::var_os("APPDATA").map(PathBuf::from)
-                } else if cfg!(target_os = "macos") {
-                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join("Library/Application Support"))
-                } else {
-                    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config"))
-                }
-            })?;
-        Some(Store { dir: base.join("xpu-workbench") })
+        crate::config::config_dir().map(|dir| Store { dir })
     }
 
     fn session_path(&self, key: &str) -> PathBuf {

@@ -100,6 +100,20 @@ pub enum NodeClass {
     Violation,
     /// The mode would decompose it but there is no rule: kept and reported.
     NoRule,
+    /// Not marked, but the target backend has no kernel for it: tracing expands it in lite mode too.
+    BackendExpanded,
+}
+
+/// How a camera is placed on the graph once the pane's size is known (only while drawing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fit {
+    /// The whole graph (key F, the pane's "fit" button).
+    All,
+    /// The first view of a model: readable text, the graph's width, its top.
+    Top,
+    /// Show this world rectangle (a module just opened or picked in the breadcrumbs) at the
+    /// current zoom: all of it when it fits, else its top.
+    Reveal(egui::Rect),
 }
 
 /// Pan and zoom of one graph pane.
@@ -108,19 +122,36 @@ pub struct Camera {
     /// World point at the pane's centre.
     pub center: Pos2,
     pub zoom: f32,
-    /// Fit to the pane on the next frame (the pane's size is known only while drawing).
-    pub fit_pending: bool,
+    /// Placed on the next frame.
+    pub fit_pending: Option<Fit>,
 }
 
 impl Default for Camera {
     fn default() -> Self {
-        Camera { center: Pos2::ZERO, zoom: 1.0, fit_pending: true }
+        Camera { center: Pos2::ZERO, zoom: 1.0, fit_pending: Some(Fit::Top) }
     }
 }
 
 impl Camera {
     pub fn pan_by(&mut self, screen_delta: Vec2) {
         self.center -= screen_delta / self.zoom;
+    }
+}
+
+/// What a pane brings into view once laid out.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reveal {
+    Module(String),
+    Node(NodeId),
+}
+
+impl Reveal {
+    /// Where it is in `layout`.
+    pub fn rect(&self, layout: &Layout) -> Option<egui::Rect> {
+        match self {
+            Reveal::Module(p) => layout.rect_of_module(p),
+            Reveal::Node(n) => layout.item_of(*n).map(|i| layout.items[i].rect),
+        }
     }
 }
 
@@ -137,7 +168,17 @@ pub struct Pane {
     /// What the pane waits for ("decomposing", "laying out"), shown instead of a stale graph.
     pub busy: Option<String>,
     pub error: Option<String>,
+    /// The node a failed decomposition names (a node of the original graph).
+    pub error_node: Option<String>,
+    /// Why this view's decomposition does not lower to kernels, and the node (of this view's
+    /// graph) it names; checked on a worker after each decomposition.
+    pub lower_error: Option<(String, Option<String>)>,
+    /// Per original node: whether this view's decomposition decomposed it (lite and full only).
+    pub decomposed_origin: Vec<bool>,
     pub camera: Camera,
+    /// What to bring into view when the next layout arrives (a module just opened or folded, a
+    /// node a link jumped to inside folded modules).
+    pub reveal: Option<Reveal>,
     /// Bumped on every request so a late worker result for an older request is dropped.
     pub generation: u64,
 }
@@ -195,17 +236,35 @@ pub struct AppState {
     /// Which views are shown side by side.
     pub shown: [bool; 3],
     pub marks: Marks,
+    /// The backend the lite view is derived for (`None`: marks alone decide). Nodes it has no
+    /// kernel for are expanded by tracing whatever the marks say.
+    pub target_backend: Option<crate::ops::Backend>,
+    /// What the target backend does to the original graph's nodes it cannot keep, by node.
+    pub backend_fates: HashMap<NodeId, crate::decomp::predict::NodeFate>,
+    /// The torch version of the kernel table the fates come from.
+    pub backend_table: Option<String>,
+    /// check-lite's verdict on each dynamo node of the shown compile (stage views), by node.
+    pub stage_findings: HashMap<NodeId, crate::decomp::lite_trace::Finding>,
+    /// What check-lite could not compare in the shown compile.
+    pub stage_unverified: Vec<String>,
     /// Symbol values the user chose (the others take their hint).
     pub explicit: BTreeMap<String, i64>,
     pub bindings: Bindings,
     pub guards: Vec<GuardState>,
     /// Bumped on every re-evaluation, so views that cache text know it is stale.
     pub shape_version: u64,
+    /// Folded modules: each is drawn as one box (the outermost folded one of a node wins).
     pub collapsed: BTreeSet<String>,
+    /// The module the user is in (breadcrumbs): the last one opened, clicked or selected into.
+    pub module: Option<String>,
+    /// Move the other decomposition views' cameras with the one the user moves.
+    pub sync_cameras: bool,
     pub selection: Option<Selection>,
     pub search_open: bool,
     pub search: String,
     pub show_neighbourhood: bool,
+    /// The problems panel; `None` until the user chooses: shown while there are problems.
+    pub show_problems: Option<bool>,
     pub theme: Theme,
     pub recent: Vec<PathBuf>,
     /// Messages for the status bar, newest last.
@@ -223,15 +282,23 @@ impl Default for AppState {
             focus: View::Original,
             shown: [true, true, false],
             marks: Marks::default(),
+            target_backend: Some(crate::ops::Backend::Xpu),
+            backend_fates: HashMap::new(),
+            backend_table: None,
+            stage_findings: HashMap::new(),
+            stage_unverified: Vec::new(),
             explicit: BTreeMap::new(),
             bindings: Bindings::new(),
             guards: Vec::new(),
             shape_version: 0,
             collapsed: BTreeSet::new(),
+            module: None,
+            sync_cameras: true,
             selection: None,
             search_open: false,
             search: String::new(),
             show_neighbourhood: true,
+            show_problems: None,
             theme: Theme::Dark,
             recent: Vec::new(),
             messages: Vec::new(),
@@ -301,16 +368,102 @@ impl AppState {
                 now: n.map_err(|e| e.to_string()),
             })
             .collect();
+        // Listed too, with why they are not evaluated: a guard the file records is never hidden.
+        self.guards.extend(model.unread_guards.iter().map(|g| {
+            let why = format!("not evaluated: {}", g.reason);
+            GuardState { text: g.source.clone(), symbols: Vec::new(), at_hint: Err(why.clone()), now: Err(why) }
+        }));
+    }
+
+    /// Which nodes the target backend cannot keep, from the op registry's table of the model's
+    /// torch version.
+    pub fn refresh_backend_fates(&mut self) {
+        self.backend_fates.clear();
+        self.backend_table = None;
+        let (Some(original), Some(backend)) = (self.original().cloned(), self.target_backend) else { return };
+        let version = self.doc.as_ref().and_then(|d| d.model.torch_version.clone());
+        let Some(table) = crate::ops::table_for(version.as_deref()) else { return };
+        let (_, forced) = crate::decomp::predict::lite_marks_on(&original, backend, table, &self.marks);
+        self.backend_fates = forced.into_iter().map(|f| (f.node, f)).collect();
+        self.backend_table = Some(table.torch.clone());
+    }
+
+    /// The marks lite mode works with on the target backend: the user's, plus what the backend
+    /// forces.
+    pub fn lite_marks(&self) -> Marks {
+        let mut m = self.marks.clone();
+        let Some(original) = self.original() else { return m };
+        for id in self.backend_fates.keys() {
+            let name = &original.node(*id).name;
+            if !m.names.contains(name) {
+                m.names.push(name.clone());
+            }
+        }
+        m
+    }
+
+    /// Why the target backend expands original node `id`, if it does.
+    pub fn backend_reason(&self, id: NodeId) -> Option<String> {
+        let (f, backend) = (self.backend_fates.get(&id)?, self.target_backend?);
+        Some(f.describe(backend, self.backend_table.as_deref().unwrap_or("?")))
+    }
+
+    /// Runs check-lite on the shown compile's dynamo and AOT graphs and colours both: what
+    /// lite mode should not have decomposed red, what the backend forced teal, marked ones blue.
+    pub fn classify_stages(&mut self) {
+        use crate::decomp::lite_trace::{check_graphs, Verdict};
+        self.stage_findings.clear();
+        self.stage_unverified.clear();
+        let (Some(dynamo), Some(aot)) = (self.pane(View::Dynamo).graph.clone(), self.pane(View::Aot).graph.clone()) else {
+            return;
+        };
+        let id = self.stages.as_ref().map(|s| s.compile_id.clone()).unwrap_or_default();
+        let version = self.doc.as_ref().and_then(|d| d.model.torch_version.clone());
+        let Some(table) = crate::ops::table_for(version.as_deref()) else { return };
+        let (findings, unverified) = check_graphs(&id, &dynamo, &aot, table);
+        let class_of = |v: &Verdict| match v {
+            Verdict::Decomposed { .. } => NodeClass::Violation,
+            Verdict::NoKernel { .. } => NodeClass::BackendExpanded,
+            Verdict::Marked => NodeClass::Decomposed,
+            Verdict::Kept | Verdict::Composite { .. } | Verdict::Elided => NodeClass::Plain,
+        };
+        let mut dyn_classes = vec![NodeClass::Plain; dynamo.nodes.len()];
+        let mut bad_locations: HashMap<(String, u32), NodeClass> = HashMap::new();
+        for f in &findings {
+            let c = class_of(&f.verdict);
+            dyn_classes[f.node_id.index()] = c;
+            if let (Some(l), true) = (&f.location, f.verdict.is_violation()) {
+                bad_locations.insert((l.file.clone(), l.line), c);
+            }
+        }
+        let located = findings.iter().any(|f| f.location.is_some());
+        let whole = findings.iter().find(|f| f.verdict.is_violation()).map(|f| class_of(&f.verdict));
+        let aot_classes = aot
+            .node_ids()
+            .map(|n| {
+                let loc = crate::import::trace::node_location(&aot, n);
+                match (located, loc) {
+                    (true, Some(l)) => bad_locations.get(&(l.file, l.line)).copied().unwrap_or(NodeClass::Plain),
+                    (false, _) if crate::ops::aten_name(&aot.node(n).target).is_some() => whole.unwrap_or(NodeClass::Plain),
+                    _ => NodeClass::Plain,
+                }
+            })
+            .collect();
+        self.pane_mut(View::Dynamo).classes = dyn_classes;
+        self.pane_mut(View::Aot).classes = aot_classes;
+        self.stage_unverified = unverified.iter().map(|u| u.to_string()).collect();
+        self.stage_findings = findings.into_iter().map(|f| (f.node_id, f)).collect();
     }
 
     /// Recomputes how each view's nodes are drawn from the decompositions and the marks.
     pub fn classify(&mut self) {
         let Some(original) = self.original().cloned() else { return };
         let lite = self.pane(View::Lite).decomp.clone();
+        let lite_marks = self.lite_marks();
         let mut violating: HashSet<NodeId> = HashSet::new();
         let by_name: HashMap<&str, NodeId> = original.node_ids().map(|id| (original.node(id).name.as_str(), id)).collect();
         if let Some(lite) = &lite {
-            for v in check_lite(&original, lite, &self.marks) {
+            for v in check_lite(&original, lite, &lite_marks) {
                 if let Some(&id) = by_name.get(v.node.as_str()) {
                     violating.insert(id);
                 }
@@ -333,6 +486,8 @@ impl AppState {
             let recorded_violation = n.meta.from_node.last().is_some_and(|o| recorded.contains(&o.name));
             if violating.contains(&id) || recorded_violation {
                 orig_classes[id.index()] = NodeClass::Violation;
+            } else if self.backend_fates.contains_key(&id) {
+                orig_classes[id.index()] = NodeClass::BackendExpanded;
             }
         }
         self.pane_mut(View::Original).classes = orig_classes.clone();
@@ -340,9 +495,17 @@ impl AppState {
         for view in [View::Lite, View::Full] {
             let Some(d) = self.pane(view).decomp.clone() else {
                 self.pane_mut(view).classes.clear();
+                self.pane_mut(view).decomposed_origin.clear();
                 continue;
             };
             let decomposed: HashSet<NodeId> = d.decomposed.iter().map(|x| x.node).collect();
+            let mut by_origin = vec![false; original.nodes.len()];
+            for x in &d.decomposed {
+                if let Some(b) = by_origin.get_mut(x.node.index()) {
+                    *b = true;
+                }
+            }
+            self.pane_mut(view).decomposed_origin = by_origin;
             let kept: HashSet<NodeId> = d.kept.iter().copied().collect();
             let no_rule: HashSet<NodeId> = d.no_rule.iter().copied().collect();
             let classes = d
@@ -352,6 +515,8 @@ impl AppState {
                 .map(|o| {
                     if view == View::Lite && violating.contains(o) {
                         NodeClass::Violation
+                    } else if view == View::Lite && self.backend_fates.contains_key(o) {
+                        NodeClass::BackendExpanded
                     } else if no_rule.contains(o) {
                         NodeClass::NoRule
                     } else if decomposed.contains(o) {

@@ -55,6 +55,8 @@ pub static TABLE: &[Rule] = &[
     core("aten.matmul.default", linear::matmul),
     core("aten.layer_norm.default", norm::layer_norm),
     inductor("aten.native_layer_norm.default", norm::native_layer_norm),
+    core("aten.rms_norm.default", norm::rms_norm),
+    core("aten._fused_rms_norm.default", norm::fused_rms_norm),
     core("aten.batch_norm.default", norm::batch_norm),
     inductor("aten._native_batch_norm_legit_no_training.default", norm::batch_norm_no_training),
     core("aten.softmax.int", softmax::softmax),

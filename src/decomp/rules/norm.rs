@@ -4,7 +4,7 @@
 
 use super::{Rw, A};
 use crate::decomp::RuleError;
-use crate::ir::{Arg, ValueId};
+use crate::ir::{Arg, DType, ValueId};
 
 /// `layer_norm` → `native_layer_norm(...)[0]` (core ATen); under `full` that decomposes further.
 pub fn layer_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
@@ -46,6 +46,57 @@ pub fn native_layer_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         y = rw.op("aten.add.Tensor", vec![("self", A::T(y)), ("other", A::T(b))])?;
     }
     Ok(vec![y, mean, rstd])
+}
+
+/// `rms_norm` → `_fused_rms_norm(...)[0]`, its CompositeImplicitAutograd body.
+pub fn rms_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let eps = match rw.float("eps", None) {
+        Ok(e) => A::F(e),
+        Err(_) => A::Raw(Arg::None),
+    };
+    let args = vec![
+        ("input", A::T(rw.t("input")?)),
+        ("normalized_shape", A::Is(rw.ints("normalized_shape")?.unwrap_or_default())),
+        ("weight", A::OptT(rw.opt_t("weight")?)),
+        ("eps", eps),
+    ];
+    let outs = rw.op_n("aten._fused_rms_norm.default", args)?;
+    Ok(outs.into_iter().take(1).collect())
+}
+
+/// `_fused_rms_norm` → what its CompositeImplicitAutograd body traces to (on a backend without the
+/// kernel, and in both of torch's tables): `x * rsqrt(mean(x², dims, keepdim) + eps) [* weight]`,
+/// computed in the opmath dtype; `eps` defaults to that dtype's epsilon. Returns `(out, rstd)`.
+pub fn fused_rms_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("input")?;
+    let k = rw.ints("normalized_shape")?.unwrap_or_default().len();
+    let rank = rw.rank(x)?;
+    if k == 0 || k > rank {
+        return Err(RuleError::Arg { name: "normalized_shape".into(), message: format!("{k} dims for rank {rank}") });
+    }
+    let dtype = rw.meta(x)?.dtype;
+    let opmath = dtype.opmath();
+    let eps = match rw.float("eps", None) {
+        Ok(e) => e,
+        Err(_) => opmath.finfo_eps().ok_or_else(|| RuleError::Unsupported(format!("rms_norm of a {dtype} tensor")))?,
+    };
+    let cast = |rw: &mut Rw, v: ValueId, to: DType| {
+        rw.op("prims.convert_element_type.default", vec![("a", A::T(v)), ("dtype", A::Raw(Arg::ScalarType(to)))])
+    };
+    let up = if opmath != dtype { cast(rw, x, opmath)? } else { x };
+    let dims: Vec<i64> = (rank - k..rank).map(|d| d as i64).collect();
+    let sq = rw.op("aten.pow.Tensor_Scalar", vec![("self", A::T(up)), ("exponent", A::I(2))])?;
+    let ms = rw.op("aten.mean.dim", vec![("self", A::T(sq)), ("dim", A::Is(dims)), ("keepdim", A::B(true))])?;
+    let ms_eps = rw.op("aten.add.Scalar", vec![("self", A::T(ms)), ("other", A::F(eps))])?;
+    let rstd = rw.op("aten.rsqrt.default", vec![("self", A::T(ms_eps))])?;
+    let mut y = rw.op("aten.mul.Tensor", vec![("self", A::T(up)), ("other", A::T(rstd))])?;
+    if let Some(w) = rw.opt_t("weight")? {
+        y = rw.op("aten.mul.Tensor", vec![("self", A::T(y)), ("other", A::T(w))])?;
+    }
+    if opmath != dtype {
+        y = cast(rw, y, dtype)?;
+    }
+    Ok(vec![y, rstd])
 }
 
 /// `batch_norm(training=False)` → `_native_batch_norm_legit_no_training(...)[0]`.

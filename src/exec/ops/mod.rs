@@ -354,6 +354,8 @@ const TABLE: &[(&str, OpFn)] = &[
     // Normalisation layers.
     ("aten.layer_norm.default", norm::layer_norm),
     ("aten.native_layer_norm.default", norm::native_layer_norm),
+    ("aten.rms_norm.default", norm::rms_norm),
+    ("aten._fused_rms_norm.default", norm::fused_rms_norm),
     ("aten.batch_norm.default", norm::batch_norm),
     ("aten._native_batch_norm_legit_no_training.default", norm::native_batch_norm_no_training),
     // Convolution and pooling.

@@ -22,17 +22,23 @@ fn param(cx: &OpCx, name: &str, n: usize) -> OpResult<Option<Vec<f64>>> {
     }
 }
 
-/// `(out, mean, rstd)` over the trailing `normalized_shape` dims; mean and rstd keep those dims as 1.
-fn layer_norm_impl(cx: &OpCx) -> OpResult<[Tensor; 3]> {
-    let x = float_input(cx)?;
+/// The trailing dims `normalized_shape` names, checked against `shape`, and their element count.
+fn normalized_dims(cx: &OpCx, shape: &[usize]) -> OpResult<(Vec<usize>, usize)> {
     let ns = cx.ints("normalized_shape")?;
     let k = ns.len();
-    let shape = x.shape();
     if k > shape.len() || shape[shape.len() - k..].iter().zip(&ns).any(|(&a, &b)| a as i64 != b) {
         return shape_err(format!("normalized_shape {ns:?} does not match the trailing dims of {shape:?}"));
     }
     let dims: Vec<usize> = (shape.len() - k..shape.len()).collect();
-    let n: usize = dims.iter().map(|&d| shape[d]).product();
+    let n = dims.iter().map(|&d| shape[d]).product();
+    Ok((dims, n))
+}
+
+/// `(out, mean, rstd)` over the trailing `normalized_shape` dims; mean and rstd keep those dims as 1.
+fn layer_norm_impl(cx: &OpCx) -> OpResult<[Tensor; 3]> {
+    let x = float_input(cx)?;
+    let shape = x.shape();
+    let (dims, n) = normalized_dims(cx, shape)?;
     let (w, b) = (param(cx, "weight", n)?, param(cx, "bias", n)?);
     let eps = cx.float_or("eps", 1e-5)?;
     // The normalised dims are the trailing ones, so rows are contiguous and in input order.
@@ -64,6 +70,43 @@ pub fn layer_norm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 
 pub fn native_layer_norm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     Ok(layer_norm_impl(cx)?.into_iter().map(RtValue::Tensor).collect())
+}
+
+/// `(out, rstd)` of RMS normalisation over the trailing `normalized_shape` dims:
+/// `x * rsqrt(mean(x²) + eps) * weight`, `eps` defaulting to the opmath dtype's epsilon; `rstd`
+/// keeps the normalised dims as 1 and is in the opmath dtype (float32 for half inputs).
+fn rms_norm_impl(cx: &OpCx) -> OpResult<[Tensor; 2]> {
+    let x = float_input(cx)?;
+    let shape = x.shape();
+    let (dims, n) = normalized_dims(cx, shape)?;
+    let w = param(cx, "weight", n)?;
+    let eps = match cx.opt_float("eps")? {
+        Some(e) => e,
+        None => x.dtype().opmath().finfo_eps().ok_or(OpError::DType(x.dtype()))?,
+    };
+    let rows = group::<f64>(x, &dims, true);
+    let (mut out, mut rstds) = (Vec::with_capacity(x.numel()), Vec::new());
+    for row in rows.flat.chunks(n.max(1)) {
+        let ms = row.iter().map(|v| v * v).sum::<f64>() / n as f64;
+        let rstd = 1.0 / (ms + eps).sqrt();
+        for (i, v) in row.iter().enumerate() {
+            let y = v * rstd;
+            out.push(w.as_ref().map_or(y, |w| y * w[i]));
+        }
+        rstds.push(rstd);
+    }
+    let out = Tensor::from_vec(shape, out).ok_or_else(|| OpError::Shape("rms_norm result".into()))?;
+    let rstd = Tensor::from_vec(&rows.out_shape, rstds).ok_or_else(|| OpError::Shape("rms_norm rstd".into()))?;
+    Ok([dtype_ok(out.cast(x.dtype()))?, dtype_ok(rstd.cast(x.dtype().opmath()))?])
+}
+
+pub fn rms_norm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let [out, _] = rms_norm_impl(cx)?;
+    Ok(vec![RtValue::Tensor(out)])
+}
+
+pub fn fused_rms_norm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    Ok(rms_norm_impl(cx)?.into_iter().map(RtValue::Tensor).collect())
 }
 
 /// Inference batch norm over dim 1 with the running statistics.

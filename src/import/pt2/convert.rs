@@ -9,7 +9,7 @@ use super::schema::{self, Argument, InputSpec};
 use super::{weights, Layout, Pt2Error, SUPPORTED_SCHEMA_MAJOR};
 use crate::ir::{
     Arg, DType, Format, Graph, Guard, InputKind, Model, ModuleFrame, NamedArg, NodeMeta, Origin, SymIntArg, SymbolInfo, Weight, WeightData,
-    TensorMeta, ValueId, ValueKind,
+    TensorMeta, UnreadGuard, ValueId, ValueKind,
 };
 use crate::sym::{parse_infix_with, parse_srepr, Expr, Range};
 
@@ -22,6 +22,9 @@ pub(super) fn load_archive<R: Read + Seek>(
     for (model_name, entry) in &layout.models {
         let bytes = archive.read(entry, MAX_JSON_BYTES)?;
         let ep = parse_program(file, entry, &bytes)?;
+        if model.torch_version.is_none() {
+            model.torch_version = ep.torch_version.clone();
+        }
         let mut cx = Cx { file, entry, exprs: HashMap::new(), hints: HashMap::new() };
         let graph = cx.graph(model_name, &ep)?;
         cx.symbols(&ep, &mut model.symbols)?;
@@ -374,10 +377,13 @@ impl Cx<'_> {
             let mut resolve = |atom: &str| source_atom(atom, graph, &forward_names, &user_inputs);
             match parse_infix_with(code, &mut resolve) {
                 Ok(expr) => model.guards.push(Guard { expr, source: code.clone() }),
-                Err(e) => model.warnings.push(format!(
-                    "{}: {}: guards_code[{i}] `{code}` is shown but not evaluated: {e}",
-                    self.file, self.entry
-                )),
+                Err(e) => {
+                    model.unread_guards.push(UnreadGuard { source: code.clone(), reason: e.to_string() });
+                    model.warnings.push(format!(
+                        "{}: {}: guards_code[{i}] `{code}` is shown but not evaluated: {e}",
+                        self.file, self.entry
+                    ))
+                }
             }
         }
     }

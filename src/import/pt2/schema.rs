@@ -17,7 +17,7 @@ pub struct ExportedProgram {
     pub schema_version: Option<SchemaVersion>,
     #[serde(default)]
     pub guards_code: Vec<String>,
-    /// The torch that wrote the archive (`2.15.0+cu132`); absent before 2.7.
+    /// The torch that exported it (`2.11.0+cu130`); absent in older archives.
     #[serde(default)]
     pub torch_version: Option<String>,
 }

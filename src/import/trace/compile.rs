@@ -7,8 +7,9 @@ use std::fmt;
 use serde_json::Value as Json;
 
 use super::fx;
+use super::kernels::NodeMappings;
 use super::log::{Envelope, ReadLog};
-use crate::ir::{Format, Graph, Guard, Model, SymbolInfo};
+use crate::ir::{Format, Graph, Guard, Model, SymbolInfo, UnreadGuard};
 use crate::sym::{parse_infix, Range};
 
 /// Which compile an envelope belongs to: `[!autograd/]frame/compile[_attempt]`, as tlparse and
@@ -115,6 +116,8 @@ pub struct CompileMetrics {
     pub fail_type: Option<String>,
     pub fail_reason: Option<String>,
     pub restart_reasons: Vec<String>,
+    /// `2.11.0+cu130`: which torch wrote the log (picks the op registry's tables).
+    pub pytorch_version: Option<String>,
 }
 
 impl CompileMetrics {
@@ -138,6 +141,7 @@ impl CompileMetrics {
                 .and_then(Json::as_array)
                 .map(|a| a.iter().filter_map(|r| r.as_str().map(str::to_string)).collect())
                 .unwrap_or_default(),
+            pytorch_version: s("pytorch_version"),
         }
     }
 }
@@ -160,11 +164,20 @@ pub struct CompileRecord {
     /// Float symbols (`zf50`, a layer's `eps` traced as a scalar): `(name, value)`.
     pub float_symbols: Vec<(String, String)>,
     pub guards: Vec<Guard>,
+    /// Guards the log records that do not parse: listed with why.
+    pub unread_guards: Vec<UnreadGuard>,
     pub specializations: Vec<Specialization>,
     pub metrics: Option<CompileMetrics>,
     pub output_code: Vec<OutputCode>,
     /// Names of `artifact` envelopes seen (`before_pre_grad_graph`, `fx_graph_cache_miss`, ...).
     pub artifacts: Vec<String>,
+    /// `inductor_provenance_tracking_node_mappings` (only with `INDUCTOR_PROVENANCE=1` or
+    /// `TORCH_COMPILE_DEBUG=1`; torch 2.8 and later).
+    pub provenance: Option<NodeMappings>,
+    /// `inductor_provenance_tracking_kernel_stack_traces`: `kernel:handle` → stack traces.
+    pub kernel_stack_traces: BTreeMap<String, Vec<String>>,
+    /// `triton_kernel_info`: kernel name → `{autotune_cache_state, num_configs, compile_time_us}`.
+    pub triton_kernel_info: BTreeMap<String, Json>,
 }
 
 impl CompileRecord {
@@ -241,7 +254,12 @@ pub(super) fn assemble(file: &str, raw: ReadLog) -> TraceLog {
                                 rec.guards.push(Guard { expr, source: text.to_string() });
                             }
                         }
-                        Err(e) => log.warnings.push(format!("{file}: line {}: guard `{text}`: {e}; skipped", env.line)),
+                        Err(e) => {
+                            if !rec.unread_guards.iter().any(|g| g.source == text) {
+                                rec.unread_guards.push(UnreadGuard { source: text.to_string(), reason: e.to_string() });
+                            }
+                            log.warnings.push(format!("{file}: line {}: guard `{text}`: {e}; skipped", env.line))
+                        }
                     }
                 }
             }
@@ -268,6 +286,7 @@ pub(super) fn assemble(file: &str, raw: ReadLog) -> TraceLog {
             "artifact" => {
                 if let Some(name) = env.body.get("name").and_then(Json::as_str) {
                     rec.artifacts.push(name.to_string());
+                    json_artifact(file, rec, name, &env, &mut log.warnings);
                 }
             }
             k if IGNORED.contains(&k) => {}
@@ -288,6 +307,45 @@ pub(super) fn assemble(file: &str, raw: ReadLog) -> TraceLog {
             && c.output_code.is_empty())
     });
     log
+}
+
+/// Keeps the JSON artifacts that describe kernels.
+fn json_artifact(file: &str, rec: &mut CompileRecord, name: &str, env: &Envelope, warnings: &mut Vec<String>) {
+    const KEPT: &[&str] = &[
+        "inductor_provenance_tracking_node_mappings",
+        "inductor_provenance_tracking_kernel_stack_traces",
+        "triton_kernel_info",
+    ];
+    if !KEPT.contains(&name) {
+        return;
+    }
+    let parsed = env.payload.as_deref().map(serde_json::from_str::<Json>);
+    let j = match parsed {
+        Some(Ok(j)) => j,
+        Some(Err(e)) => {
+            warnings.push(format!("{file}: line {}: `{name}` of compile {} is not JSON ({e}); skipped", env.line, rec.id));
+            return;
+        }
+        None => {
+            warnings.push(format!("{file}: line {}: `{name}` of compile {} has no payload; skipped", env.line, rec.id));
+            return;
+        }
+    };
+    let obj = j.as_object().cloned().unwrap_or_default();
+    match name {
+        "inductor_provenance_tracking_node_mappings" => rec.provenance = Some(NodeMappings::from_json(&j)),
+        "inductor_provenance_tracking_kernel_stack_traces" => {
+            for (k, v) in obj {
+                let traces = match v {
+                    Json::Array(a) => a.into_iter().filter_map(|x| x.as_str().map(str::to_string)).collect(),
+                    Json::String(s) => vec![s],
+                    _ => Vec::new(),
+                };
+                rec.kernel_stack_traces.entry(k).or_default().extend(traces);
+            }
+        }
+        _ => rec.triton_kernel_info.extend(obj),
+    }
 }
 
 fn add_graph(file: &str, rec: &mut CompileRecord, stage: Stage, env: &Envelope, warnings: &mut Vec<String>) {
@@ -357,6 +415,7 @@ impl TraceLog {
     pub fn into_model(self) -> Model {
         let mut model = Model::new(Format::TorchTrace, self.file.clone());
         model.warnings = self.warnings;
+        model.torch_version = self.compiles.iter().find_map(|c| c.metrics.as_ref().and_then(|m| m.pytorch_version.clone()));
         for c in &self.compiles {
             for s in &c.symbols {
                 if model.symbol(&s.name).is_none() {
@@ -371,6 +430,14 @@ impl TraceLog {
                 let known = g.expr.free_symbols().iter().all(|s| ints.contains(&**s));
                 if known && !guards.iter().any(|x: &Guard| x.source == g.source) {
                     guards.push(g.clone());
+                } else if !known && !model.unread_guards.iter().any(|x| x.source == g.source) {
+                    let reason = "reads a float symbol: only integer dimensions are bound here".to_string();
+                    model.unread_guards.push(UnreadGuard { source: g.source.clone(), reason });
+                }
+            }
+            for g in &c.unread_guards {
+                if !model.unread_guards.iter().any(|x| x.source == g.source) {
+                    model.unread_guards.push(g.clone());
                 }
             }
         }

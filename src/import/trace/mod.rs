@@ -8,6 +8,7 @@
 
 mod compile;
 mod fx;
+mod kernels;
 mod log;
 mod pyexpr;
 
@@ -16,7 +17,8 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 pub use compile::{CompileId, CompileMetrics, CompileRecord, OutputCode, Specialization, Stage, TraceLog};
-pub use fx::{parse_annotation, SourceLoc};
+pub use fx::{parse_annotation, SourceLoc, PY_KIND};
+pub use kernels::{kernels, Kernel, KernelKind, KernelSource, KernelTable, Launch, NodeMappings};
 pub use log::Limits;
 
 use crate::ir::{Graph, Model, NodeId};

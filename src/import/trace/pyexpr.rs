@@ -1,6 +1,7 @@
 //! A small parser for the Python expressions FX's code printer writes on the right of a node's
-//! `=`: calls with positional and keyword arguments, attribute chains, subscripts, literals,
-//! lists, tuples, dicts and arithmetic. Nothing is evaluated; depth and length are bounded.
+//! `=`: calls with positional and keyword arguments, attribute chains, subscripts (with `a:b:c`
+//! slices and `...`), literals, lists, tuples, dicts and arithmetic. Nothing is evaluated; depth
+//! and length are bounded.
 
 use std::fmt;
 
@@ -16,6 +17,11 @@ pub enum Py {
     Str(String),
     Bool(bool),
     None,
+    /// `...` or `Ellipsis` (dynamo writes `x[(Ellipsis, slice(None, 8, None))]`).
+    Ellipsis,
+    /// `start:stop:step` inside a subscript; a missing part is [`Py::None`]. FX itself prints
+    /// `slice(None, 8, None)`, a call, which `fx` reads as the same thing.
+    Slice(Box<[Py; 3]>),
     Attr(Box<Py>, String),
     Call { func: Box<Py>, args: Vec<Py>, kwargs: Vec<(String, Py)> },
     Subscript(Box<Py>, Box<Py>),
@@ -63,7 +69,7 @@ enum Tok {
 }
 
 const OPS: &[&str] = &[
-    "**", "//", "==", "!=", "<=", ">=", "(", ")", "[", "]", "{", "}", ",", ":", ".", "=", "+", "-", "*", "/", "%", "@",
+    "...", "**", "//", "<<", ">>", "==", "!=", "<=", ">=", "(", ")", "[", "]", "{", "}", ",", ":", ".", "=", "+", "-", "*", "/", "%", "@",
     "<", ">", "~", "&", "|", "^",
 ];
 
@@ -176,6 +182,7 @@ const BINARY: &[(&[&str], &[&str])] = &[
     (&["|"], &["or_"]),
     (&["^"], &["xor"]),
     (&["&"], &["and_"]),
+    (&["<<", ">>"], &["lshift", "rshift"]),
     (&["+", "-"], &["add", "sub"]),
     (&["*", "/", "//", "%", "@"], &["mul", "truediv", "floordiv", "mod", "matmul"]),
 ];
@@ -289,7 +296,7 @@ impl Parser {
                 let (args, kwargs) = self.call_args()?;
                 e = Py::Call { func: Box::new(e), args, kwargs };
             } else if self.eat("[") {
-                let idx = self.sequence("]")?;
+                let idx = self.subscript_items()?;
                 let idx = match idx {
                     (mut items, false) if items.len() == 1 => items.remove(0),
                     (items, _) => Py::Tuple(items),
@@ -323,6 +330,48 @@ impl Parser {
         }
     }
 
+    /// The items of `x[...]` up to `]`, where each may be a slice `a:b:c`; the flag says whether
+    /// a comma made it a tuple.
+    fn subscript_items(&mut self) -> Result<(Vec<Py>, bool), PyError> {
+        let mut items = Vec::new();
+        let mut comma = false;
+        loop {
+            if self.eat("]") {
+                return Ok((items, comma));
+            }
+            items.push(self.slice_item()?);
+            comma = self.eat(",");
+            if !comma {
+                self.expect("]")?;
+                return Ok((items, false));
+            }
+        }
+    }
+
+    /// One subscript item: an expression, or a slice with any of its three parts left out.
+    fn slice_item(&mut self) -> Result<Py, PyError> {
+        let ends = |t: &Tok| matches!(t, Tok::Op(":" | "," | "]"));
+        let mut parts = [Py::None, Py::None, Py::None];
+        let mut k = 0;
+        if !ends(self.peek()) {
+            parts[0] = self.expr()?;
+        }
+        while self.eat(":") {
+            k += 1;
+            if k > 2 {
+                return Err(self.error("at most two `:` in a slice"));
+            }
+            if !ends(self.peek()) {
+                parts[k] = self.expr()?;
+            }
+        }
+        if k == 0 {
+            let [first, _, _] = parts;
+            return Ok(first);
+        }
+        Ok(Py::Slice(Box::new(parts)))
+    }
+
     /// Items up to `close`; the flag says whether a trailing comma made it a tuple.
     fn sequence(&mut self, close: &str) -> Result<(Vec<Py>, bool), PyError> {
         let mut items = Vec::new();
@@ -354,10 +403,12 @@ impl Parser {
             }
             Tok::Name(n) => Ok(match n.as_str() {
                 "None" => Py::None,
+                "Ellipsis" => Py::Ellipsis,
                 "True" => Py::Bool(true),
                 "False" => Py::Bool(false),
                 _ => Py::Name(n),
             }),
+            Tok::Op("...") => Ok(Py::Ellipsis),
             Tok::Op("(") => {
                 self.depth += 1;
                 if self.depth > MAX_DEPTH {
@@ -435,5 +486,26 @@ mod tests {
         assert!(parse(&"(".repeat(10_000)).is_err());
         assert!(parse(&"-".repeat(10_000)).is_err());
         assert!(parse("[[[[1]]]]").is_ok());
+        assert!(parse("x[1:2:3:4]").is_err());
+        assert!(parse("x[:").is_err());
+    }
+
+    #[test]
+    fn parses_ellipsis_and_slices() {
+        let slice = |a: Py, b: Py, c: Py| Py::Slice(Box::new([a, b, c]));
+        let sub = |idx: Py| Py::Subscript(Box::new(name("x")), Box::new(idx));
+        assert_eq!(parse("x[..., None]").unwrap(), sub(Py::Tuple(vec![Py::Ellipsis, Py::None])));
+        assert_eq!(parse("x[(Ellipsis, None)]").unwrap(), sub(Py::Tuple(vec![Py::Ellipsis, Py::None])));
+        assert_eq!(
+            parse("x[:, 1:, ::2, :n]").unwrap(),
+            sub(Py::Tuple(vec![
+                slice(Py::None, Py::None, Py::None),
+                slice(Py::Int(1), Py::None, Py::None),
+                slice(Py::None, Py::None, Py::Int(2)),
+                slice(Py::None, name("n"), Py::None),
+            ]))
+        );
+        assert_eq!(parse("x[-1]").unwrap(), sub(Py::Int(-1)));
+        assert_eq!(parse("x[1:]").unwrap(), sub(slice(Py::Int(1), Py::None, Py::None)));
     }
 }

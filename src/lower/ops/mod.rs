@@ -134,6 +134,8 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.log_softmax.int", OpKind::Reduction, norm::log_softmax),
     ("aten._log_softmax.default", OpKind::Reduction, norm::log_softmax),
     ("aten.layer_norm.default", OpKind::Reduction, norm::layer_norm),
+    ("aten.rms_norm.default", OpKind::Reduction, norm::rms_norm),
+    ("aten._fused_rms_norm.default", OpKind::Reduction, norm::rms_norm),
     // Matrix products, attention, convolution and pooling.
     ("aten.mm.default", OpKind::Heavy, linalg::mm),
     ("aten.bmm.default", OpKind::Heavy, linalg::mm),

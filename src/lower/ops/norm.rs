@@ -37,14 +37,20 @@ pub fn log_softmax(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R
     Ok(cx.kb.binary(BinOp::Sub, d, l)?)
 }
 
+/// The trailing dims `normalized_shape` names (1..=rank of them).
+fn normalized_dims(cx: &Ctx<'_>, node: &Node, rank: usize) -> Result<Vec<usize>, LowerError> {
+    let k = cx.ints_or(node, "normalized_shape", &[])?.len();
+    if k == 0 || k > rank {
+        return Err(cx.err(node, "normalized_shape must name 1..=rank trailing dims"));
+    }
+    Ok((rank - k..rank).collect())
+}
+
 pub fn layer_norm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     let v = cx.tensor(node, "input")?;
     let sizes = cx.sizes(v)?;
-    let k = cx.ints_or(node, "normalized_shape", &[])?.len();
-    if k == 0 || k > sizes.len() {
-        return Err(cx.err(node, "normalized_shape must name 1..=rank trailing dims"));
-    }
-    let dims: Vec<usize> = (sizes.len() - k..sizes.len()).collect();
+    let dims = normalized_dims(cx, node, sizes.len())?;
+    let k = dims.len();
     let r = Red { v, sizes: sizes.clone(), dims, base: idx.to_vec() };
     let mean = mean_of(cx, &r)?;
     let var = var_of(cx, &r, mean, 0.0)?;
@@ -62,6 +68,39 @@ pub fn layer_norm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Re
     if let Some(b) = cx.opt_tensor(node, "bias") {
         let b = cx.read(b, tail)?;
         y = cx.kb.binary(BinOp::Add, y, b)?;
+    }
+    Ok(y)
+}
+
+/// `rms_norm` / `_fused_rms_norm` kept whole: output 0 is `x * rsqrt(mean(x²) + eps) [* weight]`,
+/// output 1 (`_fused_rms_norm` only) is `rstd`, its normalised dims kept as 1. `eps` None is the
+/// float32 epsilon (kernels compute in float32).
+pub fn rms_norm(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let v = cx.tensor(node, "input")?;
+    let sizes = cx.sizes(v)?;
+    let dims = normalized_dims(cx, node, sizes.len())?;
+    let k = dims.len();
+    let ss = cx.reduce_dims(RedOp::Sum, &sizes, &dims, idx, &mut |cx, i| {
+        let x = cx.read(v, i)?;
+        Ok(cx.kb.binary(BinOp::Mul, x, x)?)
+    })?;
+    let n = cx.count(&sizes, &dims)?;
+    let ms = cx.kb.binary(BinOp::Div, ss, n)?;
+    let eps = match node.arg("eps") {
+        None | Some(crate::ir::Arg::None) => f32::EPSILON,
+        _ => cx.float_or(node, "eps", f32::EPSILON as f64)? as f32,
+    };
+    let eps = cx.kb.f32(eps);
+    let me = cx.kb.binary(BinOp::Add, ms, eps)?;
+    let rstd = cx.kb.unary(UnOp::Rsqrt, me);
+    if out == 1 {
+        return Ok(rstd);
+    }
+    let x = cx.read(v, idx)?;
+    let mut y = cx.kb.binary(BinOp::Mul, x, rstd)?;
+    if let Some(w) = cx.opt_tensor(node, "weight") {
+        let w = cx.read(w, &idx[sizes.len() - k..])?;
+        y = cx.kb.binary(BinOp::Mul, y, w)?;
     }
     Ok(y)
 }

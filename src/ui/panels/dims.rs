@@ -1,6 +1,6 @@
 //! Dynamic dimensions: a slider and a text box per symbol, and every guard with its value at the
-//! traced hints and now. Sliders stop at a sensible bound (ranges such as `[2, int_oo)` are common);
-//! the text box takes any value in the full range.
+//! traced hints and now (or why it cannot be evaluated). Sliders stop at a sensible bound (ranges
+//! such as `[2, ∞)` are common); the text box takes any value in the full range.
 
 use egui::{Color32, RichText};
 
@@ -25,12 +25,12 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                 let value = state.bindings.get(&sym.name).unwrap_or(0);
                 let lo = clamp_i64(sym.range.min);
                 let hi = sym.range.max.map_or(i64::MAX, clamp_i64);
-                let slider_hi = hi.min(lo.saturating_add(SLIDER_MAX).max(SLIDER_MAX)).max(lo);
+                let slider_hi = soft_max(lo, hi, sym.hint, value);
                 let recompile = state.guards.iter().any(|g| g.flipped() && g.symbols.contains(&sym.name));
                 ui.separator();
                 ui.horizontal(|ui| {
                     ui.label(RichText::new(&sym.name).strong().monospace());
-                    ui.label(RichText::new(format!("in {}", range_text(&sym.range))).weak());
+                    ui.label(RichText::new(format!("∈ {}", range_text(&sym.range))).weak());
                     if let Some(h) = sym.hint {
                         ui.label(RichText::new(format!("hint {h}")).weak());
                     }
@@ -43,6 +43,9 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                 let id = ui.id().with(("dim-text", &sym.name));
                 let mut text: String = ui.data(|d| d.get_temp::<String>(id)).unwrap_or_else(|| value.to_string());
                 let edit = ui.add(egui::TextEdit::singleline(&mut text).desired_width(140.0).hint_text("value"));
+                if slider_hi < hi {
+                    ui.label(RichText::new(format!("slider to {slider_hi}; type any value in {}", range_text(&sym.range))).weak().small());
+                }
                 if edit.has_focus() || edit.changed() {
                     ui.data_mut(|d| d.insert_temp(id, text.clone()));
                 } else {
@@ -71,7 +74,7 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                 cmds.push(Command::ResetBindings);
             }
             ui.separator();
-            ui.heading("Guards");
+            ui.heading(format!("Guards ({})", state.guards.len()));
             if state.guards.is_empty() {
                 ui.label(RichText::new("none recorded").weak());
             }
@@ -80,7 +83,10 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                     Ok(b) => b.to_string(),
                     Err(e) => format!("error: {e}"),
                 };
-                let line = format!("{}  (hint: {}, now: {})", g.text, show(&g.at_hint), show(&g.now));
+                let line = match (&g.at_hint, &g.now) {
+                    (Err(a), Err(b)) if a == b => format!("{}  ({a})", g.text),
+                    _ => format!("{}  (hint: {}, now: {})", g.text, show(&g.at_hint), show(&g.now)),
+                };
                 if g.flipped() {
                     ui.label(RichText::new(format!("⚠ {line} — flipped: needs recompile")).color(Color32::from_rgb(230, 90, 60)));
                 } else {
@@ -91,10 +97,22 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
     });
 }
 
-/// `[2, 64]`, or `[2, inf)`: the default fonts have no `∞`.
+/// `[2, 64]`, or `[2, ∞)`.
 fn range_text(r: &crate::sym::Range) -> String {
     match r.max {
         Some(m) => format!("[{}, {m}]", r.min),
-        None => format!("[{}, inf)", r.min),
+        None => format!("[{}, ∞)", r.min),
     }
+}
+
+/// The slider's upper end. A range up to [`SLIDER_MAX`] wide is the slider's whole range; a wider
+/// or unbounded one (`[2, ∞)`) gets a soft end: four times the traced hint, at least 64 above the
+/// minimum, and twice the current value when that is larger, so the slider follows a typed value.
+pub fn soft_max(lo: i64, hi: i64, hint: Option<i64>, value: i64) -> i64 {
+    if hi.saturating_sub(lo) <= SLIDER_MAX {
+        return hi.max(lo);
+    }
+    let want = lo.saturating_add(64).max(hint.unwrap_or(lo).saturating_mul(4)).max(value.saturating_mul(2));
+    let pow2 = if want <= 1 { 1 } else { 1i64.checked_shl(64 - (want - 1).leading_zeros()).unwrap_or(i64::MAX) };
+    pow2.min(hi).max(lo)
 }

@@ -1,13 +1,16 @@
-//! The central area: the shown views side by side, each a header and a canvas.
+//! The central area: the module breadcrumbs and folding controls, then the shown views side by
+//! side, each a header and a canvas.
 
 use egui::RichText;
 
 use crate::ui::canvas;
+use crate::ui::hierarchy::OPEN_BOXES;
 use crate::ui::command::Command;
 use crate::ui::state::{AppState, View};
 
 pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
     egui::CentralPanel::default().frame(egui::Frame::none()).show(ctx, |ui| {
+        breadcrumbs(ui, state, cmds);
         let views: Vec<View> = match &state.stages {
             Some(set) => View::STAGES.into_iter().filter(|v| set.graph_of(*v).is_some()).collect(),
             None => View::ALL.into_iter().filter(|v| state.shown[v.index()]).collect(),
@@ -17,6 +20,60 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                 pane(col, state, *view, cmds);
             }
         });
+    });
+}
+
+/// `graph › model › layers.0 › self_attn`: where the user is in the module tree; a click moves
+/// the views there. Then folding for all of it: to the first view's level, all, none.
+fn breadcrumbs(ui: &mut egui::Ui, state: &AppState, cmds: &mut Vec<Command>) {
+    let Some(layout) = [state.focus, View::Original].iter().find_map(|v| state.pane(*v).layout.clone()) else { return };
+    let h = &layout.hierarchy;
+    ui.horizontal_wrapped(|ui| {
+        ui.add_space(6.0);
+        let crumb = |ui: &mut egui::Ui, text: &str, heard: String, current: bool| {
+            let text = if current { RichText::new(text).strong() } else { RichText::new(text) };
+            let r = ui.link(text);
+            r.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Link, true, heard.clone()));
+            r.clicked()
+        };
+        if crumb(ui, "graph", "breadcrumb: graph".into(), state.module.is_none()) {
+            cmds.push(Command::RevealModule(None));
+        }
+        let here = state.module.as_deref().map(|m| h.ancestry(m)).unwrap_or_default();
+        let mut parent = "";
+        for g in &here {
+            ui.label("›");
+            let short = g.path.strip_prefix(parent).and_then(|r| r.strip_prefix('.')).unwrap_or(&g.path);
+            let current = state.module.as_deref() == Some(g.path.as_str());
+            if crumb(ui, short, format!("breadcrumb: {}", g.path), current) {
+                cmds.push(Command::RevealModule(Some(g.path.clone())));
+            }
+            parent = &g.path;
+        }
+        if h.is_empty() {
+            ui.label(RichText::new("(no module hierarchy recorded)").weak());
+            return;
+        }
+        if let Some(m) = &state.module {
+            let folded = state.collapsed.contains(m);
+            if ui.small_button(if folded { "open" } else { "fold" }).on_hover_text(format!("{} `{m}`", if folded { "open" } else { "fold" })).clicked() {
+                cmds.push(Command::ToggleCollapse(m.clone()));
+            }
+        }
+        ui.separator();
+        if ui.small_button("fold to layers").on_hover_text("as the model opened: the deepest level that fits one screen").clicked() {
+            cmds.push(Command::SetFolded(h.default_folded(OPEN_BOXES)));
+        }
+        if ui.small_button("fold all").clicked() {
+            cmds.push(Command::SetFolded(h.all_paths().map(str::to_string).collect()));
+        }
+        if ui.small_button("open all").clicked() {
+            cmds.push(Command::SetFolded(Default::default()));
+        }
+        let mut sync = state.sync_cameras;
+        if ui.checkbox(&mut sync, "move views together").changed() {
+            cmds.push(Command::SetSyncCameras(sync));
+        }
     });
 }
 

@@ -35,8 +35,18 @@ fn body(ui: &mut egui::Ui, state: &AppState, graph: &Graph, view: View, id: crat
     grid_row(ui, "view", view.name());
     grid_row(ui, "op", &node.target);
     grid_row(ui, "class", class_name(class));
+    if view == View::Dynamo {
+        if let Some(f) = state.stage_findings.get(&id) {
+            grid_row(ui, "check-lite", f.verdict.class());
+            ui.label(RichText::new(f.to_string()).small());
+        }
+    }
     if let Some(orig) = state.origin(view, id) {
         grid_row(ui, "marked", if state.is_marked(orig) { "yes" } else { "no" });
+        if let Some(reason) = state.backend_reason(orig) {
+            ui.label(RichText::new(format!("Expanded by the lite target: {reason}")).small())
+                .on_hover_text("the op registry's kernel table: `xpu-workbench backends --op NAME`");
+        }
     }
     let module = node.meta.module_path();
     grid_row(ui, "module", if module.is_empty() { "(top level)" } else { module });

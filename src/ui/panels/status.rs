@@ -1,10 +1,18 @@
 //! The status bar: what is open, what is running, the last message.
 
+use crate::ui::command::Command;
 use crate::ui::state::AppState;
 
-pub fn show(ctx: &egui::Context, state: &AppState) {
+/// `problems`: how many the problems panel lists; the button shows or hides it.
+pub fn show(ctx: &egui::Context, state: &AppState, problems: usize, cmds: &mut Vec<Command>) {
     egui::TopBottomPanel::bottom("status").show(ctx, |ui| {
         ui.horizontal(|ui| {
+            let shown = state.show_problems.unwrap_or(problems > 0);
+            let text = if problems == 0 { "no problems".to_string() } else { format!("⚠ {problems} problems") };
+            if ui.selectable_label(shown, text).on_hover_text("show or hide the problems panel").clicked() {
+                cmds.push(Command::ShowProblems(!shown));
+            }
+            ui.separator();
             if let Some(l) = &state.loading {
                 ui.spinner();
                 ui.label(format!("opening {l}"));

@@ -63,6 +63,8 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                 cmds.push(Command::SetTheme(next));
             }
             ui.separator();
+            target_backend_picker(ui, state, cmds);
+            ui.separator();
             super::profile::device_picker(ui, state, cmds);
             ui.separator();
             legend(ui);
@@ -100,6 +102,28 @@ fn graph_pickers(ui: &mut egui::Ui, state: &AppState, cmds: &mut Vec<Command>) {
     }
 }
 
+/// The backend the lite view is derived for: its missing kernels force expansions (Ctrl+B cycles).
+fn target_backend_picker(ui: &mut egui::Ui, state: &AppState, cmds: &mut Vec<Command>) {
+    use crate::ops::Backend;
+    let name = |b: Option<Backend>| b.map_or("any (marks only)".to_string(), |b| b.key().to_string());
+    let forced = state.backend_fates.len();
+    let tip = match (state.target_backend, &state.backend_table) {
+        (Some(b), Some(t)) => format!("lite mode on {b}: {forced} unmarked node(s) expanded because {b} has no kernel for them (kernel table of torch {t}); Ctrl+B cycles"),
+        _ => "lite mode decided by the marks alone; Ctrl+B cycles".to_string(),
+    };
+    egui::ComboBox::from_label("lite target")
+        .selected_text(name(state.target_backend))
+        .show_ui(ui, |ui| {
+            for b in [Some(Backend::Xpu), Some(Backend::Cuda), Some(Backend::Cpu), None] {
+                if ui.selectable_label(state.target_backend == b, name(b)).clicked() {
+                    cmds.push(Command::SetTargetBackend(b));
+                }
+            }
+        })
+        .response
+        .on_hover_text(tip);
+}
+
 fn swatch(ui: &mut egui::Ui, fill: Color32, stroke: Option<Color32>, text: &str) {
     let (rect, _) = ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
     ui.painter().rect_filled(rect, 2.0, fill);
@@ -112,7 +136,7 @@ fn swatch(ui: &mut egui::Ui, fill: Color32, stroke: Option<Color32>, text: &str)
 /// What the colours of the graph mean.
 pub fn legend(ui: &mut egui::Ui) {
     let dark = ui.visuals().dark_mode;
-    for class in [NodeClass::Decomposed, NodeClass::Fallback, NodeClass::Violation, NodeClass::NoRule] {
+    for class in [NodeClass::Decomposed, NodeClass::Fallback, NodeClass::Violation, NodeClass::BackendExpanded, NodeClass::NoRule] {
         swatch(ui, class_fill(class, dark), None, class_name(class));
     }
     swatch(ui, class_fill(NodeClass::Plain, dark), Some(MARK_COLOR), "marked");

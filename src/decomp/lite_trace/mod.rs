@@ -1,0 +1,272 @@
+//! The lite-mode check of a real `torch.compile` run (a TORCH_TRACE log): every op of each
+//! compile's dynamo graph is looked for in its AOT graph, and each one that is not there is
+//! classified — marked (fine), composite on every backend (expected), the log's backend has no
+//! kernel for it (violation), or decomposed although it has a kernel (violation). What the check
+//! cannot attribute is reported as unverified, never passed.
+//!
+//! What a call is expected to become comes from the op registry ([`crate::ops::backend`]): the
+//! traced expansion of the torch-level call (PyTorch's OpInfo samples through `make_fx` with no
+//! decomposition table) and, per ATen op, which backends have a kernel of their own. Provenance
+//! between the stages is the source location torch writes above each node (`# File: ...`); where a
+//! graph has none (code run from `python -c`), the whole graph is one location.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::import::trace::{node_location, CompileRecord, SourceLoc, Stage, TraceLog};
+use crate::ir::{Graph, NodeId};
+use crate::ops::backend::{self, Backend, BackendTable};
+
+mod expect;
+mod graph;
+mod node;
+
+use expect::alternatives;
+use graph::{graph_device, is_tensor_op, node_device, Buckets, LocKey};
+use node::check_node;
+
+/// Why an op of the dynamo graph is, or is not, in the AOT graph.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// The op itself is there: lite mode kept it.
+    Kept,
+    /// Not an op with a kernel anywhere: tracing always expands it (`linear` → `t` + `addmm`).
+    Composite { into: Vec<String> },
+    /// Marked `compile_with_inductor`: decomposing it was asked for.
+    Marked,
+    /// A no-op at these shapes: its output has its input's dtype, device, sizes and strides
+    /// (`x.to(x.device)`, `x.contiguous()` on a contiguous tensor), so tracing returned the input.
+    Elided,
+    /// `op` (the call itself, or what it always expands to) has a CompositeImplicitAutograd body and a
+    /// kernel on other backends but none on this one, so tracing expanded it: lite mode could not keep it.
+    NoKernel { backend: Backend, op: String, elsewhere: Vec<String> },
+    /// `op` has a kernel on this backend, yet it was decomposed although not marked.
+    Decomposed { op: String, inductor_table: bool },
+}
+
+impl Verdict {
+    pub fn is_violation(&self) -> bool {
+        matches!(self, Verdict::NoKernel { .. } | Verdict::Decomposed { .. })
+    }
+
+    /// A short class name for tables and JSON.
+    pub fn class(&self) -> &'static str {
+        match self {
+            Verdict::Kept => "kept",
+            Verdict::Composite { .. } => "composite",
+            Verdict::Marked => "marked",
+            Verdict::Elided => "elided_no_op",
+            Verdict::NoKernel { .. } => "no_backend_kernel",
+            Verdict::Decomposed { .. } => "decomposed_unmarked",
+        }
+    }
+}
+
+/// One op of a dynamo graph, checked against one AOT graph of the same compile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    pub compile_id: String,
+    /// The AOT graph's name (`0/0:aot_inference_graph`).
+    pub graph: String,
+    /// The dynamo node and its target (`_fused_rms_norm`, `aten._fused_rms_norm`).
+    pub node: String,
+    pub node_id: NodeId,
+    pub target: String,
+    pub location: Option<SourceLoc>,
+    pub backend: Option<Backend>,
+    pub verdict: Verdict,
+    /// The AOT ops at the same location: op → count (what it became).
+    pub became: BTreeMap<String, usize>,
+    /// The dynamo node carries `compile_with_inductor` (a kept marked node is worth a note: the
+    /// mark allowed a decomposition that did not happen).
+    pub marked: bool,
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let became: Vec<String> = self.became.iter().map(|(op, n)| if *n > 1 { format!("{op}×{n}") } else { op.clone() }).collect();
+        let into = if became.is_empty() { "nothing".to_string() } else { became.join(", ") };
+        write!(f, "{}: node `{}` ({}) ", self.graph, self.node, self.target)?;
+        match &self.verdict {
+            Verdict::Kept if self.marked => write!(f, "is marked compile_with_inductor, yet was kept whole (became {into})")?,
+            Verdict::Kept => write!(f, "kept")?,
+            Verdict::Composite { into: c } if self.marked => {
+                write!(f, "is marked compile_with_inductor, yet was kept whole as {}", c.join(", "))?
+            }
+            Verdict::Composite { into: c } => write!(f, "is composite on every backend, expected to become {}", c.join(", "))?,
+            Verdict::Marked => write!(f, "is marked compile_with_inductor and became {into}")?,
+            Verdict::Elided => write!(f, "is a no-op at these shapes (its output is its input) and was elided")?,
+            Verdict::NoKernel { backend, op, elsewhere } => write!(
+                f,
+                "became {into}: {backend} has no kernel for aten.{op} (kernels on {}; CompositeImplicitAutograd elsewhere), so tracing expanded it before lite mode could keep it",
+                elsewhere.join(", ")
+            )?,
+            Verdict::Decomposed { op, inductor_table } => write!(
+                f,
+                "became {into}: aten.{op} has a kernel here but was decomposed although not marked{}",
+                if *inductor_table { " (it is in Inductor's default decomposition table)" } else { "" }
+            )?,
+        }
+        if let Some(l) = &self.location {
+            write!(f, " at {l}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Something the check could not look at: named, with why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unverified {
+    pub compile_id: String,
+    /// The node (`graph: node (target)`) or the whole compile.
+    pub what: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for Unverified {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}: {}", self.compile_id, self.what, self.reason)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct LogCheck {
+    pub findings: Vec<Finding>,
+    pub unverified: Vec<Unverified>,
+    /// The torch version the log names (`pytorch_version` in its compilation metrics).
+    pub log_torch: Option<String>,
+    /// The table used for kernels and expansions.
+    pub table_torch: String,
+    /// Compiles with graphs that were compared.
+    pub compared: usize,
+}
+
+impl LogCheck {
+    pub fn violations(&self) -> impl Iterator<Item = &Finding> {
+        self.findings.iter().filter(|f| f.verdict.is_violation())
+    }
+}
+
+/// Checks every compile of a log against the table of the log's torch version.
+pub fn check_log(log: &TraceLog) -> LogCheck {
+    let log_torch = log.compiles.iter().find_map(|c| c.metrics.as_ref().and_then(|m| m.pytorch_version.clone()));
+    let Some(table) = backend::table_for(log_torch.as_deref()) else {
+        return LogCheck {
+            unverified: vec![Unverified {
+                compile_id: "*".into(),
+                what: log.file.clone(),
+                reason: "no backend table is available".into(),
+            }],
+            log_torch,
+            ..LogCheck::default()
+        };
+    };
+    let mut out = LogCheck { log_torch, table_torch: table.torch.clone(), ..LogCheck::default() };
+    for rec in &log.compiles {
+        check_compile(rec, table, &mut out);
+    }
+    if out.compared == 0 && out.unverified.is_empty() {
+        out.unverified.push(Unverified {
+            compile_id: "*".into(),
+            what: log.file.clone(),
+            reason: "no compile in the log has a dynamo graph with ops and an AOT graph to compare".into(),
+        });
+    }
+    out
+}
+
+fn check_compile(rec: &CompileRecord, table: &BackendTable, out: &mut LogCheck) {
+    let id = rec.id.to_string();
+    let dynamo = rec.graph(Stage::DynamoOutput);
+    // The forward half is where the user's ops are; a joint graph stands in when it is alone.
+    let mut aot: Vec<&Graph> = [Stage::AotInference, Stage::AotForward].iter().filter_map(|s| rec.graph(*s)).collect();
+    if aot.is_empty() {
+        aot.extend(rec.graph(Stage::AotJoint));
+    }
+    let Some(dynamo) = dynamo else {
+        if !aot.is_empty() {
+            out.unverified.push(Unverified {
+                compile_id: id,
+                what: "the whole compile".into(),
+                reason: "its AOT graph is in the log but its dynamo graph is not (skipped or cut off), so nothing can be attributed".into(),
+            });
+        }
+        return;
+    };
+    let ops = compared_ops(dynamo);
+    if ops.is_empty() {
+        return;
+    }
+    if aot.is_empty() {
+        let why = rec.metrics.as_ref().and_then(|m| m.fail_reason.clone()).map(|r| format!(" (compile failed: {r})")).unwrap_or_default();
+        out.unverified.push(Unverified {
+            compile_id: id,
+            what: "the whole compile".into(),
+            reason: format!("its dynamo graph has {} op(s) but the log has no AOT graph for it{why}", ops.len()),
+        });
+        return;
+    }
+    out.compared += 1;
+    for g in aot {
+        let (findings, unverified) = check_pair(&id, dynamo, g, &ops, table);
+        out.findings.extend(findings);
+        out.unverified.extend(unverified);
+    }
+}
+
+/// One compile's dynamo graph against one of its AOT graphs (the app's stage views call this for
+/// the compile they show). The findings carry the dynamo node's id in [`Finding::node_id`].
+pub fn check_graphs(compile_id: &str, dynamo: &Graph, aot: &Graph, table: &BackendTable) -> (Vec<Finding>, Vec<Unverified>) {
+    check_pair(compile_id, dynamo, aot, &compared_ops(dynamo), table)
+}
+
+/// The dynamo nodes compared: tensor ops something reads. A node nothing reads (dynamo keeps some,
+/// `head_arange = None`) is dropped by AOT's dead-code elimination, not decomposed.
+fn compared_ops(dynamo: &Graph) -> Vec<NodeId> {
+    let users = dynamo.users();
+    let outputs: BTreeSet<crate::ir::ValueId> = dynamo.outputs.iter().flat_map(|a| a.values()).collect();
+    let live = |n: NodeId| dynamo.node(n).outputs.iter().any(|v| outputs.contains(v) || !users[v.index()].is_empty());
+    dynamo.node_ids().filter(|&n| is_tensor_op(dynamo, n) && live(n)).collect()
+}
+
+fn check_pair(id: &str, dynamo: &Graph, g: &Graph, ops: &[NodeId], table: &BackendTable) -> (Vec<Finding>, Vec<Unverified>) {
+    let (mut findings, mut unverified) = (Vec::new(), Vec::new());
+    let buckets = Buckets::new(g);
+    let graph_backend = graph_device(dynamo);
+    // The AOT ops each location's kept calls account for: what a vanished no-op may leave.
+    let mut claimed: HashMap<LocKey, BTreeSet<String>> = HashMap::new();
+    for &n in ops {
+        let loc = node_location(dynamo, n);
+        let present: BTreeSet<&str> = buckets.at(loc.as_ref()).iter().map(|(op, _)| op.as_str()).collect();
+        if let Ok(alts) = alternatives(table, &dynamo.node(n).target) {
+            if let Some(alt) = alts.iter().find(|a| a.ops.iter().all(|op| present.contains(op.as_str()))) {
+                claimed.entry(loc.map(|l| (l.file, l.line, l.code))).or_default().extend(alt.ops.iter().cloned());
+            }
+        }
+    }
+    for &n in ops {
+        let loc = node_location(dynamo, n);
+        let loc_key = loc.clone().map(|l| (l.file, l.line, l.code));
+        let claimed_here = claimed.get(&loc_key).cloned().unwrap_or_default();
+        let node = dynamo.node(n);
+        match check_node(table, dynamo, n, &buckets, graph_backend, &claimed_here) {
+            Ok(verdict) => findings.push(Finding {
+                compile_id: id.to_string(),
+                graph: g.name.clone(),
+                node: node.name.clone(),
+                node_id: n,
+                target: node.target.clone(),
+                backend: node_device(dynamo, n).or(graph_backend),
+                verdict,
+                became: buckets.counts(loc.as_ref()),
+                location: loc,
+                marked: node.meta.compile_with_inductor(),
+            }),
+            Err(reason) => unverified.push(Unverified {
+                compile_id: id.to_string(),
+                what: format!("{}: node `{}` ({})", g.name, node.name, node.target),
+                reason,
+            }),
+        }
+    }
+    (findings, unverified)
+}

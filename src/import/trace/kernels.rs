@@ -1,0 +1,658 @@
+//! Inductor's kernels of one compile, from what the log holds: the generated module
+//! (`inductor_output_code`: kernel sources and the `call()` that launches them), the provenance
+//! artifacts (`inductor_provenance_tracking_node_mappings`, `..._kernel_stack_traces`, written
+//! when `INDUCTOR_PROVENANCE=1` or `TORCH_COMPILE_DEBUG=1`) and `triton_kernel_info`.
+//!
+//! A kernel is what `call()` launches: a generated Triton or C++ kernel (one entry however often
+//! it is launched), or one call site of a library kernel (`extern_kernels.mm`) or of an ATen
+//! fallback (`torch.ops.aten.cumsum.default`), each its own entry since each computes other nodes.
+//!
+//! Which nodes a kernel computes comes from the provenance mappings when the log has them
+//! (kernel → post-grad nodes → original nodes), else from the comments Inductor always writes:
+//! `# Topologically Sorted Source Nodes: [h, linear]` (original nodes, above each kernel and each
+//! launch) and `# Source node to ATen node mapping: h => add, add_1` (post-grad nodes).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use super::compile::{CompileRecord, OutputCode, Stage};
+
+/// Where a kernel's code comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelKind {
+    /// `async_compile.triton(...)`, launched with `.run(...)`.
+    Triton,
+    /// `async_compile.cpp_pybinding(...)` (Inductor's CPU back end).
+    Cpp,
+    /// Another `async_compile` flavour (`cuda`, `rocm`, `halide`, ...).
+    Generated,
+    /// A library kernel through `extern_kernels.*` (cuBLAS/oneDNN GEMM, convolution).
+    Extern,
+    /// An ATen op called as is (`torch.ops.aten.*`): a fallback, which lite mode makes of every
+    /// unmarked node.
+    Fallback,
+}
+
+/// A kernel's source as far as the log tells it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum KernelSource {
+    /// The source text in the output code (`language`: `triton`, `c++`, ...).
+    Code { language: String, text: String },
+    /// The log names only a file (`# kernel path:` or the output code's own path) and why its
+    /// text is not here.
+    NotInLog { path: Option<String>, why: String },
+    /// A library or ATen kernel: no source to show.
+    Library,
+}
+
+/// One kernel of a compile.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Kernel {
+    /// Unique within the compile: a generated kernel's name (`triton_poi_fused_add_0`), or a
+    /// library/fallback call site's callee with its provenance handle (`extern_kernels.mm:2`) or,
+    /// without provenance, its ordinal among calls of that callee (`extern_kernels.mm#2`).
+    pub name: String,
+    /// What `call()` invokes: the generated kernel's name, `extern_kernels.mm`, `aten.cumsum.default`.
+    pub callee: String,
+    pub kind: KernelKind,
+    pub source: KernelSource,
+    /// Original nodes (dynamo's graph, as the pre-grad passes left it) the kernel computes.
+    pub nodes: Vec<String>,
+    /// Nodes of `inductor_post_grad_graph` the kernel computes.
+    pub post_grad_nodes: Vec<String>,
+    /// How many call sites `call()` has for it.
+    pub call_sites: usize,
+    /// Stack traces of the user code (from `..._kernel_stack_traces`).
+    pub stack_traces: Vec<String>,
+    /// From `triton_kernel_info`.
+    pub compile_time_us: Option<u64>,
+    pub num_configs: Option<u64>,
+}
+
+impl Kernel {
+    /// The name of the CPU op the PyTorch profiler records when `call()` launches this kernel:
+    /// Inductor wraps each Triton launch in a record function named after the kernel; a library
+    /// or fallback call is recorded as the ATen op it runs (`aten::mm`). C++ kernels record none.
+    pub fn profiler_op(&self) -> Option<String> {
+        match self.kind {
+            KernelKind::Triton => Some(self.callee.clone()),
+            KernelKind::Extern => {
+                let op = self.callee.strip_prefix("extern_kernels.")?;
+                Some(format!("aten::{op}"))
+            }
+            KernelKind::Fallback => {
+                let mut parts = self.callee.split('.');
+                let ns = parts.next()?;
+                let op = parts.next()?;
+                Some(format!("{ns}::{op}"))
+            }
+            KernelKind::Cpp | KernelKind::Generated => None,
+        }
+    }
+}
+
+/// One call site in `call()`, in program order: which kernel it launches.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Launch {
+    /// Index into [`KernelTable::kernels`].
+    pub kernel: usize,
+    /// 1-based line in the output code.
+    pub line: usize,
+    /// Inductor's provenance debug handle (`# [Provenance debug handles] name:7`).
+    pub handle: Option<u64>,
+}
+
+/// The kernels of one output code, and its launches in `call()` order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct KernelTable {
+    /// The output code's file as the log names it.
+    pub file: Option<String>,
+    pub kernels: Vec<Kernel>,
+    pub launches: Vec<Launch>,
+    /// Whether the provenance mappings were in the log (else nodes come from code comments).
+    pub provenance: bool,
+    /// What could not be read or is missing, for the user.
+    pub notes: Vec<String>,
+}
+
+/// `inductor_provenance_tracking_node_mappings`: each map from a name to names.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct NodeMappings {
+    /// Original (pre-grad) node → post-grad nodes.
+    pub pre_to_post: BTreeMap<String, Vec<String>>,
+    pub post_to_pre: BTreeMap<String, Vec<String>>,
+    /// `kernel:handle` → post-grad nodes (torch names it `cppCodeToPost` for every back end).
+    pub code_to_post: BTreeMap<String, Vec<String>>,
+    pub post_to_code: BTreeMap<String, Vec<String>>,
+}
+
+impl NodeMappings {
+    /// Reads the artifact's JSON; maps missing from it stay empty.
+    pub fn from_json(j: &Json) -> NodeMappings {
+        let map = |pred: &dyn Fn(&str) -> bool| -> BTreeMap<String, Vec<String>> {
+            let mut out = BTreeMap::new();
+            for (_, v) in j.as_object().into_iter().flatten().filter(|(k, _)| pred(k)) {
+                for (name, list) in v.as_object().into_iter().flatten() {
+                    let names = list.as_array().into_iter().flatten().filter_map(|x| x.as_str().map(str::to_string));
+                    out.entry(name.clone()).or_insert_with(Vec::new).extend(names);
+                }
+            }
+            out
+        };
+        NodeMappings {
+            pre_to_post: map(&|k| k == "preToPost"),
+            post_to_pre: map(&|k| k == "postToPre"),
+            code_to_post: map(&|k| k.ends_with("CodeToPost")),
+            post_to_code: map(&|k| k.starts_with("postTo") && k.ends_with("Code")),
+        }
+    }
+}
+
+/// The kernel tables of a compile, one per output code it logged.
+pub fn kernels(rec: &CompileRecord) -> Vec<KernelTable> {
+    rec.output_code.iter().map(|code| kernel_table(rec, code)).collect()
+}
+
+/// What the comment block above a kernel's definition says.
+#[derive(Default)]
+struct DefComments {
+    path: Option<String>,
+    source_nodes: Vec<String>,
+    post_grad: Vec<String>,
+}
+
+fn kernel_table(rec: &CompileRecord, code: &OutputCode) -> KernelTable {
+    let mut table = KernelTable { file: code.filename.clone(), provenance: rec.provenance.is_some(), ..Default::default() };
+    let text = match output_text(code) {
+        Ok(t) => t,
+        Err(why) => {
+            table.notes.push(why);
+            return table;
+        }
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let mut by_name: BTreeMap<String, usize> = BTreeMap::new();
+    let mut in_string = false;
+    let mut i = 0;
+    // Kernel definitions: `name = async_compile.<flavour>(...'''source''')` at the top level.
+    while i < lines.len() {
+        let line = lines[i];
+        let starts_string = line.matches("'''").count() % 2 == 1;
+        if !in_string {
+            if let Some((name, flavour)) = kernel_definition(line) {
+                let comments = def_comments(&lines[..i]);
+                let (kind, language) = match flavour {
+                    "triton" => (KernelKind::Triton, "triton"),
+                    "cpp_pybinding" | "cpp" => (KernelKind::Cpp, "c++"),
+                    other => (KernelKind::Generated, other),
+                };
+                let end = (i + 1..lines.len()).find(|&j| lines[j].trim_start().starts_with("'''")).unwrap_or(lines.len());
+                let source = if starts_string && end > i + 1 {
+                    KernelSource::Code { language: language.to_string(), text: lines[i + 1..end].join("\n") }
+                } else {
+                    KernelSource::NotInLog {
+                        path: comments.path.clone(),
+                        why: "the output code does not hold this kernel's source inline".into(),
+                    }
+                };
+                by_name.insert(name.to_string(), table.kernels.len());
+                table.kernels.push(Kernel {
+                    name: name.to_string(),
+                    callee: name.to_string(),
+                    kind,
+                    source,
+                    nodes: comments.source_nodes,
+                    post_grad_nodes: comments.post_grad,
+                    call_sites: 0,
+                    stack_traces: Vec::new(),
+                    compile_time_us: None,
+                    num_configs: None,
+                });
+                if starts_string {
+                    i = end + 1;
+                    continue;
+                }
+            }
+        }
+        if starts_string {
+            in_string = !in_string;
+        }
+        i += 1;
+    }
+    launches(&lines, &mut table, &mut by_name);
+    match &rec.provenance {
+        Some(m) => apply_provenance(&mut table, m),
+        None => infer_from_graphs(&mut table, rec),
+    }
+    for k in &mut table.kernels {
+        if let Some(info) = rec.triton_kernel_info.get(&k.callee) {
+            k.compile_time_us = info.get("compile_time_us").and_then(Json::as_u64);
+            k.num_configs = info.get("num_configs").and_then(Json::as_u64);
+        }
+        for (key, traces) in &rec.kernel_stack_traces {
+            if key.rsplit_once(':').map_or(key.as_str(), |(n, _)| n) == k.callee || *key == k.name {
+                k.stack_traces.extend(traces.iter().cloned());
+            }
+        }
+        k.stack_traces.dedup();
+    }
+    let unlaunched = table.kernels.iter().filter(|k| k.call_sites == 0).count();
+    if unlaunched > 0 {
+        table.notes.push(format!("{unlaunched} kernel(s) defined but never launched in call()"));
+    }
+    table
+}
+
+/// The output code's text: the payload, or the file the log names when it is on this machine.
+fn output_text(code: &OutputCode) -> Result<String, String> {
+    if !code.code.trim().is_empty() {
+        return Ok(code.code.clone());
+    }
+    let Some(path) = &code.filename else {
+        return Err("inductor_output_code has neither a payload nor a file name".into());
+    };
+    const MAX: u64 = 64 << 20;
+    match std::fs::metadata(path) {
+        Ok(m) if m.len() <= MAX => std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot read the output code: {e}")),
+        Ok(_) => Err(format!("{path}: the output code is over {MAX} bytes; not read")),
+        Err(_) => Err(format!(
+            "the log holds only the path of the output code, {path}, which is not on this machine: no kernel sources or launches"
+        )),
+    }
+}
+
+/// `name = async_compile.triton(` → (`name`, `triton`).
+fn kernel_definition(line: &str) -> Option<(&str, &str)> {
+    if line.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let (name, rest) = line.split_once(" = async_compile.")?;
+    let flavour = &rest[..rest.find('(')?];
+    (is_identifier(name) && is_identifier(flavour)).then_some((name, flavour))
+}
+
+/// Reads the `#` lines right above a kernel definition.
+fn def_comments(before: &[&str]) -> DefComments {
+    let start = before.iter().rposition(|l| !l.starts_with('#')).map_or(0, |i| i + 1);
+    let block = &before[start..];
+    let mut out = DefComments::default();
+    let mut mapping = false;
+    let mut fragment = Vec::new();
+    let mut in_fragment = false;
+    for l in block {
+        let c = l.trim_start_matches('#');
+        if let Some(p) = c.trim().strip_prefix("kernel path:") {
+            out.path = Some(p.trim().to_string());
+        } else if let Some(nodes) = source_nodes(c) {
+            out.source_nodes = nodes;
+        } else if c.trim() == "Source node to ATen node mapping:" {
+            mapping = true;
+            in_fragment = false;
+        } else if c.trim() == "Graph fragment:" {
+            mapping = false;
+            in_fragment = true;
+        } else if mapping {
+            if let Some((_, rhs)) = c.split_once("=>") {
+                for n in rhs.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                    if !out.post_grad.iter().any(|x| x == n) {
+                        out.post_grad.push(n.to_string());
+                    }
+                }
+            } else {
+                mapping = false;
+            }
+        } else if in_fragment {
+            if let Some(rest) = c.trim().strip_prefix('%') {
+                if c.contains("call_function[") {
+                    if let Some(name) = rest.split_whitespace().next() {
+                        fragment.push(name.to_string());
+                    }
+                }
+            }
+        }
+    }
+    if out.post_grad.is_empty() {
+        out.post_grad = fragment;
+    }
+    out
+}
+
+/// `# Topologically Sorted Source Nodes: [a, b], Original ATen: [...]` → `[a, b]`.
+fn source_nodes(comment: &str) -> Option<Vec<String>> {
+    let rest = comment.trim().strip_prefix("Topologically Sorted Source Nodes: [")?;
+    let end = rest.find(']')?;
+    Some(rest[..end].split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect())
+}
+
+/// Finds every launch in `call()` (and in `partition_N()` functions, which `call()` runs), in
+/// program order, adding library and fallback call sites as kernels.
+fn launches(lines: &[&str], table: &mut KernelTable, by_name: &mut BTreeMap<String, usize>) {
+    let mut body_indent: Option<usize> = None;
+    let mut pending_nodes: Option<Vec<String>> = None;
+    let mut pending_handle: Option<(String, u64)> = None;
+    let mut ordinal: BTreeMap<String, usize> = BTreeMap::new();
+    for (i, raw) in lines.iter().enumerate() {
+        let indent = raw.len() - raw.trim_start().len();
+        let line = raw.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(def) = line.strip_prefix("def ") {
+            let name = def.split('(').next().unwrap_or("");
+            body_indent = (name == "call" || name.starts_with("partition_")).then_some(indent + 1);
+            continue;
+        }
+        let Some(min) = body_indent else { continue };
+        if indent < min {
+            body_indent = None;
+            continue;
+        }
+        if let Some(c) = line.strip_prefix('#') {
+            if let Some(nodes) = source_nodes(c) {
+                pending_nodes = Some(nodes);
+            } else if let Some(h) = c.trim().strip_prefix("[Provenance debug handles]") {
+                pending_handle = h.trim().rsplit_once(':').and_then(|(n, v)| Some((n.to_string(), v.trim().parse().ok()?)));
+            }
+            continue;
+        }
+        let Some((callee, kind)) = launch_callee(line, by_name) else { continue };
+        let handle = pending_handle.take().filter(|(n, _)| *n == callee || n.ends_with(&callee)).map(|(_, h)| h);
+        let call_nodes = pending_nodes.take();
+        let index = match kind {
+            Some(k) => {
+                let n = ordinal.entry(callee.clone()).or_insert(0);
+                *n += 1;
+                let name = match handle {
+                    Some(h) => format!("{callee}:{h}"),
+                    None => format!("{callee}#{n}"),
+                };
+                table.kernels.push(Kernel {
+                    name,
+                    callee: callee.clone(),
+                    kind: k,
+                    source: KernelSource::Library,
+                    nodes: call_nodes.unwrap_or_default(),
+                    post_grad_nodes: Vec::new(),
+                    call_sites: 0,
+                    stack_traces: Vec::new(),
+                    compile_time_us: None,
+                    num_configs: None,
+                });
+                table.kernels.len() - 1
+            }
+            None => {
+                let idx = by_name[&callee];
+                let k = &mut table.kernels[idx];
+                for n in call_nodes.unwrap_or_default() {
+                    if !k.nodes.contains(&n) {
+                        k.nodes.push(n);
+                    }
+                }
+                idx
+            }
+        };
+        table.kernels[index].call_sites += 1;
+        table.launches.push(Launch { kernel: index, line: i + 1, handle });
+    }
+}
+
+/// The callee a `call()` line launches: a defined kernel (`k.run(` or `k(`: kind `None`), a
+/// library kernel (`extern_kernels.mm(`) or an ATen fallback (`torch.ops.aten.cumsum.default(`).
+fn launch_callee(line: &str, by_name: &BTreeMap<String, usize>) -> Option<(String, Option<KernelKind>)> {
+    let rhs = match line.split_once(" = ") {
+        Some((lhs, rhs)) if is_identifier(lhs.trim()) => rhs.trim(),
+        _ => line,
+    };
+    let open = rhs.find('(')?;
+    let func = &rhs[..open];
+    if let Some(name) = func.strip_suffix(".run").filter(|n| by_name.contains_key(*n)) {
+        return Some((name.to_string(), None));
+    }
+    if by_name.contains_key(func) {
+        return Some((func.to_string(), None));
+    }
+    if func.starts_with("extern_kernels.") && is_dotted(func) {
+        return Some((func.to_string(), Some(KernelKind::Extern)));
+    }
+    if let Some(op) = func.strip_prefix("torch.ops.").filter(|f| is_dotted(f) && f.split('.').count() >= 2) {
+        return Some((op.to_string(), Some(KernelKind::Fallback)));
+    }
+    None
+}
+
+/// Replaces comment-derived nodes by the provenance mappings where they name the kernel.
+fn apply_provenance(table: &mut KernelTable, m: &NodeMappings) {
+    let launches: Vec<(usize, Option<u64>)> = table.launches.iter().map(|l| (l.kernel, l.handle)).collect();
+    for (kernel, handle) in launches {
+        let k = &mut table.kernels[kernel];
+        // Fallbacks are keyed as `call()` spells them, `torch.ops.aten.cos.default:47`.
+        let Some(post) = handle.and_then(|h| {
+            let keys = [format!("{}:{h}", k.callee), format!("torch.ops.{}:{h}", k.callee)];
+            keys.iter().find_map(|key| m.code_to_post.get(key))
+        }) else {
+            continue;
+        };
+        if k.post_grad_nodes.iter().all(|n| post.contains(n)) && k.call_sites <= 1 {
+            k.post_grad_nodes.clear();
+        }
+        for n in post {
+            if !k.post_grad_nodes.contains(n) {
+                k.post_grad_nodes.push(n.clone());
+            }
+        }
+    }
+    for k in &mut table.kernels {
+        let mut pre: Vec<String> = Vec::new();
+        for p in &k.post_grad_nodes {
+            for n in m.post_to_pre.get(p).into_iter().flatten() {
+                if !pre.contains(n) {
+                    pre.push(n.clone());
+                }
+            }
+        }
+        if !pre.is_empty() {
+            k.nodes = pre;
+        }
+    }
+}
+
+/// Without provenance mappings, library and fallback call sites name no post-grad node, and in
+/// lite mode (torch 2.11) not even an original one (`Topologically Sorted Source Nodes: []`).
+/// The post-grad graph fills both in: the k-th call of `extern_kernels.mm` in `call()` computes
+/// the k-th `aten.mm.default` node of the graph (both follow the graph's order), and a node's
+/// original nodes are the dynamo nodes at its source location — its own, or that of the AOT
+/// node of the same name when the post-grad graph has none (lite mode).
+fn infer_from_graphs(table: &mut KernelTable, rec: &CompileRecord) {
+    let Some(post) = rec.graph(Stage::InductorPostGrad) else { return };
+    let mut by_target: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for n in &post.nodes {
+        by_target.entry(n.target.as_str()).or_default().push(n.name.as_str());
+    }
+    let mut taken: BTreeMap<String, usize> = BTreeMap::new();
+    let launched: Vec<usize> = table.launches.iter().map(|l| l.kernel).collect();
+    for kernel in launched {
+        let k = &mut table.kernels[kernel];
+        let target = match k.kind {
+            KernelKind::Fallback => k.callee.clone(),
+            KernelKind::Extern => format!("aten.{}.default", k.callee.trim_start_matches("extern_kernels.")),
+            _ => continue,
+        };
+        if !k.post_grad_nodes.is_empty() {
+            continue;
+        }
+        let i = taken.entry(target.clone()).or_insert(0);
+        if let Some(name) = by_target.get(target.as_str()).and_then(|v| v.get(*i)) {
+            k.post_grad_nodes.push(name.to_string());
+        }
+        *i += 1;
+    }
+    let Some(dynamo) = rec.graph(Stage::DynamoOutput) else { return };
+    let aot = [Stage::AotInference, Stage::AotForward].into_iter().find_map(|s| rec.graph(s));
+    let mut at: BTreeMap<(String, u32, String), Vec<String>> = BTreeMap::new();
+    for id in dynamo.node_ids() {
+        if let Some(l) = super::node_location(dynamo, id) {
+            at.entry((l.file, l.line, l.code)).or_default().push(dynamo.node(id).name.clone());
+        }
+    }
+    let location = |name: &str| {
+        let own = post.node_by_name(name).and_then(|id| super::node_location(post, id));
+        own.or_else(|| aot.and_then(|g| g.node_by_name(name).and_then(|id| super::node_location(g, id))))
+    };
+    for k in &mut table.kernels {
+        let mut found: Vec<String> = Vec::new();
+        for p in &k.post_grad_nodes {
+            if let Some(l) = location(p) {
+                for n in at.get(&(l.file, l.line, l.code)).into_iter().flatten() {
+                    if !found.contains(n) {
+                        found.push(n.clone());
+                    }
+                }
+            }
+        }
+        // A library call's comment also names the nodes of the views folded into its inputs
+        // (`[h, linear]` for the GEMM after a layer norm), and a source line can hold several
+        // nodes (`q, k, v = self.qkv(h).chunk(3)`): where both say something, both must agree.
+        let library = matches!(k.kind, KernelKind::Extern | KernelKind::Fallback);
+        if k.nodes.is_empty() {
+            k.nodes = found;
+        } else if library {
+            let both: Vec<String> = k.nodes.iter().filter(|n| found.contains(n)).cloned().collect();
+            if !both.is_empty() {
+                k.nodes = both;
+            }
+        }
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next().is_some_and(|c| c.is_alphabetic() || c == '_') && c.all(|c| c.is_alphanumeric() || c == '_')
+}
+
+fn is_dotted(s: &str) -> bool {
+    !s.is_empty() && s.split('.').all(is_identifier)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::import::trace::CompileId;
+
+    const CODE: &str = r#"from torch._inductor.select_algorithm import extern_kernels
+async_compile = AsyncCompile()
+
+# kernel path: /tmp/torchinductor_root/6b/c6b.py
+# Topologically Sorted Source Nodes: [h], Original ATen: [aten.native_layer_norm]
+# Source node to ATen node mapping:
+#   h => add, add_1, var_mean
+# Graph fragment:
+#   %arg2_1 : Tensor "f32[s77, 32]" = PlaceHolder[target=arg2_1]
+#   %var_mean : [num_users=2] = call_function[target=torch.ops.aten.var_mean.correction](args = (%arg2_1, [2]), kwargs = {})
+#   return %add_1
+triton_per_fused_native_layer_norm_0 = async_compile.triton('triton_per_fused_native_layer_norm_0', '''
+import triton
+
+@triton.jit
+def triton_per_fused_native_layer_norm_0(in_ptr0, out_ptr2, xnumel):
+    x = tl.load(in_ptr0)
+''', device_str='cuda')
+
+async_compile.wait(globals())
+
+class Runner:
+    def call(self, args):
+        arg0_1, arg1_1 = args
+        with torch.cuda._DeviceGuard(0):
+            # Topologically Sorted Source Nodes: [h], Original ATen: [aten.native_layer_norm]
+            stream0 = get_raw_stream(0)
+            triton_per_fused_native_layer_norm_0.run(arg0_1, buf3, 32, stream=stream0)
+            # Topologically Sorted Source Nodes: [h, linear], Original ATen: [aten.addmm]
+            extern_kernels.addmm(arg6_1, buf3, arg5_1, alpha=1, beta=1, out=buf4)
+            # Topologically Sorted Source Nodes: [linear_1], Original ATen: [aten.mm]
+            extern_kernels.mm(buf4, arg7_1, out=buf10)
+            # Topologically Sorted Source Nodes: [a], Original ATen: [aten._scaled_dot_product_efficient_attention]
+            buf5 = torch.ops.aten._scaled_dot_product_efficient_attention.default(buf4, buf4, buf4, None, True)
+            triton_per_fused_native_layer_norm_0.run(buf5, buf6, 32, stream=stream0)
+        return (buf6, )
+
+def benchmark_compiled_module(args, times=10, repeat=10):
+    fn = lambda: call(list(args))
+"#;
+
+    fn record(code: &str) -> CompileRecord {
+        CompileRecord {
+            id: CompileId::default(),
+            output_code: vec![OutputCode { filename: Some("/nowhere/x.py".into()), code: code.into() }],
+            ..CompileRecord::default()
+        }
+    }
+
+    #[test]
+    fn reads_kernels_sources_nodes_and_launch_order_from_comments() {
+        let t = &kernels(&record(CODE))[0];
+        let names: Vec<&str> = t.kernels.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "triton_per_fused_native_layer_norm_0",
+                "extern_kernels.addmm#1",
+                "extern_kernels.mm#1",
+                "aten._scaled_dot_product_efficient_attention.default#1"
+            ]
+        );
+        let ln = &t.kernels[0];
+        assert_eq!(ln.kind, KernelKind::Triton);
+        assert!(matches!(&ln.source, KernelSource::Code { language, text } if language == "triton" && text.contains("@triton.jit")));
+        assert_eq!(ln.nodes, ["h"]);
+        assert_eq!(ln.post_grad_nodes, ["add", "add_1", "var_mean"]);
+        assert_eq!(ln.call_sites, 2);
+        assert_eq!(ln.profiler_op().as_deref(), Some("triton_per_fused_native_layer_norm_0"));
+        assert_eq!(t.kernels[1].nodes, ["h", "linear"]);
+        assert_eq!(t.kernels[1].profiler_op().as_deref(), Some("aten::addmm"));
+        assert_eq!(t.kernels[3].kind, KernelKind::Fallback);
+        assert_eq!(t.kernels[3].profiler_op().as_deref(), Some("aten::_scaled_dot_product_efficient_attention"));
+        let order: Vec<usize> = t.launches.iter().map(|l| l.kernel).collect();
+        assert_eq!(order, [0, 1, 2, 3, 0]);
+        assert!(t.notes.is_empty(), "{:?}", t.notes);
+    }
+
+    #[test]
+    fn provenance_mappings_name_post_grad_and_original_nodes() {
+        let code = CODE.replace(
+            "            extern_kernels.mm(buf4",
+            "            # [Provenance debug handles] extern_kernels.mm:3\n            extern_kernels.mm(buf4",
+        );
+        let mut rec = record(&code);
+        let j = serde_json::json!({
+            "cppCodeToPost": { "extern_kernels.mm:3": ["mm_1"] },
+            "postToPre": { "mm_1": ["linear_1"] },
+            "version": 2.0
+        });
+        rec.provenance = Some(NodeMappings::from_json(&j));
+        let t = &kernels(&rec)[0];
+        let mm = t.kernels.iter().find(|k| k.callee == "extern_kernels.mm").unwrap();
+        assert_eq!(mm.name, "extern_kernels.mm:3");
+        assert_eq!(mm.post_grad_nodes, ["mm_1"]);
+        assert_eq!(mm.nodes, ["linear_1"]);
+    }
+
+    #[test]
+    fn cut_or_garbled_output_code_does_not_panic() {
+        for end in (0..CODE.len()).step_by(5) {
+            let _ = kernels(&record(&CODE[..end]));
+        }
+        let garbled = CODE.replace("'''", "").replace('(', "((").replace("debug handles]", "debug handles] x:");
+        let _ = kernels(&record(&garbled));
+    }
+
+    #[test]
+    fn a_path_without_code_is_said_so() {
+        let t = &kernels(&record(""))[0];
+        assert!(t.kernels.is_empty());
+        assert!(t.notes[0].contains("/nowhere/x.py") && t.notes[0].contains("not on this machine"), "{:?}", t.notes);
+    }
+}

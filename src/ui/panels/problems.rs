@@ -1,0 +1,140 @@
+//! The problems panel: everything that went wrong or could not be done, where the user looks —
+//! decomposition errors, lite violations, what the lite target backend has no kernel for, ops with
+//! no rule, guards that cannot be evaluated,
+//! the importer's warnings and a failed profile (lowering) — each with a link to its node.
+
+use egui::{Color32, RichText};
+
+use crate::ir::NodeId;
+use crate::ui::command::Command;
+use crate::ui::state::{short_op, AppState, NodeClass, View};
+
+const ERROR: Color32 = Color32::from_rgb(230, 90, 80);
+const WARN: Color32 = Color32::from_rgb(220, 170, 60);
+
+/// One line of the panel.
+pub struct Problem {
+    pub error: bool,
+    pub text: String,
+    /// The original node it is about.
+    pub node: Option<NodeId>,
+    /// Or a node of another view (a lowering error names a node of the decomposed graph).
+    pub view_node: Option<(View, NodeId)>,
+}
+
+/// Every problem of the open model, errors first.
+pub fn collect(state: &AppState) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let Some(doc) = &state.doc else { return out };
+    let original = &doc.model.graphs[doc.graph];
+    let by_name = |name: &str| original.node_ids().find(|id| original.node(*id).name == name);
+    for v in [View::Lite, View::Full] {
+        let pane = state.pane(v);
+        if let Some(e) = &pane.error {
+            out.push(Problem { error: true, text: format!("{} decomposition failed: {e}", v.name()), node: pane.error_node.as_deref().and_then(by_name), view_node: None });
+        }
+    }
+    for v in [View::Lite, View::Full] {
+        let pane = state.pane(v);
+        if let (Some((e, node)), Some(g)) = (&pane.lower_error, pane.graph.as_deref()) {
+            let at = node.as_deref().and_then(|n| g.node_ids().find(|id| g.node(*id).name == n)).map(|id| (v, id));
+            out.push(Problem { error: true, text: format!("{} does not lower to kernels: {e}", v.name()), node: None, view_node: at });
+        }
+    }
+    if let Some(e) = &state.profile.error {
+        out.push(Problem { error: true, text: format!("lowering / profile: {e}"), node: None, view_node: None });
+    }
+    let classes = &state.pane(View::Original).classes;
+    let mut lite_no_rule: Vec<NodeId> = Vec::new();
+    for id in original.node_ids() {
+        let n = original.node(id);
+        match classes.get(id.index()) {
+            Some(NodeClass::Violation) => out.push(Problem {
+                error: true,
+                text: format!("lite decomposed `{}` ({}), which is not marked", n.name, short_op(&n.target)),
+                node: Some(id),
+                view_node: None,
+            }),
+            Some(NodeClass::NoRule) => lite_no_rule.push(id),
+            Some(NodeClass::BackendExpanded) => out.push(Problem {
+                error: false,
+                text: state.backend_reason(id).unwrap_or_else(|| format!("the lite target expands `{}`", n.name)),
+                node: Some(id),
+                view_node: None,
+            }),
+            _ => {}
+        }
+    }
+    no_rule_lines(&mut out, original, "lite", &lite_no_rule);
+    if let Some(full) = &state.pane(View::Full).decomp {
+        no_rule_lines(&mut out, original, "full", &full.no_rule);
+    }
+    for g in &state.guards {
+        if let Err(e) = &g.now {
+            out.push(Problem { error: false, text: format!("guard `{}` is not evaluated: {}", g.text, e.trim_start_matches("not evaluated: ")), node: None, view_node: None });
+        }
+    }
+    for w in &doc.model.warnings {
+        out.push(Problem { error: false, text: format!("import: {w}"), node: None, view_node: None });
+    }
+    out.sort_by_key(|p| !p.error);
+    out
+}
+
+/// One line per op the mode has no rule for (a dynamo graph of torch-level calls has dozens of
+/// such nodes): how many nodes, linking to the first.
+fn no_rule_lines(out: &mut Vec<Problem>, original: &crate::ir::Graph, mode: &str, nodes: &[NodeId]) {
+    let mut by_op: std::collections::BTreeMap<&str, Vec<NodeId>> = Default::default();
+    for &id in nodes {
+        by_op.entry(original.node(id).target.as_str()).or_default().push(id);
+    }
+    for (op, ids) in by_op {
+        let first = &original.node(ids[0]).name;
+        let text = match ids.len() {
+            1 => format!("{mode}: no decomposition rule for `{first}` ({}): kept whole", short_op(op)),
+            n => format!("{mode}: no decomposition rule for {} ({n} nodes, first `{first}`): kept whole", short_op(op)),
+        };
+        out.push(Problem { error: false, text, node: Some(ids[0]), view_node: None });
+    }
+}
+
+/// Shown while there are problems, unless the user closed it (the status bar reopens it).
+pub fn show(ctx: &egui::Context, state: &AppState, problems: &[Problem], cmds: &mut Vec<Command>) {
+    if !state.show_problems.unwrap_or(!problems.is_empty()) {
+        return;
+    }
+    egui::TopBottomPanel::bottom("problems").resizable(true).default_height(120.0).show(ctx, |ui| {
+        ui.horizontal(|ui| {
+            ui.label(RichText::new(format!("Problems ({})", problems.len())).strong());
+            if ui.small_button("hide").clicked() {
+                cmds.push(Command::ShowProblems(false));
+            }
+        });
+        if problems.is_empty() {
+            ui.label(RichText::new("none").weak());
+        }
+        egui::ScrollArea::vertical().auto_shrink([false, true]).show(ui, |ui| {
+            let Some(original) = state.original() else { return };
+            for p in problems {
+                ui.horizontal_wrapped(|ui| {
+                    let (mark, color) = if p.error { ("✖", ERROR) } else { ("⚠", WARN) };
+                    ui.label(RichText::new(mark).color(color));
+                    ui.label(&p.text);
+                    let target = p.node.map(|id| (View::Original, id)).or(p.view_node);
+                    if let Some((view, id)) = target {
+                        let graph = if view == View::Original { Some(original) } else { state.pane(view).graph.as_deref() };
+                        if let Some(g) = graph.filter(|g| id.index() < g.nodes.len()) {
+                            let name = &g.node(id).name;
+                            let link = ui.link(format!("→ {name}"));
+                            let heard = format!("problem: go to {name}");
+                            link.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Link, true, heard.clone()));
+                            if link.clicked() {
+                                cmds.push(Command::JumpTo(view, id));
+                            }
+                        }
+                    }
+                });
+            }
+        });
+    });
+}
