@@ -10,7 +10,9 @@ Each job runs in its own process with a fresh Inductor cache, so every compile i
   OUTDIR/<model>_<mode>/profile.json   with --profile: torch.profiler export_chrome_trace of N steps
 
 Models are built from small configs with random weights (no download): a tiny Llama
-(transformers LlamaConfig), GPT-2, BERT, and torchvision's resnet18. `--provenance=1` sets
+(transformers LlamaConfig), GPT-2, BERT, and torchvision's resnet18; `symviews` and
+`symviews_marked` (`--only=symviews,symviews_marked --modes=lite`) are gen_samples.py's SymViews,
+the second with its relu marked `compile_with_inductor`. `--provenance=1` sets
 INDUCTOR_PROVENANCE=1 (torch >= 2.8), which makes Inductor log its kernel ↔ node mappings
 (`inductor_provenance_tracking_node_mappings`, `..._kernel_stack_traces`); without it the log holds
 only the output code, the post-grad graph and `triton_kernel_info`.
@@ -44,7 +46,26 @@ def hf(kind):
         m = T.BertModel(cfg)
     return m
 
-if name == "resnet":
+if name.startswith("symviews"):
+    # The dynamic-shape lite case: views whose sizes are products of symbols; `symviews_marked`
+    # marks its relu compile_with_inductor, so lite mode lowers that node alone.
+    sys.path.insert(0, %(here)r)
+    import torch.fx.traceback as fx_traceback
+    from gen_samples import SymViews
+    class MarkedSymViews(SymViews):
+        def forward(self, x):
+            b, s, d = x.shape
+            y = self.proj(x.reshape(b * s, d))
+            y = y.view(b, s * 16)
+            with fx_traceback.annotate({"compile_with_inductor": 0}):
+                r = torch.relu(y)
+            y = r + torch.arange(s * 16, dtype=y.dtype, device=y.device)
+            z = torch.cat([x, x], dim=1)
+            return y.view(b, s, 16).sum(dim=1), z.mean(dim=(1, 2)), y.mean()
+    model = MarkedSymViews() if name == "symviews_marked" else SymViews()
+    inputs = [(torch.randn(2, 5, 8),), (torch.randn(3, 7, 8),)]
+    call = lambda f, x: f(*x)
+elif name == "resnet":
     import torchvision
     model = torchvision.models.resnet18(num_classes=10)
     inputs = [(torch.randn(2, 3, 32, 32),), (torch.randn(3, 3, 40, 40),)]
@@ -58,7 +79,9 @@ kw = {"dynamic": True}
 if mode != "default":
     kw["mode"] = mode
 fn = torch.compile(model, **kw)
-with torch.no_grad():
+import contextlib, torch.fx.traceback as fx_tb
+# preserve_node_meta() carries fx_traceback.annotate() marks into the traced graphs.
+with torch.no_grad(), (fx_tb.preserve_node_meta() if name.startswith("symviews") else contextlib.nullcontext()):
     for x in inputs:
         call(fn, tuple(t.to(dev) for t in x))
     if profile:
@@ -86,7 +109,8 @@ def job(out, name, mode, provenance, profile, steps):
                GEN_PROFILE=os.path.join(d, "profile.json"))
     if provenance:
         env["INDUCTOR_PROVENANCE"] = "1"
-    src = CHILD % {"name": name, "mode": mode, "profile": profile, "steps": steps}
+    here = os.path.dirname(os.path.abspath(__file__))
+    src = CHILD % {"name": name, "mode": mode, "profile": profile, "steps": steps, "here": here}
     r = subprocess.run([sys.executable, "-c", src], env=env, capture_output=True, text=True, timeout=900)
     print(name, mode, "rc", r.returncode, r.stdout[-300:], r.stderr[-2000:] if r.returncode else "", flush=True)
     logs = sorted(glob.glob(os.path.join(tdir, "*.log")), key=os.path.getsize)

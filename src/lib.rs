@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod codegen;
+pub mod coverage;
 pub mod config;
 pub mod decomp;
 pub mod exec;
@@ -18,5 +19,6 @@ pub mod npy;
 pub mod ops;
 pub mod runtime;
 pub mod shapes;
+pub mod sweep;
 pub mod sym;
 pub mod ui;

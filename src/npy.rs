@@ -1,8 +1,9 @@
 //! NumPy `.npy` files (format versions 1.0, 2.0 and 3.0): the exchange format for interpreter
 //! inputs and outputs, and for the reference outputs PyTorch saved next to each sample.
 //!
-//! Only what the interpreter computes with is read: little-endian (or byte-order-free) `f4`, `f8`,
-//! `i8`, `i4` and `b1` arrays in C order. Everything else is a [`NpyError`] naming the file.
+//! Only what the interpreter computes with is read: little-endian (or byte-order-free) `f2`, `f4`,
+//! `f8`, `i1`, `i2`, `i4`, `i8`, `u1`, `u2` and `b1` arrays in C order (bfloat16, which NumPy
+//! lacks, travels as its `u2` bit pattern). Everything else is a [`NpyError`] naming the file.
 
 use std::path::Path;
 
@@ -94,10 +95,15 @@ fn parse_header(h: &str) -> Result<(DType, Vec<usize>), String> {
         "<f8" => DType::F64,
         "<i8" => DType::I64,
         "<i4" => DType::I32,
+        "<i2" => DType::I16,
+        "|i1" | "<i1" => DType::I8,
+        "|u1" | "<u1" => DType::U8,
+        "<u2" => DType::U16,
+        "<f2" => DType::F16,
         "|b1" | "<b1" | "=b1" | "?" => DType::Bool,
         d if d.starts_with('>') => return Err(format!("big-endian dtype `{d}` is not supported")),
         d if d.contains('O') => return Err(format!("object arrays (`{d}`) are not supported")),
-        d => return Err(format!("dtype `{d}` is not supported (float32, float64, int64, int32, bool)")),
+        d => return Err(format!("dtype `{d}` is not supported (float16/32/64, int8/16/32/64, uint8/16, bool)")),
     };
     match dict_value(h, "fortran_order")?.trim() {
         "False" => {}
@@ -144,8 +150,13 @@ pub fn to_bytes(array: &NpyArray) -> Result<Vec<u8>, String> {
         DType::F64 => "<f8",
         DType::I64 => "<i8",
         DType::I32 => "<i4",
+        DType::I16 => "<i2",
+        DType::I8 => "|i1",
+        DType::U8 => "|u1",
+        DType::U16 => "<u2",
+        DType::F16 => "<f2",
         DType::Bool => "|b1",
-        d => return Err(format!("cannot write dtype {d} to .npy (float32, float64, int64, int32, bool)")),
+        d => return Err(format!("cannot write dtype {d} to .npy (float16/32/64, int8/16/32/64, uint8/16, bool)")),
     };
     if array.data.len() != array.numel() * array.dtype.size_bytes() {
         return Err(format!("{} bytes do not hold {} {:?}", array.data.len(), array.dtype, array.shape));
@@ -188,6 +199,10 @@ mod tests {
             (DType::I64, vec![]),
             (DType::I32, vec![1, 0, 2]),
             (DType::Bool, vec![3, 1]),
+            (DType::F16, vec![2]),
+            (DType::U8, vec![3]),
+            (DType::I8, vec![1, 2]),
+            (DType::I16, vec![2]),
         ] {
             let n: usize = shape.iter().product();
             let data: Vec<u8> = (0..n * dtype.size_bytes()).map(|i| if dtype == DType::Bool { (i % 2) as u8 } else { i as u8 }).collect();

@@ -98,6 +98,8 @@ fn default_mode_kernels_have_sources_and_nodes() {
     // Each projection is its own GEMM call site, computing its own linear node.
     let mm2 = t.kernels.iter().find(|k| k.name == "extern_kernels.mm:2").unwrap();
     assert_eq!((mm2.nodes.as_slice(), mm2.post_grad_nodes.as_slice()), (&["linear".to_string()][..], &["mm".to_string()][..]));
+    assert_eq!(mm2.stack_traces.len(), 1, "its own call site's trace, not every GEMM's");
+    assert!(mm2.stack_traces[0].contains("self.q_proj(hidden_states)"));
     assert_eq!(t.launches.len(), t.kernels.iter().map(|k| k.call_sites).sum::<usize>());
 }
 
@@ -136,6 +138,35 @@ fn logs_without_provenance_still_name_each_kernels_nodes() {
         let ln = &t.kernels[0];
         assert_eq!((ln.callee.as_str(), ln.nodes.as_slice()), ("aten.native_layer_norm.default", &["h".to_string()][..]));
     }
+}
+
+/// Issue 15's dynamic-shape lite case: SymViews (views sized by products of symbols) under
+/// `mode="lite"`, `dynamic=True`, with and without its relu marked `compile_with_inductor`.
+/// Lite mode lowers the marked node alone; every other node, views included, stays a fallback.
+#[test]
+fn lite_mode_lowers_only_the_marked_node() {
+    let kernels_of = |name: &str| {
+        let log = trace::load_log(&sample(&format!("inductor/cpu215_{name}_lite.log.gz"))).unwrap();
+        assert!(log.warnings.is_empty(), "{name}: {:?}", log.warnings);
+        let c = log.compiles.iter().find(|c| !c.output_code.is_empty()).unwrap();
+        let dynamo = c.graph(trace::Stage::DynamoOutput).unwrap();
+        let marked: Vec<String> =
+            dynamo.nodes.iter().filter(|n| n.meta.compile_with_inductor()).map(|n| n.name.clone()).collect();
+        (trace::kernels(c).remove(0), marked)
+    };
+    let (plain, marked) = kernels_of("symviews");
+    assert!(marked.is_empty());
+    assert!(plain.kernels.iter().all(|k| k.kind == KernelKind::Fallback));
+    assert!(plain.kernels.iter().any(|k| k.callee == "aten.relu.default"));
+    let (t, marked) = kernels_of("symviews_marked");
+    assert_eq!(marked, ["r"]);
+    let generated: Vec<_> = t.kernels.iter().filter(|k| k.kind != KernelKind::Fallback).collect();
+    assert_eq!(generated.len(), 1, "{:?}", generated.iter().map(|k| &k.name).collect::<Vec<_>>());
+    assert_eq!((generated[0].nodes.as_slice(), generated[0].post_grad_nodes.as_slice()), (&["r".to_string()][..], &["relu".to_string()][..]));
+    assert!(t.kernels.iter().all(|k| k.callee != "aten.relu.default"));
+    // The views whose sizes are products of symbols stay ATen calls in both.
+    let views = |t: &trace::KernelTable| t.kernels.iter().filter(|k| k.callee == "aten.reshape.default").count();
+    assert_eq!((views(&plain), views(&t)), (3, 3));
 }
 
 #[test]

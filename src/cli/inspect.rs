@@ -99,6 +99,8 @@ pub fn to_json(model: &Model) -> Json {
                 "name": g.name,
                 "nodes": g.nodes.len(),
                 "ops": g.op_histogram(),
+                "missing_interpreter": crate::coverage::missing_in_interpreter(g),
+                "missing_kernels": crate::coverage::missing_in_kernels(g),
                 "inputs": g.inputs.iter().map(|(v, kind)| {
                     let mut j = value_json(g, *v);
                     j["kind"] = json!(kind.name());
@@ -162,6 +164,18 @@ pub fn summary(model: &Model) -> String {
         let _ = writeln!(s, "  ops:");
         for (op, n) in g.op_histogram() {
             let _ = writeln!(s, "    {n:>5}  {op}");
+        }
+        // What will not run, said before anything runs.
+        for (what, missing) in [
+            ("no interpreter implementation", crate::coverage::missing_in_interpreter(g)),
+            ("no kernel lowering", crate::coverage::missing_in_kernels(g)),
+        ] {
+            if !missing.is_empty() {
+                let _ = writeln!(s, "  {what}:");
+                for m in &missing {
+                    let _ = writeln!(s, "    {}  ({})", m.target, m.nodes.join(", "));
+                }
+            }
         }
     }
     if !model.symbols.is_empty() {

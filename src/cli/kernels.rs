@@ -90,11 +90,11 @@ pub fn run(args: Args<'_>) -> ExitCode {
     if args.json {
         let mut doc = analysis_json(&a, args.profile);
         if let Some(b) = &b {
-            doc = json!({ "a": doc, "b": analysis_json(b, args.against_profile), "comparison": compare::compare(&side(&a), &side(&b)) });
+            doc = json!({ "a": doc, "b": analysis_json(b, args.against_profile), "comparison": compare::compare(&side(&a), &side(b)) });
         }
         super::print_json(&doc);
     } else if let Some(b) = &b {
-        print!("{}", compare::summary(&compare::compare(&side(&a), &side(&b))));
+        print!("{}", compare::summary(&compare::compare(&side(&a), &side(b))));
     } else {
         print!("{}", summary(&a.compiled(), a.times.as_ref().map(|(_, t)| t)));
     }
@@ -102,7 +102,7 @@ pub fn run(args: Args<'_>) -> ExitCode {
 }
 
 fn side(a: &Analysis) -> compare::Side<'_> {
-    compare::Side { file: &a.file, ids: &a.ids, tables: &a.tables, times: a.times.as_ref().map(|(_, t)| t) }
+    compare::Side { file: &a.file, tables: &a.tables, times: a.times.as_ref().map(|(_, t)| t) }
 }
 
 fn analysis_json(a: &Analysis, profile: Option<&Path>) -> Json {

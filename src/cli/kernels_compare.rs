@@ -13,7 +13,6 @@ use crate::profile::kernel_time::KernelTimes;
 /// One side: a log's kernel tables per compile and, with a profile, their times.
 pub struct Side<'a> {
     pub file: &'a str,
-    pub ids: &'a [String],
     pub tables: &'a [Vec<KernelTable>],
     pub times: Option<&'a KernelTimes>,
 }
@@ -87,7 +86,6 @@ fn per_node(s: &Side<'_>) -> (Counts, BTreeMap<String, &'static str>, BTreeMap<S
             *us.entry(n.node.clone()).or_insert(0.0) += n.device_us;
         }
     }
-    let _ = s.ids;
     (c, ran, us)
 }
 

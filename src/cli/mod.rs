@@ -10,10 +10,12 @@ mod decompose;
 mod devices;
 mod eval;
 mod inspect;
+mod ops;
 mod kernels;
 mod kernels_compare;
 mod profile;
 mod shapes;
+mod sweep;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,6 +36,9 @@ pub struct Cli {
     /// In the app: run & profile (with the heat overlay on) as soon as the model is open.
     #[arg(long)]
     pub profile: bool,
+    /// In the app: sweep SYM=LO..HI (lite and full, the picked device) as soon as the model is open.
+    #[arg(long, value_name = "SYM=LO..HI")]
+    pub sweep: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -128,6 +133,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Per ATen op: Core ATen or not, interpreter and kernel coverage, OpInfo cases passing
+    /// (from the results tests/opinfo.rs writes); --markdown prints docs/OPS.md.
+    Ops {
+        #[arg(long)]
+        markdown: bool,
+        #[arg(long, default_value = "tests/data/opinfo_floor.json")]
+        results: PathBuf,
+    },
     /// Every backend (Level Zero, OpenCL, reference): its device, or why it is unavailable.
     Devices {
         #[arg(long)]
@@ -221,6 +234,49 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Device time, bytes moved and guards across a dynamic dimension's range, per mode: one plan
+    /// per mode reused while the guards hold, rebuilt (and marked) where one flips.
+    #[command(group(clap::ArgGroup::new("format").args(["json", "csv"])))]
+    Sweep {
+        file: PathBuf,
+        /// SYM=LO..HI: the symbol to sweep and the part of its range to cover (inclusive).
+        #[arg(long, value_name = "SYM=LO..HI")]
+        dim: String,
+        /// Values spread log-uniformly over LO..HI, plus the ends and both sides of each guard flip.
+        #[arg(long, default_value_t = 16, conflicts_with = "values")]
+        points: usize,
+        /// Exactly these values instead (comma-separated).
+        #[arg(long, value_delimiter = ',', value_name = "A,B,C")]
+        values: Vec<i64>,
+        /// OTHER=INT for the other symbols; unbound ones take their hint.
+        #[arg(long = "bind", value_name = "SYM=INT")]
+        binds: Vec<String>,
+        /// Decomposition modes to compare (comma-separated): none, core, lite, full.
+        #[arg(long, value_delimiter = ',', default_value = "lite,full")]
+        mode: Vec<String>,
+        /// Marks for lite mode: NAME, op:TARGET or module:PATH.
+        #[arg(long = "mark", value_name = "SPEC")]
+        marks: Vec<String>,
+        /// auto (XPU, then OpenCL, then reference), xpu, opencl, or reference (host times stand
+        /// in for device times there).
+        #[arg(long, default_value = "auto")]
+        device: String,
+        /// Most timed runs per point and mode (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        repeat: u32,
+        /// Stop repeating a point once it has taken this long (it still gets one timed run).
+        #[arg(long = "budget-ms", default_value_t = 250)]
+        budget_ms: u64,
+        /// Untimed runs after each build of a plan (not at every point: the binary is reused).
+        #[arg(long, default_value_t = 1)]
+        warmup: u32,
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        csv: bool,
+    },
     /// Benchmarks (medians over repetitions) for docs/PERFORMANCE.md.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -285,7 +341,7 @@ pub fn main() -> ExitCode {
                 Some(f) => crate::ui::Source::File(f),
                 None => crate::ui::Source::Embedded,
             };
-            match crate::ui::run(source, cli.profile) {
+            match crate::ui::run(source, cli.profile, cli.sweep) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(EXIT_FAILED, &e),
             }
@@ -319,6 +375,7 @@ pub fn main() -> ExitCode {
             json,
         }),
         Some(Command::Devices { json }) => devices::run(json),
+        Some(Command::Ops { markdown, results }) => ops::run(markdown, &results),
         Some(Command::Eval { file, mode, marks, inputs, save_outputs, json }) => {
             eval::run(&file, &mode, &marks, &inputs, save_outputs.as_deref(), json)
         }
@@ -350,6 +407,24 @@ pub fn main() -> ExitCode {
                 puffin: puffin.as_deref(),
                 seed,
                 json,
+            })
+        }
+        Some(Command::Sweep { file, dim, points, values, binds, mode, marks, device, repeat, budget_ms, warmup, seed, json, csv }) => {
+            sweep::run(sweep::SweepArgs {
+                file: &file,
+                dim: &dim,
+                points,
+                values: &values,
+                binds: &binds,
+                modes: &mode,
+                marks: &marks,
+                device: &device,
+                warmup,
+                repeat,
+                budget_ms,
+                seed,
+                json,
+                csv,
             })
         }
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),

@@ -7,6 +7,7 @@
 //! and sizes evaluated under the bindings inferred from the user inputs. A mismatch is an error,
 //! so a wrong shape or type promotion cannot slip through silently.
 
+mod half;
 pub mod ops;
 mod random;
 pub mod tensor;
@@ -25,6 +26,8 @@ pub use value::{RtValue, Values};
 pub enum ExecError {
     #[error("node `{node}`: the reference interpreter has no implementation of `{target}`")]
     UnsupportedOp { node: String, target: String },
+    #[error("the reference interpreter has no implementation of {} ops the graph needs: {}", .0.len(), crate::coverage::describe(.0))]
+    UnsupportedOps(Vec<crate::coverage::MissingOp>),
     #[error("node `{node}` ({target}): dtype {dtype} is not supported here (the interpreter computes in {})", tensor::SUPPORTED)]
     UnsupportedDType { node: String, target: String, dtype: String },
     #[error("node `{node}` ({target}): argument `{arg}`: {message}")]
@@ -164,6 +167,16 @@ fn join(v: &[Expr]) -> String {
 /// Runs with explicit bindings (already checked against the inputs).
 pub fn run_with(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bindings) -> Result<Values, ExecError> {
     let users = check_input_count(graph, inputs)?;
+    // Every missing op at once, before computing anything.
+    let mut missing = crate::coverage::missing_in_interpreter(graph);
+    match missing.len() {
+        0 => {}
+        1 if missing[0].nodes.len() == 1 => {
+            let m = missing.remove(0);
+            return Err(ExecError::UnsupportedOp { node: m.nodes[0].clone(), target: m.target });
+        }
+        _ => return Err(ExecError::UnsupportedOps(missing)),
+    }
     let mut values = Values::new(graph);
     for (v, t) in users.iter().zip(inputs) {
         let rt = match graph.value(*v).kind {

@@ -3,6 +3,7 @@
 
 use ndarray::{ArrayD, IxDyn};
 
+pub use super::half::{BF16, F16};
 use crate::ir::DType;
 
 /// Element storage for the dtypes the interpreter computes with.
@@ -12,11 +13,20 @@ pub enum Data {
     F64(ArrayD<f64>),
     I64(ArrayD<i64>),
     I32(ArrayD<i32>),
+    I16(ArrayD<i16>),
+    I8(ArrayD<i8>),
+    U8(ArrayD<u8>),
+    F16(ArrayD<F16>),
+    BF16(ArrayD<BF16>),
     Bool(ArrayD<bool>),
 }
 
 /// The dtypes the interpreter supports, for messages.
-pub const SUPPORTED: &str = "float32, float64, int64, int32, bool";
+pub const SUPPORTED: &str = "float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool";
+
+/// Every dtype [`Data`] holds.
+pub const DTYPES: &[DType] =
+    &[DType::F16, DType::BF16, DType::F32, DType::F64, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::Bool];
 
 /// Runs `$e` with `$a` bound to the array of whatever dtype `$data` holds.
 macro_rules! each {
@@ -26,6 +36,11 @@ macro_rules! each {
             $crate::exec::tensor::Data::F64($a) => $e,
             $crate::exec::tensor::Data::I64($a) => $e,
             $crate::exec::tensor::Data::I32($a) => $e,
+            $crate::exec::tensor::Data::I16($a) => $e,
+            $crate::exec::tensor::Data::I8($a) => $e,
+            $crate::exec::tensor::Data::U8($a) => $e,
+            $crate::exec::tensor::Data::F16($a) => $e,
+            $crate::exec::tensor::Data::BF16($a) => $e,
             $crate::exec::tensor::Data::Bool($a) => $e,
         }
     };
@@ -39,6 +54,11 @@ macro_rules! each_map {
             $crate::exec::tensor::Data::F64($a) => $crate::exec::tensor::Data::F64($e),
             $crate::exec::tensor::Data::I64($a) => $crate::exec::tensor::Data::I64($e),
             $crate::exec::tensor::Data::I32($a) => $crate::exec::tensor::Data::I32($e),
+            $crate::exec::tensor::Data::I16($a) => $crate::exec::tensor::Data::I16($e),
+            $crate::exec::tensor::Data::I8($a) => $crate::exec::tensor::Data::I8($e),
+            $crate::exec::tensor::Data::U8($a) => $crate::exec::tensor::Data::U8($e),
+            $crate::exec::tensor::Data::F16($a) => $crate::exec::tensor::Data::F16($e),
+            $crate::exec::tensor::Data::BF16($a) => $crate::exec::tensor::Data::BF16($e),
             $crate::exec::tensor::Data::Bool($a) => $crate::exec::tensor::Data::Bool($e),
         }
     };
@@ -62,8 +82,11 @@ pub trait Element: Copy + Default + PartialEq + PartialOrd + std::fmt::Debug + S
     /// Value-preserving where the target can hold it, through `i64` between integer types so
     /// large integers do not round through `f64`.
     fn cast<T: Element>(self) -> T {
-        if Self::DTYPE.is_floating() || T::DTYPE.is_floating() {
+        if T::DTYPE.is_floating() || T::DTYPE == DType::Bool {
             T::from_f64(self.to_f64())
+        } else if Self::DTYPE.is_floating() {
+            // Float to a narrow integer truncates to i64 and wraps, as C casts do on x86.
+            T::from_i64(self.to_f64() as i64)
         } else {
             T::from_i64(self.to_i64())
         }
@@ -110,6 +133,46 @@ element!(f32, F32, 4);
 element!(f64, F64, 8);
 element!(i64, I64, 8);
 element!(i32, I32, 4);
+element!(i16, I16, 2);
+element!(i8, I8, 1);
+element!(u8, U8, 1);
+
+macro_rules! half_element {
+    ($t:ident) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$t;
+            fn to_f64(self) -> f64 {
+                $t::to_f64(self)
+            }
+            fn from_f64(v: f64) -> Self {
+                $t::from_f64(v)
+            }
+            fn to_i64(self) -> i64 {
+                $t::to_f64(self) as i64
+            }
+            fn from_i64(v: i64) -> Self {
+                $t::from_f64(v as f64)
+            }
+            fn wrap(a: ArrayD<Self>) -> Data {
+                Data::$t(a)
+            }
+            fn unwrap(d: &Data) -> Option<&ArrayD<Self>> {
+                match d {
+                    Data::$t(a) => Some(a),
+                    _ => None,
+                }
+            }
+            fn read_le(b: &[u8]) -> Self {
+                $t(u16::from_le_bytes([b[0], b[1]]))
+            }
+            fn write_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.0.to_le_bytes());
+            }
+        }
+    };
+}
+half_element!(F16);
+half_element!(BF16);
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
@@ -178,6 +241,11 @@ impl Tensor {
             DType::F64 => f::<f64>(shape, v),
             DType::I64 => f::<i64>(shape, v),
             DType::I32 => f::<i32>(shape, v),
+            DType::I16 => f::<i16>(shape, v),
+            DType::I8 => f::<i8>(shape, v),
+            DType::U8 => f::<u8>(shape, v),
+            DType::F16 => f::<F16>(shape, v),
+            DType::BF16 => f::<BF16>(shape, v),
             DType::Bool => f::<bool>(shape, v),
             d => return Err(d),
         }))
@@ -221,6 +289,11 @@ impl Tensor {
             DType::F64 => gather::<f64>(sizes, strides, offset, bytes)?,
             DType::I64 => gather::<i64>(sizes, strides, offset, bytes)?,
             DType::I32 => gather::<i32>(sizes, strides, offset, bytes)?,
+            DType::I16 => gather::<i16>(sizes, strides, offset, bytes)?,
+            DType::I8 => gather::<i8>(sizes, strides, offset, bytes)?,
+            DType::U8 => gather::<u8>(sizes, strides, offset, bytes)?,
+            DType::F16 => gather::<F16>(sizes, strides, offset, bytes)?,
+            DType::BF16 => gather::<BF16>(sizes, strides, offset, bytes)?,
             DType::Bool => gather::<bool>(sizes, strides, offset, bytes)?,
             d => return Err(format!("dtype {d} is not supported by the reference interpreter ({SUPPORTED})")),
         };
@@ -260,6 +333,11 @@ impl Tensor {
             Data::F64(_) => DType::F64,
             Data::I64(_) => DType::I64,
             Data::I32(_) => DType::I32,
+            Data::I16(_) => DType::I16,
+            Data::I8(_) => DType::I8,
+            Data::U8(_) => DType::U8,
+            Data::F16(_) => DType::F16,
+            Data::BF16(_) => DType::BF16,
             Data::Bool(_) => DType::Bool,
         }
     }
@@ -303,6 +381,11 @@ impl Tensor {
             DType::F64 => Data::F64(self.to_array()),
             DType::I64 => Data::I64(self.to_array()),
             DType::I32 => Data::I32(self.to_array()),
+            DType::I16 => Data::I16(self.to_array()),
+            DType::I8 => Data::I8(self.to_array()),
+            DType::U8 => Data::U8(self.to_array()),
+            DType::F16 => Data::F16(self.to_array()),
+            DType::BF16 => Data::BF16(self.to_array()),
             DType::Bool => Data::Bool(self.to_array()),
             d => return Err(d),
         }))
@@ -339,7 +422,7 @@ mod tests {
         let t = Tensor::from_le_strided(DType::F32, &[2, 3], &[1, 2], 0, &bytes).unwrap();
         assert_eq!(t.to_f64_vec(), vec![0.0, 2.0, 4.0, 1.0, 3.0, 5.0]);
         assert!(Tensor::from_le_strided(DType::F32, &[2, 3], &[3, 1], 1, &bytes).is_err());
-        assert!(Tensor::from_le_strided(DType::F16, &[1], &[1], 0, &bytes).unwrap_err().contains("float16"));
+        assert!(Tensor::from_le_strided(DType::Complex64, &[1], &[1], 0, &bytes).unwrap_err().contains("complex64"));
     }
 
     #[test]

@@ -4,10 +4,10 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::kernel::{Access, BinOp, ExprId, KernelBuilder, RedOp, Ty, VarId};
+use super::kernel::{Access, BinOp, Elem, ExprId, KernelBuilder, RedOp, VarId};
 use super::ops::{self, OpKind};
 use super::LowerError;
-use crate::ir::{Arg, DType, Graph, Node, NodeId, SymIntArg, TensorMeta, ValueId, ValueKind};
+use crate::ir::{Arg, Graph, Node, NodeId, SymIntArg, TensorMeta, ValueId, ValueKind};
 use crate::sym;
 
 /// One kernel under construction.
@@ -52,10 +52,10 @@ impl<'a> Ctx<'a> {
             return Err(LowerError::Internal(format!("`{}` read with {} coordinates, has {} dims", value.name, idx.len(), meta.sizes.len())));
         }
         if self.materialized.contains(&v) {
-            if meta.dtype != DType::F32 {
+            let Some(elem) = Elem::from_dtype(meta.dtype) else {
                 return Err(LowerError::DType { value: value.name.clone(), dtype: meta.dtype.name().into() });
-            }
-            let buf = self.kb.buffer(&value.name, Access::Read);
+            };
+            let buf = self.kb.buffer_of(&value.name, Access::Read, elem);
             let strides = TensorMeta::contiguous_strides(&meta.sizes);
             let mut index = self.kb.i64(0);
             for (i, s) in idx.iter().zip(&strides) {
@@ -239,7 +239,7 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn check_f32(&self, node: &Node, e: ExprId) -> Result<ExprId, LowerError> {
-        if self.kb.ty(e) != Ty::F32 {
+        if !self.kb.ty(e).is_float() {
             return Err(self.err(node, "expected a float result"));
         }
         Ok(e)

@@ -28,8 +28,16 @@ pub struct VarId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum Ty {
     F32,
+    /// float64 tensors compute in f64 (`Float64`, which OpenCL CPU and most GPU devices have).
+    F64,
     I64,
     Bool,
+}
+
+impl Ty {
+    pub fn is_float(self) -> bool {
+        matches!(self, Ty::F32 | Ty::F64)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -45,6 +53,30 @@ pub enum UnOp {
     Floor,
     Ceil,
     Not,
+    /// The rest of OpenCL's float math built-ins, one each.
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Exp2,
+    Expm1,
+    Log2,
+    Log10,
+    Log1p,
+    Erfc,
+    Lgamma,
+    Trunc,
+    /// Round half to even (`rint`), as `torch.round`.
+    Rint,
+    /// Bitwise complement of an integer.
+    BitNot,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -60,6 +92,14 @@ pub enum BinOp {
     Pow,
     And,
     Or,
+    /// `atan2`, `hypot`, `copysign`: OpenCL built-ins on floats.
+    Atan2,
+    Hypot,
+    CopySign,
+    /// Bitwise ops on integers.
+    BitAnd,
+    BitOr,
+    BitXor,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -77,6 +117,8 @@ pub enum RedOp {
     Sum,
     Max,
     Min,
+    /// Product (cumprod); serial schedules only.
+    Prod,
 }
 
 /// One node of a kernel's expression DAG.
@@ -84,6 +126,8 @@ pub enum RedOp {
 pub enum KExpr {
     /// f32 bit pattern (so the enum stays `Eq + Hash`).
     F32(u32),
+    /// f64 bit pattern.
+    F64(u64),
     I64(i64),
     Bool(bool),
     /// The i64 kernel argument of that index (after the buffers).
@@ -98,8 +142,67 @@ pub enum KExpr {
     Select(ExprId, ExprId, ExprId),
     /// i64 → f32.
     ToF32(ExprId),
+    /// A conversion between compute types: float → int truncates, anything → bool is `!= 0`,
+    /// bool → number is 0 or 1.
+    Cast(ExprId, Ty),
     /// Serial loop `var in 0..extent`, folding `body` with `op` (f32).
     Reduce { op: RedOp, var: VarId, extent: ExprId, body: ExprId },
+}
+
+/// How a buffer stores its elements. Kernels compute in three types ([`Ty`]): float storages
+/// (float32, and float16/bfloat16 converted on load and rounded to nearest-even on store) in
+/// `F32`; float64 in `F64`; integer storages in `I64`, with real integer arithmetic, narrowed
+/// (wrapping) on store; bool in `Bool`, stored as one byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum Elem {
+    F32,
+    F64,
+    F16,
+    BF16,
+    I64,
+    I32,
+    I16,
+    I8,
+    U8,
+    Bool,
+}
+
+impl Elem {
+    pub fn from_dtype(d: crate::ir::DType) -> Option<Elem> {
+        use crate::ir::DType;
+        Some(match d {
+            DType::F32 => Elem::F32,
+            DType::F64 => Elem::F64,
+            DType::F16 => Elem::F16,
+            DType::BF16 => Elem::BF16,
+            DType::I64 => Elem::I64,
+            DType::I32 => Elem::I32,
+            DType::I16 => Elem::I16,
+            DType::I8 => Elem::I8,
+            DType::U8 => Elem::U8,
+            DType::Bool => Elem::Bool,
+            _ => return None,
+        })
+    }
+
+    /// The type kernel expressions compute this storage in.
+    pub fn ty(self) -> Ty {
+        match self {
+            Elem::F32 | Elem::F16 | Elem::BF16 => Ty::F32,
+            Elem::F64 => Ty::F64,
+            Elem::Bool => Ty::Bool,
+            _ => Ty::I64,
+        }
+    }
+
+    pub fn bytes(self) -> u32 {
+        match self {
+            Elem::I64 | Elem::F64 => 8,
+            Elem::F32 | Elem::I32 => 4,
+            Elem::F16 | Elem::BF16 | Elem::I16 => 2,
+            Elem::I8 | Elem::U8 | Elem::Bool => 1,
+        }
+    }
 }
 
 /// Whether the kernel reads or writes a buffer argument.
@@ -109,12 +212,13 @@ pub enum Access {
     Write,
 }
 
-/// One buffer argument: f32 elements, contiguous in its tensor's logical shape.
+/// One buffer argument: elements of `elem`, contiguous in its tensor's logical shape.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BufferParam {
     /// The graph value it holds.
     pub value: String,
     pub access: Access,
+    pub elem: Elem,
 }
 
 /// One output of the kernel: the element at the work-item's linear index gets `value`.
@@ -162,9 +266,9 @@ impl Kernel {
     /// Children of an expression, in evaluation order.
     pub fn children(&self, id: ExprId) -> Vec<ExprId> {
         match self.expr(id) {
-            KExpr::F32(_) | KExpr::I64(_) | KExpr::Bool(_) | KExpr::Param(_) | KExpr::Var(_) => vec![],
+            KExpr::F32(_) | KExpr::F64(_) | KExpr::I64(_) | KExpr::Bool(_) | KExpr::Param(_) | KExpr::Var(_) => vec![],
             KExpr::Load { index, mask, .. } => std::iter::once(*index).chain(*mask).collect(),
-            KExpr::Unary(_, a) | KExpr::ToF32(a) => vec![*a],
+            KExpr::Unary(_, a) | KExpr::ToF32(a) | KExpr::Cast(a, _) => vec![*a],
             KExpr::Binary(_, a, b) | KExpr::Cmp(_, a, b) => vec![*a, *b],
             KExpr::Select(c, a, b) => vec![*c, *a, *b],
             KExpr::Reduce { extent, body, .. } => vec![*extent, *body],
@@ -255,6 +359,28 @@ impl KernelBuilder {
         self.intern(KExpr::F32(v.to_bits()), Ty::F32)
     }
 
+    pub fn f64(&mut self, v: f64) -> ExprId {
+        self.intern(KExpr::F64(v.to_bits()), Ty::F64)
+    }
+
+    /// A float constant of the type of `like` (f32 unless `like` is f64).
+    pub fn float_like(&mut self, v: f64, like: ExprId) -> ExprId {
+        if self.ty(like) == Ty::F64 {
+            self.f64(v)
+        } else {
+            self.f32(v as f32)
+        }
+    }
+
+    /// Lowerings build float constants as f32; next to an f64 operand they widen to f64.
+    fn unify(&mut self, a: ExprId, b: ExprId) -> (ExprId, ExprId) {
+        match (self.ty(a), self.ty(b)) {
+            (Ty::F64, Ty::F32) => (a, self.cast(b, Ty::F64)),
+            (Ty::F32, Ty::F64) => (self.cast(a, Ty::F64), b),
+            _ => (a, b),
+        }
+    }
+
     pub fn i64(&mut self, v: i64) -> ExprId {
         self.intern(KExpr::I64(v), Ty::I64)
     }
@@ -290,26 +416,65 @@ impl KernelBuilder {
         self.intern(KExpr::Param(idx), Ty::I64)
     }
 
-    /// The buffer argument holding graph value `value` (one per value and access).
+    /// The float32 buffer argument holding graph value `value` (one per value and access).
     pub fn buffer(&mut self, value: &str, access: Access) -> u32 {
+        self.buffer_of(value, access, Elem::F32)
+    }
+
+    /// The buffer argument holding graph value `value`, stored as `elem`.
+    pub fn buffer_of(&mut self, value: &str, access: Access, elem: Elem) -> u32 {
         let key = (value.to_string(), access == Access::Write);
         let next = self.buffers.len() as u32;
         let idx = *self.buffer_ids.entry(key).or_insert(next);
         if idx == next {
-            self.buffers.push(BufferParam { value: value.to_string(), access });
+            self.buffers.push(BufferParam { value: value.to_string(), access, elem });
         }
         idx
     }
 
-    pub fn load(&mut self, buf: u32, index: ExprId) -> ExprId {
-        self.intern(KExpr::Load { buf, index, mask: None, other: 0 }, Ty::F32)
+    fn load_ty(&self, buf: u32) -> Ty {
+        self.buffers.get(buf as usize).map_or(Ty::F32, |b| b.elem.ty())
     }
 
+    pub fn load(&mut self, buf: u32, index: ExprId) -> ExprId {
+        let ty = self.load_ty(buf);
+        self.intern(KExpr::Load { buf, index, mask: None, other: 0 }, ty)
+    }
+
+    /// `other` is given as a float; integer and bool loads take it converted.
     pub fn load_masked(&mut self, buf: u32, index: ExprId, mask: ExprId, other: f32) -> ExprId {
         if let KExpr::Bool(true) = self.get(mask) {
             return self.load(buf, index);
         }
-        self.intern(KExpr::Load { buf, index, mask: Some(mask), other: other.to_bits() }, Ty::F32)
+        let ty = self.load_ty(buf);
+        self.intern(KExpr::Load { buf, index, mask: Some(mask), other: other.to_bits() }, ty)
+    }
+
+    /// `a` converted to compute type `ty` (constants fold).
+    pub fn cast(&mut self, a: ExprId, ty: Ty) -> ExprId {
+        let from = self.ty(a);
+        if from == ty {
+            return a;
+        }
+        match (self.get(a).clone(), ty) {
+            (KExpr::F32(b), Ty::F64) => return self.f64(f32::from_bits(b) as f64),
+            (KExpr::F64(b), Ty::F32) => return self.f32(f64::from_bits(b) as f32),
+            (KExpr::F64(b), Ty::I64) if f64::from_bits(b).is_finite() => return self.i64(f64::from_bits(b) as i64),
+            (KExpr::F64(b), Ty::Bool) => return self.bool(f64::from_bits(b) != 0.0),
+            (KExpr::I64(v), Ty::F64) => return self.f64(v as f64),
+            (KExpr::Bool(v), Ty::F64) => return self.f64(v as i32 as f64),
+            (KExpr::I64(v), Ty::F32) => return self.f32(v as f32),
+            (KExpr::I64(v), Ty::Bool) => return self.bool(v != 0),
+            (KExpr::F32(b), Ty::I64) if f32::from_bits(b).is_finite() => return self.i64(f32::from_bits(b) as i64),
+            (KExpr::F32(b), Ty::Bool) => return self.bool(f32::from_bits(b) != 0.0),
+            (KExpr::Bool(v), Ty::F32) => return self.f32(v as i32 as f32),
+            (KExpr::Bool(v), Ty::I64) => return self.i64(v as i64),
+            _ => {}
+        }
+        if from == Ty::I64 && ty == Ty::F32 {
+            return self.to_f32(a);
+        }
+        self.intern(KExpr::Cast(a, ty), ty)
     }
 
     pub fn unary(&mut self, op: UnOp, a: ExprId) -> ExprId {
@@ -318,6 +483,7 @@ impl KernelBuilder {
     }
 
     pub fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
+        let (a, b) = self.unify(a, b);
         let (ta, tb) = (self.ty(a), self.ty(b));
         if ta != tb {
             return Err(KernelError::Type(format!("{op:?} of {ta:?} and {tb:?}")));
@@ -353,6 +519,7 @@ impl KernelBuilder {
     }
 
     pub fn cmp(&mut self, op: CmpOp, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
+        let (a, b) = self.unify(a, b);
         let (ta, tb) = (self.ty(a), self.ty(b));
         if ta != tb || ta == Ty::Bool {
             return Err(KernelError::Type(format!("{op:?} of {ta:?} and {tb:?}")));
@@ -372,6 +539,7 @@ impl KernelBuilder {
     }
 
     pub fn select(&mut self, c: ExprId, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
+        let (a, b) = self.unify(a, b);
         if self.ty(c) != Ty::Bool || self.ty(a) != self.ty(b) {
             return Err(KernelError::Type("select needs a bool condition and equal branch types".into()));
         }
@@ -400,10 +568,11 @@ impl KernelBuilder {
     }
 
     pub fn reduce(&mut self, op: RedOp, var: VarId, extent: ExprId, body: ExprId) -> Result<ExprId, KernelError> {
-        if self.ty(body) != Ty::F32 || self.ty(extent) != Ty::I64 {
-            return Err(KernelError::Type("reductions fold f32 bodies over i64 extents".into()));
+        let ty = self.ty(body);
+        if ty == Ty::Bool || self.ty(extent) != Ty::I64 {
+            return Err(KernelError::Type("reductions fold float or integer bodies over i64 extents".into()));
         }
-        Ok(self.intern(KExpr::Reduce { op, var, extent, body }, Ty::F32))
+        Ok(self.intern(KExpr::Reduce { op, var, extent, body }, ty))
     }
 
     pub fn const_i64(&self, id: ExprId) -> Option<i64> {

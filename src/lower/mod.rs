@@ -89,9 +89,11 @@ pub enum LowerError {
     Decomp(#[from] DecompError),
     #[error("node `{node}`: no kernel lowering for `{target}`")]
     NoLowering { node: String, target: String },
+    #[error("no kernel lowering for {} ops the graph needs: {}", .0.len(), crate::coverage::describe(.0))]
+    NoLowerings(Vec<crate::coverage::MissingOp>),
     #[error("node `{node}` ({target}): {message}")]
     Unsupported { node: String, target: String, message: String },
-    #[error("value `{value}` has dtype {dtype}; generated kernels compute in float32 only")]
+    #[error("value `{value}` has dtype {dtype}; generated kernels store float32/16, bfloat16, integers and bool, not {dtype}")]
     DType { value: String, dtype: String },
     #[error("kernel expression: {0}")]
     Expr(#[from] KernelError),
@@ -146,6 +148,13 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     puffin::profile_scope!("lower");
     let graph = &d.graph;
     let fallback = fallbacks(d);
+    let mut missing = crate::coverage::missing_in_kernels(graph);
+    if missing.len() > 1 || missing.first().is_some_and(|m| m.nodes.len() > 1) {
+        return Err(LowerError::NoLowerings(missing));
+    }
+    if let Some(m) = missing.pop() {
+        return Err(LowerError::NoLowering { node: m.nodes[0].clone(), target: m.target });
+    }
     let kinds = graph.node_ids().map(|n| kind_of(graph, n)).collect::<Result<Vec<_>, _>>()?;
     let users = graph.users();
     let outputs: HashSet<ValueId> = graph.outputs.iter().filter_map(Arg::as_tensor).collect();
@@ -197,7 +206,7 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
             continue;
         }
         let at = |e: LowerError| match e {
-            e @ (LowerError::Unsupported { .. } | LowerError::NoLowering { .. }) => e,
+            e @ (LowerError::Unsupported { .. } | LowerError::NoLowering { .. } | LowerError::NoLowerings(_)) => e,
             e => LowerError::At { node: node.name.clone(), target: node.target.clone(), source: Box::new(e) },
         };
         let is_fallback = fallback[i];
@@ -289,12 +298,13 @@ fn build_kernel(
     let mut stores = Vec::new();
     for &k in outs {
         let value = lower(&mut cx, node, k, &coords)?;
-        let value = cx.check_f32(node, value)?;
         let out = graph.value(node.outputs[k]);
-        if out.tensor().map(|t| t.dtype) != Some(crate::ir::DType::F32) {
-            return Err(LowerError::DType { value: out.name.clone(), dtype: out.tensor().map(|t| t.dtype.name()).unwrap_or("?").into() });
-        }
-        let buf = cx.kb.buffer(&out.name, Access::Write);
+        let dtype = out.tensor().map(|t| t.dtype);
+        let Some(elem) = dtype.and_then(kernel::Elem::from_dtype) else {
+            return Err(LowerError::DType { value: out.name.clone(), dtype: dtype.map_or("?", |d| d.name()).into() });
+        };
+        let value = cx.kb.cast(value, elem.ty());
+        let buf = cx.kb.buffer_of(&out.name, Access::Write, elem);
         stores.push(Store { buf, value });
     }
     let prefix = if is_fallback { "fallback" } else { "fused" };
@@ -303,6 +313,16 @@ fn build_kernel(
     let mut kernel = cx.kb.finish(name, sizes, domain, stores);
     let kind = ops::lookup(&node.target).map(|(k, _)| k);
     let matmul = MATMULS.contains(&node.target.as_str());
-    kernel.schedule = schedule::choose(&kernel, kind == Some(OpKind::Reduction), matmul);
+    // The work-group schedules keep float32 partial sums/maxima in local memory: kernels with
+    // f64 values, integer reductions or products run one work-item per element.
+    let serial_only = kernel.types.contains(&kernel::Ty::F64)
+        || kernel.exprs.iter().zip(&kernel.types).any(|(e, t)| {
+            matches!(e, kernel::KExpr::Reduce { op, .. } if *t != kernel::Ty::F32 || *op == kernel::RedOp::Prod)
+        });
+    kernel.schedule = if serial_only {
+        schedule::Schedule::Elementwise
+    } else {
+        schedule::choose(&kernel, kind == Some(OpKind::Reduction), matmul)
+    };
     Ok((kernel, inlined))
 }

@@ -72,12 +72,13 @@ pub fn attribute(trace: &KinetoTrace, compiles: &[CompiledKernels<'_>]) -> Vec<O
         compiles.iter().position(|c| c.compile == id).or_else(|| compiles.iter().position(|c| base(c.compile) == id))
     };
     let by_position = align_calls(trace, &parents, compiles, &chain, &compile_of);
+    let triton = TritonIndex::new(compiles);
     trace
         .device
         .iter()
         .map(|op| {
             let Some(&launch) = op.correlation.as_ref().and_then(|c| by_corr.get(c)) else {
-                return match find_triton(compiles, None, &op.name) {
+                return match triton.find(None, &op.name) {
                     Some(kernel) => Owner::Kernel { kernel, call: None },
                     None => Owner::Outside,
                 };
@@ -85,12 +86,12 @@ pub fn attribute(trace: &KinetoTrace, compiles: &[CompiledKernels<'_>]) -> Vec<O
             let ch = chain(launch);
             let compiled = ch.iter().any(|&h| trace.host[h].name.starts_with(REGION) || trace.host[h].name.starts_with(CALL));
             let compile = compile_of(&ch);
-            if let Some(kernel) = find_triton(compiles, compile, &op.name) {
+            if let Some(kernel) = triton.find(compile, &op.name) {
                 let call = ch.iter().copied().find(|&h| trace.host[h].kind != HostKind::Runtime);
                 return Owner::Kernel { kernel, call };
             }
             for &h in &ch {
-                if let Some(kernel) = find_triton(compiles, compile, &trace.host[h].name) {
+                if let Some(kernel) = triton.find(compile, &trace.host[h].name) {
                     return Owner::Kernel { kernel, call: Some(h) };
                 }
                 if let Some(&kernel) = by_position.get(&h) {
@@ -112,18 +113,28 @@ pub fn attribute(trace: &KinetoTrace, compiles: &[CompiledKernels<'_>]) -> Vec<O
         .collect()
 }
 
-fn find_triton(compiles: &[CompiledKernels<'_>], only: Option<usize>, name: &str) -> Option<KernelRef> {
-    for (ci, c) in compiles.iter().enumerate() {
-        if only.is_some_and(|o| o != ci) {
-            continue;
-        }
-        for (ti, t) in c.tables.iter().enumerate() {
-            if let Some(ki) = t.kernels.iter().position(|k| k.kind == KernelKind::Triton && k.callee == name) {
-                return Some(KernelRef { compile: ci, table: ti, kernel: ki });
+/// Triton kernels by name, per compile (the first compile with the name first).
+struct TritonIndex(BTreeMap<String, Vec<KernelRef>>);
+
+impl TritonIndex {
+    fn new(compiles: &[CompiledKernels<'_>]) -> TritonIndex {
+        let mut by_name: BTreeMap<String, Vec<KernelRef>> = BTreeMap::new();
+        for (ci, c) in compiles.iter().enumerate() {
+            for (ti, t) in c.tables.iter().enumerate() {
+                for (ki, k) in t.kernels.iter().enumerate() {
+                    if k.kind == KernelKind::Triton {
+                        by_name.entry(k.callee.clone()).or_default().push(KernelRef { compile: ci, table: ti, kernel: ki });
+                    }
+                }
             }
         }
+        TritonIndex(by_name)
     }
-    None
+
+    /// The kernel named `name`, in compile `only` when given.
+    fn find(&self, only: Option<usize>, name: &str) -> Option<KernelRef> {
+        self.0.get(name)?.iter().copied().find(|k| only.is_none_or(|o| o == k.compile))
+    }
 }
 
 /// How far ahead in `call()`'s launches a host op may match: skips launches the profiler does

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::{BufferId, Device, EventId, KernelArg, RuntimeError};
+use super::{BufferId, Device, EventId, KernelArg, ProgramId, RuntimeError};
 use crate::codegen::spirv::{self, CodegenError, SpirvModule};
 use crate::exec::{self, ExecError, Tensor};
 use crate::ir::{Arg, DType, Graph, InputKind, Model, ValueId, WeightData};
@@ -104,7 +104,7 @@ fn numel(graph: &Graph, v: ValueId, b: &Bindings, kernel: &str) -> Result<Vec<us
 }
 
 /// Runs `plan` on `dev`. `modules` come from [`compile_plan`] and may be reused across runs
-/// with different bindings.
+/// with different bindings; they are built on `dev` for this run.
 pub fn run_on_device(
     dev: &mut dyn Device,
     plan: &Plan,
@@ -114,13 +114,12 @@ pub fn run_on_device(
     bindings: &Bindings,
 ) -> Result<PlanRun, RunError> {
     let t0 = Instant::now();
-    let graph = &plan.graph;
-    let mut host: HashMap<ValueId, Tensor> = load_weights(model, graph)?;
-    for (v, t) in exec::user_inputs(graph).into_iter().zip(inputs) {
-        host.insert(v, t.clone());
-    }
-    let mut buffers: HashMap<String, BufferId> = HashMap::new();
-    let mut result = Ok(());
+    let programs = build_modules(dev, modules)?;
+    run_built(dev, plan, &programs, model, inputs, bindings, t0)
+}
+
+/// Each module built on `dev`, by kernel name: build once, then [`run_built`] at any binding.
+pub fn build_modules(dev: &mut dyn Device, modules: &[Option<SpirvModule>]) -> Result<HashMap<String, ProgramId>, RunError> {
     let mut programs = HashMap::new();
     for module in modules.iter().flatten() {
         // Some drivers abort the process on a malformed module; refuse one that does not parse.
@@ -129,6 +128,27 @@ pub fn run_on_device(
         }
         programs.insert(module.name.clone(), dev.build(&module.name, &module.words)?);
     }
+    Ok(programs)
+}
+
+/// Runs `plan` with programs already built on `dev` by [`build_modules`]; `t0` is when the run
+/// began, for its wall time.
+pub fn run_built(
+    dev: &mut dyn Device,
+    plan: &Plan,
+    programs: &HashMap<String, ProgramId>,
+    model: &Model,
+    inputs: &[Tensor],
+    bindings: &Bindings,
+    t0: Instant,
+) -> Result<PlanRun, RunError> {
+    let graph = &plan.graph;
+    let mut host: HashMap<ValueId, Tensor> = load_weights(model, graph)?;
+    for (v, t) in exec::user_inputs(graph).into_iter().zip(inputs) {
+        host.insert(v, t.clone());
+    }
+    let mut buffers: HashMap<String, BufferId> = HashMap::new();
+    let mut result = Ok(());
     let mut launched: Vec<(usize, Option<EventId>)> = Vec::new();
     for (i, step) in plan.steps.iter().enumerate() {
         let Some(kernel) = step.kernel() else { continue };
@@ -165,7 +185,7 @@ pub fn run_on_device(
 }
 
 fn upload(dev: &mut dyn Device, t: &Tensor, kernel: &str) -> Result<BufferId, RunError> {
-    let t = t.cast(DType::F32).map_err(|d| RunError::Input(format!("kernel `{kernel}` reads a {d} tensor")))?;
+    // Buffers hold the tensor's own dtype; the kernel converts on load.
     let bytes = t.to_le_bytes();
     let b = dev.alloc(bytes.len()).map_err(|e| with_kernel(e, kernel))?;
     dev.write(b, &bytes)?;
@@ -184,7 +204,7 @@ fn launch(
     dev: &mut dyn Device,
     plan: &Plan,
     kernel: &crate::lower::Kernel,
-    program: super::ProgramId,
+    program: ProgramId,
     host: &HashMap<ValueId, Tensor>,
     buffers: &mut HashMap<String, BufferId>,
     b: &Bindings,
@@ -200,7 +220,7 @@ fn launch(
                     Some(t) => upload(dev, t, &kernel.name)?,
                     None => {
                         let n: usize = numel(graph, v, b, &kernel.name)?.iter().product();
-                        dev.alloc(n * 4).map_err(|e| with_kernel(e, &kernel.name))?
+                        dev.alloc(n * buf.elem.bytes() as usize).map_err(|e| with_kernel(e, &kernel.name))?
                     }
                 };
                 buffers.insert(buf.value.clone(), id);
@@ -265,12 +285,13 @@ fn read_outputs(
         let name = &graph.value(*v).name;
         let shape = numel(graph, *v, b, "output")?;
         let n: usize = shape.iter().product();
-        let mut bytes = vec![0u8; n * 4];
+        let dtype = graph.value(*v).tensor().map_or(DType::F32, |t| t.dtype);
+        let mut bytes = vec![0u8; n * dtype.size_bytes()];
         if n > 0 {
             let id = buffers.get(name).ok_or_else(|| RunError::Input(format!("graph output `{name}` was never computed")))?;
             dev.read(*id, &mut bytes)?;
         }
-        out.push(Tensor::from_le_bytes(DType::F32, &shape, &bytes).map_err(RunError::Input)?);
+        out.push(Tensor::from_le_bytes(dtype, &shape, &bytes).map_err(RunError::Input)?);
     }
     Ok(out)
 }

@@ -76,6 +76,7 @@ impl App {
         while let Some(r) = self.jobs.try_recv() {
             self.on_job(r);
         }
+        super::sweeping::frame(&mut self.state, ctx);
         if !self.fonts_set {
             ctx.set_fonts(super::assets::fonts());
             self.fonts_set = true;
@@ -108,6 +109,9 @@ impl App {
         panels::inspector::show(ctx, &self.state, &mut cmds);
         if self.state.profile.open {
             panels::profile::show(ctx, &self.state, &mut cmds);
+        }
+        if self.state.sweep.open {
+            panels::sweep::show(ctx, &self.state, &mut cmds);
         }
         if self.state.show_neighbourhood {
             self.neighbourhood.show(ctx, &self.state, &mut cmds);
@@ -310,6 +314,7 @@ impl App {
             }
             Command::ShowStages(id) => self.show_stages(id),
             Command::RunProfile => self.run_profile(),
+            Command::Sweep(c) => super::sweeping::apply(&mut self.state, c, ctx),
             Command::ShowProfile(on) => s.profile.open = on,
             Command::SetHeat(on) => s.profile.heat = on,
             Command::ExportDialog(kind) => self.export_dialog(kind),

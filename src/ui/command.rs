@@ -84,4 +84,6 @@ pub enum Command {
     ExportDialog(ExportKind),
     /// Write the last profile there (on a worker).
     Export(ExportKind, PathBuf),
+    /// Everything the sweep panel asks for (its store is `AppState::sweep`).
+    Sweep(super::sweeping::SweepCommand),
 }

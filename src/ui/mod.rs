@@ -19,14 +19,16 @@ pub mod profiling;
 pub mod session;
 pub mod stages;
 pub mod state;
+pub mod sweeping;
 
 pub use app::App;
 pub use command::{Command, ExportKind, MarkTarget};
 pub use state::{AppState, Source, View};
 
 /// Opens the app window on `source` and returns when it closes; `profile`: run & profile the
-/// model once it is open.
-pub fn run(source: Source, profile: bool) -> Result<(), String> {
+/// model once it is open; `sweep` (`SYM=LO..HI`): sweep it in the sweep panel once it is open.
+pub fn run(source: Source, profile: bool, sweep: Option<String>) -> Result<(), String> {
+    let sweep = sweep.map(|d| crate::sweep::Dim::parse(&d)).transpose().map_err(|e| e.to_string())?;
     let mut options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
             .with_title("xpu-workbench")
@@ -46,6 +48,7 @@ pub fn run(source: Source, profile: bool) -> Result<(), String> {
             if profile {
                 app.profile_when_open();
             }
+            app.state.sweep.pending = sweep;
             Ok(Box::new(app))
         }),
     )

@@ -270,6 +270,7 @@ pub struct AppState {
     /// Messages for the status bar, newest last.
     pub messages: Vec<String>,
     pub profile: super::profiling::ProfileState,
+    pub sweep: super::sweeping::SweepState,
 }
 
 impl Default for AppState {
@@ -303,6 +304,7 @@ impl Default for AppState {
             recent: Vec::new(),
             messages: Vec::new(),
             profile: Default::default(),
+            sweep: Default::default(),
         }
     }
 }
@@ -322,7 +324,7 @@ impl AppState {
 
     /// Whether a worker is still busy on something the user will see.
     pub fn busy(&self) -> bool {
-        self.loading.is_some() || self.panes.iter().any(|p| p.busy.is_some()) || self.profile.running.is_some()
+        self.loading.is_some() || self.panes.iter().any(|p| p.busy.is_some()) || self.profile.running.is_some() || self.sweep.busy()
     }
 
     pub fn message(&mut self, text: impl Into<String>) {

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use rspirv::dr::Operand;
-use rspirv::spirv::{self, CLOp, LoopControl, Word};
+use rspirv::spirv::{CLOp, LoopControl, Word};
 
 use super::types::LocalType;
 use super::writer::Writer;
@@ -27,6 +27,7 @@ impl<'k> Writer<'k> {
     pub(super) fn ty_word(&mut self, t: Ty) -> Word {
         let lt = match t {
             Ty::F32 => LocalType::F32,
+            Ty::F64 => LocalType::F64,
             Ty::I64 => LocalType::I64,
             Ty::Bool => LocalType::Bool,
         };
@@ -47,6 +48,7 @@ impl<'k> Writer<'k> {
         let ty = self.ty_word(k.ty(e));
         let w = match k.expr(e).clone() {
             KExpr::F32(bits) => self.types.f32(&mut self.b, f32::from_bits(bits)),
+            KExpr::F64(bits) => self.types.f64(&mut self.b, f64::from_bits(bits)),
             KExpr::I64(v) => self.types.i64(&mut self.b, v),
             KExpr::Bool(v) => self.types.bool(&mut self.b, v),
             KExpr::Param(i) => self.params[k.buffers.len() + i as usize],
@@ -58,12 +60,16 @@ impl<'k> Writer<'k> {
                     let (i64t, zero) = (self.ty_word(Ty::I64), self.types.i64(&mut self.b, 0));
                     idx = self.b.select(i64t, None, m, idx, zero)?;
                 }
-                let gptr = self.types.get(&mut self.b, LocalType::GlobalF32);
-                let ptr = self.b.in_bounds_ptr_access_chain(gptr, None, self.params[buf as usize], idx, [])?;
-                let v = self.b.load(ty, None, ptr, Some(spirv::MemoryAccess::ALIGNED), [Operand::LiteralBit32(4)])?;
+                let v = self.load_elem(buf, idx)?;
                 match mask {
                     Some(m) => {
-                        let o = self.types.f32(&mut self.b, f32::from_bits(other));
+                        let f = f32::from_bits(other);
+                        let o = match k.ty(e) {
+                            Ty::F32 => self.types.f32(&mut self.b, f),
+                            Ty::F64 => self.types.f64(&mut self.b, f as f64),
+                            Ty::I64 => self.types.i64(&mut self.b, f as i64),
+                            Ty::Bool => self.types.bool(&mut self.b, f != 0.0),
+                        };
                         self.b.select(ty, None, m, v, o)?
                     }
                     None => v,
@@ -72,7 +78,7 @@ impl<'k> Writer<'k> {
             KExpr::Unary(op, a) => {
                 let x = self.emit(a)?;
                 match (op, k.ty(a)) {
-                    (UnOp::Neg, Ty::F32) => self.b.f_negate(ty, None, x)?,
+                    (UnOp::Neg, Ty::F32 | Ty::F64) => self.b.f_negate(ty, None, x)?,
                     (UnOp::Neg, _) => self.b.s_negate(ty, None, x)?,
                     (UnOp::Not, _) => self.b.logical_not(ty, None, x)?,
                     (UnOp::Abs, Ty::I64) => self.cl(ty, CLOp::s_abs, &[x])?,
@@ -85,19 +91,40 @@ impl<'k> Writer<'k> {
                     (UnOp::Tanh, _) => self.cl(ty, CLOp::tanh, &[x])?,
                     (UnOp::Floor, _) => self.cl(ty, CLOp::floor, &[x])?,
                     (UnOp::Ceil, _) => self.cl(ty, CLOp::ceil, &[x])?,
+                    (UnOp::Sin, _) => self.cl(ty, CLOp::sin, &[x])?,
+                    (UnOp::Cos, _) => self.cl(ty, CLOp::cos, &[x])?,
+                    (UnOp::Tan, _) => self.cl(ty, CLOp::tan, &[x])?,
+                    (UnOp::Asin, _) => self.cl(ty, CLOp::asin, &[x])?,
+                    (UnOp::Acos, _) => self.cl(ty, CLOp::acos, &[x])?,
+                    (UnOp::Atan, _) => self.cl(ty, CLOp::atan, &[x])?,
+                    (UnOp::Sinh, _) => self.cl(ty, CLOp::sinh, &[x])?,
+                    (UnOp::Cosh, _) => self.cl(ty, CLOp::cosh, &[x])?,
+                    (UnOp::Asinh, _) => self.cl(ty, CLOp::asinh, &[x])?,
+                    (UnOp::Acosh, _) => self.cl(ty, CLOp::acosh, &[x])?,
+                    (UnOp::Atanh, _) => self.cl(ty, CLOp::atanh, &[x])?,
+                    (UnOp::Exp2, _) => self.cl(ty, CLOp::exp2, &[x])?,
+                    (UnOp::Expm1, _) => self.cl(ty, CLOp::expm1, &[x])?,
+                    (UnOp::Log2, _) => self.cl(ty, CLOp::log2, &[x])?,
+                    (UnOp::Log10, _) => self.cl(ty, CLOp::log10, &[x])?,
+                    (UnOp::Log1p, _) => self.cl(ty, CLOp::log1p, &[x])?,
+                    (UnOp::Erfc, _) => self.cl(ty, CLOp::erfc, &[x])?,
+                    (UnOp::Lgamma, _) => self.cl(ty, CLOp::lgamma, &[x])?,
+                    (UnOp::Trunc, _) => self.cl(ty, CLOp::trunc, &[x])?,
+                    (UnOp::Rint, _) => self.cl(ty, CLOp::rint, &[x])?,
+                    (UnOp::BitNot, _) => self.b.not(ty, None, x)?,
                 }
             }
             KExpr::Binary(op, a, c) => {
                 let (x, y) = (self.emit(a)?, self.emit(c)?);
                 match (k.ty(a), op) {
-                    (Ty::F32, BinOp::Add) => self.b.f_add(ty, None, x, y)?,
-                    (Ty::F32, BinOp::Sub) => self.b.f_sub(ty, None, x, y)?,
-                    (Ty::F32, BinOp::Mul) => self.b.f_mul(ty, None, x, y)?,
-                    (Ty::F32, BinOp::Div) => self.b.f_div(ty, None, x, y)?,
-                    (Ty::F32, BinOp::Rem) => self.cl(ty, CLOp::fmod, &[x, y])?,
-                    (Ty::F32, BinOp::Max) => self.cl(ty, CLOp::fmax, &[x, y])?,
-                    (Ty::F32, BinOp::Min) => self.cl(ty, CLOp::fmin, &[x, y])?,
-                    (Ty::F32, BinOp::Pow) => self.cl(ty, CLOp::pow, &[x, y])?,
+                    (Ty::F32 | Ty::F64, BinOp::Add) => self.b.f_add(ty, None, x, y)?,
+                    (Ty::F32 | Ty::F64, BinOp::Sub) => self.b.f_sub(ty, None, x, y)?,
+                    (Ty::F32 | Ty::F64, BinOp::Mul) => self.b.f_mul(ty, None, x, y)?,
+                    (Ty::F32 | Ty::F64, BinOp::Div) => self.b.f_div(ty, None, x, y)?,
+                    (Ty::F32 | Ty::F64, BinOp::Rem) => self.cl(ty, CLOp::fmod, &[x, y])?,
+                    (Ty::F32 | Ty::F64, BinOp::Max) => self.cl(ty, CLOp::fmax, &[x, y])?,
+                    (Ty::F32 | Ty::F64, BinOp::Min) => self.cl(ty, CLOp::fmin, &[x, y])?,
+                    (Ty::F32 | Ty::F64, BinOp::Pow) => self.cl(ty, CLOp::pow, &[x, y])?,
                     (Ty::I64, BinOp::Add) => self.b.i_add(ty, None, x, y)?,
                     (Ty::I64, BinOp::Sub) => self.b.i_sub(ty, None, x, y)?,
                     (Ty::I64, BinOp::Mul) => self.b.i_mul(ty, None, x, y)?,
@@ -105,6 +132,15 @@ impl<'k> Writer<'k> {
                     (Ty::I64, BinOp::Rem) => self.b.s_rem(ty, None, x, y)?,
                     (Ty::I64, BinOp::Max) => self.cl(ty, CLOp::s_max, &[x, y])?,
                     (Ty::I64, BinOp::Min) => self.cl(ty, CLOp::s_min, &[x, y])?,
+                    (Ty::F32 | Ty::F64, BinOp::Atan2) => self.cl(ty, CLOp::atan2, &[x, y])?,
+                    (Ty::F32 | Ty::F64, BinOp::Hypot) => self.cl(ty, CLOp::hypot, &[x, y])?,
+                    (Ty::F32 | Ty::F64, BinOp::CopySign) => self.cl(ty, CLOp::copysign, &[x, y])?,
+                    (Ty::I64, BinOp::BitAnd) => self.b.bitwise_and(ty, None, x, y)?,
+                    (Ty::I64, BinOp::BitOr) => self.b.bitwise_or(ty, None, x, y)?,
+                    (Ty::I64, BinOp::BitXor) => self.b.bitwise_xor(ty, None, x, y)?,
+                    (Ty::Bool, BinOp::BitAnd) => self.b.logical_and(ty, None, x, y)?,
+                    (Ty::Bool, BinOp::BitOr) => self.b.logical_or(ty, None, x, y)?,
+                    (Ty::Bool, BinOp::BitXor) => self.b.logical_not_equal(ty, None, x, y)?,
                     (Ty::Bool, BinOp::And) => self.b.logical_and(ty, None, x, y)?,
                     (Ty::Bool, BinOp::Or) => self.b.logical_or(ty, None, x, y)?,
                     (t, op) => return Err(CodegenError::Unsupported(format!("{op:?} on {t:?}"))),
@@ -112,7 +148,7 @@ impl<'k> Writer<'k> {
             }
             KExpr::Cmp(op, a, c) => {
                 let (x, y) = (self.emit(a)?, self.emit(c)?);
-                let f = k.ty(a) == Ty::F32;
+                let f = k.ty(a).is_float();
                 match (op, f) {
                     (CmpOp::Lt, true) => self.b.f_ord_less_than(ty, None, x, y)?,
                     (CmpOp::Le, true) => self.b.f_ord_less_than_equal(ty, None, x, y)?,
@@ -135,6 +171,10 @@ impl<'k> Writer<'k> {
             KExpr::ToF32(a) => {
                 let x = self.emit(a)?;
                 self.b.convert_s_to_f(ty, None, x)?
+            }
+            KExpr::Cast(a, to) => {
+                let x = self.emit(a)?;
+                self.cast(x, k.ty(a), to)?
             }
             KExpr::Reduce { op, var, extent, body } => self.reduce(op, var.0, extent, body)?,
         };
@@ -176,29 +216,51 @@ impl<'k> Writer<'k> {
 
     /// `op` folded over `body` for `var = start, start + step, … < end`, from `op`'s identity.
     pub(super) fn fold(&mut self, op: RedOp, var: u32, start: Word, step: Word, end: Word, body: ExprId) -> Result<Word, CodegenError> {
-        let f32t = self.ty_word(Ty::F32);
+        let body_ty = self.k.ty(body);
+        let f32t = self.ty_word(body_ty);
         let init = match op {
             RedOp::Sum => 0.0,
-            RedOp::Max => f32::NEG_INFINITY,
-            RedOp::Min => f32::INFINITY,
+            RedOp::Prod => 1.0,
+            RedOp::Max => f64::NEG_INFINITY,
+            RedOp::Min => f64::INFINITY,
         };
-        let init = self.types.f32(&mut self.b, init);
+        let init = match body_ty {
+            Ty::F64 => self.types.f64(&mut self.b, init),
+            Ty::I64 => {
+                let i = match op {
+                    RedOp::Max => i64::MIN,
+                    RedOp::Min => i64::MAX,
+                    _ => init as i64,
+                };
+                self.types.i64(&mut self.b, i)
+            }
+            _ => self.types.f32(&mut self.b, init as f32),
+        };
         let out = self.counted_loop(start, end, step, &[(f32t, init)], &mut |w, i, acc| {
             w.vars.insert(VarId(var), i);
             w.bound |= 1u128 << var;
             let v = w.emit(body)?;
             w.bound &= !(1u128 << var);
-            Ok(vec![w.combine(op, acc[0], v)?])
+            Ok(vec![w.combine_ty(op, acc[0], v, body_ty)?])
         })?;
         Ok(out[0])
     }
 
     pub(super) fn combine(&mut self, op: RedOp, acc: Word, v: Word) -> Result<Word, CodegenError> {
-        let f32t = self.ty_word(Ty::F32);
-        Ok(match op {
-            RedOp::Sum => self.b.f_add(f32t, None, acc, v)?,
-            RedOp::Max => self.cl(f32t, CLOp::fmax, &[acc, v])?,
-            RedOp::Min => self.cl(f32t, CLOp::fmin, &[acc, v])?,
+        self.combine_ty(op, acc, v, Ty::F32)
+    }
+
+    pub(super) fn combine_ty(&mut self, op: RedOp, acc: Word, v: Word, ty: Ty) -> Result<Word, CodegenError> {
+        let f32t = self.ty_word(ty);
+        Ok(match (op, ty) {
+            (RedOp::Sum, Ty::I64) => self.b.i_add(f32t, None, acc, v)?,
+            (RedOp::Prod, Ty::I64) => self.b.i_mul(f32t, None, acc, v)?,
+            (RedOp::Max, Ty::I64) => self.cl(f32t, CLOp::s_max, &[acc, v])?,
+            (RedOp::Min, Ty::I64) => self.cl(f32t, CLOp::s_min, &[acc, v])?,
+            (RedOp::Sum, _) => self.b.f_add(f32t, None, acc, v)?,
+            (RedOp::Prod, _) => self.b.f_mul(f32t, None, acc, v)?,
+            (RedOp::Max, _) => self.cl(f32t, CLOp::fmax, &[acc, v])?,
+            (RedOp::Min, _) => self.cl(f32t, CLOp::fmin, &[acc, v])?,
         })
     }
 

@@ -5,6 +5,7 @@
 //! `writer` lays out the module and the kernel entry, `block` emits expressions and loops.
 
 mod block;
+mod elem;
 mod workgroup;
 pub mod types;
 mod writer;

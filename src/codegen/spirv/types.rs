@@ -22,8 +22,20 @@ pub enum LocalType {
     F32,
     /// `get_global_id`'s `size_t[3]` under Physical64 addressing.
     V3I64,
+    /// Storage-only scalar types of buffers other than float32 (loaded, then converted).
+    F16,
+    F64,
+    I8,
+    I16,
     /// `__global float*`
     GlobalF32,
+    /// `__global` pointers to the other storage types.
+    GlobalF16,
+    GlobalF64,
+    GlobalI8,
+    GlobalI16,
+    GlobalI32,
+    GlobalI64,
     /// `__local float*`
     LocalF32,
     /// Pointer to a work-item id input variable (`GlobalInvocationId` and friends).
@@ -51,6 +63,22 @@ impl Types {
             LocalType::I64 => b.type_int(64, 0),
             LocalType::I32 => b.type_int(32, 0),
             LocalType::F32 => b.type_float(32),
+            LocalType::F16 => b.type_float(16),
+            LocalType::F64 => b.type_float(64),
+            LocalType::I8 => b.type_int(8, 0),
+            LocalType::I16 => b.type_int(16, 0),
+            LocalType::GlobalF16 | LocalType::GlobalF64 | LocalType::GlobalI8 | LocalType::GlobalI16 | LocalType::GlobalI32 | LocalType::GlobalI64 => {
+                let e = match t {
+                    LocalType::GlobalF16 => LocalType::F16,
+                    LocalType::GlobalF64 => LocalType::F64,
+                    LocalType::GlobalI8 => LocalType::I8,
+                    LocalType::GlobalI16 => LocalType::I16,
+                    LocalType::GlobalI32 => LocalType::I32,
+                    _ => LocalType::I64,
+                };
+                let e = self.get(b, e);
+                b.type_pointer(None, StorageClass::CrossWorkgroup, e)
+            }
             LocalType::V3I64 => {
                 let e = self.get(b, LocalType::I64);
                 b.type_vector(e, 3)
@@ -88,6 +116,17 @@ impl Types {
         }
         let ty = self.get(b, LocalType::F32);
         let id = b.constant_bit32(ty, v.to_bits());
+        self.constants.insert(key, id);
+        id
+    }
+
+    pub fn f64(&mut self, b: &mut Builder, v: f64) -> Word {
+        let key = (LocalType::F64, v.to_bits());
+        if let Some(id) = self.constants.get(&key) {
+            return *id;
+        }
+        let ty = self.get(b, LocalType::F64);
+        let id = b.constant_bit64(ty, v.to_bits());
         self.constants.insert(key, id);
         id
     }

@@ -94,7 +94,6 @@ impl<'k> Writer<'k> {
         let k = self.k;
         let rank = k.domain.len();
         let outer = (outer as usize).min(rank);
-        let gptr = self.types.get(&mut self.b, LocalType::GlobalF32);
         let i64t = self.types.get(&mut self.b, LocalType::I64);
         let row = self.load_id(group_var, 0)?;
         let lid = self.load_id(lid_var, 0)?;
@@ -115,8 +114,7 @@ impl<'k> Writer<'k> {
             let at = w.b.i_add(i64t, None, base, e)?;
             for store in &k.stores {
                 let v = w.emit(store.value)?;
-                let ptr = w.b.in_bounds_ptr_access_chain(gptr, None, w.params[store.buf as usize], at, [])?;
-                w.b.store(ptr, v, Some(spirv::MemoryAccess::ALIGNED), [Operand::LiteralBit32(4)])?;
+                w.store_elem(store.buf, at, v)?;
             }
             Ok(vec![])
         })?;
@@ -163,7 +161,6 @@ impl<'k> Writer<'k> {
             self.types.get(&mut self.b, LocalType::F32),
             self.types.get(&mut self.b, LocalType::Bool),
         );
-        let gptr = self.types.get(&mut self.b, LocalType::GlobalF32);
         let (gj, gi, batch) = (self.load_id(gid_var, 0)?, self.load_id(gid_var, 1)?, self.load_id(gid_var, 2)?);
         let (lx, ly) = (self.load_id(lid_var, 0)?, self.load_id(lid_var, 1)?);
         let (batch_ext, _) = self.extents(0..rank - 2)?;
@@ -223,8 +220,7 @@ impl<'k> Writer<'k> {
             let at = w.b.i_add(i64t, None, at, gj)?;
             for store in &k.stores {
                 let v = w.emit(store.value)?;
-                let ptr = w.b.in_bounds_ptr_access_chain(gptr, None, w.params[store.buf as usize], at, [])?;
-                w.b.store(ptr, v, Some(spirv::MemoryAccess::ALIGNED), [Operand::LiteralBit32(4)])?;
+                w.store_elem(store.buf, at, v)?;
             }
             Ok(())
         })

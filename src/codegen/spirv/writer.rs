@@ -56,6 +56,13 @@ pub(super) fn write(k: &Kernel) -> Result<Vec<u32>, CodegenError> {
     for cap in [Capability::Addresses, Capability::Kernel, Capability::Int64] {
         b.capability(cap);
     }
+    for cap in super::elem::capabilities(k.buffers.iter().map(|p| p.elem)) {
+        b.capability(cap);
+    }
+    // f64 arithmetic can appear without an f64 buffer (a float64 constant folded away is not).
+    if k.types.contains(&crate::lower::kernel::Ty::F64) && !k.buffers.iter().any(|p| p.elem == crate::lower::kernel::Elem::F64) {
+        b.capability(Capability::Float64);
+    }
     let cl = b.ext_inst_import("OpenCL.std");
     b.memory_model(AddressingModel::Physical64, MemoryModel::OpenCL);
     let mut w = Writer {
@@ -107,10 +114,9 @@ impl<'k> Writer<'k> {
     fn kernel(&mut self) -> Result<(), CodegenError> {
         let k = self.k;
         let void = self.types.get(&mut self.b, LocalType::Void);
-        let gptr = self.types.get(&mut self.b, LocalType::GlobalF32);
         let i64t = self.types.get(&mut self.b, LocalType::I64);
-        let param_types: Vec<Word> =
-            k.buffers.iter().map(|_| gptr).chain(k.params.iter().map(|_| i64t)).collect();
+        let buffer_types: Vec<Word> = k.buffers.iter().map(|p| self.global_ptr(p.elem)).collect();
+        let param_types: Vec<Word> = buffer_types.into_iter().chain(k.params.iter().map(|_| i64t)).collect();
         let fn_ty = self.b.type_function(void, param_types.clone());
         // Module-scope variables come before the function: rspirv places a variable in the
         // global section only while no block is open.
@@ -197,7 +203,6 @@ impl<'k> Writer<'k> {
     /// One work-item per output element.
     fn elementwise(&mut self, gid_var: Word) -> Result<(), CodegenError> {
         let k = self.k;
-        let gptr = self.types.get(&mut self.b, LocalType::GlobalF32);
         let bool_t = self.types.get(&mut self.b, LocalType::Bool);
         let gid = self.load_id(gid_var, 0)?;
         let (extents, total) = self.extents(0..k.domain.len())?;
@@ -210,8 +215,7 @@ impl<'k> Writer<'k> {
         self.bind_coords(gid, &extents, 0)?;
         for store in &k.stores {
             let v = self.emit(store.value)?;
-            let ptr = self.b.in_bounds_ptr_access_chain(gptr, None, self.params[store.buf as usize], gid, [])?;
-            self.b.store(ptr, v, Some(spirv::MemoryAccess::ALIGNED), [Operand::LiteralBit32(4)])?;
+            self.store_elem(store.buf, gid, v)?;
         }
         self.b.branch(end)?;
         self.label = self.b.begin_block(Some(end))?;

@@ -153,3 +153,53 @@ pub fn native_batch_norm_no_training(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let empty = || dtype_ok(Tensor::full(out.dtype(), &[0], 0.0)).map(RtValue::Tensor);
     Ok(vec![RtValue::Tensor(out.clone()), empty()?, empty()?])
 }
+
+/// `(out, mean, rstd)` of group norm: `input` is `[N, C, *]`, normalised per sample over each
+/// group of `C / G` channels; `weight`/`bias` are per channel; mean and rstd are `[N, G]`.
+fn group_norm_impl(x: &Tensor, groups: usize, w: Option<Vec<f64>>, b: Option<Vec<f64>>, eps: f64) -> OpResult<[Tensor; 3]> {
+    let s = x.shape();
+    if s.len() < 2 || groups == 0 || !s[1].is_multiple_of(groups) {
+        return shape_err(format!("group norm of {s:?} into {groups} groups"));
+    }
+    let (n, c) = (s[0], s[1]);
+    let hw: usize = s[2..].iter().product();
+    let per = c / groups * hw;
+    let v = x.to_f64_vec();
+    let mut out = vec![0.0; v.len()];
+    let (mut means, mut rstds) = (Vec::with_capacity(n * groups), Vec::with_capacity(n * groups));
+    for (gi, chunk) in v.chunks(per.max(1)).enumerate().take(n * groups) {
+        let mean = chunk.iter().sum::<f64>() / per as f64;
+        let var = chunk.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / per as f64;
+        let rstd = 1.0 / (var + eps).sqrt();
+        for (k, x) in chunk.iter().enumerate() {
+            let at = gi * per + k;
+            let ch = (at / hw.max(1)) % c;
+            let y = (x - mean) * rstd;
+            let y = w.as_ref().map_or(y, |w| y * w[ch]);
+            out[at] = b.as_ref().map_or(y, |b| y + b[ch]);
+        }
+        means.push(mean);
+        rstds.push(rstd);
+    }
+    let mk = |shape: &[usize], v: Vec<f64>| -> OpResult<Tensor> {
+        let t = Tensor::from_vec(shape, v).ok_or_else(|| OpError::Shape("group_norm result".into()))?;
+        dtype_ok(t.cast(x.dtype()))
+    };
+    Ok([mk(s, out)?, mk(&[n, groups], means)?, mk(&[n, groups], rstds)?])
+}
+
+pub fn group_norm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = float_input(cx)?;
+    let c = x.shape().get(1).copied().unwrap_or(0);
+    let g = cx.int("num_groups")?.max(0) as usize;
+    let [o, _, _] = group_norm_impl(x, g, param(cx, "weight", c)?, param(cx, "bias", c)?, cx.float_or("eps", 1e-5)?)?;
+    Ok(vec![RtValue::Tensor(o)])
+}
+
+pub fn native_group_norm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = float_input(cx)?;
+    let c = x.shape().get(1).copied().unwrap_or(0);
+    let g = cx.int("group")?.max(0) as usize;
+    let r = group_norm_impl(x, g, param(cx, "weight", c)?, param(cx, "bias", c)?, cx.float_or("eps", 1e-5)?)?;
+    Ok(r.into_iter().map(RtValue::Tensor).collect())
+}

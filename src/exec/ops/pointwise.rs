@@ -7,7 +7,7 @@
 use ndarray::{ArrayD, IxDyn, Zip};
 
 use super::{dtype_ok, one, shape_err, OpCx, OpError, OpResult};
-use crate::exec::tensor::{Data, Element, Tensor};
+use crate::exec::tensor::{Data, Element, Tensor, BF16, F16};
 use crate::exec::value::RtValue;
 use crate::ir::DType;
 
@@ -45,7 +45,7 @@ pub enum Operand<'a> {
 
 impl Operand<'_> {
     /// The operand as a tensor of `dtype`.
-    fn cast(&self, dtype: DType) -> OpResult<Tensor> {
+    pub(crate) fn cast(&self, dtype: DType) -> OpResult<Tensor> {
         match self {
             Operand::Tensor(t) if t.dtype() == dtype => Ok((*t).clone()),
             Operand::Tensor(t) => dtype_ok(t.cast(dtype)),
@@ -54,25 +54,50 @@ impl Operand<'_> {
     }
 }
 
-/// Position of a dtype in the promotion lattice of the supported dtypes, which is a chain.
-fn rank(d: DType) -> OpResult<u8> {
-    Ok(match d {
-        DType::Bool => 0,
-        DType::I32 => 1,
-        DType::I64 => 2,
-        DType::F32 => 3,
-        DType::F64 => 4,
-        other => return Err(OpError::DType(other)),
+/// `torch.promote_types` over the dtypes the interpreter holds: bool < integers < floats;
+/// uint8 with a signed integer needs the next wider signed type; float16 with bfloat16 meets at
+/// float32.
+pub(crate) fn promote_types(a: DType, b: DType) -> OpResult<DType> {
+    use DType::*;
+    fn int_rank(d: DType) -> Option<u8> {
+        Some(match d {
+            I8 => 0,
+            I16 => 1,
+            I32 => 2,
+            I64 => 3,
+            _ => return None,
+        })
+    }
+    for d in [a, b] {
+        if !crate::exec::tensor::DTYPES.contains(&d) {
+            return Err(OpError::DType(d));
+        }
+    }
+    Ok(match (a, b) {
+        _ if a == b => a,
+        (Bool, o) | (o, Bool) => o,
+        (U8, I8) | (I8, U8) => I16,
+        (U8, o) | (o, U8) if int_rank(o).is_some() => o,
+        (x, y) if int_rank(x).is_some() && int_rank(y).is_some() => {
+            if int_rank(x) > int_rank(y) {
+                x
+            } else {
+                y
+            }
+        }
+        (x, y) if x.is_floating() && !y.is_floating() => x,
+        (x, y) if y.is_floating() && !x.is_floating() => y,
+        (F16, BF16) | (BF16, F16) => F32,
+        (F64, _) | (_, F64) => F64,
+        (F32, _) | (_, F32) => F32,
+        (x, y) => return Err(OpError::Unsupported(format!("no promotion of {x} and {y}"))),
     })
 }
 
 fn promote(a: Option<DType>, b: DType) -> OpResult<DType> {
     match a {
-        Some(a) if rank(a)? >= rank(b)? => Ok(a),
-        _ => {
-            rank(b)?;
-            Ok(b)
-        }
+        Some(a) => promote_types(a, b),
+        None => promote_types(b, b),
     }
 }
 
@@ -138,7 +163,7 @@ fn view<'a, T: Element>(t: &'a Tensor, shape: &[usize]) -> OpResult<ndarray::Arr
 }
 
 /// Elementwise `f` over two same-dtype tensors, broadcast.
-fn zip2<T: Element, U: Element>(a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> U) -> OpResult<Tensor> {
+pub(crate) fn zip2<T: Element, U: Element>(a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> U) -> OpResult<Tensor> {
     let shape = broadcast_shapes(&[a.shape(), b.shape()])?;
     let out: ArrayD<U> = Zip::from(view::<T>(a, &shape)?).and(view::<T>(b, &shape)?).map_collect(|&x, &y| f(x, y));
     Ok(Tensor::from_array(out))
@@ -146,18 +171,22 @@ fn zip2<T: Element, U: Element>(a: &Tensor, b: &Tensor, f: impl Fn(T, T) -> U) -
 
 /// An arithmetic op: its float form, and its integer form (`None` = the op fails, e.g. an
 /// integer division by zero).
-struct Arith {
-    float: fn(f64, f64) -> f64,
-    int: fn(i64, i64) -> Option<i64>,
+pub(crate) struct Arith {
+    pub float: fn(f64, f64) -> f64,
+    pub int: fn(i64, i64) -> Option<i64>,
 }
 
-fn arith(a: Operand, b: Operand, out: DType, op: &Arith) -> OpResult<Tensor> {
+pub(crate) fn arith(a: Operand, b: Operand, out: DType, op: &Arith) -> OpResult<Tensor> {
     let (x, y) = (a.cast(out)?, b.cast(out)?);
     let int_err = || OpError::Unsupported("integer division by zero".into());
     match out {
         DType::F32 => zip2::<f32, f32>(&x, &y, |p, q| (op.float)(p as f64, q as f64) as f32),
         DType::F64 => zip2::<f64, f64>(&x, &y, op.float),
-        DType::I64 | DType::I32 | DType::Bool => {
+        DType::F16 | DType::BF16 => {
+            let (xf, yf) = (dtype_ok(x.cast(DType::F64))?, dtype_ok(y.cast(DType::F64))?);
+            dtype_ok(zip2::<f64, f64>(&xf, &yf, op.float)?.cast(out))
+        }
+        DType::I64 | DType::I32 | DType::I16 | DType::I8 | DType::U8 | DType::Bool => {
             let (xi, yi) = (x.cast(DType::I64).map_err(OpError::DType)?, y.cast(DType::I64).map_err(OpError::DType)?);
             let failed = std::cell::Cell::new(false);
             let r = zip2::<i64, i64>(&xi, &yi, |p, q| {
@@ -199,9 +228,9 @@ fn add_like(cx: &OpCx, sign: f64, reverse: bool) -> OpResult<Vec<RtValue>> {
     one(arith(a, Operand::Tensor(&scaled), out, op)?)
 }
 
-const ADD: Arith = Arith { float: |a, b| a + b, int: |a, b| Some(a.wrapping_add(b)) };
-const SUB: Arith = Arith { float: |a, b| a - b, int: |a, b| Some(a.wrapping_sub(b)) };
-const MUL: Arith = Arith { float: |a, b| a * b, int: |a, b| Some(a.wrapping_mul(b)) };
+pub(crate) const ADD: Arith = Arith { float: |a, b| a + b, int: |a, b| Some(a.wrapping_add(b)) };
+pub(crate) const SUB: Arith = Arith { float: |a, b| a - b, int: |a, b| Some(a.wrapping_sub(b)) };
+pub(crate) const MUL: Arith = Arith { float: |a, b| a * b, int: |a, b| Some(a.wrapping_mul(b)) };
 
 pub fn add(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     add_like(cx, 1.0, false)
@@ -255,7 +284,7 @@ pub fn pow(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     )?)
 }
 
-fn nan_max(a: f64, b: f64) -> f64 {
+pub(crate) fn nan_max(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
         f64::NAN
     } else {
@@ -263,7 +292,7 @@ fn nan_max(a: f64, b: f64) -> f64 {
     }
 }
 
-fn nan_min(a: f64, b: f64) -> f64 {
+pub(crate) fn nan_min(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
         f64::NAN
     } else {
@@ -285,17 +314,24 @@ pub(crate) fn map_float(t: &Tensor, f: impl Fn(f64) -> f64) -> OpResult<Tensor> 
     Ok(match t.data() {
         Data::F32(a) => Tensor::from_array(a.mapv(|x| f(x as f64) as f32)),
         Data::F64(a) => Tensor::from_array(a.mapv(f)),
+        Data::F16(a) => Tensor::from_array(a.mapv(|x| F16::from_f64(f(x.to_f64())))),
+        Data::BF16(a) => Tensor::from_array(a.mapv(|x| BF16::from_f64(f(x.to_f64())))),
         _ => return map_float(&dtype_ok(t.cast(DType::F32))?, f),
     })
 }
 
 /// Applies `f` in the tensor's own dtype (integers through `i64`).
-fn map_keep(t: &Tensor, f: impl Fn(f64) -> f64, i: impl Fn(i64) -> i64) -> OpResult<Tensor> {
+pub(crate) fn map_keep(t: &Tensor, f: impl Fn(f64) -> f64, i: impl Fn(i64) -> i64) -> OpResult<Tensor> {
     Ok(match t.data() {
         Data::F32(a) => Tensor::from_array(a.mapv(|x| f(x as f64) as f32)),
         Data::F64(a) => Tensor::from_array(a.mapv(f)),
         Data::I64(a) => Tensor::from_array(a.mapv(i)),
         Data::I32(a) => Tensor::from_array(a.mapv(|x| i(x as i64) as i32)),
+        Data::I16(a) => Tensor::from_array(a.mapv(|x| i(x as i64) as i16)),
+        Data::I8(a) => Tensor::from_array(a.mapv(|x| i(x as i64) as i8)),
+        Data::U8(a) => Tensor::from_array(a.mapv(|x| i(x as i64) as u8)),
+        Data::F16(a) => Tensor::from_array(a.mapv(|x| F16::from_f64(f(x.to_f64())))),
+        Data::BF16(a) => Tensor::from_array(a.mapv(|x| BF16::from_f64(f(x.to_f64())))),
         Data::Bool(_) => return Err(OpError::DType(DType::Bool)),
     })
 }
@@ -389,7 +425,7 @@ fn clamp_f(x: f64, lo: Option<f64>, hi: Option<f64>) -> f64 {
     y
 }
 
-fn clamp_impl(t: &Tensor, lo: Option<Scalar>, hi: Option<Scalar>) -> OpResult<Tensor> {
+pub(crate) fn clamp_impl(t: &Tensor, lo: Option<Scalar>, hi: Option<Scalar>) -> OpResult<Tensor> {
     if lo.is_none() && hi.is_none() {
         return Err(OpError::Arg { arg: "min".into(), message: "clamp needs at least one of min and max".into() });
     }
@@ -400,7 +436,7 @@ fn clamp_impl(t: &Tensor, lo: Option<Scalar>, hi: Option<Scalar>) -> OpResult<Te
     let (lo, hi) = (lo.map(Scalar::to_f64), hi.map(Scalar::to_f64));
     let x = dtype_ok(t.cast(out))?;
     match out {
-        DType::F32 | DType::F64 => map_float(&x, |v| clamp_f(v, lo, hi)),
+        d if d.is_floating() => map_float(&x, |v| clamp_f(v, lo, hi)),
         _ => {
             let (lo, hi) = (lo.map(|v| v as i64), hi.map(|v| v as i64));
             map_keep(&x, |v| v, |v| {
@@ -452,9 +488,12 @@ pub fn addcmul(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let (s, t1, t2) = (cx.tensor("self")?, cx.tensor("tensor1")?, cx.tensor("tensor2")?);
     let value = cx.scalar_or("value", Scalar::Int(1))?;
     let out = result_type(&[Operand::Tensor(s), Operand::Tensor(t1), Operand::Tensor(t2)])?;
-    let prod = arith(Operand::Tensor(t1), Operand::Tensor(t2), out, &MUL)?;
-    let scaled = arith(Operand::Scalar(value), Operand::Tensor(&prod), out, &MUL)?;
-    one(arith(Operand::Tensor(s), Operand::Tensor(&scaled), out, &ADD)?)
+    // Floats compute in f64 and round once (PyTorch keeps half intermediates in float32);
+    // integers stay exact in their own type.
+    let wide = if out.is_floating() { DType::F64 } else { out };
+    let prod = arith(Operand::Tensor(t1), Operand::Tensor(t2), wide, &MUL)?;
+    let scaled = arith(Operand::Scalar(value), Operand::Tensor(&prod), wide, &MUL)?;
+    one(dtype_ok(arith(Operand::Tensor(s), Operand::Tensor(&scaled), wide, &ADD)?.cast(out))?)
 }
 
 pub fn where_self(cx: &OpCx) -> OpResult<Vec<RtValue>> {
@@ -465,7 +504,7 @@ pub fn where_self(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 }
 
 /// `cond ? a : b` elementwise, broadcast; `a` and `b` share a dtype.
-fn select3(cond: &Tensor, a: &Tensor, b: &Tensor) -> OpResult<Tensor> {
+pub(crate) fn select3(cond: &Tensor, a: &Tensor, b: &Tensor) -> OpResult<Tensor> {
     fn go<T: Element>(c: &Tensor, a: &Tensor, b: &Tensor) -> OpResult<Tensor> {
         let shape = broadcast_shapes(&[c.shape(), a.shape(), b.shape()])?;
         let out: ArrayD<T> = Zip::from(view::<bool>(c, &shape)?)
@@ -479,6 +518,11 @@ fn select3(cond: &Tensor, a: &Tensor, b: &Tensor) -> OpResult<Tensor> {
         DType::F64 => go::<f64>(cond, a, b),
         DType::I64 => go::<i64>(cond, a, b),
         DType::I32 => go::<i32>(cond, a, b),
+        DType::I16 => go::<i16>(cond, a, b),
+        DType::I8 => go::<i8>(cond, a, b),
+        DType::U8 => go::<u8>(cond, a, b),
+        DType::F16 => go::<F16>(cond, a, b),
+        DType::BF16 => go::<BF16>(cond, a, b),
         DType::Bool => go::<bool>(cond, a, b),
         d => Err(OpError::DType(d)),
     }
@@ -496,7 +540,7 @@ pub fn masked_fill(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(r)
 }
 
-fn compare(cx: &OpCx, f: fn(f64, f64) -> bool, i: fn(i64, i64) -> bool) -> OpResult<Vec<RtValue>> {
+pub(crate) fn compare(cx: &OpCx, f: fn(f64, f64) -> bool, i: fn(i64, i64) -> bool) -> OpResult<Vec<RtValue>> {
     let (a, b) = (cx.operand("self")?, cx.operand("other")?);
     let common = result_type(&[a, b])?;
     let (x, y) = (a.cast(common)?, b.cast(common)?);

@@ -238,3 +238,119 @@ pub fn softmax(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 pub fn log_softmax(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     softmax_like(cx, true)
 }
+
+/// `prod`: integers and bool multiply in int64 (wrapping), as PyTorch does.
+pub fn prod(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let dims = match cx.opt_int("dim")? {
+        Some(d) => vec![wrap_dim(d, t.ndim())?],
+        None => reduce_dims(None, t.ndim())?,
+    };
+    let keep = keepdim(cx)?;
+    let out = match cx.opt_dtype("dtype")? {
+        Some(d) => d,
+        None if t.dtype().is_floating() => t.dtype(),
+        None => DType::I64,
+    };
+    if out.is_floating() {
+        return one(reduce_float(t, &dims, keep, out, |r| r.iter().product())?);
+    }
+    let rows = group::<i64>(t, &dims, keep);
+    let vals: Vec<i64> =
+        if rows.row_len == 0 { vec![1; rows.count()] } else { rows.rows().map(|r| r.iter().fold(1i64, |a, &b| a.wrapping_mul(b))).collect() };
+    let r = Tensor::from_vec(&rows.out_shape, vals).ok_or_else(|| OpError::Shape("reduction shape".into()))?;
+    one(dtype_ok(r.cast(out))?)
+}
+
+/// `all`: bool result (uint8 stays uint8, as PyTorch keeps it).
+pub fn all(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let dims = reduce_dims(cx.opt_ints("dim")?, t.ndim())?;
+    let rows = group::<bool>(&dtype_ok(t.cast(DType::Bool))?, &dims, keepdim(cx)?);
+    let vals: Vec<bool> = if rows.row_len == 0 { vec![true; rows.count()] } else { rows.rows().map(|r| r.iter().all(|&b| b)).collect() };
+    let r = Tensor::from_vec(&rows.out_shape, vals).ok_or_else(|| OpError::Shape("reduction shape".into()))?;
+    one(if t.dtype() == DType::U8 { dtype_ok(r.cast(DType::U8))? } else { r })
+}
+
+pub fn count_nonzero(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let dims = reduce_dims(cx.opt_ints("dim")?, t.ndim())?;
+    let rows = group::<f64>(t, &dims, false);
+    let vals: Vec<i64> =
+        if rows.row_len == 0 { vec![0; rows.count()] } else { rows.rows().map(|r| r.iter().filter(|&&x| x != 0.0).count() as i64).collect() };
+    one(Tensor::from_vec(&rows.out_shape, vals).ok_or_else(|| OpError::Shape("reduction shape".into()))?)
+}
+
+pub fn nansum(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let dims = reduce_dims(cx.opt_ints("dim")?, t.ndim())?;
+    let out = cx.opt_dtype("dtype")?.unwrap_or(if t.dtype().is_floating() { t.dtype() } else { DType::I64 });
+    one(reduce_float(t, &dims, keepdim(cx)?, out, |r| r.iter().filter(|x| !x.is_nan()).sum())?)
+}
+
+pub fn nanmean(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let dims = reduce_dims(cx.opt_ints("dim")?, t.ndim())?;
+    let out = cx.opt_dtype("dtype")?.unwrap_or(t.dtype());
+    one(reduce_float(t, &dims, keepdim(cx)?, out, |r| {
+        let v: Vec<f64> = r.iter().copied().filter(|x| !x.is_nan()).collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    })?)
+}
+
+pub fn logsumexp(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let dims = reduce_dims(cx.opt_ints("dim")?, t.ndim())?;
+    let out = if t.dtype().is_floating() { t.dtype() } else { DType::F32 };
+    one(reduce_float(t, &dims, keepdim(cx)?, out, |r| {
+        let m = r.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if m.is_infinite() {
+            return if r.iter().any(|x| x.is_nan()) { f64::NAN } else { m };
+        }
+        m + r.iter().map(|x| (x - m).exp()).sum::<f64>().ln()
+    })?)
+}
+
+pub fn aminmax(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let lo = extreme(cx, |x, m| x < m)?;
+    let hi = extreme(cx, |x, m| x > m)?;
+    Ok(lo.into_iter().chain(hi).collect())
+}
+
+/// `linalg_vector_norm(x, ord, dim, keepdim, dtype)`: `(Σ|x|^ord)^(1/ord)`, with ±inf and 0.
+pub fn vector_norm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let ord = cx.float_or("ord", 2.0)?;
+    let dims = reduce_dims(cx.opt_ints("dim")?, t.ndim())?;
+    let out = cx.opt_dtype("dtype")?.unwrap_or(t.dtype());
+    if !out.is_floating() {
+        return Err(OpError::Unsupported(format!("vector norm of a {out} tensor (PyTorch requires a float dtype)")));
+    }
+    one(reduce_float(t, &dims, keepdim(cx)?, out, move |r| norm_f(r, ord))?)
+}
+
+pub(crate) fn norm_f(r: &[f64], ord: f64) -> f64 {
+    let a = r.iter().map(|x| x.abs());
+    if ord == f64::INFINITY {
+        a.fold(0.0, |m, x| if m.is_nan() || x.is_nan() { f64::NAN } else { m.max(x) })
+    } else if ord == f64::NEG_INFINITY {
+        a.fold(f64::INFINITY, |m, x| if m.is_nan() || x.is_nan() { f64::NAN } else { m.min(x) })
+    } else if ord == 0.0 {
+        a.filter(|&x| x != 0.0).count() as f64
+    } else if ord == 1.0 {
+        a.sum()
+    } else if ord == 2.0 {
+        a.map(|x| x * x).sum::<f64>().sqrt()
+    } else {
+        a.map(|x| x.powf(ord)).sum::<f64>().powf(1.0 / ord)
+    }
+}
+
+/// `(std, mean)`.
+pub fn std_mean(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let s = var_like(cx, true)?;
+    let t = cx.tensor("self")?;
+    let dims = reduce_dims(cx.opt_ints("dim")?, t.ndim())?;
+    let m = reduce_float(t, &dims, keepdim(cx)?, t.dtype(), mean_f)?;
+    Ok(vec![RtValue::Tensor(s), RtValue::Tensor(m)])
+}

@@ -72,6 +72,84 @@ pub fn neg(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     }
 }
 
+/// Python comparisons of symbolic numbers (`u0 >= 0` in a data-dependent graph).
+fn cmp(cx: &OpCx, f: fn(f64, f64) -> bool, i: fn(i64, i64) -> bool) -> OpResult<Vec<RtValue>> {
+    Ok(vec![RtValue::Bool(match ints(cx)? {
+        (Scalar::Int(a), Scalar::Int(b)) => i(a, b),
+        (a, b) => f(a.to_f64(), b.to_f64()),
+    })])
+}
+
+pub fn ge(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    cmp(cx, |a, b| a >= b, |a, b| a >= b)
+}
+
+pub fn le(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    cmp(cx, |a, b| a <= b, |a, b| a <= b)
+}
+
+pub fn gt(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    cmp(cx, |a, b| a > b, |a, b| a > b)
+}
+
+pub fn lt(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    cmp(cx, |a, b| a < b, |a, b| a < b)
+}
+
+pub fn eq(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    cmp(cx, |a, b| a == b, |a, b| a == b)
+}
+
+pub fn ne(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    cmp(cx, |a, b| a != b, |a, b| a != b)
+}
+
+/// Metadata assertions export inserts (`_assert_tensor_metadata` before every `.to(dtype)`):
+/// they compute nothing; the interpreter checks every value against the graph's metadata anyway.
+pub fn no_op(_: &OpCx) -> OpResult<Vec<RtValue>> {
+    Ok(vec![])
+}
+
+/// `_assert_scalar(cond, msg)`: a failed runtime assertion of the exported program.
+pub fn assert_scalar(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    match cx.opt_scalar("self")? {
+        Some(Scalar::Bool(false)) | Some(Scalar::Int(0)) => {
+            let msg = cx.str_or("assert_msg", "")?;
+            Err(OpError::Unsupported(format!("runtime assertion failed: {msg}")))
+        }
+        _ => Ok(vec![]),
+    }
+}
+
+/// `item()`: the one element of a tensor as a Python number.
+pub fn item(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    if t.numel() != 1 {
+        return Err(OpError::Shape(format!("item() of a tensor of {} elements", t.numel())));
+    }
+    Ok(vec![match t.dtype() {
+        crate::ir::DType::Bool => RtValue::Bool(t.to_i64_vec()[0] != 0),
+        d if d.is_floating() => RtValue::Float(t.to_f64_vec()[0]),
+        _ => RtValue::Int(t.to_i64_vec()[0]),
+    }])
+}
+
+/// Tensors are contiguous here: the stride of `dim` is the product of the later sizes.
+pub fn sym_stride(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let d = wrap_dim(cx.int("dim")?, t.ndim())?;
+    Ok(vec![RtValue::Int(t.shape().iter().skip(d + 1).product::<usize>() as i64)])
+}
+
+pub fn sym_is_contiguous(_: &OpCx) -> OpResult<Vec<RtValue>> {
+    Ok(vec![RtValue::Bool(true)])
+}
+
+/// Tensors are contiguous copies here: the storage offset is always 0.
+pub fn sym_storage_offset(_: &OpCx) -> OpResult<Vec<RtValue>> {
+    Ok(vec![RtValue::Int(0)])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@ use crate::exec::tensor::{each_map, Data, Tensor};
 use crate::exec::value::RtValue;
 use crate::ir::DType;
 
-fn many(ts: Vec<Tensor>) -> OpResult<Vec<RtValue>> {
+pub(crate) fn many(ts: Vec<Tensor>) -> OpResult<Vec<RtValue>> {
     Ok(ts.into_iter().map(RtValue::Tensor).collect())
 }
 
@@ -164,7 +164,7 @@ pub fn flatten(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 }
 
 /// `t[..., start:end:step, ...]` along `dim`, bounds already clamped.
-fn slice_tensor(t: &Tensor, dim: usize, start: usize, end: usize, step: usize) -> Tensor {
+pub(crate) fn slice_tensor(t: &Tensor, dim: usize, start: usize, end: usize, step: usize) -> Tensor {
     let s = Slice::new(start as isize, Some(end.max(start) as isize), step as isize);
     Tensor::from_data(each_map!(t.data(), a => a.slice_axis(Axis(dim), s).to_owned()))
 }
@@ -255,7 +255,7 @@ pub fn select(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 }
 
 /// Concatenates same-dtype tensors along `dim`.
-fn concat(ts: &[Tensor], dim: usize) -> OpResult<Tensor> {
+pub(crate) fn concat(ts: &[Tensor], dim: usize) -> OpResult<Tensor> {
     macro_rules! join {
         ($variant:ident) => {{
             let views: Vec<_> = ts
@@ -275,6 +275,11 @@ fn concat(ts: &[Tensor], dim: usize) -> OpResult<Tensor> {
         Some(DType::F64) => join!(F64),
         Some(DType::I64) => join!(I64),
         Some(DType::I32) => join!(I32),
+        Some(DType::I16) => join!(I16),
+        Some(DType::I8) => join!(I8),
+        Some(DType::U8) => join!(U8),
+        Some(DType::F16) => join!(F16),
+        Some(DType::BF16) => join!(BF16),
         Some(DType::Bool) => join!(Bool),
         Some(d) => return Err(OpError::DType(d)),
         None => return shape_err("cat of no tensors"),
@@ -282,7 +287,7 @@ fn concat(ts: &[Tensor], dim: usize) -> OpResult<Tensor> {
     Ok(Tensor::from_data(data))
 }
 
-fn common_dtype(ts: &[&Tensor]) -> OpResult<Vec<Tensor>> {
+pub(crate) fn common_dtype(ts: &[&Tensor]) -> OpResult<Vec<Tensor>> {
     let out = result_type(&ts.iter().map(|t| Operand::Tensor(t)).collect::<Vec<_>>())?;
     ts.iter().map(|t| dtype_ok(t.cast(out))).collect()
 }
@@ -346,7 +351,7 @@ pub fn iota(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     })
 }
 
-fn shape_of(cx: &OpCx, name: &str) -> OpResult<Vec<usize>> {
+pub(crate) fn shape_of(cx: &OpCx, name: &str) -> OpResult<Vec<usize>> {
     let sizes = cx.ints(name)?;
     if let Some(s) = sizes.iter().find(|&&s| s < 0) {
         return shape_err(format!("negative size {s} in {sizes:?}"));
@@ -355,7 +360,7 @@ fn shape_of(cx: &OpCx, name: &str) -> OpResult<Vec<usize>> {
 }
 
 /// The dtype a factory infers from a fill value: bool, int64, or the default float32.
-fn scalar_dtype(s: Scalar) -> DType {
+pub(crate) fn scalar_dtype(s: Scalar) -> DType {
     match s {
         Scalar::Bool(_) => DType::Bool,
         Scalar::Int(_) => DType::I64,
@@ -363,7 +368,7 @@ fn scalar_dtype(s: Scalar) -> DType {
     }
 }
 
-fn filled(dtype: DType, shape: &[usize], v: Scalar) -> OpResult<Tensor> {
+pub(crate) fn filled(dtype: DType, shape: &[usize], v: Scalar) -> OpResult<Tensor> {
     match (v, dtype) {
         // Through f64 an int64 above 2^53 would round.
         (Scalar::Int(i), DType::I64) => Ok(Tensor::from_array(ArrayD::from_elem(IxDyn(shape), i))),

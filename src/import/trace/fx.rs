@@ -353,7 +353,7 @@ impl Cx {
             Py::Name(n) if matches!(n.as_str(), "inf" | "nan") => Json::String(n.clone()),
             Py::Name(n) => return Err(format!("`{n}` is not defined before this line")),
             Py::Slice(parts) => serde_json::json!({ "slice": all(&parts[..])? }),
-            Py::Call { func, args, .. } if is_slice_call(func, args) => serde_json::json!({ "slice": slice_parts(args)
+            Py::Call { func, args, .. } if is_slice_call(func, args) && !self.names.contains_key("slice") => serde_json::json!({ "slice": slice_parts(args)
                 .iter()
                 .map(|p| self.structure(p))
                 .collect::<Result<Vec<_>, _>>()? }),
@@ -410,7 +410,8 @@ impl Cx {
                     _ => return Err(format!("`{n}` is not defined before this line")),
                 },
             },
-            Py::Unary("neg", inner) if matches!(inner.as_ref(), Py::Name(n) if n == "inf") => Arg::Float(f64::NEG_INFINITY),
+            Py::Unary("neg", inner) if float_constant(inner).is_some() => Arg::Float(-float_constant(inner).unwrap_or(0.0)),
+            Py::Attr(..) if float_constant(py).is_some() => Arg::Float(float_constant(py).unwrap_or(0.0)),
             Py::Attr(..) if self.values_in_any(py) => self.structured(py)?,
             Py::Attr(..) => {
                 let dotted = py.dotted().unwrap_or_default();
@@ -751,6 +752,18 @@ fn is_identifier(s: &str) -> bool {
     chars.next().is_some_and(|c| c.is_alphabetic() || c == '_') && chars.all(|c| c.is_alphanumeric() || c == '_')
 }
 
+/// `inf`, `nan` (FX's globals for `float("inf")`), `math.pi`, `torch.inf` and the like.
+fn float_constant(py: &Py) -> Option<f64> {
+    Some(match py.dotted()?.as_str() {
+        "inf" | "math.inf" | "torch.inf" => f64::INFINITY,
+        "nan" | "math.nan" | "torch.nan" => f64::NAN,
+        "math.pi" | "torch.pi" => std::f64::consts::PI,
+        "math.e" | "torch.e" => std::f64::consts::E,
+        "math.tau" => std::f64::consts::TAU,
+        _ => return None,
+    })
+}
+
 fn flatten(py: Py, out: &mut Vec<Py>) {
     match py {
         Py::Tuple(items) | Py::List(items) => items.into_iter().for_each(|x| flatten(x, out)),
@@ -769,7 +782,8 @@ fn augmented(stmt: &str) -> Option<(&str, &str, &str)> {
     is_identifier(name).then(|| (*op, name, rest[op.len() + 1..].trim()))
 }
 
-/// `slice(a)`, `slice(a, b)`, `slice(a, b, c)`, the builtin (no node is named `slice`).
+/// `slice(a)`, `slice(a, b)`, `slice(a, b, c)`: the builtin, unless a value shadows it (FX
+/// names nodes `slice_1`, ..., never `slice`).
 fn is_slice_call(func: &Py, args: &[Py]) -> bool {
     matches!(func, Py::Name(n) if n == "slice") && (1..=3).contains(&args.len())
 }
@@ -882,6 +896,7 @@ mod tests {
         v = x2.view(torch.Size([2, 4, getitem, 8]))
         x1 += x2;  x3: "f32[2, 4, s27, 8][64*s27, 16, 64, 1]cpu" = x1;  x1 = x2 = None
         t = torch.zeros(3, dtype = torch.float32, layout = torch.strided, memory_format = torch.contiguous_format)
+        c = torch.clamp(x3, -torch.inf, math.pi)
         return (x3, (p, q), [r, None], v, t, shape)
 "#;
 
@@ -915,6 +930,9 @@ mod tests {
         let t = node("t");
         assert_eq!(t.arg("layout"), Some(&Arg::Layout("strided".into())));
         assert_eq!(t.arg("memory_format"), Some(&Arg::MemoryFormat("contiguous_format".into())));
+        let c = node("c");
+        assert_eq!(c.args[1].arg, Arg::Float(f64::NEG_INFINITY));
+        assert_eq!(c.args[2].arg, Arg::Float(std::f64::consts::PI));
         assert_eq!(g.outputs.len(), 8, "the returned pytree's leaves: {:?}", g.outputs);
         assert_eq!(g.outputs[4], Arg::None);
     }

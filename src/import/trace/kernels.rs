@@ -233,12 +233,27 @@ fn kernel_table(rec: &CompileRecord, code: &OutputCode) -> KernelTable {
             k.compile_time_us = info.get("compile_time_us").and_then(Json::as_u64);
             k.num_configs = info.get("num_configs").and_then(Json::as_u64);
         }
+        // Keys are `kernel:handle`: a generated kernel takes every handle of its name, a library
+        // or fallback call site only its own (`extern_kernels.mm:2`, `torch.ops.aten.cos.default:47`).
+        let library = matches!(k.kind, KernelKind::Extern | KernelKind::Fallback);
         for (key, traces) in &rec.kernel_stack_traces {
-            if key.rsplit_once(':').map_or(key.as_str(), |(n, _)| n) == k.callee || *key == k.name {
+            let hit = if library {
+                *key == k.name || key.strip_prefix("torch.ops.") == Some(k.name.as_str())
+            } else {
+                key.rsplit_once(':').map_or(key.as_str(), |(n, _)| n) == k.callee
+            };
+            if hit {
                 k.stack_traces.extend(traces.iter().cloned());
             }
         }
         k.stack_traces.dedup();
+    }
+    let blind = table.kernels.iter().filter(|k| k.nodes.is_empty() && k.post_grad_nodes.is_empty()).count();
+    if blind > 0 && rec.provenance.is_none() {
+        table.notes.push(format!(
+            "{blind} kernel(s) name no node: without INDUCTOR_PROVENANCE=1 only Triton kernels and library calls carry \
+             source-node comments (C++ kernels do not); rerun with INDUCTOR_PROVENANCE=1 to map them"
+        ));
     }
     let unlaunched = table.kernels.iter().filter(|k| k.call_sites == 0).count();
     if unlaunched > 0 {

@@ -1,14 +1,13 @@
 //! Ops that create values from coordinates (`arange`, `iota`), casts, and `cat`.
 //!
-//! Kernel buffers hold f32, so integer ramps are computed as f32 inside fused kernels: exact for
-//! values below 2^24 (16,777,216), which covers `arange` over any sequence length a model slices
-//! by. `run --check` compares with the reference interpreter, which computes them in i64.
+//! Ramps are computed in i64 and converted to the output dtype (float32 ramps are exact for
+//! values below 2^24).
 
 use super::super::ctx::{wrap_dims, Ctx};
-use super::super::kernel::{BinOp, CmpOp, ExprId};
+use super::super::kernel::{BinOp, CmpOp, Elem, ExprId};
 use super::super::LowerError;
 use super::pointwise::out_sizes;
-use crate::ir::{Arg, DType, Node};
+use crate::ir::{Arg, Node};
 
 /// `start + step * i` at coordinate `i`, as f32.
 fn ramp(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId]) -> Result<ExprId, LowerError> {
@@ -17,7 +16,8 @@ fn ramp(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId]) -> Result<ExprId, LowerEr
     let (start, step) = (cx.kb.i64(start), cx.kb.i64(step));
     let scaled = cx.kb.binary(BinOp::Mul, i, step)?;
     let v = cx.kb.binary(BinOp::Add, scaled, start)?;
-    Ok(cx.kb.to_f32(v))
+    let ty = super::pointwise::out_ty(cx, node)?;
+    Ok(cx.kb.cast(v, ty))
 }
 
 pub fn arange(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
@@ -34,11 +34,10 @@ pub fn convert_element_type(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[Expr
         Some(Arg::ScalarType(d)) => *d,
         _ => return Err(cx.err(node, "missing dtype")),
     };
-    if to != DType::F32 {
-        return Err(cx.err(node, format!("conversion to {to}: generated kernels compute in float32 only")));
-    }
+    let ty = Elem::from_dtype(to).ok_or_else(|| cx.err(node, format!("kernels do not store {to}")))?.ty();
     let v = cx.tensor(node, "a")?;
-    cx.read(v, idx)
+    let r = cx.read(v, idx)?;
+    Ok(cx.kb.cast(r, ty))
 }
 
 /// `cat(tensors, dim)`: each output element comes from the input whose slice along `dim` holds

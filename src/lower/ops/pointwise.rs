@@ -2,7 +2,7 @@
 //! same coordinates.
 
 use super::super::ctx::Ctx;
-use super::super::kernel::{BinOp, CmpOp, ExprId, KernelBuilder, KernelError, UnOp};
+use super::super::kernel::{BinOp, CmpOp, Elem, ExprId, KernelBuilder, KernelError, Ty, UnOp};
 use super::super::LowerError;
 use crate::ir::Node;
 use crate::sym;
@@ -12,10 +12,37 @@ pub(super) fn out_sizes(cx: &Ctx<'_>, node: &Node) -> Result<Vec<sym::Expr>, Low
     cx.sizes(v)
 }
 
-fn arg(cx: &mut Ctx<'_>, node: &Node, name: &str, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+/// The type an elementwise op computes in: its output's compute type, with bool arithmetic
+/// done on integers (the store turns nonzero into true).
+pub(super) fn out_ty(cx: &Ctx<'_>, node: &Node) -> Result<Ty, LowerError> {
+    let v = *node.outputs.first().ok_or_else(|| cx.err(node, "has no outputs"))?;
+    Ok(match Elem::from_dtype(cx.meta(v)?.dtype).map(Elem::ty) {
+        Some(Ty::Bool) => Ty::I64,
+        Some(t) => t,
+        None => Ty::F32,
+    })
+}
+
+/// Operand `name` broadcast to the output and converted to the op's compute type (PyTorch's
+/// type promotion already decided the output dtype).
+pub(super) fn arg(cx: &mut Ctx<'_>, node: &Node, name: &str, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let ty = out_ty(cx, node)?;
+    // A Python number in a float64 op keeps its double value.
+    if ty == Ty::F64 {
+        if let Some(crate::ir::Arg::Float(f)) = node.arg(name) {
+            return Ok(cx.kb.f64(*f));
+        }
+    }
     let sizes = out_sizes(cx, node)?;
     let e = cx.operand(node, name, idx, &sizes)?;
-    cx.check_f32(node, e)
+    Ok(cx.kb.cast(e, ty))
+}
+
+/// The constant `v` in the type of `like`.
+pub(super) fn num(kb: &mut KernelBuilder, v: f32, like: ExprId) -> ExprId {
+    let c = kb.float_like(v as f64, like);
+    let t = kb.ty(like);
+    kb.cast(c, t)
 }
 
 fn map1(
@@ -31,7 +58,11 @@ fn map1(
 fn scaled(cx: &mut Ctx<'_>, node: &Node, name: &str, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     let y = arg(cx, node, name, idx)?;
     match cx.opt_number(node, "alpha")? {
-        Some(a) => Ok(cx.kb.binary(BinOp::Mul, a, y)?),
+        Some(a) => {
+            let t = cx.kb.ty(y);
+            let a = cx.kb.cast(a, t);
+            Ok(cx.kb.binary(BinOp::Mul, a, y)?)
+        }
         None => Ok(y),
     }
 }
@@ -61,12 +92,43 @@ pub fn mul(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<Ex
 }
 
 pub fn div(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let mode = cx.str_or(node, "rounding_mode", "none")?.to_string();
+    div_mode(cx, node, idx, &mode)
+}
+
+/// `floor_divide(self, other)`: division rounded down, integers kept.
+pub fn floor_divide(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    div_mode(cx, node, idx, "floor")
+}
+
+fn div_mode(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], mode: &str) -> Result<ExprId, LowerError> {
     let x = arg(cx, node, "self", idx)?;
     let y = arg(cx, node, "other", idx)?;
     let q = cx.kb.binary(BinOp::Div, x, y)?;
-    match cx.str_or(node, "rounding_mode", "none")? {
+    let int = cx.kb.ty(q) == Ty::I64;
+    match mode {
         "none" => Ok(q),
+        // Integer division truncates; floor steps down when the signs differ and it was inexact.
+        "floor" if int => {
+            let r = cx.kb.binary(BinOp::Rem, x, y)?;
+            let zero = cx.kb.i64(0);
+            let inexact = cx.kb.cmp(CmpOp::Ne, r, zero)?;
+            let (xn, yn) = (cx.kb.cmp(CmpOp::Lt, x, zero)?, cx.kb.cmp(CmpOp::Lt, y, zero)?);
+            let (xi, yi) = (cx.kb.cast(xn, Ty::I64), cx.kb.cast(yn, Ty::I64));
+            let differ = cx.kb.cmp(CmpOp::Ne, xi, yi)?;
+            let step = cx.kb.and(inexact, differ)?;
+            let one = cx.kb.i64(1);
+            let q1 = cx.kb.binary(BinOp::Sub, q, one)?;
+            Ok(cx.kb.select(step, q1, q)?)
+        }
+        "trunc" if int => Ok(q),
         "floor" => Ok(cx.kb.unary(UnOp::Floor, q)),
+        "trunc" => {
+            let zero = cx.kb.float_like(0.0, q);
+            let neg = cx.kb.cmp(CmpOp::Lt, q, zero)?;
+            let (c, f) = (cx.kb.unary(UnOp::Ceil, q), cx.kb.unary(UnOp::Floor, q));
+            Ok(cx.kb.select(neg, c, f)?)
+        }
         other => Err(cx.err(node, format!("rounding_mode `{other}` is not supported"))),
     }
 }
@@ -136,7 +198,7 @@ pub fn silu(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<E
 
 /// `max(x, 0)` that keeps NaN, as `torch.relu` does.
 fn relu_of(kb: &mut KernelBuilder, x: ExprId) -> Result<ExprId, KernelError> {
-    let zero = kb.f32(0.0);
+    let zero = num(kb, 0.0, x);
     let neg = kb.cmp(CmpOp::Lt, x, zero)?;
     kb.select(neg, zero, x)
 }
@@ -147,6 +209,8 @@ pub fn relu(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<E
 
 fn clamp_of(kb: &mut KernelBuilder, x: ExprId, lo: Option<ExprId>, hi: Option<ExprId>) -> Result<ExprId, KernelError> {
     let mut y = x;
+    let t = kb.ty(x);
+    let (lo, hi) = (lo.map(|l| kb.cast(l, t)), hi.map(|h| kb.cast(h, t)));
     if let Some(lo) = lo {
         let c = kb.cmp(CmpOp::Lt, y, lo)?;
         y = kb.select(c, lo, y)?;
@@ -160,7 +224,7 @@ fn clamp_of(kb: &mut KernelBuilder, x: ExprId, lo: Option<ExprId>, hi: Option<Ex
 
 pub fn relu6(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     map1(cx, node, idx, |kb, x| {
-        let (lo, hi) = (kb.f32(0.0), kb.f32(6.0));
+        let (lo, hi) = (num(kb, 0.0, x), num(kb, 6.0, x));
         clamp_of(kb, x, Some(lo), Some(hi))
     })
 }

@@ -19,7 +19,9 @@ pub(super) struct Red {
 pub(super) fn setup(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], dims: Option<Vec<i64>>, keepdim: bool) -> Result<Red, LowerError> {
     let v = cx.tensor(node, "self")?;
     let sizes = cx.sizes(v)?;
-    let dims = wrap_dims(&dims.unwrap_or_default(), sizes.len()).map_err(|m| cx.err(node, m))?;
+    let mut dims = wrap_dims(&dims.unwrap_or_default(), sizes.len()).map_err(|m| cx.err(node, m))?;
+    // A 0-dim input accepts dim 0 or -1 and reduces nothing.
+    dims.retain(|&d| d < sizes.len());
     let zero = cx.kb.i64(0);
     let mut base = Vec::with_capacity(sizes.len());
     let mut k = 0;
@@ -44,11 +46,17 @@ fn dims_arg(cx: &Ctx<'_>, node: &Node) -> Result<Option<Vec<i64>>, LowerError> {
     }
 }
 
+/// Sum, max or min in the output's compute type: integers (and bool, summed as int64) fold
+/// exactly in i64.
 fn simple(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], op: RedOp) -> Result<ExprId, LowerError> {
     let keepdim = cx.bool_or(node, "keepdim", false)?;
     let r = setup(cx, node, idx, dims_arg(cx, node)?, keepdim)?;
     let v = r.v;
-    cx.reduce_dims(op, &r.sizes, &r.dims, &r.base, &mut |cx, i| cx.read(v, i))
+    let ty = super::pointwise::out_ty(cx, node)?;
+    cx.reduce_dims(op, &r.sizes, &r.dims, &r.base, &mut |cx, i| {
+        let x = cx.read(v, i)?;
+        Ok(cx.kb.cast(x, ty))
+    })
 }
 
 pub fn sum(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
@@ -120,4 +128,149 @@ pub fn var_mean(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Re
         return Ok(m);
     }
     var_of(cx, &r, m, correction(cx, node)?)
+}
+
+/// `cumsum`/`cumprod(self, dim)`: element `i` folds the input over `0..=i` along `dim` (a serial
+/// loop per element, in the output's compute type).
+fn scan(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], op: RedOp) -> Result<ExprId, LowerError> {
+    let v = cx.tensor(node, "self")?;
+    let rank = idx.len();
+    if rank == 0 {
+        return cx.read(v, idx);
+    }
+    let d = wrap_dims(&[cx.int_or(node, "dim", 0)?], rank).map_err(|m| cx.err(node, m))?[0];
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let var = cx.kb.fresh_var()?;
+    let mut at = idx.to_vec();
+    at[d] = cx.kb.var(var);
+    let x = cx.read(v, &at)?;
+    let body = cx.kb.cast(x, ty);
+    let one = cx.kb.i64(1);
+    let extent = cx.kb.binary(BinOp::Add, idx[d], one)?;
+    Ok(cx.kb.reduce(op, var, extent, body)?)
+}
+
+pub fn cumsum(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    scan(cx, node, idx, RedOp::Sum)
+}
+
+pub fn cumprod(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    scan(cx, node, idx, RedOp::Prod)
+}
+
+/// `linalg_vector_norm(self, ord, dim, keepdim)`: `(Σ|x|^ord)^(1/ord)`; ±inf are max/min of
+/// `|x|`, 0 counts nonzeros.
+pub fn vector_norm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let ord = cx.float_or(node, "ord", 2.0)?;
+    let keepdim = cx.bool_or(node, "keepdim", false)?;
+    let r = setup(cx, node, idx, dims_arg(cx, node)?, keepdim)?;
+    let v = r.v;
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let op = if ord == f64::INFINITY {
+        RedOp::Max
+    } else if ord == f64::NEG_INFINITY {
+        RedOp::Min
+    } else {
+        RedOp::Sum
+    };
+    let s = cx.reduce_dims(op, &r.sizes, &r.dims, &r.base, &mut |cx, i| {
+        let x = cx.read(v, i)?;
+        let x = cx.kb.cast(x, ty);
+        let a = cx.kb.unary(UnOp::Abs, x);
+        Ok(if ord == 0.0 {
+            let zero = cx.kb.float_like(0.0, a);
+            let nz = cx.kb.cmp(super::super::kernel::CmpOp::Ne, a, zero)?;
+            cx.kb.cast(nz, ty)
+        } else if ord == 1.0 || ord.is_infinite() {
+            a
+        } else if ord == 2.0 {
+            cx.kb.binary(BinOp::Mul, a, a)?
+        } else {
+            let p = cx.kb.float_like(ord, a);
+            cx.kb.binary(BinOp::Pow, a, p)?
+        })
+    })?;
+    Ok(if ord == 2.0 {
+        cx.kb.unary(UnOp::Sqrt, s)
+    } else if ord == 0.0 || ord == 1.0 || ord.is_infinite() {
+        s
+    } else {
+        let p = cx.kb.float_like(1.0 / ord, s);
+        cx.kb.binary(BinOp::Pow, s, p)?
+    })
+}
+
+/// `logsumexp(self, dim, keepdim)`: `m + log Σ exp(x − m)` with `m` the max (an infinite max is
+/// the result itself).
+pub fn logsumexp(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let keepdim = cx.bool_or(node, "keepdim", false)?;
+    let r = setup(cx, node, idx, dims_arg(cx, node)?, keepdim)?;
+    let v = r.v;
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let m = cx.reduce_dims(RedOp::Max, &r.sizes, &r.dims, &r.base, &mut |cx, i| {
+        let x = cx.read(v, i)?;
+        Ok(cx.kb.cast(x, ty))
+    })?;
+    let s = cx.reduce_dims(RedOp::Sum, &r.sizes, &r.dims, &r.base, &mut |cx, i| {
+        let x = cx.read(v, i)?;
+        let x = cx.kb.cast(x, ty);
+        let d = cx.kb.binary(BinOp::Sub, x, m)?;
+        Ok(cx.kb.unary(UnOp::Exp, d))
+    })?;
+    let l = cx.kb.unary(UnOp::Log, s);
+    let y = cx.kb.binary(BinOp::Add, m, l)?;
+    let a = cx.kb.unary(UnOp::Abs, m);
+    let inf = cx.kb.float_like(f64::INFINITY, a);
+    let is_inf = cx.kb.cmp(super::super::kernel::CmpOp::Eq, a, inf)?;
+    Ok(cx.kb.select(is_inf, m, y)?)
+}
+
+/// `all`/`any`/`count_nonzero`: nonzero flags folded in i64 (min, max, sum); the store turns
+/// the result into bool where the output is bool.
+fn flags(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], op: RedOp) -> Result<ExprId, LowerError> {
+    let keepdim = cx.bool_or(node, "keepdim", false)?;
+    let r = setup(cx, node, idx, dims_arg(cx, node)?, keepdim)?;
+    let v = r.v;
+    cx.reduce_dims(op, &r.sizes, &r.dims, &r.base, &mut |cx, i| {
+        let x = cx.read(v, i)?;
+        let b = cx.kb.cast(x, super::super::kernel::Ty::Bool);
+        Ok(cx.kb.cast(b, super::super::kernel::Ty::I64))
+    })
+}
+
+pub fn all(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    flags(cx, node, idx, RedOp::Min)
+}
+
+pub fn any(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    flags(cx, node, idx, RedOp::Max)
+}
+
+pub fn count_nonzero(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    flags(cx, node, idx, RedOp::Sum)
+}
+
+/// `max()`/`min()` of every element.
+pub fn max_all(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    simple(cx, node, idx, RedOp::Max)
+}
+
+pub fn min_all(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    simple(cx, node, idx, RedOp::Min)
+}
+
+/// `prod(self, dim?, keepdim, dtype)`: integers multiply in i64.
+pub fn prod(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let keepdim = cx.bool_or(node, "keepdim", false)?;
+    let dims = match node.arg("dim") {
+        Some(Arg::Int(d)) => Some(vec![*d]),
+        _ => None,
+    };
+    let r = setup(cx, node, idx, dims, keepdim)?;
+    let v = r.v;
+    let ty = super::pointwise::out_ty(cx, node)?;
+    cx.reduce_dims(RedOp::Prod, &r.sizes, &r.dims, &r.base, &mut |cx, i| {
+        let x = cx.read(v, i)?;
+        Ok(cx.kb.cast(x, ty))
+    })
 }

@@ -3,7 +3,7 @@
 //! strides (a graph output that is a view gets a copy kernel from the partitioner).
 
 use super::super::ctx::{wrap_dims, Ctx};
-use super::super::kernel::{BinOp, ExprId};
+use super::super::kernel::{BinOp, Elem, ExprId};
 use super::super::LowerError;
 use super::pointwise::out_sizes;
 use crate::ir::{Arg, Node, TensorMeta, ValueId};
@@ -71,12 +71,10 @@ pub fn dropout(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Res
 }
 
 pub fn to_copy(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
-    let v = input(cx, node)?;
-    let (from, to) = (cx.meta(v)?.dtype, cx.meta(node.outputs[0])?.dtype);
-    if from != to {
-        return Err(cx.err(node, format!("dtype conversion {from} -> {to} is not supported")));
-    }
-    reshape(cx, node, out, idx)
+    let to = cx.meta(node.outputs[0])?.dtype;
+    let r = reshape(cx, node, out, idx)?;
+    let ty = Elem::from_dtype(to).ok_or_else(|| cx.err(node, format!("kernels do not store {to}")))?.ty();
+    Ok(cx.kb.cast(r, ty))
 }
 
 pub fn permute(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
@@ -101,7 +99,10 @@ pub fn transpose(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Res
         (a, b)
     };
     let mut in_idx = idx.to_vec();
-    in_idx.swap(a, b);
+    // Rank 0 and 1 accept dims 0/-1 and transpose nothing.
+    if a < n && b < n {
+        in_idx.swap(a, b);
+    }
     cx.read(v, &in_idx)
 }
 

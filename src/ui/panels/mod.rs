@@ -8,5 +8,6 @@ pub mod problems;
 pub mod profile;
 pub mod search;
 pub mod status;
+pub mod sweep;
 pub mod timeline;
 pub mod top;

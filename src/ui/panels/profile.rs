@@ -37,6 +37,10 @@ pub fn device_picker(ui: &mut Ui, state: &AppState, cmds: &mut Vec<Command>) {
     if ui.checkbox(&mut open, "profile panel").changed() {
         cmds.push(Command::ShowProfile(open));
     }
+    let mut sweep = state.sweep.open;
+    if ui.checkbox(&mut sweep, "sweep panel").on_hover_text("device time across a dynamic dimension's range, lite against full").changed() {
+        cmds.push(Command::Sweep(crate::ui::sweeping::SweepCommand::Show(sweep)));
+    }
 }
 
 pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {

@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""Export PyTorch's OpInfo sample inputs as tiny graphs, one archive per op, for tests/opinfo.rs.
+
+    python3 scripts/gen_opinfo.py [OUTDIR] [--only=NAME,NAME] [--shard=I/N]
+
+OUTDIR defaults to tests/data/opinfo. For every OpInfo of
+torch.testing._internal.common_methods_invocations.op_db (plus EXTRA below: ops that real graphs
+contain but op_db does not test directly) and each dtype of DTYPES the OpInfo supports on CPU, a
+few of its sample inputs (float32: the first, the smallest, the highest-rank; other dtypes: the
+first) become one case each:
+
+  OUTDIR/<op>.zip.gz     one archive per op (a stored zip, gzipped), holding for case K
+      K.pt2              torch.export.export() of a module calling the op on the sample's
+                         tensors (every tensor of the sample is a graph input; numbers,
+                         dims and flags are baked in as constants, as in real graphs)
+      K.in0.npy ...      the inputs, K.out0.npy ... PyTorch's eager outputs on them
+                         (bfloat16 is stored as its uint16 bit pattern: numpy has no bfloat16)
+  OUTDIR/index.json      every case: op, variant, dtype, aten targets of the graph,
+                         input/output dtypes and shapes, tolerances (PyTorch's assert_close
+                         defaults per dtype); and every case that could not be made, with why.
+
+Cases whose outputs differ between two eager runs (random ops), complex dtypes and ops with no
+function variant are recorded as skipped, not silently dropped. The per-op archives stay small
+(the archive's sample_inputs entry, which the importer does not read, is left out).
+"""
+import gzip
+import io
+import json
+import os
+import signal
+import sys
+import traceback
+import warnings
+import zipfile
+
+import numpy as np
+import torch
+from torch.utils._pytree import tree_flatten, tree_unflatten
+
+warnings.filterwarnings("ignore")
+torch.manual_seed(0)
+
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+OUT = ARGS[0] if ARGS else "tests/data/opinfo"
+ONLY = None
+SHARD = (0, 1)
+for a in sys.argv[1:]:
+    if a.startswith("--only="):
+        ONLY = set(a.split("=", 1)[1].split(","))
+    if a.startswith("--shard="):
+        i, n = a.split("=", 1)[1].split("/")
+        SHARD = (int(i), int(n))
+
+from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
+from torch.testing._internal.opinfo.core import OpInfo, SampleInput  # noqa: E402
+
+# (dtype, how many samples). float32 is the default dtype users meet most: more samples.
+DTYPES = [
+    (torch.float32, 3),
+    (torch.float16, 1),
+    (torch.bfloat16, 1),
+    (torch.float64, 1),
+    (torch.int64, 1),
+    (torch.int32, 1),
+    (torch.int8, 1),
+    (torch.uint8, 1),
+    (torch.bool, 1),
+]
+
+# torch.testing.assert_close's defaults (torch/testing/_comparison.py).
+TOL = {
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float64: (1e-7, 1e-7),
+}
+
+
+def extra_ops():
+    """Non-core ops that export leaves in real graphs and op_db does not cover as such."""
+    T = lambda *s, dtype=torch.float32: torch.randn(*s).to(dtype)  # noqa: E731
+
+    def mk(name, fn, samples, dtypes=(torch.float32,)):
+        def sample_inputs(op, device, dtype, requires_grad=False, **kw):
+            for s in samples(dtype):
+                yield s
+        return OpInfo(name, op=fn, dtypes=dtypes, sample_inputs_func=sample_inputs)
+
+    ints = lambda lo, hi, *s: torch.randint(lo, hi, s)  # noqa: E731
+    return [
+        mk("x_to_dtype_int64", lambda x: x.to(torch.int64), lambda d: [SampleInput(T(3, 4) * 4)]),
+        mk("x_to_dtype_float16", lambda x: x.to(torch.float16), lambda d: [SampleInput(T(3, 4))]),
+        mk("x_to_dtype_bool", lambda x: x.to(torch.bool), lambda d: [SampleInput(T(3, 4).round())]),
+        mk("x_int_to_float", lambda x: x.float(), lambda d: [SampleInput(ints(-5, 5, 6))]),
+        mk("x_embedding", torch.nn.functional.embedding,
+           lambda d: [SampleInput(ints(0, 10, 2, 5), args=(T(10, 4),)),
+                      SampleInput(ints(0, 10, 7), args=(T(10, 3),), kwargs={"padding_idx": 0})]),
+        mk("x_sdpa_bool_mask", torch.nn.functional.scaled_dot_product_attention,
+           lambda d: [SampleInput(T(2, 2, 5, 8), args=(T(2, 2, 5, 8), T(2, 2, 5, 8)),
+                                  kwargs={"attn_mask": torch.rand(5, 5) > 0.3}),
+                      SampleInput(T(1, 2, 4, 8), args=(T(1, 2, 4, 8), T(1, 2, 4, 8)),
+                                  kwargs={"attn_mask": torch.rand(1, 1, 4, 4) > 0.5})]),
+        mk("x_sdpa_causal", torch.nn.functional.scaled_dot_product_attention,
+           lambda d: [SampleInput(T(2, 2, 5, 8), args=(T(2, 2, 5, 8), T(2, 2, 5, 8)), kwargs={"is_causal": True})]),
+        mk("x_sdpa_float_mask", torch.nn.functional.scaled_dot_product_attention,
+           lambda d: [SampleInput(T(2, 2, 5, 8), args=(T(2, 2, 5, 8), T(2, 2, 5, 8)), kwargs={"attn_mask": T(5, 5)})]),
+        mk("x_dropout_eval", lambda x: torch.nn.functional.dropout(x, 0.5, training=False), lambda d: [SampleInput(T(3, 4))]),
+        mk("x_relu_", lambda x: torch.relu_(x.clone()), lambda d: [SampleInput(T(3, 4))]),
+        mk("x_add_", lambda x, y: x.clone().add_(y), lambda d: [SampleInput(T(3, 4), args=(T(4),))]),
+        mk("x_zeros", lambda x: torch.zeros(x.shape[0], 3) + x[:, :1], lambda d: [SampleInput(T(2, 5))]),
+        mk("x_new_zeros", lambda x: x.new_zeros(3, 2), lambda d: [SampleInput(T(2, 5))]),
+        mk("x_new_ones", lambda x: x.new_ones(3, 2), lambda d: [SampleInput(T(2, 5))]),
+        mk("x_new_full", lambda x: x.new_full((3, 2), 7.0), lambda d: [SampleInput(T(2, 5))]),
+        mk("x_arange_like", lambda x: torch.arange(x.shape[-1]) * 2, lambda d: [SampleInput(T(2, 5))]),
+        mk("x_conv1d", torch.nn.functional.conv1d,
+           lambda d: [SampleInput(T(2, 4, 9), args=(T(6, 4, 3), T(6)), kwargs={"padding": 1}),
+                      SampleInput(T(1, 4, 10), args=(T(4, 1, 3),), kwargs={"groups": 4, "stride": 2})]),
+        mk("x_masked_fill_bool", lambda x, m: x.masked_fill(m, float("-inf")),
+           lambda d: [SampleInput(T(3, 4), args=(torch.rand(3, 4) > 0.5,))]),
+        mk("x_tril_mask", lambda x: torch.ones(x.shape[-1], x.shape[-1], dtype=torch.bool).tril() & (x > 0),
+           lambda d: [SampleInput(T(4, 4))]),
+    ]
+
+
+def dtype_name(d):
+    return str(d).replace("torch.", "")
+
+
+def to_npy(t):
+    t = t.detach().contiguous().cpu()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.uint16).numpy() if hasattr(torch, "uint16") else t.view(torch.int16).numpy()
+    return t.numpy()
+
+
+def npy_bytes(t):
+    b = io.BytesIO()
+    np.save(b, to_npy(t), allow_pickle=False)
+    return b.getvalue()
+
+
+def slim_pt2(ep):
+    """torch.export.save's archive without the pickled sample inputs."""
+    b = io.BytesIO()
+    torch.export.save(ep, b)
+    zin = zipfile.ZipFile(io.BytesIO(b.getvalue()))
+    o = io.BytesIO()
+    with zipfile.ZipFile(o, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            if "sample_inputs" in info.filename:
+                continue
+            zout.writestr(info.filename, zin.read(info.filename))
+    return o.getvalue()
+
+
+MAX_NUMEL = 4096
+
+
+class Timeout(Exception):
+    pass
+
+
+def on_alarm(*_):
+    raise Timeout("timed out")
+
+
+signal.signal(signal.SIGALRM, on_alarm)
+
+
+def pick(samples, n):
+    """The first sample, then the smallest and the highest-rank, without repeats."""
+    if not samples:
+        return []
+    def numel(s):
+        ts = [t for t in tree_flatten((s.input, s.args, s.kwargs))[0] if isinstance(t, torch.Tensor)]
+        return sum(t.numel() for t in ts)
+    def rank(s):
+        ts = [t for t in tree_flatten((s.input, s.args, s.kwargs))[0] if isinstance(t, torch.Tensor)]
+        return max((t.ndim for t in ts), default=0)
+    # Big samples (some interpolate ones hold 10^5 elements) would dominate the committed data.
+    small = [i for i in range(len(samples)) if numel(samples[i]) <= MAX_NUMEL]
+    smallest = min(range(len(samples)), key=lambda i: numel(samples[i]))
+    order = [small[0] if small else smallest]
+    if n > 1:
+        order.append(smallest)
+        if small:
+            order.append(max(small, key=lambda i: (rank(samples[i]), -i)))
+    out = []
+    for i in order:
+        if i not in out:
+            out.append(i)
+    return [(i, samples[i]) for i in out[:n]]
+
+
+def outputs_of(fn, leaves, spec, tensor_idx, ts, clone=True):
+    ls = list(leaves)
+    for i, t in zip(tensor_idx, ts):
+        ls[i] = t.clone() if clone else t
+    inp, args, kwargs = tree_unflatten(ls, spec)
+    return fn(inp, *args, **kwargs)
+
+
+def flat_outputs(out):
+    flat, _ = tree_flatten(out)
+    res = []
+    for x in flat:
+        if isinstance(x, torch.Tensor):
+            res.append(x)
+        elif isinstance(x, (bool, int, float)):
+            res.append(torch.tensor(x))
+        elif x is None:
+            continue
+        else:
+            raise TypeError(f"output of type {type(x).__name__}")
+    return res
+
+
+def make_case(op, sample, dtype):
+    fn = op.op
+    leaves, spec = tree_flatten((sample.input, sample.args, sample.kwargs))
+    tensor_idx = [i for i, x in enumerate(leaves) if isinstance(x, torch.Tensor)]
+    ts = [leaves[i].detach().contiguous() for i in tensor_idx]
+    if any(t.is_complex() for t in ts):
+        raise TypeError("complex input")
+    torch.manual_seed(0)
+    out1 = flat_outputs(outputs_of(fn, leaves, spec, tensor_idx, ts))
+    torch.manual_seed(1)
+    out2 = flat_outputs(outputs_of(fn, leaves, spec, tensor_idx, ts))
+    if any(o.is_complex() for o in out1):
+        raise TypeError("complex output")
+    if not out1:
+        raise TypeError("no tensor outputs")
+    same = len(out1) == len(out2) and all(
+        a.shape == b.shape and torch.equal(torch.nan_to_num(a.float() if a.dtype == torch.bfloat16 else a, nan=0.0),
+                                           torch.nan_to_num(b.float() if b.dtype == torch.bfloat16 else b, nan=0.0))
+        for a, b in zip(out1, out2))
+    if not same:
+        raise TypeError("nondeterministic (outputs differ between two eager runs)")
+
+    class Case(torch.nn.Module):
+        def forward(self, *xs):
+            return outputs_of(fn, leaves, spec, tensor_idx, xs, clone=False)
+
+    ep = torch.export.export(Case(), tuple(ts), strict=False)
+    targets = sorted({str(n.target).replace("torch.ops.", "") if not callable(n.target) or hasattr(n.target, "_schema") else
+                      f"{getattr(n.target, '__module__', '')}.{getattr(n.target, '__name__', str(n.target))}"
+                      for n in ep.graph.nodes if n.op == "call_function"})
+    return ep, ts, out1, targets
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    ops = list(op_db) + extra_ops()
+    index_path = os.path.join(OUT, "index.json" if SHARD[1] == 1 else f"index.{SHARD[0]}.json")
+    index = {"torch": torch.__version__, "cases": [], "skipped": []}
+    seen = {}
+    for k, op in enumerate(ops):
+        if k % SHARD[1] != SHARD[0]:
+            continue
+        name = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+        if ONLY and name not in ONLY and op.name not in ONLY:
+            continue
+        if op.op is None:
+            index["skipped"].append({"op": name, "why": "no function variant"})
+            continue
+        fname = name.replace("/", "_")
+        seen[fname] = seen.get(fname, 0) + 1
+        if seen[fname] > 1:
+            fname += f"_{seen[fname]}"
+        entries = {}
+        n_case = 0
+        try:
+            supported = op.supported_dtypes("cpu")
+        except Exception as e:  # noqa: BLE001
+            index["skipped"].append({"op": name, "why": f"supported_dtypes: {e}"})
+            continue
+        for dtype, n in DTYPES:
+            if dtype not in supported:
+                continue
+            try:
+                signal.alarm(30)
+                samples = list(op.sample_inputs("cpu", dtype, requires_grad=False))
+                signal.alarm(0)
+            except Exception as e:  # noqa: BLE001
+                signal.alarm(0)
+                index["skipped"].append({"op": name, "dtype": dtype_name(dtype), "why": f"sample_inputs: {type(e).__name__}: {str(e)[:200]}"})
+                continue
+            for si, s in pick(samples, n):
+                rec = {"op": name, "opinfo": op.name, "sample": si, "dtype": dtype_name(dtype)}
+                try:
+                    signal.alarm(30)
+                    ep, ts, outs, targets = make_case(op, s, dtype)
+                    if sum(t.numel() for t in ts + outs) > 6 * MAX_NUMEL:
+                        raise TypeError(f"too big to commit ({sum(t.numel() for t in ts + outs)} elements)")
+                    pt2 = slim_pt2(ep)
+                    signal.alarm(0)
+                except Exception as e:  # noqa: BLE001
+                    signal.alarm(0)
+                    msg = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+                    rec["why"] = f"{type(e).__name__}: {msg}"
+                    index["skipped"].append(rec)
+                    continue
+                case = n_case
+                n_case += 1
+                entries[f"{case}.pt2"] = pt2
+                for i, t in enumerate(ts):
+                    entries[f"{case}.in{i}.npy"] = npy_bytes(t)
+                for i, t in enumerate(outs):
+                    entries[f"{case}.out{i}.npy"] = npy_bytes(t)
+                rtol, atol = TOL.get(dtype, (0.0, 0.0))
+                out_tols = [TOL.get(o.dtype, (0.0, 0.0)) for o in outs]
+                rec.update({
+                    "file": f"{fname}.zip.gz",
+                    "case": case,
+                    "targets": targets,
+                    "inputs": [[dtype_name(t.dtype), list(t.shape)] for t in ts],
+                    "outputs": [[dtype_name(t.dtype), list(t.shape)] for t in outs],
+                    "rtol": [t[0] for t in out_tols],
+                    "atol": [t[1] for t in out_tols],
+                })
+                index["cases"].append(rec)
+        if entries:
+            # A stored zip, gzipped whole: the cases of one op share most of their bytes, which
+            # per-entry deflate cannot see.
+            raw = io.BytesIO()
+            with zipfile.ZipFile(raw, "w", zipfile.ZIP_STORED) as z:
+                for k2, v in entries.items():
+                    z.writestr(zipfile.ZipInfo(k2, date_time=(1980, 1, 1, 0, 0, 0)), v)
+            with open(os.path.join(OUT, f"{fname}.zip.gz"), "wb") as f:
+                f.write(gzip.compress(raw.getvalue(), 9, mtime=0))
+        print(f"{name}: {n_case} cases", flush=True)
+    with open(index_path, "w") as f:
+        json.dump(index, f, indent=0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,284 @@
+//! PyTorch's OpInfo samples, op by op: every case `scripts/gen_opinfo.py` exported (a tiny graph
+//! calling one op on one sample input, and PyTorch's eager outputs) runs through the reference
+//! interpreter and through the OpenCL kernels (lowered in `none` mode, so every op is its own
+//! kernel as in lite mode's fallbacks), and is compared with PyTorch's outputs like
+//! `torch.testing.assert_close` compares: same shape and dtype, `|a - b| <= atol + rtol·|b|`
+//! with PyTorch's default tolerances per dtype, NaN equal to NaN, infinities equal to themselves.
+//!
+//! No case may panic. Per op, the number of passing cases may not drop below the floor committed
+//! in `tests/data/opinfo_floor.json` (so coverage cannot silently regress); the summary printed
+//! at the end is what `docs/OPS.md` reports. `OPINFO_WRITE_FLOOR=1` rewrites the floor file from
+//! this run (after adding coverage); `OPINFO_ONLY=name,name` restricts the run to some ops.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use xpu_workbench::decomp::{Marks, Mode};
+use xpu_workbench::exec::{self, Tensor};
+use xpu_workbench::ir::DType;
+use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
+use xpu_workbench::{import, lower, npy};
+
+fn data_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
+}
+
+#[derive(Deserialize)]
+struct Index {
+    torch: String,
+    cases: Vec<Case>,
+    #[serde(default)]
+    skipped: Vec<serde_json::Value>,
+}
+
+#[derive(Deserialize, Clone)]
+struct Case {
+    op: String,
+    dtype: String,
+    file: String,
+    case: usize,
+    targets: Vec<String>,
+    inputs: Vec<(String, Vec<usize>)>,
+    outputs: Vec<(String, Vec<usize>)>,
+    rtol: Vec<f64>,
+    atol: Vec<f64>,
+}
+
+/// Per op: cases, how many pass in each backend, and the ATen targets its graphs call (what
+/// `xpu-workbench ops` attributes the counts to).
+#[derive(Serialize, Deserialize, Default, Clone, Debug, PartialEq)]
+struct Counts {
+    cases: usize,
+    interp: usize,
+    opencl: usize,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    targets: std::collections::BTreeSet<String>,
+}
+
+/// The members of one op archive.
+fn read_archive(file: &str) -> BTreeMap<String, Vec<u8>> {
+    let gz = std::fs::read(data_dir().join("opinfo").join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+    let mut raw = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut raw).unwrap_or_else(|e| panic!("{file}: gzip: {e}"));
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(raw)).unwrap_or_else(|e| panic!("{file}: zip: {e}"));
+    let mut out = BTreeMap::new();
+    for i in 0..z.len() {
+        let mut f = z.by_index(i).expect("zip entry");
+        let mut data = Vec::new();
+        f.read_to_end(&mut data).expect("zip entry data");
+        out.insert(f.name().to_string(), data);
+    }
+    out
+}
+
+/// A tensor from `.npy` bytes; `dtype` is the manifest's name (bfloat16 arrives as u16 bits).
+fn tensor(name: &str, bytes: &[u8], dtype: &str) -> Result<Tensor, String> {
+    let a = npy::parse(name, bytes).map_err(|e| e.to_string())?;
+    let want = DType::from_name(dtype).ok_or_else(|| format!("{name}: unknown dtype {dtype}"))?;
+    let dt = if want == DType::BF16 && a.dtype == DType::U16 { DType::BF16 } else { a.dtype };
+    if dt != want {
+        return Err(format!("{name}: .npy holds {}, the manifest says {dtype}", a.dtype));
+    }
+    Tensor::from_le_bytes(dt, &a.shape, &a.data)
+}
+
+/// `assert_close`: shape, dtype, then elementwise closeness with NaN == NaN.
+fn close(got: &Tensor, want: &Tensor, rtol: f64, atol: f64) -> Result<(), String> {
+    if got.shape() != want.shape() {
+        return Err(format!("shape {:?}, PyTorch {:?}", got.shape(), want.shape()));
+    }
+    if got.dtype() != want.dtype() {
+        return Err(format!("dtype {}, PyTorch {}", got.dtype(), want.dtype()));
+    }
+    let (g, w) = (got.to_f64_vec(), want.to_f64_vec());
+    for (i, (a, b)) in g.iter().zip(&w).enumerate() {
+        let ok = if a.is_nan() || b.is_nan() {
+            a.is_nan() && b.is_nan()
+        } else if a.is_infinite() || b.is_infinite() {
+            a == b
+        } else {
+            (a - b).abs() <= atol + rtol * b.abs()
+        };
+        if !ok {
+            return Err(format!("element {i}: {a}, PyTorch {b} (rtol {rtol:e}, atol {atol:e})"));
+        }
+    }
+    Ok(())
+}
+
+fn compare(case: &Case, got: &[Tensor], want: &[Tensor]) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!("{} outputs, PyTorch {}", got.len(), want.len()));
+    }
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        close(g, w, case.rtol[i], case.atol[i]).map_err(|e| format!("output {i}: {e}"))?;
+    }
+    Ok(())
+}
+
+type Outcome = Result<(), String>;
+
+fn panicked(p: Box<dyn std::any::Any + Send>) -> String {
+    let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+    format!("PANIC: {msg}")
+}
+
+fn run_case(
+    case: &Case,
+    files: &BTreeMap<String, Vec<u8>>,
+    dev: Option<&mut xpu_workbench::runtime::opencl::OpenClDevice>,
+) -> Result<(Outcome, Outcome), String> {
+    let k = case.case;
+    let pt2 = files.get(&format!("{k}.pt2")).ok_or("no .pt2 in the archive")?;
+    let name = format!("{}#{k}", case.file);
+    let model = import::pt2::load_bytes(&name, pt2).map_err(|e| format!("import: {e}"))?;
+    let inputs = case
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(i, (dt, _))| tensor(&format!("{k}.in{i}.npy"), files.get(&format!("{k}.in{i}.npy")).ok_or("missing input")?, dt))
+        .collect::<Result<Vec<_>, _>>()?;
+    let want = case
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(i, (dt, _))| tensor(&format!("{k}.out{i}.npy"), files.get(&format!("{k}.out{i}.npy")).ok_or("missing output")?, dt))
+        .collect::<Result<Vec<_>, _>>()?;
+    let graph = model.graphs.first().ok_or("no graph")?;
+    let interp = catch_unwind(AssertUnwindSafe(|| {
+        exec::run(&model, graph, &inputs).map_err(|e| e.to_string()).and_then(|got| compare(case, &got, &want))
+    }))
+    .unwrap_or_else(|p| Err(panicked(p)));
+    let opencl = match dev {
+        None => Err("no OpenCL device".to_string()),
+        Some(dev) => catch_unwind(AssertUnwindSafe(|| -> Outcome {
+            let plan = lower::lower(&model, graph, Mode::None, &Marks::default()).map_err(|e| e.to_string())?;
+            let modules = compile_plan(&plan).map_err(|e| e.to_string())?;
+            // Every module the case produced must validate, whatever the driver accepts.
+            for m in modules.iter().flatten() {
+                if let Some(Err(e)) = common::spirv_val(m) {
+                    return Err(format!("spirv-val rejects `{}`: {}", m.name, e.lines().next().unwrap_or("")));
+                }
+            }
+            let b = exec::infer_bindings(&model, &plan.graph, &inputs).map_err(|e| e.to_string())?;
+            let r = run_on_device(dev, &plan, &modules, &model, &inputs, &b).map_err(|e| e.to_string())?;
+            compare(case, &r.outputs, &want)
+        }))
+        .unwrap_or_else(|p| Err(panicked(p))),
+    };
+    Ok((interp, opencl))
+}
+
+/// The first words of an error, to group failures by cause in the summary.
+fn cause(e: &str) -> String {
+    let e = e.split(": ").skip_while(|p| p.starts_with("node `")).collect::<Vec<_>>().join(": ");
+    e.chars().take(90).collect()
+}
+
+#[test]
+fn opinfo_samples_match_pytorch() {
+    let text = std::fs::read_to_string(data_dir().join("opinfo/index.json")).expect("tests/data/opinfo/index.json (scripts/gen_opinfo.py)");
+    let index: Index = serde_json::from_str(&text).expect("index JSON");
+    let only: Option<Vec<String>> = std::env::var("OPINFO_ONLY").ok().map(|s| s.split(',').map(str::to_string).collect());
+    let mut dev = xpu_workbench::runtime::opencl::OpenClDevice::open().map_or_else(|e| common::skip_opencl(e.to_string()), Some);
+    // Keep the test's output readable: a failing case's panic is reported in the summary.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let mut counts: BTreeMap<String, Counts> = BTreeMap::new();
+    let mut by_dtype: BTreeMap<String, Counts> = BTreeMap::new();
+    let mut causes: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut panics = Vec::new();
+    let mut archive: Option<(String, BTreeMap<String, Vec<u8>>)> = None;
+    for case in &index.cases {
+        if only.as_ref().is_some_and(|o| !o.contains(&case.op)) {
+            continue;
+        }
+        if archive.as_ref().is_none_or(|(f, _)| *f != case.file) {
+            archive = Some((case.file.clone(), read_archive(&case.file)));
+        }
+        let files = &archive.as_ref().expect("archive").1;
+        let (interp, opencl) = match run_case(case, files, dev.as_mut()) {
+            Ok(r) => r,
+            Err(e) => (Err(e.clone()), Err(e)),
+        };
+        let c = counts.entry(case.op.clone()).or_default();
+        let d = by_dtype.entry(case.dtype.clone()).or_default();
+        c.cases += 1;
+        c.targets.extend(case.targets.iter().filter(|t| !t.starts_with("_operator.") && !t.contains("_assert_")).cloned());
+        d.cases += 1;
+        for (backend, r) in [("interp", &interp), ("opencl", &opencl)] {
+            match r {
+                Ok(()) => {
+                    if backend == "interp" {
+                        c.interp += 1;
+                        d.interp += 1;
+                    } else {
+                        c.opencl += 1;
+                        d.opencl += 1;
+                    }
+                }
+                Err(e) => {
+                    if e.starts_with("PANIC") {
+                        panics.push(format!("{} #{} ({}) {backend}: {e}", case.op, case.case, case.dtype));
+                    }
+                    *causes.entry((backend.to_string(), cause(e))).or_default() += 1;
+                }
+            }
+        }
+        if std::env::var("OPINFO_VERBOSE").is_ok() {
+            println!("{} #{} {} {:?} interp {:?} opencl {:?}", case.op, case.case, case.dtype, case.targets, interp, opencl);
+        }
+    }
+    std::panic::set_hook(hook);
+
+    let total = counts.values().fold(Counts::default(), |a, c| Counts {
+        cases: a.cases + c.cases,
+        interp: a.interp + c.interp,
+        opencl: a.opencl + c.opencl,
+        targets: Default::default(),
+    });
+    let pct = |n: usize| 100.0 * n as f64 / total.cases.max(1) as f64;
+    println!("OpInfo cases from torch {} ({} ops, {} skipped at export):", index.torch, counts.len(), index.skipped.len());
+    println!("  interpreter {}/{} ({:.1} %), OpenCL {}/{} ({:.1} %)", total.interp, total.cases, pct(total.interp), total.opencl, total.cases, pct(total.opencl));
+    for (dt, c) in &by_dtype {
+        println!("  {dt:>9}: interpreter {:>5}/{:<5} OpenCL {:>5}/{}", c.interp, c.cases, c.opencl, c.cases);
+    }
+    let mut top: Vec<_> = causes.iter().collect();
+    top.sort_by(|a, b| b.1.cmp(a.1));
+    println!("most common failures:");
+    for ((backend, e), n) in top.iter().take(40) {
+        println!("  {n:>5} {backend}: {e}");
+    }
+    let results = serde_json::json!({
+        "torch": index.torch,
+        "total": total,
+        "by_dtype": by_dtype,
+        "ops": counts,
+    });
+    let floor_path = data_dir().join("opinfo_floor.json");
+    if only.is_none() && std::env::var("OPINFO_WRITE_FLOOR").is_ok_and(|v| v == "1") {
+        std::fs::write(&floor_path, serde_json::to_string_pretty(&results).expect("json") + "\n").expect("write floor");
+        println!("wrote {}", floor_path.display());
+    }
+    assert!(panics.is_empty(), "{} cases panicked:\n{}", panics.len(), panics.join("\n"));
+    let floor: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&floor_path).unwrap_or_else(|_| "{}".into())).expect("floor JSON");
+    let mut regressions = Vec::new();
+    if let Some(ops) = floor.get("ops").and_then(|o| o.as_object()) {
+        for (op, f) in ops {
+            let Some(c) = counts.get(op) else { continue };
+            let f: Counts = serde_json::from_value(f.clone()).expect("floor entry");
+            if c.interp < f.interp {
+                regressions.push(format!("{op}: interpreter passes {} of {}, the floor is {}", c.interp, c.cases, f.interp));
+            }
+            if dev.is_some() && c.opencl < f.opencl {
+                regressions.push(format!("{op}: OpenCL passes {} of {}, the floor is {}", c.opencl, c.cases, f.opencl));
+            }
+        }
+    }
+    assert!(regressions.is_empty(), "coverage fell below tests/data/opinfo_floor.json:\n{}", regressions.join("\n"));
+}
