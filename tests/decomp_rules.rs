@@ -55,6 +55,7 @@ fn cases() -> Vec<Case> {
         case("aten.linear.default", C, &[("x", &[S, N(5)]), ("w", &[N(3), N(5)]), ("b", &[N(3)])], vec![("input", P::In("x")), ("weight", P::In("w")), ("bias", P::In("b"))]),
         case("aten.linear.default", C, &[("x", &[S, N(2), N(5)]), ("w", &[N(3), N(5)])], vec![("input", P::In("x")), ("weight", P::In("w"))]),
         case("aten.t.default", C, &[("x", &[S, N(4)])], vec![x("self")]),
+        case("aten.matmul.default", C, &[("a", &[S, N(2), N(3), N(4)]), ("b", &[N(1), N(2), N(4), N(5)])], vec![("self", P::In("a")), ("other", P::In("b"))]),
         case("aten.layer_norm.default", I, &[("x", &[S, N(3), N(6)]), ("w", &[N(6)]), ("b", &[N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[6])), ("weight", P::In("w")), ("bias", P::In("b")), ("eps", P::F(1e-5))]),
         case("aten.layer_norm.default", C, &[("x", &[S, N(3), N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[3, 6]))]),
         case("aten.native_layer_norm.default", I, &[("x", &[S, N(6)]), ("w", &[N(6)]), ("b", &[N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[6])), ("weight", P::In("w")), ("bias", P::In("b")), ("eps", P::F(1e-5))]),
@@ -101,6 +102,7 @@ fn cases() -> Vec<Case> {
         case("aten.max_pool2d.default", C, &[("x", &[S, N(2), N(6), N(5)])], vec![x("self"), ("kernel_size", P::Is(&[2, 2]))]),
         case("aten.adaptive_avg_pool2d.default", C, &[("x", &[S, N(3), N(4), N(5)])], vec![x("self"), ("output_size", P::Is(&[1, 1]))]),
         case("aten.arange.default", C, &[("x", &[S])], vec![("end", P::SizeOf("x", 0))]),
+        case("aten._to_copy.default", I, &[("x", &[S, N(3)])], vec![x("self"), ("dtype", P::Dtype(DType::F64))]),
         case("aten.arange.default", I, &[("x", &[S, N(2)])], vec![("end", P::SizeOf("x", 0)), ("dtype", P::Dtype(DType::F32))]),
         case("aten.arange.start_step", I, &[("x", &[S])], vec![("start", P::I(3)), ("end", P::I(20)), ("step", P::I(4))]),
         case("aten.scaled_dot_product_attention.default", I, &[("q", &[S, N(2), N(5), N(4)]), ("k", &[S, N(2), N(3), N(4)]), ("v", &[S, N(2), N(3), N(6)])], vec![("query", P::In("q")), ("key", P::In("k")), ("value", P::In("v"))]),
@@ -192,15 +194,52 @@ fn random_inputs(c: &Case, s0: usize, rng: &mut StdRng) -> Vec<Tensor> {
         .collect()
 }
 
+/// Rules whose source op neither the interpreter nor the meta functions know yet (they are
+/// spellings torch normalises: `conv1d`, `__and__`, `to`, in-place ops, ...). Each must instead
+/// fire on a model of the zoo, where tests/zoo.rs compares the whole graph's op multiset with
+/// torch's.
+const CHECKED_ON_THE_ZOO: &[&str] = &[
+    "aten.conv1d.default",
+    "aten.__and__.Tensor",
+    "aten.new_ones.default",
+    "aten.to.dtype",
+    "aten.to.device",
+    "aten.to.dtype_layout",
+    "aten.where.ScalarOther",
+    "aten.min.other",
+    "aten.dropout_.default",
+    "aten.squeeze.dim",
+];
+
+/// Whether decomposing some zoo model under `table` applies `rule`.
+fn fires_on_the_zoo(rule: &xpu_workbench::decomp::rules::Rule) -> bool {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/zoo/torch-2.15");
+    let mode = if rule.table == Table::Inductor { Mode::Full } else { Mode::Core };
+    std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "pt2")).any(|p| {
+        let model = xpu_workbench::import::load(&p).unwrap();
+        let g = &model.graphs[0];
+        let table = if mode == Mode::Full { Table::Inductor } else { Table::Core };
+        decompose(g, mode, &Marks::default()).is_ok_and(|d| {
+            d.decomposed.iter().any(|x| {
+                let target = &g.node(x.node).target;
+                target == rule.target && find(table, target).is_some_and(|f| std::ptr::eq(f, rule))
+            })
+        })
+    })
+}
+
 #[test]
 fn every_rule_has_a_case() {
     let cases = cases();
     for r in TABLE {
         // A core rule also applies under Inductor's table when no Inductor rule overrides it.
         let exercises = |c: &Case| find(c.table, c.target).is_some_and(|f| std::ptr::eq(f, r));
+        if cases.iter().any(exercises) {
+            continue;
+        }
         assert!(
-            cases.iter().any(exercises),
-            "rule {} ({:?}) has no property case",
+            CHECKED_ON_THE_ZOO.contains(&r.target) && fires_on_the_zoo(r),
+            "rule {} ({:?}) has no property case and fires on no zoo model",
             r.target,
             r.table
         );
@@ -213,7 +252,7 @@ fn every_rule_matches_the_reference_interpreter_at_random_bindings() {
     for c in cases() {
         let (model, g) = build(&c);
         let mode = match c.table {
-            Table::Core => Mode::Core,
+            Table::Core | Table::CoreOnly => Mode::Core,
             Table::Inductor => Mode::Full,
         };
         let d = decompose(&g, mode, &Marks::default()).unwrap_or_else(|e| panic!("{}: {e}", c.target));

@@ -38,7 +38,8 @@ pub fn to_json(graph: &Graph, d: &Decomposition) -> serde_json::Value {
     })
 }
 
-pub fn run(file: &Path, mode: &str, mark_specs: &[String], as_json: bool) -> ExitCode {
+/// `against_torch`: the Python to compare with (`--against-torch [--python PATH]`).
+pub fn run(file: &Path, mode: &str, mark_specs: &[String], as_json: bool, against_torch: Option<&str>) -> ExitCode {
     let Some(mode) = Mode::parse(mode) else {
         return fail(EXIT_USAGE, &format!("--mode {mode}: expected none, core, lite or full"));
     };
@@ -61,6 +62,9 @@ pub fn run(file: &Path, mode: &str, mark_specs: &[String], as_json: bool) -> Exi
     for id in &d.no_rule {
         let n = graph.node(*id);
         eprintln!("warning: node `{}` ({}): no decomposition rule; kept whole", n.name, n.target);
+    }
+    if let Some(python) = against_torch {
+        return super::against_torch::compare(file, graph, &d, python);
     }
     if as_json {
         super::print_json(&to_json(graph, &d));

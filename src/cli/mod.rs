@@ -1,6 +1,7 @@
 //! The command line: every thing the app can do, scriptable. `cli.rs`-style: arguments here,
 //! each subcommand's work in its own file.
 
+mod against_torch;
 mod backends;
 mod bench;
 mod check_lite;
@@ -68,6 +69,13 @@ pub enum Command {
         marks: Vec<String>,
         #[arg(long)]
         json: bool,
+        /// Also decompose the archive with the user's torch and diff the op multisets, node by
+        /// node (core or full): exit 0 when equal, 1 when not, 2 when torch is missing.
+        #[arg(long)]
+        against_torch: bool,
+        /// The Python that holds torch, for --against-torch.
+        #[arg(long, value_name = "PATH", default_value = "python3")]
+        python: String,
     },
     /// Exit 0 when lite mode decomposed no unmarked node, 1 listing each violation, 3 when
     /// something could not be checked (named). Reads a TORCH_TRACE log (every dynamo op looked for
@@ -340,7 +348,9 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Inspect { file, json }) => inspect::run(&file, json),
         Some(Command::Shapes { file, binds, json }) => shapes::run(&file, &binds, json),
-        Some(Command::Decompose { file, mode, marks, json }) => decompose::run(&file, &mode, &marks, json),
+        Some(Command::Decompose { file, mode, marks, json, against_torch, python }) => {
+            decompose::run(&file, &mode, &marks, json, against_torch.then_some(python.as_str()))
+        }
         Some(Command::CheckLite { file, marks, backend, torch, json }) => check_lite::run(check_lite::Args {
             file: &file,
             marks: &marks,

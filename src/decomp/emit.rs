@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use super::functionalize;
 use super::rules::{self, Table};
 use super::{DecompError, Decomposed, Decomposition, Marks, Mode, Provenance};
 use crate::infer::{infer, InferError};
@@ -27,6 +28,7 @@ const MAX_DEPTH: usize = 16;
 
 pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposition, DecompError> {
     let mut out = Graph::new(graph.name.clone());
+    out.torch_version = graph.torch_version.clone();
     let mut map: Vec<Option<ValueId>> = vec![None; graph.values.len()];
     let mut taken: HashSet<String> = graph.values.iter().map(|v| v.name.clone()).collect();
     taken.extend(graph.nodes.iter().map(|n| n.name.clone()));
@@ -45,13 +47,33 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
     let mut kept = Vec::new();
     let mut no_rule = Vec::new();
     let mut products = vec![Vec::new(); graph.nodes.len()];
+    let mut functionalized = Vec::new();
+    // PyTorch's decompositions re-trace the program, so what nothing reads is not in their graphs.
+    let live = if mode == Mode::None { vec![true; graph.nodes.len()] } else { live_nodes(graph) };
     for (i, node) in graph.nodes.iter().enumerate() {
         let id = NodeId(i as u32);
+        if !live[i] {
+            continue;
+        }
         let err = |source: RuleError| DecompError { node: node.name.clone(), target: node.target.clone(), source };
         let table = match mode {
             Mode::Lite if !marks.marks(node) => None,
             _ => mode.table(),
         };
+        // Every mode but `none` works on the functionalized graph, as PyTorch's do, unless the
+        // table has a rule for the in-place op itself (`dropout_`: torch decomposes it whole).
+        let inplace_rule = table.is_some_and(|t| rules::find(t, &node.target).is_some());
+        let functional = match functionalize::functional_node(node) {
+            Some(f) if mode != Mode::None && !inplace_rule => {
+                if let Some(why) = functionalize::refusal(graph, node) {
+                    return Err(err(RuleError::Unsupported(format!("cannot functionalize: {why}"))));
+                }
+                functionalized.push(id);
+                Some(f)
+            }
+            _ => None,
+        };
+        let node = functional.as_ref().unwrap_or(node);
         let rule = table.and_then(|t| rules::find(t, &node.target).map(|r| (t, r)));
         let first_new = em.out.nodes.len();
         match rule {
@@ -74,6 +96,12 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
             }
         }
         products[i] = (first_new..em.out.nodes.len()).map(|n| NodeId(n as u32)).collect();
+        if functional.is_some() {
+            // Later readers of the mutated tensor read the functional result.
+            if let (Some(Arg::Tensor(mutated)), Some(out)) = (node.args.first().map(|a| &a.arg), node.outputs.first()) {
+                em.map[mutated.index()] = em.map[out.index()];
+            }
+        }
     }
     for o in &graph.outputs {
         let arg = em.map_arg(o).map_err(|e| DecompError { node: "output".into(), target: "output".into(), source: e })?;
@@ -86,7 +114,32 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
         decomposed,
         kept,
         no_rule,
+        functionalized,
     })
+}
+
+/// Which nodes a re-trace keeps: those whose results reach a graph output, and those with an
+/// effect (`_assert_*`, `sym_constrain_range*`, in-place writes) whatever reads them.
+fn live_nodes(graph: &Graph) -> Vec<bool> {
+    let mut live = vec![false; graph.nodes.len()];
+    let mut needed = vec![false; graph.values.len()];
+    for o in &graph.outputs {
+        for v in o.values() {
+            needed[v.index()] = true;
+        }
+    }
+    for (i, n) in graph.nodes.iter().enumerate().rev() {
+        let effect = n.target.contains("._assert")
+            || n.target.contains("constrain_range")
+            || functionalize::functional_target(&n.target).is_some();
+        if effect || n.outputs.iter().any(|v| needed[v.index()]) {
+            live[i] = true;
+            for v in n.inputs() {
+                needed[v.index()] = true;
+            }
+        }
+    }
+    live
 }
 
 /// The graph being built, the value map from input to output graph, and fresh-name state.
@@ -220,7 +273,14 @@ pub enum A {
 
 impl<'a> Rw<'a> {
     fn raw(&self, name: &str) -> Option<&'a Arg> {
-        self.node.arg(name)
+        // The first argument is `self` in some overloads of an op and `input` in others
+        // (`dropout_(Tensor(a!) self, ...)` vs `dropout(Tensor input, ...)`): functionalized nodes
+        // keep the in-place spelling.
+        self.node.arg(name).or_else(|| match name {
+            "input" => self.node.arg("self"),
+            "self" => self.node.arg("input"),
+            _ => None,
+        })
     }
 
     fn arg_err(name: &str, message: impl Into<String>) -> RuleError {
@@ -378,6 +438,15 @@ impl<'a> Rw<'a> {
         (rule.build)(&mut rw)
     }
 
+    /// Whether the graph was made by a torch older than `major.minor`; an unknown version counts
+    /// as the newest (rules follow current PyTorch unless told otherwise).
+    pub fn torch_older_than(&self, major: u32, minor: u32) -> bool {
+        let Some(v) = self.em.out.torch_version.as_deref() else { return false };
+        let mut parts = v.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty()).map(|p| p.parse::<u32>().unwrap_or(0));
+        let (a, b) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+        (a, b) < (major, minor)
+    }
+
     /// Size `dim` of `v` as a SymInt argument: a literal when static, else a `sym_size` node.
     pub fn size(&mut self, v: ValueId, dim: usize) -> Result<SymIntArg, RuleError> {
         let e = self.meta(v)?.sizes.get(dim).cloned().ok_or_else(|| RuleError::Unsupported("dim out of range".into()))?;
@@ -413,7 +482,8 @@ impl<'a> Rw<'a> {
         Ok(acc)
     }
 
-    fn sym_expr(&self, s: &SymIntArg) -> Result<Expr, RuleError> {
+    /// The expression a size argument stands for.
+    pub fn sym_expr(&self, s: &SymIntArg) -> Result<Expr, RuleError> {
         match s {
             SymIntArg::Int(i) => Ok(Expr::int(*i)),
             SymIntArg::Value(v) => match &self.em.out.value(*v).kind {

@@ -11,6 +11,7 @@
 
 mod check;
 mod emit;
+pub mod functionalize;
 mod marks;
 pub mod rules;
 
@@ -92,6 +93,8 @@ pub struct Decomposition {
     pub kept: Vec<NodeId>,
     /// Input nodes the mode would decompose but no rule exists for: kept, and reported.
     pub no_rule: Vec<NodeId>,
+    /// Input nodes of in-place ops (`relu_`) that became their functional overload first.
+    pub functionalized: Vec<NodeId>,
 }
 
 /// Why a decomposition failed: a rule met arguments it cannot handle. Names node and op.

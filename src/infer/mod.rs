@@ -131,3 +131,83 @@ pub fn norm_dim(dim: i64, rank: usize) -> Option<usize> {
     let d = if dim < 0 { dim + r } else { dim };
     (0..r).contains(&d).then_some(d as usize)
 }
+
+/// `sizes` with its one `-1` replaced by what the other sizes leave of `x`'s element count;
+/// `None` for more than one `-1`.
+pub(crate) fn resolve_minus_one(x: &TensorMeta, sizes: Vec<Expr>) -> Option<Vec<Expr>> {
+    let minus: Vec<usize> = sizes.iter().enumerate().filter(|(_, s)| s.as_int() == Some(-1)).map(|(i, _)| i).collect();
+    match minus.as_slice() {
+        [] => Some(sizes),
+        [i] => {
+            let rest: Vec<Expr> = sizes.iter().enumerate().filter(|(j, _)| j != i).map(|(_, s)| s.clone()).collect();
+            let mut sizes = sizes;
+            sizes[*i] = quotient(&x.sizes, &rest);
+            Some(sizes)
+        }
+        _ => None,
+    }
+}
+
+/// The strides of `view(old, new)`, or `None` when no view can have that shape (`reshape` then
+/// copies): ATen's `computeStride`, with symbolic sizes compared as expressions (a product not
+/// provably equal counts as unequal, which only ever chooses the copy).
+pub(crate) fn view_strides(old: &TensorMeta, new: &[Expr]) -> Option<Vec<Expr>> {
+    let (shape, stride) = (&old.sizes, &old.strides);
+    let mut out = vec![Expr::int(1); new.len()];
+    if shape.is_empty() {
+        return Some(TensorMeta::contiguous_strides(new));
+    }
+    let mut view_d = new.len() as isize - 1;
+    let mut chunk_base = stride[shape.len() - 1].clone();
+    let (mut tensor_numel, mut view_numel) = (Expr::int(1), Expr::int(1));
+    for d in (0..shape.len()).rev() {
+        tensor_numel = Expr::mul(tensor_numel, shape[d].clone());
+        let chunk_ends =
+            d == 0 || (shape[d - 1].as_int() != Some(1) && stride[d - 1] != Expr::mul(tensor_numel.clone(), chunk_base.clone()));
+        if chunk_ends {
+            while view_d >= 0 && (view_numel != tensor_numel || new[view_d as usize].as_int() == Some(1)) {
+                out[view_d as usize] = Expr::mul(view_numel.clone(), chunk_base.clone());
+                view_numel = Expr::mul(view_numel, new[view_d as usize].clone());
+                view_d -= 1;
+            }
+            if view_numel != tensor_numel {
+                return None;
+            }
+            if d > 0 {
+                chunk_base = stride[d - 1].clone();
+                tensor_numel = Expr::int(1);
+                view_numel = Expr::int(1);
+            }
+        }
+    }
+    (view_d == -1).then_some(out)
+}
+
+/// `prod(num) / prod(den)` for sizes: equal symbolic factors cancel and the integer parts divide,
+/// so `[s0, 2, s1, 16] / [s0, s1, 16]` is `2`; otherwise a `FloorDiv` of the products.
+fn quotient(num: &[Expr], den: &[Expr]) -> Expr {
+    let split = |v: &[Expr]| -> (i64, Vec<Expr>) {
+        let mut c = 1i64;
+        let mut syms = Vec::new();
+        for e in v {
+            match e.as_int() {
+                Some(i) => c = c.saturating_mul(i),
+                None => syms.push(e.clone()),
+            }
+        }
+        (c, syms)
+    };
+    let ((cn, mut sn), (cd, sd)) = (split(num), split(den));
+    let cancels = sd.iter().all(|f| match sn.iter().position(|g| g == f) {
+        Some(p) => {
+            sn.remove(p);
+            true
+        }
+        None => false,
+    });
+    if cancels && cd != 0 && cn % cd == 0 {
+        return sn.into_iter().fold(Expr::int(cn / cd), Expr::mul);
+    }
+    let prod = |v: &[Expr]| v.iter().fold(Expr::int(1), |acc, s| Expr::mul(acc, s.clone()));
+    Expr::floordiv(prod(num), prod(den))
+}

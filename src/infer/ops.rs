@@ -46,6 +46,8 @@ const BINARY: &[&str] = &[
     "aten.pow.Tensor_Scalar",
     "aten.maximum.default",
     "aten.minimum.default",
+    "aten.bitwise_and.Tensor",
+    "aten.bitwise_or.Tensor",
 ];
 
 pub(super) fn infer(a: &Args) -> Out {
@@ -132,7 +134,15 @@ pub(super) fn infer(a: &Args) -> Out {
             let x = a.tensor("self")?;
             let name = if a.get("size").is_some() { "size" } else { "shape" };
             let sizes = resolve_minus_one(a, x, a.sym_sizes(name)?)?;
-            one(contiguous(x, x.dtype, sizes))
+            let mut m = contiguous(x, x.dtype, sizes);
+            // A view keeps the strides its input's layout gives it (reshape copies otherwise).
+            if t == "aten.view.default" {
+                if let Some(strides) = super::view_strides(x, &m.sizes) {
+                    m.strides = strides;
+                    m.storage_offset = x.storage_offset.clone();
+                }
+            }
+            one(m)
         }
         "aten.expand.default" => {
             let x = a.tensor("self")?;
@@ -158,6 +168,69 @@ pub(super) fn infer(a: &Args) -> Out {
                 .collect();
             one(m)
         }
+        "aten.squeeze.dim" | "aten.squeeze.dims" => {
+            // Only dims of static size 1 go: a symbolic size is >= 2 under its range (0/1 specialised).
+            let x = a.tensor("self")?;
+            let rank = x.sizes.len();
+            let dims = match a.ints("dim")? {
+                Some(d) => d.iter().map(|d| norm_dim(*d, rank.max(1)).ok_or_else(|| a.err("dim out of range"))).collect::<Result<Vec<_>, _>>()?,
+                None => (0..rank).collect(),
+            };
+            let sizes = x.sizes.iter().enumerate().filter(|(i, s)| !(dims.contains(i) && s.as_int() == Some(1))).map(|(_, s)| s.clone()).collect();
+            one(contiguous(x, x.dtype, sizes))
+        }
+        "aten._scaled_dot_product_flash_attention_for_cpu.default" => {
+            // Output [B, H, L, Ev] laid out as [B, L, H, Ev] contiguous, as the CPU kernel's meta
+            // function allocates it (what export records); logsumexp [B, H, L] in float32.
+            let q = a.tensor("query")?;
+            let v = a.tensor("value")?;
+            if q.sizes.len() != 4 || v.sizes.len() != 4 {
+                return Err(a.err("expects 4-D query, key and value"));
+            }
+            let (b, h, l, e) = (q.sizes[0].clone(), q.sizes[1].clone(), q.sizes[2].clone(), v.sizes[3].clone());
+            let mut out = contiguous(q, q.dtype, vec![b.clone(), h.clone(), l.clone(), e.clone()]);
+            let he = Expr::mul(h.clone(), e.clone());
+            out.strides = vec![Expr::mul(l.clone(), he.clone()), e, he, Expr::int(1)];
+            let lse = contiguous(q, DType::F32, vec![b, h, l]);
+            Ok(vec![ValueKind::Tensor(out), ValueKind::Tensor(lse)])
+        }
+        "aten.full.default" => {
+            let sizes = a.sym_sizes("size")?;
+            let dtype = match a.get("dtype") {
+                Some(Arg::ScalarType(d)) => *d,
+                _ => DType::F32,
+            };
+            let device = match a.get("device") {
+                Some(Arg::Device(d)) => d.clone(),
+                _ => "cpu".to_string(),
+            };
+            let strides = TensorMeta::contiguous_strides(&sizes);
+            one(TensorMeta { dtype, sizes, strides, storage_offset: Expr::int(0), device, requires_grad: false })
+        }
+        "aten._to_copy.default" => {
+            // memory_format=preserve keeps a dense tensor's strides.
+            let x = a.tensor("self")?;
+            let mut m = x.clone();
+            if let Some(Arg::ScalarType(d)) = a.get("dtype") {
+                m.dtype = *d;
+            }
+            if let Some(Arg::Device(d)) = a.get("device") {
+                m.device = d.clone();
+            }
+            m.storage_offset = Expr::int(0);
+            one(m)
+        }
+        "aten.scalar_tensor.default" => {
+            let dtype = match a.get("dtype") {
+                Some(Arg::ScalarType(d)) => *d,
+                _ => DType::F32,
+            };
+            let device = match a.get("device") {
+                Some(Arg::Device(d)) => d.clone(),
+                _ => "cpu".to_string(),
+            };
+            one(TensorMeta { dtype, sizes: vec![], strides: vec![], storage_offset: Expr::int(0), device, requires_grad: false })
+        }
         "aten.unsqueeze.default" => {
             let x = a.tensor("self")?;
             let d = norm_dim(a.int("dim", None)?, x.sizes.len() + 1).ok_or_else(|| a.err("dim out of range"))?;
@@ -173,6 +246,16 @@ pub(super) fn infer(a: &Args) -> Out {
                 return Err(a.err("expects 2-D matrices"));
             }
             one(contiguous(x, x.dtype, vec![x.sizes[0].clone(), w.sizes[1].clone()]))
+        }
+        "aten.matmul.default" => {
+            let (x, w) = (a.tensor("self")?, a.tensor("other")?);
+            let (rx, rw) = (x.sizes.len(), w.sizes.len());
+            if rx < 2 || rx != rw {
+                return Err(a.err("matmul here takes operands of one rank >= 2"));
+            }
+            let mut sizes = broadcast_shapes(&x.sizes[..rx - 2], &w.sizes[..rw - 2]).map_err(|m| a.err(m))?;
+            sizes.extend([x.sizes[rx - 2].clone(), w.sizes[rw - 1].clone()]);
+            one(contiguous(x, x.dtype, sizes))
         }
         "aten.bmm.default" => {
             let x = a.tensor("self")?;
@@ -403,17 +486,7 @@ fn resolve_minus_one(a: &Args, x: &TensorMeta, sizes: Vec<Expr>) -> Result<Vec<E
     let minus: Vec<usize> = sizes.iter().enumerate().filter(|(_, s)| s.as_int() == Some(-1)).map(|(i, _)| i).collect();
     match minus.as_slice() {
         [] => Ok(sizes),
-        [i] => {
-            let numel = x.sizes.iter().fold(Expr::int(1), |acc, s| Expr::mul(acc, s.clone()));
-            let rest = sizes
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| j != i)
-                .fold(Expr::int(1), |acc, (_, s)| Expr::mul(acc, s.clone()));
-            let mut sizes = sizes;
-            sizes[*i] = Expr::floordiv(numel, rest);
-            Ok(sizes)
-        }
+        [_] => Ok(super::resolve_minus_one(x, sizes).expect("one -1")),
         _ => Err(a.err("more than one -1 in a view size")),
     }
 }

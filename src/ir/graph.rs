@@ -125,6 +125,9 @@ pub enum GraphError {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Graph {
     pub name: String,
+    /// The torch version that made the graph, when the file says (`2.15.0+cu132`): decompositions
+    /// follow that version's tables where versions differ.
+    pub torch_version: Option<String>,
     pub nodes: Vec<Node>,
     pub values: Vec<Value>,
     pub inputs: Vec<(ValueId, InputKind)>,

@@ -4,7 +4,9 @@ use super::Func;
 
 impl Func {
     /// The function a name denotes, in either `srepr` (`StrictLessThan`) or `str()` (`Lt`)
-    /// spelling, plus sympy's own `floor`/`ceiling`, which torch turns into the `*ToInt` forms.
+    /// spelling, plus sympy's own `floor`/`ceiling`, which torch turns into the `*ToInt` forms,
+    /// and the Python builtins `min`/`max`/`abs` that export's `guards_code` writes
+    /// (`min(8*L['x'].size()[1], 16*L['x'].size()[1]) == 8*L['x'].size()[1]`).
     pub fn from_name(name: &str) -> Option<Func> {
         Some(match name {
             "FloorDiv" => Func::FloorDiv,
@@ -12,9 +14,9 @@ impl Func {
             "Mod" => Func::Mod,
             "PythonMod" => Func::PythonMod,
             "ModularIndexing" => Func::ModularIndexing,
-            "Max" => Func::Max,
-            "Min" => Func::Min,
-            "Abs" => Func::Abs,
+            "Max" | "max" => Func::Max,
+            "Min" | "min" => Func::Min,
+            "Abs" | "abs" => Func::Abs,
             "CeilToInt" | "ceiling" => Func::CeilToInt,
             "FloorToInt" | "floor" => Func::FloorToInt,
             "TruncToInt" => Func::TruncToInt,

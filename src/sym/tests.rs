@@ -131,3 +131,12 @@ fn grouping_does_not_change_the_canonical_form() {
     let twice = Expr::add(Expr::mul(i(2), s("x")), i(2));
     assert_eq!(Expr::mul(twice.clone(), twice.clone()), Expr::pow(twice, i(2)));
 }
+
+#[test]
+fn python_builtins_in_guard_text_evaluate() {
+    // torch 2.11 writes this guard for Llama with a dynamic sequence length.
+    let g = super::parse_infix("min(8*s0, 16*s0) == (8*s0)").unwrap();
+    assert!(g.eval_bool(&bind(&[("s0", 7)])).unwrap());
+    let m = super::parse_infix("max(s0, 3) + abs(s1 - s0)").unwrap();
+    assert_eq!(m.eval_int(&bind(&[("s0", 2), ("s1", 5)])).unwrap(), 6);
+}

@@ -131,13 +131,27 @@ pub fn clamp(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![y])
 }
 
-/// Dropout in an inference graph (`train=False`) is the identity: a `clone`, as PyTorch emits.
+/// Dropout in an inference graph (`train=False`) is the identity, as PyTorch emits it: a `clone`
+/// up to torch 2.11, the input itself in 2.15.
 pub fn dropout(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     if rw.bool("train", false)? {
         return Err(RuleError::Unsupported("dropout with train=True is random; inference graphs only".into()));
     }
     let x = rw.t("input")?;
-    Ok(vec![un(rw, "aten.clone.default", x)?])
+    // torch 2.11's decomposition returns `input.clone()`; 2.15's returns `input` itself.
+    if rw.torch_older_than(2, 12) {
+        Ok(vec![un(rw, "aten.clone.default", x)?])
+    } else {
+        Ok(vec![x])
+    }
+}
+
+/// In-place dropout in an inference graph: the input, unchanged (no `clone` in any version).
+pub fn dropout_inplace(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    if rw.bool("train", false)? {
+        return Err(RuleError::Unsupported("dropout with train=True is random; inference graphs only".into()));
+    }
+    Ok(vec![rw.t("self")?])
 }
 
 /// `addcmul(self, t1, t2, value)` → `self + (t1 * value) * t2`.

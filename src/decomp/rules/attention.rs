@@ -1,10 +1,38 @@
-//! `scaled_dot_product_attention` in its math form: `softmax(q kᵀ · scale) v`, with the scale
-//! split as √scale on each of q and kᵀ (as PyTorch's decomposition does, for range safety), and
-//! batch dims flattened for `bmm`.
+//! `scaled_dot_product_attention` as `run_decompositions()` emits it on CPU: through
+//! `_scaled_dot_product_flash_attention_for_cpu` into `_scaled_dot_product_attention_math`:
+//!
+//! - a boolean `attn_mask` becomes `where(mask, 0, -inf)` (two `scalar_tensor`s and `where.self`);
+//! - the scale is split as √scale on q and on kᵀ (range safety), each a `mul.Scalar`;
+//! - both products are `matmul`s: `expand` to the batch shape, `view` to 3-D (`clone` first when
+//!   the strides do not allow the view, as `reshape` does), `bmm`, `view` back;
+//! - the softmax is `_safe_softmax`: `_softmax`, then rows that are entirely `-inf` give 0, not
+//!   NaN (`eq`, `logical_not`, `any`, `logical_not`, `full_like`, `where`);
+//! - with 4-D inputs the output keeps the flash kernel's layout: `permute(2, 0, 1, 3)`, `clone`,
+//!   `permute(1, 2, 0, 3)`.
 
 use super::{Rw, A};
 use crate::decomp::RuleError;
-use crate::ir::{SymIntArg, ValueId};
+use crate::ir::{Arg, DType, SymIntArg, ValueId};
+use crate::sym::Expr;
+
+/// Whether `sizes`/`strides` let the leading `sizes.len() - 2` dims merge into one without a
+/// copy (what decides between `view` and `clone` + `view` in `reshape`).
+fn leading_dims_merge(sizes: &[Expr], strides: &[Expr]) -> bool {
+    let lead = sizes.len().saturating_sub(2);
+    (0..lead.saturating_sub(1)).all(|i| sizes[i + 1].as_int() == Some(1) || strides[i] == Expr::mul(strides[i + 1].clone(), sizes[i + 1].clone()))
+}
+
+/// A `matmul` operand: `expand` to `shape`, then `view` to `[batch, rows, cols]`, cloning first
+/// when its layout (`sizes`, `strides` of the value as torch sees it) does not allow the view.
+fn bmm_operand(rw: &mut Rw, x: ValueId, shape: Vec<SymIntArg>, batch: SymIntArg, layout: (&[Expr], &[Expr])) -> Result<ValueId, RuleError> {
+    let n = shape.len();
+    let (rows, cols) = (shape[n - 2].clone(), shape[n - 1].clone());
+    let mut y = rw.op("aten.expand.default", vec![("self", A::T(x)), ("size", A::Sizes(shape))])?;
+    if !leading_dims_merge(layout.0, layout.1) {
+        y = rw.op("aten.clone.default", vec![("self", A::T(y))])?;
+    }
+    rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(vec![batch, rows, cols]))])
+}
 
 pub fn sdpa_math(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let q = rw.t("query")?;
@@ -23,43 +51,95 @@ pub fn sdpa_math(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     if rank < 3 || rw.rank(k)? != rank || rw.rank(v)? != rank {
         return Err(RuleError::Unsupported("query, key and value must share a rank >= 3".into()));
     }
-    let e = rw.meta(q)?.sizes.last().and_then(|d| d.as_int()).ok_or_else(|| {
-        RuleError::Unsupported("the head dimension must be static".into())
-    })?;
+    let (qm, km, vm) = (rw.meta(q)?.clone(), rw.meta(k)?.clone(), rw.meta(v)?.clone());
+    let dtype = qm.dtype;
+    let e = qm.sizes.last().and_then(|d| d.as_int()).ok_or_else(|| RuleError::Unsupported("the head dimension must be static".into()))?;
     // `scale=None` (the default) means 1/√E.
-    let scale = rw.float("scale", Some(1.0 / (e as f64).sqrt()))?;
-    let root = scale.sqrt();
-    let lead: Vec<SymIntArg> = (0..rank - 2).map(|d| rw.size(q, d)).collect::<Result<_, _>>()?;
-    let batch = rw.product(lead.clone())?;
-    let (l, s, ev) = (rw.size(q, rank - 2)?, rw.size(k, rank - 2)?, rw.size(v, rank - 1)?);
-    let ed = SymIntArg::Int(e);
+    let root = rw.float("scale", Some(1.0 / (e as f64).sqrt()))?.sqrt();
+
+    let mask = float_mask(rw, dtype)?;
 
     let mut perm: Vec<i64> = (0..rank as i64).collect();
     perm.swap(rank - 2, rank - 1);
     let qs = rw.op("aten.mul.Scalar", vec![("self", A::T(q)), ("other", A::F(root))])?;
-    let kt = rw.op("aten.permute.default", vec![("self", A::T(k)), ("dims", A::Is(perm))])?;
+    let kt = rw.op("aten.permute.default", vec![("self", A::T(k)), ("dims", A::Is(perm.clone()))])?;
     let ks = rw.op("aten.mul.Scalar", vec![("self", A::T(kt)), ("other", A::F(root))])?;
-    let q3 = rw.op("aten.view.default", vec![("self", A::T(qs)), ("size", A::Sizes(vec![batch.clone(), l.clone(), ed.clone()]))])?;
-    let k3 = rw.op("aten.view.default", vec![("self", A::T(ks)), ("size", A::Sizes(vec![batch.clone(), ed, s.clone()]))])?;
+    let lead: Vec<SymIntArg> = (0..rank - 2).map(|d| rw.size(q, d)).collect::<Result<_, _>>()?;
+    let batch = rw.product(lead.clone())?;
+    let (l, s, ev) = (rw.size(q, rank - 2)?, rw.size(k, rank - 2)?, rw.size(v, rank - 1)?);
+    let with = |last: [SymIntArg; 2]| -> Vec<SymIntArg> { lead.iter().cloned().chain(last).collect() };
+    // Elementwise ops keep their input's layout, so `q * c` and `kᵀ * c` have q's and kᵀ's.
+    let kt_sizes: Vec<Expr> = perm.iter().map(|&i| km.sizes[i as usize].clone()).collect();
+    let kt_strides: Vec<Expr> = perm.iter().map(|&i| km.strides[i as usize].clone()).collect();
+    let q3 = bmm_operand(rw, qs, with([l.clone(), SymIntArg::Int(e)]), batch.clone(), (&qm.sizes, &qm.strides))?;
+    let k3 = bmm_operand(rw, ks, with([SymIntArg::Int(e), s.clone()]), batch.clone(), (&kt_sizes, &kt_strides))?;
     let scores = rw.op("aten.bmm.default", vec![("self", A::T(q3)), ("mat2", A::T(k3))])?;
-    let mut score_shape = lead.clone();
-    score_shape.extend([l.clone(), s.clone()]);
-    let mut scores = rw.op("aten.view.default", vec![("self", A::T(scores)), ("size", A::Sizes(score_shape))])?;
-    if let Some(mask) = rw.opt_t("attn_mask")? {
-        if rw.meta(mask)?.dtype == crate::ir::DType::Bool {
-            return Err(RuleError::Unsupported("boolean attn_mask".into()));
-        }
+    let mut scores = rw.op("aten.view.default", vec![("self", A::T(scores)), ("size", A::Sizes(with([l.clone(), s.clone()])))])?;
+    if let Some(mask) = mask {
         scores = rw.op("aten.add.Tensor", vec![("self", A::T(scores)), ("other", A::T(mask))])?;
     }
-    let p = rw.op(
-        "aten._softmax.default",
-        vec![("self", A::T(scores)), ("dim", A::I(-1)), ("half_to_float", A::B(false))],
-    )?;
-    let p3 = rw.op("aten.view.default", vec![("self", A::T(p)), ("size", A::Sizes(vec![batch.clone(), l.clone(), s.clone()]))])?;
-    let vc = rw.op("aten.clone.default", vec![("self", A::T(v))])?;
-    let v3 = rw.op("aten.view.default", vec![("self", A::T(vc)), ("size", A::Sizes(vec![batch, s, ev.clone()]))])?;
-    let o3 = rw.op("aten.bmm.default", vec![("self", A::T(p3)), ("mat2", A::T(v3))])?;
-    let mut out_shape = lead;
-    out_shape.extend([l, ev]);
-    Ok(vec![rw.op("aten.view.default", vec![("self", A::T(o3)), ("size", A::Sizes(out_shape))])?])
+    let p = rw.op("aten._softmax.default", vec![("self", A::T(scores)), ("dim", A::I(-1)), ("half_to_float", A::B(false))])?;
+    let p = safe_softmax_rows(rw, scores, p)?;
+    let p3 = bmm_operand(rw, p, with([l.clone(), s.clone()]), batch.clone(), (&[], &[]))?;
+    let v3 = bmm_operand(rw, v, with([s, ev.clone()]), batch, (&vm.sizes, &vm.strides))?;
+    let o = rw.op("aten.bmm.default", vec![("self", A::T(p3)), ("mat2", A::T(v3))])?;
+    let o = rw.op("aten.view.default", vec![("self", A::T(o)), ("size", A::Sizes(with([l, ev])))])?;
+    if rank != 4 {
+        return Ok(vec![o]);
+    }
+    let o = rw.op("aten.permute.default", vec![("self", A::T(o)), ("dims", A::Is(vec![2, 0, 1, 3]))])?;
+    let o = rw.op("aten.clone.default", vec![("self", A::T(o))])?;
+    Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(o)), ("dims", A::Is(vec![1, 2, 0, 3]))])?])
+}
+
+/// The `attn_mask` argument as an additive float mask: a boolean one becomes
+/// `where(mask, 0, -inf)`, as `convert_boolean_attn_mask` does.
+fn float_mask(rw: &mut Rw, dtype: DType) -> Result<Option<ValueId>, RuleError> {
+    Ok(match rw.opt_t("attn_mask")? {
+        Some(m) if rw.meta(m)?.dtype == DType::Bool => {
+            let scalar = |rw: &mut Rw, x: f64| {
+                rw.op("aten.scalar_tensor.default", vec![("s", A::F(x)), ("dtype", A::Raw(Arg::ScalarType(dtype)))])
+            };
+            let zero = scalar(rw, 0.0)?;
+            let ninf = scalar(rw, f64::NEG_INFINITY)?;
+            Some(rw.op("aten.where.self", vec![("condition", A::T(m)), ("self", A::T(zero)), ("other", A::T(ninf))])?)
+        }
+        other => other,
+    })
+}
+
+/// Under Inductor's table on CPU, 4-D attention stays one fused op,
+/// `_scaled_dot_product_flash_attention_for_cpu`, fed the float form of a boolean mask.
+/// An XPU build of Inductor picks its own fused kernel at this point.
+pub fn sdpa_flash_cpu(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let q = rw.t("query")?;
+    let (k, v) = (rw.t("key")?, rw.t("value")?);
+    if rw.rank(q)? != 4 || rw.bool("enable_gqa", false)? {
+        return sdpa_math(rw);
+    }
+    let dtype = rw.meta(q)?.dtype;
+    let mask = float_mask(rw, dtype)?;
+    let mut args = vec![
+        ("query", A::T(q)),
+        ("key", A::T(k)),
+        ("value", A::T(v)),
+        ("dropout_p", A::F(rw.float("dropout_p", Some(0.0))?)),
+        ("is_causal", A::B(rw.bool("is_causal", false)?)),
+        ("attn_mask", A::OptT(mask)),
+    ];
+    if let Some(scale) = rw.scalar("scale") {
+        args.push(("scale", scale));
+    }
+    let outs = rw.op_n("aten._scaled_dot_product_flash_attention_for_cpu.default", args)?;
+    Ok(outs.into_iter().take(1).collect())
+}
+
+/// `_safe_softmax`'s guard: where every score of a row is `-inf`, the row is 0 instead of NaN.
+fn safe_softmax_rows(rw: &mut Rw, scores: ValueId, p: ValueId) -> Result<ValueId, RuleError> {
+    let is_ninf = rw.op("aten.eq.Scalar", vec![("self", A::T(scores)), ("other", A::F(f64::NEG_INFINITY))])?;
+    let finite = rw.op("aten.logical_not.default", vec![("self", A::T(is_ninf))])?;
+    let any = rw.op("aten.any.dim", vec![("self", A::T(finite)), ("dim", A::I(-1)), ("keepdim", A::B(true))])?;
+    let all_ninf = rw.op("aten.logical_not.default", vec![("self", A::T(any))])?;
+    let zeros = rw.op("aten.full_like.default", vec![("self", A::T(p)), ("fill_value", A::I(0))])?;
+    rw.op("aten.where.self", vec![("condition", A::T(all_ninf)), ("self", A::T(zeros)), ("other", A::T(p))])
 }

@@ -22,6 +22,8 @@ pub enum Table {
     Core,
     /// Inductor's default table (`select_decomp_table()`), which includes the core rules.
     Inductor,
+    /// A rule of torch.export's table that Inductor's leaves out (`squeeze.dim` → `squeeze.dims`).
+    CoreOnly,
 }
 
 pub type Build = fn(&mut Rw) -> Result<Vec<ValueId>, RuleError>;
@@ -38,6 +40,10 @@ const fn core(target: &'static str, build: Build) -> Rule {
     Rule { target, table: Table::Core, build }
 }
 
+const fn core_only(target: &'static str, build: Build) -> Rule {
+    Rule { target, table: Table::CoreOnly, build }
+}
+
 const fn inductor(target: &'static str, build: Build) -> Rule {
     Rule { target, table: Table::Inductor, build }
 }
@@ -46,6 +52,7 @@ const fn inductor(target: &'static str, build: Build) -> Rule {
 pub static TABLE: &[Rule] = &[
     core("aten.linear.default", linear::linear),
     core("aten.t.default", linear::t),
+    core("aten.matmul.default", linear::matmul),
     core("aten.layer_norm.default", norm::layer_norm),
     inductor("aten.native_layer_norm.default", norm::native_layer_norm),
     core("aten.rms_norm.default", norm::rms_norm),
@@ -67,6 +74,7 @@ pub static TABLE: &[Rule] = &[
     inductor("aten.hardtanh.default", activation::hardtanh),
     inductor("aten.clamp.default", activation::clamp),
     core("aten.dropout.default", activation::dropout),
+    core("aten.dropout_.default", activation::dropout_inplace),
     core("aten.addcmul.default", activation::addcmul),
     core("aten.var.dim", activation::var_dim),
     core("aten.std.dim", activation::std_dim),
@@ -75,12 +83,23 @@ pub static TABLE: &[Rule] = &[
     core("aten.flatten.using_ints", view::flatten),
     core("aten.unflatten.int", view::unflatten),
     core("aten.contiguous.default", view::contiguous),
+    core_only("aten.squeeze.dim", view::squeeze_dim),
+    core("aten.__and__.Tensor", view::and),
+    core("aten.new_ones.default", view::new_ones),
+    core("aten.to.dtype", view::to),
+    core("aten.to.device", view::to),
+    core("aten.to.dtype_layout", view::to),
+    inductor("aten._to_copy.default", view::to_copy_convert),
     core("aten.chunk.default", view::chunk_core),
     inductor("aten.chunk.default", view::chunk),
+    core("aten.conv1d.default", view::conv1d),
     core("aten.conv2d.default", view::conv2d),
     core("aten.max_pool2d.default", view::max_pool2d),
+    core("aten.where.ScalarOther", view::where_scalar_other),
+    core("aten.min.other", view::min_other),
     core("aten.adaptive_avg_pool2d.default", view::adaptive_avg_pool2d),
     core("aten.scaled_dot_product_attention.default", attention::sdpa_math),
+    inductor("aten.scaled_dot_product_attention.default", attention::sdpa_flash_cpu),
     core("aten.arange.default", view::arange),
     inductor("aten.arange.start_step", view::arange_iota),
 ];
@@ -90,10 +109,11 @@ pub fn find(table: Table, target: &str) -> Option<&'static Rule> {
     let mut found = None;
     for r in TABLE.iter().filter(|r| r.target == target) {
         match (table, r.table) {
-            (Table::Core, Table::Core) => return Some(r),
+            (Table::Core, Table::Core | Table::CoreOnly) => return Some(r),
             (Table::Inductor, Table::Inductor) => return Some(r),
             (Table::Inductor, Table::Core) => found = found.or(Some(r)),
-            (Table::Core, Table::Inductor) => {}
+            (Table::Core, Table::Inductor) | (Table::Inductor, Table::CoreOnly) => {}
+            (Table::CoreOnly, _) => {}
         }
     }
     found
@@ -104,7 +124,7 @@ pub fn find(table: Table, target: &str) -> Option<&'static Rule> {
 const PRIMITIVES: &[&str] = &[
     "aten.add.Tensor", "aten.sub.Tensor", "aten.mul.Tensor", "aten.div.Tensor", "aten.mul.Scalar",
     "aten.add.Scalar", "aten.div.Scalar", "aten.sub.Scalar", "aten.neg.default", "aten.exp.default",
-    "aten.log.default", "aten.sqrt.default", "aten.rsqrt.default", "aten.erf.default", "aten.tanh.default",
+    "aten.log.default", "aten.sqrt.default", "aten.reciprocal.default", "aten.rsqrt.default", "aten.erf.default", "aten.tanh.default",
     "aten.sigmoid.default", "aten.relu.default", "aten.abs.default", "aten.clamp_min.default",
     "aten.clamp_max.default", "aten.where.self", "aten.eq.Scalar", "aten.logical_not.default",
     "aten.any.dim", "aten.full_like.default", "aten.full.default", "aten.arange.start_step",
@@ -119,6 +139,13 @@ const PRIMITIVES: &[&str] = &[
     "aten._to_copy.default", "aten.to.dtype", "aten.gelu.default", "aten.hardtanh.default",
     "aten.clamp.default", "aten._softmax.default", "aten._log_softmax.default",
     "aten.native_layer_norm.default", "aten._native_batch_norm_legit_no_training.default",
+    // Core ATen ops that torch 2.15 leaves in the zoo's `run_decompositions()` graphs.
+    "aten._assert_tensor_metadata.default", "aten.as_strided.default", "aten.bitwise_and.Tensor",
+    "aten.constant_pad_nd.default", "aten.cos.default", "aten.sin.default", "aten.embedding.default",
+    "aten.fmod.Scalar", "aten.gather.default", "aten.ge.Scalar", "aten.gt.Scalar", "aten.le.Tensor",
+    "aten.lt.Scalar", "aten.ne.Scalar", "aten.index.Tensor", "aten.index_select.default",
+    "aten.minimum.default", "aten.pow.Tensor_Scalar", "aten.scalar_tensor.default",
+    "aten.slice_scatter.default", "aten.squeeze.dims", "prims._low_memory_max_pool_with_offsets.default",
 ];
 
 /// Whether `target` is an op PyTorch would decompose further (so a missing rule matters).

@@ -4,7 +4,7 @@
 
 use super::{Rw, A};
 use crate::decomp::RuleError;
-use crate::ir::{Arg, DType, SymIntArg, ValueId};
+use crate::ir::{Arg, DType, ValueId};
 
 /// `layer_norm` → `native_layer_norm(...)[0]` (core ATen); under `full` that decomposes further.
 pub fn layer_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
@@ -27,6 +27,8 @@ pub fn native_layer_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         return Err(RuleError::Arg { name: "normalized_shape".into(), message: format!("{k} dims for rank {rank}") });
     }
     let eps = rw.float("eps", Some(1e-5))?;
+    // torch's reference makes the input contiguous first (a `clone` when it is not).
+    let x = if super::view::is_contiguous(rw.meta(x)?) { x } else { rw.op("aten.clone.default", vec![("self", A::T(x))])? };
     let dims: Vec<i64> = (rank - k..rank).map(|d| d as i64).collect();
     let vm = rw.op_n(
         "aten.var_mean.correction",
@@ -124,17 +126,32 @@ pub fn batch_norm_no_training(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         return Err(RuleError::Unsupported("batch norm needs a channel dimension".into()));
     }
     let eps = rw.float("eps", Some(1e-5))?;
-    let channels = rw.size(x, 1)?;
-    // Per-channel vectors become [C, 1, ..., 1] so they broadcast against [N, C, ...].
-    let mut shape = vec![channels];
-    shape.extend(std::iter::repeat_n(SymIntArg::Int(1), rank - 2));
-    let per_channel = |rw: &mut Rw, v: ValueId| -> Result<ValueId, RuleError> {
-        rw.op("aten.view.default", vec![("self", A::T(v)), ("size", A::Sizes(shape.clone()))])
+    let dtype = rw.meta(x)?.dtype;
+    // As torch's `native_batch_norm_helper`: the running statistics are copied to the computation
+    // dtype (`.to(copy=True)`, a `convert_element_type` even when it is the same), and per-channel
+    // vectors get `rank - 2` trailing `unsqueeze(-1)`s to broadcast against [N, C, ...].
+    let per_channel = |rw: &mut Rw, mut v: ValueId| -> Result<ValueId, RuleError> {
+        for _ in 2..rank {
+            v = rw.op("aten.unsqueeze.default", vec![("self", A::T(v)), ("dim", A::I(-1))])?;
+        }
+        Ok(v)
+    };
+    let to = |rw: &mut Rw, v: ValueId| -> Result<ValueId, RuleError> {
+        rw.op("prims.convert_element_type.default", vec![("a", A::T(v)), ("dtype", A::Raw(Arg::ScalarType(dtype)))])
     };
     let mean = rw.t("running_mean")?;
     let var = rw.t("running_var")?;
+    let mean = to(rw, mean)?;
+    let var = to(rw, var)?;
     let var_eps = rw.op("aten.add.Tensor", vec![("self", A::T(var)), ("other", A::F(eps))])?;
-    let rstd = rw.op("aten.rsqrt.default", vec![("self", A::T(var_eps))])?;
+    // torch 2.11 computes `1 / sqrt(var + eps)` (sqrt, reciprocal, mul by 1); 2.15 `rsqrt`.
+    let rstd = if rw.torch_older_than(2, 12) {
+        let root = rw.op("aten.sqrt.default", vec![("self", A::T(var_eps))])?;
+        let recip = rw.op("aten.reciprocal.default", vec![("self", A::T(root))])?;
+        rw.op("aten.mul.Tensor", vec![("self", A::T(recip)), ("other", A::I(1))])?
+    } else {
+        rw.op("aten.rsqrt.default", vec![("self", A::T(var_eps))])?
+    };
     let mean_c = per_channel(rw, mean)?;
     let rstd_c = per_channel(rw, rstd)?;
     let centered = rw.op("aten.sub.Tensor", vec![("self", A::T(x)), ("other", A::T(mean_c))])?;

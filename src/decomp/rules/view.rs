@@ -5,6 +5,7 @@
 use super::{dim, Rw, A};
 use crate::decomp::RuleError;
 use crate::ir::{Arg, SymIntArg, TensorMeta, ValueId};
+use crate::sym::Expr;
 
 pub fn transpose(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
@@ -16,15 +17,21 @@ pub fn transpose(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(x)), ("dims", A::Is(perm))])?])
 }
 
-fn is_contiguous(m: &TensorMeta) -> bool {
+pub(super) fn is_contiguous(m: &TensorMeta) -> bool {
     let want = TensorMeta::contiguous_strides(&m.sizes);
     // A size-1 dimension's stride never matters.
     m.sizes.iter().zip(m.strides.iter().zip(&want)).all(|(s, (a, b))| a == b || s.as_int() == Some(1))
 }
 
-/// `view(x, sizes)`, cloning first when `x` is not contiguous (what `reshape` does).
-fn view_of(rw: &mut Rw, x: ValueId, sizes: Vec<SymIntArg>) -> Result<ValueId, RuleError> {
-    let src = if is_contiguous(rw.meta(x)?) { x } else { rw.op("aten.clone.default", vec![("self", A::T(x))])? };
+/// `view(x, sizes)`, cloning first when the view is impossible (what `reshape` does).
+pub(super) fn view_of(rw: &mut Rw, x: ValueId, sizes: Vec<SymIntArg>) -> Result<ValueId, RuleError> {
+    let meta = rw.meta(x)?.clone();
+    let new: Option<Vec<Expr>> = sizes.iter().map(|s| rw.sym_expr(s).ok()).collect();
+    let copy = match new.and_then(|n| crate::infer::resolve_minus_one(&meta, n)) {
+        Some(new) => crate::infer::view_strides(&meta, &new).is_none(),
+        None => !is_contiguous(&meta),
+    };
+    let src = if copy { rw.op("aten.clone.default", vec![("self", A::T(x))])? } else { x };
     rw.op("aten.view.default", vec![("self", A::T(src)), ("size", A::Sizes(sizes))])
 }
 
@@ -124,22 +131,43 @@ fn ints_or(rw: &Rw, name: &str, default: Vec<i64>) -> Result<Vec<i64>, RuleError
     Ok(rw.ints(name)?.filter(|v| !v.is_empty()).unwrap_or(default))
 }
 
-pub fn conv2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+/// `squeeze.dim` → `squeeze.dims([dim])`: core ATen keeps only the list overload.
+pub fn squeeze_dim(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let d = rw.int("dim", None)?;
+    Ok(vec![rw.op("aten.squeeze.dims", vec![("self", A::T(x)), ("dim", A::Is(vec![d]))])?])
+}
+
+/// `conv1d` / `conv2d` → `convolution` with every list spelled out for `n` spatial dims
+/// (a one-element list repeats, as the Python-level functions do), as `run_decompositions()` emits.
+fn conv_nd(rw: &mut Rw, n: usize) -> Result<Vec<ValueId>, RuleError> {
     if matches!(rw.passthrough("padding")?, Some(Arg::String(_))) {
         return Err(RuleError::Unsupported("string padding ('same'/'valid')".into()));
     }
+    let list = |rw: &Rw, name: &str, default: i64| -> Result<Vec<i64>, RuleError> {
+        let v = ints_or(rw, name, vec![default; n])?;
+        Ok(if v.len() == 1 { vec![v[0]; n] } else { v })
+    };
     let args = vec![
         ("input", A::T(rw.t("input")?)),
         ("weight", A::T(rw.t("weight")?)),
         ("bias", A::OptT(rw.opt_t("bias")?)),
-        ("stride", A::Is(ints_or(rw, "stride", vec![1, 1])?)),
-        ("padding", A::Is(ints_or(rw, "padding", vec![0, 0])?)),
-        ("dilation", A::Is(ints_or(rw, "dilation", vec![1, 1])?)),
+        ("stride", A::Is(list(rw, "stride", 1)?)),
+        ("padding", A::Is(list(rw, "padding", 0)?)),
+        ("dilation", A::Is(list(rw, "dilation", 1)?)),
         ("transposed", A::B(false)),
-        ("output_padding", A::Is(vec![0, 0])),
+        ("output_padding", A::Is(vec![0; n])),
         ("groups", A::I(rw.int("groups", Some(1))?)),
     ];
     Ok(vec![rw.op("aten.convolution.default", args)?])
+}
+
+pub fn conv1d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    conv_nd(rw, 1)
+}
+
+pub fn conv2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    conv_nd(rw, 2)
 }
 
 pub fn max_pool2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
@@ -156,6 +184,15 @@ pub fn max_pool2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         ("ceil_mode", A::B(rw.bool("ceil_mode", false)?)),
     ];
     Ok(rw.op_n("aten.max_pool2d_with_indices.default", args)?.into_iter().take(1).collect())
+}
+
+/// `where.ScalarOther(c, x, s)` → `where.self(c, x, scalar_tensor(s))` in `x`'s dtype.
+pub fn where_scalar_other(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (c, x) = (rw.t("condition")?, rw.t("self")?);
+    let dtype = rw.meta(x)?.dtype;
+    let s = rw.scalar("other").ok_or_else(|| RuleError::Arg { name: "other".into(), message: "expected a number".into() })?;
+    let s = rw.op("aten.scalar_tensor.default", vec![("s", s), ("dtype", A::Raw(Arg::ScalarType(dtype)))])?;
+    Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(c)), ("self", A::T(x)), ("other", A::T(s))])?])
 }
 
 /// Global average pooling (`output_size` all ones) is a `mean` over the spatial dims.
@@ -198,17 +235,105 @@ pub fn arange_iota(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         (_, 0, 1) => end,
         _ => return Err(RuleError::Unsupported("arange with a symbolic end and start != 0 or step != 1".into())),
     };
+    let dtype = match rw.passthrough("dtype")? {
+        Some(Arg::ScalarType(d)) => Some(d),
+        _ => None,
+    };
+    let int64 = A::Raw(Arg::ScalarType(crate::ir::DType::I64));
+    if dtype.is_none_or(|d| d == crate::ir::DType::I64) {
+        // An integer arange is one iota that starts and steps itself.
+        let args = vec![("length", A::Raw(Arg::SymInt(length))), ("start", A::I(start)), ("step", A::I(step)), ("dtype", int64)];
+        return Ok(vec![rw.op("prims.iota.default", args)?]);
+    }
     let iota = rw.op(
         "prims.iota.default",
-        vec![("length", A::Raw(Arg::SymInt(length))), ("start", A::I(0)), ("step", A::I(1)), ("dtype", A::Raw(Arg::ScalarType(crate::ir::DType::I64)))],
+        vec![("length", A::Raw(Arg::SymInt(length))), ("start", A::I(0)), ("step", A::I(1)), ("dtype", int64)],
     )?;
-    // Emitted even when trivial (step 1, start 0), as Inductor's table does.
+    // A floating arange: emitted even when trivial (step 1, start 0), as Inductor's table does.
     let scaled = rw.op("aten.mul.Tensor", vec![("self", A::T(iota)), ("other", A::I(step))])?;
     let mut y = rw.op("aten.add.Tensor", vec![("self", A::T(scaled)), ("other", A::I(start))])?;
-    if let Some(Arg::ScalarType(d)) = rw.passthrough("dtype")? {
-        if d != crate::ir::DType::I64 {
-            y = rw.op("prims.convert_element_type.default", vec![("a", A::T(y)), ("dtype", A::Raw(Arg::ScalarType(d)))])?;
-        }
+    if let Some(d) = dtype {
+        y = rw.op("prims.convert_element_type.default", vec![("a", A::T(y)), ("dtype", A::Raw(Arg::ScalarType(d)))])?;
     }
     Ok(vec![y])
+}
+
+/// `__and__.Tensor` → `bitwise_and.Tensor` (`&` on tensors).
+pub fn and(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (x, y) = (rw.t("self")?, rw.t("other")?);
+    Ok(vec![rw.op("aten.bitwise_and.Tensor", vec![("self", A::T(x)), ("other", A::T(y))])?])
+}
+
+/// `new_ones` → `full(size, 1)` with `self`'s dtype and device unless given.
+fn new_full(rw: &mut Rw, value: i64) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let meta = rw.meta(x)?.clone();
+    let size = size_list(rw, "size")?;
+    let dtype = match rw.passthrough("dtype")? {
+        Some(Arg::ScalarType(d)) => d,
+        _ => meta.dtype,
+    };
+    let device = match rw.passthrough("device")? {
+        Some(Arg::Device(d)) => d,
+        _ => meta.device.clone(),
+    };
+    let args = vec![
+        ("size", A::Sizes(size)),
+        ("fill_value", A::I(value)),
+        ("dtype", A::Raw(Arg::ScalarType(dtype))),
+        ("device", A::Raw(Arg::Device(device))),
+        ("pin_memory", A::B(false)),
+    ];
+    Ok(vec![rw.op("aten.full.default", args)?])
+}
+
+pub fn new_ones(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    new_full(rw, 1)
+}
+
+/// `to.dtype` / `to.device` / `to.dtype_layout`: nothing when neither dtype nor device changes
+/// and no copy is asked for (the input itself, as PyTorch returns it), else `_to_copy`.
+pub fn to(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let meta = rw.meta(x)?.clone();
+    let dtype = match rw.passthrough("dtype")? {
+        Some(Arg::ScalarType(d)) => Some(d),
+        _ => None,
+    };
+    let device = match rw.passthrough("device")? {
+        Some(Arg::Device(d)) => Some(d),
+        _ => None,
+    };
+    let same_dtype = dtype.is_none_or(|d| d == meta.dtype);
+    let same_device = device.as_deref().is_none_or(|d| d == meta.device);
+    if same_dtype && same_device && !rw.bool("copy", false)? {
+        return Ok(vec![x]);
+    }
+    let mut args = vec![("self", A::T(x))];
+    if let Some(d) = dtype.filter(|d| *d != meta.dtype) {
+        args.push(("dtype", A::Raw(Arg::ScalarType(d))));
+    }
+    if let Some(d) = device.filter(|d| *d != meta.device) {
+        args.push(("device", A::Raw(Arg::Device(d))));
+    }
+    Ok(vec![rw.op("aten._to_copy.default", args)?])
+}
+
+/// `min.other` → `minimum` (the elementwise minimum of two tensors).
+pub fn min_other(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (x, y) = (rw.t("self")?, rw.t("other")?);
+    Ok(vec![rw.op("aten.minimum.default", vec![("self", A::T(x)), ("other", A::T(y))])?])
+}
+
+/// Under Inductor's table a `_to_copy` that only changes the dtype is
+/// `prims.convert_element_type`.
+pub fn to_copy_convert(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let device_changes = matches!(rw.passthrough("device")?, Some(Arg::Device(d)) if d != rw.meta(x)?.device);
+    match rw.passthrough("dtype")? {
+        Some(Arg::ScalarType(d)) if !device_changes => {
+            Ok(vec![rw.op("prims.convert_element_type.default", vec![("a", A::T(x)), ("dtype", A::Raw(Arg::ScalarType(d)))])?])
+        }
+        _ => Err(RuleError::Unsupported("a _to_copy that changes the device or layout".into())),
+    }
 }

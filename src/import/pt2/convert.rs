@@ -165,6 +165,7 @@ impl Cx<'_> {
     fn graph(&mut self, name: &str, ep: &schema::ExportedProgram) -> Result<Graph, Pt2Error> {
         let g = &ep.graph_module.graph;
         let mut graph = Graph::new(name);
+        graph.torch_version = ep.torch_version.clone();
         let specs = input_kinds(&ep.graph_module.signature.input_specs);
         for (i, input) in g.inputs.iter().enumerate() {
             let path = format!("graph_module.graph.inputs[{i}]");

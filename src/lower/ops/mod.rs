@@ -371,6 +371,8 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.addmm.default", OpKind::Heavy, linalg::addmm),
     ("aten.linear.default", OpKind::Heavy, linalg::linear),
     ("aten.scaled_dot_product_attention.default", OpKind::Heavy, linalg::sdpa),
+    // The fused op Inductor's table keeps on CPU; its logsumexp output is never read in inference.
+    ("aten._scaled_dot_product_flash_attention_for_cpu.default", OpKind::Heavy, linalg::sdpa),
     ("aten.conv2d.default", OpKind::Heavy, pool::conv2d),
     ("aten.convolution.default", OpKind::Heavy, pool::conv2d),
     ("aten.max_pool2d.default", OpKind::Heavy, pool::max_pool2d),
