@@ -690,3 +690,30 @@ fn stage_views_show_check_lite_on_the_compile() {
     h.search_and_jump("_fused_rms_norm");
     h.expect(|l| l.contains("CPU has no kernel for aten._fused_rms_norm"), "the inspector's check-lite reason");
 }
+
+/// A torch.profiler trace of a real compiled run (Llama, torch 2.11, H100) imported into the app
+/// on top of its TORCH_TRACE log: the profile panel and the heat overlay show it as they would a
+/// run of our own, with device time on the log's graph nodes.
+#[test]
+fn an_imported_profiler_trace_feeds_the_profile_panel_and_heat() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples/inductor");
+    let mut h = Harness::new(Source::File(dir.join("cuda211_llama_default.log.gz")));
+    let cmd = xpu_workbench::ui::Command::ImportProfile(dir.join("cuda211_llama_default.profile.json.gz"));
+    h.app.apply(cmd, &h.ctx.clone());
+    h.settle();
+    let p = &h.app.state.profile;
+    assert!(p.error.is_none(), "{:?}", p.error);
+    let r = p.result.clone().expect("an imported profile");
+    assert!(r.imported && p.heat);
+    assert!(!r.rows.is_empty() && r.max_node_ns > 0);
+    // The heat lands on nodes of the log's graphs shown in the app.
+    let g = h.app.state.original().unwrap().clone();
+    let hot = g.nodes.iter().filter(|n| p.node_ns(View::Original, &n.name).is_some_and(|ns| ns > 0)).count();
+    assert!(hot > 0, "no node of {} has device time; profiled nodes: {:?}", g.name, r.node_ns.keys().take(8).collect::<Vec<_>>());
+
+    // Without a log open, the import says what it needs.
+    let mut h = Harness::new(Source::Embedded);
+    h.app.apply(xpu_workbench::ui::Command::ImportProfile(dir.join("cuda211_llama_default.profile.json.gz")), &h.ctx.clone());
+    h.settle();
+    assert!(h.app.state.profile.error.as_deref().is_some_and(|e| e.contains("TORCH_TRACE log")));
+}

@@ -319,6 +319,8 @@ impl App {
             Command::SetHeat(on) => s.profile.heat = on,
             Command::ExportDialog(kind) => self.export_dialog(kind),
             Command::Export(kind, path) => self.export(kind, path),
+            Command::ImportProfileDialog => self.import_profile_dialog(),
+            Command::ImportProfile(path) => self.import_profile(path),
         }
     }
 
@@ -456,6 +458,28 @@ impl App {
                     }
                 }
             }
+            JobResult::ImportedProfile { generation, result } => {
+                let p = &mut self.state.profile;
+                if generation != p.generation {
+                    return;
+                }
+                p.running = None;
+                match result {
+                    Ok(trace) => {
+                        let mut r = super::profiling::ProfileResult::new(View::Original, *trace);
+                        r.imported = true;
+                        p.result = Some(Arc::new(r));
+                        p.heat = true;
+                        p.error = None;
+                    }
+                    Err(e) => {
+                        p.error = Some(e.clone());
+                        self.state.message(format!("profile import failed: {e}"));
+                    }
+                }
+            }
+            JobResult::ProfilePicked(Some(path)) => self.import_profile(path),
+            JobResult::ProfilePicked(None) => {}
             JobResult::ExportPicked(kind, Some(path)) => self.export(kind, path),
             JobResult::ExportPicked(_, None) => {}
             JobResult::Exported(Ok(m)) | JobResult::Exported(Err(m)) => self.state.message(m),
@@ -530,6 +554,67 @@ impl App {
 
     /// Profiles the focused view's graph (its mode, the lite marks) on the picked device, through
     /// `profile::profile_plan` like the `profile` command, on a worker that reports progress.
+    /// Imports a torch.profiler trace of the open TORCH_TRACE log's run on a worker: the log's
+    /// kernels (Inductor's output code), each device kernel attributed to one of them, then to graph
+    /// nodes — the same path as `xpu-workbench kernels LOG --profile TRACE`.
+    fn import_profile(&mut self, path: std::path::PathBuf) {
+        let s = &mut self.state;
+        let log = match s.doc.as_ref().map(|d| (&d.source, d.model.format)) {
+            Some((Source::File(f), crate::ir::Format::TorchTrace)) => f.clone(),
+            _ => {
+                s.profile.open = true;
+                s.profile.error = Some(
+                    "a torch.profiler trace is attributed through the TORCH_TRACE log of the same run: open that log first".into(),
+                );
+                return;
+            }
+        };
+        let p = &mut s.profile;
+        p.generation += 1;
+        p.open = true;
+        p.error = None;
+        p.running = Some(format!("importing {}", path.display()));
+        let generation = p.generation;
+        self.jobs.spawn("import profile", move || {
+            use crate::profile::attribute::{attribute, CompiledKernels};
+            let result = (|| -> Result<Box<crate::profile::Trace>, String> {
+                let log = crate::import::trace::load_log(&log).map_err(|e| e.to_string())?;
+                let (ids, tables): (Vec<String>, Vec<_>) = log
+                    .compiles
+                    .iter()
+                    .filter(|c| !c.output_code.is_empty())
+                    .map(|c| (c.id.to_string(), crate::import::trace::kernels(c)))
+                    .unzip();
+                if ids.is_empty() {
+                    return Err(format!("{}: no compile in the log has Inductor's output code, so no kernel to attribute to", log.file));
+                }
+                let compiled: Vec<CompiledKernels<'_>> =
+                    ids.iter().zip(&tables).map(|(id, t)| CompiledKernels { compile: id, tables: t }).collect();
+                let t = crate::profile::kineto::load(&path).map_err(|e| e.to_string())?;
+                let owners = attribute(&t, &compiled);
+                Ok(Box::new(crate::profile::kernel_time::attributed_trace(&t, &compiled, &owners)))
+            })();
+            JobResult::ImportedProfile { generation, result }
+        });
+    }
+
+    #[cfg(feature = "file-dialog")]
+    fn import_profile_dialog(&mut self) {
+        self.jobs.spawn("dialog", || {
+            let picked = rfd::FileDialog::new()
+                .set_title("Import a torch.profiler trace of this log's run")
+                .add_filter("Chrome / Kineto trace", &["json", "gz"])
+                .add_filter("any file", &["*"])
+                .pick_file();
+            JobResult::ProfilePicked(picked)
+        });
+    }
+
+    #[cfg(not(feature = "file-dialog"))]
+    fn import_profile_dialog(&mut self) {
+        self.state.message("this build has no file dialog: use `xpu-workbench kernels LOG --profile TRACE`");
+    }
+
     fn run_profile(&mut self) {
         let s = &mut self.state;
         let (Some(doc), Some(backend)) = (&s.doc, s.profile.device) else {

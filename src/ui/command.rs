@@ -84,6 +84,11 @@ pub enum Command {
     ExportDialog(ExportKind),
     /// Write the last profile there (on a worker).
     Export(ExportKind, PathBuf),
+    /// Ask for a torch.profiler trace of the open log's run (on a worker: the dialog blocks).
+    ImportProfileDialog,
+    /// Attribute a torch.profiler (Kineto) trace to the open log's kernels and graph nodes, and
+    /// show it in the profile panel and the heat overlay, as a run of our own would be.
+    ImportProfile(PathBuf),
     /// Everything the sweep panel asks for (its store is `AppState::sweep`).
     Sweep(super::sweeping::SweepCommand),
 }

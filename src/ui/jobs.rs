@@ -30,6 +30,10 @@ pub enum JobResult {
     /// What a running profile is doing now.
     ProfileProgress { generation: u64, text: String },
     Profiled { generation: u64, view: View, result: Result<Box<crate::profile::Trace>, String> },
+    /// A torch.profiler trace imported and attributed through the open TORCH_TRACE log.
+    ImportedProfile { generation: u64, result: Result<Box<crate::profile::Trace>, String> },
+    /// The profiler-trace dialog closed; `None` when cancelled.
+    ProfilePicked(Option<PathBuf>),
     /// The export dialog closed; `None` when cancelled.
     ExportPicked(super::command::ExportKind, Option<PathBuf>),
     /// A profile export finished: what was written, or why not.

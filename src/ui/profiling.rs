@@ -33,6 +33,9 @@ pub struct ProfileResult {
     /// Mean device time per timed repetition of each graph node (fused kernels charge each node).
     pub node_ns: HashMap<String, u64>,
     pub max_node_ns: u64,
+    /// Imported from a torch.profiler trace of a TORCH_TRACE log's run: its node names are those
+    /// of the log's dynamo graphs, so the overlay applies to the original and dynamo views.
+    pub imported: bool,
 }
 
 impl ProfileResult {
@@ -51,7 +54,7 @@ impl ProfileResult {
         let timed = trace.frames.iter().filter(|f| !f.warmup).count().max(1) as u64;
         let node_ns: HashMap<String, u64> = trace.node_device_ns().into_iter().map(|(n, ns)| (n, ns / timed)).collect();
         let max_node_ns = node_ns.values().copied().max().unwrap_or(0);
-        ProfileResult { view, trace, rows, node_ns, max_node_ns }
+        ProfileResult { view, trace, rows, node_ns, max_node_ns, imported: false }
     }
 }
 
@@ -89,7 +92,7 @@ impl ProfileState {
     /// The heat of `node` of `view` in [0, 1] (`Some(None)`: the profile ran no kernel for it),
     /// or `None` when the overlay is off or the profile is of another view.
     pub fn heat_of(&self, view: View, node: &str) -> Option<Option<f32>> {
-        let r = self.result.as_ref().filter(|r| self.heat && r.view == view)?;
+        let r = self.result.as_ref().filter(|r| self.heat && (r.view == view || (r.imported && view == View::Dynamo)))?;
         Some(r.node_ns.get(node).map(|ns| if r.max_node_ns == 0 { 0.0 } else { *ns as f32 / r.max_node_ns as f32 }))
     }
 

@@ -14,6 +14,10 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                     cmds.push(Command::OpenDialog);
                     ui.close_menu();
                 }
+                if ui.button("Import torch.profiler trace… (of the open log's run)").clicked() {
+                    cmds.push(Command::ImportProfileDialog);
+                    ui.close_menu();
+                }
                 if ui.button("Open the embedded sample").clicked() {
                     cmds.push(Command::Open(Source::Embedded));
                     ui.close_menu();
