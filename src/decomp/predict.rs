@@ -81,13 +81,21 @@ impl NodeFate {
 /// (their CompositeImplicitAutograd body is traced in), and the fates that forced them.
 pub fn lite_marks_on(graph: &Graph, backend: Backend, table: &BackendTable, marks: &Marks) -> (Marks, Vec<NodeFate>) {
     let forced: Vec<NodeFate> = predict(graph, backend, table, marks).into_iter().filter(NodeFate::is_violation).collect();
+    (with_forced(marks, &forced), forced)
+}
+
+/// `marks` plus the nodes among `fates` the backend expands. An op with neither a kernel there nor
+/// a composite body is not added: tracing cannot expand it, it simply cannot run.
+pub fn with_forced<'a>(marks: &Marks, fates: impl IntoIterator<Item = &'a NodeFate>) -> Marks {
     let mut m = marks.clone();
-    for f in &forced {
-        if matches!(f.fate, Fate::Expanded { .. }) && !m.names.contains(&f.name) {
+    let mut forced: Vec<&NodeFate> = fates.into_iter().filter(|f| matches!(f.fate, Fate::Expanded { .. })).collect();
+    forced.sort_by_key(|f| f.node);
+    for f in forced {
+        if !m.names.contains(&f.name) {
             m.names.push(f.name.clone());
         }
     }
-    (m, forced)
+    m
 }
 
 /// The fate of every op node of `graph` on `backend` under lite mode with `marks`.
@@ -136,9 +144,8 @@ fn fate(table: &BackendTable, backend: Backend, graph: &Graph, id: NodeId, marks
 /// The ops a composite-everywhere ATen op becomes, as torch traced the torch-level calls of the same
 /// name on CUDA (`rms_norm` ← `torch.nn.functional.rms_norm` → `_fused_rms_norm`).
 fn composite_products(table: &BackendTable, name: &str) -> Vec<String> {
-    let tables = std::iter::once(table).chain(crate::ops::backend::embedded().iter().filter(|t| !std::ptr::eq(*t, table)));
     let mut out: Vec<String> = Vec::new();
-    for t in tables {
+    for t in crate::ops::backend::this_then_others(table) {
         for (key, exp) in &t.expansions {
             if key.rsplit('.').next() != Some(name) {
                 continue;
@@ -159,9 +166,7 @@ fn composite_products(table: &BackendTable, name: &str) -> Vec<String> {
 pub fn traced_expansion(table: &BackendTable, name: &str, backend: Backend) -> Option<Vec<String>> {
     let me = functional_name(name);
     let mut found: BTreeMap<Vec<String>, usize> = BTreeMap::new();
-    // A table refreshed from the user's dispatcher has no traces: the embedded ones stand in.
-    let tables = std::iter::once(table).chain(crate::ops::backend::embedded().iter().filter(|t| !std::ptr::eq(*t, table)));
-    for exp in tables.flat_map(|t| t.expansions.values()) {
+    for exp in crate::ops::backend::this_then_others(table).flat_map(|t| t.expansions.values()) {
         let Some(cuda) = exp.get("cuda") else { continue };
         if !cuda.iter().any(|alt| alt.len() == 1 && alt[0] == me) {
             continue;

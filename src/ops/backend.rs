@@ -276,6 +276,12 @@ fn load_all() -> (Vec<BackendTable>, Vec<String>) {
     (v.into_iter().map(|(_, t)| t).collect(), warnings)
 }
 
+/// `table` first, then every other table: traced expansions are looked up in all of them, since a
+/// table made from a wheel's yaml alone (or refreshed from a dispatcher) has none of its own.
+pub fn this_then_others(table: &BackendTable) -> impl Iterator<Item = &BackendTable> {
+    std::iter::once(table).chain(embedded().iter().filter(move |t| !std::ptr::eq(*t, table)))
+}
+
 /// The table for a torch version: the newest embedded one not newer than `version` (kernels only
 /// ever get added), the oldest one for an older torch, the newest when the version is unknown.
 pub fn table_for(version: Option<&str>) -> Option<&'static BackendTable> {

@@ -26,8 +26,7 @@ pub(super) fn alternatives(table: &BackendTable, target: &str) -> Result<Vec<Alt
             alts.push((vec![functional_name(name).to_string()], true));
         }
     }
-    let tables = std::iter::once(table).chain(backend::embedded().iter().filter(|t| !std::ptr::eq(*t, table)));
-    for t in tables {
+    for t in backend::this_then_others(table) {
         for k in &keys {
             if let Some(exp) = t.expansions.get(k) {
                 for dev in ["cuda", "cpu"] {

@@ -20,7 +20,7 @@ mod expect;
 mod graph;
 mod node;
 
-use expect::alternatives;
+use expect::{alternatives, Alt};
 use graph::{graph_device, is_tensor_op, node_device, Buckets, LocKey};
 use node::check_node;
 
@@ -232,23 +232,25 @@ fn check_pair(id: &str, dynamo: &Graph, g: &Graph, ops: &[NodeId], table: &Backe
     let (mut findings, mut unverified) = (Vec::new(), Vec::new());
     let buckets = Buckets::new(g);
     let graph_backend = graph_device(dynamo);
+    // What each call may become, looked up once: the claims below and the verdicts both need it.
+    let expected: Vec<Result<Vec<Alt>, String>> = ops.iter().map(|&n| alternatives(table, &dynamo.node(n).target)).collect();
     // The AOT ops each location's kept calls account for: what a vanished no-op may leave.
     let mut claimed: HashMap<LocKey, BTreeSet<String>> = HashMap::new();
-    for &n in ops {
+    for (&n, alts) in ops.iter().zip(&expected) {
         let loc = node_location(dynamo, n);
         let present: BTreeSet<&str> = buckets.at(loc.as_ref()).iter().map(|(op, _)| op.as_str()).collect();
-        if let Ok(alts) = alternatives(table, &dynamo.node(n).target) {
+        if let Ok(alts) = alts {
             if let Some(alt) = alts.iter().find(|a| a.ops.iter().all(|op| present.contains(op.as_str()))) {
                 claimed.entry(loc.map(|l| (l.file, l.line, l.code))).or_default().extend(alt.ops.iter().cloned());
             }
         }
     }
-    for &n in ops {
+    for (&n, alts) in ops.iter().zip(&expected) {
         let loc = node_location(dynamo, n);
         let loc_key = loc.clone().map(|l| (l.file, l.line, l.code));
         let claimed_here = claimed.get(&loc_key).cloned().unwrap_or_default();
         let node = dynamo.node(n);
-        match check_node(table, dynamo, n, &buckets, graph_backend, &claimed_here) {
+        match check_node(table, dynamo, n, alts.as_deref().map_err(String::clone), &buckets, graph_backend, &claimed_here) {
             Ok(verdict) => findings.push(Finding {
                 compile_id: id.to_string(),
                 graph: g.name.clone(),

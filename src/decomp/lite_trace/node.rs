@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use super::expect::{alternatives, is_shape_only, Alt};
+use super::expect::{is_shape_only, Alt};
 use super::graph::{is_identity, names_same_op, node_device, Buckets};
 use super::Verdict;
 use crate::import::trace::node_location;
@@ -13,6 +13,7 @@ pub(super) fn check_node(
     table: &BackendTable,
     dynamo: &Graph,
     n: NodeId,
+    alts: Result<&[Alt], String>,
     buckets: &Buckets,
     graph_backend: Option<Backend>,
     claimed: &BTreeSet<String>,
@@ -21,7 +22,7 @@ pub(super) fn check_node(
     let loc = node_location(dynamo, n);
     let here = buckets.at(loc.as_ref());
     let present: BTreeSet<&str> = here.iter().map(|(op, _)| op.as_str()).collect();
-    let alts = alternatives(table, &node.target)?;
+    let alts = alts?;
     // The call's own op name: `aten._fused_rms_norm` → `_fused_rms_norm`, `_operator.add` → `add`.
     let own = functional_name(backend::aten_name(&node.target).map(|(n, _)| n).unwrap_or_else(|| node.target.rsplit('.').next().unwrap_or(&node.target))).to_string();
     let fits = |a: &Alt| a.ops.iter().all(|op| present.contains(op.as_str()));
