@@ -393,15 +393,7 @@ impl AppState {
     /// The marks lite mode works with on the target backend: the user's, plus what the backend
     /// forces.
     pub fn lite_marks(&self) -> Marks {
-        let mut m = self.marks.clone();
-        let Some(original) = self.original() else { return m };
-        for id in self.backend_fates.keys() {
-            let name = &original.node(*id).name;
-            if !m.names.contains(name) {
-                m.names.push(name.clone());
-            }
-        }
-        m
+        crate::decomp::predict::with_forced(&self.marks, self.backend_fates.values())
     }
 
     /// Why the target backend expands original node `id`, if it does.
