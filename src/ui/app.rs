@@ -351,13 +351,16 @@ impl App {
 
     #[cfg(feature = "file-dialog")]
     fn open_dialog(&mut self) {
-        self.jobs.spawn("dialog", || {
-            let picked = rfd::FileDialog::new()
-                .set_title("Open a model")
-                .add_filter("torch.export archive", &["pt2", "zip"])
-                .add_filter("any file", &["*"])
-                .pick_file();
-            JobResult::Picked(picked)
+        self.pick_file("Open a model", ("torch.export archive", &["pt2", "zip"]), JobResult::Picked);
+    }
+
+    /// The system's file dialog on a worker (it blocks); `done` turns the pick into a result.
+    #[cfg(feature = "file-dialog")]
+    fn pick_file(&mut self, title: &'static str, filter: (&'static str, &'static [&'static str]), done: fn(Option<std::path::PathBuf>) -> JobResult) {
+        self.jobs.spawn("dialog", move || {
+            let picked =
+                rfd::FileDialog::new().set_title(title).add_filter(filter.0, filter.1).add_filter("any file", &["*"]).pick_file();
+            done(picked)
         });
     }
 
@@ -600,14 +603,7 @@ impl App {
 
     #[cfg(feature = "file-dialog")]
     fn import_profile_dialog(&mut self) {
-        self.jobs.spawn("dialog", || {
-            let picked = rfd::FileDialog::new()
-                .set_title("Import a torch.profiler trace of this log's run")
-                .add_filter("Chrome / Kineto trace", &["json", "gz"])
-                .add_filter("any file", &["*"])
-                .pick_file();
-            JobResult::ProfilePicked(picked)
-        });
+        self.pick_file("Import a torch.profiler trace of this log's run", ("Chrome / Kineto trace", &["json", "gz"]), JobResult::ProfilePicked);
     }
 
     #[cfg(not(feature = "file-dialog"))]
