@@ -2,18 +2,10 @@
 
 mod common;
 
-use std::process::Command;
 
 use common::{archive_histogram, expectations, sample, MODELS};
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_xpu-workbench")).args(args).output().expect("run binary");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run_cli as run;
 
 #[test]
 fn inspect_json_follows_the_contract() {

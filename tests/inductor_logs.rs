@@ -7,7 +7,6 @@ mod common;
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::process::Command;
 
 use common::sample;
 use xpu_workbench::import::trace::{self, KernelKind, KernelSource};
@@ -37,14 +36,7 @@ fn graph_envelopes(log: &str) -> usize {
         .count()
 }
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_xpu-workbench")).args(args).output().expect("run binary");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run_cli as run;
 
 #[test]
 fn every_graph_of_every_log_imports() {

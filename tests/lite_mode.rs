@@ -17,14 +17,7 @@ fn lite(name: &str) -> PathBuf {
     sample(&format!("lite/{name}"))
 }
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_xpu-workbench")).args(args).output().expect("run the binary");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run_cli as run;
 
 fn check(file: &std::path::Path) -> (i32, String) {
     let (code, out, err) = run(&["check-lite", file.to_str().unwrap()]);

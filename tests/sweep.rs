@@ -4,14 +4,10 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
 
 use serde_json::Value;
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_xpu-workbench")).args(args).output().expect("run binary");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
+use common::run_cli as run;
 
 fn json(args: &[&str]) -> Value {
     let (code, out, err) = run(args);

@@ -5,7 +5,6 @@ mod common;
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::process::Command;
 
 use common::sample;
 use xpu_workbench::import::trace::{self, Limits, Stage};
@@ -24,14 +23,7 @@ fn log_text(name: &str) -> String {
     s
 }
 
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_xpu-workbench")).args(args).output().expect("run binary");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::run_cli as run;
 
 fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
     let p = std::env::temp_dir().join(format!("xpu-wb-{}-{name}", std::process::id()));
