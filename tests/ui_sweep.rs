@@ -218,3 +218,26 @@ fn frame_times_while_the_transformer_sweeps_on_opencl() {
         ms[ms.len() - 1]
     );
 }
+
+/// A folder of real profiler traces (the tiny Llama at seven sequence lengths, default and lite,
+/// H100, torch 2.11) plotted in the panel like a measured sweep, without touching a device.
+#[test]
+fn the_panel_plots_a_sweep_of_imported_profiler_traces() {
+    let mut h = Harness::new(Source::File(common::sample("mlp.pt2")));
+    h.click(|l| l == "sweep panel", "the sweep panel toggle");
+    h.expect(|l| l == "Load profiles…", "the load-profiles button");
+    h.command(SweepCommand::LoadProfilesFrom(common::sample("inductor/sweep")));
+    h.settle();
+    let s = &h.app.state.sweep;
+    assert!(s.error.is_none(), "{:?}", s.error);
+    assert_eq!(s.measured.len(), 14);
+    let lite: Vec<i64> = s.measured.iter().filter(|p| p.mode == "lite").map(|p| p.value).collect();
+    assert_eq!(lite, vec![16, 32, 64, 128, 256, 512, 1024]);
+    let (_, plot) = h.expect(|l| l.starts_with("sweep plot: seq over 16..1024"), "the time plot");
+    assert!(plot.name().unwrap().contains("7 values × 2 modes"), "{:?}", plot.name());
+    let missing = std::env::temp_dir().join("xpu-wb-no-such-profiles");
+    h.command(SweepCommand::LoadProfilesFrom(missing.clone()));
+    h.settle();
+    let e = h.app.state.sweep.error.clone().unwrap_or_default();
+    assert!(e.contains(&missing.display().to_string()), "{e}");
+}

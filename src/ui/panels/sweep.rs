@@ -156,6 +156,9 @@ fn controls(ui: &mut Ui, state: &AppState, cmds: &mut Vec<Command>) {
                 cmds.push(cmd(SweepCommand::Run));
             }
         }
+        if !s.running() && ui.button("Load profiles…").on_hover_text("a folder of torch.profiler traces at several sizes, with the TORCH_TRACE log of each mode (scripts/gen_profile_sweep.py)").clicked() {
+            cmds.push(cmd(SweepCommand::LoadProfiles));
+        }
         if s.result.is_some() && ui.button("Export CSV…").clicked() {
             cmds.push(cmd(SweepCommand::ExportCsv));
         }
