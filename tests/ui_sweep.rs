@@ -132,11 +132,20 @@ fn sweeps_on_the_reference_device_plots_flips_binds_and_exports() {
     eprintln!("frames while sweeping: {}, median {:.2} ms, max {:.2} ms", ms.len(), ms[ms.len() / 2], ms[ms.len() - 1]);
     assert!(ms.len() > 3, "the sweep ran inside one frame: the UI thread waited for it");
 
-    // Click a measured value: the slider binds there and the shapes follow.
+    // With the heat overlay on a run of ours, a clicked point binds the slider there, and the
+    // shapes, the guards and the overlay (profiled again at the point) follow.
+    let ctx = h.ctx.clone();
+    h.app.apply(Command::RunProfile, &ctx);
+    h.app.apply(Command::SetHeat(true), &ctx);
+    h.settle();
+    let before = h.app.state.profile.generation;
+    assert!(h.app.state.profile.result.is_some(), "{:?}", h.app.state.profile.error);
     h.click(|l| l == "10 measurements", "the table's header");
     h.click(|l| l == "s77 = 17", "the point at 17");
     assert_eq!(h.app.state.bindings.get("s77"), Some(17));
     assert!(h.app.state.guards.iter().any(|g| g.flipped()), "the guard shows as flipped at 17");
+    assert_eq!(h.app.state.profile.generation, before + 1, "the overlay's profile ran again at the point");
+    assert!(h.app.state.profile.result.is_some() && h.app.state.profile.error.is_none(), "{:?}", h.app.state.profile.error);
 
     let csv = std::env::temp_dir().join(format!("xpu-wb-ui-sweep-{}.csv", std::process::id()));
     h.command(SweepCommand::ExportCsvTo(csv.clone()));

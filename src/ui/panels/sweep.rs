@@ -246,7 +246,7 @@ fn time_plot(ui: &mut Ui, s: &SweepState, cmds: &mut Vec<Command>) {
     r.response.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Other, true, &label));
     if r.response.clicked() {
         if let Some(v) = r.inner.and_then(|p| nearest(s, ax, p.x)) {
-            cmds.push(Command::SetBinding(d.symbol.clone(), v));
+            cmds.push(Command::BindSweepPoint(d.symbol.clone(), v));
         }
     }
 }
@@ -312,7 +312,7 @@ fn stacked_plot(ui: &mut Ui, s: &SweepState, cmds: &mut Vec<Command>) {
     });
     if r.response.clicked() {
         if let Some(v) = r.inner.and_then(|p| nearest(s, ax, p.x)) {
-            cmds.push(Command::SetBinding(d.symbol.clone(), v));
+            cmds.push(Command::BindSweepPoint(d.symbol.clone(), v));
         }
     }
 }
@@ -327,7 +327,7 @@ fn table(ui: &mut Ui, s: &SweepState, cmds: &mut Vec<Command>) {
             ui.end_row();
             for p in &s.measured {
                 if ui.link(format!("{} = {}", d.symbol, p.value)).on_hover_text("bind the dimension here").clicked() {
-                    cmds.push(Command::SetBinding(d.symbol.clone(), p.value));
+                    cmds.push(Command::BindSweepPoint(d.symbol.clone(), p.value));
                 }
                 ui.label(RichText::new(p.mode).color(mode_color(Mode::parse(p.mode).unwrap_or(Mode::Full))));
                 ui.label(time_text(p.device_us));
