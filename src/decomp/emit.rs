@@ -26,7 +26,9 @@ pub enum RuleError {
 
 const MAX_DEPTH: usize = 16;
 
-pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposition, DecompError> {
+/// Rewrites `graph` under `mode`; with `functional`, in-place ops first become functional ones
+/// and writes through views become scatters into their base ([`functionalize`]).
+pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) -> Result<Decomposition, DecompError> {
     let mut out = Graph::new(graph.name.clone());
     out.torch_version = graph.torch_version.clone();
     let mut map: Vec<Option<ValueId>> = vec![None; graph.values.len()];
@@ -48,6 +50,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
     let mut no_rule = Vec::new();
     let mut products = vec![Vec::new(); graph.nodes.len()];
     let mut functionalized = Vec::new();
+    let mut views = functionalize::Views::new(graph);
     // PyTorch's decompositions re-trace the program, so what nothing reads is not in their graphs.
     let live = if mode == Mode::None { vec![true; graph.nodes.len()] } else { live_nodes(graph) };
     for (i, node) in graph.nodes.iter().enumerate() {
@@ -60,25 +63,28 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
             Mode::Lite if !marks.marks(node) => None,
             _ => mode.table(),
         };
+        if functional {
+            // A view read after its base was written in place is taken again from the new base.
+            let mut rw = Rw::at(&mut em, node, table, id);
+            views.refresh(&mut rw, graph, node.inputs()).map_err(err)?;
+        }
         // Every mode but `none` works on the functionalized graph, as PyTorch's do, unless the
         // table has a rule for the in-place op itself (`dropout_`: torch decomposes it whole).
         let inplace_rule = table.is_some_and(|t| rules::find(t, &node.target).is_some());
-        let functional = match functionalize::functional_node(node) {
-            Some(f) if mode != Mode::None && !inplace_rule => {
-                if let Some(why) = functionalize::refusal(graph, node) {
-                    return Err(err(RuleError::Unsupported(format!("cannot functionalize: {why}"))));
-                }
+        let functional_node = match functionalize::functional_node(node) {
+            Some(f) if functional && !inplace_rule => {
+                views.check_writable(graph, node).map_err(err)?;
                 functionalized.push(id);
                 Some(f)
             }
             _ => None,
         };
-        let node = functional.as_ref().unwrap_or(node);
+        let node = functional_node.as_ref().unwrap_or(node);
         let rule = table.and_then(|t| rules::find(t, &node.target).map(|r| (t, r)));
         let first_new = em.out.nodes.len();
         match rule {
             Some((table, rule)) => {
-                let mut rw = Rw { em: &mut em, node, table, origin: id, depth: 0, nested: false };
+                let mut rw = Rw { em: &mut em, node, table: Some(table), origin: id, depth: 0, nested: false };
                 let outs = (rule.build)(&mut rw).map_err(err)?;
                 em.bind_outputs(graph, node, &outs).map_err(err)?;
                 let into = em.out.nodes[first_new..].iter().fold(BTreeMap::new(), |mut h, n| {
@@ -95,18 +101,29 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
                 kept.push(id);
             }
         }
+        if functional_node.is_some() {
+            // Later readers of the mutated tensor (and of its base) read the functional result.
+            let mut rw = Rw::at(&mut em, node, table, id);
+            views.write_back(&mut rw, graph, id).map_err(err)?;
+        } else if functional {
+            views.note(graph, id);
+        }
         products[i] = (first_new..em.out.nodes.len()).map(|n| NodeId(n as u32)).collect();
-        if functional.is_some() {
-            // Later readers of the mutated tensor read the functional result.
-            if let (Some(Arg::Tensor(mutated)), Some(out)) = (node.args.first().map(|a| &a.arg), node.outputs.first()) {
-                em.map[mutated.index()] = em.map[out.index()];
-            }
+    }
+    if functional {
+        let outputs: Vec<ValueId> = graph.outputs.iter().flat_map(|o| o.values()).collect();
+        let last = graph.nodes.len().checked_sub(1).map(|n| NodeId(n as u32));
+        if let Some(last) = last {
+            let mut rw = Rw::at(&mut em, &graph.nodes[last.index()], mode.table(), last);
+            views.refresh(&mut rw, graph, outputs.into_iter())
+                .map_err(|e| DecompError { node: "output".into(), target: "output".into(), source: e })?;
         }
     }
     for o in &graph.outputs {
         let arg = em.map_arg(o).map_err(|e| DecompError { node: "output".into(), target: "output".into(), source: e })?;
         em.out.outputs.push(arg);
     }
+    let mutations = views.mutations(graph, &em);
     Ok(Decomposition {
         mode,
         graph: em.out,
@@ -115,6 +132,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
         kept,
         no_rule,
         functionalized,
+        mutations,
     })
 }
 
@@ -155,6 +173,11 @@ pub(super) struct Emitter {
 }
 
 impl Emitter {
+    /// The output-graph value input-graph value `v` stands for now, if any.
+    pub(super) fn image(&self, v: ValueId) -> Option<ValueId> {
+        self.map.get(v.index()).copied().flatten()
+    }
+
     fn mapped(&self, v: ValueId) -> Result<ValueId, RuleError> {
         self.map
             .get(v.index())
@@ -251,7 +274,8 @@ impl Emitter {
 pub struct Rw<'a> {
     em: &'a mut Emitter,
     node: &'a Node,
-    table: Table,
+    /// `None` where nothing is decomposed (mode `none`, lite's unmarked nodes): ops are emitted as they are.
+    table: Option<Table>,
     origin: NodeId,
     depth: usize,
     /// A nested rule's node already reads output-graph values: no mapping.
@@ -272,6 +296,45 @@ pub enum A {
 }
 
 impl<'a> Rw<'a> {
+    /// A writer of nodes on behalf of `node` (input-graph node `origin`) that reads output-graph
+    /// values: what functionalization emits (views taken again, scatters) is attributed to it.
+    pub(super) fn at(em: &'a mut Emitter, node: &'a Node, table: Option<Table>, origin: NodeId) -> Rw<'a> {
+        Rw { em, node, table, origin, depth: 0, nested: true }
+    }
+
+    /// The output-graph value standing for input-graph value `v` now.
+    pub(super) fn current(&self, v: ValueId) -> Result<ValueId, RuleError> {
+        self.em.mapped(v)
+    }
+
+    /// Makes input-graph value `v` stand for output-graph value `new` from here on.
+    pub(super) fn rebind(&mut self, v: ValueId, new: ValueId) {
+        self.em.map[v.index()] = Some(new);
+    }
+
+    /// An input-graph argument with its values mapped into the output graph.
+    pub(super) fn mapped_arg(&self, a: &Arg) -> Result<Arg, RuleError> {
+        self.em.map_arg(a)
+    }
+
+    /// Emits `node` of the input graph again (a view taken anew), reading `src` for its first
+    /// tensor argument; returns every output.
+    pub(super) fn again(&mut self, node: &Node, src: ValueId) -> Result<Vec<ValueId>, RuleError> {
+        let mut args = Vec::with_capacity(node.args.len());
+        let mut replaced = false;
+        for a in &node.args {
+            let arg = match &a.arg {
+                Arg::Tensor(_) if !replaced => {
+                    replaced = true;
+                    Arg::Tensor(src)
+                }
+                other => self.em.map_arg(other)?,
+            };
+            args.push((a.name.as_str(), A::Raw(arg)));
+        }
+        self.op_n(&node.target, args)
+    }
+
     fn raw(&self, name: &str) -> Option<&'a Arg> {
         // The first argument is `self` in some overloads of an op and `input` in others
         // (`dropout_(Tensor(a!) self, ...)` vs `dropout(Tensor input, ...)`): functionalized nodes
@@ -391,7 +454,7 @@ impl<'a> Rw<'a> {
     pub fn op_n(&mut self, target: &str, args: Vec<(&str, A)>) -> Result<Vec<ValueId>, RuleError> {
         let named: Vec<NamedArg> =
             args.into_iter().map(|(n, a)| NamedArg { name: n.to_string(), arg: a.into_arg(), kwarg: false }).collect();
-        if let Some(rule) = rules::find(self.table, target) {
+        if let Some(rule) = self.table.and_then(|t| rules::find(t, target)) {
             if self.depth >= MAX_DEPTH {
                 return Err(RuleError::TooDeep(MAX_DEPTH));
             }

@@ -366,6 +366,40 @@ pub(super) fn infer(a: &Args) -> Out {
             }
             Ok(out)
         }
+        "aten.slice.Tensor" => {
+            let x = a.tensor("self")?;
+            let d = norm_dim(a.int("dim", Some(0))?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+            let step = a.int("step", Some(1))?;
+            if step <= 0 {
+                return Err(a.err("step must be positive"));
+            }
+            let (start, len) = slice_extent(a, &x.sizes[d], step)?;
+            let mut m = x.clone();
+            m.storage_offset = Expr::add(x.storage_offset.clone(), Expr::mul(start, x.strides[d].clone()));
+            m.sizes[d] = len;
+            m.strides[d] = Expr::mul(x.strides[d].clone(), Expr::int(step));
+            one(m)
+        }
+        "aten.select.int" => {
+            let x = a.tensor("self")?;
+            let d = norm_dim(a.int("dim", None)?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+            let i = a.int("index", None)?;
+            let i = match (i, x.sizes[d].as_int()) {
+                (i, _) if i >= 0 => Expr::int(i),
+                (i, Some(n)) if i + n >= 0 => Expr::int(i + n),
+                (i, None) => Expr::add(x.sizes[d].clone(), Expr::int(i)),
+                _ => return Err(a.err("index out of range")),
+            };
+            let mut m = x.clone();
+            m.storage_offset = Expr::add(x.storage_offset.clone(), Expr::mul(i, x.strides[d].clone()));
+            m.sizes.remove(d);
+            m.strides.remove(d);
+            one(m)
+        }
+        "aten.slice_scatter.default" | "aten.select_scatter.default" => {
+            let x = a.tensor("self")?;
+            one(contiguous(x, x.dtype, x.sizes.clone()))
+        }
         "aten.max_pool2d_with_indices.default" => max_pool(a),
         "aten.arange.default" | "aten.arange.start_step" | "prims.iota.default" => {
             let n = if t == "prims.iota.default" {
@@ -417,6 +451,23 @@ pub(super) fn infer(a: &Args) -> Out {
             Ok(vec![ValueKind::SymInt(e)])
         }
         _ => Err(a.err("no meta function for this op")),
+    }
+}
+
+/// `slice`'s clamped start and length along a dim of size `n` (static, or symbolic with bounds
+/// that need no clamping: `start >= 0` and `end` past the end).
+fn slice_extent(a: &Args, n: &Expr, step: i64) -> Result<(Expr, Expr), InferError> {
+    let start = a.int("start", Some(0))?;
+    let end = a.int("end", Some(i64::MAX))?;
+    let ceil_div = |len: Expr| Expr::floordiv(Expr::add(len, Expr::int(step - 1)), Expr::int(step));
+    match n.as_int() {
+        Some(n) => {
+            let clamp = |i: i64| if i < 0 { (i + n).max(0) } else { i.min(n) };
+            let (s, e) = (clamp(start), clamp(end));
+            Ok((Expr::int(s), Expr::int(((e - s).max(0) + step - 1) / step)))
+        }
+        None if start >= 0 && end == i64::MAX => Ok((Expr::int(start), ceil_div(Expr::sub(n.clone(), Expr::int(start))))),
+        None => Err(a.err(format!("slice [{start}:{end}] of a dynamic dim `{n}` needs its range to clamp"))),
     }
 }
 
