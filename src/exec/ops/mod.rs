@@ -403,6 +403,13 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.bitwise_right_shift.Tensor", math::bitwise_right_shift),
     ("aten.__lshift__.Scalar", math::bitwise_left_shift),
     ("aten.__rshift__.Scalar", math::bitwise_right_shift),
+    // Python-operator spellings export keeps (`mask_a & mask_b`): the bitwise ops they are.
+    ("aten.__and__.Tensor", math::bitwise_and),
+    ("aten.__and__.Scalar", math::bitwise_and),
+    ("aten.__or__.Tensor", math::bitwise_or),
+    ("aten.__or__.Scalar", math::bitwise_or),
+    ("aten.__xor__.Tensor", math::bitwise_xor),
+    ("aten.__xor__.Scalar", math::bitwise_xor),
     ("aten.logical_and.default", math::logical_and),
     ("aten.logical_or.default", math::logical_or),
     ("aten.logical_xor.default", math::logical_xor),
@@ -633,6 +640,7 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.upsample_trilinear3d.vec", extra::upsample_linear),
     ("aten.conv1d.default", conv_pool::conv2d),
     ("aten.to.device", shape::to_copy),
+    ("aten.to.dtype_layout", shape::to_copy),
     ("aten.logaddexp2.default", math::logaddexp2),
     // Core ATen spellings.
     ("aten.reflection_pad1d.default", layout::reflection_pad),
