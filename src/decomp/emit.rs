@@ -124,7 +124,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
         em.out.outputs.push(arg);
     }
     let mutations = views.mutations(graph, &em);
-    Ok(Decomposition {
+    let d = Decomposition {
         mode,
         graph: em.out,
         provenance: Provenance { origin: em.origin, products },
@@ -133,7 +133,12 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
         no_rule,
         functionalized,
         mutations,
-    })
+    };
+    if mode == Mode::None {
+        Ok(d)
+    } else {
+        super::prune::prune(d)
+    }
 }
 
 /// Which nodes a re-trace keeps: those whose results reach a graph output, and those with an
@@ -147,9 +152,7 @@ fn live_nodes(graph: &Graph) -> Vec<bool> {
         }
     }
     for (i, n) in graph.nodes.iter().enumerate().rev() {
-        let effect = n.target.contains("._assert")
-            || n.target.contains("constrain_range")
-            || functionalize::functional_target(&n.target).is_some();
+        let effect = super::prune::has_effect(&n.target) || functionalize::functional_target(&n.target).is_some();
         if effect || n.outputs.iter().any(|v| needed[v.index()]) {
             live[i] = true;
             for v in n.inputs() {
@@ -187,26 +190,7 @@ impl Emitter {
     }
 
     fn map_arg(&self, a: &Arg) -> Result<Arg, RuleError> {
-        let m = |v: &ValueId| self.mapped(*v);
-        Ok(match a {
-            Arg::Tensor(v) => Arg::Tensor(m(v)?),
-            Arg::Tensors(vs) => Arg::Tensors(vs.iter().map(m).collect::<Result<_, _>>()?),
-            Arg::OptionalTensors(vs) => Arg::OptionalTensors(
-                vs.iter().map(|v| v.as_ref().map(m).transpose()).collect::<Result<_, _>>()?,
-            ),
-            Arg::SymInt(SymIntArg::Value(v)) => Arg::SymInt(SymIntArg::Value(m(v)?)),
-            Arg::SymInts(xs) => Arg::SymInts(
-                xs.iter()
-                    .map(|x| match x {
-                        SymIntArg::Value(v) => m(v).map(SymIntArg::Value),
-                        SymIntArg::Int(i) => Ok(SymIntArg::Int(*i)),
-                    })
-                    .collect::<Result<_, _>>()?,
-            ),
-            Arg::SymBool(v) => Arg::SymBool(m(v)?),
-            Arg::SymFloat(v) => Arg::SymFloat(m(v)?),
-            other => other.clone(),
-        })
+        a.try_map_values(|v| self.mapped(v))
     }
 
     /// Copies `node` whole, keeping its name and output names.
@@ -433,6 +417,12 @@ impl<'a> Rw<'a> {
         }
     }
 
+    /// Every argument of the node being rewritten, by name, values mapped.
+    pub fn node_args(&self) -> Result<Vec<(String, Arg)>, RuleError> {
+        let names: Vec<String> = self.node.args.iter().map(|a| a.name.clone()).collect();
+        names.into_iter().map(|n| Ok((n.clone(), self.passthrough(&n)?.unwrap_or(Arg::None)))).collect()
+    }
+
     pub fn meta(&self, v: ValueId) -> Result<&TensorMeta, RuleError> {
         self.em.out.value(v).tensor().ok_or_else(|| RuleError::Unsupported("expected a tensor value".into()))
     }
@@ -447,6 +437,14 @@ impl<'a> Rw<'a> {
             .first()
             .copied()
             .ok_or_else(|| RuleError::Unsupported(format!("{target} has no outputs")))
+    }
+
+    /// Emits `target(args)` as it is, even where the table has a rule for it: what a rule does
+    /// when PyTorch's decomposition declines (returns `NotImplemented`) for these arguments.
+    pub fn op_kept(&mut self, target: &str, args: Vec<(&str, A)>) -> Result<Vec<ValueId>, RuleError> {
+        let named: Vec<NamedArg> =
+            args.into_iter().map(|(n, a)| NamedArg { name: n.to_string(), arg: a.into_arg(), kwarg: false }).collect();
+        self.emit(target, named)
     }
 
     /// Emits `target(args)`; if the table has a rule for `target`, applies it instead
@@ -470,6 +468,10 @@ impl<'a> Rw<'a> {
             };
             return self.nested(inner, rule);
         }
+        self.emit(target, named)
+    }
+
+    fn emit(&mut self, target: &str, named: Vec<NamedArg>) -> Result<Vec<ValueId>, RuleError> {
         let kinds = infer(target, &named, &self.em.out)?;
         let base = target.split('.').nth(1).unwrap_or(target).trim_start_matches('_').to_string();
         let names: Vec<(String, ValueKind)> = kinds.into_iter().map(|k| (self.em.fresh(&base), k)).collect();

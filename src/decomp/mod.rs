@@ -13,6 +13,7 @@ mod check;
 mod emit;
 pub mod functionalize;
 mod marks;
+mod prune;
 pub mod rules;
 
 use std::collections::BTreeMap;

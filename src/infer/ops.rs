@@ -396,6 +396,21 @@ pub(super) fn infer(a: &Args) -> Out {
             m.strides.remove(d);
             one(m)
         }
+        "prims._low_memory_max_pool_with_offsets.default" => {
+            let mut outs = max_pool(a)?;
+            if let Some(ValueKind::Tensor(m)) = outs.get_mut(1) {
+                m.dtype = DType::I8;
+            }
+            Ok(outs)
+        }
+        "prims._low_memory_max_pool_offsets_to_indices.default" => {
+            let x = a.tensor("self")?;
+            one(contiguous(x, DType::I64, x.sizes.clone()))
+        }
+        "aten.copy.default" => {
+            let x = a.tensor("self")?;
+            one(contiguous(x, x.dtype, x.sizes.clone()))
+        }
         "aten.slice_scatter.default" | "aten.select_scatter.default" => {
             let x = a.tensor("self")?;
             one(contiguous(x, x.dtype, x.sizes.clone()))

@@ -264,8 +264,8 @@ pub fn and(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.bitwise_and.Tensor", vec![("self", A::T(x)), ("other", A::T(y))])?])
 }
 
-/// `new_ones` → `full(size, 1)` with `self`'s dtype and device unless given.
-fn new_full(rw: &mut Rw, value: i64) -> Result<Vec<ValueId>, RuleError> {
+/// `new_ones` / `new_zeros` → `full(size, value)` with `self`'s dtype and device unless given.
+pub(super) fn new_full(rw: &mut Rw, value: i64) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
     let meta = rw.meta(x)?.clone();
     let size = size_list(rw, "size")?;

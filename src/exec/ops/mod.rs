@@ -754,6 +754,8 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.convolution.default", conv_pool::convolution),
     ("aten.max_pool2d.default", conv_pool::max_pool2d),
     ("aten.max_pool2d_with_indices.default", conv_pool::max_pool2d_with_indices),
+    ("prims._low_memory_max_pool_with_offsets.default", conv_pool::max_pool_with_offsets),
+    ("prims._low_memory_max_pool_offsets_to_indices.default", conv_pool::max_pool_offsets_to_indices),
     ("aten.avg_pool2d.default", conv_pool::avg_pool2d),
     ("aten.adaptive_avg_pool2d.default", conv_pool::adaptive_avg_pool2d),
     ("aten._adaptive_avg_pool2d.default", conv_pool::adaptive_avg_pool2d),

@@ -385,6 +385,8 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.convolution.default", OpKind::Heavy, pool::conv2d),
     ("aten.max_pool2d.default", OpKind::Heavy, pool::max_pool2d),
     ("aten.max_pool2d_with_indices.default", OpKind::Heavy, pool::max_pool2d),
+    ("prims._low_memory_max_pool_with_offsets.default", OpKind::Heavy, pool::max_pool_with_offsets),
+    ("prims._low_memory_max_pool_offsets_to_indices.default", OpKind::Pointwise, pool::max_pool_offsets_to_indices),
     ("aten.avg_pool2d.default", OpKind::Heavy, pool::avg_pool2d),
     ("aten.adaptive_avg_pool2d.default", OpKind::Heavy, pool::adaptive_avg_pool2d),
     ("aten._adaptive_avg_pool2d.default", OpKind::Heavy, pool::adaptive_avg_pool2d),
