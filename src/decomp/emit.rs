@@ -22,6 +22,10 @@ pub enum RuleError {
     Unsupported(String),
     #[error("rules nest deeper than {0} levels (a rule emits its own op?)")]
     TooDeep(usize),
+    /// The rule does not apply to these arguments and the op stays whole, as a PyTorch
+    /// decomposition that returns `NotImplemented`. A rule declines before emitting anything.
+    #[error("the decomposition declines these arguments")]
+    Declined,
 }
 
 const MAX_DEPTH: usize = 16;
@@ -82,10 +86,18 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
         let node = functional_node.as_ref().unwrap_or(node);
         let rule = table.and_then(|t| rules::find(t, &node.target).map(|r| (t, r)));
         let first_new = em.out.nodes.len();
-        match rule {
+        let built = match rule {
             Some((table, rule)) => {
                 let mut rw = Rw { em: &mut em, node, table: Some(table), origin: id, depth: 0, nested: false };
-                let outs = (rule.build)(&mut rw).map_err(err)?;
+                match (rule.build)(&mut rw) {
+                    Err(RuleError::Declined) => None,
+                    result => Some(result.map_err(err)?),
+                }
+            }
+            None => None,
+        };
+        match built {
+            Some(outs) => {
                 em.bind_outputs(graph, node, &outs).map_err(err)?;
                 let into = em.out.nodes[first_new..].iter().fold(BTreeMap::new(), |mut h, n| {
                     *h.entry(n.target.clone()).or_insert(0) += 1;
@@ -94,7 +106,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
                 decomposed.push(Decomposed { node: id, into });
             }
             None => {
-                if table.is_some() && rules::decomposes_in_torch(&node.target) {
+                if table.is_some() && rule.is_none() && rules::decomposes_in_torch(&node.target) {
                     no_rule.push(id);
                 }
                 em.copy(graph, node, id).map_err(err)?;
@@ -417,12 +429,6 @@ impl<'a> Rw<'a> {
         }
     }
 
-    /// Every argument of the node being rewritten, by name, values mapped.
-    pub fn node_args(&self) -> Result<Vec<(String, Arg)>, RuleError> {
-        let names: Vec<String> = self.node.args.iter().map(|a| a.name.clone()).collect();
-        names.into_iter().map(|n| Ok((n.clone(), self.passthrough(&n)?.unwrap_or(Arg::None)))).collect()
-    }
-
     pub fn meta(&self, v: ValueId) -> Result<&TensorMeta, RuleError> {
         self.em.out.value(v).tensor().ok_or_else(|| RuleError::Unsupported("expected a tensor value".into()))
     }
@@ -437,14 +443,6 @@ impl<'a> Rw<'a> {
             .first()
             .copied()
             .ok_or_else(|| RuleError::Unsupported(format!("{target} has no outputs")))
-    }
-
-    /// Emits `target(args)` as it is, even where the table has a rule for it: what a rule does
-    /// when PyTorch's decomposition declines (returns `NotImplemented`) for these arguments.
-    pub fn op_kept(&mut self, target: &str, args: Vec<(&str, A)>) -> Result<Vec<ValueId>, RuleError> {
-        let named: Vec<NamedArg> =
-            args.into_iter().map(|(n, a)| NamedArg { name: n.to_string(), arg: a.into_arg(), kwarg: false }).collect();
-        self.emit(target, named)
     }
 
     /// Emits `target(args)`; if the table has a rule for `target`, applies it instead
@@ -462,11 +460,14 @@ impl<'a> Rw<'a> {
             let inner = Node {
                 name: self.node.name.clone(),
                 target: target.to_string(),
-                args: named,
+                args: named.clone(),
                 outputs: Vec::new(),
                 meta: NodeMeta { from_node, ..self.node.meta.clone() },
             };
-            return self.nested(inner, rule);
+            match self.nested(inner, rule) {
+                Err(RuleError::Declined) => {}
+                done => return done,
+            }
         }
         self.emit(target, named)
     }
@@ -545,6 +546,27 @@ impl<'a> Rw<'a> {
             };
         }
         Ok(acc)
+    }
+
+    /// `a <op> b` on a size (`_operator.add` / `sub` / `floordiv`), as PyTorch's symbolic tracing
+    /// records it: a literal when both are static, the existing value when the expression already
+    /// has one (`s + 1 - 1` is `s`), else a new `_operator` node.
+    pub fn sym_arith(&mut self, op: &str, a: SymIntArg, b: i64) -> Result<SymIntArg, RuleError> {
+        let e = self.sym_expr(&a)?;
+        let r = match op {
+            "add" => Expr::add(e, Expr::int(b)),
+            "sub" => Expr::sub(e, Expr::int(b)),
+            "floordiv" if b != 0 => Expr::floordiv(e, Expr::int(b)),
+            _ => return Err(RuleError::Unsupported(format!("size arithmetic `{op}` by {b}"))),
+        };
+        if let Some(i) = r.as_int() {
+            return Ok(SymIntArg::Int(i));
+        }
+        if let Some(v) = self.em.sym_values.get(&r) {
+            return Ok(SymIntArg::Value(*v));
+        }
+        let target = format!("_operator.{op}");
+        Ok(SymIntArg::Value(self.op(&target, vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::I(b))])?))
     }
 
     /// The expression a size argument stands for.

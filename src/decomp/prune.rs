@@ -24,8 +24,12 @@ pub(super) fn prune(d: Decomposition) -> Result<Decomposition, DecompError> {
         needed[m.value.index()] = true;
     }
     let mut live = vec![false; g.nodes.len()];
+    // Size arithmetic stays, read or not: PyTorch's graphs keep the `_operator.add` of an
+    // `arange`'s length that folds back to its end.
+    let symbolic = |v: &ValueId| !matches!(g.value(*v).kind, crate::ir::ValueKind::Tensor(_) | crate::ir::ValueKind::Other(_));
     for (i, n) in g.nodes.iter().enumerate().rev() {
-        if has_effect(&n.target) || n.outputs.iter().any(|v| needed[v.index()]) {
+        let sizes_only = !n.outputs.is_empty() && n.outputs.iter().all(symbolic);
+        if has_effect(&n.target) || sizes_only || n.outputs.iter().any(|v| needed[v.index()]) {
             live[i] = true;
             for v in n.inputs() {
                 needed[v.index()] = true;

@@ -56,8 +56,7 @@ pub fn full_like(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         Some(_) => false,
     };
     if !row_major(&meta) || !default_format {
-        let args = rw.node_args()?;
-        return rw.op_kept("aten.full_like.default", args.iter().map(|(n, a)| (n.as_str(), A::Raw(a.clone()))).collect());
+        return Err(RuleError::Declined);
     }
     let v = rw.scalar("fill_value").ok_or_else(|| RuleError::Arg { name: "fill_value".into(), message: "expected a number".into() })?;
     let dtype = match rw.passthrough("dtype")? {

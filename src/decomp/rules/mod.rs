@@ -6,6 +6,7 @@
 
 mod activation;
 mod attention;
+mod cat;
 mod fill;
 mod linear;
 mod norm;
@@ -110,6 +111,8 @@ pub static TABLE: &[Rule] = &[
     core("aten.fill.Tensor", fill::fill_tensor),
     core("aten.lift_fresh_copy.default", fill::lift_fresh_copy),
     inductor("aten.full_like.default", fill::full_like),
+    // Inductor's cat: a tensor joined with itself is an expand, no concatenation.
+    inductor("aten.cat.default", cat::cat),
     // Inductor's low-memory max-pool.
     inductor("aten.max_pool2d_with_indices.default", pool::max_pool2d_with_indices),
 ];

@@ -38,7 +38,7 @@ pub fn max_pool2d_with_indices(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         ]
     };
     if kernel.iter().product::<i64>() > MAX_WINDOW {
-        return rw.op_kept("aten.max_pool2d_with_indices.default", window(x));
+        return Err(RuleError::Declined);
     }
     let outs = rw.op_n("prims._low_memory_max_pool_with_offsets.default", window(x))?;
     let (vals, offsets) = match outs.as_slice() {

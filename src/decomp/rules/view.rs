@@ -230,10 +230,15 @@ pub fn arange_iota(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         Some(Arg::Int(i)) => SymIntArg::Int(i),
         _ => return Err(RuleError::Unsupported("arange with a non-integer end".into())),
     };
-    let length = match (&end, start, step) {
-        (SymIntArg::Int(e), _, _) => SymIntArg::Int(((e - start).max(0) + step - 1) / step),
-        (_, 0, 1) => end,
-        _ => return Err(RuleError::Unsupported("arange with a symbolic end and start != 0 or step != 1".into())),
+    // torch/_refs' `(end - start + step - sgn) // step`, each step a node where the expression is new.
+    let length = match end {
+        SymIntArg::Int(e) => SymIntArg::Int(((e - start).max(0) + step - 1) / step),
+        end => {
+            let l = rw.sym_arith("sub", end, start)?;
+            let l = rw.sym_arith("add", l, step)?;
+            let l = rw.sym_arith("sub", l, 1)?;
+            rw.sym_arith("floordiv", l, step)?
+        }
     };
     let dtype = match rw.passthrough("dtype")? {
         Some(Arg::ScalarType(d)) => Some(d),

@@ -304,6 +304,10 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.ones_like.default", OpKind::Pointwise, math::ones),
     ("aten.new_ones.default", OpKind::Pointwise, math::ones),
     ("aten.fill.Scalar", OpKind::Pointwise, math::fill),
+    // Functionalized writes: fills from a 0-dim tensor, and scatters back into a base.
+    ("aten.fill.Tensor", OpKind::Pointwise, math::fill_tensor),
+    ("aten.slice_scatter.default", OpKind::Pointwise, view::slice_scatter),
+    ("aten.select_scatter.default", OpKind::Pointwise, view::select_scatter),
     ("aten.scalar_tensor.default", OpKind::Pointwise, math::scalar_tensor),
     ("aten.clamp.Tensor", OpKind::Pointwise, math::clamp_tensor),
     ("aten.pow.Scalar", OpKind::Pointwise, pointwise::pow),
