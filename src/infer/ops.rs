@@ -32,6 +32,9 @@ const UNARY: &[&str] = &[
     "aten.abs.default",
     "aten.reciprocal.default",
     "aten.full_like.default",
+    "aten.fill.Scalar",
+    "aten.fill.Tensor",
+    "aten.lift_fresh_copy.default",
 ];
 
 const BINARY: &[&str] = &[
@@ -410,6 +413,31 @@ pub(super) fn infer(a: &Args) -> Out {
         "aten.copy.default" => {
             let x = a.tensor("self")?;
             one(contiguous(x, x.dtype, x.sizes.clone()))
+        }
+        "aten.new_zeros.default" => {
+            let x = a.tensor("self")?;
+            let dtype = match a.get("dtype") {
+                Some(Arg::ScalarType(d)) => *d,
+                _ => x.dtype,
+            };
+            one(contiguous(x, dtype, a.sym_sizes("size")?))
+        }
+        "aten.cat.default" => {
+            let ids = match a.get("tensors") {
+                Some(Arg::Tensors(v)) if !v.is_empty() => v,
+                _ => return Err(a.err("expected a non-empty tensor list `tensors`")),
+            };
+            let metas = ids
+                .iter()
+                .map(|v| a.graph.value(*v).tensor().ok_or_else(|| a.err("`tensors` holds a non-tensor")))
+                .collect::<Result<Vec<_>, _>>()?;
+            // Legacy 1-D empty tensors join anything.
+            let joined: Vec<&TensorMeta> = metas.iter().copied().filter(|m| !(m.sizes.len() == 1 && m.sizes[0].as_int() == Some(0))).collect();
+            let first = joined.first().copied().unwrap_or(metas[0]);
+            let d = norm_dim(a.int("dim", Some(0))?, first.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+            let mut sizes = first.sizes.clone();
+            sizes[d] = joined.iter().skip(1).fold(first.sizes[d].clone(), |acc, m| Expr::add(acc, m.sizes[d].clone()));
+            one(contiguous(first, first.dtype, sizes))
         }
         "aten.slice_scatter.default" | "aten.select_scatter.default" => {
             let x = a.tensor("self")?;
