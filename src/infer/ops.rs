@@ -25,7 +25,6 @@ const UNARY: &[&str] = &[
     "aten.clamp.default",
     "aten.clamp_min.default",
     "aten.clamp_max.default",
-    "aten.clone.default",
     "aten.contiguous.default",
     "aten.alias.default",
     "aten.dropout.default",
@@ -439,6 +438,17 @@ pub(super) fn infer(a: &Args) -> Out {
             sizes[d] = joined.iter().skip(1).fold(first.sizes[d].clone(), |acc, m| Expr::add(acc, m.sizes[d].clone()));
             one(contiguous(first, first.dtype, sizes))
         }
+        "aten.clone.default" => {
+            // preserve_format (the default) keeps a dense, non-overlapping layout; anything else
+            // (and `contiguous_format`) is row-major.
+            let x = a.tensor("self")?;
+            let preserve = !matches!(a.get("memory_format"), Some(Arg::MemoryFormat(f)) if f != "preserve_format");
+            let mut m = contiguous(x, x.dtype, x.sizes.clone());
+            if preserve && dense(x) {
+                m.strides = x.strides.clone();
+            }
+            one(m)
+        }
         "aten.slice_scatter.default" | "aten.select_scatter.default" => {
             let x = a.tensor("self")?;
             one(contiguous(x, x.dtype, x.sizes.clone()))
@@ -512,6 +522,19 @@ fn slice_extent(a: &Args, n: &Expr, step: i64) -> Result<(Expr, Expr), InferErro
         None if start >= 0 && end == i64::MAX => Ok((Expr::int(start), ceil_div(Expr::sub(n.clone(), Expr::int(start))))),
         None => Err(a.err(format!("slice [{start}:{end}] of a dynamic dim `{n}` needs its range to clamp"))),
     }
+}
+
+/// Whether `x`'s elements fill its storage exactly once: ordered by stride, each dim's stride is
+/// the product of the sizes inside it (a permuted contiguous tensor). Dims of size 1 do not count.
+fn dense(x: &TensorMeta) -> bool {
+    let mut dims: Vec<usize> = (0..x.sizes.len()).filter(|&d| x.sizes[d].as_int() != Some(1)).collect();
+    let mut need = Expr::int(1);
+    while !dims.is_empty() {
+        let Some(pos) = dims.iter().position(|&d| x.strides[d] == need) else { return false };
+        let d = dims.remove(pos);
+        need = Expr::mul(need, x.sizes[d].clone());
+    }
+    true
 }
 
 fn one(m: TensorMeta) -> Out {

@@ -31,7 +31,7 @@ pub(super) fn view_of(rw: &mut Rw, x: ValueId, sizes: Vec<SymIntArg>) -> Result<
         Some(new) => crate::infer::view_strides(&meta, &new).is_none(),
         None => !is_contiguous(&meta),
     };
-    let src = if copy { rw.op("aten.clone.default", vec![("self", A::T(x))])? } else { x };
+    let src = if copy { contiguous_clone(rw, x)? } else { x };
     rw.op("aten.view.default", vec![("self", A::T(src)), ("size", A::Sizes(sizes))])
 }
 
@@ -90,7 +90,14 @@ pub fn unflatten(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 
 pub fn contiguous(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
-    Ok(vec![rw.op("aten.clone.default", vec![("self", A::T(x))])?])
+    Ok(vec![contiguous_clone(rw, x)?])
+}
+
+/// `clone(x, memory_format=contiguous_format)`: a row-major copy (`x.contiguous()`), where a plain
+/// `clone` keeps a dense input's layout.
+pub(super) fn contiguous_clone(rw: &mut Rw, x: ValueId) -> Result<ValueId, RuleError> {
+    let format = A::Raw(Arg::MemoryFormat("contiguous_format".into()));
+    rw.op("aten.clone.default", vec![("self", A::T(x)), ("memory_format", format)])
 }
 
 /// Sizes of `chunk(n, chunks)` pieces: ceil(n / chunks) each, the last smaller.
