@@ -50,6 +50,40 @@ pub fn functional_node(node: &Node) -> Option<Node> {
     Some(Node { target, args, ..node.clone() })
 }
 
+/// What in-place `node` writes, for the inspector: the tensor, and the views it is seen through
+/// back to the tensor that owns the memory, e.g. "`slice_2`, a view of `new_zeros` (through
+/// `slice_1` → `slice_2`): run as `aten.fill.Scalar`, scattered back into `new_zeros`". `None`
+/// for a node that writes nothing in place.
+pub fn describe_write(graph: &Graph, node: &Node) -> Option<String> {
+    let functional = functional_target(&node.target)?;
+    let target = node.args.first().and_then(|a| a.arg.as_tensor())?;
+    let mut chain = Vec::new();
+    let mut v = target;
+    while let Some(p) = graph.value(v).producer {
+        let n = graph.node(p);
+        if aliasing(graph, &n.target) == Aliasing::None {
+            break;
+        }
+        let Some(src) = n.args.iter().find_map(|a| a.arg.as_tensor()) else { break };
+        chain.push(n.name.clone());
+        v = src;
+    }
+    let (name, base) = (&graph.value(target).name, &graph.value(v).name);
+    let kind = match graph.inputs.iter().find(|(i, _)| *i == v) {
+        Some((_, k)) => format!(" (graph input, {})", k.name()),
+        None => String::new(),
+    };
+    Some(if chain.is_empty() {
+        format!("`{name}`{kind}: run as `{functional}`, whose result later readers of `{name}` read")
+    } else {
+        chain.reverse();
+        format!(
+            "`{name}`, a view of `{base}`{kind} (through {}): run as `{functional}`, scattered back into `{base}`",
+            chain.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(" → ")
+        )
+    })
+}
+
 /// How an op's output relates to its first tensor argument.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Aliasing {
@@ -397,6 +431,42 @@ mod tests {
         assert_eq!(functional_target("aten.__and__.Tensor"), None);
         assert_eq!(functional_target("aten._assert_tensor_metadata.default"), None);
         assert_eq!(functional_target("_operator.mul"), None);
+    }
+
+    #[test]
+    fn a_write_through_views_is_described_back_to_its_base() {
+        use crate::ir::{DType, InputKind, NamedArg, NodeMeta, TensorMeta, ValueKind};
+        use crate::sym::Expr;
+        let t = |sizes: &[i64]| {
+            let sizes: Vec<Expr> = sizes.iter().map(|s| Expr::int(*s)).collect();
+            ValueKind::Tensor(TensorMeta {
+                dtype: DType::F32,
+                strides: TensorMeta::contiguous_strides(&sizes),
+                sizes,
+                storage_offset: Expr::int(0),
+                device: "cpu".into(),
+                requires_grad: false,
+            })
+        };
+        let arg = |name: &str, arg: Arg| NamedArg { name: name.into(), arg, kwarg: false };
+        let mut g = Graph::new("g");
+        let x = g.add_input("x", t(&[4, 4]), InputKind::UserInput).unwrap();
+        let s = g
+            .add_node("slice_1", "aten.slice.Tensor", vec![arg("self", Arg::Tensor(x)), arg("dim", Arg::Int(0)), arg("end", Arg::Int(2))], vec![("slice_1".into(), t(&[2, 4]))], NodeMeta::default())
+            .unwrap();
+        let sv = g.node(s).outputs[0];
+        let f = g
+            .add_node("fill_", "aten.fill_.Scalar", vec![arg("self", Arg::Tensor(sv)), arg("value", Arg::Int(1))], vec![("fill_".into(), t(&[2, 4]))], NodeMeta::default())
+            .unwrap();
+        let r = g
+            .add_node("relu_", "aten.relu_.default", vec![arg("self", Arg::Tensor(x))], vec![("relu_".into(), t(&[4, 4]))], NodeMeta::default())
+            .unwrap();
+        let through = describe_write(&g, g.node(f)).unwrap();
+        assert!(through.contains("a view of `x` (graph input, user_input) (through `slice_1`)"), "{through}");
+        assert!(through.contains("aten.fill.Scalar") && through.contains("scattered back into `x`"), "{through}");
+        let direct = describe_write(&g, g.node(r)).unwrap();
+        assert!(direct.starts_with("`x` (graph input, user_input): run as `aten.relu.default`"), "{direct}");
+        assert_eq!(describe_write(&g, g.node(s)), None);
     }
 
     #[test]
