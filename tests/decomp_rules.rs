@@ -22,6 +22,8 @@ enum D {
 
 enum P {
     In(&'static str),
+    /// A list of inputs (`cat`'s `tensors`).
+    Ins(&'static [&'static str]),
     I(i64),
     Is(&'static [i64]),
     F(f64),
@@ -106,6 +108,19 @@ fn cases() -> Vec<Case> {
         case("aten.arange.default", I, &[("x", &[S, N(2)])], vec![("end", P::SizeOf("x", 0)), ("dtype", P::Dtype(DType::F32))]),
         case("aten.arange.start_step", I, &[("x", &[S])], vec![("start", P::I(3)), ("end", P::I(20)), ("step", P::I(4))]),
         case("aten.scaled_dot_product_attention.default", I, &[("q", &[S, N(2), N(5), N(4)]), ("k", &[S, N(2), N(3), N(4)]), ("v", &[S, N(2), N(3), N(6)])], vec![("query", P::In("q")), ("key", P::In("k")), ("value", P::In("v"))]),
+        // Factories and fills (functionalized in-place fills), Inductor's full_like, cat and
+        // low-memory max-pool (both outputs: the indices through the offsets).
+        case("aten.new_zeros.default", C, &[("x", &[S, N(3)])], vec![x("self"), ("size", P::Is(&[2, 5]))]),
+        case("aten.fill.Scalar", C, &[("x", &[S, N(4)])], vec![x("self"), ("value", P::F(2.5))]),
+        case("aten.fill.Tensor", C, &[("x", &[S, N(4)]), ("v", &[])], vec![x("self"), ("value", P::In("v"))]),
+        case("aten.lift_fresh_copy.default", C, &[("x", &[S, N(4)])], vec![x("self")]),
+        case("aten.full_like.default", I, &[("x", &[N(3), S])], vec![x("self"), ("fill_value", P::F(-1.5))]),
+        case("aten.cat.default", I, &[("x", &[S, N(2), N(3)])], vec![("tensors", P::Ins(&["x", "x"])), ("dim", P::I(-1))]),
+        case("aten.cat.default", I, &[("x", &[S, N(2), N(3)])], vec![("tensors", P::Ins(&["x", "x", "x"])), ("dim", P::I(1))]),
+        case("aten.cat.default", I, &[("x", &[S, N(4)]), ("e", &[S, N(0)])], vec![("tensors", P::Ins(&["x", "e"])), ("dim", P::I(1))]),
+        case("aten.max_pool2d_with_indices.default", I, &[("x", &[S, N(2), N(6), N(5)])], vec![x("self"), ("kernel_size", P::Is(&[2, 2]))]),
+        case("aten.max_pool2d_with_indices.default", I, &[("x", &[S, N(3), N(7), N(7)])], vec![x("self"), ("kernel_size", P::Is(&[3, 3])), ("stride", P::Is(&[2, 2])), ("padding", P::Is(&[1, 1])), ("dilation", P::Is(&[1, 1])), ("ceil_mode", P::B(true))]),
+        case("aten.max_pool2d_with_indices.default", I, &[("x", &[S, N(1), N(8), N(9)])], vec![x("self"), ("kernel_size", P::Is(&[2, 3])), ("stride", P::Is(&[1, 2])), ("padding", P::Is(&[0, 1])), ("dilation", P::Is(&[2, 1]))]),
         case("aten.scaled_dot_product_attention.default", C, &[("q", &[S, N(5), N(4)]), ("k", &[S, N(3), N(4)]), ("v", &[S, N(3), N(4)]), ("m", &[N(5), N(3)])], vec![("query", P::In("q")), ("key", P::In("k")), ("value", P::In("v")), ("attn_mask", P::In("m")), ("scale", P::F(0.3))]),
     ]
 }
@@ -153,6 +168,7 @@ fn build(c: &Case) -> (Model, Graph) {
                 P::SizeOf(i, d) => Arg::SymInt(SymIntArg::Value(sizes[&(*i, *d)])),
                 P::Dtype(d) => Arg::ScalarType(*d),
                 P::In(i) => Arg::Tensor(ids[i]),
+                P::Ins(v) => Arg::Tensors(v.iter().map(|i| ids[i]).collect()),
                 P::I(v) => Arg::Int(*v),
                 P::Is(v) => Arg::Ints(v.to_vec()),
                 P::F(v) => Arg::Float(*v),

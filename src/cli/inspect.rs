@@ -165,6 +165,17 @@ pub fn summary(model: &Model) -> String {
         for (op, n) in g.op_histogram() {
             let _ = writeln!(s, "    {n:>5}  {op}");
         }
+        let writes: Vec<String> = g
+            .nodes
+            .iter()
+            .filter_map(|n| crate::decomp::functionalize::describe_write(g, n).map(|w| format!("    {}: {w}", n.name)))
+            .collect();
+        if !writes.is_empty() {
+            let _ = writeln!(s, "  in-place writes (functionalized before running):");
+            for w in writes {
+                let _ = writeln!(s, "{w}");
+            }
+        }
         // What will not run, said before anything runs.
         for (what, missing) in [
             ("no interpreter implementation", crate::coverage::missing_in_interpreter(g)),

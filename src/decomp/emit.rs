@@ -22,11 +22,17 @@ pub enum RuleError {
     Unsupported(String),
     #[error("rules nest deeper than {0} levels (a rule emits its own op?)")]
     TooDeep(usize),
+    /// The rule does not apply to these arguments and the op stays whole, as a PyTorch
+    /// decomposition that returns `NotImplemented`. A rule declines before emitting anything.
+    #[error("the decomposition declines these arguments")]
+    Declined,
 }
 
 const MAX_DEPTH: usize = 16;
 
-pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposition, DecompError> {
+/// Rewrites `graph` under `mode`; with `functional`, in-place ops first become functional ones
+/// and writes through views become scatters into their base ([`functionalize`]).
+pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) -> Result<Decomposition, DecompError> {
     let mut out = Graph::new(graph.name.clone());
     out.torch_version = graph.torch_version.clone();
     let mut map: Vec<Option<ValueId>> = vec![None; graph.values.len()];
@@ -48,6 +54,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
     let mut no_rule = Vec::new();
     let mut products = vec![Vec::new(); graph.nodes.len()];
     let mut functionalized = Vec::new();
+    let mut views = functionalize::Views::new(graph);
     // PyTorch's decompositions re-trace the program, so what nothing reads is not in their graphs.
     let live = if mode == Mode::None { vec![true; graph.nodes.len()] } else { live_nodes(graph) };
     for (i, node) in graph.nodes.iter().enumerate() {
@@ -60,26 +67,37 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
             Mode::Lite if !marks.marks(node) => None,
             _ => mode.table(),
         };
+        if functional {
+            // A view read after its base was written in place is taken again from the new base.
+            let mut rw = Rw::at(&mut em, node, table, id);
+            views.refresh(&mut rw, graph, node.inputs()).map_err(err)?;
+        }
         // Every mode but `none` works on the functionalized graph, as PyTorch's do, unless the
         // table has a rule for the in-place op itself (`dropout_`: torch decomposes it whole).
         let inplace_rule = table.is_some_and(|t| rules::find(t, &node.target).is_some());
-        let functional = match functionalize::functional_node(node) {
-            Some(f) if mode != Mode::None && !inplace_rule => {
-                if let Some(why) = functionalize::refusal(graph, node) {
-                    return Err(err(RuleError::Unsupported(format!("cannot functionalize: {why}"))));
-                }
+        let functional_node = match functionalize::functional_node(node) {
+            Some(f) if functional && !inplace_rule => {
+                views.check_writable(graph, node).map_err(err)?;
                 functionalized.push(id);
                 Some(f)
             }
             _ => None,
         };
-        let node = functional.as_ref().unwrap_or(node);
+        let node = functional_node.as_ref().unwrap_or(node);
         let rule = table.and_then(|t| rules::find(t, &node.target).map(|r| (t, r)));
         let first_new = em.out.nodes.len();
-        match rule {
+        let built = match rule {
             Some((table, rule)) => {
-                let mut rw = Rw { em: &mut em, node, table, origin: id, depth: 0, nested: false };
-                let outs = (rule.build)(&mut rw).map_err(err)?;
+                let mut rw = Rw { em: &mut em, node, table: Some(table), origin: id, depth: 0, nested: false };
+                match (rule.build)(&mut rw) {
+                    Err(RuleError::Declined) => None,
+                    result => Some(result.map_err(err)?),
+                }
+            }
+            None => None,
+        };
+        match built {
+            Some(outs) => {
                 em.bind_outputs(graph, node, &outs).map_err(err)?;
                 let into = em.out.nodes[first_new..].iter().fold(BTreeMap::new(), |mut h, n| {
                     *h.entry(n.target.clone()).or_insert(0) += 1;
@@ -88,26 +106,37 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
                 decomposed.push(Decomposed { node: id, into });
             }
             None => {
-                if table.is_some() && rules::decomposes_in_torch(&node.target) {
+                if table.is_some() && rule.is_none() && rules::decomposes_in_torch(&node.target) {
                     no_rule.push(id);
                 }
                 em.copy(graph, node, id).map_err(err)?;
                 kept.push(id);
             }
         }
+        if functional_node.is_some() {
+            // Later readers of the mutated tensor (and of its base) read the functional result.
+            let mut rw = Rw::at(&mut em, node, table, id);
+            views.write_back(&mut rw, graph, id).map_err(err)?;
+        } else if functional {
+            views.note(graph, id);
+        }
         products[i] = (first_new..em.out.nodes.len()).map(|n| NodeId(n as u32)).collect();
-        if functional.is_some() {
-            // Later readers of the mutated tensor read the functional result.
-            if let (Some(Arg::Tensor(mutated)), Some(out)) = (node.args.first().map(|a| &a.arg), node.outputs.first()) {
-                em.map[mutated.index()] = em.map[out.index()];
-            }
+    }
+    if functional {
+        let outputs: Vec<ValueId> = graph.outputs.iter().flat_map(|o| o.values()).collect();
+        let last = graph.nodes.len().checked_sub(1).map(|n| NodeId(n as u32));
+        if let Some(last) = last {
+            let mut rw = Rw::at(&mut em, &graph.nodes[last.index()], mode.table(), last);
+            views.refresh(&mut rw, graph, outputs.into_iter())
+                .map_err(|e| DecompError { node: "output".into(), target: "output".into(), source: e })?;
         }
     }
     for o in &graph.outputs {
         let arg = em.map_arg(o).map_err(|e| DecompError { node: "output".into(), target: "output".into(), source: e })?;
         em.out.outputs.push(arg);
     }
-    Ok(Decomposition {
+    let mutations = views.mutations(graph, &em);
+    let d = Decomposition {
         mode,
         graph: em.out,
         provenance: Provenance { origin: em.origin, products },
@@ -115,7 +144,13 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposit
         kept,
         no_rule,
         functionalized,
-    })
+        mutations,
+    };
+    if mode == Mode::None {
+        Ok(d)
+    } else {
+        super::prune::prune(d)
+    }
 }
 
 /// Which nodes a re-trace keeps: those whose results reach a graph output, and those with an
@@ -129,9 +164,7 @@ fn live_nodes(graph: &Graph) -> Vec<bool> {
         }
     }
     for (i, n) in graph.nodes.iter().enumerate().rev() {
-        let effect = n.target.contains("._assert")
-            || n.target.contains("constrain_range")
-            || functionalize::functional_target(&n.target).is_some();
+        let effect = super::prune::has_effect(&n.target) || functionalize::functional_target(&n.target).is_some();
         if effect || n.outputs.iter().any(|v| needed[v.index()]) {
             live[i] = true;
             for v in n.inputs() {
@@ -155,6 +188,11 @@ pub(super) struct Emitter {
 }
 
 impl Emitter {
+    /// The output-graph value input-graph value `v` stands for now, if any.
+    pub(super) fn image(&self, v: ValueId) -> Option<ValueId> {
+        self.map.get(v.index()).copied().flatten()
+    }
+
     fn mapped(&self, v: ValueId) -> Result<ValueId, RuleError> {
         self.map
             .get(v.index())
@@ -164,26 +202,7 @@ impl Emitter {
     }
 
     fn map_arg(&self, a: &Arg) -> Result<Arg, RuleError> {
-        let m = |v: &ValueId| self.mapped(*v);
-        Ok(match a {
-            Arg::Tensor(v) => Arg::Tensor(m(v)?),
-            Arg::Tensors(vs) => Arg::Tensors(vs.iter().map(m).collect::<Result<_, _>>()?),
-            Arg::OptionalTensors(vs) => Arg::OptionalTensors(
-                vs.iter().map(|v| v.as_ref().map(m).transpose()).collect::<Result<_, _>>()?,
-            ),
-            Arg::SymInt(SymIntArg::Value(v)) => Arg::SymInt(SymIntArg::Value(m(v)?)),
-            Arg::SymInts(xs) => Arg::SymInts(
-                xs.iter()
-                    .map(|x| match x {
-                        SymIntArg::Value(v) => m(v).map(SymIntArg::Value),
-                        SymIntArg::Int(i) => Ok(SymIntArg::Int(*i)),
-                    })
-                    .collect::<Result<_, _>>()?,
-            ),
-            Arg::SymBool(v) => Arg::SymBool(m(v)?),
-            Arg::SymFloat(v) => Arg::SymFloat(m(v)?),
-            other => other.clone(),
-        })
+        a.try_map_values(|v| self.mapped(v))
     }
 
     /// Copies `node` whole, keeping its name and output names.
@@ -251,7 +270,8 @@ impl Emitter {
 pub struct Rw<'a> {
     em: &'a mut Emitter,
     node: &'a Node,
-    table: Table,
+    /// `None` where nothing is decomposed (mode `none`, lite's unmarked nodes): ops are emitted as they are.
+    table: Option<Table>,
     origin: NodeId,
     depth: usize,
     /// A nested rule's node already reads output-graph values: no mapping.
@@ -272,6 +292,45 @@ pub enum A {
 }
 
 impl<'a> Rw<'a> {
+    /// A writer of nodes on behalf of `node` (input-graph node `origin`) that reads output-graph
+    /// values: what functionalization emits (views taken again, scatters) is attributed to it.
+    pub(super) fn at(em: &'a mut Emitter, node: &'a Node, table: Option<Table>, origin: NodeId) -> Rw<'a> {
+        Rw { em, node, table, origin, depth: 0, nested: true }
+    }
+
+    /// The output-graph value standing for input-graph value `v` now.
+    pub(super) fn current(&self, v: ValueId) -> Result<ValueId, RuleError> {
+        self.em.mapped(v)
+    }
+
+    /// Makes input-graph value `v` stand for output-graph value `new` from here on.
+    pub(super) fn rebind(&mut self, v: ValueId, new: ValueId) {
+        self.em.map[v.index()] = Some(new);
+    }
+
+    /// An input-graph argument with its values mapped into the output graph.
+    pub(super) fn mapped_arg(&self, a: &Arg) -> Result<Arg, RuleError> {
+        self.em.map_arg(a)
+    }
+
+    /// Emits `node` of the input graph again (a view taken anew), reading `src` for its first
+    /// tensor argument; returns every output.
+    pub(super) fn again(&mut self, node: &Node, src: ValueId) -> Result<Vec<ValueId>, RuleError> {
+        let mut args = Vec::with_capacity(node.args.len());
+        let mut replaced = false;
+        for a in &node.args {
+            let arg = match &a.arg {
+                Arg::Tensor(_) if !replaced => {
+                    replaced = true;
+                    Arg::Tensor(src)
+                }
+                other => self.em.map_arg(other)?,
+            };
+            args.push((a.name.as_str(), A::Raw(arg)));
+        }
+        self.op_n(&node.target, args)
+    }
+
     fn raw(&self, name: &str) -> Option<&'a Arg> {
         // The first argument is `self` in some overloads of an op and `input` in others
         // (`dropout_(Tensor(a!) self, ...)` vs `dropout(Tensor input, ...)`): functionalized nodes
@@ -391,7 +450,7 @@ impl<'a> Rw<'a> {
     pub fn op_n(&mut self, target: &str, args: Vec<(&str, A)>) -> Result<Vec<ValueId>, RuleError> {
         let named: Vec<NamedArg> =
             args.into_iter().map(|(n, a)| NamedArg { name: n.to_string(), arg: a.into_arg(), kwarg: false }).collect();
-        if let Some(rule) = rules::find(self.table, target) {
+        if let Some(rule) = self.table.and_then(|t| rules::find(t, target)) {
             if self.depth >= MAX_DEPTH {
                 return Err(RuleError::TooDeep(MAX_DEPTH));
             }
@@ -401,12 +460,19 @@ impl<'a> Rw<'a> {
             let inner = Node {
                 name: self.node.name.clone(),
                 target: target.to_string(),
-                args: named,
+                args: named.clone(),
                 outputs: Vec::new(),
                 meta: NodeMeta { from_node, ..self.node.meta.clone() },
             };
-            return self.nested(inner, rule);
+            match self.nested(inner, rule) {
+                Err(RuleError::Declined) => {}
+                done => return done,
+            }
         }
+        self.emit(target, named)
+    }
+
+    fn emit(&mut self, target: &str, named: Vec<NamedArg>) -> Result<Vec<ValueId>, RuleError> {
         let kinds = infer(target, &named, &self.em.out)?;
         let base = target.split('.').nth(1).unwrap_or(target).trim_start_matches('_').to_string();
         let names: Vec<(String, ValueKind)> = kinds.into_iter().map(|k| (self.em.fresh(&base), k)).collect();
@@ -480,6 +546,27 @@ impl<'a> Rw<'a> {
             };
         }
         Ok(acc)
+    }
+
+    /// `a <op> b` on a size (`_operator.add` / `sub` / `floordiv`), as PyTorch's symbolic tracing
+    /// records it: a literal when both are static, the existing value when the expression already
+    /// has one (`s + 1 - 1` is `s`), else a new `_operator` node.
+    pub fn sym_arith(&mut self, op: &str, a: SymIntArg, b: i64) -> Result<SymIntArg, RuleError> {
+        let e = self.sym_expr(&a)?;
+        let r = match op {
+            "add" => Expr::add(e, Expr::int(b)),
+            "sub" => Expr::sub(e, Expr::int(b)),
+            "floordiv" if b != 0 => Expr::floordiv(e, Expr::int(b)),
+            _ => return Err(RuleError::Unsupported(format!("size arithmetic `{op}` by {b}"))),
+        };
+        if let Some(i) = r.as_int() {
+            return Ok(SymIntArg::Int(i));
+        }
+        if let Some(v) = self.em.sym_values.get(&r) {
+            return Ok(SymIntArg::Value(*v));
+        }
+        let target = format!("_operator.{op}");
+        Ok(SymIntArg::Value(self.op(&target, vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::I(b))])?))
     }
 
     /// The expression a size argument stands for.

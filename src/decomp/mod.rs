@@ -13,11 +13,12 @@ mod check;
 mod emit;
 pub mod functionalize;
 mod marks;
+mod prune;
 pub mod rules;
 
 use std::collections::BTreeMap;
 
-use crate::ir::{Graph, NodeId};
+use crate::ir::{Graph, NodeId, ValueId};
 
 pub mod lite_trace;
 pub mod predict;
@@ -95,6 +96,20 @@ pub struct Decomposition {
     pub no_rule: Vec<NodeId>,
     /// Input nodes of in-place ops (`relu_`) that became their functional overload first.
     pub functionalized: Vec<NodeId>,
+    /// Graph inputs (user inputs, buffers) written in place, as export records them: PyTorch's
+    /// functional graph returns their new values (`BUFFER_MUTATION`, `USER_INPUT_MUTATION`).
+    pub mutations: Vec<Mutation>,
+}
+
+/// One graph input written in place by the graph.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mutation {
+    /// The input, in the output graph.
+    pub input: ValueId,
+    /// Its value when the graph ends, in the output graph.
+    pub value: ValueId,
+    /// The input nodes that wrote it, in graph order.
+    pub by: Vec<NodeId>,
 }
 
 /// Why a decomposition failed: a rule met arguments it cannot handle. Names node and op.
@@ -110,5 +125,14 @@ pub struct DecompError {
 /// Applies `mode` to `graph`. `marks` matter only in lite mode.
 pub fn decompose(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposition, DecompError> {
     puffin::profile_scope!("decompose", mode.name());
-    emit::run(graph, mode, marks)
+    emit::run(graph, mode, marks, mode != Mode::None)
+}
+
+/// The graph as exported, with in-place writes made functional (and written back through views
+/// into their bases) and nothing decomposed: what the interpreter and the lowering run in mode
+/// `none`, as Inductor functionalizes before anything else. The `none` view itself stays
+/// [`decompose`]'s: the graph as exported, mutations shown.
+pub fn functionalize(graph: &Graph) -> Result<Decomposition, DecompError> {
+    puffin::profile_scope!("functionalize");
+    emit::run(graph, Mode::None, &Marks::default(), true)
 }

@@ -54,6 +54,8 @@ pub enum ExecError {
     Symbolic { what: String, source: SymError },
     #[error("graph output {index}: {message}")]
     Output { index: usize, message: String },
+    #[error("functionalizing the graph to run it: {0}")]
+    Functionalize(#[from] crate::decomp::DecompError),
 }
 
 /// Runs `graph` on the user inputs (in graph order) and returns its outputs. Parameters, buffers
@@ -165,7 +167,33 @@ fn join(v: &[Expr]) -> String {
 }
 
 /// Runs with explicit bindings (already checked against the inputs).
+///
+/// A graph that writes tensors in place (`relu_`, `fill_` through a view) runs functionalized,
+/// as Inductor runs it; the values come back under the graph's own ids, a graph output holding
+/// its final value.
 pub fn run_with(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bindings) -> Result<Values, ExecError> {
+    if !crate::decomp::functionalize::mutates(graph) {
+        return run_functional(model, graph, inputs, bindings);
+    }
+    let f = crate::decomp::functionalize(graph)?;
+    let ran = run_functional(model, &f.graph, inputs, bindings)?;
+    let mut values = Values::new(graph);
+    for (v, value) in graph.values.iter().enumerate() {
+        if let Some(x) = f.graph.value_id(&value.name).and_then(|id| ran.get(id)) {
+            values.set(ValueId(v as u32), x.clone());
+        }
+    }
+    for (mine, theirs) in graph.outputs.iter().zip(&f.graph.outputs) {
+        for (m, t) in mine.values().into_iter().zip(theirs.values()) {
+            if let Some(x) = ran.get(t) {
+                values.set(m, x.clone());
+            }
+        }
+    }
+    Ok(values)
+}
+
+fn run_functional(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bindings) -> Result<Values, ExecError> {
     let users = check_input_count(graph, inputs)?;
     // Every missing op at once, before computing anything.
     let mut missing = crate::coverage::missing_in_interpreter(graph);

@@ -25,13 +25,15 @@ const UNARY: &[&str] = &[
     "aten.clamp.default",
     "aten.clamp_min.default",
     "aten.clamp_max.default",
-    "aten.clone.default",
     "aten.contiguous.default",
     "aten.alias.default",
     "aten.dropout.default",
     "aten.abs.default",
     "aten.reciprocal.default",
     "aten.full_like.default",
+    "aten.fill.Scalar",
+    "aten.fill.Tensor",
+    "aten.lift_fresh_copy.default",
 ];
 
 const BINARY: &[&str] = &[
@@ -366,6 +368,91 @@ pub(super) fn infer(a: &Args) -> Out {
             }
             Ok(out)
         }
+        "aten.slice.Tensor" => {
+            let x = a.tensor("self")?;
+            let d = norm_dim(a.int("dim", Some(0))?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+            let step = a.int("step", Some(1))?;
+            if step <= 0 {
+                return Err(a.err("step must be positive"));
+            }
+            let (start, len) = slice_extent(a, &x.sizes[d], step)?;
+            let mut m = x.clone();
+            m.storage_offset = Expr::add(x.storage_offset.clone(), Expr::mul(start, x.strides[d].clone()));
+            m.sizes[d] = len;
+            m.strides[d] = Expr::mul(x.strides[d].clone(), Expr::int(step));
+            one(m)
+        }
+        "aten.select.int" => {
+            let x = a.tensor("self")?;
+            let d = norm_dim(a.int("dim", None)?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+            let i = a.int("index", None)?;
+            let i = match (i, x.sizes[d].as_int()) {
+                (i, _) if i >= 0 => Expr::int(i),
+                (i, Some(n)) if i + n >= 0 => Expr::int(i + n),
+                (i, None) => Expr::add(x.sizes[d].clone(), Expr::int(i)),
+                _ => return Err(a.err("index out of range")),
+            };
+            let mut m = x.clone();
+            m.storage_offset = Expr::add(x.storage_offset.clone(), Expr::mul(i, x.strides[d].clone()));
+            m.sizes.remove(d);
+            m.strides.remove(d);
+            one(m)
+        }
+        "prims._low_memory_max_pool_with_offsets.default" => {
+            let mut outs = max_pool(a)?;
+            if let Some(ValueKind::Tensor(m)) = outs.get_mut(1) {
+                m.dtype = DType::I8;
+            }
+            Ok(outs)
+        }
+        "prims._low_memory_max_pool_offsets_to_indices.default" => {
+            let x = a.tensor("self")?;
+            one(contiguous(x, DType::I64, x.sizes.clone()))
+        }
+        "aten.copy.default" => {
+            let x = a.tensor("self")?;
+            one(contiguous(x, x.dtype, x.sizes.clone()))
+        }
+        "aten.new_zeros.default" => {
+            let x = a.tensor("self")?;
+            let dtype = match a.get("dtype") {
+                Some(Arg::ScalarType(d)) => *d,
+                _ => x.dtype,
+            };
+            one(contiguous(x, dtype, a.sym_sizes("size")?))
+        }
+        "aten.cat.default" => {
+            let ids = match a.get("tensors") {
+                Some(Arg::Tensors(v)) if !v.is_empty() => v,
+                _ => return Err(a.err("expected a non-empty tensor list `tensors`")),
+            };
+            let metas = ids
+                .iter()
+                .map(|v| a.graph.value(*v).tensor().ok_or_else(|| a.err("`tensors` holds a non-tensor")))
+                .collect::<Result<Vec<_>, _>>()?;
+            // Legacy 1-D empty tensors join anything.
+            let joined: Vec<&TensorMeta> = metas.iter().copied().filter(|m| !(m.sizes.len() == 1 && m.sizes[0].as_int() == Some(0))).collect();
+            let first = joined.first().copied().unwrap_or(metas[0]);
+            let d = norm_dim(a.int("dim", Some(0))?, first.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+            let mut sizes = first.sizes.clone();
+            sizes[d] = joined.iter().skip(1).fold(first.sizes[d].clone(), |acc, m| Expr::add(acc, m.sizes[d].clone()));
+            one(contiguous(first, first.dtype, sizes))
+        }
+        "aten.clone.default" => {
+            // preserve_format (the default) keeps a dense, non-overlapping layout; anything else
+            // (and `contiguous_format`) is row-major.
+            let x = a.tensor("self")?;
+            let preserve = !matches!(a.get("memory_format"), Some(Arg::MemoryFormat(f)) if f != "preserve_format");
+            let mut m = contiguous(x, x.dtype, x.sizes.clone());
+            if preserve && dense(x) {
+                m.strides = x.strides.clone();
+            }
+            one(m)
+        }
+        "aten.slice_scatter.default" | "aten.select_scatter.default" => {
+            let x = a.tensor("self")?;
+            one(contiguous(x, x.dtype, x.sizes.clone()))
+        }
         "aten.max_pool2d_with_indices.default" => max_pool(a),
         "aten.arange.default" | "aten.arange.start_step" | "prims.iota.default" => {
             let n = if t == "prims.iota.default" {
@@ -418,6 +505,36 @@ pub(super) fn infer(a: &Args) -> Out {
         }
         _ => Err(a.err("no meta function for this op")),
     }
+}
+
+/// `slice`'s clamped start and length along a dim of size `n` (static, or symbolic with bounds
+/// that need no clamping: `start >= 0` and `end` past the end).
+fn slice_extent(a: &Args, n: &Expr, step: i64) -> Result<(Expr, Expr), InferError> {
+    let start = a.int("start", Some(0))?;
+    let end = a.int("end", Some(i64::MAX))?;
+    let ceil_div = |len: Expr| Expr::floordiv(Expr::add(len, Expr::int(step - 1)), Expr::int(step));
+    match n.as_int() {
+        Some(n) => {
+            let clamp = |i: i64| if i < 0 { (i + n).max(0) } else { i.min(n) };
+            let (s, e) = (clamp(start), clamp(end));
+            Ok((Expr::int(s), Expr::int(((e - s).max(0) + step - 1) / step)))
+        }
+        None if start >= 0 && end == i64::MAX => Ok((Expr::int(start), ceil_div(Expr::sub(n.clone(), Expr::int(start))))),
+        None => Err(a.err(format!("slice [{start}:{end}] of a dynamic dim `{n}` needs its range to clamp"))),
+    }
+}
+
+/// Whether `x`'s elements fill its storage exactly once: ordered by stride, each dim's stride is
+/// the product of the sizes inside it (a permuted contiguous tensor). Dims of size 1 do not count.
+fn dense(x: &TensorMeta) -> bool {
+    let mut dims: Vec<usize> = (0..x.sizes.len()).filter(|&d| x.sizes[d].as_int() != Some(1)).collect();
+    let mut need = Expr::int(1);
+    while !dims.is_empty() {
+        let Some(pos) = dims.iter().position(|&d| x.strides[d] == need) else { return false };
+        let d = dims.remove(pos);
+        need = Expr::mul(need, x.sizes[d].clone());
+    }
+    true
 }
 
 fn one(m: TensorMeta) -> Out {

@@ -54,6 +54,26 @@ impl Arg {
         }
     }
 
+    /// The same argument reading `f(v)` for every value `v` it reads.
+    pub fn try_map_values<E>(&self, f: impl Fn(ValueId) -> Result<ValueId, E>) -> Result<Arg, E> {
+        let sym = |x: &SymIntArg| match x {
+            SymIntArg::Value(v) => f(*v).map(SymIntArg::Value),
+            SymIntArg::Int(i) => Ok(SymIntArg::Int(*i)),
+        };
+        Ok(match self {
+            Arg::Tensor(v) => Arg::Tensor(f(*v)?),
+            Arg::Tensors(vs) => Arg::Tensors(vs.iter().map(|v| f(*v)).collect::<Result<_, _>>()?),
+            Arg::OptionalTensors(vs) => {
+                Arg::OptionalTensors(vs.iter().map(|v| v.map(&f).transpose()).collect::<Result<_, _>>()?)
+            }
+            Arg::SymInt(x) => Arg::SymInt(sym(x)?),
+            Arg::SymInts(xs) => Arg::SymInts(xs.iter().map(sym).collect::<Result<_, _>>()?),
+            Arg::SymBool(v) => Arg::SymBool(f(*v)?),
+            Arg::SymFloat(v) => Arg::SymFloat(f(*v)?),
+            other => other.clone(),
+        })
+    }
+
     pub fn as_tensor(&self) -> Option<ValueId> {
         match self {
             Arg::Tensor(v) => Some(*v),

@@ -154,6 +154,15 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// A SymInt-list argument (`input_size`), each entry as its expression.
+    pub fn sym_ints(&self, node: &Node, name: &str) -> Result<Vec<sym::Expr>, LowerError> {
+        match node.arg(name) {
+            Some(Arg::Ints(v)) => Ok(v.iter().map(|i| sym::Expr::int(*i)).collect()),
+            Some(Arg::SymInts(v)) => v.iter().map(|s| self.sym_int(node, name, s)).collect(),
+            other => Err(self.err(node, format!("argument `{name}`: expected a list of ints, got {other:?}"))),
+        }
+    }
+
     /// An int-list argument (plain ints only: kernel geometry must be static).
     pub fn ints_or(&self, node: &Node, name: &str, default: &[i64]) -> Result<Vec<i64>, LowerError> {
         match node.arg(name) {

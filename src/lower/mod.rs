@@ -144,8 +144,18 @@ fn through_views(graph: &Graph, mut v: ValueId) -> ValueId {
 }
 
 /// Lowers an already decomposed graph.
+///
+/// Mode `none` shows the graph as exported; what runs is its functionalized form (in-place
+/// writes made functional, as Inductor does before anything else).
 pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerError> {
     puffin::profile_scope!("lower");
+    let functional;
+    let d = if d.mode == Mode::None && decomp::functionalize::mutates(&d.graph) {
+        functional = decomp::functionalize(&d.graph)?;
+        &functional
+    } else {
+        d
+    };
     let graph = &d.graph;
     let fallback = fallbacks(d);
     let mut missing = crate::coverage::missing_in_kernels(graph);

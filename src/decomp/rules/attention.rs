@@ -29,7 +29,7 @@ fn bmm_operand(rw: &mut Rw, x: ValueId, shape: Vec<SymIntArg>, batch: SymIntArg,
     let (rows, cols) = (shape[n - 2].clone(), shape[n - 1].clone());
     let mut y = rw.op("aten.expand.default", vec![("self", A::T(x)), ("size", A::Sizes(shape))])?;
     if !leading_dims_merge(layout.0, layout.1) {
-        y = rw.op("aten.clone.default", vec![("self", A::T(y))])?;
+        y = super::view::contiguous_clone(rw, y)?;
     }
     rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(vec![batch, rows, cols]))])
 }
@@ -88,7 +88,7 @@ pub fn sdpa_math(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         return Ok(vec![o]);
     }
     let o = rw.op("aten.permute.default", vec![("self", A::T(o)), ("dims", A::Is(vec![2, 0, 1, 3]))])?;
-    let o = rw.op("aten.clone.default", vec![("self", A::T(o))])?;
+    let o = super::view::contiguous_clone(rw, o)?;
     Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(o)), ("dims", A::Is(vec![1, 2, 0, 3]))])?])
 }
 

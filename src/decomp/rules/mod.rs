@@ -6,8 +6,11 @@
 
 mod activation;
 mod attention;
+mod cat;
+mod fill;
 mod linear;
 mod norm;
+mod pool;
 mod softmax;
 mod view;
 
@@ -102,6 +105,16 @@ pub static TABLE: &[Rule] = &[
     inductor("aten.scaled_dot_product_attention.default", attention::sdpa_flash_cpu),
     core("aten.arange.default", view::arange),
     inductor("aten.arange.start_step", view::arange_iota),
+    // Factories and fills (what functionalized in-place fills become).
+    core("aten.new_zeros.default", fill::new_zeros),
+    core("aten.fill.Scalar", fill::fill_scalar),
+    core("aten.fill.Tensor", fill::fill_tensor),
+    core("aten.lift_fresh_copy.default", fill::lift_fresh_copy),
+    inductor("aten.full_like.default", fill::full_like),
+    // Inductor's cat: a tensor joined with itself is an expand, no concatenation.
+    inductor("aten.cat.default", cat::cat),
+    // Inductor's low-memory max-pool.
+    inductor("aten.max_pool2d_with_indices.default", pool::max_pool2d_with_indices),
 ];
 
 /// The rule for `target` under `table`: an `Inductor` rule wins over a `Core` one there.
@@ -146,6 +159,7 @@ const PRIMITIVES: &[&str] = &[
     "aten.lt.Scalar", "aten.ne.Scalar", "aten.index.Tensor", "aten.index_select.default",
     "aten.minimum.default", "aten.pow.Tensor_Scalar", "aten.scalar_tensor.default",
     "aten.slice_scatter.default", "aten.squeeze.dims", "prims._low_memory_max_pool_with_offsets.default",
+    "prims._low_memory_max_pool_offsets_to_indices.default", "aten.select_scatter.default", "aten.copy.default",
 ];
 
 /// Whether `target` is an op PyTorch would decompose further (so a missing rule matters).

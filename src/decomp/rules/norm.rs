@@ -28,7 +28,7 @@ pub fn native_layer_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     }
     let eps = rw.float("eps", Some(1e-5))?;
     // torch's reference makes the input contiguous first (a `clone` when it is not).
-    let x = if super::view::is_contiguous(rw.meta(x)?) { x } else { rw.op("aten.clone.default", vec![("self", A::T(x))])? };
+    let x = if super::view::is_contiguous(rw.meta(x)?) { x } else { super::view::contiguous_clone(rw, x)? };
     let dims: Vec<i64> = (rank - k..rank).map(|d| d as i64).collect();
     let vm = rw.op_n(
         "aten.var_mean.correction",

@@ -31,7 +31,7 @@ pub(super) fn view_of(rw: &mut Rw, x: ValueId, sizes: Vec<SymIntArg>) -> Result<
         Some(new) => crate::infer::view_strides(&meta, &new).is_none(),
         None => !is_contiguous(&meta),
     };
-    let src = if copy { rw.op("aten.clone.default", vec![("self", A::T(x))])? } else { x };
+    let src = if copy { contiguous_clone(rw, x)? } else { x };
     rw.op("aten.view.default", vec![("self", A::T(src)), ("size", A::Sizes(sizes))])
 }
 
@@ -90,7 +90,14 @@ pub fn unflatten(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 
 pub fn contiguous(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
-    Ok(vec![rw.op("aten.clone.default", vec![("self", A::T(x))])?])
+    Ok(vec![contiguous_clone(rw, x)?])
+}
+
+/// `clone(x, memory_format=contiguous_format)`: a row-major copy (`x.contiguous()`), where a plain
+/// `clone` keeps a dense input's layout.
+pub(super) fn contiguous_clone(rw: &mut Rw, x: ValueId) -> Result<ValueId, RuleError> {
+    let format = A::Raw(Arg::MemoryFormat("contiguous_format".into()));
+    rw.op("aten.clone.default", vec![("self", A::T(x)), ("memory_format", format)])
 }
 
 /// Sizes of `chunk(n, chunks)` pieces: ceil(n / chunks) each, the last smaller.
@@ -230,10 +237,15 @@ pub fn arange_iota(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         Some(Arg::Int(i)) => SymIntArg::Int(i),
         _ => return Err(RuleError::Unsupported("arange with a non-integer end".into())),
     };
-    let length = match (&end, start, step) {
-        (SymIntArg::Int(e), _, _) => SymIntArg::Int(((e - start).max(0) + step - 1) / step),
-        (_, 0, 1) => end,
-        _ => return Err(RuleError::Unsupported("arange with a symbolic end and start != 0 or step != 1".into())),
+    // torch/_refs' `(end - start + step - sgn) // step`, each step a node where the expression is new.
+    let length = match end {
+        SymIntArg::Int(e) => SymIntArg::Int(((e - start).max(0) + step - 1) / step),
+        end => {
+            let l = rw.sym_arith("sub", end, start)?;
+            let l = rw.sym_arith("add", l, step)?;
+            let l = rw.sym_arith("sub", l, 1)?;
+            rw.sym_arith("floordiv", l, step)?
+        }
     };
     let dtype = match rw.passthrough("dtype")? {
         Some(Arg::ScalarType(d)) => Some(d),
@@ -264,8 +276,8 @@ pub fn and(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.bitwise_and.Tensor", vec![("self", A::T(x)), ("other", A::T(y))])?])
 }
 
-/// `new_ones` → `full(size, 1)` with `self`'s dtype and device unless given.
-fn new_full(rw: &mut Rw, value: i64) -> Result<Vec<ValueId>, RuleError> {
+/// `new_ones` / `new_zeros` → `full(size, value)` with `self`'s dtype and device unless given.
+pub(super) fn new_full(rw: &mut Rw, value: i64) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
     let meta = rw.meta(x)?.clone();
     let size = size_list(rw, "size")?;

@@ -189,16 +189,18 @@ fn float_tensor(v: Vec<f64>, shape: &[usize], dtype: DType) -> OpResult<Tensor> 
 }
 
 /// Max pooling: values and the flat `h * W + w` index of each maximum within its plane.
-fn max_pool(cx: &OpCx) -> OpResult<(Tensor, Tensor)> {
+/// Max pooling: the values, each maximum's flat index in its input plane, and its offset
+/// `a·kw + b` inside its window (what Inductor's low-memory max-pool keeps instead).
+fn max_pool(cx: &OpCx) -> OpResult<(Tensor, Tensor, Tensor)> {
     let t = cx.tensor("self")?;
     let g = pool_geometry(cx, t, true)?;
     let x = t.to_f64_vec();
-    let (mut vals, mut idx) = (Vec::new(), Vec::new());
+    let (mut vals, mut idx, mut offsets) = (Vec::new(), Vec::new(), Vec::new());
     for pl in 0..g.planes {
         let plane = &x[pl * g.h * g.w..(pl + 1) * g.h * g.w];
         for y in 0..g.oh {
             for z in 0..g.ow {
-                let (mut best, mut at) = (f64::NEG_INFINITY, -1i64);
+                let (mut best, mut at, mut off) = (f64::NEG_INFINITY, -1i64, 0i64);
                 for a in 0..g.k[0] {
                     let hy = (y * g.s[0] + a * g.d[0]) as isize - g.p[0] as isize;
                     if hy < 0 || hy >= g.h as isize {
@@ -215,18 +217,21 @@ fn max_pool(cx: &OpCx) -> OpResult<(Tensor, Tensor)> {
                         if at < 0 || v > best || v.is_nan() && !best.is_nan() {
                             best = v;
                             at = i as i64;
+                            off = (a * g.k[1] + b) as i64;
                         }
                     }
                 }
                 vals.push(best);
                 idx.push(at);
+                offsets.push(off);
             }
         }
     }
     let shape = g.out_shape();
     let values = float_tensor(vals, &shape, t.dtype())?;
     let indices = Tensor::from_vec(&shape, idx).ok_or_else(|| OpError::Shape("pooling indices".into()))?;
-    Ok((values, indices))
+    let offsets = Tensor::from_vec(&shape, offsets).ok_or_else(|| OpError::Shape("pooling offsets".into()))?;
+    Ok((values, indices, offsets))
 }
 
 pub fn max_pool2d(cx: &OpCx) -> OpResult<Vec<RtValue>> {
@@ -234,8 +239,41 @@ pub fn max_pool2d(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 }
 
 pub fn max_pool2d_with_indices(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let (v, i) = max_pool(cx)?;
+    let (v, i, _) = max_pool(cx)?;
     Ok(vec![RtValue::Tensor(v), RtValue::Tensor(i)])
+}
+
+/// `prims._low_memory_max_pool_with_offsets`: the values, and the int8 offset of each maximum
+/// inside its window.
+pub fn max_pool_with_offsets(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let (v, _, o) = max_pool(cx)?;
+    Ok(vec![RtValue::Tensor(v), RtValue::Tensor(dtype_ok(o.cast(DType::I8))?)])
+}
+
+/// `prims._low_memory_max_pool_offsets_to_indices`: window offsets back to flat indices into
+/// each `input_size` plane: `(oh·s - p + ⌊off/kw⌋·d) · W + (ow·s - p + (off mod kw)·d)`.
+pub fn max_pool_offsets_to_indices(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let (k, size) = (pair(cx, "kernel_size", &[], 2)?, pair(cx, "input_size", &[], 2)?);
+    let (s, p, d) = (pair(cx, "stride", &[], 2)?, pair(cx, "padding", &[0], 2)?, pair(cx, "dilation", &[1], 2)?);
+    let nd = t.ndim();
+    if nd < 2 || k.contains(&0) {
+        return shape_err(format!("pooling offsets of rank {nd} with kernel_size {k:?}"));
+    }
+    let (oh, ow) = (t.shape()[nd - 2], t.shape()[nd - 1]);
+    let offsets = t.to_i64_vec();
+    let (kw, w) = (k[1] as i64, size[1] as i64);
+    let idx: Vec<i64> = offsets
+        .iter()
+        .enumerate()
+        .map(|(i, &off)| {
+            let (y, z) = (((i / ow) % oh) as i64, (i % ow) as i64);
+            let h = y * s[0] as i64 - p[0] as i64 + (off / kw) * d[0] as i64;
+            let x = z * s[1] as i64 - p[1] as i64 + (off % kw) * d[1] as i64;
+            h * w + x
+        })
+        .collect();
+    one(Tensor::from_vec(t.shape(), idx).ok_or_else(|| OpError::Shape("pooling indices".into()))?)
 }
 
 pub fn avg_pool2d(cx: &OpCx) -> OpResult<Vec<RtValue>> {

@@ -523,6 +523,17 @@ pub fn fill(cx: &mut Ctx<'_>, node: &Node, _: usize, _: &[ExprId]) -> R {
     constant(cx, node, v)
 }
 
+/// `fill.Tensor(self, value)`: every element the 0-dim `value`, in `self`'s dtype.
+pub fn fill_tensor(cx: &mut Ctx<'_>, node: &Node, _: usize, _: &[ExprId]) -> R {
+    let v = cx.tensor(node, "value")?;
+    if !cx.sizes(v)?.is_empty() {
+        return Err(cx.err(node, "fill takes a 0-dim value tensor"));
+    }
+    let x = cx.read(v, &[])?;
+    let ty = out_ty(cx, node)?;
+    Ok(cx.kb.cast(x, ty))
+}
+
 pub fn scalar_tensor(cx: &mut Ctx<'_>, node: &Node, _: usize, _: &[ExprId]) -> R {
     let v = fill_value(cx, node, "s")?;
     constant(cx, node, v)

@@ -149,6 +149,65 @@ pub fn max_pool2d(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> 
     fold_window(cx, &win, RedOp::Max, f32::NEG_INFINITY)
 }
 
+/// `prims._low_memory_max_pool_with_offsets`: output 0 the window maxima, output 1 the offset
+/// `kh·kw_size + kw` of the first maximum in each window (int8), found as the smallest offset
+/// whose tap equals the maximum.
+pub fn max_pool_with_offsets(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let win = window(cx, node, idx)?;
+    let max = fold_window(cx, &win, RedOp::Max, f32::NEG_INFINITY)?;
+    if out == 0 {
+        return Ok(max);
+    }
+    let (vh, vw) = (cx.kb.fresh_var()?, cx.kb.fresh_var()?);
+    let (kh, kw) = (cx.kb.var(vh), cx.kb.var(vw));
+    let ih = tap(cx, win.oh, kh, win.stride[0], win.pad[0], win.dil[0])?;
+    let iw = tap(cx, win.ow, kw, win.stride[1], win.pad[1], win.dil[1])?;
+    let mh = in_range(cx, ih, win.h)?;
+    let mw = in_range(cx, iw, win.w)?;
+    let mask = cx.kb.and(mh, mw)?;
+    let mut at = win.lead.clone();
+    at.extend([ih, iw]);
+    let v = read_masked(cx, win.x, &at, mask, f32::NEG_INFINITY)?;
+    let hit = cx.kb.cmp(CmpOp::Eq, v, max)?;
+    let hit = cx.kb.and(hit, mask)?;
+    let width = cx.kb.i64(win.k[1]);
+    let row = cx.kb.binary(BinOp::Mul, kh, width)?;
+    let offset = cx.kb.binary(BinOp::Add, row, kw)?;
+    let none = cx.kb.i64(win.k[0] * win.k[1]);
+    let candidate = cx.kb.select(hit, offset, none)?;
+    let (ekh, ekw) = (cx.kb.i64(win.k[0]), cx.kb.i64(win.k[1]));
+    let first = cx.kb.reduce(RedOp::Min, vw, ekw, candidate)?;
+    Ok(cx.kb.reduce(RedOp::Min, vh, ekh, first)?)
+}
+
+/// `prims._low_memory_max_pool_offsets_to_indices`: `(oh·s - p + ⌊off/kw⌋·d) · W + (ow·s - p +
+/// (off mod kw)·d)` with `W` the last of `input_size`.
+pub fn max_pool_offsets_to_indices(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let offsets = cx.tensor(node, "self")?;
+    let r = idx.len();
+    if r < 2 {
+        return Err(cx.err(node, "pooling offsets need rank 2 or more"));
+    }
+    let k = pair(cx, node, "kernel_size", &[])?;
+    let stride = pair(cx, node, "stride", &[])?;
+    let pad = pair(cx, node, "padding", &[0, 0])?;
+    let dil = pair(cx, node, "dilation", &[1, 1])?;
+    let size = cx.sym_ints(node, "input_size")?;
+    let w = match size.as_slice() {
+        [_, w] => cx.kb.size(w),
+        _ => return Err(cx.err(node, format!("argument `input_size`: expected 2 sizes, got {}", size.len()))),
+    };
+    let off = cx.read(offsets, idx)?;
+    let off = cx.kb.cast(off, super::super::kernel::Ty::I64);
+    let kw = cx.kb.i64(k[1]);
+    let dh = cx.kb.binary(BinOp::Div, off, kw)?;
+    let dw = cx.kb.binary(BinOp::Rem, off, kw)?;
+    let h = tap(cx, idx[r - 2], dh, stride[0], pad[0], dil[0])?;
+    let x = tap(cx, idx[r - 1], dw, stride[1], pad[1], dil[1])?;
+    let hw = cx.kb.binary(BinOp::Mul, h, w)?;
+    Ok(cx.kb.binary(BinOp::Add, hw, x)?)
+}
+
 pub fn avg_pool2d(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     let win = window(cx, node, idx)?;
     if win.dil != [1, 1] {

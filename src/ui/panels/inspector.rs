@@ -48,6 +48,10 @@ fn body(ui: &mut egui::Ui, state: &AppState, graph: &Graph, view: View, id: crat
                 .on_hover_text("the op registry's kernel table: `xpu-workbench backends --op NAME`");
         }
     }
+    if let Some(write) = crate::decomp::functionalize::describe_write(graph, node) {
+        ui.label(RichText::new(format!("Writes in place: {write}")).small())
+            .on_hover_text("torch.export keeps in-place ops; Inductor functionalizes them before anything else, and so do every mode's interpreter and kernels here");
+    }
     let module = node.meta.module_path();
     grid_row(ui, "module", if module.is_empty() { "(top level)" } else { module });
 

@@ -1,0 +1,100 @@
+//! Dead-node removal after rewriting. PyTorch's decompositions re-trace the program, so what a
+//! rule emitted and nothing reads is not in their graphs: the indices of a max-pool whose caller
+//! wanted the values only, the views of a tensor a `fill` replaced with a `full`.
+
+use std::collections::BTreeMap;
+
+use super::{Decomposed, Decomposition, DecompError, Mutation, Provenance, RuleError};
+use crate::ir::{Graph, NodeId, ValueId};
+
+/// Whether a node of `target` must stay whatever reads it (`_assert_*`, `sym_constrain_range*`).
+pub(super) fn has_effect(target: &str) -> bool {
+    target.contains("._assert") || target.contains("constrain_range")
+}
+
+/// `d` without the nodes whose results reach no graph output, no graph-input mutation and no node
+/// with an effect; provenance and histograms follow.
+pub(super) fn prune(d: Decomposition) -> Result<Decomposition, DecompError> {
+    let g = &d.graph;
+    let mut needed = vec![false; g.values.len()];
+    for v in g.outputs.iter().flat_map(|o| o.values()) {
+        needed[v.index()] = true;
+    }
+    for m in &d.mutations {
+        needed[m.value.index()] = true;
+    }
+    let mut live = vec![false; g.nodes.len()];
+    // Size arithmetic stays, read or not: PyTorch's graphs keep the `_operator.add` of an
+    // `arange`'s length that folds back to its end.
+    let symbolic = |v: &ValueId| !matches!(g.value(*v).kind, crate::ir::ValueKind::Tensor(_) | crate::ir::ValueKind::Other(_));
+    for (i, n) in g.nodes.iter().enumerate().rev() {
+        let sizes_only = !n.outputs.is_empty() && n.outputs.iter().all(symbolic);
+        if has_effect(&n.target) || sizes_only || n.outputs.iter().any(|v| needed[v.index()]) {
+            live[i] = true;
+            for v in n.inputs() {
+                needed[v.index()] = true;
+            }
+        }
+    }
+    if live.iter().all(|l| *l) {
+        return Ok(d);
+    }
+    let err = |node: &str, e: String| DecompError { node: node.to_string(), target: "prune".into(), source: RuleError::Unsupported(e) };
+    let mut out = Graph::new(g.name.clone());
+    out.torch_version = g.torch_version.clone();
+    let mut map: Vec<Option<ValueId>> = vec![None; g.values.len()];
+    for (v, kind) in &g.inputs {
+        let value = g.value(*v);
+        map[v.index()] = Some(out.add_input(&value.name, value.kind.clone(), kind.clone()).map_err(|e| err(&value.name, e.to_string()))?);
+    }
+    let mapped = |map: &[Option<ValueId>], v: ValueId| map[v.index()].ok_or_else(|| format!("value `{}` was removed", g.value(v).name));
+    let mut new_id: Vec<Option<NodeId>> = vec![None; g.nodes.len()];
+    let mut origin = Vec::new();
+    for (i, n) in g.nodes.iter().enumerate().filter(|(i, _)| live[*i]) {
+        let args = n
+            .args
+            .iter()
+            .map(|a| Ok(crate::ir::NamedArg { arg: a.arg.try_map_values(|v| mapped(&map, v))?, ..a.clone() }))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|e| err(&n.name, e))?;
+        let outs = n.outputs.iter().map(|v| (g.value(*v).name.clone(), g.value(*v).kind.clone())).collect();
+        let id = out.add_node(&n.name, &n.target, args, outs, n.meta.clone()).map_err(|e| err(&n.name, e.to_string()))?;
+        for (old, new) in n.outputs.iter().zip(out.node(id).outputs.clone()) {
+            map[old.index()] = Some(new);
+        }
+        new_id[i] = Some(id);
+        origin.push(d.provenance.origin[i]);
+    }
+    out.outputs = g
+        .outputs
+        .iter()
+        .map(|o| o.try_map_values(|v| mapped(&map, v)))
+        .collect::<Result<_, _>>()
+        .map_err(|e| err("output", e))?;
+    let products: Vec<Vec<NodeId>> =
+        d.provenance.products.iter().map(|ps| ps.iter().filter_map(|p| new_id[p.index()]).collect()).collect();
+    let decomposed = d
+        .decomposed
+        .iter()
+        .map(|x| {
+            let mut into = BTreeMap::new();
+            for p in &products[x.node.index()] {
+                *into.entry(out.node(*p).target.clone()).or_insert(0) += 1;
+            }
+            Decomposed { node: x.node, into }
+        })
+        .collect();
+    let mutations = d
+        .mutations
+        .iter()
+        .map(|m| Ok(Mutation { input: mapped(&map, m.input)?, value: mapped(&map, m.value)?, by: m.by.clone() }))
+        .collect::<Result<_, String>>()
+        .map_err(|e| err("mutation", e))?;
+    Ok(Decomposition {
+        graph: out,
+        provenance: Provenance { origin, products },
+        decomposed,
+        mutations,
+        ..d
+    })
+}

@@ -1,0 +1,65 @@
+//! Inductor's low-memory max-pool: `max_pool2d_with_indices` → `prims._low_memory_max_pool_with_offsets`
+//! (the values, and each maximum's offset inside its window as int8) and, where the indices are
+//! read, `prims._low_memory_max_pool_offsets_to_indices` (offsets back to flat input indices).
+//! Inductor keeps windows of more than 25 elements whole (`should_fallback_max_pool_with_indices`).
+
+use super::{Rw, A};
+use crate::decomp::RuleError;
+use crate::ir::{SymIntArg, ValueId};
+
+/// Windows above this many elements stay `max_pool2d_with_indices` (Inductor's fallback).
+const MAX_WINDOW: i64 = 25;
+
+/// An int-list argument padded to two entries as Inductor's `pad_listlike` does.
+fn pair(rw: &Rw, name: &str, default: &[i64]) -> Result<Vec<i64>, RuleError> {
+    let v = rw.ints(name)?.filter(|v| !v.is_empty()).unwrap_or_else(|| default.to_vec());
+    match v.as_slice() {
+        [a] => Ok(vec![*a, *a]),
+        [a, b] => Ok(vec![*a, *b]),
+        _ => Err(RuleError::Arg { name: name.into(), message: format!("expected 1 or 2 ints, got {v:?}") }),
+    }
+}
+
+pub fn max_pool2d_with_indices(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let kernel = pair(rw, "kernel_size", &[])?;
+    let stride = pair(rw, "stride", &kernel)?;
+    let padding = pair(rw, "padding", &[0])?;
+    let dilation = pair(rw, "dilation", &[1])?;
+    let ceil_mode = rw.bool("ceil_mode", false)?;
+    let window = |x: ValueId| {
+        vec![
+            ("self", A::T(x)),
+            ("kernel_size", A::Is(kernel.clone())),
+            ("stride", A::Is(stride.clone())),
+            ("padding", A::Is(padding.clone())),
+            ("dilation", A::Is(dilation.clone())),
+            ("ceil_mode", A::B(ceil_mode)),
+        ]
+    };
+    if kernel.iter().product::<i64>() > MAX_WINDOW {
+        return Err(RuleError::Declined);
+    }
+    let outs = rw.op_n("prims._low_memory_max_pool_with_offsets.default", window(x))?;
+    let (vals, offsets) = match outs.as_slice() {
+        [v, o] => (*v, *o),
+        _ => return Err(RuleError::Unsupported("_low_memory_max_pool_with_offsets gave no offsets".into())),
+    };
+    let rank = rw.rank(x)?;
+    if rank < 3 {
+        return Err(RuleError::Arg { name: "self".into(), message: format!("2-D pooling of a rank-{rank} tensor") });
+    }
+    let input_size: Vec<SymIntArg> = (rank - 2..rank).map(|d| rw.size(x, d)).collect::<Result<_, _>>()?;
+    let indices = rw.op(
+        "prims._low_memory_max_pool_offsets_to_indices.default",
+        vec![
+            ("self", A::T(offsets)),
+            ("kernel_size", A::Is(kernel.clone())),
+            ("input_size", A::Sizes(input_size)),
+            ("stride", A::Is(stride.clone())),
+            ("padding", A::Is(padding.clone())),
+            ("dilation", A::Is(dilation.clone())),
+        ],
+    )?;
+    Ok(vec![vals, indices])
+}
