@@ -11,6 +11,7 @@ use xpu_workbench::decomp::{Marks, Mode};
 use xpu_workbench::exec::{self, Tensor};
 use xpu_workbench::ir::{Arg, DType, Format, Graph, InputKind, Model, NamedArg, NodeMeta, TensorMeta, ValueId, ValueKind};
 use xpu_workbench::lower;
+use xpu_workbench::lower::kernel::KExpr;
 use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
 use xpu_workbench::sym::Expr;
 
@@ -265,4 +266,54 @@ fn full_mode_fuses_producers_into_gathers_and_scatters() {
     let args = vec![("self", Arg::Tensor(x)), ("dim", Arg::Int(0)), ("index", Arg::Tensor(i)), ("src", Arg::Tensor(s1))];
     let out = c.node("aten.scatter_add.default", args, DType::F32, &[3]);
     assert_eq!(check(c, out, Mode::Full, &[4.0, 0.0, 5.0]), 1);
+}
+
+#[test]
+fn index_put_with_a_boolean_mask_writes_where_it_holds() {
+    // torch.ops.aten.index_put(torch.ones(2, 3), [tensor([[1, 0, 1], [0, 1, 0]]).bool()], tensor([1., 2., 3.]))
+    let mut c = Case::new();
+    let x = c.f32(&[2, 3], &[1.0; 6]);
+    let m = c.input(Tensor::from_vec(&[2, 3], vec![true, false, true, false, true, false]).expect("shape"));
+    let v = c.f32(&[3], &[1.0, 2.0, 3.0]);
+    let out = c.node("aten.index_put.default", vec![("self", Arg::Tensor(x)), ("indices", tensors(&[m])), ("values", Arg::Tensor(v))], DType::F32, &[2, 3]);
+    check(c, out, Mode::None, &[1.0, 1.0, 2.0, 1.0, 3.0, 1.0]);
+    // torch.ops.aten.index_put(torch.ones(2, 3), [None, tensor([1, 0, 1]).bool()], tensor([[1., 2.], [3., 4.]]), True)
+    let mut c = Case::new();
+    let x = c.f32(&[2, 3], &[1.0; 6]);
+    let m = c.input(Tensor::from_vec(&[3], vec![true, false, true]).expect("shape"));
+    let v = c.f32(&[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+    let args = vec![("self", Arg::Tensor(x)), ("indices", optional(&[None, Some(m)])), ("values", Arg::Tensor(v)), ("accumulate", Arg::Bool(true))];
+    let out = c.node("aten.index_put.default", args, DType::F32, &[2, 3]);
+    check(c, out, Mode::None, &[2.0, 1.0, 3.0, 4.0, 1.0, 5.0]);
+}
+
+#[test]
+fn a_scatter_along_a_dim_loops_over_that_dim_of_the_index_only() {
+    // scatter_add(self [4, 6], 1, index [3, 5], src [3, 5]): each output element folds the 5
+    // positions of its index row, not all 15, and reads the index under a mask (rows 3.. of
+    // the output have no index row).
+    let mut c = Case::new();
+    let x = c.f32(&[4, 6], &[0.0; 24]);
+    let i = c.i64(&[3, 5], &[0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 0, 1, 2]);
+    let s = c.f32(&[3, 5], &[1.0; 15]);
+    let args = vec![("self", Arg::Tensor(x)), ("dim", Arg::Int(1)), ("index", Arg::Tensor(i)), ("src", Arg::Tensor(s))];
+    let out = c.node("aten.scatter_add.default", args, DType::F32, &[4, 6]);
+    c.g.outputs.push(Arg::Tensor(out));
+    let mut model = Model::new(Format::Pt2, "loops");
+    model.graphs.push(c.g);
+    let plan = lower::lower(&model, &model.graphs[0], Mode::None, &Marks::default()).expect("lowers");
+    let k = plan.kernels().next().expect("one kernel");
+    let extents: Vec<Option<i64>> = k
+        .exprs
+        .iter()
+        .filter_map(|e| match e {
+            KExpr::Reduce { extent, .. } => Some(match k.expr(*extent) {
+                KExpr::I64(n) => Some(*n),
+                _ => None,
+            }),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(extents, vec![Some(5)], "one loop of index.size(1)");
+    assert!(k.exprs.iter().any(|e| matches!(e, KExpr::Load { mask: Some(_), .. })), "the index is read under a mask");
 }

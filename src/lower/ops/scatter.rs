@@ -382,8 +382,81 @@ fn put_indexed(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], how: Combine, boun
 }
 
 pub fn index_put(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let how = if cx.bool_or(node, "accumulate", false)? { Combine::Sum } else { Combine::Last };
+    let accumulate = cx.bool_or(node, "accumulate", false)?;
+    if let Some((at, mask)) = bool_index(cx, node)? {
+        return put_masked(cx, node, idx, at, mask, accumulate);
+    }
+    let how = if accumulate { Combine::Sum } else { Combine::Last };
     put_indexed(cx, node, idx, how, Bound::Wrap, None)
+}
+
+/// The position and value of a boolean mask among `index_put`'s indices, if there is one.
+fn bool_index(cx: &Ctx<'_>, node: &Node) -> Result<Option<(usize, ValueId)>, LowerError> {
+    let list: Vec<Option<ValueId>> = match node.arg("indices") {
+        Some(Arg::OptionalTensors(v)) => v.clone(),
+        Some(Arg::Tensors(v)) => v.iter().map(|t| Some(*t)).collect(),
+        _ => return Ok(None),
+    };
+    let mut masks = Vec::new();
+    for (i, ix) in list.iter().enumerate() {
+        if let Some(ix) = ix {
+            if matches!(cx.meta(*ix)?.dtype, crate::ir::DType::Bool | crate::ir::DType::U8) {
+                masks.push((i, *ix));
+            }
+        }
+    }
+    match masks.as_slice() {
+        [] => Ok(None),
+        [one] if list.iter().flatten().count() == 1 => Ok(Some(*one)),
+        _ => Err(cx.err(node, "a boolean mask index mixed with other index tensors does not lower")),
+    }
+}
+
+/// `x[mask] = values` (or `+=`): the mask covers dims `at..at + mask.ndim` of `self`; an element
+/// where it holds takes the value of the mask's k-th true position (row-major), k counted by a
+/// loop over the mask elements before it — only when `values` varies along that dim.
+fn put_masked(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], at: usize, mask: ValueId, accumulate: bool) -> R {
+    let (v, base, ty) = base_of(cx, node, idx)?;
+    let values = cx.tensor(node, "values")?;
+    let (sizes, msz, vsz) = (cx.sizes(v)?, cx.sizes(mask)?, cx.sizes(values)?);
+    let r = msz.len();
+    if at + r > sizes.len() {
+        return Err(cx.err(node, "the boolean mask has more dims than self has after its position"));
+    }
+    let m = cx.read(mask, &idx[at..at + r])?;
+    let m = cx.kb.cast(m, Ty::Bool);
+    // `values` broadcasts to `self.shape[..at] + [count] + self.shape[at + r..]`.
+    let rank = sizes.len() + 1 - r;
+    let lead = rank.checked_sub(vsz.len()).ok_or_else(|| cx.err(node, "values have more dims than self[mask]"))?;
+    let zero = cx.kb.i64(0);
+    let mut ok = m;
+    let mut coords = Vec::with_capacity(vsz.len());
+    for (e, s) in vsz.iter().enumerate() {
+        let q = lead + e;
+        coords.push(if s.as_int() == Some(1) {
+            zero
+        } else if q < at {
+            idx[q]
+        } else if q > at {
+            idx[q - 1 + r]
+        } else {
+            let me = linear(cx, &idx[at..at + r], &msz)?;
+            let var = cx.kb.fresh_var()?;
+            let t = cx.kb.var(var);
+            let before = delinear(cx, t, &msz)?;
+            let b = cx.read(mask, &before)?;
+            let b = cx.kb.cast(b, Ty::Bool);
+            let b = cx.kb.cast(b, Ty::I64);
+            let k = cx.kb.reduce(RedOp::Sum, var, me, b)?;
+            let inside = within(cx, k, s)?;
+            ok = cx.kb.and(ok, inside)?;
+            k
+        });
+    }
+    let x = cx.masked(ok, |cx| cx.read(values, &coords))?;
+    let x = cx.kb.cast(x, ty);
+    let x = if accumulate { cx.kb.binary(BinOp::Add, base, x)? } else { x };
+    Ok(cx.kb.select(m, x, base)?)
 }
 
 /// PyTorch's decomposition clamps the indices into `-n..n` (masked-off positions may hold
