@@ -23,6 +23,10 @@ pub struct Ctx<'a> {
     pub inlined: BTreeSet<NodeId>,
     /// The node being lowered, for messages.
     pub node: Option<&'a Node>,
+    /// While set, every buffer load is masked by it (reads 0 where it is false): lowerings
+    /// whose coordinates may fall outside an input (scatter sources, data-dependent indices)
+    /// read under it instead of touching memory out of bounds.
+    pub mask: Option<ExprId>,
 }
 
 impl<'a> Ctx<'a> {
@@ -63,7 +67,10 @@ impl<'a> Ctx<'a> {
                 let term = self.kb.binary(BinOp::Mul, *i, s)?;
                 index = self.kb.binary(BinOp::Add, index, term)?;
             }
-            return Ok(self.kb.load(buf, index));
+            return Ok(match self.mask {
+                Some(m) => self.kb.load_masked(buf, index, m, 0.0),
+                None => self.kb.load(buf, index),
+            });
         }
         let Some(producer) = value.producer else {
             return Err(LowerError::Internal(format!("graph input `{}` has no buffer", value.name)));
@@ -80,6 +87,18 @@ impl<'a> Ctx<'a> {
         let saved = self.node.replace(node);
         let r = lower(self, node, out, idx);
         self.node = saved;
+        r
+    }
+
+    /// Runs `f` with every load masked by `m` (and by any mask already in force).
+    pub fn masked<T>(&mut self, m: ExprId, f: impl FnOnce(&mut Self) -> Result<T, LowerError>) -> Result<T, LowerError> {
+        let m = match self.mask {
+            Some(outer) => self.kb.and(outer, m)?,
+            None => m,
+        };
+        let saved = self.mask.replace(m);
+        let r = f(self);
+        self.mask = saved;
         r
     }
 

@@ -301,7 +301,7 @@ fn build_kernel(
             });
         }
     }
-    let mut cx = Ctx { graph, kb: KernelBuilder::new(sizes.len()), materialized, fuse, inlined: BTreeSet::new(), node: Some(node) };
+    let mut cx = Ctx { graph, kb: KernelBuilder::new(sizes.len()), materialized, fuse, inlined: BTreeSet::new(), node: Some(node), mask: None };
     let coords: Vec<_> = (0..sizes.len()).map(|i| cx.kb.var(VarId(i as u32))).collect();
     let domain: Vec<_> = sizes.iter().map(|s| cx.kb.size(s)).collect();
     let (_, lower) = ops::lookup(&node.target).ok_or_else(|| LowerError::NoLowering { node: node.name.clone(), target: node.target.clone() })?;

@@ -529,3 +529,111 @@ pub fn diagonal_scatter(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 pub fn argwhere(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     nonzero(cx)
 }
+
+/// `put(self, index, source, accumulate)`: `self.flatten()[index] = source` (or `+=`), the
+/// last write winning among duplicates as in PyTorch's CPU loop.
+pub fn put(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let source = cx.tensor("source")?;
+    let iv = index_values(cx.tensor("index")?, t.numel(), "put")?;
+    if iv.len() != source.numel() {
+        return shape_err(format!("put: {} indices but {} source elements", iv.len(), source.numel()));
+    }
+    let pairs: Pairs = iv.into_iter().enumerate().map(|(k, d)| (d, k)).collect();
+    if cx.bool_or("accumulate", false)? {
+        one(reduce_into(t, source, &pairs, "sum", true)?)
+    } else {
+        one(assign(t, source, &pairs)?)
+    }
+}
+
+/// `as_strided_scatter(self, src, size, stride, storage_offset)`: `src` written over the
+/// `as_strided` view of (contiguous) `self`.
+pub fn as_strided_scatter(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let src = cx.tensor("src")?;
+    let size: Vec<usize> = cx.ints("size")?.into_iter().map(|s| s.max(0) as usize).collect();
+    let stride = cx.ints("stride")?;
+    let off = cx.int_or("storage_offset", 0)?;
+    if src.shape() != size.as_slice() || stride.len() != size.len() {
+        return shape_err(format!("as_strided_scatter: src {:?} for a view of size {size:?}, stride {stride:?}", src.shape()));
+    }
+    let n = t.numel() as i64;
+    let mut pairs = Pairs::new();
+    for (k, idx) in coords(&size).enumerate() {
+        let p = off + idx.iter().zip(&stride).map(|(&i, &s)| i as i64 * s).sum::<i64>();
+        if p < 0 || p >= n {
+            return shape_err("as_strided_scatter: the view reaches past self's storage");
+        }
+        pairs.push((p as usize, k));
+    }
+    one(assign(t, src, &pairs)?)
+}
+
+/// Index tensors clamped into `lo..n` per dim (`lo` is 0 or `-n`), as the decompositions of
+/// the `_unsafe_masked_index*` ops clamp indices whose positions the mask turns off.
+fn clamped_indices(t: &Tensor, indices: &[Option<&Tensor>], wrap_negative: bool) -> OpResult<Vec<Option<Tensor>>> {
+    indices
+        .iter()
+        .enumerate()
+        .map(|(d, ix)| {
+            let Some(ix) = ix else { return Ok(None) };
+            let n = *t.shape().get(d).ok_or_else(|| OpError::Shape(format!("index for dim {d} of a rank-{} tensor", t.ndim())))? as i64;
+            let lo = if wrap_negative { -n } else { 0 };
+            let v: Vec<i64> = ix.to_i64_vec().into_iter().map(|i| i.max(lo).min(n - 1)).collect();
+            Tensor::from_vec(ix.shape(), v).map(Some).ok_or_else(|| OpError::Shape("index".into()))
+        })
+        .collect()
+}
+
+/// `t` with the elements where `keep` is false replaced by `fill`.
+fn fill_where_not(t: &Tensor, keep: &[bool], fill: f64) -> Tensor {
+    Tensor::from_data(each_map!(t.data(), a => {
+        let mut out = a.clone();
+        for (o, &k) in out.iter_mut().zip(keep) {
+            if !k {
+                *o = Element::from_f64(fill);
+            }
+        }
+        out
+    }))
+}
+
+fn mask_as(mask: &Tensor, shape: &[usize]) -> OpResult<Vec<bool>> {
+    Ok(expand_tensor(mask, &shape.iter().map(|&s| s as i64).collect::<Vec<_>>())?.to_i64_vec().into_iter().map(|m| m != 0).collect())
+}
+
+/// `_unsafe_masked_index(self, mask, indices, fill)`: `self[indices]` where `mask` holds,
+/// `fill` elsewhere; indices clamped into `0..n` first.
+pub fn unsafe_masked_index(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let mask = cx.tensor("mask")?;
+    let fill = cx.float_or("fill", 0.0)?;
+    let indices = optional_tensors(cx, "indices")?;
+    if t.numel() == 0 {
+        let mut shapes: Vec<&[usize]> = indices.iter().flatten().map(|i| i.shape()).collect();
+        shapes.push(mask.shape());
+        return one(dtype_ok(Tensor::full(t.dtype(), &broadcast_shapes(&shapes)?, fill))?);
+    }
+    let clamped = clamped_indices(t, &indices, false)?;
+    let (shape, src) = advanced(t, &clamped.iter().map(Option::as_ref).collect::<Vec<_>>())?;
+    let st = strides(&shape);
+    let x = remap(t, &shape, 0.0, |idx| Some(src[idx.iter().zip(&st).map(|(i, s)| i * s).sum::<usize>()]));
+    one(fill_where_not(&x, &mask_as(mask, &shape)?, fill))
+}
+
+/// `_unsafe_masked_index_put_accumulate(self, mask, indices, values)`: `self[indices] +=
+/// values` where `mask` holds; indices clamped into `-n..n` first.
+pub fn unsafe_masked_index_put_accumulate(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    if t.numel() == 0 {
+        return one(t.clone());
+    }
+    let indices = optional_tensors(cx, "indices")?;
+    let clamped = clamped_indices(t, &indices, true)?;
+    let (shape, dst) = advanced(t, &clamped.iter().map(Option::as_ref).collect::<Vec<_>>())?;
+    let values = expand_tensor(cx.tensor("values")?, &shape.iter().map(|&s| s as i64).collect::<Vec<_>>())?;
+    let values = fill_where_not(&values, &mask_as(cx.tensor("mask")?, &shape)?, 0.0);
+    let pairs: Pairs = dst.into_iter().enumerate().map(|(k, d)| (d, k)).collect();
+    one(reduce_into(t, &values, &pairs, "sum", true)?)
+}

@@ -553,6 +553,13 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.select_scatter.default", index::select_scatter),
     ("aten.slice_scatter.default", index::slice_scatter),
     ("aten.diagonal_scatter.default", index::diagonal_scatter),
+    // Indexing ops whose decompositions clamp or whose writes go through flat positions.
+    ("aten.put.default", index::put),
+    ("aten.as_strided_scatter.default", index::as_strided_scatter),
+    ("aten._unsafe_masked_index.default", index::unsafe_masked_index),
+    ("aten._unsafe_masked_index_put_accumulate.default", index::unsafe_masked_index_put_accumulate),
+    ("aten._unsafe_index.Tensor", index::index),
+    ("aten._unsafe_index_put.default", index::index_put),
     // Picking by value and scans.
     ("aten.sort.default", sort::sort),
     ("aten.sort.stable", sort::sort),

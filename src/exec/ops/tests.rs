@@ -439,3 +439,30 @@ mod attention {
         assert!((v(&out[1])[0] - lse).abs() < 1e-6);
     }
 }
+
+mod flat_writes {
+    use super::*;
+
+    #[test]
+    fn put_keeps_the_last_duplicate_or_accumulates() {
+        // torch.zeros(2, 2).put_(tensor([3, 0, 3]), tensor([1., 2., 5.])) and, accumulating,
+        // with index tensor([3, 0, -1]).
+        let r = call1("aten.put.default", vec![("self", t32(&[2, 2], &[0.; 4])), ("index", ti(&[3], &[3, 0, 3])), ("source", t32(&[3], &[1., 2., 5.]))]);
+        assert_eq!(v(&r), vec![2., 0., 0., 5.]);
+        let args = vec![("self", t32(&[2, 2], &[0.; 4])), ("index", ti(&[3], &[3, 0, -1])), ("source", t32(&[3], &[1., 2., 5.])), ("accumulate", boolean(true))];
+        assert_eq!(v(&call1("aten.put.default", args)), vec![2., 0., 0., 6.]);
+        let e = call("aten.put.default", vec![("self", t32(&[2], &[0.; 2])), ("index", ti(&[1], &[2])), ("source", t32(&[1], &[1.]))]);
+        assert!(matches!(e, Err(OpError::Shape(_))), "{e:?}");
+    }
+
+    #[test]
+    fn as_strided_scatter_writes_the_strided_view() {
+        // torch.as_strided_scatter(torch.zeros(5), tensor([[1., 2.], [3., 4.]]), (2, 2), (2, 1), 1)
+        let args = |off| {
+            vec![("self", t32(&[5], &[0.; 5])), ("src", t32(&[2, 2], &[1., 2., 3., 4.])), ("size", ints(&[2, 2])), ("stride", ints(&[2, 1])), ("storage_offset", int(off))]
+        };
+        assert_eq!(v(&call1("aten.as_strided_scatter.default", args(1))), vec![0., 1., 2., 3., 4.]);
+        let e = call("aten.as_strided_scatter.default", args(2));
+        assert!(matches!(e, Err(OpError::Shape(_))), "{e:?}");
+    }
+}

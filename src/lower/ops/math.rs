@@ -847,7 +847,8 @@ pub fn gather(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let ix = cx.tensor(node, "index")?;
     let sizes = cx.sizes(v)?;
     if sizes.is_empty() {
-        return cx.read(v, idx);
+        // A 0-dim input gathers its one element (every index must be 0).
+        return cx.read(v, &[]);
     }
     let d = dim_arg(cx, node, sizes.len())?;
     let mut in_idx = idx.to_vec();
