@@ -107,6 +107,7 @@ impl App {
         panels::problems::show(ctx, &self.state, &problems, &mut cmds);
         panels::dims::show(ctx, &self.state, &mut cmds);
         panels::inspector::show(ctx, &self.state, &mut cmds);
+        panels::kernels::show(ctx, &self.state, &mut cmds);
         if self.state.profile.open {
             panels::profile::show(ctx, &self.state, &mut cmds);
         }
@@ -198,6 +199,11 @@ impl App {
             Command::Select(view, node) => {
                 s.selection = Some(super::state::Selection { view, node });
                 s.focus = view;
+                if matches!(view, View::Kernels | View::PostGrad) {
+                    let name = s.pane(view).graph.as_deref().filter(|g| node.index() < g.nodes.len()).map(|g| g.node(node).name.clone());
+                    let k = s.kernels.stage.as_ref().zip(name).and_then(|(st, n)| st.kernel_of.get(&n).copied());
+                    s.kernels.selected = k;
+                }
                 if let Some(l) = s.pane(view).layout.as_deref() {
                     s.module = l.hierarchy.frames_of(node).last().map(|(path, _)| path.clone());
                 }
@@ -313,6 +319,20 @@ impl App {
                 }
             }
             Command::ShowStages(id) => self.show_stages(id),
+            Command::SelectKernel(k) => {
+                let path = s.kernels.stage.as_ref().zip(k).and_then(|(st, i)| st.kernels.get(i)).map(super::kernel_stage::group_path);
+                s.kernels.selected = k;
+                // The kernel's nodes are what is highlighted now, not a node picked before.
+                s.selection = None;
+                // Bring the kernel's box into view in the kernels pane.
+                let pane = s.pane_mut(View::Kernels);
+                if let Some(rect) = path.as_deref().and_then(|p| pane.layout.as_ref()?.rect_of_module(p)) {
+                    pane.camera.fit_pending = Some(Fit::Reveal(rect));
+                }
+                if path.is_some() {
+                    s.module = path;
+                }
+            }
             Command::RunProfile => self.run_profile(),
             Command::Sweep(c) => super::sweeping::apply(&mut self.state, c, ctx),
             Command::ShowProfile(on) => s.profile.open = on,
@@ -478,6 +498,33 @@ impl App {
                     Err(e) => {
                         p.error = Some(e.clone());
                         self.state.message(format!("profile import failed: {e}"));
+                    }
+                }
+            }
+            JobResult::Kernels { generation, result } => {
+                let k = &mut self.state.kernels;
+                if generation != k.generation {
+                    return;
+                }
+                k.busy = None;
+                match result.map(|b| *b) {
+                    Ok((stage, layout)) => {
+                        let graph = Arc::new(stage.graph.clone());
+                        // Folded as laid out, so that a later relayout keeps each kernel a box.
+                        self.state.collapsed.extend(stage.kernels.iter().map(super::kernel_stage::group_path));
+                        let k = &mut self.state.kernels;
+                        k.stage = Some(Arc::new(stage));
+                        k.error = None;
+                        let pane = self.state.pane_mut(View::Kernels);
+                        pane.graph = Some(graph);
+                        pane.layout = Some(Arc::new(layout));
+                        pane.busy = None;
+                        self.state.rebind();
+                    }
+                    Err(e) => {
+                        self.state.pane_mut(View::Kernels).busy = None;
+                        self.state.pane_mut(View::Kernels).error = Some(e.clone());
+                        self.state.kernels.error = Some(e);
                     }
                 }
             }
@@ -692,6 +739,8 @@ impl App {
         let model = doc.model.clone();
         let Some(id) = compile_id else {
             s.stages = None;
+            s.kernels.stage = None;
+            s.kernels.selected = None;
             if s.focus.is_stage() {
                 s.focus = View::Original;
             }
@@ -725,6 +774,35 @@ impl App {
         for v in View::STAGES {
             self.request_layout(v);
         }
+        self.request_kernels(&id);
+    }
+
+    /// Builds the compile's kernels stage on a worker: the log read again for its output code
+    /// (the app keeps only its graphs), the post-grad graph grouped by kernel, laid out folded.
+    fn request_kernels(&mut self, compile_id: &str) {
+        let s = &mut self.state;
+        let k = &mut s.kernels;
+        k.generation += 1;
+        k.stage = None;
+        k.selected = None;
+        k.error = None;
+        let log = match s.doc.as_ref().map(|d| &d.source) {
+            Some(Source::File(p)) => p.clone(),
+            _ => return,
+        };
+        let busy = format!("reading the kernels of compile {compile_id}");
+        k.busy = Some(busy.clone());
+        let (generation, id) = (k.generation, compile_id.to_string());
+        s.pane_mut(View::Kernels).busy = Some(busy);
+        self.jobs.spawn("kernels", move || {
+            let result = super::kernel_stage::build(&log, &id).map(|stage| {
+                // Every kernel a box: a compile has tens to hundreds of them.
+                let folded: BTreeSet<String> = stage.kernels.iter().map(super::kernel_stage::group_path).collect();
+                let l = layout(&stage.graph, &folded);
+                Box::new((stage, l))
+            });
+            JobResult::Kernels { generation, result }
+        });
     }
 
     /// Opens the folded modules that hide `node`, keeping their other children folded, selects it

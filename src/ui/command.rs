@@ -75,6 +75,9 @@ pub enum Command {
     PickGraph(usize),
     /// Show a TORCH_TRACE compile's stages side by side (`None`: back to the decomposition views).
     ShowStages(Option<String>),
+    /// Pick a kernel of the kernels stage (index into its kernels; `None`: none): its source
+    /// shows in the kernel list, its nodes are highlighted in every stage.
+    SelectKernel(Option<usize>),
     /// Profile the focused view's plan on the picked device (on a worker).
     RunProfile,
     ShowProfile(bool),

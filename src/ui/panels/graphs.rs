@@ -12,7 +12,11 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
     egui::CentralPanel::default().frame(egui::Frame::none()).show(ctx, |ui| {
         breadcrumbs(ui, state, cmds);
         let views: Vec<View> = match &state.stages {
-            Some(set) => View::STAGES.into_iter().filter(|v| set.graph_of(*v).is_some()).collect(),
+            Some(set) => {
+                let k = &state.kernels;
+                let kernels = k.stage.is_some() || k.busy.is_some() || k.error.is_some();
+                View::STAGES.into_iter().filter(|v| set.graph_of(*v).is_some() || (*v == View::Kernels && kernels)).collect()
+            }
             None => View::ALL.into_iter().filter(|v| state.shown[v.index()]).collect(),
         };
         ui.columns(views.len().max(1), |cols| {

@@ -4,6 +4,7 @@
 pub mod dims;
 pub mod graphs;
 pub mod inspector;
+pub mod kernels;
 pub mod problems;
 pub mod profile;
 pub mod search;
