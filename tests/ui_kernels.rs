@@ -150,3 +150,51 @@ fn a_log_with_only_the_output_codes_path_says_the_sources_are_not_here() {
     h.expect(|l| l.starts_with("note: the log holds only the path of the output code") && l.contains("not on this machine"), "the note");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Lite against default in the app: the open default-mode Llama log (A) compared with the lite
+/// one (B), each with its torch.profiler trace (torch 2.11, H100), as `kernels A --against B`
+/// compares them.
+#[test]
+fn the_app_compares_a_lite_log_with_the_default_one_as_the_cli_does() {
+    use xpu_workbench::ui::comparing::CompareInputs;
+    let p = |n: &str| sample(&format!("inductor/cuda211_llama_{n}"));
+    let mut h = Harness::new(Source::File(p("default.log.gz")));
+    h.apply(Command::Compare(CompareInputs {
+        other: Some(p("lite.log.gz")),
+        profile_a: Some(p("default.profile.json.gz")),
+        profile_b: Some(p("lite.profile.json.gz")),
+    }));
+    let c = &h.app.state.compare;
+    assert!(c.error.is_none(), "{:?}", c.error);
+    let r = c.result.clone().expect("a comparison");
+
+    let (code, out, err) = common::run_cli(&[
+        "kernels",
+        p("default.log.gz").to_str().unwrap(),
+        "--profile",
+        p("default.profile.json.gz").to_str().unwrap(),
+        "--against",
+        p("lite.log.gz").to_str().unwrap(),
+        "--against-profile",
+        p("lite.profile.json.gz").to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let cli: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let cli = &cli["comparison"];
+    assert_eq!(r.a.generated as u64, cli["a"]["generated"].as_u64().unwrap());
+    assert_eq!(r.b.fallback as u64, cli["b"]["fallback"].as_u64().unwrap());
+    assert_eq!(r.nodes.len(), cli["nodes"].as_array().unwrap().len());
+    let (a_us, b_us) = (r.a.device_us.unwrap(), r.b.device_us.unwrap());
+    assert!((a_us - cli["a"]["device_us"].as_f64().unwrap()).abs() < 1e-6);
+
+    // What the window shows: counts, and each node run differently with its times.
+    let gen = format!("compare generated kernels: A {}, B 0, B − A -{}", r.a.generated, r.a.generated);
+    h.expect(|l| l == gen, "the generated-kernel counts");
+    let time = format!("compare device time: A {a_us:.1} µs, B {b_us:.1} µs, B − A {:+.1} µs", b_us - a_us);
+    h.expect(|l| l == time, "the total device times");
+    assert!(b_us > a_us, "lite mode runs every node as its own ATen kernel: slower than the fused graph");
+    h.expect(|l| l.starts_with("compare node silu: A fused, B fallback, A ") , "silu: fused in default, a fallback in lite");
+    let changed = r.nodes.iter().filter(|d| d.a != d.b).count();
+    h.expect(|l| l == format!("{changed} of {} original nodes ran differently", r.nodes.len()), "the count of nodes run differently");
+}

@@ -111,6 +111,9 @@ impl App {
         if self.state.profile.open {
             panels::profile::show(ctx, &self.state, &mut cmds);
         }
+        if self.state.compare.open {
+            panels::compare::show(ctx, &self.state, &mut cmds);
+        }
         if self.state.sweep.open {
             panels::sweep::show(ctx, &self.state, &mut cmds);
         }
@@ -341,6 +344,10 @@ impl App {
             Command::Export(kind, path) => self.export(kind, path),
             Command::ImportProfileDialog => self.import_profile_dialog(),
             Command::ImportProfile(path) => self.import_profile(path),
+            Command::CompareDialog(slot) => self.compare_dialog(slot),
+            Command::Compare(inputs) => self.compare(inputs),
+            Command::ShowCompare(on) => s.compare.open = on,
+            Command::SetCompareAllNodes(on) => s.compare.all_nodes = on,
         }
     }
 
@@ -528,6 +535,29 @@ impl App {
                     }
                 }
             }
+            JobResult::ComparePicked(slot, Some(path)) => {
+                let mut inputs = self.state.compare.inputs.clone();
+                inputs.set(slot, path);
+                self.compare(inputs);
+            }
+            JobResult::ComparePicked(_, None) => {}
+            JobResult::Compared { generation, result } => {
+                let c = &mut self.state.compare;
+                if generation != c.generation {
+                    return;
+                }
+                c.running = None;
+                match result {
+                    Ok(r) => {
+                        c.result = Some(Arc::new(*r));
+                        c.error = None;
+                    }
+                    Err(e) => {
+                        c.result = None;
+                        c.error = Some(e);
+                    }
+                }
+            }
             JobResult::ProfilePicked(Some(path)) => self.import_profile(path),
             JobResult::ProfilePicked(None) => {}
             JobResult::ExportPicked(kind, Some(path)) => self.export(kind, path),
@@ -646,6 +676,51 @@ impl App {
             })();
             JobResult::ImportedProfile { generation, result }
         });
+    }
+
+    /// Compares the open log with `inputs.other` (each with its profile, if given) on a worker.
+    fn compare(&mut self, inputs: super::comparing::CompareInputs) {
+        let c = &mut self.state.compare;
+        c.open = true;
+        c.inputs = inputs.clone();
+        c.generation += 1;
+        let log = match self.state.doc.as_ref().map(|d| (&d.source, d.model.format)) {
+            Some((Source::File(f), crate::ir::Format::TorchTrace)) => f.clone(),
+            _ => {
+                c.error = Some("logs are compared with the open TORCH_TRACE log: open one first".into());
+                return;
+            }
+        };
+        if inputs.other.is_none() {
+            c.error = None;
+            return;
+        }
+        c.running = Some("reading both logs".into());
+        let generation = c.generation;
+        self.jobs.spawn("compare", move || {
+            let result = super::comparing::run(log, inputs).map(Box::new);
+            JobResult::Compared { generation, result }
+        });
+    }
+
+    #[cfg(feature = "file-dialog")]
+    fn compare_dialog(&mut self, slot: super::comparing::CompareSlot) {
+        use super::comparing::CompareSlot;
+        let (title, filter): (&str, (&str, &[&str])) = match slot {
+            CompareSlot::OtherLog => ("Compare with another TORCH_TRACE log of the same model", ("TORCH_TRACE log", &["log", "gz"])),
+            CompareSlot::ProfileA => ("The torch.profiler trace of the open log's run", ("Chrome / Kineto trace", &["json", "gz"])),
+            CompareSlot::ProfileB => ("The torch.profiler trace of the other log's run", ("Chrome / Kineto trace", &["json", "gz"])),
+        };
+        let (title, name, exts) = (title.to_string(), filter.0.to_string(), filter.1.to_vec());
+        self.jobs.spawn("dialog", move || {
+            let picked = rfd::FileDialog::new().set_title(title).add_filter(name, &exts).add_filter("any file", &["*"]).pick_file();
+            JobResult::ComparePicked(slot, picked)
+        });
+    }
+
+    #[cfg(not(feature = "file-dialog"))]
+    fn compare_dialog(&mut self, _slot: super::comparing::CompareSlot) {
+        self.state.message("this build has no file dialog: use `xpu-workbench kernels A.log --against B.log`");
     }
 
     #[cfg(feature = "file-dialog")]

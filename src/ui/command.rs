@@ -92,6 +92,13 @@ pub enum Command {
     /// Attribute a torch.profiler (Kineto) trace to the open log's kernels and graph nodes, and
     /// show it in the profile panel and the heat overlay, as a run of our own would be.
     ImportProfile(PathBuf),
+    /// Ask for one of the comparison's files (on a worker: the dialog blocks).
+    CompareDialog(super::comparing::CompareSlot),
+    /// Compare the open log with another log of the same model (and their profiles), on a worker.
+    Compare(super::comparing::CompareInputs),
+    ShowCompare(bool),
+    /// List every node in the comparison, or only those the two runs ran differently.
+    SetCompareAllNodes(bool),
     /// Everything the sweep panel asks for (its store is `AppState::sweep`).
     Sweep(super::sweeping::SweepCommand),
 }

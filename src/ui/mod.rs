@@ -10,6 +10,7 @@ pub mod canvas;
 pub mod groups;
 pub mod hierarchy;
 mod command;
+pub mod comparing;
 pub mod kernel_stage;
 mod jobs;
 pub mod layout;

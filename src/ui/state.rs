@@ -276,6 +276,8 @@ pub struct AppState {
     pub sweep: super::sweeping::SweepState,
     /// The kernels stage of the shown compile and the kernel picked in it.
     pub kernels: super::kernel_stage::KernelsState,
+    /// The open log compared with another log of the same model.
+    pub compare: super::comparing::CompareState,
 }
 
 impl Default for AppState {
@@ -311,6 +313,7 @@ impl Default for AppState {
             profile: Default::default(),
             sweep: Default::default(),
             kernels: Default::default(),
+            compare: Default::default(),
         }
     }
 }
@@ -330,7 +333,12 @@ impl AppState {
 
     /// Whether a worker is still busy on something the user will see.
     pub fn busy(&self) -> bool {
-        self.loading.is_some() || self.panes.iter().any(|p| p.busy.is_some()) || self.profile.running.is_some() || self.sweep.busy()
+        self.loading.is_some()
+            || self.panes.iter().any(|p| p.busy.is_some())
+            || self.profile.running.is_some()
+            || self.sweep.busy()
+            || self.kernels.busy.is_some()
+            || self.compare.running.is_some()
     }
 
     pub fn message(&mut self, text: impl Into<String>) {

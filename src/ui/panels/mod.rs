@@ -1,6 +1,7 @@
 //! One file per panel. Each `show` reads the [`AppState`](super::AppState) and pushes
 //! [`Command`](super::Command)s; none changes the state itself.
 
+pub mod compare;
 pub mod dims;
 pub mod graphs;
 pub mod inspector;

@@ -18,6 +18,10 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                     cmds.push(Command::ImportProfileDialog);
                     ui.close_menu();
                 }
+                if ui.button("Compare with another log… (lite vs default)").clicked() {
+                    cmds.push(Command::CompareDialog(crate::ui::comparing::CompareSlot::OtherLog));
+                    ui.close_menu();
+                }
                 if ui.button("Open the embedded sample").clicked() {
                     cmds.push(Command::Open(Source::Embedded));
                     ui.close_menu();
