@@ -92,6 +92,12 @@ fn the_kernels_stage_groups_nodes_by_kernel_and_shows_a_kernels_source() {
     h.expect(|l| l.starts_with(&format!("kernel source of {}: no source: `extern_kernels.mm` is a library", mm.name)), "why there is no source");
     assert_eq!(names(&h, View::Dynamo), sorted(&mm.nodes));
 
+    // Four stages side by side are narrow: each can be hidden.
+    let aot = h.find_role(Role::CheckBox, "aot");
+    h.action(aot, Action::Default);
+    assert!(h.find(|l| l.starts_with("aot graph of compile")).is_none(), "the AOT pane is hidden");
+    h.expect(|l| l == format!("kernels graph of compile {id}"), "the kernels pane, still shown");
+
     // Back to the decomposition views: nothing is picked any more.
     h.apply(Command::ShowStages(None));
     assert!(h.app.state.kernels.stage.is_none() && h.app.state.kernels.selected.is_none());

@@ -35,6 +35,9 @@ pub struct App {
     dirty_since: Option<Instant>,
     /// Run & profile (heat overlay on) once the model is open and the devices are probed.
     profile_when_open: bool,
+    /// Show this compile's stages once the log is open, then pick this kernel in them.
+    stages_when_open: Option<String>,
+    kernel_when_shown: Option<String>,
 }
 
 impl App {
@@ -53,6 +56,8 @@ impl App {
             load_generation: 0,
             dirty_since: None,
             profile_when_open: false,
+            stages_when_open: None,
+            kernel_when_shown: None,
         };
         app.state.loading = Some("starting".into());
         // Probing loads the OpenCL and Level Zero libraries: not on the UI thread.
@@ -63,6 +68,12 @@ impl App {
     /// Runs & profiles the model, with the heat overlay on, as soon as it is open.
     pub fn profile_when_open(&mut self) {
         self.profile_when_open = true;
+    }
+
+    /// Shows compile `id`'s stages as soon as the log is open, and picks `kernel` in them.
+    pub fn show_stages_when_open(&mut self, id: String, kernel: Option<String>) {
+        self.stages_when_open = Some(id);
+        self.kernel_when_shown = kernel;
     }
 
     /// Whether a load, decomposition or layout is still running (tests wait for this).
@@ -93,6 +104,18 @@ impl App {
             self.profile_when_open = false;
             self.state.profile.heat = true;
             self.commands.push(Command::RunProfile);
+        }
+        if self.state.doc.is_some() && self.state.loading.is_none() {
+            if let Some(id) = self.stages_when_open.take() {
+                self.commands.push(Command::ShowStages(Some(id)));
+            }
+        }
+        if let Some(stage) = self.state.kernels.stage.clone().filter(|_| self.kernel_when_shown.is_some()) {
+            let name = self.kernel_when_shown.take().unwrap_or_default();
+            match stage.kernels.iter().position(|k| k.name == name) {
+                Some(i) => self.commands.push(Command::SelectKernel(Some(i))),
+                None => self.state.message(format!("compile {}: no kernel `{name}`", stage.compile_id)),
+            }
         }
         for f in ctx.input(|i| i.raw.dropped_files.clone()) {
             if let Some(path) = f.path {
@@ -198,6 +221,14 @@ impl App {
                     s.shown[View::Original.index()] = true;
                 }
                 self.touch();
+            }
+            Command::SetStageShown(v, on) => {
+                if let Some(i) = v.stage_index() {
+                    s.stages_shown[i] = on;
+                    if !s.stages_shown.iter().any(|x| *x) {
+                        s.stages_shown[i] = true;
+                    }
+                }
             }
             Command::Select(view, node) => {
                 s.selection = Some(super::state::Selection { view, node });

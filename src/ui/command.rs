@@ -38,6 +38,8 @@ pub enum Command {
     OpenDialog,
     Focus(View),
     SetShown(View, bool),
+    /// Show or hide a stage view (dynamo, AOT, post-grad, kernels) of a log's compile.
+    SetStageShown(View, bool),
     Select(View, NodeId),
     ClearSelection,
     /// Select and centre the camera on the node.

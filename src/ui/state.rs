@@ -42,6 +42,11 @@ impl View {
         View::STAGES.contains(&self)
     }
 
+    /// Its place in [`View::STAGES`].
+    pub fn stage_index(self) -> Option<usize> {
+        View::STAGES.iter().position(|v| *v == self)
+    }
+
     pub fn index(self) -> usize {
         self as usize
     }
@@ -238,6 +243,8 @@ pub struct AppState {
     pub focus: View,
     /// Which views are shown side by side.
     pub shown: [bool; 3],
+    /// Which of [`View::STAGES`] are shown side by side (when the log has them).
+    pub stages_shown: [bool; 4],
     pub marks: Marks,
     /// The backend the lite view is derived for (`None`: marks alone decide). Nodes it has no
     /// kernel for are expanded by tracing whatever the marks say.
@@ -289,6 +296,7 @@ impl Default for AppState {
             stages: None,
             focus: View::Original,
             shown: [true, true, false],
+            stages_shown: [true; 4],
             marks: Marks::default(),
             target_backend: Some(crate::ops::Backend::Xpu),
             backend_fates: HashMap::new(),

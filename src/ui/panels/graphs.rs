@@ -15,7 +15,15 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
             Some(set) => {
                 let k = &state.kernels;
                 let kernels = k.stage.is_some() || k.busy.is_some() || k.error.is_some();
-                View::STAGES.into_iter().filter(|v| set.graph_of(*v).is_some() || (*v == View::Kernels && kernels)).collect()
+                let has = |v: View| set.graph_of(v).is_some() || (v == View::Kernels && kernels);
+                let shown = |v: View| v.stage_index().is_some_and(|i| state.stages_shown[i]);
+                let views: Vec<View> = View::STAGES.into_iter().filter(|v| has(*v) && shown(*v)).collect();
+                // All hidden: show what there is rather than nothing.
+                if views.is_empty() {
+                    View::STAGES.into_iter().filter(|v| has(*v)).collect()
+                } else {
+                    views
+                }
             }
             None => View::ALL.into_iter().filter(|v| state.shown[v.index()]).collect(),
         };

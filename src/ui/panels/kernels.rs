@@ -15,7 +15,7 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
         return;
     }
     let k = &state.kernels;
-    egui::SidePanel::left("kernels").default_width(360.0).resizable(true).show(ctx, |ui| {
+    egui::SidePanel::left("kernels").default_width(340.0).max_width(560.0).resizable(true).show(ctx, |ui| {
         ui.heading("Kernels");
         if let Some(b) = &k.busy {
             ui.horizontal(|ui| {
@@ -37,7 +37,7 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
         });
         if let Some(kernel) = k.selected.and_then(|i| stage.kernels.get(i)) {
             ui.separator();
-            egui::ScrollArea::vertical().id_salt("kernel detail").show(ui, |ui| detail(ui, state, kernel, cmds));
+            egui::ScrollArea::both().id_salt("kernel detail").show(ui, |ui| detail(ui, state, kernel, cmds));
         }
     });
 }
@@ -62,8 +62,9 @@ fn list(ui: &mut egui::Ui, state: &AppState, stage: &KernelStage, cmds: &mut Vec
             let (rect, _) = ui.allocate_exact_size(egui::vec2(10.0, 10.0), egui::Sense::hover());
             ui.painter().rect_filled(rect, 2.0, kernel_color(i, k.kind, dark));
             let picked = state.kernels.selected == Some(i);
-            let text = format!("{} · {} node(s)", k.name, k.post_grad_nodes.len());
-            let r = ui.selectable_label(picked, RichText::new(text).monospace().small());
+            // Fused kernels' names run to a hundred characters: cut, whole on hover.
+            let text = format!("{} · {} node(s)", cut(&k.name, 44), k.post_grad_nodes.len());
+            let r = ui.selectable_label(picked, RichText::new(text).monospace().small()).on_hover_text(&k.name);
             let heard = format!("kernel: {} ({})", k.name, kind_name(k.kind));
             r.widget_info(|| egui::WidgetInfo::selected(egui::WidgetType::SelectableLabel, true, picked, heard.clone()));
             if r.clicked() {
@@ -74,7 +75,7 @@ fn list(ui: &mut egui::Ui, state: &AppState, stage: &KernelStage, cmds: &mut Vec
 }
 
 fn detail(ui: &mut egui::Ui, state: &AppState, k: &Kernel, cmds: &mut Vec<Command>) {
-    ui.label(RichText::new(&k.name).strong().monospace());
+    ui.add(egui::Label::new(RichText::new(&k.name).strong().monospace()).wrap());
     ui.label(RichText::new(format!("{} · {} call site(s) in call()", kind_name(k.kind), k.call_sites)).weak());
     links(ui, state, "computes (post-grad):", View::Kernels, &k.post_grad_nodes, cmds);
     links(ui, state, "original nodes:", View::Dynamo, &k.nodes, cmds);
@@ -134,4 +135,13 @@ fn links(ui: &mut egui::Ui, state: &AppState, label: &str, view: View, names: &[
             ui.label(format!("… {} more", names.len() - SHOWN));
         }
     });
+}
+
+/// `s` cut to `n` characters, with an ellipsis when cut.
+fn cut(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n - 1).collect::<String>())
+    }
 }
