@@ -3,6 +3,7 @@
 
     python3 scripts/gen_inductor_logs.py OUTDIR [--only=llama,gpt2,bert,resnet] [--modes=default,lite]
                                                 [--provenance=0|1] [--profile] [--steps=N] [--zoo]
+                                                [--timeout=SECONDS per job, 900]
 
 Each job runs in its own process with a fresh Inductor cache, so every compile is logged in full:
 
@@ -115,7 +116,7 @@ print("compiled ok", name, mode, torch.__version__, dev,
 """
 
 
-def job(out, name, mode, provenance, profile, steps, zoo=False):
+def job(out, name, mode, provenance, profile, steps, zoo=False, timeout=900):
     d = os.path.join(out, f"{name}_{mode}")
     os.makedirs(d, exist_ok=True)
     tdir = tempfile.mkdtemp(prefix="tt_")
@@ -126,8 +127,15 @@ def job(out, name, mode, provenance, profile, steps, zoo=False):
         env["INDUCTOR_PROVENANCE"] = "1"
     here = os.path.dirname(os.path.abspath(__file__))
     src = CHILD % {"name": name, "mode": mode, "profile": profile, "steps": steps, "here": here, "zoo": zoo}
-    r = subprocess.run([sys.executable, "-c", src], env=env, capture_output=True, text=True, timeout=900)
-    print(name, mode, "rc", r.returncode, r.stdout[-300:], r.stderr[-2000:] if r.returncode else "", flush=True)
+    try:
+        r = subprocess.run([sys.executable, "-c", src], env=env, capture_output=True, text=True, timeout=timeout)
+        print(name, mode, "rc", r.returncode, r.stdout[-300:], r.stderr[-2000:] if r.returncode else "", flush=True)
+    except subprocess.TimeoutExpired:
+        # Said, and no log kept: a cut log would pass for a whole one.
+        print(name, mode, f"TIMEOUT after {timeout} s: no log written", flush=True)
+        shutil.rmtree(tdir, ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
+        return
     logs = sorted(glob.glob(os.path.join(tdir, "*.log")), key=os.path.getsize)
     if logs:
         shutil.copy(logs[-1], os.path.join(d, "trace.log"))
@@ -150,4 +158,5 @@ if __name__ == "__main__":
     modes = (opt.get("--modes") or "default,lite").split(",")
     for n in names:
         for m in modes:
-            job(out, n, m, opt.get("--provenance", "1") == "1", "--profile" in opt, int(opt.get("--steps") or 5), zoo)
+            job(out, n, m, opt.get("--provenance", "1") == "1", "--profile" in opt, int(opt.get("--steps") or 5), zoo,
+                int(opt.get("--timeout") or 900))
