@@ -2,7 +2,8 @@
 """TORCH_TRACE logs (and, on a GPU, torch.profiler traces) of compiled real models.
 
     python3 scripts/gen_inductor_logs.py OUTDIR [--only=llama,gpt2,bert,resnet] [--modes=default,lite]
-                                                [--provenance=0|1] [--profile] [--steps=N]
+                                                [--provenance=0|1] [--profile] [--steps=N] [--zoo]
+                                                [--timeout=SECONDS per job, 900]
 
 Each job runs in its own process with a fresh Inductor cache, so every compile is logged in full:
 
@@ -12,7 +13,9 @@ Each job runs in its own process with a fresh Inductor cache, so every compile i
 Models are built from small configs with random weights (no download): a tiny Llama
 (transformers LlamaConfig), GPT-2, BERT, and torchvision's resnet18; `symviews` and
 `symviews_marked` (`--only=symviews,symviews_marked --modes=lite`) are gen_samples.py's SymViews,
-the second with its relu marked `compile_with_inductor`. `--provenance=1` sets
+the second with its relu marked `compile_with_inductor`. `--zoo` takes the thirteen models of
+scripts/gen_zoo.py instead (its builders, seeds and both inputs; `--only` picks among them), so the
+logs are of the very models whose .pt2 exports samples/zoo holds. `--provenance=1` sets
 INDUCTOR_PROVENANCE=1 (torch >= 2.8), which makes Inductor log its kernel ↔ node mappings
 (`inductor_provenance_tracking_node_mappings`, `..._kernel_stack_traces`); without it the log holds
 only the output code, the post-grad graph and `triton_kernel_info`.
@@ -46,7 +49,20 @@ def hf(kind):
         m = T.BertModel(cfg)
     return m
 
-if name.startswith("symviews"):
+if %(zoo)r:
+    # gen_zoo.py's models, built and fed exactly as it exports them (its module reads sys.argv[1]
+    # as its output folder on import: point it at a scratch folder).
+    sys.path.insert(0, %(here)r)
+    import tempfile
+    sys.argv = ["gen_zoo.py", tempfile.mkdtemp(prefix="zoo_")]
+    import random, gen_zoo
+    (_, _, build, make_inputs, _), = [m for m in gen_zoo.models() if m[0] == name]
+    torch.manual_seed(0)
+    random.seed(0)
+    model = build()
+    inputs = [make_inputs(0), make_inputs(1)]
+    call = lambda f, x: f(*x)
+elif name.startswith("symviews"):
     # The dynamic-shape lite case: views whose sizes are products of symbols; `symviews_marked`
     # marks its relu compile_with_inductor, so lite mode lowers that node alone.
     sys.path.insert(0, %(here)r)
@@ -100,7 +116,7 @@ print("compiled ok", name, mode, torch.__version__, dev,
 """
 
 
-def job(out, name, mode, provenance, profile, steps):
+def job(out, name, mode, provenance, profile, steps, zoo=False, timeout=900):
     d = os.path.join(out, f"{name}_{mode}")
     os.makedirs(d, exist_ok=True)
     tdir = tempfile.mkdtemp(prefix="tt_")
@@ -110,9 +126,16 @@ def job(out, name, mode, provenance, profile, steps):
     if provenance:
         env["INDUCTOR_PROVENANCE"] = "1"
     here = os.path.dirname(os.path.abspath(__file__))
-    src = CHILD % {"name": name, "mode": mode, "profile": profile, "steps": steps, "here": here}
-    r = subprocess.run([sys.executable, "-c", src], env=env, capture_output=True, text=True, timeout=900)
-    print(name, mode, "rc", r.returncode, r.stdout[-300:], r.stderr[-2000:] if r.returncode else "", flush=True)
+    src = CHILD % {"name": name, "mode": mode, "profile": profile, "steps": steps, "here": here, "zoo": zoo}
+    try:
+        r = subprocess.run([sys.executable, "-c", src], env=env, capture_output=True, text=True, timeout=timeout)
+        print(name, mode, "rc", r.returncode, r.stdout[-300:], r.stderr[-2000:] if r.returncode else "", flush=True)
+    except subprocess.TimeoutExpired:
+        # Said, and no log kept: a cut log would pass for a whole one.
+        print(name, mode, f"TIMEOUT after {timeout} s: no log written", flush=True)
+        shutil.rmtree(tdir, ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
+        return
     logs = sorted(glob.glob(os.path.join(tdir, "*.log")), key=os.path.getsize)
     if logs:
         shutil.copy(logs[-1], os.path.join(d, "trace.log"))
@@ -123,8 +146,17 @@ def job(out, name, mode, provenance, profile, steps):
 if __name__ == "__main__":
     out = sys.argv[1]
     opt = {a.split("=", 1)[0]: (a.split("=", 1) + [""])[1] for a in sys.argv[2:] if a.startswith("--")}
-    names = (opt.get("--only") or "llama,gpt2,bert,resnet").split(",")
+    zoo = "--zoo" in opt
+    if zoo:
+        here = os.path.dirname(os.path.abspath(__file__))
+        # The zoo's names, without importing torch here: each job imports it in its own process.
+        src = open(os.path.join(here, "gen_zoo.py")).read()
+        default = ",".join(l.split('"')[1] for l in src.splitlines() if l.strip().startswith('yield "'))
+    else:
+        default = "llama,gpt2,bert,resnet"
+    names = (opt.get("--only") or default).split(",")
     modes = (opt.get("--modes") or "default,lite").split(",")
     for n in names:
         for m in modes:
-            job(out, n, m, opt.get("--provenance", "1") == "1", "--profile" in opt, int(opt.get("--steps") or 5))
+            job(out, n, m, opt.get("--provenance", "1") == "1", "--profile" in opt, int(opt.get("--steps") or 5), zoo,
+                int(opt.get("--timeout") or 900))

@@ -39,6 +39,12 @@ pub struct Cli {
     /// In the app: sweep SYM=LO..HI (lite and full, the picked device) as soon as the model is open.
     #[arg(long, value_name = "SYM=LO..HI")]
     pub sweep: Option<String>,
+    /// In the app, on a TORCH_TRACE log: show this compile's stages and kernels once it is open.
+    #[arg(long, value_name = "COMPILE_ID")]
+    pub stages: Option<String>,
+    /// In the app, with --stages: pick this kernel (its source shows, its nodes light up).
+    #[arg(long, value_name = "NAME", requires = "stages")]
+    pub kernel: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -362,7 +368,8 @@ pub fn main() -> ExitCode {
                 Some(f) => crate::ui::Source::File(f),
                 None => crate::ui::Source::Embedded,
             };
-            match crate::ui::run(source, cli.profile, cli.sweep) {
+            let startup = crate::ui::Startup { profile: cli.profile, sweep: cli.sweep, stages: cli.stages, kernel: cli.kernel };
+            match crate::ui::run(source, startup) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(EXIT_FAILED, &e),
             }

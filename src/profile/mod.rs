@@ -10,6 +10,7 @@ mod align;
 pub mod attribute;
 mod capture;
 mod chrome;
+pub mod compare;
 pub mod kernel_time;
 pub mod kineto;
 mod puffin_file;

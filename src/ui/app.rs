@@ -35,6 +35,9 @@ pub struct App {
     dirty_since: Option<Instant>,
     /// Run & profile (heat overlay on) once the model is open and the devices are probed.
     profile_when_open: bool,
+    /// Show this compile's stages once the log is open, then pick this kernel in them.
+    stages_when_open: Option<String>,
+    kernel_when_shown: Option<String>,
 }
 
 impl App {
@@ -53,6 +56,8 @@ impl App {
             load_generation: 0,
             dirty_since: None,
             profile_when_open: false,
+            stages_when_open: None,
+            kernel_when_shown: None,
         };
         app.state.loading = Some("starting".into());
         // Probing loads the OpenCL and Level Zero libraries: not on the UI thread.
@@ -63,6 +68,12 @@ impl App {
     /// Runs & profiles the model, with the heat overlay on, as soon as it is open.
     pub fn profile_when_open(&mut self) {
         self.profile_when_open = true;
+    }
+
+    /// Shows compile `id`'s stages as soon as the log is open, and picks `kernel` in them.
+    pub fn show_stages_when_open(&mut self, id: String, kernel: Option<String>) {
+        self.stages_when_open = Some(id);
+        self.kernel_when_shown = kernel;
     }
 
     /// Whether a load, decomposition or layout is still running (tests wait for this).
@@ -94,6 +105,18 @@ impl App {
             self.state.profile.heat = true;
             self.commands.push(Command::RunProfile);
         }
+        if self.state.doc.is_some() && self.state.loading.is_none() {
+            if let Some(id) = self.stages_when_open.take() {
+                self.commands.push(Command::ShowStages(Some(id)));
+            }
+        }
+        if let Some(stage) = self.state.kernels.stage.clone().filter(|_| self.kernel_when_shown.is_some()) {
+            let name = self.kernel_when_shown.take().unwrap_or_default();
+            match stage.kernels.iter().position(|k| k.name == name) {
+                Some(i) => self.commands.push(Command::SelectKernel(Some(i))),
+                None => self.state.message(format!("compile {}: no kernel `{name}`", stage.compile_id)),
+            }
+        }
         for f in ctx.input(|i| i.raw.dropped_files.clone()) {
             if let Some(path) = f.path {
                 self.commands.push(Command::Open(Source::File(path)));
@@ -107,8 +130,12 @@ impl App {
         panels::problems::show(ctx, &self.state, &problems, &mut cmds);
         panels::dims::show(ctx, &self.state, &mut cmds);
         panels::inspector::show(ctx, &self.state, &mut cmds);
+        panels::kernels::show(ctx, &self.state, &mut cmds);
         if self.state.profile.open {
             panels::profile::show(ctx, &self.state, &mut cmds);
+        }
+        if self.state.compare.open {
+            panels::compare::show(ctx, &self.state, &mut cmds);
         }
         if self.state.sweep.open {
             panels::sweep::show(ctx, &self.state, &mut cmds);
@@ -195,9 +222,22 @@ impl App {
                 }
                 self.touch();
             }
+            Command::SetStageShown(v, on) => {
+                if let Some(i) = v.stage_index() {
+                    s.stages_shown[i] = on;
+                    if !s.stages_shown.iter().any(|x| *x) {
+                        s.stages_shown[i] = true;
+                    }
+                }
+            }
             Command::Select(view, node) => {
                 s.selection = Some(super::state::Selection { view, node });
                 s.focus = view;
+                if matches!(view, View::Kernels | View::PostGrad) {
+                    let name = s.pane(view).graph.as_deref().filter(|g| node.index() < g.nodes.len()).map(|g| g.node(node).name.clone());
+                    let k = s.kernels.stage.as_ref().zip(name).and_then(|(st, n)| st.kernel_of.get(&n).copied());
+                    s.kernels.selected = k;
+                }
                 if let Some(l) = s.pane(view).layout.as_deref() {
                     s.module = l.hierarchy.frames_of(node).last().map(|(path, _)| path.clone());
                 }
@@ -323,6 +363,20 @@ impl App {
                 }
             }
             Command::ShowStages(id) => self.show_stages(id),
+            Command::SelectKernel(k) => {
+                let path = s.kernels.stage.as_ref().zip(k).and_then(|(st, i)| st.kernels.get(i)).map(super::kernel_stage::group_path);
+                s.kernels.selected = k;
+                // The kernel's nodes are what is highlighted now, not a node picked before.
+                s.selection = None;
+                // Bring the kernel's box into view in the kernels pane.
+                let pane = s.pane_mut(View::Kernels);
+                if let Some(rect) = path.as_deref().and_then(|p| pane.layout.as_ref()?.rect_of_module(p)) {
+                    pane.camera.fit_pending = Some(Fit::Reveal(rect));
+                }
+                if path.is_some() {
+                    s.module = path;
+                }
+            }
             Command::RunProfile => self.run_profile(),
             Command::Sweep(c) => super::sweeping::apply(&mut self.state, c, ctx),
             Command::ShowProfile(on) => s.profile.open = on,
@@ -331,6 +385,10 @@ impl App {
             Command::Export(kind, path) => self.export(kind, path),
             Command::ImportProfileDialog => self.import_profile_dialog(),
             Command::ImportProfile(path) => self.import_profile(path),
+            Command::CompareDialog(slot) => self.compare_dialog(slot),
+            Command::Compare(inputs) => self.compare(inputs),
+            Command::ShowCompare(on) => s.compare.open = on,
+            Command::SetCompareAllNodes(on) => s.compare.all_nodes = on,
         }
     }
 
@@ -491,6 +549,56 @@ impl App {
                     }
                 }
             }
+            JobResult::Kernels { generation, result } => {
+                let k = &mut self.state.kernels;
+                if generation != k.generation {
+                    return;
+                }
+                k.busy = None;
+                match result.map(|b| *b) {
+                    Ok((stage, layout)) => {
+                        let graph = Arc::new(stage.graph.clone());
+                        // Folded as laid out, so that a later relayout keeps each kernel a box.
+                        self.state.collapsed.extend(stage.kernels.iter().map(super::kernel_stage::group_path));
+                        let k = &mut self.state.kernels;
+                        k.stage = Some(Arc::new(stage));
+                        k.error = None;
+                        let pane = self.state.pane_mut(View::Kernels);
+                        pane.graph = Some(graph);
+                        pane.layout = Some(Arc::new(layout));
+                        pane.busy = None;
+                        self.state.rebind();
+                    }
+                    Err(e) => {
+                        self.state.pane_mut(View::Kernels).busy = None;
+                        self.state.pane_mut(View::Kernels).error = Some(e.clone());
+                        self.state.kernels.error = Some(e);
+                    }
+                }
+            }
+            JobResult::ComparePicked(slot, Some(path)) => {
+                let mut inputs = self.state.compare.inputs.clone();
+                inputs.set(slot, path);
+                self.compare(inputs);
+            }
+            JobResult::ComparePicked(_, None) => {}
+            JobResult::Compared { generation, result } => {
+                let c = &mut self.state.compare;
+                if generation != c.generation {
+                    return;
+                }
+                c.running = None;
+                match result {
+                    Ok(r) => {
+                        c.result = Some(Arc::new(*r));
+                        c.error = None;
+                    }
+                    Err(e) => {
+                        c.result = None;
+                        c.error = Some(e);
+                    }
+                }
+            }
             JobResult::ProfilePicked(Some(path)) => self.import_profile(path),
             JobResult::ProfilePicked(None) => {}
             JobResult::ExportPicked(kind, Some(path)) => self.export(kind, path),
@@ -611,6 +719,51 @@ impl App {
         });
     }
 
+    /// Compares the open log with `inputs.other` (each with its profile, if given) on a worker.
+    fn compare(&mut self, inputs: super::comparing::CompareInputs) {
+        let c = &mut self.state.compare;
+        c.open = true;
+        c.inputs = inputs.clone();
+        c.generation += 1;
+        let log = match self.state.doc.as_ref().map(|d| (&d.source, d.model.format)) {
+            Some((Source::File(f), crate::ir::Format::TorchTrace)) => f.clone(),
+            _ => {
+                c.error = Some("logs are compared with the open TORCH_TRACE log: open one first".into());
+                return;
+            }
+        };
+        if inputs.other.is_none() {
+            c.error = None;
+            return;
+        }
+        c.running = Some("reading both logs".into());
+        let generation = c.generation;
+        self.jobs.spawn("compare", move || {
+            let result = super::comparing::run(log, inputs).map(Box::new);
+            JobResult::Compared { generation, result }
+        });
+    }
+
+    #[cfg(feature = "file-dialog")]
+    fn compare_dialog(&mut self, slot: super::comparing::CompareSlot) {
+        use super::comparing::CompareSlot;
+        let (title, filter): (&str, (&str, &[&str])) = match slot {
+            CompareSlot::OtherLog => ("Compare with another TORCH_TRACE log of the same model", ("TORCH_TRACE log", &["log", "gz"])),
+            CompareSlot::ProfileA => ("The torch.profiler trace of the open log's run", ("Chrome / Kineto trace", &["json", "gz"])),
+            CompareSlot::ProfileB => ("The torch.profiler trace of the other log's run", ("Chrome / Kineto trace", &["json", "gz"])),
+        };
+        let (title, name, exts) = (title.to_string(), filter.0.to_string(), filter.1.to_vec());
+        self.jobs.spawn("dialog", move || {
+            let picked = rfd::FileDialog::new().set_title(title).add_filter(name, &exts).add_filter("any file", &["*"]).pick_file();
+            JobResult::ComparePicked(slot, picked)
+        });
+    }
+
+    #[cfg(not(feature = "file-dialog"))]
+    fn compare_dialog(&mut self, _slot: super::comparing::CompareSlot) {
+        self.state.message("this build has no file dialog: use `xpu-workbench kernels A.log --against B.log`");
+    }
+
     #[cfg(feature = "file-dialog")]
     fn import_profile_dialog(&mut self) {
         self.pick_file("Import a torch.profiler trace of this log's run", ("Chrome / Kineto trace", &["json", "gz"]), JobResult::ProfilePicked);
@@ -702,6 +855,8 @@ impl App {
         let model = doc.model.clone();
         let Some(id) = compile_id else {
             s.stages = None;
+            s.kernels.stage = None;
+            s.kernels.selected = None;
             if s.focus.is_stage() {
                 s.focus = View::Original;
             }
@@ -735,6 +890,35 @@ impl App {
         for v in View::STAGES {
             self.request_layout(v);
         }
+        self.request_kernels(&id);
+    }
+
+    /// Builds the compile's kernels stage on a worker: the log read again for its output code
+    /// (the app keeps only its graphs), the post-grad graph grouped by kernel, laid out folded.
+    fn request_kernels(&mut self, compile_id: &str) {
+        let s = &mut self.state;
+        let k = &mut s.kernels;
+        k.generation += 1;
+        k.stage = None;
+        k.selected = None;
+        k.error = None;
+        let log = match s.doc.as_ref().map(|d| &d.source) {
+            Some(Source::File(p)) => p.clone(),
+            _ => return,
+        };
+        let busy = format!("reading the kernels of compile {compile_id}");
+        k.busy = Some(busy.clone());
+        let (generation, id) = (k.generation, compile_id.to_string());
+        s.pane_mut(View::Kernels).busy = Some(busy);
+        self.jobs.spawn("kernels", move || {
+            let result = super::kernel_stage::build(&log, &id).map(|stage| {
+                // Every kernel a box: a compile has tens to hundreds of them.
+                let folded: BTreeSet<String> = stage.kernels.iter().map(super::kernel_stage::group_path).collect();
+                let l = layout(&stage.graph, &folded);
+                Box::new((stage, l))
+            });
+            JobResult::Kernels { generation, result }
+        });
     }
 
     /// Opens the folded modules that hide `node`, keeping their other children folded, selects it

@@ -210,11 +210,15 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
                 let fill = match state.profile.heat_of(view, &graph.node(*id).name) {
                     Some(Some(t)) => heat_color(t),
                     Some(None) => NO_KERNEL_FILL,
-                    None => class_fill(class, dark),
+                    None => kernel_fill(state, view, &graph.node(*id).name, dark).unwrap_or_else(|| class_fill(class, dark)),
                 };
                 (fill, marked)
             }
             ItemKind::Input(_) => (INPUT_FILL, false),
+            ItemKind::Group { path, members, .. } if view == View::Kernels => {
+                let name = members.first().map(|m| graph.node(*m).name.as_str()).unwrap_or(path);
+                (kernel_fill(state, view, name, dark).unwrap_or(GROUP_FILL), false)
+            }
             ItemKind::Group { path, .. } => (GROUP_FILL, state.marks.modules.contains(path)),
         };
         if srect.width() < 4.0 {
@@ -281,7 +285,10 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
                     if r.double_clicked() {
                         cmds.push(Command::ToggleCollapse(path.clone()));
                     } else if r.clicked() {
-                        cmds.push(Command::FocusModule(Some(path.clone())));
+                        match kernel_of_group(state, view, path) {
+                            Some(k) => cmds.push(Command::SelectKernel(Some(k))),
+                            None => cmds.push(Command::FocusModule(Some(path.clone()))),
+                        }
                     }
                     r.context_menu(|ui| module_menu(ui, state, path, cmds));
                 }
@@ -317,7 +324,10 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
         match resp.interact_pointer_pos().and_then(hit) {
             Some(i) => match &layout.items[i].kind {
                 ItemKind::Node(id) => cmds.push(Command::Select(view, *id)),
-                ItemKind::Group { path, .. } => cmds.push(Command::FocusModule(Some(path.clone()))),
+                ItemKind::Group { path, .. } => match kernel_of_group(state, view, path) {
+                    Some(k) => cmds.push(Command::SelectKernel(Some(k))),
+                    None => cmds.push(Command::FocusModule(Some(path.clone()))),
+                },
                 ItemKind::Input(_) => {}
             },
             None => cmds.push(Command::ClearSelection),
@@ -341,6 +351,18 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
             }
         }
     });
+}
+
+/// In the kernels view, the colour of the kernel computing post-grad node `node`.
+fn kernel_fill(state: &AppState, view: View, node: &str, dark: bool) -> Option<Color32> {
+    let stage = state.kernels.stage.as_ref().filter(|_| view == View::Kernels)?;
+    let &k = stage.kernel_of.get(node)?;
+    Some(super::kernel_stage::kernel_color(k, stage.kernels[k].kind, dark))
+}
+
+/// The kernel a group of the kernels view stands for.
+fn kernel_of_group(state: &AppState, view: View, path: &str) -> Option<usize> {
+    state.kernels.stage.as_ref().filter(|_| view == View::Kernels)?.kernel_of_group(path)
 }
 
 /// Screen pixels already drawn on, far out: a set of packed keys with a multiplicative hash (the
@@ -440,7 +462,9 @@ pub fn node_menu(ui: &mut Ui, state: &AppState, view: View, id: NodeId, cmds: &m
 /// Mark and collapse actions for a module path.
 pub fn module_menu(ui: &mut Ui, state: &AppState, path: &str, cmds: &mut Vec<Command>) {
     let marked = state.marks.modules.iter().any(|m| m == path);
-    if super::hierarchy::is_op_run(path) {
+    // Groups the app made (runs of a module's own ops, kernels) cannot be marked.
+    let kernel = state.kernels.stage.as_ref().is_some_and(|s| s.kernel_of_group(path).is_some());
+    if super::hierarchy::is_op_run(path) || kernel {
         return fold_button(ui, state, path, cmds);
     }
     let label = if marked { format!("Unmark module `{path}`") } else { format!("Mark module `{path}` for lite decomposition") };

@@ -38,6 +38,8 @@ pub enum Command {
     OpenDialog,
     Focus(View),
     SetShown(View, bool),
+    /// Show or hide a stage view (dynamo, AOT, post-grad, kernels) of a log's compile.
+    SetStageShown(View, bool),
     Select(View, NodeId),
     ClearSelection,
     /// Select and centre the camera on the node.
@@ -78,6 +80,9 @@ pub enum Command {
     PickGraph(usize),
     /// Show a TORCH_TRACE compile's stages side by side (`None`: back to the decomposition views).
     ShowStages(Option<String>),
+    /// Pick a kernel of the kernels stage (index into its kernels; `None`: none): its source
+    /// shows in the kernel list, its nodes are highlighted in every stage.
+    SelectKernel(Option<usize>),
     /// Profile the focused view's plan on the picked device (on a worker).
     RunProfile,
     ShowProfile(bool),
@@ -92,6 +97,13 @@ pub enum Command {
     /// Attribute a torch.profiler (Kineto) trace to the open log's kernels and graph nodes, and
     /// show it in the profile panel and the heat overlay, as a run of our own would be.
     ImportProfile(PathBuf),
+    /// Ask for one of the comparison's files (on a worker: the dialog blocks).
+    CompareDialog(super::comparing::CompareSlot),
+    /// Compare the open log with another log of the same model (and their profiles), on a worker.
+    Compare(super::comparing::CompareInputs),
+    ShowCompare(bool),
+    /// List every node in the comparison, or only those the two runs ran differently.
+    SetCompareAllNodes(bool),
     /// Everything the sweep panel asks for (its store is `AppState::sweep`).
     Sweep(super::sweeping::SweepCommand),
 }

@@ -32,6 +32,11 @@ pub enum JobResult {
     Profiled { generation: u64, view: View, result: Result<Box<crate::profile::Trace>, String> },
     /// A torch.profiler trace imported and attributed through the open TORCH_TRACE log.
     ImportedProfile { generation: u64, result: Result<Box<crate::profile::Trace>, String> },
+    /// A compile's kernels stage, built from the log, and its layout.
+    Kernels { generation: u64, result: Result<Box<(super::kernel_stage::KernelStage, Layout)>, String> },
+    /// A compare dialog closed; `None` when cancelled.
+    ComparePicked(super::comparing::CompareSlot, Option<PathBuf>),
+    Compared { generation: u64, result: Result<Box<crate::profile::compare::Comparison>, String> },
     /// The profiler-trace dialog closed; `None` when cancelled.
     ProfilePicked(Option<PathBuf>),
     /// The export dialog closed; `None` when cancelled.

@@ -10,6 +10,8 @@ pub mod canvas;
 pub mod groups;
 pub mod hierarchy;
 mod command;
+pub mod comparing;
+pub mod kernel_stage;
 mod jobs;
 pub mod layout;
 pub mod minimap;
@@ -25,9 +27,23 @@ pub use app::App;
 pub use command::{Command, ExportKind, MarkTarget};
 pub use state::{AppState, Source, View};
 
-/// Opens the app window on `source` and returns when it closes; `profile`: run & profile the
-/// model once it is open; `sweep` (`SYM=LO..HI`): sweep it in the sweep panel once it is open.
-pub fn run(source: Source, profile: bool, sweep: Option<String>) -> Result<(), String> {
+/// What the app does once the file it opens is loaded.
+#[derive(Clone, Debug, Default)]
+pub struct Startup {
+    /// Run & profile the model.
+    pub profile: bool,
+    /// `SYM=LO..HI`: sweep it in the sweep panel.
+    pub sweep: Option<String>,
+    /// A TORCH_TRACE log's compile id: show its stages and kernels.
+    pub stages: Option<String>,
+    /// With `stages`: the kernel to pick.
+    pub kernel: Option<String>,
+}
+
+/// Opens the app window on `source` and returns when it closes, doing what `startup` asks once
+/// the file is open.
+pub fn run(source: Source, startup: Startup) -> Result<(), String> {
+    let Startup { profile, sweep, stages, kernel } = startup;
     let sweep = sweep.map(|d| crate::sweep::Dim::parse(&d)).transpose().map_err(|e| e.to_string())?;
     let mut options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
@@ -47,6 +63,9 @@ pub fn run(source: Source, profile: bool, sweep: Option<String>) -> Result<(), S
             let mut app = App::new(source, session::Store::default_location());
             if profile {
                 app.profile_when_open();
+            }
+            if let Some(id) = stages {
+                app.show_stages_when_open(id, kernel);
             }
             app.state.sweep.pending = sweep;
             Ok(Box::new(app))

@@ -11,7 +11,8 @@ use super::state::View;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StageSet {
     pub compile_id: String,
-    /// For [`View::STAGES`], in order; `None` when the log has no such graph for the compile.
+    /// For the first three of [`View::STAGES`] (the kernels stage is built from the log on a
+    /// worker, not taken from the model), in order; `None` when the log has no such graph.
     pub graphs: [Option<usize>; 3],
 }
 
@@ -55,7 +56,7 @@ impl StageSet {
 
     pub fn graph_of(&self, view: View) -> Option<usize> {
         let i = View::STAGES.iter().position(|v| *v == view)?;
-        self.graphs[i]
+        self.graphs.get(i).copied().flatten()
     }
 }
 

@@ -28,16 +28,23 @@ pub enum View {
     Aot,
     /// Inductor's post-grad graph.
     PostGrad,
+    /// The post-grad graph grouped and coloured by the Inductor kernel computing each node.
+    Kernels,
 }
 
 impl View {
     /// The decomposition views (keys 1, 2, 3).
     pub const ALL: [View; 3] = [View::Original, View::Lite, View::Full];
     /// The TORCH_TRACE stage views, in pipeline order.
-    pub const STAGES: [View; 3] = [View::Dynamo, View::Aot, View::PostGrad];
+    pub const STAGES: [View; 4] = [View::Dynamo, View::Aot, View::PostGrad, View::Kernels];
 
     pub fn is_stage(self) -> bool {
         View::STAGES.contains(&self)
+    }
+
+    /// Its place in [`View::STAGES`].
+    pub fn stage_index(self) -> Option<usize> {
+        View::STAGES.iter().position(|v| *v == self)
     }
 
     pub fn index(self) -> usize {
@@ -52,6 +59,7 @@ impl View {
             View::Dynamo => "dynamo",
             View::Aot => "aot",
             View::PostGrad => "post-grad",
+            View::Kernels => "kernels",
         }
     }
 
@@ -228,13 +236,15 @@ pub struct AppState {
     /// What is being opened, if anything.
     pub loading: Option<String>,
     /// One per [`View`], decomposition views first.
-    pub panes: [Pane; 6],
+    pub panes: [Pane; 7],
     /// The TORCH_TRACE compile whose stages are shown instead of the decomposition views.
     pub stages: Option<super::stages::StageSet>,
     /// The view the keyboard and the inspector follow.
     pub focus: View,
     /// Which views are shown side by side.
     pub shown: [bool; 3],
+    /// Which of [`View::STAGES`] are shown side by side (when the log has them).
+    pub stages_shown: [bool; 4],
     pub marks: Marks,
     /// The backend the lite view is derived for (`None`: marks alone decide). Nodes it has no
     /// kernel for are expanded by tracing whatever the marks say.
@@ -271,6 +281,10 @@ pub struct AppState {
     pub messages: Vec<String>,
     pub profile: super::profiling::ProfileState,
     pub sweep: super::sweeping::SweepState,
+    /// The kernels stage of the shown compile and the kernel picked in it.
+    pub kernels: super::kernel_stage::KernelsState,
+    /// The open log compared with another log of the same model.
+    pub compare: super::comparing::CompareState,
 }
 
 impl Default for AppState {
@@ -282,6 +296,7 @@ impl Default for AppState {
             stages: None,
             focus: View::Original,
             shown: [true, true, false],
+            stages_shown: [true; 4],
             marks: Marks::default(),
             target_backend: Some(crate::ops::Backend::Xpu),
             backend_fates: HashMap::new(),
@@ -305,6 +320,8 @@ impl Default for AppState {
             messages: Vec::new(),
             profile: Default::default(),
             sweep: Default::default(),
+            kernels: Default::default(),
+            compare: Default::default(),
         }
     }
 }
@@ -324,7 +341,12 @@ impl AppState {
 
     /// Whether a worker is still busy on something the user will see.
     pub fn busy(&self) -> bool {
-        self.loading.is_some() || self.panes.iter().any(|p| p.busy.is_some()) || self.profile.running.is_some() || self.sweep.busy()
+        self.loading.is_some()
+            || self.panes.iter().any(|p| p.busy.is_some())
+            || self.profile.running.is_some()
+            || self.sweep.busy()
+            || self.kernels.busy.is_some()
+            || self.compare.running.is_some()
     }
 
     pub fn message(&mut self, text: impl Into<String>) {
@@ -551,6 +573,36 @@ impl AppState {
     /// What to highlight in `view` for the current selection: the selected node itself, or what it
     /// became / came from on the other side.
     pub fn related(&self, view: View) -> Vec<NodeId> {
+        let mut out = self.selection_related(view);
+        for n in self.kernel_nodes(view) {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+        out
+    }
+
+    /// The nodes of `view` the picked kernel computes: post-grad nodes in the post-grad, AOT and
+    /// kernels views (AOT nodes keep their names into the post-grad graph), original nodes in the
+    /// dynamo view and in the original view when it shows the same compile's dynamo graph.
+    pub fn kernel_nodes(&self, view: View) -> Vec<NodeId> {
+        let Some(k) = self.kernels.selected_kernel() else { return Vec::new() };
+        let compile = self.kernels.stage.as_ref().map(|s| s.compile_id.as_str()).unwrap_or_default();
+        let names = match view {
+            View::Kernels | View::PostGrad | View::Aot => &k.post_grad_nodes,
+            View::Dynamo => &k.nodes,
+            View::Original
+                if self.original().is_some_and(|g| g.name == format!("{compile}:{}", crate::import::trace::Stage::DynamoOutput.name())) =>
+            {
+                &k.nodes
+            }
+            _ => return Vec::new(),
+        };
+        let Some(g) = self.pane(view).graph.as_deref() else { return Vec::new() };
+        names.iter().filter_map(|n| g.node_by_name(n)).collect()
+    }
+
+    fn selection_related(&self, view: View) -> Vec<NodeId> {
         let Some(sel) = self.selection else { return Vec::new() };
         if sel.view == view {
             return vec![sel.node];

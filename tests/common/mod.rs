@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 pub mod trace_format;
+pub mod ui;
 
 pub const MODELS: &[&str] = &["mlp", "transformer_block", "cnn", "activations", "annotated", "sym_views"];
 

@@ -12,7 +12,19 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
     egui::CentralPanel::default().frame(egui::Frame::none()).show(ctx, |ui| {
         breadcrumbs(ui, state, cmds);
         let views: Vec<View> = match &state.stages {
-            Some(set) => View::STAGES.into_iter().filter(|v| set.graph_of(*v).is_some()).collect(),
+            Some(set) => {
+                let k = &state.kernels;
+                let kernels = k.stage.is_some() || k.busy.is_some() || k.error.is_some();
+                let has = |v: View| set.graph_of(v).is_some() || (v == View::Kernels && kernels);
+                let shown = |v: View| v.stage_index().is_some_and(|i| state.stages_shown[i]);
+                let views: Vec<View> = View::STAGES.into_iter().filter(|v| has(*v) && shown(*v)).collect();
+                // All hidden: show what there is rather than nothing.
+                if views.is_empty() {
+                    View::STAGES.into_iter().filter(|v| has(*v)).collect()
+                } else {
+                    views
+                }
+            }
             None => View::ALL.into_iter().filter(|v| state.shown[v.index()]).collect(),
         };
         ui.columns(views.len().max(1), |cols| {

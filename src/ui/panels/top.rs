@@ -18,6 +18,10 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                     cmds.push(Command::ImportProfileDialog);
                     ui.close_menu();
                 }
+                if ui.button("Compare with another log… (lite vs default)").clicked() {
+                    cmds.push(Command::CompareDialog(crate::ui::comparing::CompareSlot::OtherLog));
+                    ui.close_menu();
+                }
                 if ui.button("Open the embedded sample").clicked() {
                     cmds.push(Command::Open(Source::Embedded));
                     ui.close_menu();
@@ -41,11 +45,20 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
             });
             ui.separator();
             graph_pickers(ui, state, cmds);
-            for (k, v) in View::ALL.into_iter().enumerate() {
-                let mut on = state.shown[v.index()];
-                let label = format!("{} {}", k + 1, v.name());
-                if ui.checkbox(&mut on, label).on_hover_text(format!("show the {} graph (key {})", v.name(), k + 1)).changed() {
-                    cmds.push(Command::SetShown(v, on));
+            if state.stages.is_some() {
+                for (k, v) in View::STAGES.into_iter().enumerate() {
+                    let mut on = state.stages_shown[k];
+                    if ui.checkbox(&mut on, v.name()).on_hover_text(format!("show the compile's {} stage", v.name())).changed() {
+                        cmds.push(Command::SetStageShown(v, on));
+                    }
+                }
+            } else {
+                for (k, v) in View::ALL.into_iter().enumerate() {
+                    let mut on = state.shown[v.index()];
+                    let label = format!("{} {}", k + 1, v.name());
+                    if ui.checkbox(&mut on, label).on_hover_text(format!("show the {} graph (key {})", v.name(), k + 1)).changed() {
+                        cmds.push(Command::SetShown(v, on));
+                    }
                 }
             }
             ui.separator();
