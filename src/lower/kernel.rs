@@ -292,6 +292,29 @@ impl Kernel {
         free
     }
 
+    /// The value of integer expression `e` given the values of the i64 arguments, when it is
+    /// built from constants, arguments and arithmetic (extents are); `None` otherwise.
+    pub fn eval_i64(&self, e: ExprId, params: &[i64]) -> Option<i64> {
+        Some(match self.expr(e) {
+            KExpr::I64(v) => *v,
+            KExpr::Param(i) => *params.get(*i as usize)?,
+            KExpr::Binary(op, a, b) => {
+                let (x, y) = (self.eval_i64(*a, params)?, self.eval_i64(*b, params)?);
+                match op {
+                    BinOp::Add => x.checked_add(y)?,
+                    BinOp::Sub => x.checked_sub(y)?,
+                    BinOp::Mul => x.checked_mul(y)?,
+                    BinOp::Div => x.checked_div(y)?,
+                    BinOp::Rem => x.checked_rem(y)?,
+                    BinOp::Max => x.max(y),
+                    BinOp::Min => x.min(y),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        })
+    }
+
     /// Number of `Reduce` nodes and loads, for plan summaries.
     pub fn counts(&self) -> (usize, usize) {
         let reduces = self.exprs.iter().filter(|e| matches!(e, KExpr::Reduce { .. })).count();

@@ -163,7 +163,7 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     // What fused kernels may compute inline: pointwise ops, and reductions over a small static
     // row (their statistics are loop-invariant in the consumer and get hoisted, as Inductor's
     // persistent reductions keep the row on chip).
-    let inlinable: HashSet<NodeId> = graph
+    let mut inlinable: HashSet<NodeId> = graph
         .node_ids()
         .filter(|n| {
             !fallback[n.index()]
@@ -174,6 +174,7 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
                 }
         })
         .collect();
+    keep_reductions_out_of_heavy_kernels(graph, &kinds, &fallback, &users, &mut inlinable);
     let mut materialized: HashSet<ValueId> = graph.inputs.iter().map(|(v, _)| *v).collect();
     for (i, node) in graph.nodes.iter().enumerate() {
         let kind = kinds[i];
@@ -229,6 +230,38 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     let mut guards: Vec<String> = model.symbols.iter().map(|s| format!("{} in {}", s.name, s.range)).collect();
     guards.extend(model.guards.iter().map(|g| g.source.clone()));
     Ok(Plan { mode: d.mode, graph: graph.clone(), steps, guards })
+}
+
+/// Takes out of `inlinable` every reduction that a matrix product, convolution, attention or
+/// pooling kernel would inline (directly or through inlined pointwise ops and views). Those
+/// kernels read each input element many times, from many work-items; a row statistic inlined
+/// there is recomputed by every work-item that reads its row (a layer norm's mean and variance
+/// once per output column of the matrix product after it). As its own kernel it is computed
+/// once per row and read from memory. Nodes are visited consumers first, so each decision sees
+/// its consumers' final ones.
+fn keep_reductions_out_of_heavy_kernels(
+    graph: &Graph,
+    kinds: &[OpKind],
+    fallback: &[bool],
+    users: &[Vec<NodeId>],
+    inlinable: &mut HashSet<NodeId>,
+) {
+    let mut reaches_heavy = vec![false; graph.nodes.len()];
+    for (i, node) in graph.nodes.iter().enumerate().rev() {
+        let reaches = node.outputs.iter().flat_map(|o| &users[o.index()]).any(|u| {
+            let u = u.index();
+            match kinds[u] {
+                OpKind::View => reaches_heavy[u],
+                OpKind::Heavy => !fallback[u],
+                _ => inlinable.contains(&NodeId(u as u32)) && reaches_heavy[u],
+            }
+        });
+        reaches_heavy[i] = reaches;
+        if reaches && kinds[i] == OpKind::Reduction && inlinable.remove(&NodeId(i as u32)) {
+            // Now a kernel of its own: what reads it no longer reaches through it.
+            reaches_heavy[i] = false;
+        }
+    }
 }
 
 /// The materialized outputs `outs` of `node`, grouped by symbolic shape in output order.
@@ -311,18 +344,13 @@ fn build_kernel(
     let name = format!("{prefix}_{}", ident(&node.name));
     let inlined = std::mem::take(&mut cx.inlined);
     let mut kernel = cx.kb.finish(name, sizes, domain, stores);
-    let kind = ops::lookup(&node.target).map(|(k, _)| k);
-    let matmul = MATMULS.contains(&node.target.as_str());
-    // The work-group schedules keep float32 partial sums/maxima in local memory: kernels with
-    // f64 values, integer reductions or products run one work-item per element.
-    let serial_only = kernel.types.contains(&kernel::Ty::F64)
-        || kernel.exprs.iter().zip(&kernel.types).any(|(e, t)| {
+    // The tiled schedule stages float32 operands in local memory: f64 kernels, integer
+    // reductions and products keep their dot products serial (the row schedule checks its own).
+    let f32_only = !kernel.types.contains(&kernel::Ty::F64)
+        && !kernel.exprs.iter().zip(&kernel.types).any(|(e, t)| {
             matches!(e, kernel::KExpr::Reduce { op, .. } if *t != kernel::Ty::F32 || *op == kernel::RedOp::Prod)
         });
-    kernel.schedule = if serial_only {
-        schedule::Schedule::Elementwise
-    } else {
-        schedule::choose(&kernel, kind == Some(OpKind::Reduction), matmul)
-    };
+    let matmul = f32_only && MATMULS.contains(&node.target.as_str());
+    kernel.schedule = schedule::choose(&kernel, matmul);
     Ok((kernel, inlined))
 }
