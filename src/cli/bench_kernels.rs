@@ -214,7 +214,7 @@ fn softmax(rows: Expr) -> Kernel {
     let (d, len) = (kb.size(&rows), kb.i64(ROW));
     let r = kb.var(VarId(0));
     let base = kb.binary(BinOp::Mul, r, len).expect(OK);
-    let mut at = |kb: &mut KernelBuilder, v: VarId| {
+    let at = |kb: &mut KernelBuilder, v: VarId| {
         let e = kb.var(v);
         let i = kb.binary(BinOp::Add, base, e).expect(OK);
         kb.load(a, i)

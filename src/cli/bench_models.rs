@@ -13,9 +13,8 @@ use serde_json::{json, Value};
 
 use crate::decomp::{Marks, Mode};
 use crate::ir::Model;
-use crate::runtime::pick::{open, pick_backend, probe_all, Backend};
+use crate::runtime::{open, pick_backend, probe_all, Backend, Device};
 use crate::runtime::plan::{build_modules, compile_plan, run_built};
-use crate::runtime::Device;
 use crate::shapes::resolve_bindings;
 
 /// The committed zoo (`samples/zoo/torch-2.15`).
