@@ -258,25 +258,23 @@ fn kernels_with_row_statistics_get_the_row_schedule() {
         Schedule::Rows { outer, coop, .. } => Some((outer, coop)),
         _ => None,
     };
-    // Every kernel with row statistics gets the row schedule; short static rows never get a
-    // work-group (the launch gives them a work-item each), long ones may.
-    assert_eq!(rows_of(&static_sum(16)), Some((1, false)));
+    // Every kernel with row statistics gets the row schedule; rows statically too short to
+    // split never get a work-group (the launch gives them a work-item each), others may.
+    assert_eq!(rows_of(&static_sum(4)), Some((1, false)));
     assert_eq!(rows_of(&static_sum(4097)), Some((1, true)));
     assert!(matches!(schedule::choose(&matmul_kernel(), true), Schedule::Tiled { .. }));
     assert_eq!(rows_of(&matmul_kernel()), Some((3, true)), "an untiled dot product is a row statistic of every output");
 }
 
 #[test]
-fn the_launch_picks_a_work_item_per_short_row_and_a_work_group_per_long_one() {
-    use schedule::{row_group, MANY_ROWS, ROW_GROUP};
-    // Many short rows: a work-item each.
-    assert_eq!(row_group(MANY_ROWS * 8, 128, 1, ROW_GROUP, true), 0);
-    // Few rows, or long ones: a work-group sized to the row, at most ROW_GROUP.
-    assert_eq!(row_group(4, 128, 1, ROW_GROUP, true), 64);
-    assert_eq!(row_group(4, 40, 1, ROW_GROUP, true), 64);
-    assert_eq!(row_group(4, 33, 1, ROW_GROUP, true), 64);
-    assert_eq!(row_group(MANY_ROWS * 8, 1 << 20, 1, ROW_GROUP, true), ROW_GROUP);
-    // Too short to share, or no work-group reduction for the kernel's statistics.
-    assert_eq!(row_group(1, 8, 1, ROW_GROUP, true), 0);
-    assert_eq!(row_group(1, 1 << 20, 1, ROW_GROUP, false), 0);
+fn the_launch_gives_a_work_group_to_each_row_long_enough_to_split() {
+    use schedule::{row_group, ROW_GROUP};
+    // A work-group per row, sized to the row, at most ROW_GROUP.
+    assert_eq!(row_group(1 << 17, 64, ROW_GROUP, true), ROW_GROUP);
+    assert_eq!(row_group(4, 1 << 20, ROW_GROUP, true), ROW_GROUP);
+    assert_eq!(row_group(4, 9, 64, true), 16);
+    assert_eq!(row_group(4, 40, 64, true), 64);
+    // Too short to split, or no work-group reduction for the kernel's statistics.
+    assert_eq!(row_group(1, 7, ROW_GROUP, true), 0);
+    assert_eq!(row_group(1, 1 << 20, ROW_GROUP, false), 0);
 }

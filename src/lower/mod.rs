@@ -174,7 +174,7 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
                 }
         })
         .collect();
-    keep_reductions_out_of_heavy_kernels(graph, &kinds, &fallback, &users, &mut inlinable);
+    realize_heavy_operands(graph, &kinds, &fallback, &mut inlinable);
     let mut materialized: HashSet<ValueId> = graph.inputs.iter().map(|(v, _)| *v).collect();
     for (i, node) in graph.nodes.iter().enumerate() {
         let kind = kinds[i];
@@ -232,34 +232,22 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     Ok(Plan { mode: d.mode, graph: graph.clone(), steps, guards })
 }
 
-/// Takes out of `inlinable` every reduction that a matrix product, convolution, attention or
-/// pooling kernel would inline (directly or through inlined pointwise ops and views). Those
-/// kernels read each input element many times, from many work-items; a row statistic inlined
-/// there is recomputed by every work-item that reads its row (a layer norm's mean and variance
-/// once per output column of the matrix product after it). As its own kernel it is computed
-/// once per row and read from memory. Nodes are visited consumers first, so each decision sees
-/// its consumers' final ones.
-fn keep_reductions_out_of_heavy_kernels(
-    graph: &Graph,
-    kinds: &[OpKind],
-    fallback: &[bool],
-    users: &[Vec<NodeId>],
-    inlinable: &mut HashSet<NodeId>,
-) {
-    let mut reaches_heavy = vec![false; graph.nodes.len()];
-    for (i, node) in graph.nodes.iter().enumerate().rev() {
-        let reaches = node.outputs.iter().flat_map(|o| &users[o.index()]).any(|u| {
-            let u = u.index();
-            match kinds[u] {
-                OpKind::View => reaches_heavy[u],
-                OpKind::Heavy => !fallback[u],
-                _ => inlinable.contains(&NodeId(u as u32)) && reaches_heavy[u],
+/// Takes out of `inlinable` every producer that a matrix product, convolution, attention or
+/// pooling kernel would inline (through views): those kernels read their operands from memory,
+/// as Inductor realizes the inputs of its extern and template kernels. They read each operand
+/// element many times, from many work-items, so an inlined producer is recomputed as often: a
+/// layer norm's mean and variance once per output column of the matrix product after it, a
+/// batch norm + SiLU once per output channel of the 1×1 convolution after it. As its own kernel
+/// the producer is computed once (with its row statistics on the row schedule).
+fn realize_heavy_operands(graph: &Graph, kinds: &[OpKind], fallback: &[bool], inlinable: &mut HashSet<NodeId>) {
+    for (i, node) in graph.nodes.iter().enumerate() {
+        if kinds[i] != OpKind::Heavy || fallback[i] {
+            continue;
+        }
+        for v in node.inputs() {
+            if let Some(p) = graph.value(through_views(graph, v)).producer {
+                inlinable.remove(&p);
             }
-        });
-        reaches_heavy[i] = reaches;
-        if reaches && kinds[i] == OpKind::Reduction && inlinable.remove(&NodeId(i as u32)) {
-            // Now a kernel of its own: what reads it no longer reaches through it.
-            reaches_heavy[i] = false;
         }
     }
 }

@@ -9,9 +9,10 @@
 //! - [`Schedule::Rows`]: the kernel has row statistics (reductions that depend on the leading
 //!   output coordinates only: a sum, a norm's mean and variance, a softmax's maximum and
 //!   denominator). They are computed once per row, never once per output element; then the
-//!   row's outputs are written from them. The launch picks, per call, one work-item per row
-//!   (many short rows: no barriers, every lane busy) or one work-group per row (few or long
-//!   rows: the statistics folded by the whole group and combined by a work-group reduction).
+//!   row's outputs are written from them. The launch picks, per call, one work-group per row
+//!   (the statistics folded by the whole group and combined by a work-group reduction), or one
+//!   work-item per row where rows are too short to split or the statistics have no
+//!   work-group reduction.
 //! - [`Schedule::Tiled`]: `out[.., i, j] = f(Σ_k a(i, k) · b(k, j))` with both operands staged
 //!   tile by tile in local memory, the batch coordinates on the third grid dimension.
 
@@ -19,17 +20,16 @@ use serde::Serialize;
 
 use super::kernel::{BinOp, ExprId, KExpr, Kernel, RedOp, Ty};
 
-/// Most work-items per work-group of the row schedule.
-pub const ROW_GROUP: u32 = 64;
+/// Most work-items per work-group of the row schedule: one SIMD register of float32 lanes on
+/// an AVX-512 CPU (the OpenCL CPU runtime vectorizes a work-group across them, so the
+/// work-group reduction is one horizontal reduction), one sub-group on Intel GPUs. Measured on
+/// the OpenCL CPU device, groups of 16 folded rows of 64 to 1M elements faster than groups of
+/// 64 (docs/PERFORMANCE.md).
+pub const ROW_GROUP: u32 = 16;
 /// Side of the square output tile (and of the contraction slice staged per step).
 pub const TILE: u32 = 16;
-/// Shortest row worth a work-group; shorter rows get one work-item each, whatever their count.
-pub const MIN_ROW_EXTENT: i64 = 32;
-/// With at least this many rows, rows up to [`SHORT_ROW`] long get one work-item each: the
-/// device is full without sharing a row, and a work-item per row needs no barrier.
-pub const MANY_ROWS: u64 = 256;
-/// Longest row that [`MANY_ROWS`] rows still fold one per work-item.
-pub const SHORT_ROW: u64 = 256;
+/// Shortest row worth a work-group; shorter rows get one work-item each.
+pub const MIN_ROW_EXTENT: i64 = 8;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum Schedule {
@@ -86,15 +86,19 @@ fn static_work(k: &Kernel, e: ExprId) -> Option<i64> {
     }
 }
 
-/// The row schedule for `k`, when it has row statistics.
+/// The row schedule for `k`, when it has row statistics. A row is an index of the shortest
+/// prefix of output coordinates that some statistic depends on alone (an attention's
+/// maximum and denominator depend on the query row, not on the output column): those
+/// statistics are computed once per row, the ones that depend on more coordinates once per
+/// output element inside the row's loop.
 pub fn rows(k: &Kernel, group: u32) -> Option<Schedule> {
     let free = k.free_vars();
     let reduces = top_reduces(k, &free);
-    // The longest statistic decides how a row is split; dynamic extents count as long.
-    let longest = reduces.iter().copied().max_by_key(|r| static_work(k, *r).unwrap_or(i64::MAX))?;
+    let prefix = |r: &ExprId| 128 - free[r.0 as usize].leading_zeros();
+    let outer = reduces.iter().map(prefix).min()?;
+    // The longest statistic of the row decides how a row is split; dynamic extents count as long.
+    let longest = reduces.iter().filter(|r| prefix(r) == outer).copied().max_by_key(|r| static_work(k, *r).unwrap_or(i64::MAX))?;
     let KExpr::Reduce { extent, .. } = k.expr(longest) else { return None };
-    let used = reduces.iter().fold(0u128, |m, r| m | free[r.0 as usize]);
-    let outer = 128 - used.leading_zeros();
     // Work-group reductions exist for float32 sums, maxima and minima; products and other
     // types fold one row per work-item.
     let coop = reduces_all(k).all(|(op, ty)| ty == Ty::F32 && op != RedOp::Prod)
@@ -110,16 +114,20 @@ fn reduces_all(k: &Kernel) -> impl Iterator<Item = (RedOp, Ty)> + '_ {
     })
 }
 
-/// Work-items per row for a launch of the row schedule over `rows` rows of `row_len` folded
-/// elements and `inner` outputs each: 0 for one work-item per row, else the work-group size (a
-/// power of two, at most `max`). Many short rows get a work-item each (no barriers, and the
-/// device is full anyway); few rows, or long ones, a work-group sized to the row.
-pub fn row_group(rows: u64, row_len: u64, inner: u64, max: u32, coop: bool) -> u32 {
-    let len = row_len.max(inner);
-    if !coop || len < MIN_ROW_EXTENT as u64 || (rows >= MANY_ROWS && len <= SHORT_ROW) {
+/// Work-items per row for a launch of the row schedule over `rows` rows whose statistics fold
+/// `row_len` elements (the outermost loop, the one a group splits): 0 for one work-item per
+/// row, else the work-group size (a power of two, at most `max`).
+///
+/// One work-item per row only when the rows are too short to split, or the statistics have no
+/// work-group reduction (`coop` false). On the OpenCL CPU device a work-item per row was 3×
+/// slower than a group per row even for 131,072 rows of 64 elements, and 20× for a softmax:
+/// neighbouring work-items are vectorized together, so a work-item per row turns every load
+/// into a gather across rows, while a group reads its row with contiguous vector loads.
+pub fn row_group(rows: u64, row_len: u64, max: u32, coop: bool) -> u32 {
+    if !coop || rows == 0 || row_len < MIN_ROW_EXTENT as u64 {
         return 0;
     }
-    (len.next_power_of_two().min(max as u64) as u32).max(1)
+    row_len.next_power_of_two().min(max as u64) as u32
 }
 
 /// The tiled matrix-product schedule for `k`, when its stores are pointwise functions of a
