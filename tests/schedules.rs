@@ -15,7 +15,7 @@ use xpu_workbench::lower::kernel::{Access, BinOp, ExprId, KernelBuilder, RedOp, 
 use xpu_workbench::lower::schedule::{self, Schedule};
 use xpu_workbench::lower::Kernel;
 use xpu_workbench::runtime::opencl::OpenClDevice;
-use xpu_workbench::runtime::plan::launch_grid;
+use xpu_workbench::runtime::plan::launch_shape_with;
 use xpu_workbench::runtime::{Device, KernelArg};
 use xpu_workbench::sym::{Bindings, Expr};
 
@@ -31,6 +31,11 @@ fn validate(m: &SpirvModule) -> Option<()> {
 /// Runs `k` on `dev` with `inputs` (one per read buffer, in buffer order) under `b`; returns
 /// the first output buffer of `out_len` elements.
 fn run(dev: &mut OpenClDevice, k: &Kernel, inputs: &[Vec<f32>], out_len: usize, b: &Bindings) -> Option<Vec<f32>> {
+    run_with(dev, k, inputs, out_len, b, None)
+}
+
+/// [`run`] with the row schedule's work-items per row forced (0: one work-item per row).
+fn run_with(dev: &mut OpenClDevice, k: &Kernel, inputs: &[Vec<f32>], out_len: usize, b: &Bindings, row_group: Option<u32>) -> Option<Vec<f32>> {
     let module = spirv::compile(k).unwrap_or_else(|e| panic!("{e}"));
     validate(&module)?;
     let program = dev.build(&k.name, &module.words).unwrap_or_else(|e| panic!("{e}"));
@@ -54,8 +59,9 @@ fn run(dev: &mut OpenClDevice, k: &Kernel, inputs: &[Vec<f32>], out_len: usize, 
     for p in &k.params {
         args.push(KernelArg::I64(p.eval_int(b).unwrap()));
     }
-    if let Some((global, local)) = launch_grid(k, b).unwrap() {
-        dev.launch(program, &k.name, &args, global, Some(local)).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+    if let Some(shape) = launch_shape_with(k, b, row_group).unwrap() {
+        args.extend(shape.schedule_args.iter().map(|a| KernelArg::I64(*a)));
+        dev.launch(program, &k.name, &args, shape.global, Some(shape.local)).unwrap_or_else(|e| panic!("{}: {e}", k.name));
     }
     dev.finish().unwrap();
     let mut bytes = vec![0u8; out_len * 4];
@@ -161,15 +167,17 @@ fn row_reductions_match_the_oracle_at_awkward_extents() {
         let k = row_kernel(op);
         let rows_k = Kernel { schedule: schedule::rows(&k, schedule::ROW_GROUP).expect("dynamic rows get the row schedule"), ..k.clone() };
         for e in [1usize, 63, 64, 65, 1000, 4097] {
-            let rows = rng.gen_range(1..6);
+            let rows = if e == 63 { 300 } else { rng.gen_range(1..6) };
             let x: Vec<f32> = (0..rows * e).map(|_| rng.gen_range(-2.0..2.0)).collect();
             let mut b = Bindings::new();
             b.set("r", rows as i64);
             b.set("e", e as i64);
             let want = row_oracle(op, &x, rows, e);
-            for kernel in [&k, &rows_k] {
-                let Some(got) = run(&mut dev, kernel, std::slice::from_ref(&x), want.len(), &b) else { return };
-                assert_close(&got, &want, &format!("{op:?} {:?} rows={rows} extent={e}", kernel.schedule));
+            // Elementwise; rows as the launch picks; a work-item per row; work-groups of 1, 8
+            // and 64 per row.
+            for (kernel, group) in [(&k, None), (&rows_k, None), (&rows_k, Some(0)), (&rows_k, Some(1)), (&rows_k, Some(8)), (&rows_k, Some(64))] {
+                let Some(got) = run_with(&mut dev, kernel, std::slice::from_ref(&x), want.len(), &b, group) else { return };
+                assert_close(&got, &want, &format!("{op:?} {:?} group {group:?} rows={rows} extent={e}", kernel.schedule));
             }
         }
     }
@@ -233,7 +241,7 @@ fn tiled_matmul_matches_the_oracle_at_random_sizes() {
 }
 
 #[test]
-fn short_static_rows_stay_serial_and_long_ones_get_a_work_group() {
+fn kernels_with_row_statistics_get_the_row_schedule() {
     let static_sum = |extent: i64| {
         let mut kb = KernelBuilder::new(1);
         let (x, out) = (kb.buffer("x", Access::Read), kb.buffer("out", Access::Write));
@@ -246,8 +254,27 @@ fn short_static_rows_stay_serial_and_long_ones_get_a_work_group() {
         let rows = kb.i64(4);
         kb.finish("sum".into(), vec![Expr::int(4)], vec![rows], vec![Store { buf: out, value: s }])
     };
-    assert_eq!(schedule::choose(&static_sum(63), true, false), Schedule::Elementwise);
-    assert_eq!(schedule::choose(&static_sum(4097), true, false), Schedule::Rows { outer: 1, group: schedule::ROW_GROUP });
-    assert_eq!(schedule::choose(&static_sum(4097), false, false), Schedule::Elementwise);
-    assert!(matches!(schedule::choose(&matmul_kernel(), false, true), Schedule::Tiled { .. }));
+    let rows_of = |k: &Kernel| match schedule::choose(k, false) {
+        Schedule::Rows { outer, coop, .. } => Some((outer, coop)),
+        _ => None,
+    };
+    // Every kernel with row statistics gets the row schedule; rows statically too short to
+    // split never get a work-group (the launch gives them a work-item each), others may.
+    assert_eq!(rows_of(&static_sum(4)), Some((1, false)));
+    assert_eq!(rows_of(&static_sum(4097)), Some((1, true)));
+    assert!(matches!(schedule::choose(&matmul_kernel(), true), Schedule::Tiled { .. }));
+    assert_eq!(rows_of(&matmul_kernel()), Some((3, true)), "an untiled dot product is a row statistic of every output");
+}
+
+#[test]
+fn the_launch_gives_a_work_group_to_each_row_long_enough_to_split() {
+    use schedule::{row_group, ROW_GROUP};
+    // A work-group per row, sized to the row, at most ROW_GROUP.
+    assert_eq!(row_group(1 << 17, 64, ROW_GROUP, true), ROW_GROUP);
+    assert_eq!(row_group(4, 1 << 20, ROW_GROUP, true), ROW_GROUP);
+    assert_eq!(row_group(4, 9, 64, true), 16);
+    assert_eq!(row_group(4, 40, 64, true), 64);
+    // Too short to split, or no work-group reduction for the kernel's statistics.
+    assert_eq!(row_group(1, 7, ROW_GROUP, true), 0);
+    assert_eq!(row_group(1, 1 << 20, ROW_GROUP, false), 0);
 }

@@ -4,6 +4,8 @@
 mod against_torch;
 mod backends;
 mod bench;
+mod bench_kernels;
+mod bench_models;
 mod check_lite;
 pub mod compile;
 mod decompose;
@@ -332,6 +334,35 @@ pub enum BenchCommand {
         max_mb: usize,
         #[arg(long, default_value_t = 5)]
         repeat: usize,
+        /// Leave out the matrix products (the serial ones take most of the time).
+        #[arg(long = "no-matmul")]
+        no_matmul: bool,
+        /// Print JSON (the only format; accepted so the command reads like the others).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every zoo model's lite and full plan on one device: kernels launched and median device
+    /// time of a run of each (JSON; one line per model on stderr as it finishes).
+    Models {
+        /// Folder of .pt2 models.
+        #[arg(long, default_value = bench_models::ZOO)]
+        dir: PathBuf,
+        /// auto (XPU, then OpenCL), xpu or opencl.
+        #[arg(long, default_value = "auto")]
+        device: String,
+        /// SYM=INT for models that have symbol SYM; others take their hints.
+        #[arg(long = "bind", value_name = "SYM=INT")]
+        binds: Vec<String>,
+        #[arg(long, default_value_t = 1)]
+        warmup: u32,
+        #[arg(long, default_value_t = 5)]
+        repeat: u32,
+        /// Only models whose name contains one of these (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Print JSON (the only format; accepted so the command reads like the others).
+        #[arg(long)]
+        json: bool,
     },
     /// Slider move → every shape, stride, byte size and guard re-evaluated (the app's hot path).
     Slider {
@@ -460,7 +491,14 @@ pub fn main() -> ExitCode {
         }
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
         Some(Command::Bench(BenchCommand::Puffin { scopes, repeat })) => bench::puffin_overhead(scopes, repeat),
-        Some(Command::Bench(BenchCommand::Kernels { max_mb, repeat })) => bench::kernels(max_mb, repeat),
+        Some(Command::Bench(BenchCommand::Kernels { max_mb, repeat, no_matmul, json: _ })) => bench_kernels::kernels(max_mb, repeat, !no_matmul),
+        Some(Command::Bench(BenchCommand::Models { dir, device, binds, warmup, repeat, only, json: _ })) => {
+            let binds: Result<Vec<(String, i64)>, _> = binds.iter().map(|s| crate::shapes::parse_binding(s)).collect();
+            match binds {
+                Ok(binds) => bench_models::models(bench_models::ModelsArgs { dir: &dir, device: &device, binds: &binds, warmup, repeat, only: &only }),
+                Err(e) => fail(EXIT_USAGE, &e),
+            }
+        }
         Some(Command::Bench(BenchCommand::Slider { file, repeat })) => bench::slider(&file, repeat),
         Some(Command::Bench(BenchCommand::Frame { file, nodes, frames, node_graph })) => {
             bench::frame(&file, &nodes, frames, node_graph)

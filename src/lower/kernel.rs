@@ -292,6 +292,29 @@ impl Kernel {
         free
     }
 
+    /// The value of integer expression `e` given the values of the i64 arguments, when it is
+    /// built from constants, arguments and arithmetic (extents are); `None` otherwise.
+    pub fn eval_i64(&self, e: ExprId, params: &[i64]) -> Option<i64> {
+        Some(match self.expr(e) {
+            KExpr::I64(v) => *v,
+            KExpr::Param(i) => *params.get(*i as usize)?,
+            KExpr::Binary(op, a, b) => {
+                let (x, y) = (self.eval_i64(*a, params)?, self.eval_i64(*b, params)?);
+                match op {
+                    BinOp::Add => x.checked_add(y)?,
+                    BinOp::Sub => x.checked_sub(y)?,
+                    BinOp::Mul => x.checked_mul(y)?,
+                    BinOp::Div => x.checked_div(y)?,
+                    BinOp::Rem => x.checked_rem(y)?,
+                    BinOp::Max => x.max(y),
+                    BinOp::Min => x.min(y),
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        })
+    }
+
     /// Number of `Reduce` nodes and loads, for plan summaries.
     pub fn counts(&self) -> (usize, usize) {
         let reduces = self.exprs.iter().filter(|e| matches!(e, KExpr::Reduce { .. })).count();
@@ -308,6 +331,9 @@ pub enum KernelError {
     #[error("kernel needs more than 128 loop variables")]
     TooManyVars,
 }
+
+/// A run of mixed-radix digits of an index: (index, low size, high size or none).
+type Digits = (ExprId, sym::Expr, Option<sym::Expr>);
 
 /// Builds a [`Kernel`]: hash-consing arena, argument tables, constant folding of trivial cases.
 pub struct KernelBuilder {
@@ -515,7 +541,93 @@ impl KernelBuilder {
                 _ => {}
             }
         }
+        if ta == Ty::I64 && op == BinOp::Add {
+            if let Some(folded) = self.fold_digits(a, b) {
+                return Ok(folded);
+            }
+        }
         Ok(self.intern(KExpr::Binary(op, a, b), ta))
+    }
+
+    /// Index arithmetic through reshapes re-linearizes what it just split: reading a contiguous
+    /// buffer through `view` computes `Σ_d ((l / st_d) % sz_d) · st_d`, which is `l` again (or
+    /// `l % m` for a partial sum). Recognised here, so the kernel does one multiply-add per
+    /// dimension instead of a 64-bit division and remainder per dimension per element (a
+    /// dozen of them per load in an attention kernel's inner loop).
+    fn fold_digits(&mut self, a: ExprId, b: ExprId) -> Option<ExprId> {
+        let (l, lo, hi) = self.digits_of_sum(a, b)?;
+        if lo.as_int() != Some(1) {
+            return None;
+        }
+        Some(match hi {
+            None => l,
+            Some(m) => {
+                let m = self.size(&m);
+                self.intern(KExpr::Binary(BinOp::Rem, l, m), Ty::I64)
+            }
+        })
+    }
+
+    fn digits_of_sum(&self, a: ExprId, b: ExprId) -> Option<Digits> {
+        let (x, y) = (self.digits(a)?, self.digits(b)?);
+        if x.0 != y.0 {
+            return None;
+        }
+        // Adjacent runs: one's low end is the other's high end.
+        let meets = |hi: &Option<sym::Expr>, lo: &sym::Expr| hi.as_ref().is_some_and(|h| h.simplify() == lo.simplify());
+        if meets(&y.2, &x.1) {
+            Some((x.0, y.1, x.2))
+        } else if meets(&x.2, &y.1) {
+            Some((x.0, x.1, y.2))
+        } else {
+            None
+        }
+    }
+
+    /// `e` as a run of mixed-radix digits of an index `l`: `e = l % hi - l % lo` (`hi` `None`:
+    /// no upper end), with `lo` and `hi` as symbolic sizes. Holds for truncating division by
+    /// positive sizes, whatever the sign of `l`.
+    fn digits(&self, e: ExprId) -> Option<Digits> {
+        match *self.get(e) {
+            KExpr::Binary(BinOp::Add, a, b) => self.digits_of_sum(a, b),
+            // l % z = l % z - l % 1
+            KExpr::Binary(BinOp::Rem, l, z) => Some((l, sym::Expr::int(1), Some(self.sym_size(z)?))),
+            KExpr::Binary(BinOp::Mul, x, y) => {
+                let (q, s) = if self.is_div_by(x, y) || self.is_rem_of_div_by(x, y) { (x, y) } else { (y, x) };
+                match *self.get(q) {
+                    // (l / s) · s = l - l % s
+                    KExpr::Binary(BinOp::Div, l, s2) if s2 == s => Some((l, self.sym_size(s)?, None)),
+                    // ((l / s) % z) · s = l % (s·z) - l % s
+                    KExpr::Binary(BinOp::Rem, d, z) => match *self.get(d) {
+                        KExpr::Binary(BinOp::Div, l, s2) if s2 == s => {
+                            let st = self.sym_size(s)?;
+                            Some((l, st.clone(), Some(sym::Expr::mul(st, self.sym_size(z)?))))
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    fn is_div_by(&self, q: ExprId, s: ExprId) -> bool {
+        matches!(*self.get(q), KExpr::Binary(BinOp::Div, _, s2) if s2 == s)
+    }
+
+    fn is_rem_of_div_by(&self, q: ExprId, s: ExprId) -> bool {
+        matches!(*self.get(q), KExpr::Binary(BinOp::Rem, d, _) if self.is_div_by(d, s))
+    }
+
+    /// A positive size as a symbolic expression: a constant, a size argument or their product.
+    fn sym_size(&self, e: ExprId) -> Option<sym::Expr> {
+        match *self.get(e) {
+            KExpr::I64(v) if v > 0 => Some(sym::Expr::int(v)),
+            KExpr::Param(i) => self.params.get(i as usize).cloned(),
+            KExpr::Binary(BinOp::Mul, a, b) => Some(sym::Expr::mul(self.sym_size(a)?, self.sym_size(b)?)),
+            _ => None,
+        }
     }
 
     pub fn cmp(&mut self, op: CmpOp, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {

@@ -173,7 +173,7 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     // What fused kernels may compute inline: pointwise ops, and reductions over a small static
     // row (their statistics are loop-invariant in the consumer and get hoisted, as Inductor's
     // persistent reductions keep the row on chip).
-    let inlinable: HashSet<NodeId> = graph
+    let mut inlinable: HashSet<NodeId> = graph
         .node_ids()
         .filter(|n| {
             !fallback[n.index()]
@@ -184,6 +184,7 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
                 }
         })
         .collect();
+    realize_heavy_operands(graph, &kinds, &fallback, &mut inlinable);
     let mut materialized: HashSet<ValueId> = graph.inputs.iter().map(|(v, _)| *v).collect();
     for (i, node) in graph.nodes.iter().enumerate() {
         let kind = kinds[i];
@@ -239,6 +240,26 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     let mut guards: Vec<String> = model.symbols.iter().map(|s| format!("{} in {}", s.name, s.range)).collect();
     guards.extend(model.guards.iter().map(|g| g.source.clone()));
     Ok(Plan { mode: d.mode, graph: graph.clone(), steps, guards })
+}
+
+/// Takes out of `inlinable` every producer that a matrix product, convolution, attention or
+/// pooling kernel would inline (through views): those kernels read their operands from memory,
+/// as Inductor realizes the inputs of its extern and template kernels. They read each operand
+/// element many times, from many work-items, so an inlined producer is recomputed as often: a
+/// layer norm's mean and variance once per output column of the matrix product after it, a
+/// batch norm + SiLU once per output channel of the 1×1 convolution after it. As its own kernel
+/// the producer is computed once (with its row statistics on the row schedule).
+fn realize_heavy_operands(graph: &Graph, kinds: &[OpKind], fallback: &[bool], inlinable: &mut HashSet<NodeId>) {
+    for (i, node) in graph.nodes.iter().enumerate() {
+        if kinds[i] != OpKind::Heavy || fallback[i] {
+            continue;
+        }
+        for v in node.inputs() {
+            if let Some(p) = graph.value(through_views(graph, v)).producer {
+                inlinable.remove(&p);
+            }
+        }
+    }
 }
 
 /// The materialized outputs `outs` of `node`, grouped by symbolic shape in output order.
@@ -321,18 +342,13 @@ fn build_kernel(
     let name = format!("{prefix}_{}", ident(&node.name));
     let inlined = std::mem::take(&mut cx.inlined);
     let mut kernel = cx.kb.finish(name, sizes, domain, stores);
-    let kind = ops::lookup(&node.target).map(|(k, _)| k);
-    let matmul = MATMULS.contains(&node.target.as_str());
-    // The work-group schedules keep float32 partial sums/maxima in local memory: kernels with
-    // f64 values, integer reductions or products run one work-item per element.
-    let serial_only = kernel.types.contains(&kernel::Ty::F64)
-        || kernel.exprs.iter().zip(&kernel.types).any(|(e, t)| {
+    // The tiled schedule stages float32 operands in local memory: f64 kernels, integer
+    // reductions and products keep their dot products serial (the row schedule checks its own).
+    let f32_only = !kernel.types.contains(&kernel::Ty::F64)
+        && !kernel.exprs.iter().zip(&kernel.types).any(|(e, t)| {
             matches!(e, kernel::KExpr::Reduce { op, .. } if *t != kernel::Ty::F32 || *op == kernel::RedOp::Prod)
         });
-    kernel.schedule = if serial_only {
-        schedule::Schedule::Elementwise
-    } else {
-        schedule::choose(&kernel, kind == Some(OpKind::Reduction), matmul)
-    };
+    let matmul = f32_only && MATMULS.contains(&node.target.as_str());
+    kernel.schedule = schedule::choose(&kernel, matmul);
     Ok((kernel, inlined))
 }

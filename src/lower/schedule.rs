@@ -1,32 +1,47 @@
 //! How a kernel's work is spread over work-items: the mapping from the launch grid to output
-//! elements, chosen from the shape of the kernel's expression DAG alone (a pure analysis, so
-//! the benchmark and the tests can ask for a schedule on kernels they build by hand).
+//! elements. The *kind* of schedule is chosen from the shape of the kernel's expression DAG
+//! alone (a pure analysis, so the benchmark and the tests can ask for a schedule on kernels they
+//! build by hand); for the row schedule, *how* rows map to work-items is chosen at each launch
+//! from the actual sizes ([`row_group`]), because with dynamic dimensions neither the row count
+//! nor the row length is known when the kernel is compiled.
 //!
 //! - [`Schedule::Elementwise`]: one work-item per output element, reductions as serial loops.
-//! - [`Schedule::Rows`]: one work-group per "row" (an index of the leading output coordinates
-//!   that the row statistics depend on); the statistics are folded cooperatively through local
-//!   memory, then the work-items stride over the row's outputs.
+//! - [`Schedule::Rows`]: the kernel has row statistics (reductions that depend on the leading
+//!   output coordinates only: a sum, a norm's mean and variance, a softmax's maximum and
+//!   denominator). They are computed once per row, never once per output element; then the
+//!   row's outputs are written from them. The launch picks, per call, one work-group per row
+//!   (the statistics folded by the whole group and combined by a work-group reduction), or one
+//!   work-item per row where rows are too short to split or the statistics have no
+//!   work-group reduction.
 //! - [`Schedule::Tiled`]: `out[.., i, j] = f(Σ_k a(i, k) · b(k, j))` with both operands staged
 //!   tile by tile in local memory, the batch coordinates on the third grid dimension.
 
 use serde::Serialize;
 
-use super::kernel::{BinOp, ExprId, KExpr, Kernel, RedOp};
+use super::kernel::{BinOp, ExprId, KExpr, Kernel, RedOp, Ty};
 
-/// Work-items per work-group of the row schedule.
-pub const ROW_GROUP: u32 = 64;
+/// Most work-items per work-group of the row schedule: one SIMD register of float32 lanes on
+/// an AVX-512 CPU (the OpenCL CPU runtime vectorizes a work-group across them, so the
+/// work-group reduction is one horizontal reduction), one sub-group on Intel GPUs. Measured on
+/// the OpenCL CPU device, groups of 16 folded rows of 64 to 1M elements faster than groups of
+/// 64 (docs/PERFORMANCE.md).
+pub const ROW_GROUP: u32 = 16;
 /// Side of the square output tile (and of the contraction slice staged per step).
 pub const TILE: u32 = 16;
-/// Shortest static reduction worth a work-group; shorter rows stay serial, one per work-item.
-pub const MIN_ROW_EXTENT: i64 = 256;
+/// Shortest row worth a work-group; shorter rows get one work-item each.
+pub const MIN_ROW_EXTENT: i64 = 8;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum Schedule {
     #[default]
     Elementwise,
-    /// A work-group of `group` work-items (a power of two) per index of the first `outer`
-    /// output coordinates.
-    Rows { outer: u32, group: u32 },
+    /// Row statistics over the first `outer` output coordinates (a row is one index of them),
+    /// folded over `extent` elements. `group` is the largest work-group the launch may give a
+    /// row; `coop` says whether a group may fold a row together (float32 sums, maxima and
+    /// minima: the work-group reductions), else every launch takes one work-item per row.
+    /// The kernel takes one more i64 argument after its sizes: the work-items per row that the
+    /// launch chose, 0 for one work-item per row ([`row_group`]).
+    Rows { outer: u32, group: u32, coop: bool, extent: ExprId },
     /// `reduce` is the dot product `Σ a · b` over the contraction variable, read at output
     /// coordinates `i = rank - 2` (from `a` only) and `j = rank - 1` (from `b` only).
     Tiled { tile: u32, reduce: ExprId, a: ExprId, b: ExprId },
@@ -71,16 +86,48 @@ fn static_work(k: &Kernel, e: ExprId) -> Option<i64> {
     }
 }
 
-/// The row schedule for `k`, when it has row statistics and at least one is long (or dynamic).
+/// The row schedule for `k`, when it has row statistics. A row is an index of the shortest
+/// prefix of output coordinates that some statistic depends on alone (an attention's
+/// maximum and denominator depend on the query row, not on the output column): those
+/// statistics are computed once per row, the ones that depend on more coordinates once per
+/// output element inside the row's loop.
 pub fn rows(k: &Kernel, group: u32) -> Option<Schedule> {
     let free = k.free_vars();
     let reduces = top_reduces(k, &free);
-    if reduces.is_empty() || !reduces.iter().any(|r| static_work(k, *r).is_none_or(|n| n >= MIN_ROW_EXTENT)) {
-        return None;
+    let prefix = |r: &ExprId| 128 - free[r.0 as usize].leading_zeros();
+    let outer = reduces.iter().map(prefix).min()?;
+    // The longest statistic of the row decides how a row is split; dynamic extents count as long.
+    let longest = reduces.iter().filter(|r| prefix(r) == outer).copied().max_by_key(|r| static_work(k, *r).unwrap_or(i64::MAX))?;
+    let KExpr::Reduce { extent, .. } = k.expr(longest) else { return None };
+    // Work-group reductions exist for float32 sums, maxima and minima; products and other
+    // types fold one row per work-item.
+    let coop = reduces_all(k).all(|(op, ty)| ty == Ty::F32 && op != RedOp::Prod)
+        && static_work(k, longest).is_none_or(|n| n >= MIN_ROW_EXTENT);
+    Some(Schedule::Rows { outer, group, coop, extent: *extent })
+}
+
+/// Every reduction of the kernel, with its type.
+fn reduces_all(k: &Kernel) -> impl Iterator<Item = (RedOp, Ty)> + '_ {
+    k.exprs.iter().zip(&k.types).filter_map(|(e, t)| match e {
+        KExpr::Reduce { op, .. } => Some((*op, *t)),
+        _ => None,
+    })
+}
+
+/// Work-items per row for a launch of the row schedule over `rows` rows whose statistics fold
+/// `row_len` elements (the outermost loop, the one a group splits): 0 for one work-item per
+/// row, else the work-group size (a power of two, at most `max`).
+///
+/// One work-item per row only when the rows are too short to split, or the statistics have no
+/// work-group reduction (`coop` false). On the OpenCL CPU device a work-item per row was 3×
+/// slower than a group per row even for 131,072 rows of 64 elements, and 20× for a softmax:
+/// neighbouring work-items are vectorized together, so a work-item per row turns every load
+/// into a gather across rows, while a group reads its row with contiguous vector loads.
+pub fn row_group(rows: u64, row_len: u64, max: u32, coop: bool) -> u32 {
+    if !coop || rows == 0 || row_len < MIN_ROW_EXTENT as u64 {
+        return 0;
     }
-    let used = reduces.iter().fold(0u128, |m, r| m | free[r.0 as usize]);
-    let outer = 128 - used.leading_zeros();
-    Some(Schedule::Rows { outer, group })
+    row_len.next_power_of_two().min(max as u64) as u32
 }
 
 /// The tiled matrix-product schedule for `k`, when its stores are pointwise functions of a
@@ -114,15 +161,11 @@ pub fn tiled(k: &Kernel, tile: u32) -> Option<Schedule> {
     Some(Schedule::Tiled { tile, reduce, a, b })
 }
 
-/// The schedule the lowering picks for a kernel whose root op is a reduction (`reduction`) or
-/// a matrix product (`matmul`).
-pub fn choose(k: &Kernel, reduction: bool, matmul: bool) -> Schedule {
-    let pick = if reduction {
-        rows(k, ROW_GROUP)
-    } else if matmul {
-        tiled(k, TILE)
-    } else {
-        None
-    };
-    pick.unwrap_or_default()
+/// The schedule the lowering picks: tiles for a matrix product (`matmul`: the root op is one)
+/// that has the shape for them, else rows for any kernel with row statistics (a reduction, or
+/// a norm or softmax whose statistics were fused into their consumer), else one work-item per
+/// element.
+pub fn choose(k: &Kernel, matmul: bool) -> Schedule {
+    let tiles = if matmul { tiled(k, TILE) } else { None };
+    tiles.or_else(|| rows(k, ROW_GROUP)).unwrap_or_default()
 }

@@ -246,10 +246,6 @@ impl<'k> Writer<'k> {
         Ok(out[0])
     }
 
-    pub(super) fn combine(&mut self, op: RedOp, acc: Word, v: Word) -> Result<Word, CodegenError> {
-        self.combine_ty(op, acc, v, Ty::F32)
-    }
-
     pub(super) fn combine_ty(&mut self, op: RedOp, acc: Word, v: Word, ty: Ty) -> Result<Word, CodegenError> {
         let f32t = self.ty_word(ty);
         Ok(match (op, ty) {

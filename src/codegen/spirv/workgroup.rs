@@ -7,12 +7,21 @@
 //! differs between work-items — which `Writer::uniform` tracks.
 
 use rspirv::dr::Operand;
-use rspirv::spirv::{self, CLOp, MemorySemantics, Scope, SelectionControl, Word};
+use rspirv::spirv::{self, CLOp, GroupOperation, MemorySemantics, Scope, SelectionControl, Word};
 
 use super::types::LocalType;
 use super::writer::{Coop, Writer};
 use super::CodegenError;
 use crate::lower::kernel::{ExprId, KExpr, RedOp, VarId};
+
+/// The row and output coordinates of the row schedule: extents (SPIR-V ids) of the first
+/// `outer` coordinates and of the rest, and the outputs per row.
+struct RowShape {
+    outer: usize,
+    outer_ext: Vec<Word>,
+    inner_ext: Vec<Word>,
+    inner: Word,
+}
 
 impl<'k> Writer<'k> {
     pub(super) fn barrier(&mut self) -> Result<(), CodegenError> {
@@ -54,63 +63,105 @@ impl<'k> Writer<'k> {
     }
 
     /// A reduction folded by the whole work-group: each work-item folds a strided slice of the
-    /// extent, then the partials are combined pairwise in local memory (log₂ group steps) and
-    /// every work-item reads the result.
+    /// extent (neighbouring work-items read neighbouring elements), then a work-group reduction
+    /// (`work_group_reduce_add/max/min`) combines the partials and hands every work-item the
+    /// result: the runtime's own combine, one synchronisation instead of a tree of barriers.
     pub(super) fn coop_reduce(&mut self, op: RedOp, var: u32, n: Word, body: ExprId) -> Result<Word, CodegenError> {
-        let Coop { lid, group, scratch } = self.coop.expect("called with a cooperative group");
-        let step = self.types.i64(&mut self.b, group as i64);
+        let Coop { lid, group } = self.coop.expect("called with a cooperative group");
         self.uniform = false;
-        let partial = self.fold(op, var, lid, step, n, body)?;
+        let partial = self.fold(op, var, lid, group, n, body)?;
         self.uniform = true;
-        self.store_local(scratch, lid, partial)?;
-        self.barrier()?;
-        let boolt = self.types.get(&mut self.b, LocalType::Bool);
-        let i64t = self.types.get(&mut self.b, LocalType::I64);
-        let mut half = group / 2;
-        while half >= 1 {
-            let h = self.types.i64(&mut self.b, half as i64);
-            let active = self.b.s_less_than(boolt, None, lid, h)?;
-            self.when(active, &mut |w| {
-                let other = w.b.i_add(i64t, None, lid, h)?;
-                let (x, y) = (w.load_local(scratch, lid)?, w.load_local(scratch, other)?);
-                let r = w.combine(op, x, y)?;
-                w.store_local(scratch, lid, r)
-            })?;
-            self.barrier()?;
-            half /= 2;
-        }
-        let zero = self.types.i64(&mut self.b, 0);
-        let r = self.load_local(scratch, zero)?;
-        // The next reduction reuses the scratch array: nobody may overwrite slot 0 before every
-        // work-item has read it.
-        self.barrier()?;
-        Ok(r)
+        let f32t = self.types.get(&mut self.b, LocalType::F32);
+        let scope = self.types.u32(&mut self.b, Scope::Workgroup as u32);
+        let reduce = GroupOperation::Reduce;
+        Ok(match op {
+            RedOp::Sum => self.b.group_f_add(f32t, None, scope, reduce, partial)?,
+            RedOp::Max => self.b.group_f_max(f32t, None, scope, reduce, partial)?,
+            RedOp::Min => self.b.group_f_min(f32t, None, scope, reduce, partial)?,
+            RedOp::Prod => return Err(CodegenError::Unsupported("a work-group product (the row schedule folds products serially)".into())),
+        })
     }
 
-    /// One work-group per index of the first `outer` coordinates: the row statistics (every
-    /// subexpression that depends on those coordinates only) are emitted first, cooperatively,
-    /// then the work-items stride over the row's output elements.
-    pub(super) fn rows(&mut self, outer: u32, group: u32, group_var: Word, lid_var: Word, scratch: Word) -> Result<(), CodegenError> {
+    /// `if cond { then } else { other }`, as a structured selection; each arm in its own scope.
+    fn if_else(
+        &mut self,
+        cond: Word,
+        then: &mut dyn FnMut(&mut Self) -> Result<(), CodegenError>,
+        other: &mut dyn FnMut(&mut Self) -> Result<(), CodegenError>,
+    ) -> Result<(), CodegenError> {
+        let (yes, no, merge) = (self.b.id(), self.b.id(), self.b.id());
+        self.b.selection_merge(merge, SelectionControl::NONE)?;
+        self.b.branch_conditional(cond, yes, no, [])?;
+        self.arm(yes, merge, then)?;
+        self.arm(no, merge, other)?;
+        self.label = self.b.begin_block(Some(merge))?;
+        Ok(())
+    }
+
+    fn arm(&mut self, label: Word, merge: Word, f: &mut dyn FnMut(&mut Self) -> Result<(), CodegenError>) -> Result<(), CodegenError> {
+        self.label = self.b.begin_block(Some(label))?;
+        self.scopes.push(Default::default());
+        let r = f(self);
+        self.scopes.pop();
+        r?;
+        Ok(self.b.branch(merge)?)
+    }
+
+    /// The row schedule: rows are the indices of the first `outer` coordinates. The launch's
+    /// `row_group` argument picks the mapping: 0 gives each work-item one row (rows numbered by
+    /// global id, bounds-checked); otherwise each work-group of `row_group` work-items one row
+    /// (numbered by group id; `coop` kernels only). Either way the row statistics (every
+    /// subexpression that depends on the row coordinates only) are emitted once, before the
+    /// loop over the row's outputs. The branch is on a kernel argument, so every work-item of
+    /// a group takes the same arm, as the work-group reductions in the second one require.
+    pub(super) fn rows(&mut self, outer: u32, coop: bool, [gid_var, group_var, lid_var]: [Word; 3]) -> Result<(), CodegenError> {
         let k = self.k;
         let rank = k.domain.len();
         let outer = (outer as usize).min(rank);
-        let i64t = self.types.get(&mut self.b, LocalType::I64);
-        let row = self.load_id(group_var, 0)?;
-        let lid = self.load_id(lid_var, 0)?;
-        let (outer_ext, _) = self.extents(0..outer)?;
+        let boolt = self.types.get(&mut self.b, LocalType::Bool);
+        let (outer_ext, rows) = self.extents(0..outer)?;
         let (inner_ext, inner) = self.extents(outer..rank)?;
-        // The launch has exactly one group per row, so the row coordinates are in range.
-        self.bind_coords(row, &outer_ext, 0)?;
-        self.coop = Some(Coop { lid, group, scratch });
-        self.uniform = true;
+        let row_group = self.params[k.buffers.len() + k.params.len()];
+        let (zero, one) = (self.types.i64(&mut self.b, 0), self.types.i64(&mut self.b, 1));
+        let per_item = self.b.i_equal(boolt, None, row_group, zero)?;
+        let shape = RowShape { outer, outer_ext, inner_ext, inner };
+        let saved = (self.vars.clone(), self.bound);
+        self.if_else(
+            per_item,
+            &mut |w| {
+                let row = w.load_id(gid_var, 0)?;
+                let in_range = w.b.s_less_than(boolt, None, row, rows)?;
+                w.when(in_range, &mut |w| w.row_body(&shape, row, zero, one, None))?;
+                (w.vars, w.bound) = saved.clone();
+                Ok(())
+            },
+            &mut |w| {
+                let row = w.load_id(group_var, 0)?;
+                let lid = w.load_id(lid_var, 0)?;
+                let coop = coop.then_some(Coop { lid, group: row_group });
+                w.row_body(&shape, row, lid, row_group, coop)?;
+                (w.vars, w.bound) = saved.clone();
+                Ok(())
+            },
+        )
+    }
+
+    /// One row: its statistics (cooperatively when `coop` is given), then its outputs
+    /// `first, first + step, …`.
+    fn row_body(&mut self, shape: &RowShape, row: Word, first: Word, step: Word, coop: Option<Coop>) -> Result<(), CodegenError> {
+        let k = self.k;
+        let i64t = self.types.get(&mut self.b, LocalType::I64);
+        self.bind_coords(row, &shape.outer_ext, 0)?;
+        self.coop = coop;
+        self.uniform = coop.is_some();
         for store in &k.stores {
             self.hoist(store.value, &mut Default::default())?;
         }
         self.uniform = false;
-        let base = self.b.i_mul(i64t, None, row, inner)?;
-        let step = self.types.i64(&mut self.b, group as i64);
-        self.counted_loop(lid, inner, step, &[], &mut |w, e, _| {
-            w.bind_coords(e, &inner_ext, outer as u32)?;
+        self.coop = None;
+        let base = self.b.i_mul(i64t, None, row, shape.inner)?;
+        self.counted_loop(first, shape.inner, step, &[], &mut |w, e, _| {
+            w.bind_coords(e, &shape.inner_ext, shape.outer as u32)?;
             let at = w.b.i_add(i64t, None, base, e)?;
             for store in &k.stores {
                 let v = w.emit(store.value)?;
@@ -118,7 +169,6 @@ impl<'k> Writer<'k> {
             }
             Ok(vec![])
         })?;
-        self.coop = None;
         Ok(())
     }
 

@@ -41,13 +41,12 @@ pub struct Writer<'k> {
     pub uniform: bool,
 }
 
-/// What a cooperative reduction needs: the work-item's index in its group, the group size and
-/// the `__local float[group]` scratch array.
+/// What a cooperative reduction needs: the work-item's index in its group and the group size
+/// (i64 values).
 #[derive(Clone, Copy)]
 pub struct Coop {
     pub lid: Word,
-    pub group: u32,
-    pub scratch: Word,
+    pub group: Word,
 }
 
 pub(super) fn write(k: &Kernel) -> Result<Vec<u32>, CodegenError> {
@@ -55,6 +54,10 @@ pub(super) fn write(k: &Kernel) -> Result<Vec<u32>, CodegenError> {
     b.set_version(1, 0);
     for cap in [Capability::Addresses, Capability::Kernel, Capability::Int64] {
         b.capability(cap);
+    }
+    // Work-group reductions (`OpGroupFAdd` and friends) of the cooperative row schedule.
+    if matches!(k.schedule, Schedule::Rows { coop: true, .. }) {
+        b.capability(Capability::Groups);
     }
     for cap in super::elem::capabilities(k.buffers.iter().map(|p| p.elem)) {
         b.capability(cap);
@@ -116,7 +119,9 @@ impl<'k> Writer<'k> {
         let void = self.types.get(&mut self.b, LocalType::Void);
         let i64t = self.types.get(&mut self.b, LocalType::I64);
         let buffer_types: Vec<Word> = k.buffers.iter().map(|p| self.global_ptr(p.elem)).collect();
-        let param_types: Vec<Word> = buffer_types.into_iter().chain(k.params.iter().map(|_| i64t)).collect();
+        // The row schedule takes the launch's work-items per row after the sizes.
+        let extra = usize::from(matches!(k.schedule, Schedule::Rows { .. }));
+        let param_types: Vec<Word> = buffer_types.into_iter().chain((0..k.params.len() + extra).map(|_| i64t)).collect();
         let fn_ty = self.b.type_function(void, param_types.clone());
         // Module-scope variables come before the function: rspirv places a variable in the
         // global section only while no block is open.
@@ -128,15 +133,15 @@ impl<'k> Writer<'k> {
         };
         enum Vars {
             Elementwise { gid: Word },
-            Rows { group_id: Word, lid: Word, scratch: Word },
+            Rows { gid: Word, group_id: Word, lid: Word },
             Tiled { gid: Word, lid: Word, tiles: [Word; 2] },
         }
         let vars = match k.schedule {
             Schedule::Elementwise => Vars::Elementwise { gid: id(self, BuiltIn::GlobalInvocationId, "global_id") },
-            Schedule::Rows { group, .. } => Vars::Rows {
+            Schedule::Rows { .. } => Vars::Rows {
+                gid: id(self, BuiltIn::GlobalInvocationId, "global_id"),
                 group_id: id(self, BuiltIn::WorkgroupId, "group_id"),
                 lid: id(self, BuiltIn::LocalInvocationId, "local_id"),
-                scratch: self.scratch(group, "partials"),
             },
             Schedule::Tiled { tile, .. } => Vars::Tiled {
                 gid: id(self, BuiltIn::GlobalInvocationId, "global_id"),
@@ -151,6 +156,7 @@ impl<'k> Writer<'k> {
             let p = self.b.function_parameter(*ty)?;
             let name = match k.buffers.get(i) {
                 Some(buf) => format!("{}_{}", if buf.access == crate::lower::kernel::Access::Write { "out" } else { "in" }, buf.value),
+                None if i - k.buffers.len() == k.params.len() => "row_group".to_string(),
                 None => format!("size{}", i - k.buffers.len()),
             };
             self.b.name(p, name);
@@ -161,7 +167,7 @@ impl<'k> Writer<'k> {
         self.label = self.b.begin_block(None)?;
         match (vars, k.schedule) {
             (Vars::Elementwise { gid }, _) => self.elementwise(gid)?,
-            (Vars::Rows { group_id, lid, scratch }, Schedule::Rows { outer, group }) => self.rows(outer, group, group_id, lid, scratch)?,
+            (Vars::Rows { gid, group_id, lid }, Schedule::Rows { outer, coop, .. }) => self.rows(outer, coop, [gid, group_id, lid])?,
             (Vars::Tiled { gid, lid, tiles }, Schedule::Tiled { tile, reduce, a, b }) => self.tiled(tile, reduce, a, b, gid, lid, tiles)?,
             _ => unreachable!("variables are declared from the same schedule"),
         }

@@ -1,0 +1,304 @@
+//! `bench kernels`: achieved bandwidth of generated kernels against a plain copy kernel on the
+//! same OpenCL device, over buffer sizes from 1 MB up to `--max-mb`; GFLOP/s of the matrix
+//! products; and the kernel counts of every sample's lite and full plans.
+//!
+//! The kernels are built with the same IR, code generator and launch path as compiled plans
+//! (sizes as i64 arguments, the launch shape from `runtime::plan::launch_shape`, so the row
+//! schedule's mapping is chosen from the actual sizes as in a plan).
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::bench::median;
+use crate::codegen::spirv;
+use crate::import;
+use crate::lower::kernel::{Access, BinOp, KernelBuilder, RedOp, Store, UnOp, VarId};
+use crate::lower::{schedule, Kernel};
+use crate::runtime::opencl::OpenClDevice;
+use crate::runtime::{Device, KernelArg, RuntimeError};
+use crate::sym::Expr;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Bench {
+    Copy,
+    Pointwise,
+    /// Row sums of `exp(x)` over rows of [`ROW`], one work-item folding each row serially (the
+    /// elementwise schedule: the baseline).
+    Reduction,
+    /// The same kernel on the row schedule.
+    ReductionRows,
+    /// Many short rows ([`SHORT`] elements).
+    ReductionShortRows,
+    /// [`FEW`] long rows.
+    ReductionFewRows,
+    /// `softmax` over rows of [`ROW`]: maximum, denominator and output in one kernel.
+    Softmax,
+    /// `n × n` matrix product, one work-item per output.
+    Matmul,
+    /// The same kernel on the tiled schedule.
+    MatmulTiled,
+}
+
+/// Elements per row of the reduction and softmax benchmarks.
+const ROW: i64 = 1024;
+/// Elements per row of the short-row benchmark.
+const SHORT: i64 = 64;
+/// Rows of the few-rows benchmark.
+const FEW: i64 = 16;
+
+const BANDWIDTH: [Bench; 7] = [
+    Bench::Copy,
+    Bench::Pointwise,
+    Bench::Reduction,
+    Bench::ReductionRows,
+    Bench::ReductionShortRows,
+    Bench::ReductionFewRows,
+    Bench::Softmax,
+];
+
+pub fn kernels(max_mb: usize, repeat: usize, matmuls: bool) -> ExitCode {
+    let mut dev = match OpenClDevice::open() {
+        Ok(d) => d,
+        Err(e) => return super::fail(super::EXIT_FAILED, &e),
+    };
+    let info = dev.info().clone();
+    // Three buffers of the largest size must fit comfortably beside everything else.
+    let cap_mb = (info.global_mem_bytes / (1 << 20) / 8) as usize;
+    let mut rows = Vec::new();
+    let top = max_mb.min(cap_mb.max(1));
+    let mut sizes: Vec<usize> = std::iter::successors(Some(1usize), |m| Some(m * 8)).take_while(|m| *m <= top).collect();
+    if sizes.last() != Some(&top) {
+        sizes.push(top);
+    }
+    for mb in sizes {
+        let mut copy_gbs = None;
+        for which in BANDWIDTH {
+            let kernel = synthetic(which);
+            let bytes = mb << 20;
+            let timed = spirv::compile(&kernel)
+                .map_err(|e| e.to_string())
+                .and_then(|m| time_kernel(&mut dev, &kernel, &m, (bytes / 4) as i64, bytes, repeat).map_err(|e| e.to_string()));
+            let (ns, min_ns, moved) = match timed {
+                Ok(t) => t,
+                Err(e) => return super::fail(super::EXIT_FAILED, &e),
+            };
+            let gbs = moved as f64 / ns.max(1) as f64;
+            if which == Bench::Copy {
+                copy_gbs = Some(gbs);
+            }
+            rows.push(json!({
+                "kernel": kernel.name,
+                "mb": mb,
+                "bytes_moved": moved,
+                "median_ns": ns,
+                "min_ns": min_ns,
+                "gb_per_s": gbs,
+                "ratio_to_copy": copy_gbs.map(|c| gbs / c),
+            }));
+        }
+    }
+    // Square matrix products, serial dot product per work-item against 16×16 tiles.
+    let mut products = Vec::new();
+    for side in if matmuls { &[128usize, 256, 512, 1024][..] } else { &[] } {
+        for which in [Bench::Matmul, Bench::MatmulTiled] {
+            let kernel = synthetic(which);
+            let timed = spirv::compile(&kernel)
+                .map_err(|e| e.to_string())
+                .and_then(|m| time_kernel(&mut dev, &kernel, &m, *side as i64, side * side * 4, repeat).map_err(|e| e.to_string()));
+            match timed {
+                Ok((ns, _, _)) => products.push(json!({
+                    "kernel": kernel.name,
+                    "m_n_k": side,
+                    "median_ns": ns,
+                    "gflop_per_s": 2.0 * (*side as f64).powi(3) / ns.max(1) as f64,
+                })),
+                Err(e) => return super::fail(super::EXIT_FAILED, &e),
+            }
+        }
+    }
+    let mut plans = Vec::new();
+    for s in ["mlp", "transformer_block", "cnn", "activations", "annotated"] {
+        let path = std::path::PathBuf::from(format!("samples/{s}.pt2"));
+        let Ok(model) = import::load(&path) else { continue };
+        let count = |mode| {
+            crate::lower::lower(&model, &model.graphs[0], mode, &crate::decomp::Marks::default()).map(|p| p.kernel_count()).ok()
+        };
+        plans.push(json!({"sample": s, "lite_kernels": count(crate::decomp::Mode::Lite), "full_kernels": count(crate::decomp::Mode::Full)}));
+    }
+    super::print_json(&json!({
+        "device": format!("{} ({})", info.name, info.backend),
+        "repeat": repeat,
+        "work_group": crate::runtime::plan::WORK_GROUP,
+        "kernels": rows,
+        "matmuls": products,
+        "plans": plans,
+    }));
+    ExitCode::SUCCESS
+}
+
+const OK: &str = "kernel IR of the benchmark is well-typed";
+
+/// The benchmark kernels over a dynamic element count `n` (an i64 argument, as dynamic dims
+/// are; the side for matmuls), on the schedule the lowering would give them or, for the serial
+/// baselines, the elementwise one.
+fn synthetic(which: Bench) -> Kernel {
+    let n = Expr::symbol("n");
+    let whole = |e: i64| Expr::floordiv(n.clone(), Expr::int(e));
+    let (mut k, lowering_schedule) = match which {
+        Bench::Copy | Bench::Pointwise => (pointwise(which == Bench::Pointwise, n), false),
+        Bench::Reduction => (row_sums("fused_reduction", whole(ROW), Expr::int(ROW)), false),
+        Bench::ReductionRows => (row_sums("fused_reduction_rows", whole(ROW), Expr::int(ROW)), true),
+        Bench::ReductionShortRows => (row_sums("fused_reduction_short_rows", whole(SHORT), Expr::int(SHORT)), true),
+        Bench::ReductionFewRows => (row_sums("fused_reduction_few_rows", Expr::int(FEW), whole(FEW)), true),
+        Bench::Softmax => (softmax(whole(ROW)), true),
+        Bench::Matmul => (matmul("matmul", n), false),
+        Bench::MatmulTiled => (matmul("matmul_tiled", n), true),
+    };
+    if lowering_schedule {
+        k.schedule = schedule::choose(&k, matches!(which, Bench::MatmulTiled));
+    }
+    k
+}
+
+/// `out[i] = a[i]`, or the six-op chain `gelu(a·b + 1) · exp(-|a|)` (two inputs).
+fn pointwise(fused: bool, n: Expr) -> Kernel {
+    let mut kb = KernelBuilder::new(1);
+    let i = kb.var(VarId(0));
+    let a = kb.buffer("a", Access::Read);
+    let b = fused.then(|| kb.buffer("b", Access::Read));
+    let out = kb.buffer("out", Access::Write);
+    let d = kb.size(&n);
+    let x = kb.load(a, i);
+    let Some(b) = b else {
+        return kb.finish("copy".into(), vec![n], vec![d], vec![Store { buf: out, value: x }]);
+    };
+    let y = kb.load(b, i);
+    let one = kb.f32(1.0);
+    let xy = kb.binary(BinOp::Mul, x, y).expect(OK);
+    let t = kb.binary(BinOp::Add, xy, one).expect(OK);
+    let c = kb.f32(std::f32::consts::FRAC_1_SQRT_2);
+    let e = kb.binary(BinOp::Mul, t, c).expect(OK);
+    let e = kb.unary(UnOp::Erf, e);
+    let e = kb.binary(BinOp::Add, e, one).expect(OK);
+    let half = kb.f32(0.5);
+    let g = kb.binary(BinOp::Mul, t, half).expect(OK);
+    let g = kb.binary(BinOp::Mul, g, e).expect(OK);
+    let ax = kb.unary(UnOp::Abs, x);
+    let nx = kb.unary(UnOp::Neg, ax);
+    let ex = kb.unary(UnOp::Exp, nx);
+    let v = kb.binary(BinOp::Mul, g, ex).expect(OK);
+    kb.finish("fused_pointwise".into(), vec![n], vec![d], vec![Store { buf: out, value: v }])
+}
+
+/// Row sums of `exp(x)`: `rows` outputs, each folding `row` contiguous elements.
+fn row_sums(name: &str, rows: Expr, row: Expr) -> Kernel {
+    let mut kb = KernelBuilder::new(1);
+    let i = kb.var(VarId(0));
+    let (a, out) = (kb.buffer("a", Access::Read), kb.buffer("out", Access::Write));
+    let (d, len) = (kb.size(&rows), kb.size(&row));
+    let j = kb.fresh_var().expect(OK);
+    let jv = kb.var(j);
+    let base = kb.binary(BinOp::Mul, i, len).expect(OK);
+    let at = kb.binary(BinOp::Add, base, jv).expect(OK);
+    let x = kb.load(a, at);
+    let x = kb.unary(UnOp::Exp, x);
+    let s = kb.reduce(RedOp::Sum, j, len, x).expect(OK);
+    kb.finish(name.into(), vec![rows], vec![d], vec![Store { buf: out, value: s }])
+}
+
+/// `out[r, e] = exp(x[r, e] - max_r) / Σ_e exp(x[r, e] - max_r)` over rows of [`ROW`].
+fn softmax(rows: Expr) -> Kernel {
+    let mut kb = KernelBuilder::new(2);
+    let (a, out) = (kb.buffer("a", Access::Read), kb.buffer("out", Access::Write));
+    let (d, len) = (kb.size(&rows), kb.i64(ROW));
+    let r = kb.var(VarId(0));
+    let base = kb.binary(BinOp::Mul, r, len).expect(OK);
+    let at = |kb: &mut KernelBuilder, v: VarId| {
+        let e = kb.var(v);
+        let i = kb.binary(BinOp::Add, base, e).expect(OK);
+        kb.load(a, i)
+    };
+    let j = kb.fresh_var().expect(OK);
+    let xj = at(&mut kb, j);
+    let m = kb.reduce(RedOp::Max, j, len, xj).expect(OK);
+    let j2 = kb.fresh_var().expect(OK);
+    let xj2 = at(&mut kb, j2);
+    let dj = kb.binary(BinOp::Sub, xj2, m).expect(OK);
+    let ej = kb.unary(UnOp::Exp, dj);
+    let z = kb.reduce(RedOp::Sum, j2, len, ej).expect(OK);
+    let x = at(&mut kb, VarId(1));
+    let dx = kb.binary(BinOp::Sub, x, m).expect(OK);
+    let ex = kb.unary(UnOp::Exp, dx);
+    let v = kb.binary(BinOp::Div, ex, z).expect(OK);
+    kb.finish("fused_softmax".into(), vec![rows, Expr::int(ROW)], vec![d, len], vec![Store { buf: out, value: v }])
+}
+
+/// `out = a · b`, both `n × n`.
+fn matmul(name: &str, n: Expr) -> Kernel {
+    let mut kb = KernelBuilder::new(2);
+    let (a, b, out) = (kb.buffer("a", Access::Read), kb.buffer("b", Access::Read), kb.buffer("out", Access::Write));
+    let d = kb.size(&n);
+    let (i, j) = (kb.var(VarId(0)), kb.var(VarId(1)));
+    let v = kb.fresh_var().expect(OK);
+    let kv = kb.var(v);
+    let ai = kb.binary(BinOp::Mul, i, d).expect(OK);
+    let ai = kb.binary(BinOp::Add, ai, kv).expect(OK);
+    let bi = kb.binary(BinOp::Mul, kv, d).expect(OK);
+    let bi = kb.binary(BinOp::Add, bi, j).expect(OK);
+    let (x, y) = (kb.load(a, ai), kb.load(b, bi));
+    let p = kb.binary(BinOp::Mul, x, y).expect(OK);
+    let s = kb.reduce(RedOp::Sum, v, d, p).expect(OK);
+    kb.finish(name.into(), vec![n.clone(), n], vec![d, d], vec![Store { buf: out, value: s }])
+}
+
+/// Median and fastest device time of `repeat` launches with `n` bound to `n` and input buffers
+/// of `bytes`, and the bytes each launch reads and writes.
+fn time_kernel(dev: &mut OpenClDevice, kernel: &Kernel, module: &spirv::SpirvModule, n: i64, bytes: usize, repeat: usize) -> Result<(u64, u64, u64), RuntimeError> {
+    let b = {
+        let mut b = crate::sym::Bindings::new();
+        b.set("n", n);
+        b
+    };
+    let grid: i64 = kernel.domain_sizes.iter().map(|d| d.eval_int(&b).unwrap_or(0)).product();
+    let mut args = Vec::new();
+    let mut moved = 0u64;
+    let mut held = Vec::new();
+    for buf in &kernel.buffers {
+        let len = if buf.access == Access::Write { grid as usize * 4 } else { bytes };
+        moved += len as u64;
+        let id = dev.alloc(len).map_err(|e| match e {
+            RuntimeError::OutOfMemory { bytes, .. } => RuntimeError::OutOfMemory { bytes, kernel: Some(kernel.name.clone()) },
+            e => e,
+        })?;
+        // 0.5f everywhere: finite for every benchmark expression.
+        dev.write(id, &0x3f00_0000u32.to_le_bytes().repeat(len / 4))?;
+        held.push(id);
+        args.push(KernelArg::Buffer(id));
+    }
+    let program = dev.build(&kernel.name, &module.words)?;
+    let shape = crate::runtime::plan::launch_shape(kernel, &b)
+        .ok()
+        .flatten()
+        .ok_or_else(|| RuntimeError::Invalid { what: "benchmark size", detail: format!("`{}` has an empty grid", kernel.name) })?;
+    for p in &kernel.params {
+        args.push(KernelArg::I64(p.eval_int(&b).unwrap_or(0)));
+    }
+    args.extend(shape.schedule_args.iter().map(|a| KernelArg::I64(*a)));
+    // One warm-up launch: the first pays for the driver's lazy JIT and page faults.
+    let warm = dev.launch(program, &kernel.name, &args, shape.global, Some(shape.local))?;
+    dev.finish()?;
+    dev.timing(warm)?;
+    let mut times = Vec::with_capacity(repeat);
+    for _ in 0..repeat.max(1) {
+        let ev = dev.launch(program, &kernel.name, &args, shape.global, Some(shape.local))?;
+        dev.finish()?;
+        times.push(Duration::from_nanos(dev.timing(ev)?.duration_ns()));
+    }
+    for id in held {
+        dev.free(id)?;
+    }
+    let fastest = times.iter().min().copied().unwrap_or_default();
+    Ok((median(&mut times).as_nanos() as u64, fastest.as_nanos() as u64, moved))
+}
