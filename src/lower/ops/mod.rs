@@ -373,8 +373,14 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.scaled_dot_product_attention.default", OpKind::Heavy, linalg::sdpa),
     // The fused op Inductor's table keeps on CPU; its logsumexp output is never read in inference.
     ("aten._scaled_dot_product_flash_attention_for_cpu.default", OpKind::Heavy, linalg::sdpa),
-    ("aten.conv2d.default", OpKind::Heavy, pool::conv2d),
-    ("aten.convolution.default", OpKind::Heavy, pool::conv2d),
+    ("aten.conv2d.default", OpKind::Heavy, pool::conv),
+    ("aten.convolution.default", OpKind::Heavy, pool::conv),
+    // Convolutions of one and three spatial dims, and string paddings ('same', 'valid').
+    ("aten.conv1d.default", OpKind::Heavy, pool::conv),
+    ("aten.conv1d.padding", OpKind::Heavy, pool::conv),
+    ("aten.conv2d.padding", OpKind::Heavy, pool::conv),
+    ("aten.conv3d.default", OpKind::Heavy, pool::conv),
+    ("aten.conv3d.padding", OpKind::Heavy, pool::conv),
     ("aten.max_pool2d.default", OpKind::Heavy, pool::max_pool2d),
     ("aten.max_pool2d_with_indices.default", OpKind::Heavy, pool::max_pool2d),
     ("aten.avg_pool2d.default", OpKind::Heavy, pool::avg_pool2d),
