@@ -173,9 +173,6 @@ fn window(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId]) -> Result<Window, Lower
     if !(3..=4).contains(&xs.len()) || idx.len() != xs.len() {
         return Err(cx.err(node, "2-D pooling needs an input of rank 3 or 4"));
     }
-    if cx.bool_or(node, "ceil_mode", false)? {
-        return Err(cx.err(node, "ceil_mode=True is not supported"));
-    }
     let k = pair(cx, node, "kernel_size", &[])?;
     let stride = match cx.ints_or(node, "stride", &[])?.is_empty() {
         true => k,
