@@ -3,12 +3,15 @@
 //! and the kernel builder know about an op is here, in one place (tinygrad's rule tables).
 
 mod create;
+mod layout;
 mod linalg;
 mod math;
 mod norm;
 mod pointwise;
 mod pool;
+mod products;
 mod reduce;
+mod resample;
 mod view;
 
 use std::collections::HashMap;
@@ -368,7 +371,7 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     // Matrix products, attention, convolution and pooling.
     ("aten.mm.default", OpKind::Heavy, linalg::mm),
     ("aten.bmm.default", OpKind::Heavy, linalg::mm),
-    ("aten.addmm.default", OpKind::Heavy, linalg::addmm),
+    ("aten.addmm.default", OpKind::Heavy, products::addmm),
     ("aten.linear.default", OpKind::Heavy, linalg::linear),
     ("aten.scaled_dot_product_attention.default", OpKind::Heavy, linalg::sdpa),
     // The fused op Inductor's table keeps on CPU; its logsumexp output is never read in inference.
@@ -386,6 +389,93 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.avg_pool2d.default", OpKind::Heavy, pool::avg_pool2d),
     ("aten.adaptive_avg_pool2d.default", OpKind::Heavy, pool::adaptive_avg_pool2d),
     ("aten._adaptive_avg_pool2d.default", OpKind::Heavy, pool::adaptive_avg_pool2d),
+    // Layout, creation, linear-algebra-lite, norm, pooling and resampling ops (issue 11): index
+    // maps read through like views, products and statistics as serial loops.
+    ("aten.hstack.default", OpKind::Pointwise, layout::hstack),
+    ("aten.vstack.default", OpKind::Pointwise, layout::vstack),
+    ("aten.dstack.default", OpKind::Pointwise, layout::dstack),
+    ("aten.column_stack.default", OpKind::Pointwise, layout::column_stack),
+    ("aten.tensor_split.sections", OpKind::View, layout::split),
+    ("aten.tensor_split.indices", OpKind::View, layout::split),
+    ("aten.tensor_split.tensor_indices_or_sections", OpKind::View, layout::split),
+    ("aten.hsplit.int", OpKind::View, layout::split),
+    ("aten.hsplit.array", OpKind::View, layout::split),
+    ("aten.vsplit.int", OpKind::View, layout::split),
+    ("aten.vsplit.array", OpKind::View, layout::split),
+    ("aten.dsplit.int", OpKind::View, layout::split),
+    ("aten.dsplit.array", OpKind::View, layout::split),
+    ("aten.unfold.default", OpKind::View, layout::unfold),
+    ("aten.unfold_copy.default", OpKind::View, layout::unfold),
+    ("aten.narrow.default", OpKind::View, layout::narrow),
+    ("aten.narrow_copy.default", OpKind::View, layout::narrow),
+    ("aten.movedim.intlist", OpKind::View, layout::movedim),
+    ("aten.movedim.int", OpKind::View, layout::movedim),
+    ("aten.moveaxis.intlist", OpKind::View, layout::movedim),
+    ("aten.rot90.default", OpKind::View, layout::rot90),
+    ("aten.diag.default", OpKind::View, layout::diag),
+    ("aten.diag_embed.default", OpKind::View, layout::diag_embed),
+    ("aten.diagflat.default", OpKind::View, layout::diagflat),
+    ("aten.pixel_shuffle.default", OpKind::View, layout::pixel_shuffle),
+    ("aten.pixel_unshuffle.default", OpKind::View, layout::pixel_unshuffle),
+    ("aten.channel_shuffle.default", OpKind::View, layout::channel_shuffle),
+    ("aten.repeat_interleave.self_int", OpKind::View, layout::repeat_interleave),
+    ("aten.real.default", OpKind::View, layout::real),
+    ("aten.to.device", OpKind::View, view::to_copy),
+    ("aten.isreal.default", OpKind::Pointwise, layout::isreal),
+    ("aten.eye.default", OpKind::Pointwise, create::eye),
+    ("aten.eye.m", OpKind::Pointwise, create::eye),
+    ("aten.linspace.default", OpKind::Pointwise, create::linspace),
+    ("aten.linspace.Tensor_Tensor", OpKind::Pointwise, create::linspace),
+    ("aten.linspace.Tensor_Scalar", OpKind::Pointwise, create::linspace),
+    ("aten.linspace.Scalar_Tensor", OpKind::Pointwise, create::linspace),
+    ("aten.logspace.default", OpKind::Pointwise, create::logspace),
+    ("aten.logspace.Tensor_Tensor", OpKind::Pointwise, create::logspace),
+    ("aten.logspace.Tensor_Scalar", OpKind::Pointwise, create::logspace),
+    ("aten.logspace.Scalar_Tensor", OpKind::Pointwise, create::logspace),
+    ("aten.matmul.default", OpKind::Heavy, products::matmul),
+    ("aten.dot.default", OpKind::Heavy, products::dot),
+    ("aten.vdot.default", OpKind::Heavy, products::vdot),
+    ("aten.mv.default", OpKind::Heavy, products::mv),
+    ("aten.inner.default", OpKind::Heavy, products::inner),
+    ("aten.addmv.default", OpKind::Heavy, products::addmv),
+    ("aten.baddbmm.default", OpKind::Heavy, products::baddbmm),
+    ("aten.addbmm.default", OpKind::Heavy, products::addbmm),
+    ("aten.trace.default", OpKind::Heavy, products::trace),
+    ("aten.bilinear.default", OpKind::Heavy, products::bilinear),
+    ("aten.outer.default", OpKind::Pointwise, products::outer),
+    ("aten.ger.default", OpKind::Pointwise, products::outer),
+    ("aten.addr.default", OpKind::Pointwise, products::addr),
+    ("aten.kron.default", OpKind::Pointwise, products::kron),
+    ("aten.cross.default", OpKind::Pointwise, products::cross),
+    ("aten.linalg_cross.default", OpKind::Pointwise, products::cross),
+    ("aten.diff.default", OpKind::Pointwise, products::diff),
+    ("aten.addcdiv.default", OpKind::Pointwise, pointwise::addcdiv),
+    ("aten.lerp.Scalar", OpKind::Pointwise, pointwise::lerp),
+    ("aten.lerp.Tensor", OpKind::Pointwise, pointwise::lerp),
+    ("aten.nan_to_num.default", OpKind::Pointwise, pointwise::nan_to_num),
+    ("aten.var_mean.default", OpKind::Reduction, reduce::var_mean),
+    ("aten.var_mean.dim", OpKind::Reduction, reduce::var_mean),
+    ("aten.std_mean.correction", OpKind::Reduction, reduce::var_mean),
+    ("aten.std_mean.default", OpKind::Reduction, reduce::var_mean),
+    ("aten.std_mean.dim", OpKind::Reduction, reduce::var_mean),
+    ("aten.nansum.default", OpKind::Reduction, reduce::nansum),
+    ("aten.nanmean.default", OpKind::Reduction, reduce::nanmean),
+    ("aten.sum_to_size.default", OpKind::Reduction, reduce::sum_to_size),
+    ("aten.argmax.default", OpKind::Reduction, reduce::argmax),
+    ("aten.argmin.default", OpKind::Reduction, reduce::argmin),
+    ("aten._safe_softmax.default", OpKind::Reduction, norm::safe_softmax),
+    ("aten.native_layer_norm.default", OpKind::Reduction, norm::native_layer_norm),
+    ("aten.group_norm.default", OpKind::Reduction, norm::group_norm),
+    ("aten.native_group_norm.default", OpKind::Reduction, norm::native_group_norm),
+    ("aten.upsample_nearest1d.vec", OpKind::Heavy, resample::nearest),
+    ("aten.upsample_nearest2d.vec", OpKind::Heavy, resample::nearest),
+    ("aten.upsample_nearest3d.vec", OpKind::Heavy, resample::nearest),
+    ("aten._upsample_nearest_exact1d.vec", OpKind::Heavy, resample::nearest),
+    ("aten._upsample_nearest_exact2d.vec", OpKind::Heavy, resample::nearest),
+    ("aten._upsample_nearest_exact3d.vec", OpKind::Heavy, resample::nearest),
+    ("aten.upsample_linear1d.vec", OpKind::Heavy, resample::linear),
+    ("aten.upsample_bilinear2d.vec", OpKind::Heavy, resample::linear),
+    ("aten.upsample_trilinear3d.vec", OpKind::Heavy, resample::linear),
 ];
 
 /// The fusion kind and lowering of `target`, if this build lowers it.

@@ -63,9 +63,11 @@ pub fn reshape(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Resul
     reshape_read(cx, v, idx, &out)
 }
 
+/// Dropouts outside training, or with `p = 0`, are the identity; in training they are random
+/// and refused (as the interpreter refuses them).
 pub fn dropout(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
-    if cx.bool_or(node, "train", false)? {
-        return Err(cx.err(node, "dropout in training mode is random; only train=False lowers"));
+    if cx.bool_or(node, "train", false)? && cx.float_or(node, "p", 0.5)? > 0.0 {
+        return Err(cx.err(node, "dropout in training mode is random; only train=False or p=0 lowers"));
     }
     reshape(cx, node, out, idx)
 }
@@ -91,7 +93,7 @@ pub fn permute(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Resul
 pub fn transpose(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     let v = input(cx, node)?;
     let n = idx.len();
-    let (a, b) = if node.target == "aten.t.default" {
+    let (a, b) = if node.target == "aten.t.default" || node.target == "aten.t_copy.default" {
         (0, n.saturating_sub(1))
     } else {
         let a = wrap_dims(&[cx.int_or(node, "dim0", 0)?], n).map_err(|m| cx.err(node, m))?[0];
