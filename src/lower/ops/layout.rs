@@ -372,3 +372,42 @@ pub fn real(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
 pub fn isreal(cx: &mut Ctx<'_>, _: &Node, _: usize, _: &[ExprId]) -> R {
     Ok(cx.kb.bool(true))
 }
+
+/// `as_strided(size, stride, storage_offset)` over the contiguous copy of `self`: element `idx`
+/// reads flat position `offset + Σ idx[d]·stride[d]`.
+pub fn as_strided(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let v = cx.tensor(node, "self")?;
+    let stride = cx.ints_or(node, "stride", &[])?;
+    if stride.len() != idx.len() {
+        return Err(cx.err(node, format!("{} strides for {} dims", stride.len(), idx.len())));
+    }
+    let mut pos = cx.kb.i64(cx.int_or(node, "storage_offset", 0)?);
+    for (&i, &s) in idx.iter().zip(&stride) {
+        let s = cx.kb.i64(s);
+        let t = cx.kb.binary(BinOp::Mul, i, s)?;
+        pos = cx.kb.binary(BinOp::Add, pos, t)?;
+    }
+    let n = cx.sizes(v)?.into_iter().fold(sym::Expr::int(1), sym::Expr::mul);
+    reshape_read(cx, v, &[pos], &[n])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lifted;
+    use crate::sym::Expr;
+
+    fn ints(v: &[i64]) -> Vec<Expr> {
+        v.iter().map(|&i| Expr::int(i)).collect()
+    }
+
+    #[test]
+    fn stack_helpers_lift_inputs_as_atleast_nd() {
+        // atleast_1d / atleast_2d / atleast_3d, as hstack / vstack / dstack lift their inputs.
+        assert_eq!(lifted(&ints(&[]), 1), ints(&[1]));
+        assert_eq!(lifted(&ints(&[4]), 2), ints(&[1, 4]));
+        assert_eq!(lifted(&ints(&[]), 3), ints(&[1, 1, 1]));
+        assert_eq!(lifted(&ints(&[4]), 3), ints(&[1, 4, 1]));
+        assert_eq!(lifted(&ints(&[4, 5]), 3), ints(&[4, 5, 1]));
+        assert_eq!(lifted(&ints(&[2, 4, 5]), 2), ints(&[2, 4, 5]));
+    }
+}

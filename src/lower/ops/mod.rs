@@ -13,6 +13,7 @@ mod products;
 mod reduce;
 mod resample;
 mod view;
+mod view_scatter;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -421,6 +422,11 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.repeat_interleave.self_int", OpKind::View, layout::repeat_interleave),
     ("aten.real.default", OpKind::View, layout::real),
     ("aten.to.device", OpKind::View, view::to_copy),
+    ("aten.as_strided.default", OpKind::View, layout::as_strided),
+    ("aten.as_strided_copy.default", OpKind::View, layout::as_strided),
+    ("aten.select_scatter.default", OpKind::Pointwise, view_scatter::select_scatter),
+    ("aten.slice_scatter.default", OpKind::Pointwise, view_scatter::slice_scatter),
+    ("aten.diagonal_scatter.default", OpKind::Pointwise, view_scatter::diagonal_scatter),
     ("aten.isreal.default", OpKind::Pointwise, layout::isreal),
     ("aten.eye.default", OpKind::Pointwise, create::eye),
     ("aten.eye.m", OpKind::Pointwise, create::eye),
