@@ -2,13 +2,14 @@
 //! that builds the element of its output at symbolic coordinates. Everything the partitioner
 //! and the kernel builder know about an op is here, in one place (tinygrad's rule tables).
 
+mod conv;
 mod create;
 mod layout;
 mod linalg;
 mod math;
 mod norm;
 mod pointwise;
-mod pool;
+mod pooling;
 mod products;
 mod reduce;
 mod resample;
@@ -377,19 +378,32 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.scaled_dot_product_attention.default", OpKind::Heavy, linalg::sdpa),
     // The fused op Inductor's table keeps on CPU; its logsumexp output is never read in inference.
     ("aten._scaled_dot_product_flash_attention_for_cpu.default", OpKind::Heavy, linalg::sdpa),
-    ("aten.conv2d.default", OpKind::Heavy, pool::conv),
-    ("aten.convolution.default", OpKind::Heavy, pool::conv),
+    ("aten.conv2d.default", OpKind::Heavy, conv::conv),
+    ("aten.convolution.default", OpKind::Heavy, conv::conv),
     // Convolutions of one and three spatial dims, and string paddings ('same', 'valid').
-    ("aten.conv1d.default", OpKind::Heavy, pool::conv),
-    ("aten.conv1d.padding", OpKind::Heavy, pool::conv),
-    ("aten.conv2d.padding", OpKind::Heavy, pool::conv),
-    ("aten.conv3d.default", OpKind::Heavy, pool::conv),
-    ("aten.conv3d.padding", OpKind::Heavy, pool::conv),
-    ("aten.max_pool2d.default", OpKind::Heavy, pool::max_pool2d),
-    ("aten.max_pool2d_with_indices.default", OpKind::Heavy, pool::max_pool2d),
-    ("aten.avg_pool2d.default", OpKind::Heavy, pool::avg_pool2d),
-    ("aten.adaptive_avg_pool2d.default", OpKind::Heavy, pool::adaptive_avg_pool2d),
-    ("aten._adaptive_avg_pool2d.default", OpKind::Heavy, pool::adaptive_avg_pool2d),
+    ("aten.conv1d.default", OpKind::Heavy, conv::conv),
+    ("aten.conv1d.padding", OpKind::Heavy, conv::conv),
+    ("aten.conv2d.padding", OpKind::Heavy, conv::conv),
+    ("aten.conv3d.default", OpKind::Heavy, conv::conv),
+    ("aten.conv3d.padding", OpKind::Heavy, conv::conv),
+    ("aten.max_pool2d.default", OpKind::Heavy, pooling::max_pool),
+    ("aten.max_pool2d_with_indices.default", OpKind::Heavy, pooling::max_pool),
+    ("aten.avg_pool2d.default", OpKind::Heavy, pooling::avg_pool),
+    ("aten.adaptive_avg_pool2d.default", OpKind::Heavy, pooling::adaptive_avg_pool),
+    ("aten._adaptive_avg_pool2d.default", OpKind::Heavy, pooling::adaptive_avg_pool),
+    // Pooling over one and three spatial dims, and adaptive max pooling.
+    ("aten.max_pool1d.default", OpKind::Heavy, pooling::max_pool),
+    ("aten.max_pool1d_with_indices.default", OpKind::Heavy, pooling::max_pool),
+    ("aten.max_pool3d.default", OpKind::Heavy, pooling::max_pool),
+    ("aten.max_pool3d_with_indices.default", OpKind::Heavy, pooling::max_pool),
+    ("aten.avg_pool1d.default", OpKind::Heavy, pooling::avg_pool),
+    ("aten.avg_pool3d.default", OpKind::Heavy, pooling::avg_pool),
+    ("aten.adaptive_avg_pool1d.default", OpKind::Heavy, pooling::adaptive_avg_pool),
+    ("aten.adaptive_avg_pool3d.default", OpKind::Heavy, pooling::adaptive_avg_pool),
+    ("aten._adaptive_avg_pool3d.default", OpKind::Heavy, pooling::adaptive_avg_pool),
+    ("aten.adaptive_max_pool1d.default", OpKind::Heavy, pooling::adaptive_max_pool),
+    ("aten.adaptive_max_pool2d.default", OpKind::Heavy, pooling::adaptive_max_pool),
+    ("aten.adaptive_max_pool3d.default", OpKind::Heavy, pooling::adaptive_max_pool),
     // Layout, creation, linear-algebra-lite, norm, pooling and resampling ops (issue 11): index
     // maps read through like views, products and statistics as serial loops.
     ("aten.hstack.default", OpKind::Pointwise, layout::hstack),
