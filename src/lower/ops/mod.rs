@@ -2,6 +2,7 @@
 //! that builds the element of its output at symbolic coordinates. Everything the partitioner
 //! and the kernel builder know about an op is here, in one place (tinygrad's rule tables).
 
+mod batch_norm;
 mod conv;
 mod create;
 mod layout;
@@ -189,7 +190,7 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.clamp_min.default", OpKind::Pointwise, pointwise::clamp_min),
     ("aten.clamp_max.default", OpKind::Pointwise, pointwise::clamp_max),
     ("aten.addcmul.default", OpKind::Pointwise, pointwise::addcmul),
-    ("aten.batch_norm.default", OpKind::Pointwise, norm::batch_norm),
+    ("aten.batch_norm.default", OpKind::Pointwise, batch_norm::batch_norm),
     ("aten.sin.default", OpKind::Pointwise, math::sin),
     ("aten.cos.default", OpKind::Pointwise, math::cos),
     ("aten.tan.default", OpKind::Pointwise, math::tan),
@@ -482,10 +483,19 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.nanmean.default", OpKind::Reduction, reduce::nanmean),
     ("aten.sum_to_size.default", OpKind::Reduction, reduce::sum_to_size),
     ("aten.argmax.default", OpKind::Reduction, reduce::argmax),
+    ("aten.linalg_norm.default", OpKind::Reduction, reduce::linalg_norm),
+    ("aten.linalg_norm.ord_str", OpKind::Reduction, reduce::linalg_norm),
+    ("aten.linalg_matrix_norm.default", OpKind::Reduction, reduce::linalg_norm),
+    ("aten.linalg_matrix_norm.str_ord", OpKind::Reduction, reduce::linalg_norm),
+    ("aten.renorm.default", OpKind::Reduction, reduce::renorm),
     ("aten.argmin.default", OpKind::Reduction, reduce::argmin),
     ("aten._safe_softmax.default", OpKind::Reduction, norm::safe_softmax),
     ("aten.native_layer_norm.default", OpKind::Reduction, norm::native_layer_norm),
     ("aten.group_norm.default", OpKind::Reduction, norm::group_norm),
+    ("aten.native_batch_norm.default", OpKind::Reduction, batch_norm::native_batch_norm),
+    ("aten._native_batch_norm_legit.default", OpKind::Reduction, batch_norm::native_batch_norm),
+    ("aten._batch_norm_with_update.default", OpKind::Reduction, batch_norm::native_batch_norm),
+    ("aten.instance_norm.default", OpKind::Reduction, batch_norm::instance_norm),
     ("aten.native_group_norm.default", OpKind::Reduction, norm::native_group_norm),
     ("aten.upsample_nearest1d.vec", OpKind::Heavy, resample::nearest),
     ("aten.upsample_nearest2d.vec", OpKind::Heavy, resample::nearest),

@@ -1,5 +1,5 @@
-//! The kept (fallback) forms of normalisations: softmax, log_softmax, layer_norm in one kernel
-//! each (statistics recomputed per element by serial loops), and inference batch_norm.
+//! The kept (fallback) forms of normalisations: softmax, log_softmax, layer_norm, rms_norm and
+//! group_norm in one kernel each (statistics recomputed per element by serial loops).
 
 use super::super::ctx::{wrap_dims, Ctx};
 use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp, UnOp};
@@ -124,39 +124,8 @@ pub fn rms_norm(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Re
     Ok(y)
 }
 
-pub fn batch_norm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
-    if cx.bool_or(node, "training", false)? {
-        return Err(cx.err(node, "batch_norm in training mode is not supported (statistics of the batch)"));
-    }
-    if idx.len() < 2 {
-        return Err(cx.err(node, "batch_norm needs an input of rank >= 2"));
-    }
-    let v = cx.tensor(node, "input")?;
-    let c = [idx[1]];
-    let x = cx.read(v, idx)?;
-    let (Some(rm), Some(rv)) = (cx.opt_tensor(node, "running_mean"), cx.opt_tensor(node, "running_var")) else {
-        return Err(cx.err(node, "inference batch_norm needs running_mean and running_var"));
-    };
-    let mean = cx.read(rm, &c)?;
-    let var = cx.read(rv, &c)?;
-    let eps = cx.kb.f32(cx.float_or(node, "eps", 1e-5)? as f32);
-    let ve = cx.kb.binary(BinOp::Add, var, eps)?;
-    let rstd = cx.kb.unary(UnOp::Rsqrt, ve);
-    let d = cx.kb.binary(BinOp::Sub, x, mean)?;
-    let mut y = cx.kb.binary(BinOp::Mul, d, rstd)?;
-    if let Some(w) = cx.opt_tensor(node, "weight") {
-        let w = cx.read(w, &c)?;
-        y = cx.kb.binary(BinOp::Mul, y, w)?;
-    }
-    if let Some(b) = cx.opt_tensor(node, "bias") {
-        let b = cx.read(b, &c)?;
-        y = cx.kb.binary(BinOp::Add, y, b)?;
-    }
-    Ok(y)
-}
-
 /// `rsqrt(var + eps)` with `eps` a constant of the type of `var`.
-fn rstd_of(cx: &mut Ctx<'_>, node: &Node, var: ExprId, default_eps: f64) -> Result<ExprId, LowerError> {
+pub(super) fn rstd_of(cx: &mut Ctx<'_>, node: &Node, var: ExprId, default_eps: f64) -> Result<ExprId, LowerError> {
     let eps = cx.float_or(node, "eps", default_eps)?;
     let eps = cx.kb.float_like(eps, var);
     let ve = cx.kb.binary(BinOp::Add, var, eps)?;
@@ -217,7 +186,7 @@ fn group_stats(cx: &mut Ctx<'_>, node: &Node, v: ValueId, n: ExprId, g: ExprId, 
 }
 
 /// `(x - mean) · rstd · weight[c] + bias[c]` of a group norm's input element at `idx`.
-fn group_normed(cx: &mut Ctx<'_>, node: &Node, v: ValueId, idx: &[ExprId], groups: i64) -> Result<ExprId, LowerError> {
+pub(super) fn group_normed(cx: &mut Ctx<'_>, node: &Node, v: ValueId, idx: &[ExprId], groups: i64) -> Result<ExprId, LowerError> {
     let sizes = cx.sizes(v)?;
     if idx.len() < 2 {
         return Err(cx.err(node, "group norm needs an [N, C, *] input"));

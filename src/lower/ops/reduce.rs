@@ -218,6 +218,56 @@ pub fn vector_norm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R
     let ord = cx.float_or(node, "ord", 2.0)?;
     let keepdim = cx.bool_or(node, "keepdim", false)?;
     let r = setup(cx, node, idx, dims_arg(cx, node)?, keepdim)?;
+    norm_of(cx, node, &r, ord)
+}
+
+/// `linalg_norm` / `linalg_matrix_norm`: vector norms (no dim, or one), and the Frobenius norm
+/// of matrices (`ord` None or 'fro'), which is the 2-norm of their elements. Other matrix norms
+/// need singular values or per-axis folds and are refused.
+pub fn linalg_norm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let keepdim = cx.bool_or(node, "keepdim", false)?;
+    let dims = dims_arg(cx, node)?;
+    let rank = cx.sizes(cx.tensor(node, "self")?)?.len();
+    let matrix = node.target.contains("matrix_norm") || dims.as_ref().map_or(rank == 2, |d| d.len() == 2);
+    let ord = match node.arg("ord") {
+        None | Some(Arg::None) => 2.0,
+        Some(Arg::String(s)) if s == "fro" => 2.0,
+        Some(Arg::String(s)) => return Err(cx.err(node, format!("the `{s}` matrix norm needs singular values; it has no kernel"))),
+        _ if matrix => return Err(cx.err(node, "matrix norms of numeric order have no kernel; only 'fro'")),
+        _ => cx.float_or(node, "ord", 2.0)?,
+    };
+    let dims = if node.target.contains("matrix_norm") { Some(dims.unwrap_or(vec![-2, -1])) } else { dims };
+    let r = setup(cx, node, idx, dims, keepdim)?;
+    norm_of(cx, node, &r, ord)
+}
+
+/// `renorm(self, p, dim, maxnorm)`: each slice along `dim` whose p-norm exceeds `maxnorm` is
+/// scaled by `maxnorm / (norm + 1e-7)`.
+pub fn renorm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let v = cx.tensor(node, "self")?;
+    let sizes = cx.sizes(v)?;
+    let d = wrap_dims(&[cx.int_or(node, "dim", 0)?], sizes.len()).map_err(|m| cx.err(node, m))?[0];
+    let p = cx.float_or(node, "p", 2.0)?;
+    let maxnorm = cx.float_or(node, "maxnorm", 1.0)?;
+    let zero = cx.kb.i64(0);
+    let mut base = vec![zero; sizes.len()];
+    base[d] = idx[d];
+    let dims = (0..sizes.len()).filter(|&k| k != d).collect();
+    let r = Red { v, sizes, dims, base };
+    let norm = norm_of(cx, node, &r, p)?;
+    let x = cx.read(v, idx)?;
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let x = cx.kb.cast(x, ty);
+    let (m, tiny, one) = (cx.kb.float_like(maxnorm, norm), cx.kb.float_like(1e-7, norm), cx.kb.float_like(1.0, norm));
+    let big = cx.kb.cmp(CmpOp::Gt, norm, m)?;
+    let denom = cx.kb.binary(BinOp::Add, norm, tiny)?;
+    let scale = cx.kb.binary(BinOp::Div, m, denom)?;
+    let factor = cx.kb.select(big, scale, one)?;
+    Ok(cx.kb.binary(BinOp::Mul, x, factor)?)
+}
+
+/// `(Σ|x|^ord)^(1/ord)` over `r`'s reduced dims; ±inf are max/min of `|x|`, 0 counts nonzeros.
+fn norm_of(cx: &mut Ctx<'_>, node: &Node, r: &Red, ord: f64) -> Result<ExprId, LowerError> {
     let v = r.v;
     let ty = super::pointwise::out_ty(cx, node)?;
     let op = if ord == f64::INFINITY {
