@@ -506,6 +506,7 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.upsample_linear1d.vec", OpKind::Heavy, resample::linear),
     ("aten.upsample_bilinear2d.vec", OpKind::Heavy, resample::linear),
     ("aten.upsample_trilinear3d.vec", OpKind::Heavy, resample::linear),
+    ("aten.upsample_bicubic2d.vec", OpKind::Heavy, resample::bicubic),
 ];
 
 /// The fusion kind and lowering of `target`, if this build lowers it.

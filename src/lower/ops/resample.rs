@@ -1,7 +1,7 @@
 //! Resampling of the spatial dims (every dim after batch and channel): nearest and
-//! nearest-exact upsampling, and (bi/tri)linear interpolation, with PyTorch's source-index
+//! nearest-exact upsampling, (bi/tri)linear and bicubic interpolation, with PyTorch's source-index
 //! formulas (`UpSample.h`: `nearest_idx`, `area_pixel_compute_source_index`) evaluated in the
-//! same float precision (float32 for every dtype but float64). Integer outputs round to nearest.
+//! same float precision (float32 for every dtype but float64). uint8 outputs round and saturate.
 
 use super::super::ctx::Ctx;
 use super::super::kernel::{BinOp, CmpOp, ExprId, Ty, UnOp};
@@ -96,72 +96,61 @@ pub fn nearest(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     cx.read(v, &at)
 }
 
-/// `upsample_linear1d` / `upsample_bilinear2d` / `upsample_trilinear3d`: the weighted sum of the
-/// 2^d corners around the source position.
-pub fn linear(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let v = cx.tensor(node, "input")?;
+/// PyTorch's `area_pixel_compute_source_index` for output coordinate `o` of spatial dim `d`:
+/// `o · (in-1)/(out-1)` with `align_corners`, else `(o + 0.5) · scale - 0.5`, clamped at 0
+/// except for cubic filters.
+fn source(cx: &mut Ctx<'_>, node: &Node, d: usize, o: ExprId, ty: Ty, cubic: bool) -> R {
     let align = cx.bool_or(node, "align_corners", false)?;
-    let ty = index_ty(cx, node)?;
-    let out_ty = super::pointwise::out_ty(cx, node)?;
-    if idx.len() < 3 {
-        return Err(cx.err(node, "interpolation needs [N, C, *spatial] tensors"));
+    let (ins, outs) = extents(cx, node, d)?;
+    let o = cx.kb.cast(o, ty);
+    let zero = fconst(cx, 0.0, ty);
+    if align {
+        let one = cx.kb.i64(1);
+        let (i1, o1) = (cx.kb.binary(BinOp::Sub, ins, one)?, cx.kb.binary(BinOp::Sub, outs, one)?);
+        let zero_i = cx.kb.i64(0);
+        let single = cx.kb.cmp(CmpOp::Le, o1, zero_i)?;
+        let o1 = cx.kb.binary(BinOp::Max, o1, one)?;
+        let (fi, fo) = (cx.kb.cast(i1, ty), cx.kb.cast(o1, ty));
+        let s = cx.kb.binary(BinOp::Div, fi, fo)?;
+        let s = cx.kb.select(single, zero, s)?;
+        return Ok(cx.kb.binary(BinOp::Mul, s, o)?);
     }
-    let sd = idx.len() - 2;
-    // Per spatial dim: lower and upper source index and the upper one's weight.
-    let mut taps = Vec::with_capacity(sd);
-    for d in 0..sd {
-        let (ins, outs) = extents(cx, node, d)?;
-        let o = cx.kb.cast(idx[2 + d], ty);
-        let one_i = cx.kb.i64(1);
-        let zero = cx.kb.float_like(0.0, o);
-        let src = if align {
-            // (in - 1) / (out - 1), or 0 for a single output.
-            let (i1, o1) = (cx.kb.binary(BinOp::Sub, ins, one_i)?, cx.kb.binary(BinOp::Sub, outs, one_i)?);
-            let zero_i = cx.kb.i64(0);
-            let single = cx.kb.cmp(CmpOp::Le, o1, zero_i)?;
-            let o1 = cx.kb.binary(BinOp::Max, o1, one_i)?;
-            let (fi, fo) = (cx.kb.cast(i1, ty), cx.kb.cast(o1, ty));
-            let s = cx.kb.binary(BinOp::Div, fi, fo)?;
-            let s = cx.kb.select(single, zero, s)?;
-            cx.kb.binary(BinOp::Mul, s, o)?
-        } else {
-            let s = scale(cx, node, d, ins, outs, ty)?;
-            let half = cx.kb.float_like(0.5, o);
-            let c = cx.kb.binary(BinOp::Add, o, half)?;
-            let c = cx.kb.binary(BinOp::Mul, s, c)?;
-            let c = cx.kb.binary(BinOp::Sub, c, half)?;
-            let neg = cx.kb.cmp(CmpOp::Lt, c, zero)?;
-            cx.kb.select(neg, zero, c)?
-        };
-        let fl = cx.kb.unary(UnOp::Floor, src);
-        let lo = cx.kb.cast(fl, Ty::I64);
-        let last = cx.kb.binary(BinOp::Sub, ins, one_i)?;
-        let lo = cx.kb.binary(BinOp::Min, lo, last)?;
-        let up = cx.kb.binary(BinOp::Add, lo, one_i)?;
-        let hi = cx.kb.binary(BinOp::Min, up, last)?;
-        let flo = cx.kb.cast(lo, ty);
-        let w = cx.kb.binary(BinOp::Sub, src, flo)?;
-        let one = cx.kb.float_like(1.0, w);
-        let w = cx.kb.binary(BinOp::Min, w, one)?;
-        let w = cx.kb.binary(BinOp::Max, w, zero)?;
-        taps.push((lo, hi, w));
+    let s = scale(cx, node, d, ins, outs, ty)?;
+    let half = fconst(cx, 0.5, ty);
+    let c = cx.kb.binary(BinOp::Add, o, half)?;
+    let c = cx.kb.binary(BinOp::Mul, s, c)?;
+    let c = cx.kb.binary(BinOp::Sub, c, half)?;
+    if cubic {
+        return Ok(c);
     }
+    let neg = cx.kb.cmp(CmpOp::Lt, c, zero)?;
+    Ok(cx.kb.select(neg, zero, c)?)
+}
+
+/// `i` clamped into `0..n`.
+fn clamp_index(cx: &mut Ctx<'_>, i: ExprId, n: ExprId) -> R {
+    let (zero, one) = (cx.kb.i64(0), cx.kb.i64(1));
+    let last = cx.kb.binary(BinOp::Sub, n, one)?;
+    let i = cx.kb.binary(BinOp::Min, i, last)?;
+    Ok(cx.kb.binary(BinOp::Max, i, zero)?)
+}
+
+/// Σ over every combination of one tap per spatial dim of (product of the taps' weights) ·
+/// input at their indices: a separable filter. Integer outputs round to nearest.
+fn separable(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], taps: &[Vec<(ExprId, ExprId)>], ty: Ty) -> R {
+    let v = cx.tensor(node, "input")?;
+    let combos: usize = taps.iter().map(Vec::len).product();
     let mut acc: Option<ExprId> = None;
-    for corner in 0..(1usize << sd) {
+    for mut c in 0..combos {
         let mut at = idx[..2].to_vec();
         let mut weight: Option<ExprId> = None;
-        for (d, &(lo, hi, w)) in taps.iter().enumerate() {
-            let upper = corner >> d & 1 == 1;
-            at.push(if upper { hi } else { lo });
-            let f = if upper {
-                w
-            } else {
-                let one = cx.kb.float_like(1.0, w);
-                cx.kb.binary(BinOp::Sub, one, w)?
-            };
+        for dim_taps in taps {
+            let (i, w) = dim_taps[c % dim_taps.len()];
+            c /= dim_taps.len();
+            at.push(i);
             weight = Some(match weight {
-                None => f,
-                Some(p) => cx.kb.binary(BinOp::Mul, p, f)?,
+                None => w,
+                Some(p) => cx.kb.binary(BinOp::Mul, p, w)?,
             });
         }
         let x = cx.read(v, &at)?;
@@ -175,6 +164,104 @@ pub fn linear(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
             Some(a) => cx.kb.binary(BinOp::Add, a, t)?,
         });
     }
-    let y = acc.ok_or_else(|| cx.err(node, "interpolation of no corners"))?;
-    Ok(if out_ty == Ty::I64 { cx.kb.unary(UnOp::Rint, y) } else { y })
+    let y = acc.ok_or_else(|| cx.err(node, "interpolation of no taps"))?;
+    if super::pointwise::out_ty(cx, node)? != Ty::I64 {
+        return Ok(y);
+    }
+    // uint8 images (the only integer dtype PyTorch interpolates) round and saturate; cubic
+    // weights can overshoot either end.
+    let y = cx.kb.unary(UnOp::Rint, y);
+    if cx.meta(node.outputs[0])?.dtype != crate::ir::DType::U8 {
+        return Ok(y);
+    }
+    let (lo, hi) = (fconst(cx, 0.0, ty), fconst(cx, 255.0, ty));
+    let y = cx.kb.binary(BinOp::Max, y, lo)?;
+    Ok(cx.kb.binary(BinOp::Min, y, hi)?)
+}
+
+fn spatial_rank(cx: &Ctx<'_>, node: &Node, idx: &[ExprId]) -> Result<usize, LowerError> {
+    idx.len().checked_sub(2).filter(|&s| s > 0).ok_or_else(|| cx.err(node, "interpolation needs [N, C, *spatial] tensors"))
+}
+
+/// `upsample_linear1d` / `upsample_bilinear2d` / `upsample_trilinear3d`: per spatial dim the
+/// two source indices around the source position, weighted by distance.
+pub fn linear(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let ty = index_ty(cx, node)?;
+    let sd = spatial_rank(cx, node, idx)?;
+    let mut taps = Vec::with_capacity(sd);
+    for d in 0..sd {
+        let src = source(cx, node, d, idx[2 + d], ty, false)?;
+        let (ins, _) = extents(cx, node, d)?;
+        let fl = cx.kb.unary(UnOp::Floor, src);
+        let lo = cx.kb.cast(fl, Ty::I64);
+        let lo = clamp_index(cx, lo, ins)?;
+        let one_i = cx.kb.i64(1);
+        let up = cx.kb.binary(BinOp::Add, lo, one_i)?;
+        let hi = clamp_index(cx, up, ins)?;
+        let flo = cx.kb.cast(lo, ty);
+        let w = cx.kb.binary(BinOp::Sub, src, flo)?;
+        let (zero, one) = (fconst(cx, 0.0, ty), fconst(cx, 1.0, ty));
+        let w = cx.kb.binary(BinOp::Min, w, one)?;
+        let w = cx.kb.binary(BinOp::Max, w, zero)?;
+        let w0 = cx.kb.binary(BinOp::Sub, one, w)?;
+        taps.push(vec![(lo, w0), (hi, w)]);
+    }
+    separable(cx, node, idx, &taps, ty)
+}
+
+/// `upsample_bicubic2d`: Keys' cubic convolution (A = -0.75) over the 4 source indices around
+/// the source position, indices clamped into the input, as PyTorch's CPU kernel.
+pub fn bicubic(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    const A: f64 = -0.75;
+    let ty = index_ty(cx, node)?;
+    let sd = spatial_rank(cx, node, idx)?;
+    let mut taps = Vec::with_capacity(sd);
+    for d in 0..sd {
+        let src = source(cx, node, d, idx[2 + d], ty, true)?;
+        let (ins, _) = extents(cx, node, d)?;
+        let fl = cx.kb.unary(UnOp::Floor, src);
+        let t = cx.kb.binary(BinOp::Sub, src, fl)?;
+        let base = cx.kb.cast(fl, Ty::I64);
+        // Weights of the taps at base-1, base, base+1, base+2: distances t+1, t, 1-t, 2-t.
+        let mut dim_taps = Vec::with_capacity(4);
+        for k in 0..4i64 {
+            let dist = match k {
+                0 | 1 => {
+                    let c = fconst(cx, (1 - k) as f64, ty);
+                    cx.kb.binary(BinOp::Add, t, c)?
+                }
+                _ => {
+                    let c = fconst(cx, (k - 1) as f64, ty);
+                    cx.kb.binary(BinOp::Sub, c, t)?
+                }
+            };
+            let w = if k == 1 || k == 2 { cubic_near(cx, dist, A, ty)? } else { cubic_far(cx, dist, A, ty)? };
+            let off = cx.kb.i64(k - 1);
+            let i = cx.kb.binary(BinOp::Add, base, off)?;
+            dim_taps.push((clamp_index(cx, i, ins)?, w));
+        }
+        taps.push(dim_taps);
+    }
+    separable(cx, node, idx, &taps, ty)
+}
+
+/// `((A + 2)·x - (A + 3))·x² + 1`, the kernel for |x| <= 1.
+fn cubic_near(cx: &mut Ctx<'_>, x: ExprId, a: f64, ty: Ty) -> R {
+    let (a2, a3, one) = (fconst(cx, a + 2.0, ty), fconst(cx, a + 3.0, ty), fconst(cx, 1.0, ty));
+    let p = cx.kb.binary(BinOp::Mul, a2, x)?;
+    let p = cx.kb.binary(BinOp::Sub, p, a3)?;
+    let p = cx.kb.binary(BinOp::Mul, p, x)?;
+    let p = cx.kb.binary(BinOp::Mul, p, x)?;
+    Ok(cx.kb.binary(BinOp::Add, p, one)?)
+}
+
+/// `((A·x - 5A)·x + 8A)·x - 4A`, the kernel for 1 < |x| < 2.
+fn cubic_far(cx: &mut Ctx<'_>, x: ExprId, a: f64, ty: Ty) -> R {
+    let (ka, k5, k8, k4) = (fconst(cx, a, ty), fconst(cx, 5.0 * a, ty), fconst(cx, 8.0 * a, ty), fconst(cx, 4.0 * a, ty));
+    let p = cx.kb.binary(BinOp::Mul, ka, x)?;
+    let p = cx.kb.binary(BinOp::Sub, p, k5)?;
+    let p = cx.kb.binary(BinOp::Mul, p, x)?;
+    let p = cx.kb.binary(BinOp::Add, p, k8)?;
+    let p = cx.kb.binary(BinOp::Mul, p, x)?;
+    Ok(cx.kb.binary(BinOp::Sub, p, k4)?)
 }
