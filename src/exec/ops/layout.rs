@@ -458,7 +458,7 @@ fn stack_like(cx: &OpCx, rank: usize, dim: usize) -> OpResult<Vec<RtValue>> {
                 (2, _) => vec![1, s[0]],
                 (3, 0) => vec![1, 1, 1],
                 (3, 1) => vec![1, s[0], 1],
-                _ => vec![1, s[0], s[1]],
+                _ => vec![s[0], s[1], 1],
             };
             t.reshape(&shape).ok_or_else(|| OpError::Shape("stack".into()))
         })

@@ -146,3 +146,88 @@ pub fn linear(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     }
     one(add_bias(matmul_wide(x, &wt)?, bias, 1.0, 1.0)?.round(dt)?)
 }
+
+/// The vector products `dot(self, tensor)`, `vdot(self, other)` (real: the same) and
+/// `mv(self, vec)`: `matmul` with their rank checks.
+fn vector_product(cx: &OpCx, other: &str, ranks: (usize, usize)) -> OpResult<Vec<RtValue>> {
+    let (a, b) = (cx.tensor("self")?, cx.tensor(other)?);
+    if (a.ndim(), b.ndim()) != ranks {
+        return shape_err(format!("expected operands of rank {ranks:?}, got {:?} and {:?}", a.shape(), b.shape()));
+    }
+    let dt = same_dtype(a, b)?;
+    one(matmul_wide(a, b)?.round(dt)?)
+}
+
+pub fn dot(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    vector_product(cx, "tensor", (1, 1))
+}
+
+pub fn vdot(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    vector_product(cx, "other", (1, 1))
+}
+
+pub fn mv(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    vector_product(cx, "vec", (2, 1))
+}
+
+/// `inner(self, other)`: Σ over the last dims, shaped `self.shape[:-1] + other.shape[:-1]`; a
+/// 0-D operand multiplies.
+pub fn inner(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let (a, b) = (cx.tensor("self")?, cx.tensor("other")?);
+    let dt = same_dtype(a, b)?;
+    if a.ndim() == 0 || b.ndim() == 0 {
+        let (s, t) = if a.ndim() == 0 { (a, b) } else { (b, a) };
+        let k = s.to_f64_vec()[0];
+        let data = t.to_f64_vec().iter().map(|x| k * x).collect();
+        return one(Wide { shape: t.shape().to_vec(), data }.round(dt)?);
+    }
+    let k = a.shape()[a.ndim() - 1];
+    if b.shape()[b.ndim() - 1] != k {
+        return shape_err(format!("inner: last dims of {:?} and {:?} differ", a.shape(), b.shape()));
+    }
+    let (ra, rb) = (&a.shape()[..a.ndim() - 1], &b.shape()[..b.ndim() - 1]);
+    let (m, n) = (ra.iter().product::<usize>(), rb.iter().product::<usize>());
+    let mut data = vec![0.0; m * n];
+    let (x, y) = (a.to_f64_vec(), b.to_f64_vec());
+    let yt = transpose_tensor(&Tensor::from_vec(&[n, k], y).ok_or_else(|| OpError::Shape("inner".into()))?, 0, 1)?.to_f64_vec();
+    gemm(&x, &yt, m, k, n, &mut data);
+    let shape = ra.iter().chain(rb).copied().collect();
+    one(Wide { shape, data }.round(dt)?)
+}
+
+/// `bilinear(input1, input2, weight, bias)`: `y[.., o] = Σ_ij x1[.., i] · W[o, i, j] · x2[.., j]
+/// + b[o]`, in `f64`.
+pub fn bilinear(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let (x1, x2, w) = (cx.tensor("input1")?, cx.tensor("input2")?, cx.tensor("weight")?);
+    let dt = same_dtype(x1, x2)?;
+    same_dtype(x1, w)?;
+    if w.ndim() != 3 || x1.ndim() == 0 || x1.ndim() != x2.ndim() {
+        return shape_err(format!("bilinear of {:?} and {:?} with weight {:?}", x1.shape(), x2.shape(), w.shape()));
+    }
+    let (o, n1, n2) = (w.shape()[0], w.shape()[1], w.shape()[2]);
+    let lead = &x1.shape()[..x1.ndim() - 1];
+    if x1.shape()[x1.ndim() - 1] != n1 || x2.shape()[x2.ndim() - 1] != n2 || lead != &x2.shape()[..x2.ndim() - 1] {
+        return shape_err(format!("bilinear of {:?} and {:?} with weight {:?}", x1.shape(), x2.shape(), w.shape()));
+    }
+    let bias = cx.opt_tensor("bias")?.map(|t| t.to_f64_vec());
+    if bias.as_ref().is_some_and(|b| b.len() != o) {
+        return shape_err(format!("bilinear bias does not have {o} elements"));
+    }
+    let rows: usize = lead.iter().product();
+    let (a, b, wv) = (x1.to_f64_vec(), x2.to_f64_vec(), w.to_f64_vec());
+    let mut data = vec![0.0; rows * o];
+    for r in 0..rows {
+        for k in 0..o {
+            let mut acc = bias.as_ref().map_or(0.0, |b| b[k]);
+            for i in 0..n1 {
+                for j in 0..n2 {
+                    acc += a[r * n1 + i] * wv[(k * n1 + i) * n2 + j] * b[r * n2 + j];
+                }
+            }
+            data[r * o + k] = acc;
+        }
+    }
+    let mut shape = lead.to_vec();
+    shape.push(o);
+    one(Wide { shape, data }.round(dt)?)
+}

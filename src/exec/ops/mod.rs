@@ -749,6 +749,12 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.matmul.default", linalg::matmul),
     ("aten.addmm.default", linalg::addmm),
     ("aten.linear.default", linalg::linear),
+    // Vector products and bilinear forms (issue 11).
+    ("aten.dot.default", linalg::dot),
+    ("aten.vdot.default", linalg::vdot),
+    ("aten.mv.default", linalg::mv),
+    ("aten.inner.default", linalg::inner),
+    ("aten.bilinear.default", linalg::bilinear),
     // Normalisation layers.
     ("aten.layer_norm.default", norm::layer_norm),
     ("aten.native_layer_norm.default", norm::native_layer_norm),

@@ -4,10 +4,11 @@
 //! values below 2^24).
 
 use super::super::ctx::{wrap_dims, Ctx};
-use super::super::kernel::{BinOp, CmpOp, Elem, ExprId};
+use super::super::kernel::{BinOp, CmpOp, Elem, ExprId, Ty, UnOp};
 use super::super::LowerError;
 use super::pointwise::out_sizes;
-use crate::ir::{Arg, Node};
+use crate::ir::{Arg, Node, ValueId};
+use crate::sym;
 
 /// `start + step * i` at coordinate `i`, as f32.
 fn ramp(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId]) -> Result<ExprId, LowerError> {
@@ -41,8 +42,7 @@ pub fn convert_element_type(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[Expr
 }
 
 /// `cat(tensors, dim)`: each output element comes from the input whose slice along `dim` holds
-/// it. Every input is read at a coordinate clamped into its own range (so no load is out of
-/// bounds), and a select picks the right one.
+/// it.
 pub fn cat(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     let inputs = match node.arg("tensors") {
         Some(Arg::Tensors(v)) if !v.is_empty() => v.clone(),
@@ -53,26 +53,41 @@ pub fn cat(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<Ex
         Some(Arg::Int(d)) => wrap_dims(&[*d], rank).map_err(|m| cx.err(node, m))?[0],
         _ => 0,
     };
+    let parts = inputs.iter().map(|v| Ok((*v, cx.sizes(*v)?))).collect::<Result<Vec<_>, LowerError>>()?;
+    cat_at(cx, node, &parts, d, idx)
+}
+
+/// The element at `idx` of the concatenation along `d` of `parts`, each an input read as if it
+/// had the given sizes (the output's rank; they differ from the input's own by size-1 dims
+/// only, as `hstack`/`vstack`/`column_stack` lift their inputs). Every input is read at a
+/// coordinate clamped into its own range (so no load is out of bounds), converted to the
+/// output's compute type, and a select picks the right one. Legacy empty inputs (no elements
+/// along `d`) are skipped, as `torch.cat` skips them.
+pub(super) fn cat_at(cx: &mut Ctx<'_>, node: &Node, parts: &[(ValueId, Vec<sym::Expr>)], d: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let ty = super::pointwise::out_ty(cx, node)?;
     let (zero, one) = (cx.kb.i64(0), cx.kb.i64(1));
     let mut offset = zero;
     let mut picked: Option<ExprId> = None;
-    let mut parts = Vec::new();
-    for v in &inputs {
-        let n = cx.sizes(*v)?[d].clone();
-        let n = cx.kb.size(&n);
+    let mut read = Vec::new();
+    for (v, sizes) in parts {
+        if sizes[d].as_int() == Some(0) {
+            continue;
+        }
+        let n = cx.kb.size(&sizes[d]);
         let local = cx.kb.binary(BinOp::Sub, idx[d], offset)?;
         let last = cx.kb.binary(BinOp::Sub, n, one)?;
         let clamped = cx.kb.binary(BinOp::Min, local, last)?;
         let clamped = cx.kb.binary(BinOp::Max, clamped, zero)?;
         let mut at = idx.to_vec();
         at[d] = clamped;
-        let value = cx.read(*v, &at)?;
+        let value = super::view::reshape_read(cx, *v, &at, sizes)?;
+        let value = cx.kb.cast(value, ty);
         let end = cx.kb.binary(BinOp::Add, offset, n)?;
-        parts.push((end, value));
+        read.push((end, value));
         offset = end;
     }
     // Innermost first: the last input is the default, earlier ones win below their end.
-    for (end, value) in parts.into_iter().rev() {
+    for (end, value) in read.into_iter().rev() {
         picked = Some(match picked {
             None => value,
             Some(rest) => {
@@ -81,5 +96,72 @@ pub fn cat(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<Ex
             }
         });
     }
-    picked.ok_or_else(|| cx.err(node, "cat of nothing"))
+    match picked {
+        Some(p) => Ok(p),
+        // Every input is empty along `d`, so the output has no elements to compute.
+        None => Ok(cx.kb.cast(zero, ty)),
+    }
+}
+
+/// `eye(n, m)`: ones on the main diagonal.
+pub fn eye(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    if idx.len() != 2 {
+        return Err(cx.err(node, "eye is a matrix"));
+    }
+    let on = cx.kb.cmp(CmpOp::Eq, idx[0], idx[1])?;
+    let ty = super::pointwise::out_ty(cx, node)?;
+    Ok(cx.kb.cast(on, ty))
+}
+
+/// A `start`/`end` argument of `linspace`/`logspace`: a number or a 0-D tensor, in `ty`.
+fn endpoint(cx: &mut Ctx<'_>, node: &Node, name: &str, ty: Ty) -> Result<ExprId, LowerError> {
+    let e = match cx.opt_tensor(node, name) {
+        Some(v) => cx.read(v, &[])?,
+        None => match node.arg(name) {
+            Some(Arg::Float(f)) if ty == Ty::F64 => cx.kb.f64(*f),
+            _ => cx.opt_number(node, name)?.ok_or_else(|| cx.err(node, format!("argument `{name}` is missing")))?,
+        },
+    };
+    Ok(cx.kb.cast(e, ty))
+}
+
+/// Point `i` of `steps` evenly spaced from `start` to `end`, as PyTorch's CPU kernel computes
+/// it: from the start for the first half, from the end for the second, in the output's type
+/// (float16/bfloat16 in float32), or in float64 from integer endpoints for integer outputs.
+fn spaced(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let i = *idx.first().ok_or_else(|| cx.err(node, "a ramp has one dimension"))?;
+    let steps = cx.int_or(node, "steps", 1)?.max(1);
+    let out = super::pointwise::out_ty(cx, node)?;
+    let ty = if out == Ty::F32 { Ty::F32 } else { Ty::F64 };
+    let (mut a, mut b) = (endpoint(cx, node, "start", ty)?, endpoint(cx, node, "end", ty)?);
+    if out == Ty::I64 {
+        a = cx.kb.unary(UnOp::Trunc, a);
+        b = cx.kb.unary(UnOp::Trunc, b);
+    }
+    let span = cx.kb.binary(BinOp::Sub, b, a)?;
+    let n1 = cx.kb.float_like((steps - 1).max(1) as f64, span);
+    let step = cx.kb.binary(BinOp::Div, span, n1)?;
+    let fi = cx.kb.cast(i, ty);
+    let lo = cx.kb.binary(BinOp::Mul, step, fi)?;
+    let lo = cx.kb.binary(BinOp::Add, a, lo)?;
+    let last = cx.kb.i64(steps - 1);
+    let back = cx.kb.binary(BinOp::Sub, last, i)?;
+    let back = cx.kb.cast(back, ty);
+    let hi = cx.kb.binary(BinOp::Mul, step, back)?;
+    let hi = cx.kb.binary(BinOp::Sub, b, hi)?;
+    let half = cx.kb.i64(steps / 2);
+    let first = cx.kb.cmp(CmpOp::Lt, i, half)?;
+    Ok(cx.kb.select(first, lo, hi)?)
+}
+
+pub fn linspace(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    spaced(cx, node, idx)
+}
+
+/// `logspace`: `base ^ linspace`, the power in float64 as PyTorch's kernel takes it.
+pub fn logspace(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let x = spaced(cx, node, idx)?;
+    let x = cx.kb.cast(x, Ty::F64);
+    let base = cx.kb.f64(cx.float_or(node, "base", 10.0)?);
+    Ok(cx.kb.binary(BinOp::Pow, base, x)?)
 }

@@ -32,19 +32,6 @@ pub fn mm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<Exp
     dot(cx, a, b, idx, false)
 }
 
-pub fn addmm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
-    let a = cx.tensor(node, "mat1")?;
-    let b = cx.tensor(node, "mat2")?;
-    let mut acc = dot(cx, a, b, idx, false)?;
-    let alpha = cx.number_or(node, "alpha", 1.0)?;
-    acc = cx.kb.binary(BinOp::Mul, alpha, acc)?;
-    let out = super::pointwise::out_sizes(cx, node)?;
-    let bias = cx.operand(node, "self", idx, &out)?;
-    let beta = cx.number_or(node, "beta", 1.0)?;
-    let bias = cx.kb.binary(BinOp::Mul, beta, bias)?;
-    Ok(cx.kb.binary(BinOp::Add, acc, bias)?)
-}
-
 pub fn linear(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     let x = cx.tensor(node, "input")?;
     let w = cx.tensor(node, "weight")?;

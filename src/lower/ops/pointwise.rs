@@ -272,14 +272,83 @@ pub fn clamp_max(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Res
     map1(cx, node, idx, |kb, x| clamp_of(kb, x, None, hi))
 }
 
-pub fn addcmul(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+/// The `value` multiplier of `addcmul`/`addcdiv` in compute type `ty`.
+fn value_of(cx: &mut Ctx<'_>, node: &Node, ty: Ty) -> Result<ExprId, LowerError> {
+    if ty == Ty::F64 {
+        if let Some(crate::ir::Arg::Float(f)) = node.arg("value") {
+            return Ok(cx.kb.f64(*f));
+        }
+    }
+    let v = cx.number_or(node, "value", 1.0)?;
+    Ok(cx.kb.cast(v, ty))
+}
+
+/// `self + value · t1 · t2` (`addcmul`) or `self + value · t1 / t2` (`addcdiv`).
+fn addc(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], op: BinOp) -> Result<ExprId, LowerError> {
     let x = arg(cx, node, "self", idx)?;
     let a = arg(cx, node, "tensor1", idx)?;
     let b = arg(cx, node, "tensor2", idx)?;
-    let v = cx.number_or(node, "value", 1.0)?;
-    let p = cx.kb.binary(BinOp::Mul, a, b)?;
+    let v = value_of(cx, node, cx.kb.ty(x))?;
+    let p = cx.kb.binary(op, a, b)?;
     let p = cx.kb.binary(BinOp::Mul, v, p)?;
     Ok(cx.kb.binary(BinOp::Add, x, p)?)
+}
+
+pub fn addcmul(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    addc(cx, node, idx, BinOp::Mul)
+}
+
+pub fn addcdiv(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    addc(cx, node, idx, BinOp::Div)
+}
+
+/// `lerp(self, end, weight)` as PyTorch evaluates it: from `self` for |weight| < 0.5, from
+/// `end` otherwise (exact at both ends).
+pub fn lerp(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let x = arg(cx, node, "self", idx)?;
+    let e = arg(cx, node, "end", idx)?;
+    let w = arg(cx, node, "weight", idx)?;
+    let kb = &mut cx.kb;
+    let d = kb.binary(BinOp::Sub, e, x)?;
+    let lo = kb.binary(BinOp::Mul, w, d)?;
+    let lo = kb.binary(BinOp::Add, x, lo)?;
+    let one = num(kb, 1.0, w);
+    let rest = kb.binary(BinOp::Sub, one, w)?;
+    let hi = kb.binary(BinOp::Mul, d, rest)?;
+    let hi = kb.binary(BinOp::Sub, e, hi)?;
+    let aw = kb.unary(UnOp::Abs, w);
+    let half = num(kb, 0.5, w);
+    let near = kb.cmp(CmpOp::Lt, aw, half)?;
+    Ok(kb.select(near, lo, hi)?)
+}
+
+/// `nan_to_num(self, nan, posinf, neginf)`: NaN and infinities replaced, by default with 0 and
+/// the output dtype's largest finite values (integers and bool pass through).
+pub fn nan_to_num(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let x = arg(cx, node, "self", idx)?;
+    if !cx.kb.ty(x).is_float() {
+        return Ok(x);
+    }
+    let dtype = cx.meta(node.outputs[0])?.dtype;
+    let big = match dtype {
+        crate::ir::DType::F16 => 65504.0,
+        crate::ir::DType::BF16 => 3.389_531_389_251_535_5e38,
+        crate::ir::DType::F64 => f64::MAX,
+        _ => f32::MAX as f64,
+    };
+    let nan = cx.float_or(node, "nan", 0.0)?;
+    let pos = cx.float_or(node, "posinf", big)?;
+    let neg = cx.float_or(node, "neginf", -big)?;
+    let kb = &mut cx.kb;
+    let (nan, pos, neg) = (kb.float_like(nan, x), kb.float_like(pos, x), kb.float_like(neg, x));
+    let inf = kb.float_like(f64::INFINITY, x);
+    let ninf = kb.float_like(f64::NEG_INFINITY, x);
+    let is_pos = kb.cmp(CmpOp::Eq, x, inf)?;
+    let is_neg = kb.cmp(CmpOp::Eq, x, ninf)?;
+    let is_nan = kb.cmp(CmpOp::Ne, x, x)?;
+    let y = kb.select(is_pos, pos, x)?;
+    let y = kb.select(is_neg, neg, y)?;
+    Ok(kb.select(is_nan, nan, y)?)
 }
 
 pub fn gelu(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {

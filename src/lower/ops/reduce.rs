@@ -2,7 +2,7 @@
 //! over the reduced coordinates. Two-pass variance, as PyTorch computes it.
 
 use super::super::ctx::{wrap_dims, Ctx};
-use super::super::kernel::{BinOp, ExprId, RedOp, UnOp};
+use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp, UnOp};
 use super::super::LowerError;
 use crate::ir::{Arg, Node, ValueId};
 use crate::sym;
@@ -102,7 +102,7 @@ pub fn mean(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<E
 }
 
 fn correction(cx: &Ctx<'_>, node: &Node) -> Result<f64, LowerError> {
-    if node.target.ends_with(".dim") {
+    if node.target.ends_with(".dim") || matches!(node.arg("unbiased"), Some(Arg::Bool(_))) {
         return Ok(if cx.bool_or(node, "unbiased", true)? { 1.0 } else { 0.0 });
     }
     cx.float_or(node, "correction", 1.0)
@@ -127,7 +127,61 @@ pub fn var_mean(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Re
     if out == 1 {
         return Ok(m);
     }
-    var_of(cx, &r, m, correction(cx, node)?)
+    let v = var_of(cx, &r, m, correction(cx, node)?)?;
+    Ok(if node.target.starts_with("aten.std_mean") { cx.kb.unary(UnOp::Sqrt, v) } else { v })
+}
+
+/// `nansum` / `nanmean(self, dim, keepdim, dtype)`: NaN elements count as absent (integers
+/// have none and sum as int64).
+fn nan_fold(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], mean: bool) -> Result<ExprId, LowerError> {
+    let keepdim = cx.bool_or(node, "keepdim", false)?;
+    let r = setup(cx, node, idx, dims_arg(cx, node)?, keepdim)?;
+    let v = r.v;
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let s = cx.reduce_dims(RedOp::Sum, &r.sizes, &r.dims, &r.base, &mut |cx, i| {
+        let x = cx.read(v, i)?;
+        let x = cx.kb.cast(x, ty);
+        if !ty.is_float() {
+            return Ok(x);
+        }
+        let ok = cx.kb.cmp(CmpOp::Eq, x, x)?;
+        let zero = cx.kb.float_like(0.0, x);
+        Ok(cx.kb.select(ok, x, zero)?)
+    })?;
+    if !mean {
+        return Ok(s);
+    }
+    let n = cx.reduce_dims(RedOp::Sum, &r.sizes, &r.dims, &r.base, &mut |cx, i| {
+        let x = cx.read(v, i)?;
+        let x = cx.kb.cast(x, ty);
+        let ok = cx.kb.cmp(CmpOp::Eq, x, x)?;
+        Ok(cx.kb.cast(ok, ty))
+    })?;
+    Ok(cx.kb.binary(BinOp::Div, s, n)?)
+}
+
+pub fn nansum(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    nan_fold(cx, node, idx, false)
+}
+
+pub fn nanmean(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    nan_fold(cx, node, idx, true)
+}
+
+/// `sum_to_size(size)`: sums the leading dims `size` lacks and the dims it has as 1.
+pub fn sum_to_size(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let v = cx.tensor(node, "self")?;
+    let sizes = cx.sizes(v)?;
+    let size = cx.ints_or(node, "size", &[])?;
+    let lead = sizes.len().saturating_sub(size.len());
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let dims: Vec<usize> = (0..sizes.len()).filter(|&d| d < lead || (size[d - lead] == 1 && sizes[d].as_int() != Some(1))).collect();
+    let zero = cx.kb.i64(0);
+    let base: Vec<ExprId> = (0..sizes.len()).map(|d| if d < lead { zero } else { idx[d - lead] }).collect();
+    cx.reduce_dims(RedOp::Sum, &sizes, &dims, &base, &mut |cx, i| {
+        let x = cx.read(v, i)?;
+        Ok(cx.kb.cast(x, ty))
+    })
 }
 
 /// `cumsum`/`cumprod(self, dim)`: element `i` folds the input over `0..=i` along `dim` (a serial
@@ -164,6 +218,56 @@ pub fn vector_norm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R
     let ord = cx.float_or(node, "ord", 2.0)?;
     let keepdim = cx.bool_or(node, "keepdim", false)?;
     let r = setup(cx, node, idx, dims_arg(cx, node)?, keepdim)?;
+    norm_of(cx, node, &r, ord)
+}
+
+/// `linalg_norm` / `linalg_matrix_norm`: vector norms (no dim, or one), and the Frobenius norm
+/// of matrices (`ord` None or 'fro'), which is the 2-norm of their elements. Other matrix norms
+/// need singular values or per-axis folds and are refused.
+pub fn linalg_norm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let keepdim = cx.bool_or(node, "keepdim", false)?;
+    let dims = dims_arg(cx, node)?;
+    let rank = cx.sizes(cx.tensor(node, "self")?)?.len();
+    let matrix = node.target.contains("matrix_norm") || dims.as_ref().map_or(rank == 2, |d| d.len() == 2);
+    let ord = match node.arg("ord") {
+        None | Some(Arg::None) => 2.0,
+        Some(Arg::String(s)) if s == "fro" => 2.0,
+        Some(Arg::String(s)) => return Err(cx.err(node, format!("the `{s}` matrix norm needs singular values; it has no kernel"))),
+        _ if matrix => return Err(cx.err(node, "matrix norms of numeric order have no kernel; only 'fro'")),
+        _ => cx.float_or(node, "ord", 2.0)?,
+    };
+    let dims = if node.target.contains("matrix_norm") { Some(dims.unwrap_or(vec![-2, -1])) } else { dims };
+    let r = setup(cx, node, idx, dims, keepdim)?;
+    norm_of(cx, node, &r, ord)
+}
+
+/// `renorm(self, p, dim, maxnorm)`: each slice along `dim` whose p-norm exceeds `maxnorm` is
+/// scaled by `maxnorm / (norm + 1e-7)`.
+pub fn renorm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let v = cx.tensor(node, "self")?;
+    let sizes = cx.sizes(v)?;
+    let d = wrap_dims(&[cx.int_or(node, "dim", 0)?], sizes.len()).map_err(|m| cx.err(node, m))?[0];
+    let p = cx.float_or(node, "p", 2.0)?;
+    let maxnorm = cx.float_or(node, "maxnorm", 1.0)?;
+    let zero = cx.kb.i64(0);
+    let mut base = vec![zero; sizes.len()];
+    base[d] = idx[d];
+    let dims = (0..sizes.len()).filter(|&k| k != d).collect();
+    let r = Red { v, sizes, dims, base };
+    let norm = norm_of(cx, node, &r, p)?;
+    let x = cx.read(v, idx)?;
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let x = cx.kb.cast(x, ty);
+    let (m, tiny, one) = (cx.kb.float_like(maxnorm, norm), cx.kb.float_like(1e-7, norm), cx.kb.float_like(1.0, norm));
+    let big = cx.kb.cmp(CmpOp::Gt, norm, m)?;
+    let denom = cx.kb.binary(BinOp::Add, norm, tiny)?;
+    let scale = cx.kb.binary(BinOp::Div, m, denom)?;
+    let factor = cx.kb.select(big, scale, one)?;
+    Ok(cx.kb.binary(BinOp::Mul, x, factor)?)
+}
+
+/// `(Σ|x|^ord)^(1/ord)` over `r`'s reduced dims; ±inf are max/min of `|x|`, 0 counts nonzeros.
+fn norm_of(cx: &mut Ctx<'_>, node: &Node, r: &Red, ord: f64) -> Result<ExprId, LowerError> {
     let v = r.v;
     let ty = super::pointwise::out_ty(cx, node)?;
     let op = if ord == f64::INFINITY {
@@ -273,4 +377,57 @@ pub fn prod(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<E
         let x = cx.read(v, i)?;
         Ok(cx.kb.cast(x, ty))
     })
+}
+
+/// `argmax`/`argmin(self, dim, keepdim)`: the position (along `dim`, or in the flattened input
+/// without one) of the first maximum/minimum; NaN counts as the extreme, as in PyTorch.
+fn arg_extreme(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], op: RedOp) -> Result<ExprId, LowerError> {
+    let keepdim = cx.bool_or(node, "keepdim", false)?;
+    let dims = match node.arg("dim") {
+        Some(Arg::Int(d)) => Some(vec![*d]),
+        _ => None,
+    };
+    let r = setup(cx, node, idx, dims, keepdim)?;
+    let v = r.v;
+    let strides = crate::ir::TensorMeta::contiguous_strides(&r.sizes);
+    let ty = cx.meta(v)?.dtype;
+    let float = ty.is_floating();
+    let m = cx.reduce_dims(op, &r.sizes, &r.dims, &r.base, &mut |cx, i| cx.read(v, i))?;
+    let has_nan = if float {
+        let any = cx.reduce_dims(RedOp::Max, &r.sizes, &r.dims, &r.base, &mut |cx, i| {
+            let x = cx.read(v, i)?;
+            let nan = cx.kb.cmp(CmpOp::Ne, x, x)?;
+            Ok(cx.kb.cast(nan, super::super::kernel::Ty::I64))
+        })?;
+        let zero = cx.kb.i64(0);
+        Some(cx.kb.cmp(CmpOp::Gt, any, zero)?)
+    } else {
+        None
+    };
+    let dims = r.dims.clone();
+    cx.reduce_dims(RedOp::Min, &r.sizes, &r.dims, &r.base, &mut |cx, i| {
+        let x = cx.read(v, i)?;
+        let mut hit = cx.kb.cmp(CmpOp::Eq, x, m)?;
+        if let Some(h) = has_nan {
+            let nan = cx.kb.cmp(CmpOp::Ne, x, x)?;
+            hit = cx.kb.select(h, nan, hit)?;
+        }
+        let mut pos = cx.kb.i64(0);
+        for &d in &dims {
+            let s = cx.kb.size(&strides[d]);
+            let s = if dims.len() == 1 { cx.kb.i64(1) } else { s };
+            let t = cx.kb.binary(BinOp::Mul, i[d], s)?;
+            pos = cx.kb.binary(BinOp::Add, pos, t)?;
+        }
+        let none = cx.kb.i64(i64::MAX);
+        Ok(cx.kb.select(hit, pos, none)?)
+    })
+}
+
+pub fn argmax(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    arg_extreme(cx, node, idx, RedOp::Max)
+}
+
+pub fn argmin(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    arg_extreme(cx, node, idx, RedOp::Min)
 }

@@ -3,7 +3,7 @@
 //! strides (a graph output that is a view gets a copy kernel from the partitioner).
 
 use super::super::ctx::{wrap_dims, Ctx};
-use super::super::kernel::{BinOp, CmpOp, Elem, ExprId};
+use super::super::kernel::{BinOp, Elem, ExprId};
 use super::super::LowerError;
 use super::pointwise::out_sizes;
 use crate::ir::{Arg, Node, TensorMeta, ValueId};
@@ -63,9 +63,11 @@ pub fn reshape(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Resul
     reshape_read(cx, v, idx, &out)
 }
 
+/// Dropouts outside training, or with `p = 0`, are the identity; in training they are random
+/// and refused (as the interpreter refuses them).
 pub fn dropout(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
-    if cx.bool_or(node, "train", false)? {
-        return Err(cx.err(node, "dropout in training mode is random; only train=False lowers"));
+    if cx.bool_or(node, "train", false)? && cx.float_or(node, "p", 0.5)? > 0.0 {
+        return Err(cx.err(node, "dropout in training mode is random; only train=False or p=0 lowers"));
     }
     reshape(cx, node, out, idx)
 }
@@ -91,7 +93,7 @@ pub fn permute(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Resul
 pub fn transpose(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     let v = input(cx, node)?;
     let n = idx.len();
-    let (a, b) = if node.target == "aten.t.default" {
+    let (a, b) = if node.target == "aten.t.default" || node.target == "aten.t_copy.default" {
         (0, n.saturating_sub(1))
     } else {
         let a = wrap_dims(&[cx.int_or(node, "dim0", 0)?], n).map_err(|m| cx.err(node, m))?[0];
@@ -153,65 +155,6 @@ pub fn slice(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<
     let scaled = cx.kb.binary(BinOp::Mul, idx[dim], step)?;
     in_idx[dim] = cx.kb.binary(BinOp::Add, start, scaled)?;
     cx.read(v, &in_idx)
-}
-
-/// `slice`'s `start` or `end` clamped into `[0, size]` (negative counts from the end).
-fn clamp_bound(cx: &Ctx<'_>, node: &Node, name: &str, size: &sym::Expr, default: sym::Expr) -> Result<sym::Expr, LowerError> {
-    Ok(match sym_arg(cx, node, name)? {
-        None => default,
-        Some(s) if s.as_int() == Some(i64::MAX) => size.clone(),
-        Some(s) if s.as_int().is_some_and(|i| i < 0) => sym::Expr::max(sym::Expr::add(s, size.clone()), sym::Expr::int(0)),
-        Some(s) => sym::Expr::min(s, size.clone()),
-    })
-}
-
-/// `slice_scatter(self, src, dim, start, end, step)`: `src` where the element lies in the slice,
-/// `self` elsewhere (the functional form of a write through `self[start:end:step]`).
-pub fn slice_scatter(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
-    let (base, src) = (cx.tensor(node, "self")?, cx.tensor(node, "src")?);
-    let dim = wrap_dims(&[cx.int_or(node, "dim", 0)?], idx.len()).map_err(|m| cx.err(node, m))?[0];
-    let size = cx.sizes(base)?[dim].clone();
-    let start = clamp_bound(cx, node, "start", &size, sym::Expr::int(0))?;
-    let end = clamp_bound(cx, node, "end", &size, size.clone())?;
-    let step = cx.int_or(node, "step", 1)?;
-    if step <= 0 {
-        return Err(cx.err(node, "argument `step` must be positive"));
-    }
-    let (start, end, step) = (cx.kb.size(&start), cx.kb.size(&end), cx.kb.i64(step));
-    let rel = cx.kb.binary(BinOp::Sub, idx[dim], start)?;
-    let lo = cx.kb.cmp(CmpOp::Ge, idx[dim], start)?;
-    let hi = cx.kb.cmp(CmpOp::Lt, idx[dim], end)?;
-    let zero = cx.kb.i64(0);
-    let safe_rel = cx.kb.select(lo, rel, zero)?;
-    let rem = cx.kb.binary(BinOp::Rem, safe_rel, step)?;
-    let on_step = cx.kb.cmp(CmpOp::Eq, rem, zero)?;
-    let inside = cx.kb.and(lo, hi)?;
-    let inside = cx.kb.and(inside, on_step)?;
-    let mut src_idx = idx.to_vec();
-    let q = cx.kb.binary(BinOp::Div, safe_rel, step)?;
-    src_idx[dim] = cx.kb.select(inside, q, zero)?;
-    let from_src = cx.read(src, &src_idx)?;
-    let kept = cx.read(base, idx)?;
-    Ok(cx.kb.select(inside, from_src, kept)?)
-}
-
-/// `select_scatter(self, src, dim, index)`: `src` on the selected slab, `self` elsewhere.
-pub fn select_scatter(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
-    let (base, src) = (cx.tensor(node, "self")?, cx.tensor(node, "src")?);
-    let sizes = cx.sizes(base)?;
-    let dim = wrap_dims(&[cx.int_or(node, "dim", 0)?], sizes.len()).map_err(|m| cx.err(node, m))?[0];
-    let index = sym_arg(cx, node, "index")?.ok_or_else(|| cx.err(node, "argument `index` is missing"))?;
-    let index = match index.as_int() {
-        Some(i) if i < 0 => sym::Expr::add(index, sizes[dim].clone()),
-        _ => index,
-    };
-    let at = cx.kb.size(&index);
-    let hit = cx.kb.cmp(CmpOp::Eq, idx[dim], at)?;
-    let mut src_idx = idx.to_vec();
-    src_idx.remove(dim);
-    let from_src = cx.read(src, &src_idx)?;
-    let kept = cx.read(base, idx)?;
-    Ok(cx.kb.select(hit, from_src, kept)?)
 }
 
 pub fn select(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {

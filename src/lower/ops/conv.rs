@@ -1,0 +1,143 @@
+//! Direct convolution (1-, 2- and 3-D), and the sliding-window helpers pooling shares with it.
+//! Padding is a mask on the input coordinates: out-of-range taps read a clamped in-range
+//! element and are replaced by the padding value, so no work-item ever touches memory outside a
+//! buffer.
+
+use super::super::ctx::Ctx;
+use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp, Ty};
+use super::super::LowerError;
+use crate::ir::{Arg, Node, ValueId};
+use crate::sym;
+
+/// A per-spatial-dim argument of a `sd`-D convolution: one value stands for every dim.
+pub(super) fn spatial(cx: &Ctx<'_>, node: &Node, name: &str, default: i64, sd: usize) -> Result<Vec<i64>, LowerError> {
+    let v = cx.ints_or(node, name, &[default])?;
+    match v.len() {
+        1 => Ok(vec![v[0]; sd]),
+        n if n == sd => Ok(v),
+        _ => Err(cx.err(node, format!("argument `{name}`: expected 1 or {sd} ints, got {v:?}"))),
+    }
+}
+
+/// `0 <= c < size` as a kernel condition.
+pub(super) fn in_range(cx: &mut Ctx<'_>, c: ExprId, size: ExprId) -> Result<ExprId, LowerError> {
+    let zero = cx.kb.i64(0);
+    let lo = cx.kb.cmp(CmpOp::Ge, c, zero)?;
+    let hi = cx.kb.cmp(CmpOp::Lt, c, size)?;
+    Ok(cx.kb.and(lo, hi)?)
+}
+
+/// `v[idx]`, converted to the type of `other`, where `mask` holds, else `other`, reading only
+/// in-range coordinates.
+pub(super) fn read_masked(cx: &mut Ctx<'_>, v: ValueId, idx: &[ExprId], mask: ExprId, other: ExprId) -> Result<ExprId, LowerError> {
+    let zero = cx.kb.i64(0);
+    let safe = idx.iter().map(|&i| cx.kb.select(mask, i, zero)).collect::<Result<Vec<_>, _>>()?;
+    let x = cx.read(v, &safe)?;
+    let ty = cx.kb.ty(other);
+    let x = cx.kb.cast(x, ty);
+    Ok(cx.kb.select(mask, x, other)?)
+}
+
+/// The constant `v` in compute type `ty` (±inf become the i64 extremes for integers).
+pub(super) fn constant(cx: &mut Ctx<'_>, v: f64, ty: Ty) -> ExprId {
+    match ty {
+        Ty::F64 => cx.kb.f64(v),
+        Ty::I64 if v == f64::NEG_INFINITY => cx.kb.i64(i64::MIN),
+        Ty::I64 if v == f64::INFINITY => cx.kb.i64(i64::MAX),
+        Ty::I64 => cx.kb.i64(v as i64),
+        _ => cx.kb.f32(v as f32),
+    }
+}
+
+/// Input coordinate `o·stride - pad + k·dilation`.
+pub(super) fn tap(cx: &mut Ctx<'_>, o: ExprId, k: ExprId, stride: i64, pad: i64, dil: i64) -> Result<ExprId, LowerError> {
+    let (s, p, d) = (cx.kb.i64(stride), cx.kb.i64(pad), cx.kb.i64(dil));
+    let a = cx.kb.binary(BinOp::Mul, o, s)?;
+    let a = cx.kb.binary(BinOp::Sub, a, p)?;
+    let b = cx.kb.binary(BinOp::Mul, k, d)?;
+    Ok(cx.kb.binary(BinOp::Add, a, b)?)
+}
+
+/// Leading padding per spatial dim: explicit ints, or `"valid"` (none) / `"same"` (half the
+/// dilated kernel; PyTorch puts the odd extra on the right, which the mask covers).
+fn conv_padding(cx: &Ctx<'_>, node: &Node, ks: &[sym::Expr], dil: &[i64]) -> Result<Vec<i64>, LowerError> {
+    match node.arg("padding") {
+        Some(Arg::String(p)) if p == "valid" => Ok(vec![0; ks.len()]),
+        Some(Arg::String(p)) if p == "same" => ks
+            .iter()
+            .zip(dil)
+            .map(|(k, d)| k.as_int().map(|k| d * (k - 1) / 2).ok_or_else(|| cx.err(node, "padding='same' needs a static kernel size")))
+            .collect(),
+        Some(Arg::String(p)) => Err(cx.err(node, format!("padding=`{p}` is not a padding mode"))),
+        _ => spatial(cx, node, "padding", 0, ks.len()),
+    }
+}
+
+/// Direct convolution with 1, 2 or 3 spatial dims, batched or not, grouped and dilated
+/// (`conv1d/2d/3d`, `convolution` when not transposed), accumulated in the output's type.
+pub fn conv(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    if cx.bool_or(node, "transposed", false)? {
+        return Err(cx.err(node, "transposed convolution is not supported"));
+    }
+    let x = cx.tensor(node, "input")?;
+    let w = cx.tensor(node, "weight")?;
+    let (xs, ws) = (cx.sizes(x)?, cx.sizes(w)?);
+    let sd = match ws.len().checked_sub(2) {
+        Some(sd @ 1..=3) => sd,
+        _ => return Err(cx.err(node, format!("a weight of rank {} is not a 1-, 2- or 3-D convolution", ws.len()))),
+    };
+    let lead = match xs.len() {
+        n if n == sd + 2 => 1,
+        n if n == sd + 1 => 0,
+        n => return Err(cx.err(node, format!("an input of rank {n} does not fit a {sd}-D convolution"))),
+    };
+    if idx.len() != xs.len() {
+        return Err(cx.err(node, "the output rank differs from the input's"));
+    }
+    let stride = spatial(cx, node, "stride", 1, sd)?;
+    let dil = spatial(cx, node, "dilation", 1, sd)?;
+    let pad = conv_padding(cx, node, &ws[2..], &dil)?;
+    let groups = cx.int_or(node, "groups", 1)?.max(1);
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let co = idx[lead];
+    let cin_g = cx.kb.size(&ws[1]);
+    let cout = cx.kb.size(&ws[0]);
+    let g = cx.kb.i64(groups);
+    let cout_g = cx.kb.binary(BinOp::Div, cout, g)?;
+    let group = cx.kb.binary(BinOp::Div, co, cout_g)?;
+    let cbase = cx.kb.binary(BinOp::Mul, group, cin_g)?;
+    let vc = cx.kb.fresh_var()?;
+    let ci = cx.kb.var(vc);
+    let mut mask = cx.kb.bool(true);
+    let mut x_at: Vec<ExprId> = idx[..lead].to_vec();
+    x_at.push(cx.kb.binary(BinOp::Add, cbase, ci)?);
+    let mut w_at = vec![co, ci];
+    let mut loops = Vec::with_capacity(sd);
+    for d in 0..sd {
+        let v = cx.kb.fresh_var()?;
+        let k = cx.kb.var(v);
+        let i = tap(cx, idx[lead + 1 + d], k, stride[d], pad[d], dil[d])?;
+        let n = cx.kb.size(&xs[lead + 1 + d]);
+        let ok = in_range(cx, i, n)?;
+        mask = cx.kb.and(mask, ok)?;
+        x_at.push(i);
+        w_at.push(k);
+        let extent = cx.kb.size(&ws[2 + d]);
+        loops.push((v, extent));
+    }
+    let zero = constant(cx, 0.0, ty);
+    let xv = read_masked(cx, x, &x_at, mask, zero)?;
+    let wv = cx.read(w, &w_at)?;
+    let wv = cx.kb.cast(wv, ty);
+    let mut acc = cx.kb.binary(BinOp::Mul, xv, wv)?;
+    for (v, extent) in loops.into_iter().rev() {
+        acc = cx.kb.reduce(RedOp::Sum, v, extent, acc)?;
+    }
+    acc = cx.kb.reduce(RedOp::Sum, vc, cin_g, acc)?;
+    if let Some(b) = cx.opt_tensor(node, "bias") {
+        let bv = cx.read(b, &[co])?;
+        let bv = cx.kb.cast(bv, ty);
+        acc = cx.kb.binary(BinOp::Add, acc, bv)?;
+    }
+    Ok(acc)
+}
