@@ -147,6 +147,15 @@ pub enum KExpr {
     Cast(ExprId, Ty),
     /// Serial loop `var in 0..extent`, folding `body` with `op` (f32).
     Reduce { op: RedOp, var: VarId, extent: ExprId, body: ExprId },
+    /// Serial loop `var in 0..extent` carrying state: slot `k` starts as `init[k]` and becomes
+    /// `next[k]` after each step; `next` reads the current slots through [`KExpr::Carried`].
+    /// What a fold of one value cannot say: (value, index) pairs with PyTorch's tie and NaN
+    /// rules, recurrences of orthogonal polynomials, binary searches. Read through `LoopOut`.
+    Loop { var: VarId, extent: ExprId, init: Vec<ExprId>, next: Vec<ExprId> },
+    /// The current value of slot `slot` of the `Loop` over `var` (only inside its `next`).
+    Carried { var: VarId, slot: u32 },
+    /// The value of slot `slot` of a `Loop` after its last step.
+    LoopOut { lp: ExprId, slot: u32 },
 }
 
 /// How a buffer stores its elements. Kernels compute in three types ([`Ty`]): float storages
@@ -266,12 +275,16 @@ impl Kernel {
     /// Children of an expression, in evaluation order.
     pub fn children(&self, id: ExprId) -> Vec<ExprId> {
         match self.expr(id) {
-            KExpr::F32(_) | KExpr::F64(_) | KExpr::I64(_) | KExpr::Bool(_) | KExpr::Param(_) | KExpr::Var(_) => vec![],
+            KExpr::F32(_) | KExpr::F64(_) | KExpr::I64(_) | KExpr::Bool(_) | KExpr::Param(_) | KExpr::Var(_) | KExpr::Carried { .. } => {
+                vec![]
+            }
             KExpr::Load { index, mask, .. } => std::iter::once(*index).chain(*mask).collect(),
             KExpr::Unary(_, a) | KExpr::ToF32(a) | KExpr::Cast(a, _) => vec![*a],
             KExpr::Binary(_, a, b) | KExpr::Cmp(_, a, b) => vec![*a, *b],
             KExpr::Select(c, a, b) => vec![*c, *a, *b],
             KExpr::Reduce { extent, body, .. } => vec![*extent, *body],
+            KExpr::Loop { extent, init, next, .. } => std::iter::once(*extent).chain(init.iter().copied()).chain(next.iter().copied()).collect(),
+            KExpr::LoopOut { lp, .. } => vec![*lp],
         }
     }
 
@@ -285,6 +298,12 @@ impl Kernel {
                 KExpr::Var(v) => 1u128 << v.0,
                 KExpr::Reduce { var, extent, body, .. } => {
                     free[extent.0 as usize] | (free[body.0 as usize] & !(1u128 << var.0))
+                }
+                // A carried slot changes every step: it depends on its loop's variable.
+                KExpr::Carried { var, .. } => 1u128 << var.0,
+                KExpr::Loop { var, extent, init, next } => {
+                    let inner = next.iter().fold(0, |m, c| m | free[c.0 as usize]) & !(1u128 << var.0);
+                    init.iter().fold(free[extent.0 as usize] | inner, |m, c| m | free[c.0 as usize])
                 }
                 _ => self.children(id).iter().fold(0, |m, c| m | free[c.0 as usize]),
             };
@@ -307,6 +326,8 @@ pub enum KernelError {
     Type(String),
     #[error("kernel needs more than 128 loop variables")]
     TooManyVars,
+    #[error("loop state: {0}")]
+    Loop(String),
 }
 
 /// Builds a [`Kernel`]: hash-consing arena, argument tables, constant folding of trivial cases.
@@ -573,6 +594,32 @@ impl KernelBuilder {
             return Err(KernelError::Type("reductions fold float or integer bodies over i64 extents".into()));
         }
         Ok(self.intern(KExpr::Reduce { op, var, extent, body }, ty))
+    }
+
+    /// Slot `slot` (of type `ty`) of the loop over `var`, as its `next` expressions read it.
+    pub fn carried(&mut self, var: VarId, slot: u32, ty: Ty) -> ExprId {
+        self.intern(KExpr::Carried { var, slot }, ty)
+    }
+
+    /// A loop over `var in 0..extent` carrying `init.len()` slots (see [`KExpr::Loop`]);
+    /// returns each slot's final value. Float slots take their `next` widened or narrowed to
+    /// the type of their `init`.
+    pub fn iterate(&mut self, var: VarId, extent: ExprId, init: Vec<ExprId>, next: Vec<ExprId>) -> Result<Vec<ExprId>, KernelError> {
+        if init.is_empty() || init.len() != next.len() || self.ty(extent) != Ty::I64 {
+            return Err(KernelError::Loop(format!("{} initial values, {} next values", init.len(), next.len())));
+        }
+        let mut fixed = Vec::with_capacity(next.len());
+        for (k, (&i, &n)) in init.iter().zip(&next).enumerate() {
+            let (ti, tn) = (self.ty(i), self.ty(n));
+            let n = if ti.is_float() && tn.is_float() { self.cast(n, ti) } else { n };
+            if self.ty(n) != ti {
+                return Err(KernelError::Loop(format!("slot {k} starts as {ti:?} but steps to {tn:?}")));
+            }
+            fixed.push(n);
+        }
+        let ty = self.ty(init[0]);
+        let lp = self.intern(KExpr::Loop { var, extent, init: init.clone(), next: fixed }, ty);
+        Ok(init.iter().enumerate().map(|(k, i)| (k, self.ty(*i))).collect::<Vec<_>>().into_iter().map(|(k, t)| self.intern(KExpr::LoopOut { lp, slot: k as u32 }, t)).collect())
     }
 
     pub fn const_i64(&self, id: ExprId) -> Option<i64> {

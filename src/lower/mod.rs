@@ -314,8 +314,9 @@ fn build_kernel(
     let kind = ops::lookup(&node.target).map(|(k, _)| k);
     let matmul = MATMULS.contains(&node.target.as_str());
     // The work-group schedules keep float32 partial sums/maxima in local memory: kernels with
-    // f64 values, integer reductions or products run one work-item per element.
+    // f64 values, integer reductions, products or state loops run one work-item per element.
     let serial_only = kernel.types.contains(&kernel::Ty::F64)
+        || kernel.exprs.iter().any(|e| matches!(e, kernel::KExpr::Loop { .. }))
         || kernel.exprs.iter().zip(&kernel.types).any(|(e, t)| {
             matches!(e, kernel::KExpr::Reduce { op, .. } if *t != kernel::Ty::F32 || *op == kernel::RedOp::Prod)
         });

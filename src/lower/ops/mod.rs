@@ -9,6 +9,7 @@ mod norm;
 mod pointwise;
 mod pool;
 mod reduce;
+mod sort;
 mod view;
 
 use std::collections::HashMap;
@@ -365,6 +366,29 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.layer_norm.default", OpKind::Reduction, norm::layer_norm),
     ("aten.rms_norm.default", OpKind::Reduction, norm::rms_norm),
     ("aten._fused_rms_norm.default", OpKind::Reduction, norm::rms_norm),
+    // Sorting, selection, index-carrying reductions, scans and binary searches (state loops).
+    ("aten.sort.default", OpKind::Heavy, sort::sort),
+    ("aten.sort.stable", OpKind::Heavy, sort::sort),
+    ("aten.argsort.default", OpKind::Heavy, sort::sort),
+    ("aten.argsort.stable", OpKind::Heavy, sort::sort),
+    ("aten.msort.default", OpKind::Heavy, sort::sort),
+    ("aten.topk.default", OpKind::Heavy, sort::topk),
+    ("aten.kthvalue.default", OpKind::Heavy, sort::kthvalue),
+    ("aten.median.default", OpKind::Heavy, sort::median),
+    ("aten.median.dim", OpKind::Heavy, sort::median),
+    ("aten.nanmedian.default", OpKind::Heavy, sort::median),
+    ("aten.nanmedian.dim", OpKind::Heavy, sort::median),
+    ("aten.mode.default", OpKind::Heavy, sort::mode),
+    ("aten.max.dim", OpKind::Heavy, sort::max_dim),
+    ("aten.min.dim", OpKind::Heavy, sort::min_dim),
+    ("aten.argmax.default", OpKind::Heavy, sort::argmax),
+    ("aten.argmin.default", OpKind::Heavy, sort::argmin),
+    ("aten.aminmax.default", OpKind::Heavy, sort::aminmax),
+    ("aten.cummax.default", OpKind::Heavy, sort::cummax),
+    ("aten.cummin.default", OpKind::Heavy, sort::cummin),
+    ("aten.logcumsumexp.default", OpKind::Heavy, sort::logcumsumexp),
+    ("aten.searchsorted.Tensor", OpKind::Heavy, sort::searchsorted),
+    ("aten.bucketize.Tensor", OpKind::Heavy, sort::bucketize),
     // Matrix products, attention, convolution and pooling.
     ("aten.mm.default", OpKind::Heavy, linalg::mm),
     ("aten.bmm.default", OpKind::Heavy, linalg::mm),
