@@ -100,6 +100,11 @@ pub enum BinOp {
     BitAnd,
     BitOr,
     BitXor,
+    /// Shifts of integers (arithmetic right shift); counts must lie in 0..64.
+    Shl,
+    Shr,
+    /// The next float after the first operand towards the second (OpenCL `nextafter`).
+    NextAfter,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

@@ -7,9 +7,11 @@ mod linalg;
 mod math;
 mod norm;
 mod pointwise;
+mod poly;
 mod pool;
 mod reduce;
 mod sort;
+mod special;
 mod view;
 
 use std::collections::HashMap;
@@ -366,6 +368,52 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.layer_norm.default", OpKind::Reduction, norm::layer_norm),
     ("aten.rms_norm.default", OpKind::Reduction, norm::rms_norm),
     ("aten._fused_rms_norm.default", OpKind::Reduction, norm::rms_norm),
+    // Special functions (Cephes-style series and rational approximations, polynomial
+    // recurrences as state loops) and the small elementwise functions around them.
+    ("aten.digamma.default", OpKind::Pointwise, special::digamma),
+    ("aten.special_digamma.default", OpKind::Pointwise, special::digamma),
+    ("aten.special_psi.default", OpKind::Pointwise, special::digamma),
+    ("aten.polygamma.default", OpKind::Pointwise, special::polygamma),
+    ("aten.special_polygamma.default", OpKind::Pointwise, special::polygamma),
+    ("aten.mvlgamma.default", OpKind::Pointwise, special::mvlgamma),
+    ("aten.special_multigammaln.default", OpKind::Pointwise, special::mvlgamma),
+    ("aten.special_zeta.default", OpKind::Pointwise, special::zeta),
+    ("aten.i0.default", OpKind::Pointwise, special::i0),
+    ("aten.special_i0.default", OpKind::Pointwise, special::i0),
+    ("aten.special_modified_bessel_i0.default", OpKind::Pointwise, special::i0),
+    ("aten.special_i0e.default", OpKind::Pointwise, special::i0e),
+    ("aten.special_i1.default", OpKind::Pointwise, special::i1),
+    ("aten.special_modified_bessel_i1.default", OpKind::Pointwise, special::i1),
+    ("aten.special_i1e.default", OpKind::Pointwise, special::i1e),
+    ("aten.special_ndtr.default", OpKind::Pointwise, special::ndtr),
+    ("aten.special_log_ndtr.default", OpKind::Pointwise, special::log_ndtr),
+    ("aten.special_ndtri.default", OpKind::Pointwise, special::ndtri),
+    ("aten.special_erfcx.default", OpKind::Pointwise, special::erfcx),
+    ("aten.erfinv.default", OpKind::Pointwise, special::erfinv),
+    ("aten.special_erfinv.default", OpKind::Pointwise, special::erfinv),
+    ("aten.sinc.default", OpKind::Pointwise, special::sinc),
+    ("aten.special_sinc.default", OpKind::Pointwise, special::sinc),
+    ("aten.special_entr.default", OpKind::Pointwise, special::entr),
+    ("aten.logit.default", OpKind::Pointwise, special::logit),
+    ("aten.special_logit.default", OpKind::Pointwise, special::logit),
+    ("aten.logaddexp2.default", OpKind::Pointwise, special::logaddexp2),
+    ("aten.signbit.default", OpKind::Pointwise, special::signbit),
+    ("aten.angle.default", OpKind::Pointwise, special::angle),
+    ("aten.nextafter.default", OpKind::Pointwise, special::nextafter),
+    ("aten.bitwise_left_shift.Tensor", OpKind::Pointwise, special::bitwise_left_shift),
+    ("aten.bitwise_right_shift.Tensor", OpKind::Pointwise, special::bitwise_right_shift),
+    ("aten.special_chebyshev_polynomial_t.default", OpKind::Pointwise, poly::chebyshev_t),
+    ("aten.special_chebyshev_polynomial_u.default", OpKind::Pointwise, poly::chebyshev_u),
+    ("aten.special_chebyshev_polynomial_v.default", OpKind::Pointwise, poly::chebyshev_v),
+    ("aten.special_chebyshev_polynomial_w.default", OpKind::Pointwise, poly::chebyshev_w),
+    ("aten.special_shifted_chebyshev_polynomial_t.default", OpKind::Pointwise, poly::shifted_chebyshev_t),
+    ("aten.special_shifted_chebyshev_polynomial_u.default", OpKind::Pointwise, poly::shifted_chebyshev_u),
+    ("aten.special_shifted_chebyshev_polynomial_v.default", OpKind::Pointwise, poly::shifted_chebyshev_v),
+    ("aten.special_shifted_chebyshev_polynomial_w.default", OpKind::Pointwise, poly::shifted_chebyshev_w),
+    ("aten.special_hermite_polynomial_h.default", OpKind::Pointwise, poly::hermite_h),
+    ("aten.special_hermite_polynomial_he.default", OpKind::Pointwise, poly::hermite_he),
+    ("aten.special_laguerre_polynomial_l.default", OpKind::Pointwise, poly::laguerre_l),
+    ("aten.special_legendre_polynomial_p.default", OpKind::Pointwise, poly::legendre_p),
     // Sorting, selection, index-carrying reductions, scans and binary searches (state loops).
     ("aten.sort.default", OpKind::Heavy, sort::sort),
     ("aten.sort.stable", OpKind::Heavy, sort::sort),
