@@ -846,3 +846,29 @@ pub fn bitwise_left_shift(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId
 pub fn bitwise_right_shift(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     shift(cx, node, idx, false)
 }
+
+/// Integer `x^y` as PyTorch computes it: by squaring (wrapping), over the exponent's 63 bits
+/// in a state loop; a negative exponent gives 1 for base 1, ±1 for base −1, else 0.
+pub(super) fn int_pow(kb: &mut KernelBuilder, x: ExprId, y: ExprId) -> K {
+    let var = kb.fresh_var()?;
+    let (acc, base, e) = (kb.carried(var, 0, Ty::I64), kb.carried(var, 1, Ty::I64), kb.carried(var, 2, Ty::I64));
+    let (zero, one, two) = (kb.i64(0), kb.i64(1), kb.i64(2));
+    let bit = kb.binary(BinOp::BitAnd, e, one)?;
+    let odd = kb.cmp(CmpOp::Ne, bit, zero)?;
+    let times = kb.binary(BinOp::Mul, acc, base)?;
+    let next_acc = kb.select(odd, times, acc)?;
+    let next_base = kb.binary(BinOp::Mul, base, base)?;
+    let next_e = kb.binary(BinOp::Div, e, two)?;
+    let steps = kb.i64(63);
+    let r = kb.iterate(var, steps, vec![one, x, y], vec![next_acc, next_base, next_e])?;
+    let neg = kb.cmp(CmpOp::Lt, y, zero)?;
+    let minus = kb.i64(-1);
+    let is_one = kb.cmp(CmpOp::Eq, x, one)?;
+    let is_minus = kb.cmp(CmpOp::Eq, x, minus)?;
+    let ybit = kb.binary(BinOp::BitAnd, y, one)?;
+    let y_odd = kb.cmp(CmpOp::Ne, ybit, zero)?;
+    let sign = kb.select(y_odd, minus, one)?;
+    let small = kb.select(is_minus, sign, zero)?;
+    let small = kb.select(is_one, one, small)?;
+    kb.select(neg, small, r[0])
+}
