@@ -2,6 +2,7 @@
 //! that builds the element of its output at symbolic coordinates. Everything the partitioner
 //! and the kernel builder know about an op is here, in one place (tinygrad's rule tables).
 
+mod bessel;
 mod create;
 mod linalg;
 mod math;
@@ -402,6 +403,15 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.nextafter.default", OpKind::Pointwise, special::nextafter),
     ("aten.bitwise_left_shift.Tensor", OpKind::Pointwise, special::bitwise_left_shift),
     ("aten.bitwise_right_shift.Tensor", OpKind::Pointwise, special::bitwise_right_shift),
+    ("aten.special_bessel_j0.default", OpKind::Pointwise, bessel::bessel_j0),
+    ("aten.special_bessel_j1.default", OpKind::Pointwise, bessel::bessel_j1),
+    ("aten.special_bessel_y0.default", OpKind::Pointwise, bessel::bessel_y0),
+    ("aten.special_bessel_y1.default", OpKind::Pointwise, bessel::bessel_y1),
+    ("aten.special_spherical_bessel_j0.default", OpKind::Pointwise, bessel::spherical_bessel_j0),
+    ("aten.special_modified_bessel_k0.default", OpKind::Pointwise, bessel::modified_bessel_k0),
+    ("aten.special_modified_bessel_k1.default", OpKind::Pointwise, bessel::modified_bessel_k1),
+    ("aten.special_scaled_modified_bessel_k0.default", OpKind::Pointwise, bessel::scaled_modified_bessel_k0),
+    ("aten.special_scaled_modified_bessel_k1.default", OpKind::Pointwise, bessel::scaled_modified_bessel_k1),
     ("aten.special_chebyshev_polynomial_t.default", OpKind::Pointwise, poly::chebyshev_t),
     ("aten.special_chebyshev_polynomial_u.default", OpKind::Pointwise, poly::chebyshev_u),
     ("aten.special_chebyshev_polynomial_v.default", OpKind::Pointwise, poly::chebyshev_v),
