@@ -650,3 +650,39 @@ impl KernelBuilder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A state loop's slots depend on its variable only inside the loop: its results are free
+    /// of it (so codegen may hoist them), its `next` values are not.
+    #[test]
+    fn state_loop_results_are_free_of_the_loop_variable() {
+        let mut kb = KernelBuilder::new(1);
+        let var = kb.fresh_var().unwrap();
+        let (acc, i) = (kb.carried(var, 0, Ty::I64), kb.var(var));
+        let next = kb.binary(BinOp::Add, acc, i).unwrap();
+        let coord = kb.var(VarId(0));
+        let zero = kb.i64(0);
+        let out = kb.iterate(var, coord, vec![zero], vec![next]).unwrap();
+        let k = kb.finish("k".into(), vec![], vec![], vec![]);
+        let free = k.free_vars();
+        assert_eq!(free[next.0 as usize], 1 << var.0);
+        assert_eq!(free[out[0].0 as usize], 1 << 0, "only the output coordinate (the extent) remains");
+    }
+
+    #[test]
+    fn state_loop_slots_keep_their_type() {
+        let mut kb = KernelBuilder::new(0);
+        let var = kb.fresh_var().unwrap();
+        let n = kb.i64(4);
+        let (f, b) = (kb.f32(1.0), kb.bool(true));
+        assert!(matches!(kb.iterate(var, n, vec![f], vec![b]), Err(KernelError::Loop(_))));
+        assert!(matches!(kb.iterate(var, n, vec![f], vec![]), Err(KernelError::Loop(_))));
+        // A float slot takes an f64 step narrowed to its own type.
+        let d = kb.f64(2.0);
+        let out = kb.iterate(var, n, vec![f], vec![d]).unwrap();
+        assert_eq!(kb.ty(out[0]), Ty::F32);
+    }
+}
