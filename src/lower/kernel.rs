@@ -100,6 +100,11 @@ pub enum BinOp {
     BitAnd,
     BitOr,
     BitXor,
+    /// Shifts of integers (arithmetic right shift); counts must lie in 0..64.
+    Shl,
+    Shr,
+    /// The next float after the first operand towards the second (OpenCL `nextafter`).
+    NextAfter,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -147,6 +152,15 @@ pub enum KExpr {
     Cast(ExprId, Ty),
     /// Serial loop `var in 0..extent`, folding `body` with `op` (f32).
     Reduce { op: RedOp, var: VarId, extent: ExprId, body: ExprId },
+    /// Serial loop `var in 0..extent` carrying state: slot `k` starts as `init[k]` and becomes
+    /// `next[k]` after each step; `next` reads the current slots through [`KExpr::Carried`].
+    /// What a fold of one value cannot say: (value, index) pairs with PyTorch's tie and NaN
+    /// rules, recurrences of orthogonal polynomials, binary searches. Read through `LoopOut`.
+    Loop { var: VarId, extent: ExprId, init: Vec<ExprId>, next: Vec<ExprId> },
+    /// The current value of slot `slot` of the `Loop` over `var` (only inside its `next`).
+    Carried { var: VarId, slot: u32 },
+    /// The value of slot `slot` of a `Loop` after its last step.
+    LoopOut { lp: ExprId, slot: u32 },
 }
 
 /// How a buffer stores its elements. Kernels compute in three types ([`Ty`]): float storages
@@ -266,12 +280,16 @@ impl Kernel {
     /// Children of an expression, in evaluation order.
     pub fn children(&self, id: ExprId) -> Vec<ExprId> {
         match self.expr(id) {
-            KExpr::F32(_) | KExpr::F64(_) | KExpr::I64(_) | KExpr::Bool(_) | KExpr::Param(_) | KExpr::Var(_) => vec![],
+            KExpr::F32(_) | KExpr::F64(_) | KExpr::I64(_) | KExpr::Bool(_) | KExpr::Param(_) | KExpr::Var(_) | KExpr::Carried { .. } => {
+                vec![]
+            }
             KExpr::Load { index, mask, .. } => std::iter::once(*index).chain(*mask).collect(),
             KExpr::Unary(_, a) | KExpr::ToF32(a) | KExpr::Cast(a, _) => vec![*a],
             KExpr::Binary(_, a, b) | KExpr::Cmp(_, a, b) => vec![*a, *b],
             KExpr::Select(c, a, b) => vec![*c, *a, *b],
             KExpr::Reduce { extent, body, .. } => vec![*extent, *body],
+            KExpr::Loop { extent, init, next, .. } => std::iter::once(*extent).chain(init.iter().copied()).chain(next.iter().copied()).collect(),
+            KExpr::LoopOut { lp, .. } => vec![*lp],
         }
     }
 
@@ -285,6 +303,12 @@ impl Kernel {
                 KExpr::Var(v) => 1u128 << v.0,
                 KExpr::Reduce { var, extent, body, .. } => {
                     free[extent.0 as usize] | (free[body.0 as usize] & !(1u128 << var.0))
+                }
+                // A carried slot changes every step: it depends on its loop's variable.
+                KExpr::Carried { var, .. } => 1u128 << var.0,
+                KExpr::Loop { var, extent, init, next } => {
+                    let inner = next.iter().fold(0, |m, c| m | free[c.0 as usize]) & !(1u128 << var.0);
+                    init.iter().fold(free[extent.0 as usize] | inner, |m, c| m | free[c.0 as usize])
                 }
                 _ => self.children(id).iter().fold(0, |m, c| m | free[c.0 as usize]),
             };
@@ -330,6 +354,8 @@ pub enum KernelError {
     Type(String),
     #[error("kernel needs more than 128 loop variables")]
     TooManyVars,
+    #[error("loop state: {0}")]
+    Loop(String),
 }
 
 /// A run of mixed-radix digits of an index: (index, low size, high size or none).
@@ -687,6 +713,32 @@ impl KernelBuilder {
         Ok(self.intern(KExpr::Reduce { op, var, extent, body }, ty))
     }
 
+    /// Slot `slot` (of type `ty`) of the loop over `var`, as its `next` expressions read it.
+    pub fn carried(&mut self, var: VarId, slot: u32, ty: Ty) -> ExprId {
+        self.intern(KExpr::Carried { var, slot }, ty)
+    }
+
+    /// A loop over `var in 0..extent` carrying `init.len()` slots (see [`KExpr::Loop`]);
+    /// returns each slot's final value. Float slots take their `next` widened or narrowed to
+    /// the type of their `init`.
+    pub fn iterate(&mut self, var: VarId, extent: ExprId, init: Vec<ExprId>, next: Vec<ExprId>) -> Result<Vec<ExprId>, KernelError> {
+        if init.is_empty() || init.len() != next.len() || self.ty(extent) != Ty::I64 {
+            return Err(KernelError::Loop(format!("{} initial values, {} next values", init.len(), next.len())));
+        }
+        let mut fixed = Vec::with_capacity(next.len());
+        for (k, (&i, &n)) in init.iter().zip(&next).enumerate() {
+            let (ti, tn) = (self.ty(i), self.ty(n));
+            let n = if ti.is_float() && tn.is_float() { self.cast(n, ti) } else { n };
+            if self.ty(n) != ti {
+                return Err(KernelError::Loop(format!("slot {k} starts as {ti:?} but steps to {tn:?}")));
+            }
+            fixed.push(n);
+        }
+        let ty = self.ty(init[0]);
+        let lp = self.intern(KExpr::Loop { var, extent, init: init.clone(), next: fixed }, ty);
+        Ok(init.iter().enumerate().map(|(k, i)| (k, self.ty(*i))).collect::<Vec<_>>().into_iter().map(|(k, t)| self.intern(KExpr::LoopOut { lp, slot: k as u32 }, t)).collect())
+    }
+
     pub fn const_i64(&self, id: ExprId) -> Option<i64> {
         match self.get(id) {
             KExpr::I64(v) => Some(*v),
@@ -708,5 +760,41 @@ impl KernelBuilder {
             vars: self.vars,
             schedule: Schedule::Elementwise,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A state loop's slots depend on its variable only inside the loop: its results are free
+    /// of it (so codegen may hoist them), its `next` values are not.
+    #[test]
+    fn state_loop_results_are_free_of_the_loop_variable() {
+        let mut kb = KernelBuilder::new(1);
+        let var = kb.fresh_var().unwrap();
+        let (acc, i) = (kb.carried(var, 0, Ty::I64), kb.var(var));
+        let next = kb.binary(BinOp::Add, acc, i).unwrap();
+        let coord = kb.var(VarId(0));
+        let zero = kb.i64(0);
+        let out = kb.iterate(var, coord, vec![zero], vec![next]).unwrap();
+        let k = kb.finish("k".into(), vec![], vec![], vec![]);
+        let free = k.free_vars();
+        assert_eq!(free[next.0 as usize], 1 << var.0);
+        assert_eq!(free[out[0].0 as usize], 1 << 0, "only the output coordinate (the extent) remains");
+    }
+
+    #[test]
+    fn state_loop_slots_keep_their_type() {
+        let mut kb = KernelBuilder::new(0);
+        let var = kb.fresh_var().unwrap();
+        let n = kb.i64(4);
+        let (f, b) = (kb.f32(1.0), kb.bool(true));
+        assert!(matches!(kb.iterate(var, n, vec![f], vec![b]), Err(KernelError::Loop(_))));
+        assert!(matches!(kb.iterate(var, n, vec![f], vec![]), Err(KernelError::Loop(_))));
+        // A float slot takes an f64 step narrowed to its own type.
+        let d = kb.f64(2.0);
+        let out = kb.iterate(var, n, vec![f], vec![d]).unwrap();
+        assert_eq!(kb.ty(out[0]), Ty::F32);
     }
 }

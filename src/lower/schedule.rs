@@ -166,6 +166,11 @@ pub fn tiled(k: &Kernel, tile: u32) -> Option<Schedule> {
 /// a norm or softmax whose statistics were fused into their consumer), else one work-item per
 /// element.
 pub fn choose(k: &Kernel, matmul: bool) -> Schedule {
+    // State loops (sorts, scans, series) carry values through OpPhi in one work-item: nothing
+    // of theirs is split across a group.
+    if k.exprs.iter().any(|e| matches!(e, KExpr::Loop { .. })) {
+        return Schedule::default();
+    }
     let tiles = if matmul { tiled(k, TILE) } else { None };
     tiles.or_else(|| rows(k, ROW_GROUP)).unwrap_or_default()
 }

@@ -3,5 +3,6 @@
 //! schema, meta, decomposition, interpreter and lowering entries join it here.
 
 pub mod backend;
+pub mod cephes;
 
 pub use backend::{aten_name, functional_name, table_for, Backend, BackendTable, OpFacts};

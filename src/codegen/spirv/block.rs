@@ -138,6 +138,9 @@ impl<'k> Writer<'k> {
                     (Ty::I64, BinOp::BitAnd) => self.b.bitwise_and(ty, None, x, y)?,
                     (Ty::I64, BinOp::BitOr) => self.b.bitwise_or(ty, None, x, y)?,
                     (Ty::I64, BinOp::BitXor) => self.b.bitwise_xor(ty, None, x, y)?,
+                    (Ty::I64, BinOp::Shl) => self.b.shift_left_logical(ty, None, x, y)?,
+                    (Ty::I64, BinOp::Shr) => self.b.shift_right_arithmetic(ty, None, x, y)?,
+                    (Ty::F32 | Ty::F64, BinOp::NextAfter) => self.cl(ty, CLOp::nextafter, &[x, y])?,
                     (Ty::Bool, BinOp::BitAnd) => self.b.logical_and(ty, None, x, y)?,
                     (Ty::Bool, BinOp::BitOr) => self.b.logical_or(ty, None, x, y)?,
                     (Ty::Bool, BinOp::BitXor) => self.b.logical_not_equal(ty, None, x, y)?,
@@ -177,6 +180,17 @@ impl<'k> Writer<'k> {
                 self.cast(x, k.ty(a), to)?
             }
             KExpr::Reduce { op, var, extent, body } => self.reduce(op, var.0, extent, body)?,
+            KExpr::Carried { var, slot } => *self.carried.get(&(var, slot)).ok_or(CodegenError::UnboundVar(var.0))?,
+            KExpr::Loop { var, extent, init, next } => {
+                let outs = self.state_loop(var, extent, &init, &next)?;
+                let first = outs[0];
+                self.loop_outs.insert(e, outs);
+                first
+            }
+            KExpr::LoopOut { lp, slot } => {
+                self.emit(lp)?;
+                *self.loop_outs.get(&lp).and_then(|o| o.get(slot as usize)).ok_or(CodegenError::UnboundVar(slot))?
+            }
         };
         self.scopes.last_mut().expect("the body scope is never popped").insert(e, w);
         Ok(w)
@@ -210,6 +224,34 @@ impl<'k> Writer<'k> {
         let (zero, one) = (self.types.i64(&mut self.b, 0), self.types.i64(&mut self.b, 1));
         let uniform = std::mem::replace(&mut self.uniform, false);
         let r = self.fold(op, var, zero, one, n, body);
+        self.uniform = uniform;
+        r
+    }
+
+    /// A `KExpr::Loop`: its slots become the carried values of a counted loop.
+    fn state_loop(&mut self, var: VarId, extent: ExprId, init: &[ExprId], next: &[ExprId]) -> Result<Vec<Word>, CodegenError> {
+        let n = self.emit(extent)?;
+        let mut carried = Vec::with_capacity(init.len());
+        for &i in init {
+            let w = self.emit(i)?;
+            carried.push((self.ty_word(self.k.ty(i)), w));
+        }
+        let mut seen = HashSet::new();
+        for &x in next {
+            self.hoist(x, &mut seen)?;
+        }
+        let (zero, one) = (self.types.i64(&mut self.b, 0), self.types.i64(&mut self.b, 1));
+        let uniform = std::mem::replace(&mut self.uniform, false);
+        let r = self.counted_loop(zero, n, one, &carried, &mut |w, i, slots| {
+            w.vars.insert(var, i);
+            for (k, s) in slots.iter().enumerate() {
+                w.carried.insert((var, k as u32), *s);
+            }
+            w.bound |= 1u128 << var.0;
+            let r = next.iter().map(|x| w.emit(*x)).collect::<Result<Vec<_>, _>>();
+            w.bound &= !(1u128 << var.0);
+            r
+        });
         self.uniform = uniform;
         r
     }

@@ -31,6 +31,10 @@ pub struct Writer<'k> {
     /// every scope nested inside it (it dominates them).
     pub scopes: Vec<HashMap<ExprId, Word>>,
     pub vars: HashMap<VarId, Word>,
+    /// The current slots of the state loops being emitted, by loop variable and slot.
+    pub carried: HashMap<(VarId, u32), Word>,
+    /// The final slots of each emitted state loop (visible exactly where the loop is).
+    pub loop_outs: HashMap<ExprId, Vec<Word>>,
     /// Loop variables currently bound, as a bit set.
     pub bound: u128,
     pub free: Vec<u128>,
@@ -77,6 +81,8 @@ pub(super) fn write(k: &Kernel) -> Result<Vec<u32>, CodegenError> {
         label: 0,
         scopes: vec![HashMap::new()],
         vars: HashMap::new(),
+        carried: HashMap::new(),
+        loop_outs: HashMap::new(),
         bound: 0,
         free: k.free_vars(),
         coop: None,

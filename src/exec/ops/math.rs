@@ -8,6 +8,7 @@ use super::{dtype_ok, one, OpCx, OpError, OpResult};
 use crate::exec::tensor::Tensor;
 use crate::exec::value::RtValue;
 use crate::ir::DType;
+use crate::ops::cephes;
 use std::f64::consts::PI;
 
 macro_rules! float_unary {
@@ -51,7 +52,8 @@ float_unary! {
     bessel_j1 => libm::j1;
     bessel_y0 => |x| if x < 0.0 { f64::NAN } else { libm::y0(x) };
     bessel_y1 => |x| if x < 0.0 { f64::NAN } else { libm::y1(x) };
-    spherical_bessel_j0 => |x| if x == 0.0 { 1.0 } else if x.is_infinite() { 0.0 } else { x.sin() / x };
+    modified_bessel_k0 => |x| cephes::k0(x, i0_f(x), false);
+    modified_bessel_k1 => |x| cephes::k1(x, i1_f(x), false);
     entr => |x| if x.is_nan() { x } else if x > 0.0 { -x * x.ln() } else if x == 0.0 { 0.0 } else { f64::NEG_INFINITY };
     sinc => |x| if x == 0.0 { 1.0 } else { (PI * x).sin() / (PI * x) };
     deg2rad => |x| x * (PI / 180.0);
@@ -60,6 +62,21 @@ float_unary! {
     frac => |x| x - x.trunc();
     mish => |x| x * softplus_f(x, 1.0, 20.0).tanh();
     selu => |x| 1.050_700_987_355_480_5 * if x > 0.0 { x } else { 1.673_263_242_354_377_3 * x.exp_m1() };
+}
+
+/// The special functions whose argument is named `x`.
+macro_rules! float_unary_x {
+    ($($name:ident => $f:expr;)*) => {
+        $(pub fn $name(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+            one(map_float(cx.tensor("x")?, $f)?)
+        })*
+    };
+}
+
+float_unary_x! {
+    spherical_bessel_j0 => |x| if x == 0.0 { 1.0 } else if x.is_infinite() { 0.0 } else { x.sin() / x };
+    scaled_modified_bessel_k0 => |x| cephes::k0(x, i0_f(x), true);
+    scaled_modified_bessel_k1 => |x| cephes::k1(x, i1_f(x), true);
 }
 
 /// Functions that keep integer dtypes (rounding is the identity on integers).

@@ -318,6 +318,13 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.special_bessel_y0.default", math::bessel_y0),
     ("aten.special_bessel_y1.default", math::bessel_y1),
     ("aten.special_spherical_bessel_j0.default", math::spherical_bessel_j0),
+    // Modified Bessel functions (I through the power series, K as PyTorch's Cephes expansions).
+    ("aten.special_modified_bessel_i0.default", math::i0),
+    ("aten.special_modified_bessel_i1.default", math::i1),
+    ("aten.special_modified_bessel_k0.default", math::modified_bessel_k0),
+    ("aten.special_modified_bessel_k1.default", math::modified_bessel_k1),
+    ("aten.special_scaled_modified_bessel_k0.default", math::scaled_modified_bessel_k0),
+    ("aten.special_scaled_modified_bessel_k1.default", math::scaled_modified_bessel_k1),
     ("aten.special_entr.default", math::entr),
     ("aten.special_xlog1py.default", math::xlog1py),
     ("aten.special_zeta.default", math::special_zeta),

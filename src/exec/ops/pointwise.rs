@@ -280,8 +280,30 @@ pub fn pow(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         a,
         b,
         result_type(&[a, b])?,
-        &Arith { float: f64::powf, int: |x, y| u32::try_from(y).ok().map(|e| x.wrapping_pow(e)) },
+        &Arith { float: f64::powf, int: |x, y| Some(int_pow(x, y)) },
     )?)
+}
+
+/// Integer powers as PyTorch computes them: wrapping, and for a negative exponent 1 (base 1),
+/// ±1 (base −1) or 0.
+pub(crate) fn int_pow(x: i64, y: i64) -> i64 {
+    if y < 0 {
+        return match x {
+            1 => 1,
+            -1 if y % 2 != 0 => -1,
+            -1 => 1,
+            _ => 0,
+        };
+    }
+    let (mut acc, mut base, mut e) = (1i64, x, y);
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = acc.wrapping_mul(base);
+        }
+        base = base.wrapping_mul(base);
+        e >>= 1;
+    }
+    acc
 }
 
 pub(crate) fn nan_max(a: f64, b: f64) -> f64 {
@@ -581,4 +603,21 @@ pub fn logical_not(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let t = dtype_ok(cx.tensor("self")?.cast(DType::Bool))?;
     let a = t.array::<bool>().ok_or(OpError::DType(t.dtype()))?;
     one(Tensor::from_array(a.mapv(|x| !x)))
+}
+
+#[cfg(test)]
+mod int_pow_tests {
+    use super::int_pow;
+
+    #[test]
+    fn integer_powers_wrap_and_follow_the_negative_exponent_rule() {
+        assert_eq!(int_pow(3, 4), 81);
+        assert_eq!(int_pow(-2, 3), -8);
+        assert_eq!(int_pow(2, 64), 0);
+        assert_eq!(int_pow(7, 0), 1);
+        assert_eq!(int_pow(1, -5), 1);
+        assert_eq!(int_pow(-1, -3), -1);
+        assert_eq!(int_pow(-1, -4), 1);
+        assert_eq!(int_pow(5, -1), 0);
+    }
 }

@@ -3,6 +3,7 @@
 //! and the kernel builder know about an op is here, in one place (tinygrad's rule tables).
 
 mod batch_norm;
+mod bessel;
 mod conv;
 mod create;
 mod index;
@@ -11,11 +12,14 @@ mod linalg;
 mod math;
 mod norm;
 mod pointwise;
+mod poly;
 mod pooling;
 mod products;
 mod reduce;
-mod scatter;
 mod resample;
+mod scatter;
+mod sort;
+mod special;
 mod view;
 
 use std::collections::HashMap;
@@ -372,6 +376,86 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.layer_norm.default", OpKind::Reduction, norm::layer_norm),
     ("aten.rms_norm.default", OpKind::Reduction, norm::rms_norm),
     ("aten._fused_rms_norm.default", OpKind::Reduction, norm::rms_norm),
+    // Special functions (Cephes-style series and rational approximations, polynomial
+    // recurrences as state loops) and the small elementwise functions around them.
+    ("aten.digamma.default", OpKind::Pointwise, special::digamma),
+    ("aten.special_digamma.default", OpKind::Pointwise, special::digamma),
+    ("aten.special_psi.default", OpKind::Pointwise, special::digamma),
+    ("aten.polygamma.default", OpKind::Pointwise, special::polygamma),
+    ("aten.special_polygamma.default", OpKind::Pointwise, special::polygamma),
+    ("aten.mvlgamma.default", OpKind::Pointwise, special::mvlgamma),
+    ("aten.special_multigammaln.default", OpKind::Pointwise, special::mvlgamma),
+    ("aten.special_zeta.default", OpKind::Pointwise, special::zeta),
+    ("aten.igamma.default", OpKind::Pointwise, special::igamma),
+    ("aten.special_gammainc.default", OpKind::Pointwise, special::igamma),
+    ("aten.igammac.default", OpKind::Pointwise, special::igammac),
+    ("aten.special_gammaincc.default", OpKind::Pointwise, special::igammac),
+    ("aten.i0.default", OpKind::Pointwise, special::i0),
+    ("aten.special_i0.default", OpKind::Pointwise, special::i0),
+    ("aten.special_modified_bessel_i0.default", OpKind::Pointwise, special::i0),
+    ("aten.special_i0e.default", OpKind::Pointwise, special::i0e),
+    ("aten.special_i1.default", OpKind::Pointwise, special::i1),
+    ("aten.special_modified_bessel_i1.default", OpKind::Pointwise, special::i1),
+    ("aten.special_i1e.default", OpKind::Pointwise, special::i1e),
+    ("aten.special_ndtr.default", OpKind::Pointwise, special::ndtr),
+    ("aten.special_log_ndtr.default", OpKind::Pointwise, special::log_ndtr),
+    ("aten.special_ndtri.default", OpKind::Pointwise, special::ndtri),
+    ("aten.special_erfcx.default", OpKind::Pointwise, special::erfcx),
+    ("aten.erfinv.default", OpKind::Pointwise, special::erfinv),
+    ("aten.special_erfinv.default", OpKind::Pointwise, special::erfinv),
+    ("aten.sinc.default", OpKind::Pointwise, special::sinc),
+    ("aten.special_sinc.default", OpKind::Pointwise, special::sinc),
+    ("aten.special_entr.default", OpKind::Pointwise, special::entr),
+    ("aten.logit.default", OpKind::Pointwise, special::logit),
+    ("aten.special_logit.default", OpKind::Pointwise, special::logit),
+    ("aten.logaddexp2.default", OpKind::Pointwise, special::logaddexp2),
+    ("aten.signbit.default", OpKind::Pointwise, special::signbit),
+    ("aten.angle.default", OpKind::Pointwise, special::angle),
+    ("aten.nextafter.default", OpKind::Pointwise, special::nextafter),
+    ("aten.bitwise_left_shift.Tensor", OpKind::Pointwise, special::bitwise_left_shift),
+    ("aten.bitwise_right_shift.Tensor", OpKind::Pointwise, special::bitwise_right_shift),
+    ("aten.special_bessel_j0.default", OpKind::Pointwise, bessel::bessel_j0),
+    ("aten.special_bessel_j1.default", OpKind::Pointwise, bessel::bessel_j1),
+    ("aten.special_bessel_y0.default", OpKind::Pointwise, bessel::bessel_y0),
+    ("aten.special_bessel_y1.default", OpKind::Pointwise, bessel::bessel_y1),
+    ("aten.special_spherical_bessel_j0.default", OpKind::Pointwise, bessel::spherical_bessel_j0),
+    ("aten.special_modified_bessel_k0.default", OpKind::Pointwise, bessel::modified_bessel_k0),
+    ("aten.special_modified_bessel_k1.default", OpKind::Pointwise, bessel::modified_bessel_k1),
+    ("aten.special_scaled_modified_bessel_k0.default", OpKind::Pointwise, bessel::scaled_modified_bessel_k0),
+    ("aten.special_scaled_modified_bessel_k1.default", OpKind::Pointwise, bessel::scaled_modified_bessel_k1),
+    ("aten.special_chebyshev_polynomial_t.default", OpKind::Pointwise, poly::chebyshev_t),
+    ("aten.special_chebyshev_polynomial_u.default", OpKind::Pointwise, poly::chebyshev_u),
+    ("aten.special_chebyshev_polynomial_v.default", OpKind::Pointwise, poly::chebyshev_v),
+    ("aten.special_chebyshev_polynomial_w.default", OpKind::Pointwise, poly::chebyshev_w),
+    ("aten.special_shifted_chebyshev_polynomial_t.default", OpKind::Pointwise, poly::shifted_chebyshev_t),
+    ("aten.special_shifted_chebyshev_polynomial_u.default", OpKind::Pointwise, poly::shifted_chebyshev_u),
+    ("aten.special_shifted_chebyshev_polynomial_v.default", OpKind::Pointwise, poly::shifted_chebyshev_v),
+    ("aten.special_shifted_chebyshev_polynomial_w.default", OpKind::Pointwise, poly::shifted_chebyshev_w),
+    ("aten.special_hermite_polynomial_h.default", OpKind::Pointwise, poly::hermite_h),
+    ("aten.special_hermite_polynomial_he.default", OpKind::Pointwise, poly::hermite_he),
+    ("aten.special_laguerre_polynomial_l.default", OpKind::Pointwise, poly::laguerre_l),
+    ("aten.special_legendre_polynomial_p.default", OpKind::Pointwise, poly::legendre_p),
+    // Sorting, selection, index-carrying reductions, scans and binary searches (state loops).
+    ("aten.sort.default", OpKind::Heavy, sort::sort),
+    ("aten.sort.stable", OpKind::Heavy, sort::sort),
+    ("aten.argsort.default", OpKind::Heavy, sort::sort),
+    ("aten.argsort.stable", OpKind::Heavy, sort::sort),
+    ("aten.msort.default", OpKind::Heavy, sort::sort),
+    ("aten.topk.default", OpKind::Heavy, sort::topk),
+    ("aten.kthvalue.default", OpKind::Heavy, sort::kthvalue),
+    ("aten.median.default", OpKind::Heavy, sort::median),
+    ("aten.median.dim", OpKind::Heavy, sort::median),
+    ("aten.nanmedian.default", OpKind::Heavy, sort::median),
+    ("aten.nanmedian.dim", OpKind::Heavy, sort::median),
+    ("aten.mode.default", OpKind::Heavy, sort::mode),
+    ("aten.max.dim", OpKind::Heavy, sort::max_dim),
+    ("aten.min.dim", OpKind::Heavy, sort::min_dim),
+    ("aten.aminmax.default", OpKind::Heavy, sort::aminmax),
+    ("aten.cummax.default", OpKind::Heavy, sort::cummax),
+    ("aten.cummin.default", OpKind::Heavy, sort::cummin),
+    ("aten.logcumsumexp.default", OpKind::Heavy, sort::logcumsumexp),
+    ("aten.searchsorted.Tensor", OpKind::Heavy, sort::searchsorted),
+    ("aten.bucketize.Tensor", OpKind::Heavy, sort::bucketize),
     // Matrix products, attention, convolution and pooling.
     ("aten.mm.default", OpKind::Heavy, linalg::mm),
     ("aten.bmm.default", OpKind::Heavy, linalg::mm),

@@ -139,6 +139,9 @@ pub fn pow(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<Ex
         return Ok(cx.kb.binary(BinOp::Mul, x, x)?);
     }
     let y = arg(cx, node, "exponent", idx)?;
+    if cx.kb.ty(x) == Ty::I64 {
+        return Ok(super::special::int_pow(&mut cx.kb, x, y)?);
+    }
     Ok(cx.kb.binary(BinOp::Pow, x, y)?)
 }
 

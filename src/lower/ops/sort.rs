@@ -1,0 +1,516 @@
+//! Sorting, selection and index-carrying reductions: `sort`/`argsort`/`topk`, order statistics
+//! (`kthvalue`, `median`, `nanmedian`, `mode`), `max.dim`/`argmax` and friends, running
+//! `cummax`/`cummin`/`logcumsumexp`, and binary searches (`searchsorted`, `bucketize`).
+//!
+//! Everything works on a *line*: the elements one output element looks at (one dim, or all of
+//! them flattened). Index-carrying folds are state loops (`KExpr::Loop`) over (value, index)
+//! pairs. A sorted position is found by stable rank: element `i` lands at
+//! `#{k : x_k is ordered before x_i}`, with ties broken by index and NaN ordered last
+//! (ascending) or first (descending) as PyTorch sorts; output `j` is the element whose rank is
+//! `j`, so a sort costs O(n²) comparisons per output element.
+
+use super::super::ctx::{wrap_dims, Ctx};
+use super::super::kernel::{BinOp, CmpOp, ExprId, KernelBuilder, KernelError, RedOp, Ty, UnOp};
+use super::super::LowerError;
+use crate::ir::{Arg, Node, ValueId};
+
+type R = Result<ExprId, LowerError>;
+
+/// The elements an output element looks at: `v` at `base` with `dims` running row-major over
+/// positions `0..n`.
+struct Line {
+    v: ValueId,
+    base: Vec<ExprId>,
+    dims: Vec<usize>,
+    sizes: Vec<ExprId>,
+    n: ExprId,
+}
+
+impl Line {
+    /// A line along `dim` of `v` through output coordinates `idx` (the output keeps `dim` when
+    /// `keep`, as sorts and scans do; reductions without keepdim drop it).
+    fn along(cx: &mut Ctx<'_>, v: ValueId, dim: Option<usize>, idx: &[ExprId], keep: bool) -> Result<Line, LowerError> {
+        let sizes = cx.ksizes(v)?;
+        let rank = sizes.len();
+        let dims: Vec<usize> = match dim {
+            Some(d) => vec![d],
+            None => (0..rank).collect(),
+        };
+        let zero = cx.kb.i64(0);
+        let mut base = Vec::with_capacity(rank);
+        let mut k = 0;
+        for d in 0..rank {
+            if dims.contains(&d) {
+                base.push(zero);
+                if keep {
+                    k += 1;
+                }
+            } else {
+                base.push(*idx.get(k).ok_or_else(|| LowerError::Internal("output rank does not match the line".into()))?);
+                k += 1;
+            }
+        }
+        let mut n = cx.kb.i64(1);
+        for &d in &dims {
+            n = cx.kb.binary(BinOp::Mul, n, sizes[d])?;
+        }
+        Ok(Line { v, base, dims, sizes, n })
+    }
+
+    /// The input coordinates of position `p`.
+    fn coords(&self, kb: &mut KernelBuilder, p: ExprId) -> Result<Vec<ExprId>, KernelError> {
+        let mut at = self.base.clone();
+        let mut rest = p;
+        for (i, &d) in self.dims.iter().enumerate().rev() {
+            if i == 0 {
+                at[d] = rest;
+            } else {
+                at[d] = kb.binary(BinOp::Rem, rest, self.sizes[d])?;
+                rest = kb.binary(BinOp::Div, rest, self.sizes[d])?;
+            }
+        }
+        Ok(at)
+    }
+
+    /// The element at position `p`, bool read as 0/1 so that it compares.
+    fn at(&self, cx: &mut Ctx<'_>, p: ExprId) -> R {
+        let at = self.coords(&mut cx.kb, p)?;
+        let x = cx.read(self.v, &at)?;
+        Ok(if cx.kb.ty(x) == Ty::Bool { cx.kb.cast(x, Ty::I64) } else { x })
+    }
+}
+
+fn is_nan(kb: &mut KernelBuilder, x: ExprId) -> Result<ExprId, KernelError> {
+    if kb.ty(x).is_float() {
+        kb.cmp(CmpOp::Ne, x, x)
+    } else {
+        Ok(kb.bool(false))
+    }
+}
+
+fn or(kb: &mut KernelBuilder, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
+    kb.binary(BinOp::Or, a, b)
+}
+
+fn not(kb: &mut KernelBuilder, a: ExprId) -> ExprId {
+    kb.unary(UnOp::Not, a)
+}
+
+/// `a` strictly before `b` in ascending value order with NaN largest.
+fn less(kb: &mut KernelBuilder, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
+    let lt = kb.cmp(CmpOp::Lt, a, b)?;
+    let (na, nb) = (is_nan(kb, a)?, is_nan(kb, b)?);
+    let not_na = not(kb, na);
+    let nan_after = kb.and(not_na, nb)?;
+    or(kb, lt, nan_after)
+}
+
+/// Equal values, NaN equal to NaN.
+fn same(kb: &mut KernelBuilder, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
+    let eq = kb.cmp(CmpOp::Eq, a, b)?;
+    let (na, nb) = (is_nan(kb, a)?, is_nan(kb, b)?);
+    let both = kb.and(na, nb)?;
+    or(kb, eq, both)
+}
+
+/// Whether `(a, ia)` comes before `(b, ib)` in a stable sort.
+fn before(kb: &mut KernelBuilder, a: ExprId, ia: ExprId, b: ExprId, ib: ExprId, descending: bool) -> Result<ExprId, KernelError> {
+    let strict = if descending { less(kb, b, a)? } else { less(kb, a, b)? };
+    let tie = same(kb, a, b)?;
+    let first = kb.cmp(CmpOp::Lt, ia, ib)?;
+    let tie_first = kb.and(tie, first)?;
+    or(kb, strict, tie_first)
+}
+
+/// The (value, position) of the element of stable rank `j` on `line`.
+fn of_rank(cx: &mut Ctx<'_>, line: &Line, j: ExprId, descending: bool) -> Result<(ExprId, ExprId), LowerError> {
+    let outer = cx.kb.fresh_var()?;
+    let i = cx.kb.var(outer);
+    let xi = line.at(cx, i)?;
+    let inner = cx.kb.fresh_var()?;
+    let k = cx.kb.var(inner);
+    let xk = line.at(cx, k)?;
+    let b = before(&mut cx.kb, xk, k, xi, i, descending)?;
+    let b = cx.kb.cast(b, Ty::I64);
+    let rank = cx.kb.reduce(RedOp::Sum, inner, line.n, b)?;
+    let zero = cx.kb.i64(0);
+    let x0 = line.at(cx, zero)?;
+    let ty = cx.kb.ty(xi);
+    let (sv, si) = (cx.kb.carried(outer, 0, ty), cx.kb.carried(outer, 1, Ty::I64));
+    let hit = cx.kb.cmp(CmpOp::Eq, rank, j)?;
+    let nv = cx.kb.select(hit, xi, sv)?;
+    let ni = cx.kb.select(hit, i, si)?;
+    let out = cx.kb.iterate(outer, line.n, vec![x0, zero], vec![nv, ni])?;
+    Ok((out[0], out[1]))
+}
+
+fn dim_of(cx: &Ctx<'_>, node: &Node, v: ValueId, default: i64) -> Result<usize, LowerError> {
+    let rank = cx.sizes(v)?.len();
+    let d = cx.int_or(node, "dim", default)?;
+    if rank == 0 {
+        return Ok(0);
+    }
+    Ok(wrap_dims(&[d], rank).map_err(|m| cx.err(node, m))?[0])
+}
+
+/// `sort(self, dim, descending)` / `sort.stable`, `argsort`, `msort`: values then indices.
+pub fn sort(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    let v = cx.tensor(node, "self")?;
+    if idx.is_empty() {
+        return scalar_pick(cx, v, out);
+    }
+    let default = if node.target.starts_with("aten.msort") { 0 } else { -1 };
+    let d = if node.target.starts_with("aten.msort") { 0 } else { dim_of(cx, node, v, default)? };
+    let descending = cx.bool_or(node, "descending", false)?;
+    let line = Line::along(cx, v, Some(d), idx, true)?;
+    let (x, i) = of_rank(cx, &line, idx[d], descending)?;
+    let indices_only = node.target.starts_with("aten.argsort");
+    Ok(if out == 1 || indices_only { i } else { x })
+}
+
+/// A 0-dim input: the value itself, index 0.
+fn scalar_pick(cx: &mut Ctx<'_>, v: ValueId, out: usize) -> R {
+    if out == 1 {
+        return Ok(cx.kb.i64(0));
+    }
+    cx.read(v, &[])
+}
+
+/// `topk(self, k, dim, largest, sorted)`: the first `k` of a descending (largest) or ascending sort.
+pub fn topk(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    let v = cx.tensor(node, "self")?;
+    if idx.is_empty() {
+        return scalar_pick(cx, v, out);
+    }
+    let d = dim_of(cx, node, v, -1)?;
+    let largest = cx.bool_or(node, "largest", true)?;
+    let line = Line::along(cx, v, Some(d), idx, true)?;
+    let (x, i) = of_rank(cx, &line, idx[d], largest)?;
+    Ok(if out == 1 { i } else { x })
+}
+
+/// `kthvalue(self, k, dim, keepdim)`: the element of ascending rank `k - 1`.
+pub fn kthvalue(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    let v = cx.tensor(node, "self")?;
+    let k = cx.int_or(node, "k", 1)?;
+    if cx.sizes(v)?.is_empty() {
+        return scalar_pick(cx, v, out);
+    }
+    let d = dim_of(cx, node, v, -1)?;
+    let keep = cx.bool_or(node, "keepdim", false)?;
+    let line = Line::along(cx, v, Some(d), idx, keep)?;
+    let j = cx.kb.i64(k - 1);
+    let (x, i) = of_rank(cx, &line, j, false)?;
+    Ok(if out == 1 { i } else { x })
+}
+
+/// `median`/`nanmedian` (`.default` over everything, `.dim` with indices): the lower median.
+/// `median` of a line holding NaN is its first NaN; `nanmedian` skips NaN (all NaN gives NaN).
+pub fn median(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    let v = cx.tensor(node, "self")?;
+    let ignore_nan = node.target.starts_with("aten.nanmedian");
+    if cx.sizes(v)?.is_empty() {
+        return scalar_pick(cx, v, out);
+    }
+    let (dim, keep) = match node.arg("dim") {
+        None | Some(Arg::None) => (None, false),
+        _ => (Some(dim_of(cx, node, v, 0)?), cx.bool_or(node, "keepdim", false)?),
+    };
+    let line = Line::along(cx, v, dim, idx, keep)?;
+    // NaN count of the line, and the position of its first NaN.
+    let var = cx.kb.fresh_var()?;
+    let p = cx.kb.var(var);
+    let x = line.at(cx, p)?;
+    let nan = is_nan(&mut cx.kb, x)?;
+    let nan_i = cx.kb.cast(nan, Ty::I64);
+    let nans = cx.kb.reduce(RedOp::Sum, var, line.n, nan_i)?;
+    let big = cx.kb.i64(i64::MAX);
+    let pos = cx.kb.select(nan, p, big)?;
+    let first_nan = cx.kb.reduce(RedOp::Min, var, line.n, pos)?;
+    let one = cx.kb.i64(1);
+    let two = cx.kb.i64(2);
+    let counted = if ignore_nan { cx.kb.binary(BinOp::Sub, line.n, nans)? } else { line.n };
+    let m = cx.kb.binary(BinOp::Sub, counted, one)?;
+    let zero = cx.kb.i64(0);
+    let m = cx.kb.binary(BinOp::Max, m, zero)?;
+    let j = cx.kb.binary(BinOp::Div, m, two)?;
+    let (x, i) = of_rank(cx, &line, j, false)?;
+    let any_nan = cx.kb.cmp(CmpOp::Gt, nans, zero)?;
+    if ignore_nan {
+        return Ok(if out == 1 { i } else { x });
+    }
+    // Without NaN the position is never read: keep it in bounds.
+    let first_nan = cx.kb.select(any_nan, first_nan, zero)?;
+    let x_at_nan = line.at(cx, first_nan)?;
+    Ok(if out == 1 { cx.kb.select(any_nan, first_nan, i)? } else { cx.kb.select(any_nan, x_at_nan, x)? })
+}
+
+/// `mode(self, dim, keepdim)`: the most frequent value (the smallest among equally frequent
+/// ones) and the last position holding it.
+pub fn mode(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    let v = cx.tensor(node, "self")?;
+    if cx.sizes(v)?.is_empty() {
+        return scalar_pick(cx, v, out);
+    }
+    let d = dim_of(cx, node, v, -1)?;
+    let keep = cx.bool_or(node, "keepdim", false)?;
+    let line = Line::along(cx, v, Some(d), idx, keep)?;
+    let outer = cx.kb.fresh_var()?;
+    let i = cx.kb.var(outer);
+    let xi = line.at(cx, i)?;
+    let inner = cx.kb.fresh_var()?;
+    let k = cx.kb.var(inner);
+    let xk = line.at(cx, k)?;
+    let eq = same(&mut cx.kb, xk, xi)?;
+    let eq = cx.kb.cast(eq, Ty::I64);
+    let count = cx.kb.reduce(RedOp::Sum, inner, line.n, eq)?;
+    let ty = cx.kb.ty(xi);
+    let kb = &mut cx.kb;
+    let (bv, bc, bi) = (kb.carried(outer, 0, ty), kb.carried(outer, 1, Ty::I64), kb.carried(outer, 2, Ty::I64));
+    let more = kb.cmp(CmpOp::Gt, count, bc)?;
+    let as_many = kb.cmp(CmpOp::Eq, count, bc)?;
+    let smaller = less(kb, xi, bv)?;
+    let smaller = kb.and(as_many, smaller)?;
+    let equal = same(kb, xi, bv)?;
+    let later = kb.and(as_many, equal)?;
+    let take = or(kb, more, smaller)?;
+    let take = or(kb, take, later)?;
+    let nv = kb.select(take, xi, bv)?;
+    let nc = kb.select(take, count, bc)?;
+    let ni = kb.select(take, i, bi)?;
+    let zero = kb.i64(0);
+    let x0 = line.at(cx, zero)?;
+    let r = cx.kb.iterate(outer, line.n, vec![x0, zero, zero], vec![nv, nc, ni])?;
+    Ok(if out == 1 { r[2] } else { r[0] })
+}
+
+/// Which running extreme an index-carrying fold keeps.
+#[derive(Clone, Copy)]
+enum Extreme {
+    Max,
+    Min,
+}
+
+/// The first position of the line's maximum or minimum (NaN counts as the extreme, its first
+/// occurrence wins), as `max.dim`/`argmax` pick it.
+fn arg_extreme(cx: &mut Ctx<'_>, line: &Line, which: Extreme) -> Result<(ExprId, ExprId), LowerError> {
+    let var = cx.kb.fresh_var()?;
+    let p = cx.kb.var(var);
+    let x = line.at(cx, p)?;
+    let ty = cx.kb.ty(x);
+    let kb = &mut cx.kb;
+    let (bv, bi) = (kb.carried(var, 0, ty), kb.carried(var, 1, Ty::I64));
+    let beats = match which {
+        Extreme::Max => kb.cmp(CmpOp::Gt, x, bv)?,
+        Extreme::Min => kb.cmp(CmpOp::Lt, x, bv)?,
+    };
+    let (nx, nb) = (is_nan(kb, x)?, is_nan(kb, bv)?);
+    let not_nb = not(kb, nb);
+    let nan_first = kb.and(nx, not_nb)?;
+    let take = or(kb, beats, nan_first)?;
+    let nv = kb.select(take, x, bv)?;
+    let ni = kb.select(take, p, bi)?;
+    let zero = kb.i64(0);
+    let x0 = line.at(cx, zero)?;
+    let r = cx.kb.iterate(var, line.n, vec![x0, zero], vec![nv, ni])?;
+    Ok((r[0], r[1]))
+}
+
+fn reduce_line(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId]) -> Result<Line, LowerError> {
+    let v = cx.tensor(node, "self")?;
+    let keep = cx.bool_or(node, "keepdim", false)?;
+    let dim = match node.arg("dim") {
+        None | Some(Arg::None) => None,
+        _ if cx.sizes(v)?.is_empty() => None,
+        _ => Some(dim_of(cx, node, v, 0)?),
+    };
+    Line::along(cx, v, dim, idx, keep)
+}
+
+/// `max.dim(self, dim, keepdim)`: values and indices.
+pub fn max_dim(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    let line = reduce_line(cx, node, idx)?;
+    let (x, i) = arg_extreme(cx, &line, Extreme::Max)?;
+    Ok(if out == 1 { i } else { x })
+}
+
+pub fn min_dim(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    let line = reduce_line(cx, node, idx)?;
+    let (x, i) = arg_extreme(cx, &line, Extreme::Min)?;
+    Ok(if out == 1 { i } else { x })
+}
+
+/// `aminmax(self, dim?, keepdim)`: (min, max), NaN propagating.
+pub fn aminmax(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    let line = reduce_line(cx, node, idx)?;
+    let which = if out == 0 { Extreme::Min } else { Extreme::Max };
+    Ok(arg_extreme(cx, &line, which)?.0)
+}
+
+/// `cummax`/`cummin(self, dim)`: the running extreme over `0..=i` and its last position (a NaN
+/// takes over and every later NaN moves the index, as PyTorch's scan does).
+fn cum_extreme(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId], which: Extreme) -> R {
+    let v = cx.tensor(node, "self")?;
+    if idx.is_empty() {
+        return scalar_pick(cx, v, out);
+    }
+    let d = dim_of(cx, node, v, 0)?;
+    let line = Line::along(cx, v, Some(d), idx, true)?;
+    let var = cx.kb.fresh_var()?;
+    let p = cx.kb.var(var);
+    let x = line.at(cx, p)?;
+    let ty = cx.kb.ty(x);
+    let kb = &mut cx.kb;
+    let (bv, bi) = (kb.carried(var, 0, ty), kb.carried(var, 1, Ty::I64));
+    let reaches = match which {
+        Extreme::Max => kb.cmp(CmpOp::Ge, x, bv)?,
+        Extreme::Min => kb.cmp(CmpOp::Le, x, bv)?,
+    };
+    let (nx, nb) = (is_nan(kb, x)?, is_nan(kb, bv)?);
+    let not_nb = not(kb, nb);
+    let ordinary = kb.and(not_nb, reaches)?;
+    let take = or(kb, nx, ordinary)?;
+    let nv = kb.select(take, x, bv)?;
+    let ni = kb.select(take, p, bi)?;
+    let (zero, one) = (kb.i64(0), kb.i64(1));
+    let extent = kb.binary(BinOp::Add, idx[d], one)?;
+    let x0 = line.at(cx, zero)?;
+    let r = cx.kb.iterate(var, extent, vec![x0, zero], vec![nv, ni])?;
+    Ok(if out == 1 { r[1] } else { r[0] })
+}
+
+pub fn cummax(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    cum_extreme(cx, node, out, idx, Extreme::Max)
+}
+
+pub fn cummin(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    cum_extreme(cx, node, out, idx, Extreme::Min)
+}
+
+/// `logcumsumexp(self, dim)`: `m + log Σ_{k≤i} exp(x_k − m)` with `m` the running maximum (an
+/// infinite maximum is the result itself).
+pub fn logcumsumexp(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let v = cx.tensor(node, "self")?;
+    if idx.is_empty() {
+        return cx.read(v, idx);
+    }
+    let d = dim_of(cx, node, v, 0)?;
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let line = Line::along(cx, v, Some(d), idx, true)?;
+    let one = cx.kb.i64(1);
+    let extent = cx.kb.binary(BinOp::Add, idx[d], one)?;
+    let var = cx.kb.fresh_var()?;
+    let p = cx.kb.var(var);
+    let x = line.at(cx, p)?;
+    let x = cx.kb.cast(x, ty);
+    let m = cx.kb.reduce(RedOp::Max, var, extent, x)?;
+    let var2 = cx.kb.fresh_var()?;
+    let p2 = cx.kb.var(var2);
+    let x2 = line.at(cx, p2)?;
+    let x2 = cx.kb.cast(x2, ty);
+    let kb = &mut cx.kb;
+    let dlt = kb.binary(BinOp::Sub, x2, m)?;
+    let e = kb.unary(UnOp::Exp, dlt);
+    let s = kb.reduce(RedOp::Sum, var2, extent, e)?;
+    let l = kb.unary(UnOp::Log, s);
+    let y = kb.binary(BinOp::Add, m, l)?;
+    let a = kb.unary(UnOp::Abs, m);
+    let inf = kb.float_like(f64::INFINITY, a);
+    let is_inf = kb.cmp(CmpOp::Eq, a, inf)?;
+    Ok(kb.select(is_inf, m, y)?)
+}
+
+/// PyTorch's lower/upper bound of `value` in the sorted last dim of `seq` (through `sorter`
+/// when given) at row `row`: a binary search as a state loop of `⌈log2(n+1)⌉` halvings.
+fn bound(cx: &mut Ctx<'_>, seq: ValueId, sorter: Option<ValueId>, row: &[ExprId], value: ExprId, right: bool) -> R {
+    let sizes = cx.sizes(seq)?;
+    let last = sizes.last().ok_or_else(|| LowerError::Internal("a 0-dim sorted sequence".into()))?.clone();
+    let n = cx.kb.size(&last);
+    let steps = match last.as_int() {
+        Some(s) => 64 - (s.max(0) as u64).leading_zeros() as i64,
+        None => 64,
+    };
+    let var = cx.kb.fresh_var()?;
+    let kb = &mut cx.kb;
+    let (lo, hi) = (kb.carried(var, 0, Ty::I64), kb.carried(var, 1, Ty::I64));
+    let open = kb.cmp(CmpOp::Lt, lo, hi)?;
+    let span = kb.binary(BinOp::Sub, hi, lo)?;
+    let two = kb.i64(2);
+    let half = kb.binary(BinOp::Div, span, two)?;
+    let mid = kb.binary(BinOp::Add, lo, half)?;
+    let one = kb.i64(1);
+    let top = kb.binary(BinOp::Sub, n, one)?;
+    let zero = kb.i64(0);
+    let top = kb.binary(BinOp::Max, top, zero)?;
+    let safe = kb.binary(BinOp::Min, mid, top)?;
+    let mut at = row.to_vec();
+    let pos = match sorter {
+        Some(s) => {
+            at.push(safe);
+            let p = cx.read(s, &at)?;
+            at.pop();
+            let p = cx.kb.cast(p, Ty::I64);
+            let top = cx.kb.binary(BinOp::Sub, n, one)?;
+            let p = cx.kb.binary(BinOp::Min, p, top)?;
+            cx.kb.binary(BinOp::Max, p, zero)?
+        }
+        None => safe,
+    };
+    at.push(pos);
+    let s = cx.read(seq, &at)?;
+    let s = if cx.kb.ty(s) == Ty::Bool { cx.kb.cast(s, Ty::I64) } else { s };
+    let kb = &mut cx.kb;
+    let (s, value) = match (kb.ty(s), kb.ty(value)) {
+        (a, b) if a == b => (s, value),
+        (Ty::F64, _) | (_, Ty::F64) => (kb.cast(s, Ty::F64), kb.cast(value, Ty::F64)),
+        _ => (kb.cast(s, Ty::F32), kb.cast(value, Ty::F32)),
+    };
+    // Lower bound: go right while !(s >= v); upper bound: while !(s > v).
+    let stop = if right { kb.cmp(CmpOp::Gt, s, value)? } else { kb.cmp(CmpOp::Ge, s, value)? };
+    let go_right = not(kb, stop);
+    let go_right = kb.and(open, go_right)?;
+    let stay = not(kb, go_right);
+    let shrink = kb.and(open, stay)?;
+    let mid1 = kb.binary(BinOp::Add, mid, one)?;
+    let nlo = kb.select(go_right, mid1, lo)?;
+    let nhi = kb.select(shrink, mid, hi)?;
+    let extent = kb.i64(steps.max(1));
+    let r = kb.iterate(var, extent, vec![zero, n], vec![nlo, nhi])?;
+    Ok(r[0])
+}
+
+fn side_right(cx: &Ctx<'_>, node: &Node) -> Result<bool, LowerError> {
+    let right = cx.bool_or(node, "right", false)?;
+    Ok(match node.arg("side") {
+        Some(Arg::String(s)) => s == "right",
+        _ => right,
+    })
+}
+
+/// `searchsorted(sorted_sequence, self, out_int32, right, side, sorter)`: a 1-D sequence serves
+/// every value, an N-D one the values of the same leading coordinates.
+pub fn searchsorted(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let seq = cx.tensor(node, "sorted_sequence")?;
+    let sorter = cx.opt_tensor(node, "sorter");
+    let right = side_right(cx, node)?;
+    let value = match cx.opt_tensor(node, "self") {
+        Some(v) => cx.read(v, idx)?,
+        None => cx.opt_number(node, "self")?.ok_or_else(|| cx.err(node, "argument `self` is missing"))?,
+    };
+    let value = if cx.kb.ty(value) == Ty::Bool { cx.kb.cast(value, Ty::I64) } else { value };
+    let rank = cx.sizes(seq)?.len();
+    let row: Vec<ExprId> = if rank <= 1 { vec![] } else { idx[..rank - 1].to_vec() };
+    bound(cx, seq, sorter, &row, value, right)
+}
+
+/// `bucketize(self, boundaries, out_int32, right)`: `searchsorted` of a 1-D `boundaries`.
+pub fn bucketize(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let seq = cx.tensor(node, "boundaries")?;
+    let right = cx.bool_or(node, "right", false)?;
+    let value = match cx.opt_tensor(node, "self") {
+        Some(v) => cx.read(v, idx)?,
+        None => cx.opt_number(node, "self")?.ok_or_else(|| cx.err(node, "argument `self` is missing"))?,
+    };
+    let value = if cx.kb.ty(value) == Ty::Bool { cx.kb.cast(value, Ty::I64) } else { value };
+    bound(cx, seq, None, &[], value, right)
+}
