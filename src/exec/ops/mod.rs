@@ -6,17 +6,24 @@
 
 mod attention;
 mod conv_pool;
+mod distance;
 mod extra;
+mod fvec;
 mod index;
 mod layout;
 mod linalg;
+mod loss;
 mod math;
+mod nll;
 mod norm;
+mod numeric;
 mod pointwise;
+mod products;
 mod reduce;
 mod scalar;
 mod shape;
 mod sort;
+mod unique;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -749,6 +756,83 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.avg_pool2d.default", conv_pool::avg_pool2d),
     ("aten.adaptive_avg_pool2d.default", conv_pool::adaptive_avg_pool2d),
     ("aten._adaptive_avg_pool2d.default", conv_pool::adaptive_avg_pool2d),
+    // The long tail: losses, distances, contractions, numerics, sets.
+    ("aten.mse_loss.default", loss::mse_loss),
+    ("aten.l1_loss.default", loss::l1_loss),
+    ("aten.smooth_l1_loss.default", loss::smooth_l1_loss),
+    ("aten.huber_loss.default", loss::huber_loss),
+    ("aten.soft_margin_loss.default", loss::soft_margin_loss),
+    ("aten.kl_div.default", loss::kl_div),
+    ("aten.binary_cross_entropy.default", loss::binary_cross_entropy),
+    ("aten.binary_cross_entropy_with_logits.default", loss::binary_cross_entropy_with_logits),
+    ("aten.poisson_nll_loss.default", loss::poisson_nll_loss),
+    ("aten.margin_ranking_loss.default", loss::margin_ranking_loss),
+    ("aten.hinge_embedding_loss.default", loss::hinge_embedding_loss),
+    ("aten.cosine_embedding_loss.default", loss::cosine_embedding_loss),
+    ("aten.triplet_margin_loss.default", loss::triplet_margin_loss),
+    ("aten.multilabel_margin_loss.default", loss::multilabel_margin_loss),
+    ("aten.multi_margin_loss.default", loss::multi_margin_loss),
+    ("aten.nll_loss_nd.default", nll::nll_loss_nd),
+    ("aten.cross_entropy_loss.default", nll::cross_entropy_loss),
+    ("aten.cosine_similarity.default", distance::cosine_similarity),
+    ("aten.pairwise_distance.default", distance::pairwise_distance),
+    ("aten.pdist.default", distance::pdist),
+    ("aten._pdist_forward.default", distance::pdist),
+    ("aten.cdist.default", distance::cdist),
+    ("aten._cdist_forward.default", distance::cdist),
+    ("aten.dist.default", distance::dist),
+    ("aten.renorm.default", distance::renorm),
+    ("aten.glu.default", distance::glu),
+    ("aten.prelu.default", distance::prelu),
+    ("aten._prelu_kernel.default", distance::prelu),
+    ("aten.rrelu.default", distance::rrelu),
+    ("aten.block_diag.default", distance::block_diag),
+    ("aten.cartesian_prod.default", distance::cartesian_prod),
+    ("aten.combinations.default", distance::combinations),
+    ("aten.einsum.default", products::einsum),
+    ("aten.tensordot.default", products::tensordot),
+    ("aten.inner.default", products::inner),
+    ("aten.dot.default", products::dot),
+    ("aten.vdot.default", products::vdot),
+    ("aten.mv.default", products::mv),
+    ("aten.linalg_vecdot.default", products::linalg_vecdot),
+    ("aten.bilinear.default", products::bilinear),
+    ("aten.linalg_multi_dot.default", products::linalg_multi_dot),
+    ("aten.trapz.x", numeric::trapz),
+    ("aten.trapz.dx", numeric::trapz),
+    ("aten.trapezoid.x", numeric::trapz),
+    ("aten.trapezoid.dx", numeric::trapz),
+    ("aten.cumulative_trapezoid.x", numeric::cumulative_trapezoid),
+    ("aten.cumulative_trapezoid.dx", numeric::cumulative_trapezoid),
+    ("aten.gradient.scalarint", numeric::gradient),
+    ("aten.gradient.scalararray", numeric::gradient),
+    ("aten.gradient.scalarrayint", numeric::gradient),
+    ("aten.gradient.scalarrayarray", numeric::gradient),
+    ("aten.gradient.array", numeric::gradient),
+    ("aten.linalg_vander.default", numeric::linalg_vander),
+    ("aten.histc.default", numeric::histc),
+    ("aten.histogram.bin_ct", numeric::histogram),
+    ("aten.histogramdd.default", numeric::histogramdd),
+    ("aten.histogramdd.int_bins", numeric::histogramdd),
+    ("aten.bincount.default", numeric::bincount),
+    ("aten.isin.Tensor_Tensor", numeric::isin),
+    ("aten.isin.Tensor_Scalar", numeric::isin),
+    ("aten.isin.Scalar_Tensor", numeric::isin),
+    ("aten.gcd.default", numeric::gcd),
+    ("aten.lcm.default", numeric::lcm),
+    ("aten.frexp.Tensor", numeric::frexp),
+    ("aten.quantile.scalar", numeric::quantile),
+    ("aten.quantile.default", numeric::quantile),
+    ("aten.nanquantile.scalar", numeric::nanquantile),
+    ("aten.nanquantile.default", numeric::nanquantile),
+    ("aten._unique2.default", unique::unique2),
+    ("aten.unique_dim.default", unique::unique_dim),
+    ("aten.unique_consecutive.default", unique::unique_consecutive),
+    ("aten._chunk_cat.default", unique::chunk_cat),
+    ("aten.resize_.default", unique::resize_),
+    ("aten.resize_as_.default", unique::resize_as_),
+    ("aten.native_dropout_backward.default", unique::native_dropout_backward),
+    ("aten._softmax_backward_data.default", unique::softmax_backward_data),
     // Attention.
     ("aten.scaled_dot_product_attention.default", attention::sdpa),
     ("aten._scaled_dot_product_flash_attention_for_cpu.default", attention::flash_for_cpu),
