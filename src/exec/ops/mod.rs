@@ -5,6 +5,8 @@
 //! arguments left at their defaults, so every accessor takes the schema default).
 
 mod attention;
+mod batch_stats;
+mod conv_nd;
 mod conv_pool;
 mod distance;
 mod extra;
@@ -18,6 +20,7 @@ mod nll;
 mod norm;
 mod numeric;
 mod pointwise;
+mod pool_nd;
 mod products;
 mod reduce;
 mod scalar;
@@ -638,7 +641,7 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.upsample_linear1d.vec", extra::upsample_linear),
     ("aten.upsample_bilinear2d.vec", extra::upsample_linear),
     ("aten.upsample_trilinear3d.vec", extra::upsample_linear),
-    ("aten.conv1d.default", conv_pool::conv2d),
+    ("aten.conv1d.default", conv_nd::conv),
     ("aten.to.device", shape::to_copy),
     ("aten.logaddexp2.default", math::logaddexp2),
     // Core ATen spellings.
@@ -746,11 +749,9 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.native_layer_norm.default", norm::native_layer_norm),
     ("aten.rms_norm.default", norm::rms_norm),
     ("aten._fused_rms_norm.default", norm::fused_rms_norm),
-    ("aten.batch_norm.default", norm::batch_norm),
     ("aten._native_batch_norm_legit_no_training.default", norm::native_batch_norm_no_training),
     // Convolution and pooling.
-    ("aten.conv2d.default", conv_pool::conv2d),
-    ("aten.convolution.default", conv_pool::convolution),
+    ("aten.conv2d.default", conv_nd::conv),
     ("aten.max_pool2d.default", conv_pool::max_pool2d),
     ("aten.max_pool2d_with_indices.default", conv_pool::max_pool2d_with_indices),
     ("aten.avg_pool2d.default", conv_pool::avg_pool2d),
@@ -833,6 +834,43 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.resize_as_.default", unique::resize_as_),
     ("aten.native_dropout_backward.default", unique::native_dropout_backward),
     ("aten._softmax_backward_data.default", unique::softmax_backward_data),
+    // Pooling, convolution and normalisation in any rank (1-D to 3-D), transposed convolution,
+    // and batch statistics.
+    ("aten.max_pool1d.default", pool_nd::max_pool1d),
+    ("aten.max_pool3d.default", pool_nd::max_pool3d),
+    ("aten.max_pool1d_with_indices.default", pool_nd::max_pool1d_with_indices),
+    ("aten.max_pool3d_with_indices.default", pool_nd::max_pool3d_with_indices),
+    ("aten.avg_pool1d.default", pool_nd::avg_pool1d),
+    ("aten.avg_pool3d.default", pool_nd::avg_pool3d),
+    ("aten.adaptive_avg_pool1d.default", pool_nd::adaptive_avg_pool1d),
+    ("aten.adaptive_avg_pool3d.default", pool_nd::adaptive_avg_pool3d),
+    ("aten._adaptive_avg_pool3d.default", pool_nd::adaptive_avg_pool3d),
+    ("aten.adaptive_max_pool1d.default", pool_nd::adaptive_max_pool1d),
+    ("aten.adaptive_max_pool2d.default", pool_nd::adaptive_max_pool2d),
+    ("aten.adaptive_max_pool3d.default", pool_nd::adaptive_max_pool3d),
+    ("aten.fractional_max_pool2d.default", pool_nd::fractional_max_pool2d),
+    ("aten.fractional_max_pool3d.default", pool_nd::fractional_max_pool3d),
+    ("aten.max_unpool2d.default", pool_nd::max_unpool2d),
+    ("aten.max_unpool3d.default", pool_nd::max_unpool3d),
+    ("aten.max_pool2d_with_indices_backward.default", pool_nd::max_pool_with_indices_backward),
+    ("aten.max_pool3d_with_indices_backward.default", pool_nd::max_pool_with_indices_backward),
+    ("aten.convolution.default", conv_nd::convolution),
+    ("aten._convolution.default", conv_nd::convolution),
+    ("aten.conv3d.default", conv_nd::conv),
+    ("aten.conv1d.padding", conv_nd::conv),
+    ("aten.conv2d.padding", conv_nd::conv),
+    ("aten.conv3d.padding", conv_nd::conv),
+    ("aten.conv_transpose1d.default", conv_nd::conv_transpose),
+    ("aten.conv_transpose2d.input", conv_nd::conv_transpose),
+    ("aten.conv_transpose3d.input", conv_nd::conv_transpose),
+    ("aten.im2col.default", conv_nd::im2col),
+    ("aten.col2im.default", conv_nd::col2im),
+    ("aten.batch_norm.default", batch_stats::batch_norm),
+    ("aten.native_batch_norm.default", batch_stats::native_batch_norm),
+    ("aten._native_batch_norm_legit.default", batch_stats::native_batch_norm),
+    ("aten._native_batch_norm_legit.no_stats", batch_stats::native_batch_norm_no_stats),
+    ("aten._batch_norm_with_update.default", batch_stats::batch_norm_with_update),
+    ("aten.instance_norm.default", batch_stats::instance_norm),
     // Attention.
     ("aten.scaled_dot_product_attention.default", attention::sdpa),
     ("aten._scaled_dot_product_flash_attention_for_cpu.default", attention::flash_for_cpu),
