@@ -12,8 +12,11 @@ mod distance;
 mod extra;
 mod fvec;
 mod index;
+mod lapack;
 mod layout;
 mod linalg;
+mod linalg_ops;
+mod linalg_svd;
 mod loss;
 mod math;
 mod nll;
@@ -871,6 +874,57 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten._native_batch_norm_legit.no_stats", batch_stats::native_batch_norm_no_stats),
     ("aten._batch_norm_with_update.default", batch_stats::batch_norm_with_update),
     ("aten.instance_norm.default", batch_stats::instance_norm),
+    // Linear algebra decompositions and solvers (Inductor keeps them as fallbacks; the
+    // interpreter is their implementation), in f64.
+    ("aten.linalg_inv.default", linalg_ops::inv),
+    ("aten.linalg_inv_ex.default", linalg_ops::inv),
+    ("aten.linalg_solve.default", linalg_ops::solve),
+    ("aten.linalg_solve_ex.default", linalg_ops::solve),
+    ("aten.linalg_cholesky.default", linalg_ops::cholesky),
+    ("aten.linalg_cholesky_ex.default", linalg_ops::cholesky),
+    ("aten.linalg_qr.default", linalg_ops::qr),
+    ("aten.linalg_eigh.default", linalg_ops::eigh),
+    ("aten.linalg_eigvalsh.default", linalg_ops::eigh),
+    ("aten.linalg_det.default", linalg_ops::det),
+    ("aten.det.default", linalg_ops::det),
+    ("aten.linalg_slogdet.default", linalg_ops::slogdet),
+    ("aten.slogdet.default", linalg_ops::slogdet),
+    ("aten.logdet.default", linalg_ops::logdet),
+    ("aten.linalg_lu.default", linalg_ops::lu),
+    ("aten.linalg_lu_factor.default", linalg_ops::lu_factor),
+    ("aten.linalg_lu_factor_ex.default", linalg_ops::lu_factor),
+    ("aten._lu_with_info.default", linalg_ops::lu_factor),
+    ("aten.lu_unpack.default", linalg_ops::lu_unpack),
+    ("aten.linalg_lu_solve.default", linalg_ops::linalg_lu_solve),
+    ("aten.lu_solve.default", linalg_ops::lu_solve),
+    ("aten.triangular_solve.default", linalg_ops::triangular_solve),
+    ("aten.linalg_solve_triangular.default", linalg_ops::solve_triangular),
+    ("aten.cholesky_solve.default", linalg_ops::cholesky_solve),
+    ("aten.cholesky_inverse.default", linalg_ops::cholesky_inverse),
+    ("aten.geqrf.default", linalg_ops::geqrf),
+    ("aten.linalg_householder_product.default", linalg_ops::householder_product),
+    ("aten.ormqr.default", linalg_ops::ormqr),
+    ("aten.matrix_exp.default", linalg_ops::matrix_exp),
+    ("aten.linalg_matrix_exp.default", linalg_ops::matrix_exp),
+    ("aten.linalg_matrix_power.default", linalg_ops::matrix_power),
+    ("aten.linalg_tensorinv.default", linalg_ops::tensorinv),
+    ("aten.linalg_tensorsolve.default", linalg_ops::tensorsolve),
+    ("aten.linalg_svd.default", linalg_svd::linalg_svd),
+    ("aten.svd.default", linalg_svd::svd),
+    ("aten.linalg_svdvals.default", linalg_svd::svdvals),
+    ("aten.linalg_pinv.atol_rtol_tensor", linalg_svd::pinv),
+    ("aten.linalg_pinv.atol_rtol_float", linalg_svd::pinv),
+    ("aten.pinverse.default", linalg_svd::pinverse),
+    ("aten.linalg_matrix_rank.atol_rtol_tensor", linalg_svd::matrix_rank),
+    ("aten.linalg_matrix_rank.atol_rtol_float", linalg_svd::matrix_rank),
+    ("aten.linalg_matrix_norm.default", linalg_svd::matrix_norm),
+    ("aten.linalg_matrix_norm.str_ord", linalg_svd::matrix_norm),
+    ("aten.linalg_norm.default", linalg_svd::linalg_norm),
+    ("aten.linalg_norm.ord_str", linalg_svd::linalg_norm),
+    ("aten.linalg_cond.default", linalg_svd::cond),
+    ("aten.linalg_cond.p_str", linalg_svd::cond),
+    ("aten.linalg_polar.default", linalg_svd::polar),
+    ("aten.linalg_matrix_sqrth.default", linalg_svd::matrix_sqrth),
     // Attention.
     ("aten.scaled_dot_product_attention.default", attention::sdpa),
     ("aten._scaled_dot_product_flash_attention_for_cpu.default", attention::flash_for_cpu),
