@@ -6,7 +6,7 @@ use super::fvec::{around, broadcast_all, float_type, need_float, promoted, F};
 use super::loss::pairwise;
 use super::pointwise::sigmoid_f;
 use super::reduce::norm_f;
-use super::{one, shape_err, wrap_dim, OpCx, OpError, OpResult};
+use super::{one, shape_err, wrap_dim, OpCx, OpResult};
 use crate::exec::value::RtValue;
 
 pub fn cosine_similarity(cx: &OpCx) -> OpResult<Vec<RtValue>> {
@@ -185,7 +185,7 @@ pub fn prelu(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 /// Evaluation-mode `rrelu` is leaky ReLU with the mean slope; training draws random slopes.
 pub fn rrelu(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     if cx.bool_or("training", false)? {
-        return Err(OpError::Unsupported("training-mode rrelu draws random slopes; it has no reference value".into()));
+        return super::random::rrelu_train(cx);
     }
     let x = cx.tensor("self")?;
     need_float(x)?;

@@ -25,6 +25,7 @@ mod numeric;
 mod pointwise;
 mod pool_nd;
 mod products;
+mod random;
 mod reduce;
 mod scalar;
 mod shape;
@@ -925,6 +926,34 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.linalg_cond.p_str", linalg_svd::cond),
     ("aten.linalg_polar.default", linalg_svd::polar),
     ("aten.linalg_matrix_sqrth.default", linalg_svd::matrix_sqrth),
+    // Random and uninitialised tensors: own seeded stream, values in the right support.
+    ("aten.rand.default", random::rand),
+    ("aten.randn.default", random::randn),
+    ("aten.rand_like.default", random::rand_like),
+    ("aten.randn_like.default", random::randn_like),
+    ("aten.randint.default", random::randint),
+    ("aten.randint.low", random::randint),
+    ("aten.randint_like.default", random::randint_like),
+    ("aten.randint_like.low_dtype", random::randint_like),
+    ("aten.randperm.default", random::randperm),
+    ("aten.bernoulli.default", random::bernoulli),
+    ("aten.bernoulli.p", random::bernoulli),
+    ("aten.bernoulli.Tensor", random::bernoulli),
+    ("aten.uniform_.default", random::uniform_),
+    ("aten.uniform.default", random::uniform_),
+    ("aten.normal_.default", random::normal_),
+    ("aten.exponential_.default", random::exponential_),
+    ("aten.exponential.default", random::exponential_),
+    ("aten.cauchy_.default", random::cauchy_),
+    ("aten.log_normal_.default", random::log_normal_),
+    ("aten.geometric_.default", random::geometric_),
+    ("aten.normal.Tensor_Tensor", random::normal),
+    ("aten.normal.Tensor_float", random::normal),
+    ("aten.normal.float_Tensor", random::normal),
+    ("aten.normal.float_float", random::normal),
+    ("aten.multinomial.default", random::multinomial),
+    ("aten.empty_permuted.default", random::empty_sized),
+    ("aten.new_empty_strided.default", random::empty_sized),
     // Attention.
     ("aten.scaled_dot_product_attention.default", attention::sdpa),
     ("aten._scaled_dot_product_flash_attention_for_cpu.default", attention::flash_for_cpu),
