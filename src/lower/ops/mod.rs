@@ -8,6 +8,7 @@ mod math;
 mod norm;
 mod pointwise;
 mod pool;
+mod pool_nd;
 mod reduce;
 mod view;
 
@@ -380,6 +381,16 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.avg_pool2d.default", OpKind::Heavy, pool::avg_pool2d),
     ("aten.adaptive_avg_pool2d.default", OpKind::Heavy, pool::adaptive_avg_pool2d),
     ("aten._adaptive_avg_pool2d.default", OpKind::Heavy, pool::adaptive_avg_pool2d),
+    // Pooling over 1 or 3 spatial dims.
+    ("aten.max_pool1d.default", OpKind::Heavy, pool_nd::max_pool1d),
+    ("aten.max_pool1d_with_indices.default", OpKind::Heavy, pool_nd::max_pool1d),
+    ("aten.max_pool3d.default", OpKind::Heavy, pool_nd::max_pool3d),
+    ("aten.max_pool3d_with_indices.default", OpKind::Heavy, pool_nd::max_pool3d),
+    ("aten.avg_pool1d.default", OpKind::Heavy, pool_nd::avg_pool1d),
+    ("aten.avg_pool3d.default", OpKind::Heavy, pool_nd::avg_pool3d),
+    ("aten.adaptive_avg_pool1d.default", OpKind::Heavy, pool_nd::adaptive_avg_pool1d),
+    ("aten.adaptive_avg_pool3d.default", OpKind::Heavy, pool_nd::adaptive_avg_pool3d),
+    ("aten._adaptive_avg_pool3d.default", OpKind::Heavy, pool_nd::adaptive_avg_pool3d),
 ];
 
 /// The fusion kind and lowering of `target`, if this build lowers it.
