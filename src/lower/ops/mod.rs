@@ -2,6 +2,7 @@
 //! that builds the element of its output at symbolic coordinates. Everything the partitioner
 //! and the kernel builder know about an op is here, in one place (tinygrad's rule tables).
 
+mod batch_stats;
 mod create;
 mod linalg;
 mod math;
@@ -381,6 +382,14 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.avg_pool2d.default", OpKind::Heavy, pool::avg_pool2d),
     ("aten.adaptive_avg_pool2d.default", OpKind::Heavy, pool::adaptive_avg_pool2d),
     ("aten._adaptive_avg_pool2d.default", OpKind::Heavy, pool::adaptive_avg_pool2d),
+    // Batch normalisation with batch statistics (and its inference form).
+    ("aten.native_batch_norm.default", OpKind::Reduction, batch_stats::batch_norm_stats),
+    ("aten._native_batch_norm_legit.default", OpKind::Reduction, batch_stats::batch_norm_stats),
+    ("aten._native_batch_norm_legit.no_stats", OpKind::Reduction, batch_stats::batch_norm_stats),
+    ("aten._batch_norm_with_update.default", OpKind::Reduction, batch_stats::batch_norm_stats),
+    // Resizing to at most the tensor's elements keeps their row-major order (a reshape).
+    ("aten.resize_.default", OpKind::View, view::reshape),
+    ("aten.resize_as_.default", OpKind::View, view::reshape),
     // Pooling over 1 or 3 spatial dims.
     ("aten.max_pool1d.default", OpKind::Heavy, pool_nd::max_pool1d),
     ("aten.max_pool1d_with_indices.default", OpKind::Heavy, pool_nd::max_pool1d),
