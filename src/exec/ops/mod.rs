@@ -27,6 +27,7 @@ mod pool_nd;
 mod products;
 mod random;
 mod reduce;
+mod sample;
 mod scalar;
 mod shape;
 mod sort;
@@ -954,6 +955,11 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.multinomial.default", random::multinomial),
     ("aten.empty_permuted.default", random::empty_sized),
     ("aten.new_empty_strided.default", random::empty_sized),
+    // Resampling.
+    ("aten.grid_sampler.default", sample::grid_sampler),
+    ("aten.grid_sampler_2d.default", sample::grid_sampler),
+    ("aten.grid_sampler_3d.default", sample::grid_sampler),
+    ("aten.upsample_bicubic2d.vec", sample::upsample_bicubic2d),
     // Attention.
     ("aten.scaled_dot_product_attention.default", attention::sdpa),
     ("aten._scaled_dot_product_flash_attention_for_cpu.default", attention::flash_for_cpu),
