@@ -4,6 +4,7 @@
 
 mod batch_stats;
 mod create;
+mod gather_grad;
 mod linalg;
 mod math;
 mod norm;
@@ -390,6 +391,9 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     // Resizing to at most the tensor's elements keeps their row-major order (a reshape).
     ("aten.resize_.default", OpKind::View, view::reshape),
     ("aten.resize_as_.default", OpKind::View, view::reshape),
+    // Scatter- and sample-shaped core ops written as gathers.
+    ("aten.max_pool2d_with_indices_backward.default", OpKind::Heavy, gather_grad::max_pool_backward),
+    ("aten.grid_sampler_2d.default", OpKind::Heavy, gather_grad::grid_sampler_2d),
     // Pooling over 1 or 3 spatial dims.
     ("aten.max_pool1d.default", OpKind::Heavy, pool_nd::max_pool1d),
     ("aten.max_pool1d_with_indices.default", OpKind::Heavy, pool_nd::max_pool1d),
