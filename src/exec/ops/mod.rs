@@ -10,6 +10,7 @@ mod conv_nd;
 mod conv_pool;
 mod distance;
 mod extra;
+mod fft;
 mod fvec;
 mod index;
 mod lapack;
@@ -960,6 +961,13 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.grid_sampler_2d.default", sample::grid_sampler),
     ("aten.grid_sampler_3d.default", sample::grid_sampler),
     ("aten.upsample_bicubic2d.vec", sample::upsample_bicubic2d),
+    // Real-output FFTs.
+    ("aten.fft_irfft.default", fft::irfft),
+    ("aten.fft_irfft2.default", fft::irfft2),
+    ("aten.fft_irfftn.default", fft::irfftn),
+    ("aten.fft_hfft.default", fft::hfft),
+    ("aten.fft_hfft2.default", fft::hfft2),
+    ("aten.fft_hfftn.default", fft::hfftn),
     // Attention.
     ("aten.scaled_dot_product_attention.default", attention::sdpa),
     ("aten._scaled_dot_product_flash_attention_for_cpu.default", attention::flash_for_cpu),
