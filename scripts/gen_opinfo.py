@@ -27,7 +27,9 @@ values cannot equal PyTorch's: `{"kind": "random", "support": [lo, hi] | null, "
 "integral": bool}` (tests/opinfo.rs checks shape, dtype, that every value lies in the support,
 and a loose statistic on large samples) or `{"kind": "uninitialized"}` (shape and dtype only).
 The support is read from the random node's arguments when that node produces the output; when
-the random values flow through other ops first, the support is null (shape and dtype only). The per-op archives stay small
+the random values flow through other ops first, the support is null (shape and dtype only).
+Eigenvectors (unique up to sign) carry `{"kind": "up_to_sign", "outputs": [...]}`: those outputs
+are compared after aligning each column's sign with PyTorch's. The per-op archives stay small
 (the archive's sample_inputs entry, which the importer does not read, is left out).
 """
 import gzip
@@ -157,6 +159,10 @@ RANDOM = {
     "aten.multinomial.default": lambda a: (0.0, float(a["self.sizes"][-1]), True, True),
     "aten.rrelu.default": lambda a: None,
 }
+# Decompositions whose vectors are unique only up to sign: target -> the outputs holding one
+# vector per column. Their cases compare those outputs after aligning each column's sign with
+# PyTorch's (`{"kind": "up_to_sign", "outputs": [graph output indices]}`).
+SIGN_FREE = {"aten.linalg_eigh.default": [1]}
 UNINITIALIZED = {
     "aten.empty.memory_format", "aten.empty_like.default", "aten.new_empty.default",
     "aten.empty_strided.default", "aten.empty_permuted.default", "aten.new_empty_strided.default",
@@ -196,6 +202,13 @@ def check_of(pt2):
     # (window functions fill an `empty`) still have exact values.
     if any(name(n) in UNINITIALIZED and set(produced_by(n)) & set(graph_outs) for n in nodes):
         return {"kind": "uninitialized"}
+    for n in nodes:
+        if name(n) in SIGN_FREE:
+            outs = produced_by(n)
+            vec_names = {outs[i] for i in SIGN_FREE[name(n)] if i < len(outs)}
+            idx = [i for i, o in enumerate(graph_outs) if o in vec_names]
+            if idx:
+                return {"kind": "up_to_sign", "outputs": idx}
     rand = [n for n in nodes if name(n) in RANDOM]
     if not rand:
         return None

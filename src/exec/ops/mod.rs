@@ -877,8 +877,55 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten._native_batch_norm_legit.no_stats", batch_stats::native_batch_norm_no_stats),
     ("aten._batch_norm_with_update.default", batch_stats::batch_norm_with_update),
     ("aten.instance_norm.default", batch_stats::instance_norm),
-    // Linear algebra decompositions and solvers (Inductor keeps them as fallbacks; the
-    // interpreter is their implementation), in f64.
+    // Random and uninitialised tensors: own seeded stream, values in the right support.
+    ("aten.rand.default", random::rand),
+    ("aten.randn.default", random::randn),
+    ("aten.rand_like.default", random::rand_like),
+    ("aten.randn_like.default", random::randn_like),
+    ("aten.randint.default", random::randint),
+    ("aten.randint.low", random::randint),
+    ("aten.randint_like.default", random::randint_like),
+    ("aten.randint_like.low_dtype", random::randint_like),
+    ("aten.randperm.default", random::randperm),
+    ("aten.bernoulli.default", random::bernoulli),
+    ("aten.bernoulli.p", random::bernoulli),
+    ("aten.bernoulli.Tensor", random::bernoulli),
+    ("aten.uniform_.default", random::uniform_),
+    ("aten.uniform.default", random::uniform_),
+    ("aten.normal_.default", random::normal_),
+    ("aten.exponential_.default", random::exponential_),
+    ("aten.exponential.default", random::exponential_),
+    ("aten.cauchy_.default", random::cauchy_),
+    ("aten.log_normal_.default", random::log_normal_),
+    ("aten.geometric_.default", random::geometric_),
+    ("aten.normal.Tensor_Tensor", random::normal),
+    ("aten.normal.Tensor_float", random::normal),
+    ("aten.normal.float_Tensor", random::normal),
+    ("aten.normal.float_float", random::normal),
+    ("aten.multinomial.default", random::multinomial),
+    ("aten.empty_permuted.default", random::empty_sized),
+    ("aten.new_empty_strided.default", random::empty_sized),
+    // Resampling.
+    ("aten.grid_sampler.default", sample::grid_sampler),
+    ("aten.grid_sampler_2d.default", sample::grid_sampler),
+    ("aten.grid_sampler_3d.default", sample::grid_sampler),
+    ("aten.upsample_bicubic2d.vec", sample::upsample_bicubic2d),
+    // Real-output FFTs.
+    ("aten.fft_irfft.default", fft::irfft),
+    ("aten.fft_irfft2.default", fft::irfft2),
+    ("aten.fft_irfftn.default", fft::irfftn),
+    ("aten.fft_hfft.default", fft::hfft),
+    ("aten.fft_hfft2.default", fft::hfft2),
+    ("aten.fft_hfftn.default", fft::hfftn),
+    // Attention.
+    ("aten.scaled_dot_product_attention.default", attention::sdpa),
+    ("aten._scaled_dot_product_flash_attention_for_cpu.default", attention::flash_for_cpu),
+];
+
+/// Ops Inductor never lowers to kernels (it keeps them as fallbacks to ATen's LAPACK-backed
+/// implementations): the interpreter is their only implementation here, and `docs/OPS.md`
+/// says so. Linear algebra decompositions and solvers, computed in f64.
+const FALLBACK_TABLE: &[(&str, OpFn)] = &[
     ("aten.linalg_inv.default", linalg_ops::inv),
     ("aten.linalg_inv_ex.default", linalg_ops::inv),
     ("aten.linalg_solve.default", linalg_ops::solve),
@@ -928,60 +975,22 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.linalg_cond.p_str", linalg_svd::cond),
     ("aten.linalg_polar.default", linalg_svd::polar),
     ("aten.linalg_matrix_sqrth.default", linalg_svd::matrix_sqrth),
-    // Random and uninitialised tensors: own seeded stream, values in the right support.
-    ("aten.rand.default", random::rand),
-    ("aten.randn.default", random::randn),
-    ("aten.rand_like.default", random::rand_like),
-    ("aten.randn_like.default", random::randn_like),
-    ("aten.randint.default", random::randint),
-    ("aten.randint.low", random::randint),
-    ("aten.randint_like.default", random::randint_like),
-    ("aten.randint_like.low_dtype", random::randint_like),
-    ("aten.randperm.default", random::randperm),
-    ("aten.bernoulli.default", random::bernoulli),
-    ("aten.bernoulli.p", random::bernoulli),
-    ("aten.bernoulli.Tensor", random::bernoulli),
-    ("aten.uniform_.default", random::uniform_),
-    ("aten.uniform.default", random::uniform_),
-    ("aten.normal_.default", random::normal_),
-    ("aten.exponential_.default", random::exponential_),
-    ("aten.exponential.default", random::exponential_),
-    ("aten.cauchy_.default", random::cauchy_),
-    ("aten.log_normal_.default", random::log_normal_),
-    ("aten.geometric_.default", random::geometric_),
-    ("aten.normal.Tensor_Tensor", random::normal),
-    ("aten.normal.Tensor_float", random::normal),
-    ("aten.normal.float_Tensor", random::normal),
-    ("aten.normal.float_float", random::normal),
-    ("aten.multinomial.default", random::multinomial),
-    ("aten.empty_permuted.default", random::empty_sized),
-    ("aten.new_empty_strided.default", random::empty_sized),
-    // Resampling.
-    ("aten.grid_sampler.default", sample::grid_sampler),
-    ("aten.grid_sampler_2d.default", sample::grid_sampler),
-    ("aten.grid_sampler_3d.default", sample::grid_sampler),
-    ("aten.upsample_bicubic2d.vec", sample::upsample_bicubic2d),
-    // Real-output FFTs.
-    ("aten.fft_irfft.default", fft::irfft),
-    ("aten.fft_irfft2.default", fft::irfft2),
-    ("aten.fft_irfftn.default", fft::irfftn),
-    ("aten.fft_hfft.default", fft::hfft),
-    ("aten.fft_hfft2.default", fft::hfft2),
-    ("aten.fft_hfftn.default", fft::hfftn),
-    // Attention.
-    ("aten.scaled_dot_product_attention.default", attention::sdpa),
-    ("aten._scaled_dot_product_flash_attention_for_cpu.default", attention::flash_for_cpu),
 ];
+
+/// Whether `target` is an op that only ever runs as a fallback (no kernel lowering expected).
+pub fn fallback_only(target: &str) -> bool {
+    FALLBACK_TABLE.iter().any(|(t, _)| *t == target)
+}
 
 /// The implementation of `target`, if the interpreter has one.
 pub fn lookup(target: &str) -> Option<OpFn> {
     static MAP: OnceLock<HashMap<&'static str, OpFn>> = OnceLock::new();
-    MAP.get_or_init(|| TABLE.iter().copied().collect()).get(target).copied()
+    MAP.get_or_init(|| TABLE.iter().chain(FALLBACK_TABLE).copied().collect()).get(target).copied()
 }
 
 /// Every target the interpreter runs, in table order.
 pub fn supported_targets() -> impl Iterator<Item = &'static str> {
-    TABLE.iter().map(|(t, _)| *t)
+    TABLE.iter().chain(FALLBACK_TABLE).map(|(t, _)| *t)
 }
 
 /// A dim argument made non-negative for a tensor of rank `ndim` (rank 0 accepts -1 and 0, as
@@ -997,6 +1006,8 @@ pub(crate) fn wrap_dim(dim: i64, ndim: usize) -> OpResult<usize> {
 
 #[cfg(test)]
 pub(crate) mod testing;
+#[cfg(test)]
+mod tail_tests;
 #[cfg(test)]
 mod tests;
 
