@@ -2,6 +2,7 @@
 """Export PyTorch's OpInfo sample inputs as tiny graphs, one archive per op, for tests/opinfo.rs.
 
     python3 scripts/gen_opinfo.py [OUTDIR] [--only=NAME,NAME] [--shard=I/N]
+    python3 scripts/gen_opinfo.py --mark=tests/data/opinfo/index.json   (re-derive `check` only)
 
 OUTDIR defaults to tests/data/opinfo. For every OpInfo of
 torch.testing._internal.common_methods_invocations.op_db (plus EXTRA below: ops that real graphs
@@ -19,8 +20,16 @@ first) become one case each:
                          input/output dtypes and shapes, tolerances (PyTorch's assert_close
                          defaults per dtype); and every case that could not be made, with why.
 
-Cases whose outputs differ between two eager runs (random ops), complex dtypes and ops with no
-function variant are recorded as skipped, not silently dropped. The per-op archives stay small
+Cases whose outputs differ between two eager runs, complex dtypes and ops with no function variant
+are recorded as skipped, not silently dropped. Random ops that OpInfo seeds itself (so two eager
+runs agree) and uninitialised tensors (`empty*`) are kept, with a `check` entry saying their
+values cannot equal PyTorch's: `{"kind": "random", "support": [lo, hi] | null, "open_hi": bool,
+"integral": bool}` (tests/opinfo.rs checks shape, dtype, that every value lies in the support,
+and a loose statistic on large samples) or `{"kind": "uninitialized"}` (shape and dtype only).
+The support is read from the random node's arguments when that node produces the output; when
+the random values flow through other ops first, the support is null (shape and dtype only).
+Eigenvectors (unique up to sign) carry `{"kind": "up_to_sign", "outputs": [...]}`: those outputs
+are compared after aligning each column's sign with PyTorch's. The per-op archives stay small
 (the archive's sample_inputs entry, which the importer does not read, is left out).
 """
 import gzip
@@ -120,6 +129,117 @@ def extra_ops():
         mk("x_tril_mask", lambda x: torch.ones(x.shape[-1], x.shape[-1], dtype=torch.bool).tril() & (x > 0),
            lambda d: [SampleInput(T(4, 4))]),
     ]
+
+
+# Random samplers by target: their support from the node's named arguments as
+# (lo, hi, open_hi, integral); None where the support is the real line. inf stands for unbounded.
+INF = float("inf")
+RANDOM = {
+    "aten.rand.default": lambda a: (0.0, 1.0, True, False),
+    "aten.rand_like.default": lambda a: (0.0, 1.0, True, False),
+    "aten.randn.default": lambda a: None,
+    "aten.randn_like.default": lambda a: None,
+    "aten.randint.default": lambda a: (float(a.get("low", 0)), float(a["high"]), True, True),
+    "aten.randint.low": lambda a: (float(a["low"]), float(a["high"]), True, True),
+    "aten.randint_like.default": lambda a: (0.0, float(a["high"]), True, True),
+    "aten.randint_like.low_dtype": lambda a: (float(a["low"]), float(a["high"]), True, True),
+    "aten.randperm.default": lambda a: (0.0, float(a["n"]), True, True),
+    "aten.bernoulli.default": lambda a: (0.0, 1.0, False, True),
+    "aten.bernoulli.p": lambda a: (0.0, 1.0, False, True),
+    "aten.uniform_.default": lambda a: (float(a.get("from", 0.0)), float(a.get("to", 1.0)), True, False),
+    "aten.normal_.default": lambda a: None,
+    "aten.normal.Tensor_Tensor": lambda a: None,
+    "aten.normal.Tensor_float": lambda a: None,
+    "aten.normal.float_Tensor": lambda a: None,
+    "aten.normal.float_float": lambda a: None,
+    "aten.exponential_.default": lambda a: (0.0, INF, False, False),
+    "aten.cauchy_.default": lambda a: None,
+    "aten.log_normal_.default": lambda a: (0.0, INF, False, False),
+    "aten.geometric_.default": lambda a: (1.0, INF, False, True),
+    "aten.multinomial.default": lambda a: (0.0, float(a["self.sizes"][-1]), True, True),
+    "aten.rrelu.default": lambda a: None,
+}
+# Decompositions whose vectors are unique only up to sign: target -> the outputs holding one
+# vector per column. Their cases compare those outputs after aligning each column's sign with
+# PyTorch's (`{"kind": "up_to_sign", "outputs": [graph output indices]}`).
+SIGN_FREE = {"aten.linalg_eigh.default": [1]}
+UNINITIALIZED = {
+    "aten.empty.memory_format", "aten.empty_like.default", "aten.new_empty.default",
+    "aten.empty_strided.default", "aten.empty_permuted.default", "aten.new_empty_strided.default",
+}
+
+
+def graph_json(pt2):
+    """The serialized graph of a (slim) .pt2 archive."""
+    z = zipfile.ZipFile(io.BytesIO(pt2))
+    name = next(n for n in z.namelist() if n.endswith(".json") and "/models/" in n and "model" in os.path.basename(n))
+    return json.loads(z.read(name))["graph_module"]["graph"]
+
+
+def named_args(graph, node):
+    """A node's scalar arguments by schema name (what the archive recorded: ints, floats,
+    bools), and a tensor argument's sizes as `name.sizes`."""
+    out = {}
+    for i in node["inputs"]:
+        arg = i["arg"]
+        for kind in ("as_int", "as_float", "as_bool"):
+            if kind in arg:
+                out[i["name"]] = arg[kind]
+        if "as_tensor" in arg:
+            meta = graph["tensor_values"].get(arg["as_tensor"]["name"], {})
+            out[i["name"] + ".sizes"] = [d.get("as_int") for d in meta.get("sizes", [])]
+    return out
+
+
+def check_of(pt2):
+    """The `check` rule of a case whose values cannot equal PyTorch's, or None."""
+    g = graph_json(pt2)
+    name = lambda n: n["target"].replace("torch.ops.", "")  # noqa: E731
+    nodes = g["nodes"]
+    graph_outs = [o.get("as_tensor", {}).get("name") for o in g["outputs"]]
+    produced_by = lambda n: [o.get("as_tensor", {}).get("name") for o in n["outputs"]]  # noqa: E731
+    # Uninitialised memory only matters where it is an output; consumers that overwrite it
+    # (window functions fill an `empty`) still have exact values.
+    if any(name(n) in UNINITIALIZED and set(produced_by(n)) & set(graph_outs) for n in nodes):
+        return {"kind": "uninitialized"}
+    for n in nodes:
+        if name(n) in SIGN_FREE:
+            outs = produced_by(n)
+            vec_names = {outs[i] for i in SIGN_FREE[name(n)] if i < len(outs)}
+            idx = [i for i, o in enumerate(graph_outs) if o in vec_names]
+            if idx:
+                return {"kind": "up_to_sign", "outputs": idx}
+    rand = [n for n in nodes if name(n) in RANDOM]
+    if not rand:
+        return None
+    if name(rand[0]) == "aten.rrelu.default" and not named_args(g, rand[0]).get("training"):
+        return None
+    rec = {"kind": "random", "support": None, "open_hi": False, "integral": False}
+    produced = produced_by(rand[0])
+    # Only when the sampler's result is the graph's output is its support the output's.
+    if len(rand) == 1 and graph_outs == produced:
+        support = RANDOM[name(rand[0])](named_args(g, rand[0]))
+        if support is not None:
+            lo, hi, open_hi, integral = support
+            rec.update({"support": [lo, hi if hi != INF else None], "open_hi": open_hi, "integral": integral})
+    return rec
+
+
+def mark(index_path):
+    """Re-derives every case's `check` from its committed graph (no sampling, no eager runs)."""
+    index = json.load(open(index_path))
+    root = os.path.dirname(index_path)
+    archive = (None, None)
+    for c in index["cases"]:
+        if archive[0] != c["file"]:
+            raw = gzip.decompress(open(os.path.join(root, c["file"]), "rb").read())
+            archive = (c["file"], zipfile.ZipFile(io.BytesIO(raw)))
+        chk = check_of(archive[1].read(f"{c['case']}.pt2"))
+        c.pop("check", None)
+        if chk:
+            c["check"] = chk
+    with open(index_path, "w") as f:
+        json.dump(index, f, indent=0)
 
 
 def dtype_name(d):
@@ -249,6 +369,10 @@ def make_case(op, sample, dtype):
 
 
 def main():
+    marks = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--mark=")]
+    if marks:
+        mark(marks[0])
+        return
     os.makedirs(OUT, exist_ok=True)
     ops = list(op_db) + extra_ops()
     index_path = os.path.join(OUT, "index.json" if SHARD[1] == 1 else f"index.{SHARD[0]}.json")
@@ -309,6 +433,9 @@ def main():
                     entries[f"{case}.out{i}.npy"] = npy_bytes(t)
                 rtol, atol = TOL.get(dtype, (0.0, 0.0))
                 out_tols = [TOL.get(o.dtype, (0.0, 0.0)) for o in outs]
+                chk = check_of(pt2)
+                if chk:
+                    rec["check"] = chk
                 rec.update({
                     "file": f"{fname}.zip.gz",
                     "case": case,

@@ -86,6 +86,15 @@ fn yes(b: bool) -> &'static str {
     }
 }
 
+/// The kernel column: ops Inductor only ever runs as fallbacks say so instead of "—".
+fn kernel_cell(target: &str, kernel: bool) -> &'static str {
+    match (kernel, crate::exec::ops::fallback_only(target)) {
+        (true, _) => "yes",
+        (false, true) => "fallback (Inductor keeps it; interpreter only)",
+        (false, false) => "—",
+    }
+}
+
 fn pct(n: usize, d: usize) -> String {
     if d == 0 {
         "—".into()
@@ -124,7 +133,8 @@ fn markdown(results: &Results, rows: &BTreeMap<String, Row>) -> String {
     let table = crate::ops::table_for(None);
     let _ = writeln!(
         s,
-        "- \"torch kernels\": the backends PyTorch {} itself has a kernel for (op registry, `xpu-workbench backends --op NAME`); \
+        "- \"fallback\" in the kernel column: linear algebra Inductor never lowers (it calls ATen's LAPACK-backed kernels); the reference interpreter implements them (in f64), no kernel is expected.\n\
+         - \"torch kernels\": the backends PyTorch {} itself has a kernel for (op registry, `xpu-workbench backends --op NAME`); \
          \"composite\" where it only has a CompositeImplicitAutograd body, which tracing expands on a backend without a kernel.\n",
         table.map_or("?", |t| t.torch.as_str())
     );
@@ -148,7 +158,7 @@ fn markdown(results: &Results, rows: &BTreeMap<String, Row>) -> String {
             "| `{t}` | {} | {torch_kernels} | {} | {} | {} | {} | {} |",
             yes(r.core),
             yes(r.interp),
-            yes(r.kernel),
+            kernel_cell(t, r.kernel),
             if r.cases == 0 { "—".into() } else { r.cases.to_string() },
             if r.cases == 0 { "—".into() } else { r.interp_pass.to_string() },
             if r.cases == 0 { "—".into() } else { r.opencl_pass.to_string() },

@@ -1,6 +1,6 @@
-//! Convolution (1-D and 2-D, grouped, dilated; not transposed) and 2-D pooling, as direct loops
-//! in `f64`. Output sizes follow PyTorch's formulas, including `ceil_mode`'s rule that the last
-//! window must start inside the input or its left padding.
+//! 2-D pooling as direct loops in `f64` (convolution of every rank lives in `conv_nd`, pooling
+//! of other ranks in `pool_nd`). Output sizes follow PyTorch's formulas, including `ceil_mode`'s
+//! rule that the last window must start inside the input or its left padding.
 
 use super::{dtype_ok, one, shape_err, OpCx, OpError, OpResult};
 use crate::exec::tensor::Tensor;
@@ -26,111 +26,6 @@ fn out_len(len: usize, k: usize, s: usize, p: usize, d: usize, ceil: bool) -> Op
         n -= 1;
     }
     Some(n)
-}
-
-pub fn conv2d(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    convolution_impl(cx)
-}
-
-pub fn convolution(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    if cx.bool_or("transposed", false)? {
-        return Err(OpError::Unsupported("transposed convolution".into()));
-    }
-    convolution_impl(cx)
-}
-
-fn convolution_impl(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let (x, w) = (cx.tensor("input")?, cx.tensor("weight")?);
-    if !x.dtype().is_floating() || x.dtype() != w.dtype() {
-        return shape_err(format!("convolution needs float input and weight of one dtype, got {} and {}", x.dtype(), w.dtype()));
-    }
-    let sd = w.ndim().checked_sub(2).filter(|s| (1..=2).contains(s)).ok_or_else(|| {
-        OpError::Unsupported(format!("convolution with a {}-D weight (1-D and 2-D convolutions are supported)", w.ndim()))
-    })?;
-    let batched = match x.ndim() {
-        n if n == sd + 2 => true,
-        n if n == sd + 1 => false,
-        _ => return shape_err(format!("input {:?} does not fit a {sd}-D convolution", x.shape())),
-    };
-    let (stride, padding, dilation) =
-        (pair(cx, "stride", &[1], sd)?, pair(cx, "padding", &[0], sd)?, pair(cx, "dilation", &[1], sd)?);
-    if stride.contains(&0) || dilation.contains(&0) {
-        return shape_err("stride and dilation must be positive");
-    }
-    let groups = cx.int_or("groups", 1)?;
-    // Lift everything to batched 2-D: 1-D convolutions get a height of one.
-    let lift = |v: &[usize], fill: usize| if sd == 1 { vec![fill, v[0]] } else { v.to_vec() };
-    let (stride, padding, dilation) = (lift(&stride, 1), lift(&padding, 0), lift(&dilation, 1));
-    let mut xs = x.shape().to_vec();
-    if !batched {
-        xs.insert(0, 1);
-    }
-    if sd == 1 {
-        xs.insert(2, 1);
-    }
-    let mut ws = w.shape().to_vec();
-    if sd == 1 {
-        ws.insert(2, 1);
-    }
-    let (n, c, h, wd) = (xs[0], xs[1], xs[2], xs[3]);
-    let (oc, icg, kh, kw) = (ws[0], ws[1], ws[2], ws[3]);
-    if groups <= 0 || c % groups as usize != 0 || oc % groups as usize != 0 || icg * groups as usize != c {
-        return shape_err(format!("weight {:?} with groups {groups} does not fit input {:?}", w.shape(), x.shape()));
-    }
-    let g = groups as usize;
-    let bias = match cx.opt_tensor("bias")? {
-        Some(b) if b.numel() == oc => Some(b.to_f64_vec()),
-        Some(b) => return shape_err(format!("bias {:?} does not have {oc} elements", b.shape())),
-        None => None,
-    };
-    let (oh, ow) = match (
-        out_len(h, kh, stride[0], padding[0], dilation[0], false),
-        out_len(wd, kw, stride[1], padding[1], dilation[1], false),
-    ) {
-        (Some(a), Some(b)) => (a, b),
-        _ => return shape_err(format!("kernel {:?} is larger than the padded input {:?}", w.shape(), x.shape())),
-    };
-    let (xv, wv) = (x.to_f64_vec(), w.to_f64_vec());
-    let ocg = oc / g;
-    let mut out = vec![0.0; n * oc * oh * ow];
-    for b in 0..n {
-        for o in 0..oc {
-            let grp = o / ocg;
-            for y in 0..oh {
-                for z in 0..ow {
-                    let mut acc = bias.as_ref().map_or(0.0, |bv| bv[o]);
-                    for i in 0..icg {
-                        let ci = grp * icg + i;
-                        for p in 0..kh {
-                            let hy = (y * stride[0] + p * dilation[0]) as isize - padding[0] as isize;
-                            if hy < 0 || hy >= h as isize {
-                                continue;
-                            }
-                            for q in 0..kw {
-                                let wz = (z * stride[1] + q * dilation[1]) as isize - padding[1] as isize;
-                                if wz < 0 || wz >= wd as isize {
-                                    continue;
-                                }
-                                let xi = ((b * c + ci) * h + hy as usize) * wd + wz as usize;
-                                let wi = ((o * icg + i) * kh + p) * kw + q;
-                                acc += xv[xi] * wv[wi];
-                            }
-                        }
-                    }
-                    out[((b * oc + o) * oh + y) * ow + z] = acc;
-                }
-            }
-        }
-    }
-    let mut shape = vec![n, oc, oh, ow];
-    if sd == 1 {
-        shape.remove(2);
-    }
-    if !batched {
-        shape.remove(0);
-    }
-    let t = Tensor::from_vec(&shape, out).ok_or_else(|| OpError::Shape("convolution result".into()))?;
-    one(dtype_ok(t.cast(x.dtype()))?)
 }
 
 /// Pooling geometry over the last two dims; every leading dim is a separate plane.

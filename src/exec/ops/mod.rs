@@ -5,18 +5,34 @@
 //! arguments left at their defaults, so every accessor takes the schema default).
 
 mod attention;
+mod batch_stats;
+mod conv_nd;
 mod conv_pool;
+mod distance;
 mod extra;
+mod fft;
+mod fvec;
 mod index;
+mod lapack;
 mod layout;
 mod linalg;
+mod linalg_ops;
+mod linalg_svd;
+mod loss;
 mod math;
+mod nll;
 mod norm;
+mod numeric;
 mod pointwise;
+mod pool_nd;
+mod products;
+mod random;
 mod reduce;
+mod sample;
 mod scalar;
 mod shape;
 mod sort;
+mod unique;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -652,7 +668,7 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.upsample_linear1d.vec", extra::upsample_linear),
     ("aten.upsample_bilinear2d.vec", extra::upsample_linear),
     ("aten.upsample_trilinear3d.vec", extra::upsample_linear),
-    ("aten.conv1d.default", conv_pool::conv2d),
+    ("aten.conv1d.default", conv_nd::conv),
     ("aten.to.device", shape::to_copy),
     ("aten.to.dtype_layout", shape::to_copy),
     ("aten.logaddexp2.default", math::logaddexp2),
@@ -757,21 +773,14 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.addmm.default", linalg::addmm),
     ("aten.linear.default", linalg::linear),
     // Vector products and bilinear forms (issue 11).
-    ("aten.dot.default", linalg::dot),
-    ("aten.vdot.default", linalg::vdot),
-    ("aten.mv.default", linalg::mv),
-    ("aten.inner.default", linalg::inner),
-    ("aten.bilinear.default", linalg::bilinear),
     // Normalisation layers.
     ("aten.layer_norm.default", norm::layer_norm),
     ("aten.native_layer_norm.default", norm::native_layer_norm),
     ("aten.rms_norm.default", norm::rms_norm),
     ("aten._fused_rms_norm.default", norm::fused_rms_norm),
-    ("aten.batch_norm.default", norm::batch_norm),
     ("aten._native_batch_norm_legit_no_training.default", norm::native_batch_norm_no_training),
     // Convolution and pooling.
-    ("aten.conv2d.default", conv_pool::conv2d),
-    ("aten.convolution.default", conv_pool::convolution),
+    ("aten.conv2d.default", conv_nd::conv),
     ("aten.max_pool2d.default", conv_pool::max_pool2d),
     ("aten.max_pool2d_with_indices.default", conv_pool::max_pool2d_with_indices),
     ("prims._low_memory_max_pool_with_offsets.default", conv_pool::max_pool_with_offsets),
@@ -779,20 +788,234 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.avg_pool2d.default", conv_pool::avg_pool2d),
     ("aten.adaptive_avg_pool2d.default", conv_pool::adaptive_avg_pool2d),
     ("aten._adaptive_avg_pool2d.default", conv_pool::adaptive_avg_pool2d),
+    // The long tail: losses, distances, contractions, numerics, sets.
+    ("aten.mse_loss.default", loss::mse_loss),
+    ("aten.l1_loss.default", loss::l1_loss),
+    ("aten.smooth_l1_loss.default", loss::smooth_l1_loss),
+    ("aten.huber_loss.default", loss::huber_loss),
+    ("aten.soft_margin_loss.default", loss::soft_margin_loss),
+    ("aten.kl_div.default", loss::kl_div),
+    ("aten.binary_cross_entropy.default", loss::binary_cross_entropy),
+    ("aten.binary_cross_entropy_with_logits.default", loss::binary_cross_entropy_with_logits),
+    ("aten.poisson_nll_loss.default", loss::poisson_nll_loss),
+    ("aten.margin_ranking_loss.default", loss::margin_ranking_loss),
+    ("aten.hinge_embedding_loss.default", loss::hinge_embedding_loss),
+    ("aten.cosine_embedding_loss.default", loss::cosine_embedding_loss),
+    ("aten.triplet_margin_loss.default", loss::triplet_margin_loss),
+    ("aten.multilabel_margin_loss.default", loss::multilabel_margin_loss),
+    ("aten.multi_margin_loss.default", loss::multi_margin_loss),
+    ("aten.nll_loss_nd.default", nll::nll_loss_nd),
+    ("aten.cross_entropy_loss.default", nll::cross_entropy_loss),
+    ("aten.cosine_similarity.default", distance::cosine_similarity),
+    ("aten.pairwise_distance.default", distance::pairwise_distance),
+    ("aten.pdist.default", distance::pdist),
+    ("aten._pdist_forward.default", distance::pdist),
+    ("aten.cdist.default", distance::cdist),
+    ("aten._cdist_forward.default", distance::cdist),
+    ("aten.dist.default", distance::dist),
+    ("aten.renorm.default", distance::renorm),
+    ("aten.glu.default", distance::glu),
+    ("aten.prelu.default", distance::prelu),
+    ("aten._prelu_kernel.default", distance::prelu),
+    ("aten.rrelu.default", distance::rrelu),
+    ("aten.block_diag.default", distance::block_diag),
+    ("aten.cartesian_prod.default", distance::cartesian_prod),
+    ("aten.combinations.default", distance::combinations),
+    ("aten.einsum.default", products::einsum),
+    ("aten.tensordot.default", products::tensordot),
+    ("aten.inner.default", products::inner),
+    ("aten.dot.default", products::dot),
+    ("aten.vdot.default", products::vdot),
+    ("aten.mv.default", products::mv),
+    ("aten.linalg_vecdot.default", products::linalg_vecdot),
+    ("aten.bilinear.default", products::bilinear),
+    ("aten.linalg_multi_dot.default", products::linalg_multi_dot),
+    ("aten.trapz.x", numeric::trapz),
+    ("aten.trapz.dx", numeric::trapz),
+    ("aten.trapezoid.x", numeric::trapz),
+    ("aten.trapezoid.dx", numeric::trapz),
+    ("aten.cumulative_trapezoid.x", numeric::cumulative_trapezoid),
+    ("aten.cumulative_trapezoid.dx", numeric::cumulative_trapezoid),
+    ("aten.gradient.scalarint", numeric::gradient),
+    ("aten.gradient.scalararray", numeric::gradient),
+    ("aten.gradient.scalarrayint", numeric::gradient),
+    ("aten.gradient.scalarrayarray", numeric::gradient),
+    ("aten.gradient.array", numeric::gradient),
+    ("aten.linalg_vander.default", numeric::linalg_vander),
+    ("aten.histc.default", numeric::histc),
+    ("aten.histogram.bin_ct", numeric::histogram),
+    ("aten.histogramdd.default", numeric::histogramdd),
+    ("aten.histogramdd.int_bins", numeric::histogramdd),
+    ("aten.bincount.default", numeric::bincount),
+    ("aten.isin.Tensor_Tensor", numeric::isin),
+    ("aten.isin.Tensor_Scalar", numeric::isin),
+    ("aten.isin.Scalar_Tensor", numeric::isin),
+    ("aten.gcd.default", numeric::gcd),
+    ("aten.lcm.default", numeric::lcm),
+    ("aten.frexp.Tensor", numeric::frexp),
+    ("aten.quantile.scalar", numeric::quantile),
+    ("aten.quantile.default", numeric::quantile),
+    ("aten.nanquantile.scalar", numeric::nanquantile),
+    ("aten.nanquantile.default", numeric::nanquantile),
+    ("aten._unique2.default", unique::unique2),
+    ("aten.unique_dim.default", unique::unique_dim),
+    ("aten.unique_consecutive.default", unique::unique_consecutive),
+    ("aten._chunk_cat.default", unique::chunk_cat),
+    ("aten.resize_.default", unique::resize_),
+    ("aten.resize_as_.default", unique::resize_as_),
+    ("aten.native_dropout_backward.default", unique::native_dropout_backward),
+    ("aten._softmax_backward_data.default", unique::softmax_backward_data),
+    // Pooling, convolution and normalisation in any rank (1-D to 3-D), transposed convolution,
+    // and batch statistics.
+    ("aten.max_pool1d.default", pool_nd::max_pool1d),
+    ("aten.max_pool3d.default", pool_nd::max_pool3d),
+    ("aten.max_pool1d_with_indices.default", pool_nd::max_pool1d_with_indices),
+    ("aten.max_pool3d_with_indices.default", pool_nd::max_pool3d_with_indices),
+    ("aten.avg_pool1d.default", pool_nd::avg_pool1d),
+    ("aten.avg_pool3d.default", pool_nd::avg_pool3d),
+    ("aten.adaptive_avg_pool1d.default", pool_nd::adaptive_avg_pool1d),
+    ("aten.adaptive_avg_pool3d.default", pool_nd::adaptive_avg_pool3d),
+    ("aten._adaptive_avg_pool3d.default", pool_nd::adaptive_avg_pool3d),
+    ("aten.adaptive_max_pool1d.default", pool_nd::adaptive_max_pool1d),
+    ("aten.adaptive_max_pool2d.default", pool_nd::adaptive_max_pool2d),
+    ("aten.adaptive_max_pool3d.default", pool_nd::adaptive_max_pool3d),
+    ("aten.fractional_max_pool2d.default", pool_nd::fractional_max_pool2d),
+    ("aten.fractional_max_pool3d.default", pool_nd::fractional_max_pool3d),
+    ("aten.max_unpool2d.default", pool_nd::max_unpool2d),
+    ("aten.max_unpool3d.default", pool_nd::max_unpool3d),
+    ("aten.max_pool2d_with_indices_backward.default", pool_nd::max_pool_with_indices_backward),
+    ("aten.max_pool3d_with_indices_backward.default", pool_nd::max_pool_with_indices_backward),
+    ("aten.convolution.default", conv_nd::convolution),
+    ("aten._convolution.default", conv_nd::convolution),
+    ("aten.conv3d.default", conv_nd::conv),
+    ("aten.conv1d.padding", conv_nd::conv),
+    ("aten.conv2d.padding", conv_nd::conv),
+    ("aten.conv3d.padding", conv_nd::conv),
+    ("aten.conv_transpose1d.default", conv_nd::conv_transpose),
+    ("aten.conv_transpose2d.input", conv_nd::conv_transpose),
+    ("aten.conv_transpose3d.input", conv_nd::conv_transpose),
+    ("aten.im2col.default", conv_nd::im2col),
+    ("aten.col2im.default", conv_nd::col2im),
+    ("aten.batch_norm.default", batch_stats::batch_norm),
+    ("aten.native_batch_norm.default", batch_stats::native_batch_norm),
+    ("aten._native_batch_norm_legit.default", batch_stats::native_batch_norm),
+    ("aten._native_batch_norm_legit.no_stats", batch_stats::native_batch_norm_no_stats),
+    ("aten._batch_norm_with_update.default", batch_stats::batch_norm_with_update),
+    ("aten.instance_norm.default", batch_stats::instance_norm),
+    // Random and uninitialised tensors: own seeded stream, values in the right support.
+    ("aten.rand.default", random::rand),
+    ("aten.randn.default", random::randn),
+    ("aten.rand_like.default", random::rand_like),
+    ("aten.randn_like.default", random::randn_like),
+    ("aten.randint.default", random::randint),
+    ("aten.randint.low", random::randint),
+    ("aten.randint_like.default", random::randint_like),
+    ("aten.randint_like.low_dtype", random::randint_like),
+    ("aten.randperm.default", random::randperm),
+    ("aten.bernoulli.default", random::bernoulli),
+    ("aten.bernoulli.p", random::bernoulli),
+    ("aten.bernoulli.Tensor", random::bernoulli),
+    ("aten.uniform_.default", random::uniform_),
+    ("aten.uniform.default", random::uniform_),
+    ("aten.normal_.default", random::normal_),
+    ("aten.exponential_.default", random::exponential_),
+    ("aten.exponential.default", random::exponential_),
+    ("aten.cauchy_.default", random::cauchy_),
+    ("aten.log_normal_.default", random::log_normal_),
+    ("aten.geometric_.default", random::geometric_),
+    ("aten.normal.Tensor_Tensor", random::normal),
+    ("aten.normal.Tensor_float", random::normal),
+    ("aten.normal.float_Tensor", random::normal),
+    ("aten.normal.float_float", random::normal),
+    ("aten.multinomial.default", random::multinomial),
+    ("aten.empty_permuted.default", random::empty_sized),
+    ("aten.new_empty_strided.default", random::empty_sized),
+    // Resampling.
+    ("aten.grid_sampler.default", sample::grid_sampler),
+    ("aten.grid_sampler_2d.default", sample::grid_sampler),
+    ("aten.grid_sampler_3d.default", sample::grid_sampler),
+    ("aten.upsample_bicubic2d.vec", sample::upsample_bicubic2d),
+    // Real-output FFTs.
+    ("aten.fft_irfft.default", fft::irfft),
+    ("aten.fft_irfft2.default", fft::irfft2),
+    ("aten.fft_irfftn.default", fft::irfftn),
+    ("aten.fft_hfft.default", fft::hfft),
+    ("aten.fft_hfft2.default", fft::hfft2),
+    ("aten.fft_hfftn.default", fft::hfftn),
     // Attention.
     ("aten.scaled_dot_product_attention.default", attention::sdpa),
     ("aten._scaled_dot_product_flash_attention_for_cpu.default", attention::flash_for_cpu),
 ];
 
+/// Ops Inductor never lowers to kernels (it keeps them as fallbacks to ATen's LAPACK-backed
+/// implementations): the interpreter is their only implementation here, and `docs/OPS.md`
+/// says so. Linear algebra decompositions and solvers, computed in f64.
+const FALLBACK_TABLE: &[(&str, OpFn)] = &[
+    ("aten.linalg_inv.default", linalg_ops::inv),
+    ("aten.linalg_inv_ex.default", linalg_ops::inv),
+    ("aten.linalg_solve.default", linalg_ops::solve),
+    ("aten.linalg_solve_ex.default", linalg_ops::solve),
+    ("aten.linalg_cholesky.default", linalg_ops::cholesky),
+    ("aten.linalg_cholesky_ex.default", linalg_ops::cholesky),
+    ("aten.linalg_qr.default", linalg_ops::qr),
+    ("aten.linalg_eigh.default", linalg_ops::eigh),
+    ("aten.linalg_eigvalsh.default", linalg_ops::eigh),
+    ("aten.linalg_det.default", linalg_ops::det),
+    ("aten.det.default", linalg_ops::det),
+    ("aten.linalg_slogdet.default", linalg_ops::slogdet),
+    ("aten.slogdet.default", linalg_ops::slogdet),
+    ("aten.logdet.default", linalg_ops::logdet),
+    ("aten.linalg_lu.default", linalg_ops::lu),
+    ("aten.linalg_lu_factor.default", linalg_ops::lu_factor),
+    ("aten.linalg_lu_factor_ex.default", linalg_ops::lu_factor),
+    ("aten._lu_with_info.default", linalg_ops::lu_factor),
+    ("aten.lu_unpack.default", linalg_ops::lu_unpack),
+    ("aten.linalg_lu_solve.default", linalg_ops::linalg_lu_solve),
+    ("aten.lu_solve.default", linalg_ops::lu_solve),
+    ("aten.triangular_solve.default", linalg_ops::triangular_solve),
+    ("aten.linalg_solve_triangular.default", linalg_ops::solve_triangular),
+    ("aten.cholesky_solve.default", linalg_ops::cholesky_solve),
+    ("aten.cholesky_inverse.default", linalg_ops::cholesky_inverse),
+    ("aten.geqrf.default", linalg_ops::geqrf),
+    ("aten.linalg_householder_product.default", linalg_ops::householder_product),
+    ("aten.ormqr.default", linalg_ops::ormqr),
+    ("aten.matrix_exp.default", linalg_ops::matrix_exp),
+    ("aten.linalg_matrix_exp.default", linalg_ops::matrix_exp),
+    ("aten.linalg_matrix_power.default", linalg_ops::matrix_power),
+    ("aten.linalg_tensorinv.default", linalg_ops::tensorinv),
+    ("aten.linalg_tensorsolve.default", linalg_ops::tensorsolve),
+    ("aten.linalg_svd.default", linalg_svd::linalg_svd),
+    ("aten.svd.default", linalg_svd::svd),
+    ("aten.linalg_svdvals.default", linalg_svd::svdvals),
+    ("aten.linalg_pinv.atol_rtol_tensor", linalg_svd::pinv),
+    ("aten.linalg_pinv.atol_rtol_float", linalg_svd::pinv),
+    ("aten.pinverse.default", linalg_svd::pinverse),
+    ("aten.linalg_matrix_rank.atol_rtol_tensor", linalg_svd::matrix_rank),
+    ("aten.linalg_matrix_rank.atol_rtol_float", linalg_svd::matrix_rank),
+    ("aten.linalg_matrix_norm.default", linalg_svd::matrix_norm),
+    ("aten.linalg_matrix_norm.str_ord", linalg_svd::matrix_norm),
+    ("aten.linalg_norm.default", linalg_svd::linalg_norm),
+    ("aten.linalg_norm.ord_str", linalg_svd::linalg_norm),
+    ("aten.linalg_cond.default", linalg_svd::cond),
+    ("aten.linalg_cond.p_str", linalg_svd::cond),
+    ("aten.linalg_polar.default", linalg_svd::polar),
+    ("aten.linalg_matrix_sqrth.default", linalg_svd::matrix_sqrth),
+];
+
+/// Whether `target` is an op that only ever runs as a fallback (no kernel lowering expected).
+pub fn fallback_only(target: &str) -> bool {
+    FALLBACK_TABLE.iter().any(|(t, _)| *t == target)
+}
+
 /// The implementation of `target`, if the interpreter has one.
 pub fn lookup(target: &str) -> Option<OpFn> {
     static MAP: OnceLock<HashMap<&'static str, OpFn>> = OnceLock::new();
-    MAP.get_or_init(|| TABLE.iter().copied().collect()).get(target).copied()
+    MAP.get_or_init(|| TABLE.iter().chain(FALLBACK_TABLE).copied().collect()).get(target).copied()
 }
 
 /// Every target the interpreter runs, in table order.
 pub fn supported_targets() -> impl Iterator<Item = &'static str> {
-    TABLE.iter().map(|(t, _)| *t)
+    TABLE.iter().chain(FALLBACK_TABLE).map(|(t, _)| *t)
 }
 
 /// A dim argument made non-negative for a tensor of rank `ndim` (rank 0 accepts -1 and 0, as
@@ -808,6 +1031,8 @@ pub(crate) fn wrap_dim(dim: i64, ndim: usize) -> OpResult<usize> {
 
 #[cfg(test)]
 pub(crate) mod testing;
+#[cfg(test)]
+mod tail_tests;
 #[cfg(test)]
 mod tests;
 

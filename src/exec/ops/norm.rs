@@ -138,15 +138,6 @@ fn batch_norm_eval(cx: &OpCx) -> OpResult<Tensor> {
     dtype_ok(t.cast(x.dtype()))
 }
 
-pub fn batch_norm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    if cx.bool_or("training", false)? {
-        return Err(OpError::Unsupported(
-            "training-mode batch_norm (it updates running statistics); export the model in eval mode".into(),
-        ));
-    }
-    Ok(vec![RtValue::Tensor(batch_norm_eval(cx)?)])
-}
-
 /// `(out, save_mean, save_invstd)`: in inference PyTorch returns empty `[0]` statistics.
 pub fn native_batch_norm_no_training(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let out = batch_norm_eval(cx)?;

@@ -6,6 +6,7 @@ mod batch_norm;
 mod bessel;
 mod conv;
 mod create;
+mod gather_grad;
 mod index;
 mod layout;
 mod linalg;
@@ -628,6 +629,13 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.diagonal_scatter.default", OpKind::Pointwise, scatter::diagonal_scatter),
     ("prims._low_memory_max_pool_with_offsets.default", OpKind::Heavy, pooling::max_pool_with_offsets),
     ("prims._low_memory_max_pool_offsets_to_indices.default", OpKind::Pointwise, pooling::max_pool_offsets_to_indices),
+    // Resizing to at most the tensor's elements keeps their row-major order (a reshape).
+    ("aten.resize_.default", OpKind::View, view::reshape),
+    ("aten.resize_as_.default", OpKind::View, view::reshape),
+    ("aten._native_batch_norm_legit.no_stats", OpKind::Reduction, batch_norm::native_batch_norm),
+    // Scatter- and sample-shaped core ops written as gathers.
+    ("aten.max_pool2d_with_indices_backward.default", OpKind::Heavy, gather_grad::max_pool_backward),
+    ("aten.grid_sampler_2d.default", OpKind::Heavy, gather_grad::grid_sampler_2d),
 ];
 
 /// The fusion kind and lowering of `target`, if this build lowers it.

@@ -1,0 +1,453 @@
+//! Numerical helpers kept whole by export: integration (`trapz`, `trapezoid`,
+//! `cumulative_trapezoid`), finite differences (`gradient`), `linalg_vander`, histograms
+//! (`histc`, `histogram`, `histogramdd`, `bincount`), `isin`, `gcd`/`lcm`, `frexp`, and
+//! `quantile`/`nanquantile`.
+
+use super::fvec::{around, float_type, need_float, promoted, F};
+use super::shape::many;
+use super::{one, shape_err, wrap_dim, OpCx, OpError, OpResult};
+use crate::exec::tensor::Tensor;
+use crate::exec::value::RtValue;
+use crate::ir::DType;
+
+/// Per position along `dim` of `y`: the spacing to the next sample (`x` differences, or `dx`).
+fn spacings(cx: &OpCx, y: &F, d: usize) -> OpResult<Option<F>> {
+    let Some(x) = cx.opt_tensor("x")? else { return Ok(None) };
+    let xf = if x.ndim() == 1 {
+        // A 1-D `x` runs along `dim`.
+        let mut shape = vec![1; y.shape.len()];
+        shape[d] = x.numel();
+        F::of_broadcast(&x.reshape(&shape).ok_or_else(|| OpError::Shape("x".into()))?, &y.shape)?
+    } else {
+        F::of_broadcast(x, &y.shape)?
+    };
+    Ok(Some(xf))
+}
+
+/// The trapezoids `dx_i·(y_i + y_{i+1})/2` along `dim`, as `(outer, len - 1, inner)` values.
+fn trapezoids(cx: &OpCx) -> OpResult<(F, usize, DType)> {
+    let y = cx.tensor("y")?;
+    let mut dtype = float_type(&[y])?;
+    if let Some(x) = cx.opt_tensor("x")? {
+        dtype = float_type(&[y, x])?;
+    }
+    let yf = F::of(y);
+    let d = wrap_dim(cx.int_or("dim", -1)?, yf.shape.len())?;
+    let dx = cx.float_or("dx", 1.0)?;
+    let xs = spacings(cx, &yf, d)?;
+    // Differences and products are taken in the inputs' dtype (uint8 wraps), as PyTorch's
+    // `(dx * (y[1:] + y[:-1])).sum(dim) / 2` does; only the halving is in floating point.
+    let input = match cx.opt_tensor("x")? {
+        Some(x) => promoted(&[y, x])?,
+        None => promoted(&[y])?,
+    };
+    let wrap = super::fvec::round_to(if input.is_floating() { DType::F64 } else { input });
+    let (outer, len, inner) = around(&yf.shape, d);
+    let m = len.saturating_sub(1);
+    let mut v = Vec::with_capacity(outer * m * inner);
+    for o in 0..outer {
+        for i in 0..m {
+            for k in 0..inner {
+                let (a, b) = ((o * len + i) * inner + k, (o * len + i + 1) * inner + k);
+                let h = xs.as_ref().map_or(dx, |x| wrap(x.v[b] - x.v[a]));
+                v.push(wrap(h * wrap(yf.v[a] + yf.v[b])) / 2.0);
+            }
+        }
+    }
+    let mut shape = yf.shape.clone();
+    shape[d] = m;
+    Ok((F::new(shape, v), d, dtype))
+}
+
+pub fn trapz(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let (t, d, dtype) = trapezoids(cx)?;
+    let (outer, len, inner) = around(&t.shape, d);
+    let v = (0..outer).flat_map(|o| (0..inner).map(move |k| (o, k))).map(|(o, k)| (0..len).map(|i| t.v[(o * len + i) * inner + k]).sum()).collect();
+    let mut shape = t.shape.clone();
+    shape.remove(d);
+    one(F::new(shape, v).to(dtype)?)
+}
+
+pub fn cumulative_trapezoid(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let (mut t, d, dtype) = trapezoids(cx)?;
+    let (outer, len, inner) = around(&t.shape, d);
+    for o in 0..outer {
+        for k in 0..inner {
+            for i in 1..len {
+                t.v[(o * len + i) * inner + k] += t.v[(o * len + i - 1) * inner + k];
+            }
+        }
+    }
+    one(t.to(dtype)?)
+}
+
+/// Central differences inside, one-sided (first or second order) at the edges, with uniform
+/// spacing per dim.
+fn gradient_along(f: &F, d: usize, h: f64, edge_order: i64) -> OpResult<F> {
+    let (outer, len, inner) = around(&f.shape, d);
+    if len < edge_order as usize + 1 {
+        return shape_err(format!("gradient needs at least {} samples along dim {d}, got {len}", edge_order + 1));
+    }
+    let mut v = vec![0.0; f.v.len()];
+    for o in 0..outer {
+        for k in 0..inner {
+            let at = |i: usize| (o * len + i) * inner + k;
+            let y = |i: usize| f.v[at(i)];
+            for i in 1..len - 1 {
+                v[at(i)] = (y(i + 1) - y(i - 1)) / (2.0 * h);
+            }
+            let n = len - 1;
+            if edge_order == 1 {
+                v[at(0)] = (y(1) - y(0)) / h;
+                v[at(n)] = (y(n) - y(n - 1)) / h;
+            } else {
+                v[at(0)] = (-1.5 * y(0) + 2.0 * y(1) - 0.5 * y(2)) / h;
+                v[at(n)] = (0.5 * y(n - 2) - 2.0 * y(n - 1) + 1.5 * y(n)) / h;
+            }
+        }
+    }
+    Ok(F::new(f.shape.clone(), v))
+}
+
+/// `gradient.scalarint`, `.scalararray`, `.scalarrayint`, `.scalarrayarray`, `.array`:
+/// one tensor per differentiated dim.
+pub fn gradient(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("self")?;
+    let dtype = float_type(&[x])?;
+    let f = F::of(x);
+    let edge = cx.int_or("edge_order", 1)?;
+    if !(1..=2).contains(&edge) {
+        return Err(OpError::Arg { arg: "edge_order".into(), message: format!("must be 1 or 2, got {edge}") });
+    }
+    let dims: Vec<usize> = match cx.opt_ints("dim")? {
+        Some(ds) => ds.iter().map(|&d| wrap_dim(d, f.shape.len())).collect::<OpResult<_>>()?,
+        None => (0..f.shape.len()).collect(),
+    };
+    let spacing: Vec<f64> = match cx.arg("spacing") {
+        None => vec![1.0; dims.len()],
+        Some(crate::ir::Arg::Floats(v)) => v.clone(),
+        Some(crate::ir::Arg::Ints(v)) => v.iter().map(|&i| i as f64).collect(),
+        Some(_) => vec![cx.float_or("spacing", 1.0)?; dims.len()],
+    };
+    if spacing.len() != dims.len() {
+        return shape_err(format!("{} spacings for {} dims", spacing.len(), dims.len()));
+    }
+    let out = dims.iter().zip(&spacing).map(|(&d, &h)| gradient_along(&f, d, h, edge)?.to(dtype)).collect::<OpResult<Vec<_>>>()?;
+    many(out)
+}
+
+/// `[..., n] → [..., n, N]` with columns `x^0 … x^(N-1)`; integers compute in int64.
+pub fn linalg_vander(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("x")?;
+    let f = F::of(x);
+    let mut shape = if f.shape.is_empty() { vec![1] } else { f.shape.clone() };
+    let n = cx.opt_int("N")?.map_or(*shape.last().unwrap_or(&1), |n| n.max(0) as usize);
+    let v: Vec<f64> = f.v.iter().flat_map(|&x| (0..n).map(move |k| x.powi(k as i32))).collect();
+    shape.push(n);
+    let dtype = if x.dtype().is_floating() { x.dtype() } else { DType::I64 };
+    one(F::new(shape, v).to(dtype)?)
+}
+
+/// Index of the bin of `x` among `bins` equal bins over `[lo, hi]`; `hi` falls in the last.
+fn bin_of(x: f64, lo: f64, hi: f64, bins: usize) -> Option<usize> {
+    if !(x >= lo && x <= hi) {
+        return None;
+    }
+    let b = ((x - lo) * bins as f64 / (hi - lo)) as usize;
+    Some(b.min(bins - 1))
+}
+
+pub fn histc(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("self")?;
+    need_float(x)?;
+    let bins = cx.int_or("bins", 100)?.max(1) as usize;
+    let (mut lo, mut hi) = (cx.float_or("min", 0.0)?, cx.float_or("max", 0.0)?);
+    let xv = x.to_f64_vec();
+    if lo == hi && !xv.is_empty() {
+        lo = xv.iter().copied().fold(f64::INFINITY, f64::min);
+        hi = xv.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    }
+    if lo == hi {
+        lo -= 1.0;
+        hi += 1.0;
+    }
+    let mut h = vec![0.0; bins];
+    xv.iter().filter_map(|&v| bin_of(v, lo, hi, bins)).for_each(|b| h[b] += 1.0);
+    one(F::new(vec![bins], h).to(x.dtype())?)
+}
+
+/// The outer edges of each of `d` coordinates: `range` pairs, or the data's extent, widened by
+/// ±0.5 when empty, as `aten/src/ATen/native/Histogram.cpp` does.
+fn outer_edges(cx: &OpCx, pts: &[f64], d: usize) -> OpResult<Vec<(f64, f64)>> {
+    let range = match cx.arg("range") {
+        Some(crate::ir::Arg::Floats(r)) => Some(r.clone()),
+        _ => None,
+    };
+    (0..d)
+        .map(|k| {
+            let (mut lo, mut hi) = match &range {
+                Some(r) if r.len() == 2 * d => (r[2 * k], r[2 * k + 1]),
+                Some(r) => return shape_err(format!("range of {} values for {d} dims", r.len())),
+                None if pts.is_empty() => (0.0, 1.0),
+                None => pts.iter().skip(k).step_by(d).fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x))),
+            };
+            if lo == hi {
+                lo -= 0.5;
+                hi += 0.5;
+            }
+            Ok((lo, hi))
+        })
+        .collect()
+}
+
+/// `(hist, edges)` of points `[n, d]` over `bins[k]` equal bins per coordinate.
+fn histogram_nd(cx: &OpCx, x: &Tensor, bins: &[usize]) -> OpResult<(F, Vec<F>)> {
+    need_float(x)?;
+    let d = bins.len();
+    let pts = x.to_f64_vec();
+    let edges = outer_edges(cx, &pts, d)?;
+    let w = cx.opt_tensor("weight")?.map(|w| w.to_f64_vec());
+    let mut h = vec![0.0; bins.iter().product()];
+    for (p, row) in pts.chunks(d.max(1)).enumerate() {
+        let mut flat = 0;
+        let mut inside = true;
+        for k in 0..d {
+            match bin_of(row[k], edges[k].0, edges[k].1, bins[k]) {
+                Some(b) => flat = flat * bins[k] + b,
+                None => inside = false,
+            }
+        }
+        if inside {
+            h[flat] += w.as_ref().map_or(1.0, |w| w[p]);
+        }
+    }
+    let edge_f: Vec<F> = (0..d)
+        .map(|k| {
+            let (lo, hi) = edges[k];
+            let v = (0..=bins[k]).map(|i| lo + (hi - lo) * i as f64 / bins[k] as f64).collect();
+            F::new(vec![bins[k] + 1], v)
+        })
+        .collect();
+    if cx.bool_or("density", false)? {
+        let total: f64 = h.iter().sum();
+        let widths: Vec<f64> = (0..d).map(|k| (edges[k].1 - edges[k].0) / bins[k] as f64).collect();
+        let vol: f64 = widths.iter().product();
+        h.iter_mut().for_each(|x| *x /= total * vol);
+    }
+    Ok((F::new(bins.to_vec(), h), edge_f))
+}
+
+pub fn histogram(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("self")?;
+    let bins = cx.int_or("bins", 100)?.max(1) as usize;
+    let flat = x.reshape(&[x.numel(), 1]).ok_or_else(|| OpError::Shape("histogram input".into()))?;
+    let (h, e) = histogram_nd(cx, &flat, &[bins])?;
+    many(vec![h.to(x.dtype())?, e[0].to(x.dtype())?])
+}
+
+pub fn histogramdd(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("self")?;
+    let d = *x.shape().last().ok_or_else(|| OpError::Shape("histogramdd of a scalar".into()))?;
+    let bins: Vec<usize> = match cx.ints("bins")?.as_slice() {
+        [b] if d != 1 => vec![(*b).max(1) as usize; d],
+        bs => bs.iter().map(|&b| b.max(1) as usize).collect(),
+    };
+    if bins.len() != d {
+        return shape_err(format!("{} bin counts for points of {d} coordinates", bins.len()));
+    }
+    let pts = x.reshape(&[x.numel() / d.max(1), d]).ok_or_else(|| OpError::Shape("histogramdd input".into()))?;
+    let (h, e) = histogram_nd(cx, &pts, &bins)?;
+    let mut out = vec![RtValue::Tensor(h.to(x.dtype())?)];
+    // The edges are one list output: the interpreter stores it as the following values.
+    for f in e {
+        out.push(RtValue::Tensor(f.to(x.dtype())?));
+    }
+    Ok(out)
+}
+
+pub fn bincount(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("self")?;
+    if x.dtype().is_floating() || x.ndim() != 1 {
+        return shape_err(format!("bincount takes a 1-D integer tensor, got {} {:?}", x.dtype(), x.shape()));
+    }
+    let xv = x.to_i64_vec();
+    if xv.iter().any(|&i| i < 0) {
+        return Err(OpError::Arg { arg: "self".into(), message: "bincount of negative values".into() });
+    }
+    let n = (xv.iter().max().map_or(0, |&m| m + 1)).max(cx.int_or("minlength", 0)?) as usize;
+    let w = cx.opt_tensor("weights")?;
+    let wv = w.map(|w| w.to_f64_vec());
+    let mut h = vec![0.0; n];
+    xv.iter().enumerate().for_each(|(i, &b)| h[b as usize] += wv.as_ref().map_or(1.0, |w| w[i]));
+    let dtype = match w {
+        Some(w) if w.dtype() == DType::F32 || w.dtype() == DType::F64 => w.dtype(),
+        Some(_) => DType::F64,
+        None => DType::I64,
+    };
+    one(F::new(vec![n], h).to(dtype)?)
+}
+
+pub fn isin(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let invert = cx.bool_or("invert", false)?;
+    let elems = match cx.opt_tensor("elements")? {
+        Some(t) => F::of(t),
+        None => F::new(vec![], vec![cx.float_or("element", 0.0)?]),
+    };
+    let tests: Vec<f64> = match cx.opt_tensor("test_elements")? {
+        Some(t) => t.to_f64_vec(),
+        None => vec![cx.float_or("test_element", 0.0)?],
+    };
+    let v = elems.v.iter().map(|x| f64::from(u8::from(tests.contains(x) != invert))).collect();
+    one(F::new(elems.shape.clone(), v).to(DType::Bool)?)
+}
+
+fn gcd_i(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.unsigned_abs(), b.unsigned_abs());
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a as i64
+}
+
+fn integer_pair(cx: &OpCx, f: fn(i64, i64) -> i64) -> OpResult<Vec<RtValue>> {
+    let (a, b) = (cx.tensor("self")?, cx.tensor("other")?);
+    let dtype = promoted(&[a, b])?;
+    if dtype.is_floating() || dtype == DType::Bool {
+        return Err(OpError::DType(dtype));
+    }
+    let fs = super::fvec::broadcast_all(&[a, b])?;
+    let v = fs[0].v.iter().zip(&fs[1].v).map(|(&x, &y)| f(x as i64, y as i64) as f64).collect();
+    one(F::new(fs[0].shape.clone(), v).to(dtype)?)
+}
+
+pub fn gcd(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    integer_pair(cx, gcd_i)
+}
+
+pub fn lcm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    integer_pair(cx, |a, b| {
+        let g = gcd_i(a, b);
+        if g == 0 {
+            0
+        } else {
+            (a / g).wrapping_mul(b).wrapping_abs()
+        }
+    })
+}
+
+/// `x = m·2^e` with `0.5 <= |m| < 1` (zero, infinities and NaN keep `m = x`, `e = 0`).
+pub fn frexp(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("self")?;
+    need_float(x)?;
+    let f = F::of(x);
+    let (m, e): (Vec<f64>, Vec<f64>) = f
+        .v
+        .iter()
+        .map(|&v| {
+            if v == 0.0 || !v.is_finite() {
+                return (v, 0.0);
+            }
+            let e = v.abs().log2().floor() as i32 + 1;
+            let m = v / 2f64.powi(e);
+            // log2 can land one off at exact powers of two.
+            if m.abs() >= 1.0 {
+                (m / 2.0, f64::from(e + 1))
+            } else if m.abs() < 0.5 {
+                (m * 2.0, f64::from(e - 1))
+            } else {
+                (m, f64::from(e))
+            }
+        })
+        .unzip();
+    many(vec![F::new(f.shape.clone(), m).to(x.dtype())?, F::new(f.shape.clone(), e).to(DType::I32)?])
+}
+
+/// One quantile of sorted, NaN-free `s` by `interpolation`.
+fn quantile_of(s: &[f64], q: f64, how: &str) -> OpResult<f64> {
+    if s.is_empty() {
+        return Ok(f64::NAN);
+    }
+    let pos = q * (s.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    let frac = pos - lo as f64;
+    Ok(match how {
+        "linear" => s[lo] + (s[hi] - s[lo]) * frac,
+        "lower" => s[lo],
+        "higher" => s[hi],
+        "midpoint" => (s[lo] + s[hi]) / 2.0,
+        "nearest" => s[pos.round_ties_even() as usize],
+        o => return Err(OpError::Arg { arg: "interpolation".into(), message: format!("unknown mode `{o}`") }),
+    })
+}
+
+fn quantile_impl(cx: &OpCx, ignore_nan: bool) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("self")?;
+    need_float(x)?;
+    let how = cx.str_or("interpolation", "linear")?;
+    let (qs, q_shape): (Vec<f64>, Vec<usize>) = match cx.arg("q") {
+        Some(crate::ir::Arg::Tensor(_)) => {
+            let q = cx.tensor("q")?;
+            (q.to_f64_vec(), q.shape().to_vec())
+        }
+        _ => (vec![cx.float_or("q", 0.5)?], vec![]),
+    };
+    if qs.iter().any(|q| !(0.0..=1.0).contains(q)) {
+        return Err(OpError::Arg { arg: "q".into(), message: format!("quantiles must lie in [0, 1], got {qs:?}") });
+    }
+    let keepdim = cx.bool_or("keepdim", false)?;
+    let f = F::of(x);
+    let (rows, row_len, rest_shape): (Vec<Vec<f64>>, usize, Vec<usize>) = match cx.opt_int("dim")? {
+        None => (vec![f.v.clone()], f.v.len(), if keepdim { vec![1; f.shape.len()] } else { vec![] }),
+        Some(d) => {
+            let d = wrap_dim(d, f.shape.len())?;
+            let (outer, len, inner) = if f.shape.is_empty() { (1, 1, 1) } else { around(&f.shape, d) };
+            let rows = (0..outer).flat_map(|o| (0..inner).map(move |k| (o, k))).map(|(o, k)| (0..len).map(|i| f.v[(o * len + i) * inner + k]).collect()).collect();
+            let mut s = f.shape.clone();
+            if !s.is_empty() {
+                if keepdim {
+                    s[d] = 1;
+                } else {
+                    s.remove(d);
+                }
+            }
+            (rows, len, s)
+        }
+    };
+    let _ = row_len;
+    let mut out = vec![0.0; qs.len() * rows.len()];
+    for (r, row) in rows.iter().enumerate() {
+        let has_nan = row.iter().any(|v| v.is_nan());
+        let mut s: Vec<f64> = row.iter().copied().filter(|v| !v.is_nan()).collect();
+        s.sort_by(f64::total_cmp);
+        for (qi, &q) in qs.iter().enumerate() {
+            out[qi * rows.len() + r] = if has_nan && !ignore_nan { f64::NAN } else { quantile_of(&s, q, how)? };
+        }
+    }
+    let mut shape = q_shape;
+    shape.extend(rest_shape);
+    one(F::new(shape, out).to(x.dtype())?)
+}
+
+pub fn quantile(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    quantile_impl(cx, false)
+}
+
+pub fn nanquantile(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    quantile_impl(cx, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gcd_and_quantiles() {
+        assert_eq!(gcd_i(-12, 18), 6);
+        assert_eq!(gcd_i(0, 0), 0);
+        let s = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(quantile_of(&s, 0.5, "linear").unwrap(), 2.5);
+        assert_eq!(quantile_of(&s, 0.5, "nearest").unwrap(), 3.0, "ties go to the even rank");
+        assert_eq!(bin_of(4.0, 2.0, 4.0, 4), Some(3));
+        assert_eq!(bin_of(3.0, 2.0, 4.0, 4), Some(2));
+    }
+}
