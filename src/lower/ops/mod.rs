@@ -9,9 +9,11 @@ mod math;
 mod norm;
 mod pointwise;
 mod pool;
+mod put;
 mod reduce;
 mod scatter;
 mod view;
+mod view_scatter;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -349,15 +351,15 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.index_fill.int_Scalar", OpKind::Heavy, scatter::index_fill),
     ("aten.index_fill.int_Tensor", OpKind::Heavy, scatter::index_fill),
     ("aten.index_reduce.default", OpKind::Heavy, scatter::index_reduce),
-    ("aten.index_put.default", OpKind::Heavy, scatter::index_put),
-    ("aten._unsafe_index_put.default", OpKind::Heavy, scatter::index_put),
-    ("aten._unsafe_masked_index_put_accumulate.default", OpKind::Heavy, scatter::unsafe_masked_index_put_accumulate),
-    ("aten.put.default", OpKind::Heavy, scatter::put),
-    ("aten.masked_scatter.default", OpKind::Heavy, scatter::masked_scatter),
-    ("aten.as_strided_scatter.default", OpKind::Heavy, scatter::as_strided_scatter),
-    ("aten.select_scatter.default", OpKind::Pointwise, scatter::select_scatter),
-    ("aten.slice_scatter.default", OpKind::Pointwise, scatter::slice_scatter),
-    ("aten.diagonal_scatter.default", OpKind::Pointwise, scatter::diagonal_scatter),
+    ("aten.index_put.default", OpKind::Heavy, put::index_put),
+    ("aten._unsafe_index_put.default", OpKind::Heavy, put::index_put),
+    ("aten._unsafe_masked_index_put_accumulate.default", OpKind::Heavy, put::unsafe_masked_index_put_accumulate),
+    ("aten.put.default", OpKind::Heavy, put::put),
+    ("aten.masked_scatter.default", OpKind::Heavy, put::masked_scatter),
+    ("aten.as_strided_scatter.default", OpKind::Heavy, put::as_strided_scatter),
+    ("aten.select_scatter.default", OpKind::Pointwise, view_scatter::select_scatter),
+    ("aten.slice_scatter.default", OpKind::Pointwise, view_scatter::slice_scatter),
+    ("aten.diagonal_scatter.default", OpKind::Pointwise, view_scatter::diagonal_scatter),
 
     // Reductions (and the kept forms of ops built on them).
     ("aten.sum.dim_IntList", OpKind::Reduction, reduce::sum),
