@@ -91,25 +91,14 @@ fn float(cx: &mut Ctx<'_>, v: f64, ty: Ty) -> ExprId {
 /// with it per `how`; without `include_self`, an element some source lands on forgets `base`.
 pub(super) fn fold<'a>(cx: &mut Ctx<'a>, base: ExprId, ty: Ty, how: Combine, include_self: bool, src: Sources<'_, 'a>) -> R {
     let Sources { extent, hit, value } = src;
-    let (zero, one) = (cx.kb.i64(0), cx.kb.i64(1));
-    if how == Combine::Last {
-        let last = loop_fold(cx, RedOp::Max, &extent, &mut |cx, j| {
-            let h = hit(cx, j)?;
-            let none = cx.kb.i64(-1);
-            Ok(cx.kb.select(h, j, none)?)
-        })?;
-        let found = cx.kb.cmp(CmpOp::Ge, last, zero)?;
-        let at = cx.kb.binary(BinOp::Max, last, zero)?;
-        let v = cx.masked(found, |cx| value(cx, at))?;
-        let v = cx.kb.cast(v, ty);
-        return Ok(cx.kb.select(found, v, base)?);
-    }
     let op = match how {
+        Combine::Last => return last_write(cx, base, ty, &extent, hit, value),
         Combine::Sum | Combine::Mean => RedOp::Sum,
         Combine::Prod => RedOp::Prod,
         Combine::Max => RedOp::Max,
-        Combine::Min | Combine::Last => RedOp::Min,
+        Combine::Min => RedOp::Min,
     };
+    let (zero, one) = (cx.kb.i64(0), cx.kb.i64(1));
     let red = loop_fold(cx, op, &extent, &mut |cx, j| {
         let h = hit(cx, j)?;
         let v = cx.masked(h, |cx| value(cx, j))?;
@@ -117,8 +106,7 @@ pub(super) fn fold<'a>(cx: &mut Ctx<'a>, base: ExprId, ty: Ty, how: Combine, inc
         let id = identity(cx, op, ty);
         Ok(cx.kb.select(h, v, id)?)
     })?;
-    let needs_count = how == Combine::Mean || !include_self;
-    let count = if needs_count {
+    let count = if how == Combine::Mean || !include_self {
         loop_fold(cx, RedOp::Sum, &extent, &mut |cx, j| {
             let h = hit(cx, j)?;
             Ok(cx.kb.select(h, one, zero)?)
@@ -172,6 +160,22 @@ pub(super) fn fold<'a>(cx: &mut Ctx<'a>, base: ExprId, ty: Ty, how: Combine, inc
     }
     let q = float(cx, f64::NAN, ty);
     Ok(cx.kb.select(nan, q, r)?)
+}
+
+/// A plain write: the largest source position that lands on the element (PyTorch's CPU loop
+/// writes in order, so the last one stays), its value read once, under a mask.
+fn last_write<'a>(cx: &mut Ctx<'a>, base: ExprId, ty: Ty, extent: &sym::Expr, hit: &mut AtFn<'_, 'a>, value: &mut AtFn<'_, 'a>) -> R {
+    let last = loop_fold(cx, RedOp::Max, extent, &mut |cx, j| {
+        let h = hit(cx, j)?;
+        let none = cx.kb.i64(-1);
+        Ok(cx.kb.select(h, j, none)?)
+    })?;
+    let zero = cx.kb.i64(0);
+    let found = cx.kb.cmp(CmpOp::Ge, last, zero)?;
+    let at = cx.kb.binary(BinOp::Max, last, zero)?;
+    let v = cx.masked(found, |cx| value(cx, at))?;
+    let v = cx.kb.cast(v, ty);
+    Ok(cx.kb.select(found, v, base)?)
 }
 
 /// `a / b` rounded toward −∞ for `b > 0` (integer `mean` is a floor division in PyTorch).
