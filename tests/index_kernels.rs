@@ -16,7 +16,10 @@ use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
 use xpu_workbench::sym::Expr;
 
 fn kind(dtype: DType, shape: &[usize]) -> ValueKind {
-    let sizes: Vec<Expr> = shape.iter().map(|&s| Expr::int(s as i64)).collect();
+    sym_kind(dtype, shape.iter().map(|&s| Expr::int(s as i64)).collect())
+}
+
+fn sym_kind(dtype: DType, sizes: Vec<Expr>) -> ValueKind {
     ValueKind::Tensor(TensorMeta {
         dtype,
         strides: TensorMeta::contiguous_strides(&sizes),
@@ -43,6 +46,21 @@ impl Case {
         let v = self.g.add_input(&name, kind(t.dtype(), t.shape()), InputKind::UserInput).expect("input");
         self.inputs.push(t);
         v
+    }
+
+    /// An input whose sizes are `sizes` (symbols bound from the tensor fed to it at run time).
+    fn sym_input(&mut self, t: Tensor, sizes: Vec<Expr>) -> ValueId {
+        let name = format!("in{}", self.inputs.len());
+        let v = self.g.add_input(&name, sym_kind(t.dtype(), sizes), InputKind::UserInput).expect("input");
+        self.inputs.push(t);
+        v
+    }
+
+    fn sym_node(&mut self, target: &str, args: Vec<(&str, Arg)>, dtype: DType, sizes: Vec<Expr>) -> ValueId {
+        let name = format!("n{}", self.g.nodes.len());
+        let args = args.into_iter().map(|(n, a)| NamedArg { name: n.into(), arg: a, kwarg: false }).collect();
+        let id = self.g.add_node(&name, target, args, vec![(name.clone(), sym_kind(dtype, sizes))], NodeMeta::default()).expect("node");
+        self.g.node(id).outputs[0]
     }
 
     fn f32(&mut self, shape: &[usize], v: &[f32]) -> ValueId {
@@ -316,4 +334,32 @@ fn a_scatter_along_a_dim_loops_over_that_dim_of_the_index_only() {
         .collect();
     assert_eq!(extents, vec![Some(5)], "one loop of index.size(1)");
     assert!(k.exprs.iter().any(|e| matches!(e, KExpr::Load { mask: Some(_), .. })), "the index is read under a mask");
+}
+
+#[test]
+fn dynamic_sizes_reach_the_kernels_as_arguments() {
+    // x: [s0, 4] fed a 3x4 tensor; x[:, tensor([3, 0, -1])] then index_put(accumulate) of those
+    // columns back into zeros [s0, 4] at rows tensor([2, 2, 0]) of length s1 = 3.
+    let (s0, s1) = (Expr::symbol("s0"), Expr::symbol("s1"));
+    let mut c = Case::new();
+    let a: Vec<f32> = (0..12).map(|i| i as f32).collect();
+    let x = c.sym_input(Tensor::from_vec(&[3, 4], a).expect("shape"), vec![s0.clone(), Expr::int(4)]);
+    let cols = c.i64(&[3], &[3, 0, -1]);
+    let g = c.sym_node("aten.index.Tensor", vec![("self", Arg::Tensor(x)), ("indices", optional(&[None, Some(cols)]))], DType::F32, vec![s0.clone(), Expr::int(3)]);
+    let rows = c.sym_input(Tensor::from_vec(&[3], vec![2i64, 2, 0]).expect("shape"), vec![s1.clone()]);
+    let z = c.sym_input(Tensor::from_vec(&[3, 4], vec![0f32; 12]).expect("shape"), vec![s0.clone(), Expr::int(4)]);
+    // values: g's first column as [s0, 1] (s0 = s1 = 3 here), broadcast over self[rows, :].
+    let vals = c.sym_node("aten.slice.Tensor", vec![("self", Arg::Tensor(g)), ("dim", Arg::Int(1)), ("start", Arg::Int(0)), ("end", Arg::Int(1))], DType::F32, vec![s0.clone(), Expr::int(1)]);
+    let v1 = c.sym_node("aten.view.default", vec![("self", Arg::Tensor(vals)), ("size", Arg::Ints(vec![-1, 1]))], DType::F32, vec![s0.clone(), Expr::int(1)]);
+    let args = vec![
+        ("self", Arg::Tensor(z)),
+        ("indices", optional(&[Some(rows), None])),
+        ("values", Arg::Tensor(v1)),
+        ("accumulate", Arg::Bool(true)),
+    ];
+    let out = c.sym_node("aten.index_put.default", args, DType::F32, vec![s0, Expr::int(4)]);
+    // x = torch.arange(12.).reshape(3, 4); v = x[:, tensor([3, 0, -1])][:, 0:1].reshape(-1, 1)
+    // torch.ops.aten.index_put(torch.zeros(3, 4), [tensor([2, 2, 0]), None], v, True)
+    let want = [11.0, 11.0, 11.0, 11.0, 0.0, 0.0, 0.0, 0.0, 10.0, 10.0, 10.0, 10.0];
+    check(c, out, Mode::None, &want);
 }

@@ -16,12 +16,14 @@ mod pointwise;
 mod poly;
 mod pooling;
 mod products;
+mod put;
 mod reduce;
 mod resample;
 mod scatter;
 mod sort;
 mod special;
 mod view;
+mod view_scatter;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -339,6 +341,35 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.div.Scalar_mode", OpKind::Pointwise, pointwise::div),
     ("aten.constant_pad_nd.default", OpKind::Pointwise, math::pad),
     ("aten.arange.start", OpKind::Pointwise, create::arange),
+    // Indexing: gathers read at data-dependent coordinates; scatters fold, per output element,
+    // over the source positions that land on it (scatter.rs says what that costs).
+    ("aten.index.Tensor", OpKind::Pointwise, index::index),
+    ("aten._unsafe_index.Tensor", OpKind::Pointwise, index::index),
+    ("aten._unsafe_masked_index.default", OpKind::Pointwise, index::unsafe_masked_index),
+    ("aten.take.default", OpKind::Pointwise, index::take),
+    ("aten.take_along_dim.default", OpKind::Pointwise, index::take_along_dim),
+    ("aten.as_strided.default", OpKind::View, index::as_strided),
+    ("aten.as_strided_copy.default", OpKind::View, index::as_strided),
+    ("aten.scatter.src", OpKind::Heavy, scatter::scatter),
+    ("aten.scatter.value", OpKind::Heavy, scatter::scatter),
+    ("aten.scatter.reduce", OpKind::Heavy, scatter::scatter),
+    ("aten.scatter.value_reduce", OpKind::Heavy, scatter::scatter),
+    ("aten.scatter_add.default", OpKind::Heavy, scatter::scatter_add),
+    ("aten.scatter_reduce.two", OpKind::Heavy, scatter::scatter_reduce),
+    ("aten.index_add.default", OpKind::Heavy, scatter::index_add),
+    ("aten.index_copy.default", OpKind::Heavy, scatter::index_copy),
+    ("aten.index_fill.int_Scalar", OpKind::Heavy, scatter::index_fill),
+    ("aten.index_fill.int_Tensor", OpKind::Heavy, scatter::index_fill),
+    ("aten.index_reduce.default", OpKind::Heavy, scatter::index_reduce),
+    ("aten.index_put.default", OpKind::Heavy, put::index_put),
+    ("aten._unsafe_index_put.default", OpKind::Heavy, put::index_put),
+    ("aten._unsafe_masked_index_put_accumulate.default", OpKind::Heavy, put::unsafe_masked_index_put_accumulate),
+    ("aten.put.default", OpKind::Heavy, put::put),
+    ("aten.masked_scatter.default", OpKind::Heavy, put::masked_scatter),
+    ("aten.as_strided_scatter.default", OpKind::Heavy, put::as_strided_scatter),
+    ("aten.select_scatter.default", OpKind::Pointwise, view_scatter::select_scatter),
+    ("aten.slice_scatter.default", OpKind::Pointwise, view_scatter::slice_scatter),
+    ("aten.diagonal_scatter.default", OpKind::Pointwise, view_scatter::diagonal_scatter),
 
     // Reductions (and the kept forms of ops built on them).
     ("aten.sum.dim_IntList", OpKind::Reduction, reduce::sum),
@@ -600,33 +631,6 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.fill.Tensor", OpKind::Pointwise, math::fill_tensor),
     // Indexing: gathers read at data-dependent coordinates; scatters fold, per output element,
     // over the source positions that land on it (scatter.rs says what that costs).
-    ("aten.index.Tensor", OpKind::Pointwise, index::index),
-    ("aten._unsafe_index.Tensor", OpKind::Pointwise, index::index),
-    ("aten._unsafe_masked_index.default", OpKind::Pointwise, index::unsafe_masked_index),
-    ("aten.take.default", OpKind::Pointwise, index::take),
-    ("aten.take_along_dim.default", OpKind::Pointwise, index::take_along_dim),
-    ("aten.as_strided.default", OpKind::View, index::as_strided),
-    ("aten.as_strided_copy.default", OpKind::View, index::as_strided),
-    ("aten.scatter.src", OpKind::Heavy, scatter::scatter),
-    ("aten.scatter.value", OpKind::Heavy, scatter::scatter),
-    ("aten.scatter.reduce", OpKind::Heavy, scatter::scatter),
-    ("aten.scatter.value_reduce", OpKind::Heavy, scatter::scatter),
-    ("aten.scatter_add.default", OpKind::Heavy, scatter::scatter_add),
-    ("aten.scatter_reduce.two", OpKind::Heavy, scatter::scatter_reduce),
-    ("aten.index_add.default", OpKind::Heavy, scatter::index_add),
-    ("aten.index_copy.default", OpKind::Heavy, scatter::index_copy),
-    ("aten.index_fill.int_Scalar", OpKind::Heavy, scatter::index_fill),
-    ("aten.index_fill.int_Tensor", OpKind::Heavy, scatter::index_fill),
-    ("aten.index_reduce.default", OpKind::Heavy, scatter::index_reduce),
-    ("aten.index_put.default", OpKind::Heavy, scatter::index_put),
-    ("aten._unsafe_index_put.default", OpKind::Heavy, scatter::index_put),
-    ("aten._unsafe_masked_index_put_accumulate.default", OpKind::Heavy, scatter::unsafe_masked_index_put_accumulate),
-    ("aten.put.default", OpKind::Heavy, scatter::put),
-    ("aten.masked_scatter.default", OpKind::Heavy, scatter::masked_scatter),
-    ("aten.as_strided_scatter.default", OpKind::Heavy, scatter::as_strided_scatter),
-    ("aten.select_scatter.default", OpKind::Pointwise, scatter::select_scatter),
-    ("aten.slice_scatter.default", OpKind::Pointwise, scatter::slice_scatter),
-    ("aten.diagonal_scatter.default", OpKind::Pointwise, scatter::diagonal_scatter),
     ("prims._low_memory_max_pool_with_offsets.default", OpKind::Heavy, pooling::max_pool_with_offsets),
     ("prims._low_memory_max_pool_offsets_to_indices.default", OpKind::Pointwise, pooling::max_pool_offsets_to_indices),
     // Resizing to at most the tensor's elements keeps their row-major order (a reshape).

@@ -1,8 +1,8 @@
 //! Scatters, lowered as per-output-element gathers: every output element folds, in a serial
 //! loop, over the source positions that could land on it and keeps those whose index equals
-//! its own coordinate (`scatter*`, `index_add/copy/fill/reduce`, `index_put`, `put`,
-//! `masked_scatter`, `as_strided_scatter`, `_unsafe_masked_index_put_accumulate`); and the view
-//! scatters (`select/slice/diagonal_scatter`), which are plain selects.
+//! its own coordinate. This file holds that fold ([`fold`]) and the scatters along one dim
+//! (`scatter*`, `index_add/copy/fill/reduce`); `put.rs` the writes through advanced indices,
+//! masks and flat positions; `view_scatter.rs` the view scatters, which are plain selects.
 //!
 //! Cost: each output element loops over every candidate source position, so a scatter is
 //! O(output × candidates) serial work — candidates being the index's extent along `dim`
@@ -15,9 +15,8 @@
 use super::super::ctx::Ctx;
 use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp, Ty};
 use super::super::LowerError;
-use super::index::{bound_index, delinear, dim_of, linear, numel, read_index, storage_position, within, Advanced, Bound};
+use super::index::{bound_index, dim_of, Bound};
 use super::pointwise::out_ty;
-use super::view::reshape_read;
 use crate::ir::{Arg, Node, ValueId};
 use crate::sym;
 
@@ -67,7 +66,7 @@ fn loop_fold<'a>(cx: &mut Ctx<'a>, op: RedOp, extent: &sym::Expr, body: &mut dyn
 }
 
 /// The constant identity of `op` in type `ty`.
-fn identity(cx: &mut Ctx<'_>, op: RedOp, ty: Ty) -> ExprId {
+pub(super) fn identity(cx: &mut Ctx<'_>, op: RedOp, ty: Ty) -> ExprId {
     match (op, ty) {
         (RedOp::Sum, Ty::I64) => cx.kb.i64(0),
         (RedOp::Prod, Ty::I64) => cx.kb.i64(1),
@@ -92,25 +91,14 @@ fn float(cx: &mut Ctx<'_>, v: f64, ty: Ty) -> ExprId {
 /// with it per `how`; without `include_self`, an element some source lands on forgets `base`.
 pub(super) fn fold<'a>(cx: &mut Ctx<'a>, base: ExprId, ty: Ty, how: Combine, include_self: bool, src: Sources<'_, 'a>) -> R {
     let Sources { extent, hit, value } = src;
-    let (zero, one) = (cx.kb.i64(0), cx.kb.i64(1));
-    if how == Combine::Last {
-        let last = loop_fold(cx, RedOp::Max, &extent, &mut |cx, j| {
-            let h = hit(cx, j)?;
-            let none = cx.kb.i64(-1);
-            Ok(cx.kb.select(h, j, none)?)
-        })?;
-        let found = cx.kb.cmp(CmpOp::Ge, last, zero)?;
-        let at = cx.kb.binary(BinOp::Max, last, zero)?;
-        let v = cx.masked(found, |cx| value(cx, at))?;
-        let v = cx.kb.cast(v, ty);
-        return Ok(cx.kb.select(found, v, base)?);
-    }
     let op = match how {
+        Combine::Last => return last_write(cx, base, ty, &extent, hit, value),
         Combine::Sum | Combine::Mean => RedOp::Sum,
         Combine::Prod => RedOp::Prod,
         Combine::Max => RedOp::Max,
-        Combine::Min | Combine::Last => RedOp::Min,
+        Combine::Min => RedOp::Min,
     };
+    let (zero, one) = (cx.kb.i64(0), cx.kb.i64(1));
     let red = loop_fold(cx, op, &extent, &mut |cx, j| {
         let h = hit(cx, j)?;
         let v = cx.masked(h, |cx| value(cx, j))?;
@@ -118,8 +106,7 @@ pub(super) fn fold<'a>(cx: &mut Ctx<'a>, base: ExprId, ty: Ty, how: Combine, inc
         let id = identity(cx, op, ty);
         Ok(cx.kb.select(h, v, id)?)
     })?;
-    let needs_count = how == Combine::Mean || !include_self;
-    let count = if needs_count {
+    let count = if how == Combine::Mean || !include_self {
         loop_fold(cx, RedOp::Sum, &extent, &mut |cx, j| {
             let h = hit(cx, j)?;
             Ok(cx.kb.select(h, one, zero)?)
@@ -175,6 +162,22 @@ pub(super) fn fold<'a>(cx: &mut Ctx<'a>, base: ExprId, ty: Ty, how: Combine, inc
     Ok(cx.kb.select(nan, q, r)?)
 }
 
+/// A plain write: the largest source position that lands on the element (PyTorch's CPU loop
+/// writes in order, so the last one stays), its value read once, under a mask.
+fn last_write<'a>(cx: &mut Ctx<'a>, base: ExprId, ty: Ty, extent: &sym::Expr, hit: &mut AtFn<'_, 'a>, value: &mut AtFn<'_, 'a>) -> R {
+    let last = loop_fold(cx, RedOp::Max, extent, &mut |cx, j| {
+        let h = hit(cx, j)?;
+        let none = cx.kb.i64(-1);
+        Ok(cx.kb.select(h, j, none)?)
+    })?;
+    let zero = cx.kb.i64(0);
+    let found = cx.kb.cmp(CmpOp::Ge, last, zero)?;
+    let at = cx.kb.binary(BinOp::Max, last, zero)?;
+    let v = cx.masked(found, |cx| value(cx, at))?;
+    let v = cx.kb.cast(v, ty);
+    Ok(cx.kb.select(found, v, base)?)
+}
+
 /// `a / b` rounded toward −∞ for `b > 0` (integer `mean` is a floor division in PyTorch).
 fn floor_div(cx: &mut Ctx<'_>, a: ExprId, b: ExprId) -> R {
     let kb = &mut cx.kb;
@@ -188,7 +191,7 @@ fn floor_div(cx: &mut Ctx<'_>, a: ExprId, b: ExprId) -> R {
 }
 
 /// A number argument in compute type `ty` (a float64 op keeps the double).
-fn scalar(cx: &mut Ctx<'_>, node: &Node, name: &str, ty: Ty) -> R {
+pub(super) fn scalar(cx: &mut Ctx<'_>, node: &Node, name: &str, ty: Ty) -> R {
     if let (Ty::F64, Some(Arg::Float(f))) = (ty, node.arg(name)) {
         return Ok(cx.kb.f64(*f));
     }
@@ -197,7 +200,7 @@ fn scalar(cx: &mut Ctx<'_>, node: &Node, name: &str, ty: Ty) -> R {
 }
 
 /// `self` at the output coordinates, in the op's compute type.
-fn base_of(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId]) -> Result<(ValueId, ExprId, Ty), LowerError> {
+pub(super) fn base_of(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId]) -> Result<(ValueId, ExprId, Ty), LowerError> {
     let v = cx.tensor(node, "self")?;
     let ty = out_ty(cx, node)?;
     let b = cx.read(v, idx)?;
@@ -340,269 +343,4 @@ pub fn index_reduce(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> 
     let how = combine_arg(cx, node, "prod")?;
     let include_self = cx.bool_or(node, "include_self", true)?;
     along_index(cx, node, idx, how, include_self)
-}
-
-/// `index_put(self, indices, values, accumulate)` and
-/// `_unsafe_masked_index_put_accumulate(self, mask, indices, values)`: the advanced-index result
-/// `self[indices]` has shape `before + b + after`; position `j` of `b` lands on `self` where
-/// every index tensor's value at `j` equals the output coordinate, so the loop runs over `b`
-/// only (kept dims match one to one).
-fn put_indexed(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], how: Combine, bound: Bound, mask: Option<ValueId>) -> R {
-    let (v, base, ty) = base_of(cx, node, idx)?;
-    let values = cx.tensor(node, "values")?;
-    let sizes = cx.sizes(v)?;
-    let adv = Advanced::new(cx, node, v, "indices")?;
-    let result_sizes = adv.join(&adv.b, &sizes);
-    let extent = numel(&adv.b);
-    let b = adv.b.clone();
-    let mut hit = |cx: &mut Ctx<'_>, j: ExprId| -> R {
-        let bco = delinear(cx, j, &b)?;
-        let mut h = cx.kb.bool(true);
-        for (d, ix) in adv.per_dim.iter().enumerate() {
-            if let Some(ix) = ix {
-                let i = read_index(cx, *ix, &bco, &b, &sizes[d], bound)?;
-                let eq = cx.kb.cmp(CmpOp::Eq, i, idx[d])?;
-                h = cx.kb.and(h, eq)?;
-            }
-        }
-        Ok(h)
-    };
-    let mut value = |cx: &mut Ctx<'_>, j: ExprId| -> R {
-        let bco = delinear(cx, j, &b)?;
-        let at = adv.join(&bco, idx);
-        let x = cx.read_broadcast(values, &at, &result_sizes)?;
-        let x = cx.kb.cast(x, ty);
-        let Some(m) = mask else { return Ok(x) };
-        let m = cx.read_broadcast(m, &at, &result_sizes)?;
-        let m = cx.kb.cast(m, Ty::Bool);
-        let zero = identity(cx, RedOp::Sum, ty);
-        Ok(cx.kb.select(m, x, zero)?)
-    };
-    fold(cx, base, ty, how, true, Sources { extent, hit: &mut hit, value: &mut value })
-}
-
-pub fn index_put(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let accumulate = cx.bool_or(node, "accumulate", false)?;
-    if let Some((at, mask)) = bool_index(cx, node)? {
-        return put_masked(cx, node, idx, at, mask, accumulate);
-    }
-    let how = if accumulate { Combine::Sum } else { Combine::Last };
-    put_indexed(cx, node, idx, how, Bound::Wrap, None)
-}
-
-/// The position and value of a boolean mask among `index_put`'s indices, if there is one.
-fn bool_index(cx: &Ctx<'_>, node: &Node) -> Result<Option<(usize, ValueId)>, LowerError> {
-    let list: Vec<Option<ValueId>> = match node.arg("indices") {
-        Some(Arg::OptionalTensors(v)) => v.clone(),
-        Some(Arg::Tensors(v)) => v.iter().map(|t| Some(*t)).collect(),
-        _ => return Ok(None),
-    };
-    let mut masks = Vec::new();
-    for (i, ix) in list.iter().enumerate() {
-        if let Some(ix) = ix {
-            if matches!(cx.meta(*ix)?.dtype, crate::ir::DType::Bool | crate::ir::DType::U8) {
-                masks.push((i, *ix));
-            }
-        }
-    }
-    match masks.as_slice() {
-        [] => Ok(None),
-        [one] if list.iter().flatten().count() == 1 => Ok(Some(*one)),
-        _ => Err(cx.err(node, "a boolean mask index mixed with other index tensors does not lower")),
-    }
-}
-
-/// `x[mask] = values` (or `+=`): the mask covers dims `at..at + mask.ndim` of `self`; an element
-/// where it holds takes the value of the mask's k-th true position (row-major), k counted by a
-/// loop over the mask elements before it — only when `values` varies along that dim.
-fn put_masked(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], at: usize, mask: ValueId, accumulate: bool) -> R {
-    let (v, base, ty) = base_of(cx, node, idx)?;
-    let values = cx.tensor(node, "values")?;
-    let (sizes, msz, vsz) = (cx.sizes(v)?, cx.sizes(mask)?, cx.sizes(values)?);
-    let r = msz.len();
-    if at + r > sizes.len() {
-        return Err(cx.err(node, "the boolean mask has more dims than self has after its position"));
-    }
-    let m = cx.read(mask, &idx[at..at + r])?;
-    let m = cx.kb.cast(m, Ty::Bool);
-    // `values` broadcasts to `self.shape[..at] + [count] + self.shape[at + r..]`.
-    let rank = sizes.len() + 1 - r;
-    let lead = rank.checked_sub(vsz.len()).ok_or_else(|| cx.err(node, "values have more dims than self[mask]"))?;
-    let zero = cx.kb.i64(0);
-    let mut ok = m;
-    let mut coords = Vec::with_capacity(vsz.len());
-    for (e, s) in vsz.iter().enumerate() {
-        let q = lead + e;
-        coords.push(if s.as_int() == Some(1) {
-            zero
-        } else if q < at {
-            idx[q]
-        } else if q > at {
-            idx[q - 1 + r]
-        } else {
-            let me = linear(cx, &idx[at..at + r], &msz)?;
-            let var = cx.kb.fresh_var()?;
-            let t = cx.kb.var(var);
-            let before = delinear(cx, t, &msz)?;
-            let b = cx.read(mask, &before)?;
-            let b = cx.kb.cast(b, Ty::Bool);
-            let b = cx.kb.cast(b, Ty::I64);
-            let k = cx.kb.reduce(RedOp::Sum, var, me, b)?;
-            let inside = within(cx, k, s)?;
-            ok = cx.kb.and(ok, inside)?;
-            k
-        });
-    }
-    let x = cx.masked(ok, |cx| cx.read(values, &coords))?;
-    let x = cx.kb.cast(x, ty);
-    let x = if accumulate { cx.kb.binary(BinOp::Add, base, x)? } else { x };
-    Ok(cx.kb.select(m, x, base)?)
-}
-
-/// PyTorch's decomposition clamps the indices into `-n..n` (masked-off positions may hold
-/// anything) and adds `values` where `mask` holds.
-pub fn unsafe_masked_index_put_accumulate(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let mask = cx.tensor(node, "mask")?;
-    put_indexed(cx, node, idx, Combine::Sum, Bound::Clamp, Some(mask))
-}
-
-/// `put(self, index, source, accumulate)`: flat positions of `self`.
-pub fn put(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let (v, base, ty) = base_of(cx, node, idx)?;
-    let ix = cx.tensor(node, "index")?;
-    let source = cx.tensor(node, "source")?;
-    let how = if cx.bool_or(node, "accumulate", false)? { Combine::Sum } else { Combine::Last };
-    let sizes = cx.sizes(v)?;
-    let n = numel(&sizes);
-    let me = linear(cx, idx, &sizes)?;
-    let ni = numel(&cx.sizes(ix)?);
-    let ns = numel(&cx.sizes(source)?);
-    let mut hit = |cx: &mut Ctx<'_>, j: ExprId| -> R {
-        let i = reshape_read(cx, ix, &[j], std::slice::from_ref(&ni))?;
-        let i = bound_index(cx, i, &n, Bound::Wrap)?;
-        Ok(cx.kb.cmp(CmpOp::Eq, i, me)?)
-    };
-    let mut value = |cx: &mut Ctx<'_>, j: ExprId| reshape_read(cx, source, &[j], std::slice::from_ref(&ns));
-    let extent = ni.clone();
-    fold(cx, base, ty, how, true, Sources { extent, hit: &mut hit, value: &mut value })
-}
-
-/// `masked_scatter(self, mask, source)`: the k-th element where `mask` holds (row-major) takes
-/// `source.flatten()[k]`; `k` is counted by a loop over the elements before this one.
-pub fn masked_scatter(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let (v, base, ty) = base_of(cx, node, idx)?;
-    let mask = cx.tensor(node, "mask")?;
-    let source = cx.tensor(node, "source")?;
-    let sizes = cx.sizes(v)?;
-    let me = linear(cx, idx, &sizes)?;
-    let m = cx.read_broadcast(mask, idx, &sizes)?;
-    let m = cx.kb.cast(m, Ty::Bool);
-    let var = cx.kb.fresh_var()?;
-    let p = cx.kb.var(var);
-    let at = delinear(cx, p, &sizes)?;
-    let before = cx.read_broadcast(mask, &at, &sizes)?;
-    let before = cx.kb.cast(before, Ty::Bool);
-    let before = cx.kb.cast(before, Ty::I64);
-    let k = cx.kb.reduce(RedOp::Sum, var, me, before)?;
-    let ns = numel(&cx.sizes(source)?);
-    let inside = within(cx, k, &ns)?;
-    let take = cx.kb.and(m, inside)?;
-    let x = cx.masked(take, |cx| reshape_read(cx, source, &[k], std::slice::from_ref(&ns)))?;
-    let x = cx.kb.cast(x, ty);
-    Ok(cx.kb.select(m, x, base)?)
-}
-
-/// `as_strided_scatter(self, src, size, stride, storage_offset)`: `src[k]` lands on storage
-/// position `offset + Σ k·stride` of (contiguous) `self`; the last one wins where views overlap.
-pub fn as_strided_scatter(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let (v, base, ty) = base_of(cx, node, idx)?;
-    let src = cx.tensor(node, "src")?;
-    let stride = cx.ints_or(node, "stride", &[])?;
-    let size = cx.ints_or(node, "size", &[])?;
-    if stride.len() != size.len() {
-        return Err(cx.err(node, "size and stride differ in length"));
-    }
-    let size: Vec<sym::Expr> = size.into_iter().map(sym::Expr::int).collect();
-    let sizes = cx.sizes(v)?;
-    let me = linear(cx, idx, &sizes)?;
-    let ns = numel(&size);
-    let mut hit = |cx: &mut Ctx<'_>, j: ExprId| -> R {
-        let k = delinear(cx, j, &size)?;
-        let pos = storage_position(cx, node, &k, &stride)?;
-        Ok(cx.kb.cmp(CmpOp::Eq, pos, me)?)
-    };
-    let src_numel = numel(&cx.sizes(src)?);
-    let mut value = |cx: &mut Ctx<'_>, j: ExprId| reshape_read(cx, src, &[j], std::slice::from_ref(&src_numel));
-    fold(cx, base, ty, Combine::Last, true, Sources { extent: ns, hit: &mut hit, value: &mut value })
-}
-
-/// `select_scatter(self, src, dim, index)`: `src` where `o[dim] == index`.
-pub fn select_scatter(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let (v, base, ty) = base_of(cx, node, idx)?;
-    let src = cx.tensor(node, "src")?;
-    let sizes = cx.sizes(v)?;
-    let d = dim_of(cx, node, "dim", 0, sizes.len())?.ok_or_else(|| cx.err(node, "select_scatter needs a dim"))?;
-    let i = cx.int_or(node, "index", 0)?;
-    let i = cx.kb.i64(i);
-    let i = bound_index(cx, i, &sizes[d], Bound::Wrap)?;
-    let on = cx.kb.cmp(CmpOp::Eq, idx[d], i)?;
-    let mut at = idx.to_vec();
-    at.remove(d);
-    let x = cx.read(src, &at)?;
-    let x = cx.kb.cast(x, ty);
-    Ok(cx.kb.select(on, x, base)?)
-}
-
-/// `slice_scatter(self, src, dim, start, end, step)`: `src` on `start, start+step, …` along
-/// `dim` (start clamped as `slice` does; `src`'s extent ends the run).
-pub fn slice_scatter(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let (v, base, ty) = base_of(cx, node, idx)?;
-    let src = cx.tensor(node, "src")?;
-    let sizes = cx.sizes(v)?;
-    let d = dim_of(cx, node, "dim", 0, sizes.len())?.ok_or_else(|| cx.err(node, "slice_scatter needs a dim"))?;
-    let step = cx.int_or(node, "step", 1)?;
-    if step < 1 {
-        return Err(cx.err(node, "slice step must be positive"));
-    }
-    let start = cx.int_or(node, "start", 0)?;
-    let n = cx.kb.size(&sizes[d]);
-    let zero = cx.kb.i64(0);
-    let s = cx.kb.i64(start);
-    let start = if start < 0 { cx.kb.binary(BinOp::Add, s, n)? } else { s };
-    let start = cx.kb.binary(BinOp::Max, start, zero)?;
-    let start = cx.kb.binary(BinOp::Min, start, n)?;
-    let t = cx.kb.binary(BinOp::Sub, idx[d], start)?;
-    let step = cx.kb.i64(step);
-    let k = cx.kb.binary(BinOp::Div, t, step)?;
-    let r = cx.kb.binary(BinOp::Rem, t, step)?;
-    let src_n = cx.sizes(src)?.get(d).cloned().ok_or_else(|| cx.err(node, "src must have self's rank"))?;
-    let on = within(cx, k, &src_n)?;
-    let nonneg = cx.kb.cmp(CmpOp::Ge, t, zero)?;
-    let aligned = cx.kb.cmp(CmpOp::Eq, r, zero)?;
-    let on = cx.kb.and(on, nonneg)?;
-    let on = cx.kb.and(on, aligned)?;
-    let mut at = idx.to_vec();
-    at[d] = k;
-    let x = cx.masked(on, |cx| cx.read(src, &at))?;
-    let x = cx.kb.cast(x, ty);
-    Ok(cx.kb.select(on, x, base)?)
-}
-
-/// `diagonal_scatter(self, src, offset, dim1, dim2)`: `src` on the diagonal `o[dim2] - o[dim1]
-/// == offset`; `src`'s last dim runs along the diagonal.
-pub fn diagonal_scatter(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let (v, base, ty) = base_of(cx, node, idx)?;
-    let src = cx.tensor(node, "src")?;
-    let rank = cx.sizes(v)?.len();
-    let d1 = dim_of(cx, node, "dim1", 0, rank)?.ok_or_else(|| cx.err(node, "diagonal_scatter needs two dims"))?;
-    let d2 = dim_of(cx, node, "dim2", 1, rank)?.ok_or_else(|| cx.err(node, "diagonal_scatter needs two dims"))?;
-    let offset = cx.int_or(node, "offset", 0)?;
-    let off = cx.kb.i64(offset);
-    let diff = cx.kb.binary(BinOp::Sub, idx[d2], idx[d1])?;
-    let on = cx.kb.cmp(CmpOp::Eq, diff, off)?;
-    let mut at: Vec<ExprId> = idx.iter().enumerate().filter(|(e, _)| *e != d1 && *e != d2).map(|(_, c)| *c).collect();
-    at.push(if offset >= 0 { idx[d1] } else { idx[d2] });
-    let x = cx.masked(on, |cx| cx.read(src, &at))?;
-    let x = cx.kb.cast(x, ty);
-    Ok(cx.kb.select(on, x, base)?)
 }
