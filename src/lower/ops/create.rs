@@ -1,4 +1,5 @@
-//! Ops that create values from coordinates (`arange`, `iota`), casts, and `cat`.
+//! Ops that create values from coordinates (`arange`, `iota`, `eye`, `linspace`, `logspace`),
+//! casts, and `cat` (with the helper the stack family shares).
 //!
 //! Ramps are computed in i64 and converted to the output dtype (float32 ramps are exact for
 //! values below 2^24).
