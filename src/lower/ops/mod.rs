@@ -405,6 +405,8 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.adaptive_max_pool1d.default", OpKind::Heavy, pooling::adaptive_max_pool),
     ("aten.adaptive_max_pool2d.default", OpKind::Heavy, pooling::adaptive_max_pool),
     ("aten.adaptive_max_pool3d.default", OpKind::Heavy, pooling::adaptive_max_pool),
+    ("aten.max_unpool2d.default", OpKind::Heavy, pooling::max_unpool),
+    ("aten.max_unpool3d.default", OpKind::Heavy, pooling::max_unpool),
     // Layout, creation, linear-algebra-lite, norm, pooling and resampling ops (issue 11): index
     // maps read through like views, products and statistics as serial loops.
     ("aten.hstack.default", OpKind::Pointwise, layout::hstack),
