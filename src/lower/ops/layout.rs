@@ -1,9 +1,9 @@
 //! Layout ops that are index maps: the stack family (`hstack`, `vstack`, `dstack`,
 //! `column_stack`, as `cat` of lifted inputs), the split helpers (`tensor_split`, `hsplit`, …),
 //! `unfold`, `narrow`, `movedim`, `rot90`, the diagonal builders (`diag`, `diag_embed`,
-//! `diagflat`), the shuffles (`pixel_shuffle`, `pixel_unshuffle`, `channel_shuffle`) and
-//! `repeat_interleave`. Each reads its input at coordinates computed from the output's; the
-//! output's shape comes from the graph.
+//! `diagflat`, `block_diag`), the shuffles (`pixel_shuffle`, `pixel_unshuffle`,
+//! `channel_shuffle`), `repeat_interleave` and `as_strided`. Each reads its input at coordinates
+//! computed from the output's; the output's shape comes from the graph.
 
 use super::super::ctx::{wrap_dims, Ctx};
 use super::super::kernel::{BinOp, CmpOp, ExprId};
@@ -389,6 +389,43 @@ pub fn as_strided(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R 
     }
     let n = cx.sizes(v)?.into_iter().fold(sym::Expr::int(1), sym::Expr::mul);
     reshape_read(cx, v, &[pos], &[n])
+}
+
+/// `block_diag(tensors)`: the inputs (0-D as 1×1, 1-D as a row) along the diagonal of a
+/// matrix, zeros elsewhere; empty inputs still take their rows or columns.
+pub fn block_diag(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let (mut r0, mut c0) = (sym::Expr::int(0), sym::Expr::int(0));
+    let zero = cx.kb.i64(0);
+    let mut picked = cx.kb.cast(zero, ty);
+    for v in tensors(cx, node)? {
+        let s = cx.sizes(v)?;
+        let (rows, cols) = match s.len() {
+            0 => (sym::Expr::int(1), sym::Expr::int(1)),
+            1 => (sym::Expr::int(1), s[0].clone()),
+            2 => (s[0].clone(), s[1].clone()),
+            n => return Err(cx.err(node, format!("block_diag of a tensor of rank {n}"))),
+        };
+        let (r1, c1) = (sym::Expr::add(r0.clone(), rows.clone()), sym::Expr::add(c0.clone(), cols.clone()));
+        if rows.as_int() != Some(0) && cols.as_int() != Some(0) {
+            let (ro, co, re, ce) = (cx.kb.size(&r0), cx.kb.size(&c0), cx.kb.size(&r1), cx.kb.size(&c1));
+            let kb = &mut cx.kb;
+            let conds = [kb.cmp(CmpOp::Ge, idx[0], ro)?, kb.cmp(CmpOp::Lt, idx[0], re)?, kb.cmp(CmpOp::Ge, idx[1], co)?, kb.cmp(CmpOp::Lt, idx[1], ce)?];
+            let inside = conds.into_iter().try_fold(kb.bool(true), |a, c| kb.and(a, c))?;
+            let (lr, lc) = (kb.binary(BinOp::Sub, idx[0], ro)?, kb.binary(BinOp::Sub, idx[1], co)?);
+            let (lr, lc) = (kb.select(inside, lr, zero)?, kb.select(inside, lc, zero)?);
+            let at: Vec<ExprId> = match s.len() {
+                0 => vec![],
+                1 => vec![lc],
+                _ => vec![lr, lc],
+            };
+            let x = cx.read(v, &at)?;
+            let x = cx.kb.cast(x, ty);
+            picked = cx.kb.select(inside, x, picked)?;
+        }
+        (r0, c0) = (r1, c1);
+    }
+    Ok(picked)
 }
 
 #[cfg(test)]

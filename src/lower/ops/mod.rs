@@ -440,6 +440,7 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.real.default", OpKind::View, layout::real),
     ("aten.to.device", OpKind::View, view::to_copy),
     ("aten.as_strided.default", OpKind::View, layout::as_strided),
+    ("aten.block_diag.default", OpKind::Pointwise, layout::block_diag),
     ("aten.as_strided_copy.default", OpKind::View, layout::as_strided),
     ("aten.select_scatter.default", OpKind::Pointwise, view_scatter::select_scatter),
     ("aten.slice_scatter.default", OpKind::Pointwise, view_scatter::slice_scatter),
