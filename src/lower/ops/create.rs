@@ -150,7 +150,8 @@ fn spaced(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId]) -> Result<ExprId, Lower
     let back = cx.kb.cast(back, ty);
     let hi = cx.kb.binary(BinOp::Mul, step, back)?;
     let hi = cx.kb.binary(BinOp::Sub, b, hi)?;
-    let half = cx.kb.i64(steps / 2);
+    // A single point is `start` (PyTorch fills it rather than splitting the ramp).
+    let half = cx.kb.i64(if steps == 1 { 1 } else { steps / 2 });
     let first = cx.kb.cmp(CmpOp::Lt, i, half)?;
     Ok(cx.kb.select(first, lo, hi)?)
 }
