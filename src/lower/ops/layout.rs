@@ -428,6 +428,66 @@ pub fn block_diag(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R 
     Ok(picked)
 }
 
+/// `_chunk_cat(tensors, dim, num_chunks)`: each input `[*L, n, *T]` split along `dim` into
+/// `num_chunks` chunks of `ceil(n / num_chunks)` rows (the last zero-padded), each chunk
+/// flattened; output `[*L, num_chunks, Σ chunk sizes]` concatenates the inputs' chunks.
+pub fn chunk_cat(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let chunks = cx.int_or(node, "num_chunks", 1)?.max(1);
+    let r = idx.len();
+    if r < 2 {
+        return Err(cx.err(node, "_chunk_cat gives at least 2 dims"));
+    }
+    let (lead, j, q) = (&idx[..r - 2], idx[r - 2], idx[r - 1]);
+    let zero = cx.kb.i64(0);
+    let mut picked = cx.kb.cast(zero, ty);
+    let mut offset = 0i64;
+    for v in tensors(cx, node)? {
+        let s = cx.sizes(v)?;
+        let d = dim(cx, node, "dim", 0, s.len())?;
+        let ints: Option<Vec<i64>> = s[d..].iter().map(sym::Expr::as_int).collect();
+        let ints = ints.ok_or_else(|| cx.err(node, "_chunk_cat needs static sizes from `dim` on"))?;
+        let (n, tail) = (ints[0], &ints[1..]);
+        let row = tail.iter().product::<i64>();
+        let c = (n + chunks - 1) / chunks;
+        let width = c * row;
+        if width > 0 {
+            let kb = &mut cx.kb;
+            let (lo, hi) = (kb.i64(offset), kb.i64(offset + width));
+            let (a, b) = (kb.cmp(CmpOp::Ge, q, lo)?, kb.cmp(CmpOp::Lt, q, hi)?);
+            let mine = kb.and(a, b)?;
+            let local = kb.binary(BinOp::Sub, q, lo)?;
+            let rowk = kb.i64(row);
+            let rr = kb.binary(BinOp::Div, local, rowk)?;
+            let mut rest = kb.binary(BinOp::Rem, local, rowk)?;
+            let ck = kb.i64(c);
+            let first = kb.binary(BinOp::Mul, j, ck)?;
+            let at_n = kb.binary(BinOp::Add, first, rr)?;
+            let nk = kb.i64(n);
+            let real = kb.cmp(CmpOp::Lt, at_n, nk)?;
+            let inside = kb.and(mine, real)?;
+            let mut tail_at = Vec::with_capacity(tail.len());
+            for &t in tail.iter().rev() {
+                let tk = kb.i64(t);
+                tail_at.push(kb.binary(BinOp::Rem, rest, tk)?);
+                rest = kb.binary(BinOp::Div, rest, tk)?;
+            }
+            let mut at = lead.to_vec();
+            at.truncate(d);
+            at.push(at_n);
+            at.extend(tail_at.into_iter().rev());
+            let at = at.into_iter().map(|i| kb.select(inside, i, zero)).collect::<Result<Vec<_>, _>>()?;
+            let x = cx.read(v, &at)?;
+            let x = cx.kb.cast(x, ty);
+            let pad = cx.kb.cast(zero, ty);
+            let x = cx.kb.select(real, x, pad)?;
+            picked = cx.kb.select(mine, x, picked)?;
+        }
+        offset += width;
+    }
+    Ok(picked)
+}
+
 #[cfg(test)]
 mod tests {
     use super::lifted;

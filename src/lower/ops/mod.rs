@@ -441,6 +441,7 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.to.device", OpKind::View, view::to_copy),
     ("aten.as_strided.default", OpKind::View, layout::as_strided),
     ("aten.block_diag.default", OpKind::Pointwise, layout::block_diag),
+    ("aten._chunk_cat.default", OpKind::Pointwise, layout::chunk_cat),
     ("aten.as_strided_copy.default", OpKind::View, layout::as_strided),
     ("aten.select_scatter.default", OpKind::Pointwise, view_scatter::select_scatter),
     ("aten.slice_scatter.default", OpKind::Pointwise, view_scatter::slice_scatter),
