@@ -608,7 +608,8 @@ fn spaced(cx: &OpCx, base: Option<f64>) -> OpResult<Vec<RtValue>> {
     let steps = cx.int("steps")?.max(0) as usize;
     let dtype = cx.opt_dtype("dtype")?.unwrap_or(DType::F32);
     let step = if steps > 1 { (b - a) / (steps - 1) as f64 } else { 0.0 };
-    let half = steps / 2;
+    // A single point is `start` (PyTorch fills it rather than splitting the ramp).
+    let half = if steps == 1 { 1 } else { steps / 2 };
     let v: Vec<f64> = (0..steps)
         .map(|i| {
             let x = if i < half { a + step * i as f64 } else { b - step * (steps - 1 - i) as f64 };

@@ -1,4 +1,5 @@
-//! Ops that create values from coordinates (`arange`, `iota`), casts, and `cat`.
+//! Ops that create values from coordinates (`arange`, `iota`, `eye`, `linspace`, `logspace`),
+//! casts, and `cat` (with the helper the stack family shares).
 //!
 //! Ramps are computed in i64 and converted to the output dtype (float32 ramps are exact for
 //! values below 2^24).
@@ -149,7 +150,8 @@ fn spaced(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId]) -> Result<ExprId, Lower
     let back = cx.kb.cast(back, ty);
     let hi = cx.kb.binary(BinOp::Mul, step, back)?;
     let hi = cx.kb.binary(BinOp::Sub, b, hi)?;
-    let half = cx.kb.i64(steps / 2);
+    // A single point is `start` (PyTorch fills it rather than splitting the ramp).
+    let half = cx.kb.i64(if steps == 1 { 1 } else { steps / 2 });
     let first = cx.kb.cmp(CmpOp::Lt, i, half)?;
     Ok(cx.kb.select(first, lo, hi)?)
 }

@@ -1,9 +1,9 @@
 //! Layout ops that are index maps: the stack family (`hstack`, `vstack`, `dstack`,
 //! `column_stack`, as `cat` of lifted inputs), the split helpers (`tensor_split`, `hsplit`, …),
 //! `unfold`, `narrow`, `movedim`, `rot90`, the diagonal builders (`diag`, `diag_embed`,
-//! `diagflat`), the shuffles (`pixel_shuffle`, `pixel_unshuffle`, `channel_shuffle`) and
-//! `repeat_interleave`. Each reads its input at coordinates computed from the output's; the
-//! output's shape comes from the graph.
+//! `diagflat`, `block_diag`), the shuffles (`pixel_shuffle`, `pixel_unshuffle`,
+//! `channel_shuffle`), `repeat_interleave` and `as_strided`. Each reads its input at coordinates
+//! computed from the output's; the output's shape comes from the graph.
 
 use super::super::ctx::{wrap_dims, Ctx};
 use super::super::kernel::{BinOp, CmpOp, ExprId};
@@ -371,6 +371,103 @@ pub fn real(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
 /// `isreal` of a real tensor: all true.
 pub fn isreal(cx: &mut Ctx<'_>, _: &Node, _: usize, _: &[ExprId]) -> R {
     Ok(cx.kb.bool(true))
+}
+
+/// `block_diag(tensors)`: the inputs (0-D as 1×1, 1-D as a row) along the diagonal of a
+/// matrix, zeros elsewhere; empty inputs still take their rows or columns.
+pub fn block_diag(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let (mut r0, mut c0) = (sym::Expr::int(0), sym::Expr::int(0));
+    let zero = cx.kb.i64(0);
+    let mut picked = cx.kb.cast(zero, ty);
+    for v in tensors(cx, node)? {
+        let s = cx.sizes(v)?;
+        let (rows, cols) = match s.len() {
+            0 => (sym::Expr::int(1), sym::Expr::int(1)),
+            1 => (sym::Expr::int(1), s[0].clone()),
+            2 => (s[0].clone(), s[1].clone()),
+            n => return Err(cx.err(node, format!("block_diag of a tensor of rank {n}"))),
+        };
+        let (r1, c1) = (sym::Expr::add(r0.clone(), rows.clone()), sym::Expr::add(c0.clone(), cols.clone()));
+        if rows.as_int() != Some(0) && cols.as_int() != Some(0) {
+            let (ro, co, re, ce) = (cx.kb.size(&r0), cx.kb.size(&c0), cx.kb.size(&r1), cx.kb.size(&c1));
+            let kb = &mut cx.kb;
+            let conds = [kb.cmp(CmpOp::Ge, idx[0], ro)?, kb.cmp(CmpOp::Lt, idx[0], re)?, kb.cmp(CmpOp::Ge, idx[1], co)?, kb.cmp(CmpOp::Lt, idx[1], ce)?];
+            let inside = conds.into_iter().try_fold(kb.bool(true), |a, c| kb.and(a, c))?;
+            let (lr, lc) = (kb.binary(BinOp::Sub, idx[0], ro)?, kb.binary(BinOp::Sub, idx[1], co)?);
+            let (lr, lc) = (kb.select(inside, lr, zero)?, kb.select(inside, lc, zero)?);
+            let at: Vec<ExprId> = match s.len() {
+                0 => vec![],
+                1 => vec![lc],
+                _ => vec![lr, lc],
+            };
+            let x = cx.read(v, &at)?;
+            let x = cx.kb.cast(x, ty);
+            picked = cx.kb.select(inside, x, picked)?;
+        }
+        (r0, c0) = (r1, c1);
+    }
+    Ok(picked)
+}
+
+/// `_chunk_cat(tensors, dim, num_chunks)`: each input `[*L, n, *T]` split along `dim` into
+/// `num_chunks` chunks of `ceil(n / num_chunks)` rows (the last zero-padded), each chunk
+/// flattened; output `[*L, num_chunks, Σ chunk sizes]` concatenates the inputs' chunks.
+pub fn chunk_cat(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let chunks = cx.int_or(node, "num_chunks", 1)?.max(1);
+    let r = idx.len();
+    if r < 2 {
+        return Err(cx.err(node, "_chunk_cat gives at least 2 dims"));
+    }
+    let (lead, j, q) = (&idx[..r - 2], idx[r - 2], idx[r - 1]);
+    let zero = cx.kb.i64(0);
+    let mut picked = cx.kb.cast(zero, ty);
+    let mut offset = 0i64;
+    for v in tensors(cx, node)? {
+        let s = cx.sizes(v)?;
+        let d = dim(cx, node, "dim", 0, s.len())?;
+        let ints: Option<Vec<i64>> = s[d..].iter().map(sym::Expr::as_int).collect();
+        let ints = ints.ok_or_else(|| cx.err(node, "_chunk_cat needs static sizes from `dim` on"))?;
+        let (n, tail) = (ints[0], &ints[1..]);
+        let row = tail.iter().product::<i64>();
+        let c = (n + chunks - 1) / chunks;
+        let width = c * row;
+        if width > 0 {
+            let kb = &mut cx.kb;
+            let (lo, hi) = (kb.i64(offset), kb.i64(offset + width));
+            let (a, b) = (kb.cmp(CmpOp::Ge, q, lo)?, kb.cmp(CmpOp::Lt, q, hi)?);
+            let mine = kb.and(a, b)?;
+            let local = kb.binary(BinOp::Sub, q, lo)?;
+            let rowk = kb.i64(row);
+            let rr = kb.binary(BinOp::Div, local, rowk)?;
+            let mut rest = kb.binary(BinOp::Rem, local, rowk)?;
+            let ck = kb.i64(c);
+            let first = kb.binary(BinOp::Mul, j, ck)?;
+            let at_n = kb.binary(BinOp::Add, first, rr)?;
+            let nk = kb.i64(n);
+            let real = kb.cmp(CmpOp::Lt, at_n, nk)?;
+            let inside = kb.and(mine, real)?;
+            let mut tail_at = Vec::with_capacity(tail.len());
+            for &t in tail.iter().rev() {
+                let tk = kb.i64(t);
+                tail_at.push(kb.binary(BinOp::Rem, rest, tk)?);
+                rest = kb.binary(BinOp::Div, rest, tk)?;
+            }
+            let mut at = lead.to_vec();
+            at.truncate(d);
+            at.push(at_n);
+            at.extend(tail_at.into_iter().rev());
+            let at = at.into_iter().map(|i| kb.select(inside, i, zero)).collect::<Result<Vec<_>, _>>()?;
+            let x = cx.read(v, &at)?;
+            let x = cx.kb.cast(x, ty);
+            let pad = cx.kb.cast(zero, ty);
+            let x = cx.kb.select(real, x, pad)?;
+            picked = cx.kb.select(mine, x, picked)?;
+        }
+        offset += width;
+    }
+    Ok(picked)
 }
 
 #[cfg(test)]

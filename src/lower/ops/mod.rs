@@ -522,6 +522,8 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.adaptive_max_pool1d.default", OpKind::Heavy, pooling::adaptive_max_pool),
     ("aten.adaptive_max_pool2d.default", OpKind::Heavy, pooling::adaptive_max_pool),
     ("aten.adaptive_max_pool3d.default", OpKind::Heavy, pooling::adaptive_max_pool),
+    ("aten.max_unpool2d.default", OpKind::Heavy, pooling::max_unpool),
+    ("aten.max_unpool3d.default", OpKind::Heavy, pooling::max_unpool),
     // Layout, creation, linear-algebra-lite, norm, pooling and resampling ops (issue 11): index
     // maps read through like views, products and statistics as serial loops.
     ("aten.hstack.default", OpKind::Pointwise, layout::hstack),
@@ -554,6 +556,8 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.repeat_interleave.self_int", OpKind::View, layout::repeat_interleave),
     ("aten.real.default", OpKind::View, layout::real),
     ("aten.to.device", OpKind::View, view::to_copy),
+    ("aten.block_diag.default", OpKind::Pointwise, layout::block_diag),
+    ("aten._chunk_cat.default", OpKind::Pointwise, layout::chunk_cat),
     ("aten.isreal.default", OpKind::Pointwise, layout::isreal),
     ("aten.eye.default", OpKind::Pointwise, create::eye),
     ("aten.eye.m", OpKind::Pointwise, create::eye),

@@ -1,5 +1,6 @@
 //! Pooling over the trailing 1, 2 or 3 spatial dims (the count is in the op's name): max
-//! pooling with its indices, average pooling with PyTorch's divisors, and the adaptive forms.
+//! pooling with its indices, average pooling with PyTorch's divisors, the adaptive forms, and
+//! max unpooling.
 //! Every output element folds a region of its plane: `base + k·step` for `k` in `0..extent`
 //! per spatial dim, masked where padding puts it outside the input. `ceil_mode` only changes the
 //! output size (given by the graph); its partial last windows are masked the same way.
@@ -316,4 +317,57 @@ pub fn max_pool_offsets_to_indices(cx: &mut Ctx<'_>, node: &Node, _: usize, idx:
         flat = cx.kb.binary(BinOp::Add, f, at)?;
     }
     Ok(flat)
+}
+
+/// `max_unpool2d/3d(self, indices, output_size, ...)`: the output element at flat position `p`
+/// of its plane is the input element whose index is `p` (the last one, as PyTorch's kernel
+/// writes them in order), else zero. Each element searches its input plane.
+pub fn max_unpool(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let x = cx.tensor(node, "self")?;
+    let ind = cx.tensor(node, "indices")?;
+    let (xs, os) = (cx.sizes(x)?, out_sizes(cx, node)?);
+    let sd = spatial_rank(node);
+    let r = idx.len();
+    if r < sd || xs.len() != r {
+        return Err(cx.err(node, format!("max_unpool needs inputs of the output's rank with {sd} spatial dims")));
+    }
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let mut p = cx.kb.i64(0);
+    for d in r - sd..r {
+        let n = cx.kb.size(&os[d]);
+        let s = cx.kb.binary(BinOp::Mul, p, n)?;
+        p = cx.kb.binary(BinOp::Add, s, idx[d])?;
+    }
+    let plane = xs[r - sd..].iter().cloned().fold(crate::sym::Expr::int(1), crate::sym::Expr::mul);
+    let plane = cx.kb.size(&plane);
+    // Input coordinates of flat plane position `j`.
+    let coords = |cx: &mut Ctx<'_>, j: ExprId| -> Result<Vec<ExprId>, LowerError> {
+        let mut at = idx[..r - sd].to_vec();
+        let mut rest = j;
+        let mut tail = Vec::with_capacity(sd);
+        for d in (r - sd..r).rev() {
+            let n = cx.kb.size(&xs[d]);
+            tail.push(cx.kb.binary(BinOp::Rem, rest, n)?);
+            rest = cx.kb.binary(BinOp::Div, rest, n)?;
+        }
+        at.extend(tail.into_iter().rev());
+        Ok(at)
+    };
+    let v = cx.kb.fresh_var()?;
+    let j = cx.kb.var(v);
+    let at = coords(cx, j)?;
+    let i = cx.read(ind, &at)?;
+    let i = cx.kb.cast(i, Ty::I64);
+    let hit = cx.kb.cmp(CmpOp::Eq, i, p)?;
+    let none = cx.kb.i64(-1);
+    let cand = cx.kb.select(hit, j, none)?;
+    let last = cx.kb.reduce(RedOp::Max, v, plane, cand)?;
+    let zero = cx.kb.i64(0);
+    let found = cx.kb.cmp(CmpOp::Ge, last, zero)?;
+    let safe = cx.kb.binary(BinOp::Max, last, zero)?;
+    let at = coords(cx, safe)?;
+    let value = cx.read(x, &at)?;
+    let value = cx.kb.cast(value, ty);
+    let z = constant(cx, 0.0, ty);
+    Ok(cx.kb.select(found, value, z)?)
 }
