@@ -121,9 +121,9 @@ fn argmax(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], k: usize, g: &Geometry)
     let v = cx.read(x, &t.at)?;
     let r = t.at.len();
     let mut flat = cx.kb.i64(0);
-    for d in r - k..r {
-        flat = cx.kb.binary(BinOp::Mul, flat, xs[d])?;
-        flat = cx.kb.binary(BinOp::Add, flat, t.at[d])?;
+    for (&size, &at) in xs[r - k..].iter().zip(&t.at[r - k..]) {
+        flat = cx.kb.binary(BinOp::Mul, flat, size)?;
+        flat = cx.kb.binary(BinOp::Add, flat, at)?;
     }
     let hit = cx.kb.cmp(CmpOp::Eq, v, m)?;
     let hit = cx.kb.and(hit, t.mask)?;
@@ -207,8 +207,8 @@ fn adaptive_avg(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], k: usize) -> Resu
     let mut at = idx[..r - k].to_vec();
     let mut lens = Vec::with_capacity(k);
     let mut vars = Vec::with_capacity(k);
-    for d in r - k..r {
-        let (size, out) = (cx.kb.size(&xs[d]), cx.kb.size(&os[d]));
+    for (d, (xd, od)) in xs.iter().zip(&os).enumerate().skip(r - k) {
+        let (size, out) = (cx.kb.size(xd), cx.kb.size(od));
         let one = cx.kb.i64(1);
         let start = cx.kb.binary(BinOp::Mul, idx[d], size)?;
         let start = cx.kb.binary(BinOp::Div, start, out)?;
