@@ -91,7 +91,7 @@ fn c2r(a: &C, dim: usize, n: usize, s: f64) -> F {
                     if !ok {
                         continue;
                     }
-                    let (re, im) = if src == 0 || (n % 2 == 0 && src == n / 2) { (a.re[i], 0.0) } else { (a.re[i], if conj { -a.im[i] } else { a.im[i] }) };
+                    let (re, im) = if src == 0 || (n.is_multiple_of(2) && src == n / 2) { (a.re[i], 0.0) } else { (a.re[i], if conj { -a.im[i] } else { a.im[i] }) };
                     let th = 2.0 * PI * (j * t % n) as f64 / n as f64;
                     acc += re * th.cos() - im * th.sin();
                 }

@@ -154,14 +154,14 @@ pub(crate) fn geqrf(a: &Mat) -> (Mat, Vec<f64>) {
     let mut m = a.clone();
     let k = m.rows.min(m.cols);
     let mut tau = vec![0.0; k];
-    for j in 0..k {
+    for (j, tj) in tau.iter_mut().enumerate() {
         let alpha = m.at(j, j);
         let xnorm = (j + 1..m.rows).map(|i| m.at(i, j).powi(2)).sum::<f64>().sqrt();
         if xnorm == 0.0 {
             continue;
         }
         let beta = -alpha.signum() * alpha.hypot(xnorm);
-        tau[j] = (beta - alpha) / beta;
+        *tj = (beta - alpha) / beta;
         let scale = 1.0 / (alpha - beta);
         for i in j + 1..m.rows {
             let v = m.at(i, j) * scale;
@@ -171,7 +171,7 @@ pub(crate) fn geqrf(a: &Mat) -> (Mat, Vec<f64>) {
         // Apply H = I - tau·v·vᵀ to the trailing columns.
         for c in j + 1..m.cols {
             let s = m.at(j, c) + (j + 1..m.rows).map(|i| m.at(i, j) * m.at(i, c)).sum::<f64>();
-            let f = tau[j] * s;
+            let f = *tj * s;
             m.set(j, c, m.at(j, c) - f);
             for i in j + 1..m.rows {
                 let v = m.at(i, c) - f * m.at(i, j);

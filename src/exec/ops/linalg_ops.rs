@@ -76,7 +76,7 @@ pub fn inv(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let b = batch(a)?;
     square(&b)?;
     let n = dims_of(a).0;
-    let (ms, infos): (Vec<Mat>, Vec<f64>) = b.mats.iter().map(|m| inverse(m)).map(|(m, i)| (m, i as f64)).unzip();
+    let (ms, infos): (Vec<Mat>, Vec<f64>) = b.mats.iter().map(inverse).map(|(m, i)| (m, i as f64)).unzip();
     let out = mats_out(&b.shape, n, n, &ms, b.dtype)?;
     if cx.node.outputs.len() == 2 {
         return many(vec![out, scalars_out(&b.shape, infos, DType::I32)?]);
@@ -185,9 +185,9 @@ fn slogdet_of(m: &Mat) -> (f64, f64) {
     let (lu, piv, _) = la::lu(m);
     let mut sign = 1.0;
     let mut log = 0.0;
-    for i in 0..m.rows {
+    for (i, &p) in piv.iter().enumerate().take(m.rows) {
         let d = lu.at(i, i);
-        if piv[i] != i {
+        if p != i {
             sign = -sign;
         }
         if d == 0.0 {

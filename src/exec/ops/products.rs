@@ -119,10 +119,8 @@ pub fn einsum(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     // Right-align ellipsis labels: an operand with k of `ell` ellipsis dims takes the last k.
     for (l, p) in labels.iter_mut().zip(&parts) {
         if let Some(k) = p.split_once("...").map(|_| l.iter().filter(|&&x| x >= ELLIPSIS).count()) {
-            let mut j = 0;
-            for x in l.iter_mut().filter(|x| **x >= ELLIPSIS) {
+            for (j, x) in l.iter_mut().filter(|x| **x >= ELLIPSIS).enumerate() {
                 *x = (ell - k + j) as u32;
-                j += 1;
             }
         }
     }

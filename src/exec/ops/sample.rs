@@ -104,11 +104,11 @@ pub fn grid_sampler(cx: &OpCx) -> OpResult<Vec<RtValue>> {
                         let (fx, fy) = (raw[0].floor(), raw[1].floor());
                         let (cx_, cy) = (cubic_coeffs(raw[0] - fx), cubic_coeffs(raw[1] - fy));
                         let mut acc = 0.0;
-                        for j in 0..4 {
-                            for i in 0..4 {
+                        for (j, wy) in cy.iter().enumerate() {
+                            for (i, wx) in cx_.iter().enumerate() {
                                 let px = pad_coord(fx - 1.0 + i as f64, sp[0], pad, align);
                                 let py = pad_coord(fy - 1.0 + j as f64, sp[1], pad, align);
-                                acc += at(&[px as i64, py as i64]) * cx_[i] * cy[j];
+                                acc += at(&[px as i64, py as i64]) * wx * wy;
                             }
                         }
                         acc
@@ -189,9 +189,9 @@ pub fn upsample_bicubic2d(cx: &OpCx) -> OpResult<Vec<RtValue>> {
                 let fx = rx.floor();
                 let cxs = cubic_coeffs(rx - fx);
                 let mut acc = 0.0;
-                for j in 0..4 {
-                    for i in 0..4 {
-                        acc += at(fy - 1.0 + j as f64, fx - 1.0 + i as f64) * cxs[i] * cy[j];
+                for (j, wy) in cy.iter().enumerate() {
+                    for (i, wx) in cxs.iter().enumerate() {
+                        acc += at(fy - 1.0 + j as f64, fx - 1.0 + i as f64) * wx * wy;
                     }
                 }
                 out.push(if int { acc.round().clamp(0.0, 255.0) } else { acc });
