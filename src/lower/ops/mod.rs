@@ -307,6 +307,7 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     // Functionalized writes: fills from a 0-dim tensor, and scatters back into a base.
     ("aten.fill.Tensor", OpKind::Pointwise, math::fill_tensor),
     ("aten.slice_scatter.default", OpKind::Pointwise, view::slice_scatter),
+    ("aten.as_strided.default", OpKind::View, view::as_strided),
     ("aten.select_scatter.default", OpKind::Pointwise, view::select_scatter),
     ("aten.scalar_tensor.default", OpKind::Pointwise, math::scalar_tensor),
     ("aten.clamp.Tensor", OpKind::Pointwise, math::clamp_tensor),
