@@ -42,10 +42,25 @@ struct Case {
     args: Vec<(&'static str, P)>,
     /// Inputs that must stay positive (variances).
     positive: &'static [&'static str],
+    /// Integer index inputs (int64 in `0..bound`) and boolean masks, instead of float32.
+    indices: &'static [(&'static str, i64)],
+    masks: &'static [&'static str],
 }
 
 fn case(target: &'static str, table: Table, inputs: &'static [(&'static str, &'static [D])], args: Vec<(&'static str, P)>) -> Case {
-    Case { target, table, inputs, args, positive: &[] }
+    Case { target, table, inputs, args, positive: &[], indices: &[], masks: &[] }
+}
+
+impl Case {
+    fn dtype(&self, input: &str) -> DType {
+        if self.indices.iter().any(|(n, _)| *n == input) {
+            DType::I64
+        } else if self.masks.contains(&input) {
+            DType::Bool
+        } else {
+            DType::F32
+        }
+    }
 }
 
 use D::{N, S};
@@ -121,17 +136,24 @@ fn cases() -> Vec<Case> {
         case("aten.max_pool2d_with_indices.default", I, &[("x", &[S, N(2), N(6), N(5)])], vec![x("self"), ("kernel_size", P::Is(&[2, 2]))]),
         case("aten.max_pool2d_with_indices.default", I, &[("x", &[S, N(3), N(7), N(7)])], vec![x("self"), ("kernel_size", P::Is(&[3, 3])), ("stride", P::Is(&[2, 2])), ("padding", P::Is(&[1, 1])), ("dilation", P::Is(&[1, 1])), ("ceil_mode", P::B(true))]),
         case("aten.max_pool2d_with_indices.default", I, &[("x", &[S, N(1), N(8), N(9)])], vec![x("self"), ("kernel_size", P::Is(&[2, 3])), ("stride", P::Is(&[1, 2])), ("padding", P::Is(&[0, 1])), ("dilation", P::Is(&[2, 1]))]),
+        // Picking and placing elements; the channels-last global pool restrides its mean.
+        case("aten.pad.default", C, &[("x", &[S, N(3), N(4)])], vec![x("self"), ("pad", P::Is(&[1, 2, 0, 1])), ("value", P::F(0.5))]),
+        case("aten.pad.default", C, &[("x", &[S, N(3)])], vec![x("self"), ("pad", P::Is(&[0, 0]))]),
+        Case { masks: &["m"], ..case("aten.masked_fill.Scalar", C, &[("x", &[S, N(4)]), ("m", &[S, N(4)])], vec![x("self"), ("mask", P::In("m")), ("value", P::F(-100.0))]) },
+        case("aten.roll.default", C, &[("x", &[S, N(5), N(4)])], vec![x("self"), ("shifts", P::Is(&[2, -1])), ("dims", P::Is(&[1, 2]))]),
+        case("aten.roll.default", I, &[("x", &[S, N(6)])], vec![x("self"), ("shifts", P::Is(&[-8])), ("dims", P::Is(&[-1]))]),
+        Case { indices: &[("i", 5)], ..case("aten.index_select.default", I, &[("x", &[S, N(5), N(2)]), ("i", &[N(7)])], vec![x("self"), ("dim", P::I(1)), ("index", P::In("i"))]) },
         case("aten.scaled_dot_product_attention.default", C, &[("q", &[S, N(5), N(4)]), ("k", &[S, N(3), N(4)]), ("v", &[S, N(3), N(4)]), ("m", &[N(5), N(3)])], vec![("query", P::In("q")), ("key", P::In("k")), ("value", P::In("v")), ("attn_mask", P::In("m")), ("scale", P::F(0.3))]),
     ]
 }
 
-fn meta(dims: &[D]) -> TensorMeta {
+fn meta(dims: &[D], dtype: DType) -> TensorMeta {
     let sizes: Vec<Expr> = dims.iter().map(|d| match d {
         S => Expr::symbol("s0"),
         N(n) => Expr::int(*n),
     }).collect();
     TensorMeta {
-        dtype: DType::F32,
+        dtype,
         strides: TensorMeta::contiguous_strides(&sizes),
         sizes,
         storage_offset: Expr::int(0),
@@ -144,7 +166,7 @@ fn build(c: &Case) -> (Model, Graph) {
     let mut g = Graph::new("case");
     let mut ids = BTreeMap::new();
     for (name, dims) in c.inputs {
-        ids.insert(*name, g.add_input(name, ValueKind::Tensor(meta(dims)), InputKind::UserInput).unwrap());
+        ids.insert(*name, g.add_input(name, ValueKind::Tensor(meta(dims, c.dtype(name))), InputKind::UserInput).unwrap());
     }
     let mut sizes = BTreeMap::new();
     for (_, p) in &c.args {
@@ -201,6 +223,14 @@ fn random_inputs(c: &Case, s0: usize, rng: &mut StdRng) -> Vec<Tensor> {
                 N(n) => *n as usize,
             }).collect();
             let numel: usize = shape.iter().product();
+            if let Some((_, bound)) = c.indices.iter().find(|(n, _)| n == name) {
+                let values: Vec<i64> = (0..numel).map(|_| rng.gen_range(0..*bound)).collect();
+                return Tensor::from_vec(&shape, values).unwrap();
+            }
+            if c.masks.contains(name) {
+                let values: Vec<bool> = (0..numel).map(|_| rng.gen_bool(0.5)).collect();
+                return Tensor::from_vec(&shape, values).unwrap();
+            }
             let positive = c.positive.contains(name);
             let values: Vec<f32> = (0..numel)
                 .map(|_| if positive { rng.gen_range(0.1f32..2.0) } else { rng.gen_range(-3.0f32..3.0) })

@@ -470,6 +470,38 @@ mod tests {
     }
 
     #[test]
+    fn composite_views_are_decided_from_their_metadata() {
+        use crate::ir::{DType, InputKind, NamedArg, NodeMeta, TensorMeta, ValueKind};
+        use crate::sym::Expr;
+        let meta = |dtype: DType, sizes: &[i64], strides: &[i64]| {
+            ValueKind::Tensor(TensorMeta {
+                dtype,
+                sizes: sizes.iter().map(|s| Expr::int(*s)).collect(),
+                strides: strides.iter().map(|s| Expr::int(*s)).collect(),
+                storage_offset: Expr::int(0),
+                device: "cpu".into(),
+                requires_grad: false,
+            })
+        };
+        let mut g = Graph::new("g");
+        let x = g.add_input("x", meta(DType::F32, &[2, 3, 4], &[12, 4, 1]), InputKind::UserInput).unwrap();
+        let xt = g.add_input("xt", meta(DType::F32, &[4, 3], &[1, 4]), InputKind::UserInput).unwrap();
+        let mut out = |name: &str, src, kind| {
+            let arg = vec![NamedArg { name: "self".into(), arg: Arg::Tensor(src), kwarg: false }];
+            let n = g.add_node(name, "aten.reshape.default", arg, vec![(name.to_string(), kind)], NodeMeta::default()).unwrap();
+            g.node(n).outputs[0]
+        };
+        let flat = out("flat", x, meta(DType::F32, &[6, 4], &[4, 1]));
+        let copied = out("copied", xt, meta(DType::F32, &[12], &[1]));
+        let cast = out("cast", x, meta(DType::F16, &[2, 3, 4], &[12, 4, 1]));
+        let odd = out("odd", xt, meta(DType::F32, &[3, 4], &[1, 3]));
+        assert_eq!(composite_is_view(&g, x, flat), Some(true));
+        assert_eq!(composite_is_view(&g, xt, copied), Some(false));
+        assert_eq!(composite_is_view(&g, x, cast), Some(false));
+        assert_eq!(composite_is_view(&g, xt, odd), None);
+    }
+
+    #[test]
     fn the_registry_says_which_ops_alias() {
         let g = Graph::new("g");
         assert_eq!(aliasing(&g, "aten.slice.Tensor"), Aliasing::View);

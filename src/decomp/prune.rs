@@ -98,3 +98,53 @@ pub(super) fn prune(d: Decomposition) -> Result<Decomposition, DecompError> {
         ..d
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::decomp::{decompose, Marks, Mode};
+    use crate::ir::{Arg, DType, Graph, InputKind, NamedArg, NodeMeta, TensorMeta, ValueKind};
+    use crate::sym::Expr;
+
+    fn t(dtype: DType, sizes: &[i64]) -> ValueKind {
+        let sizes: Vec<Expr> = sizes.iter().map(|s| Expr::int(*s)).collect();
+        ValueKind::Tensor(TensorMeta {
+            dtype,
+            strides: TensorMeta::contiguous_strides(&sizes),
+            sizes,
+            storage_offset: Expr::int(0),
+            device: "cpu".into(),
+            requires_grad: false,
+        })
+    }
+
+    /// `max_pool2d_with_indices` whose indices are (or are not) a graph output.
+    fn pool(indices_out: bool) -> Graph {
+        let mut g = Graph::new("g");
+        let x = g.add_input("x", t(DType::F32, &[1, 2, 4, 4]), InputKind::UserInput).unwrap();
+        let args = vec![
+            NamedArg { name: "self".into(), arg: Arg::Tensor(x), kwarg: false },
+            NamedArg { name: "kernel_size".into(), arg: Arg::Ints(vec![2, 2]), kwarg: false },
+        ];
+        let outs = vec![("v".into(), t(DType::F32, &[1, 2, 2, 2])), ("i".into(), t(DType::I64, &[1, 2, 2, 2]))];
+        let n = g.add_node("pool", "aten.max_pool2d_with_indices.default", args, outs, NodeMeta::default()).unwrap();
+        let (v, i) = (g.node(n).outputs[0], g.node(n).outputs[1]);
+        g.outputs.push(Arg::Tensor(v));
+        if indices_out {
+            g.outputs.push(Arg::Tensor(i));
+        }
+        g
+    }
+
+    #[test]
+    fn what_a_rule_emitted_and_nothing_reads_is_dropped() {
+        let to_indices = "prims._low_memory_max_pool_offsets_to_indices.default";
+        let values_only = decompose(&pool(false), Mode::Full, &Marks::default()).unwrap();
+        let h = values_only.graph.op_histogram();
+        assert_eq!(h.get("prims._low_memory_max_pool_with_offsets.default"), Some(&1));
+        assert_eq!(h.get(to_indices), None, "{h:?}");
+        assert_eq!(values_only.provenance.origin.len(), values_only.graph.nodes.len());
+        assert_eq!(values_only.decomposed[0].into.get(to_indices), None);
+        let both = decompose(&pool(true), Mode::Full, &Marks::default()).unwrap();
+        assert_eq!(both.graph.op_histogram().get(to_indices), Some(&1));
+    }
+}

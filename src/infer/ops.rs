@@ -34,6 +34,8 @@ const UNARY: &[&str] = &[
     "aten.fill.Scalar",
     "aten.fill.Tensor",
     "aten.lift_fresh_copy.default",
+    "aten.masked_fill.Scalar",
+    "aten.roll.default",
 ];
 
 const BINARY: &[&str] = &[
@@ -49,6 +51,7 @@ const BINARY: &[&str] = &[
     "aten.maximum.default",
     "aten.minimum.default",
     "aten.bitwise_and.Tensor",
+    "aten.fmod.Scalar",
     "aten.bitwise_or.Tensor",
 ];
 
@@ -447,6 +450,60 @@ pub(super) fn infer(a: &Args) -> Out {
             if preserve && dense(x) {
                 m.strides = x.strides.clone();
             }
+            one(m)
+        }
+        "aten.constant_pad_nd.default" | "aten.pad.default" => {
+            let x = a.tensor("self")?;
+            let pads = a.ints("pad")?.unwrap_or_default();
+            if pads.len() % 2 != 0 || pads.len() / 2 > x.sizes.len() {
+                return Err(a.err(format!("pad {pads:?} for a rank-{} tensor", x.sizes.len())));
+            }
+            let mut sizes = x.sizes.clone();
+            for (k, pair) in pads.chunks(2).enumerate() {
+                let d = x.sizes.len() - 1 - k;
+                sizes[d] = Expr::add(sizes[d].clone(), Expr::int(pair[0] + pair[1]));
+            }
+            one(contiguous(x, x.dtype, sizes))
+        }
+        "aten.index_select.default" => {
+            let (x, i) = (a.tensor("self")?, a.tensor("index")?);
+            let d = norm_dim(a.int("dim", None)?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+            let mut sizes = x.sizes.clone();
+            if !sizes.is_empty() {
+                sizes[d] = i.sizes.first().cloned().unwrap_or(Expr::int(1));
+            }
+            one(contiguous(x, x.dtype, sizes))
+        }
+        "aten.index.Tensor" => {
+            // One index tensor (after leading `None`s): its shape replaces the indexed dim.
+            let x = a.tensor("self")?;
+            let ids = match a.get("indices") {
+                Some(Arg::OptionalTensors(v)) => v.clone(),
+                Some(Arg::Tensors(v)) => v.iter().map(|t| Some(*t)).collect(),
+                _ => return Err(a.err("expected `indices`")),
+            };
+            let given: Vec<(usize, crate::ir::ValueId)> = ids.iter().enumerate().filter_map(|(d, v)| v.map(|v| (d, v))).collect();
+            let [(d, i)] = given.as_slice() else { return Err(a.err("only one index tensor is inferred")) };
+            let im = a.graph.value(*i).tensor().ok_or_else(|| a.err("index is not a tensor"))?;
+            if *d >= x.sizes.len() || im.dtype == DType::Bool {
+                return Err(a.err("index out of range, or a boolean mask"));
+            }
+            let mut sizes = x.sizes[..*d].to_vec();
+            sizes.extend(im.sizes.iter().cloned());
+            sizes.extend(x.sizes[d + 1..].iter().cloned());
+            one(contiguous(x, x.dtype, sizes))
+        }
+        "aten.as_strided.default" => {
+            let x = a.tensor("self")?;
+            let mut m = contiguous(x, x.dtype, a.sym_sizes("size")?);
+            m.strides = a.sym_sizes("stride")?;
+            if m.strides.len() != m.sizes.len() {
+                return Err(a.err("`size` and `stride` differ in length"));
+            }
+            m.storage_offset = match a.get("storage_offset") {
+                None | Some(Arg::None) => x.storage_offset.clone(),
+                _ => a.sym_int("storage_offset")?,
+            };
             one(m)
         }
         "aten.slice_scatter.default" | "aten.select_scatter.default" => {

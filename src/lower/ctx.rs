@@ -163,6 +163,11 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// A SymInt argument's expression.
+    pub fn sym_int_arg(&self, node: &Node, name: &str, s: &SymIntArg) -> Result<sym::Expr, LowerError> {
+        self.sym_int(node, name, s)
+    }
+
     fn sym_int(&self, node: &Node, name: &str, s: &SymIntArg) -> Result<sym::Expr, LowerError> {
         match s {
             SymIntArg::Int(i) => Ok(sym::Expr::int(*i)),

@@ -8,6 +8,7 @@ mod activation;
 mod attention;
 mod cat;
 mod fill;
+mod gather;
 mod linear;
 mod norm;
 mod pool;
@@ -111,6 +112,11 @@ pub static TABLE: &[Rule] = &[
     core("aten.fill.Tensor", fill::fill_tensor),
     core("aten.lift_fresh_copy.default", fill::lift_fresh_copy),
     inductor("aten.full_like.default", fill::full_like),
+    // Picking and placing elements.
+    core("aten.pad.default", gather::pad),
+    core("aten.masked_fill.Scalar", gather::masked_fill),
+    core("aten.roll.default", gather::roll),
+    inductor("aten.index_select.default", gather::index_select),
     // Inductor's cat: a tensor joined with itself is an expand, no concatenation.
     inductor("aten.cat.default", cat::cat),
     // Inductor's low-memory max-pool.

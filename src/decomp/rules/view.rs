@@ -209,10 +209,32 @@ pub fn adaptive_avg_pool2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     if out.iter().any(|&o| o != 1) {
         return Err(RuleError::Unsupported(format!("adaptive_avg_pool2d to {out:?} (only global pooling decomposes)")));
     }
-    Ok(vec![rw.op(
-        "aten.mean.dim",
-        vec![("self", A::T(x)), ("dim", A::Is(vec![-1, -2])), ("keepdim", A::B(true))],
-    )?])
+    let mean = rw.op("aten.mean.dim", vec![("self", A::T(x)), ("dim", A::Is(vec![-1, -2])), ("keepdim", A::B(true))])?;
+    // ATen restrides the mean of a channels-last input to channels-last (`as_strided_`, which
+    // functionalizes to `as_strided`).
+    let m = rw.meta(x)?.clone();
+    if !channels_last(&m) {
+        return Ok(vec![mean]);
+    }
+    let (n, c) = (rw.size(x, 0)?, rw.size(x, 1)?);
+    let one = SymIntArg::Int(1);
+    let args = vec![
+        ("self", A::T(mean)),
+        ("size", A::Sizes(vec![n, c.clone(), one.clone(), one])),
+        ("stride", A::Sizes(vec![c.clone(), SymIntArg::Int(1), c.clone(), c])),
+    ];
+    Ok(vec![rw.op("aten.as_strided.default", args)?])
+}
+
+/// ATen's `suggest_memory_format() == ChannelsLast` for a 4-D tensor: strides of an NHWC
+/// layout seen as NCHW (`[H·W·C, 1, W·C, C]`).
+fn channels_last(m: &TensorMeta) -> bool {
+    let (s, t) = (&m.sizes, &m.strides);
+    if s.len() != 4 || s[1].as_int() == Some(1) {
+        return false;
+    }
+    let wc = Expr::mul(s[3].clone(), s[1].clone());
+    t[1] == Expr::int(1) && t[3] == s[1] && t[2] == wc && t[0] == Expr::mul(s[2].clone(), wc)
 }
 
 /// `arange(end)` → `arange.start_step(0, end, 1)` (core ATen spells every arange in full).

@@ -1,4 +1,4 @@
-//! torch.export `.pt2` archives (torch 2.6–2.11): `<name>/models/<model>.json` graphs, raw weight
+//! torch.export `.pt2` archives (torch 2.6–2.15): `<name>/models/<model>.json` graphs, raw weight
 //! bytes under `data/weights/` described by `<model>_weights_config.json`, and constants.
 //! Nothing is ever unpickled: pickled payloads are reported as unavailable.
 
@@ -13,7 +13,7 @@ use std::path::Path;
 
 use crate::ir::Model;
 
-/// Schema major versions this build reads (torch 2.6 to 2.11 write 8.x).
+/// Schema major versions this build reads (torch 2.6 to 2.15 write 8.x: 2.11 writes 8.17, 2.15 8.20).
 pub const SUPPORTED_SCHEMA_MAJOR: std::ops::RangeInclusive<i64> = 7..=8;
 
 /// What went wrong loading an archive. Every variant names the file; most name the entry and
@@ -32,7 +32,7 @@ pub enum Pt2Error {
     Bomb { file: String, entry: String, declared: u64, compressed: u64 },
     #[error("{file}: {entry}: invalid JSON at `{path}`: {detail}")]
     Json { file: String, entry: String, path: String, detail: String },
-    #[error("{file}: {entry}: schema version {major}.{minor} is not supported (this build reads {}.x to {}.x, torch 2.6–2.11)", SUPPORTED_SCHEMA_MAJOR.start(), SUPPORTED_SCHEMA_MAJOR.end())]
+    #[error("{file}: {entry}: schema version {major}.{minor} is not supported (this build reads {}.x to {}.x, torch 2.6–2.15)", SUPPORTED_SCHEMA_MAJOR.start(), SUPPORTED_SCHEMA_MAJOR.end())]
     SchemaVersion { file: String, entry: String, major: i64, minor: i64 },
     #[error("{file}: {entry}: `{path}`: {message}")]
     At { file: String, entry: String, path: String, message: String },

@@ -1,6 +1,6 @@
 //! The JSON of a torch.export archive (`models/<name>.json`), as serde types.
 //!
-//! Field names follow `torch/_export/serde/schema.py` (schema 8.x, torch 2.6–2.11). Unknown fields
+//! Field names follow `torch/_export/serde/schema.py` (schema 8.x, torch 2.6–2.15). Unknown fields
 //! are ignored so newer minor versions still load; unknown argument kinds are kept verbatim.
 
 use std::collections::HashMap;

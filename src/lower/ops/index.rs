@@ -289,21 +289,6 @@ pub fn take_along_dim(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -
     cx.masked(ok, |cx| cx.read(v, &at))
 }
 
-/// `as_strided(self, size, stride, storage_offset)` (and `_copy`): element `o` is storage
-/// element `offset + Σ o·stride` of `self`, whose storage is taken to be contiguous (what an
-/// input buffer is). A position outside the storage reads 0 (PyTorch raises).
-pub fn as_strided(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let v = cx.tensor(node, "self")?;
-    let stride = cx.ints_or(node, "stride", &[])?;
-    if stride.len() != idx.len() {
-        return Err(cx.err(node, format!("{} strides for a result of rank {}", stride.len(), idx.len())));
-    }
-    let pos = storage_position(cx, node, idx, &stride)?;
-    let n = numel(&cx.sizes(v)?);
-    let inside = within(cx, pos, &n)?;
-    cx.masked(inside, |cx| reshape_read(cx, v, &[pos], &[n]))
-}
-
 /// `storage_offset + Σ idx·stride`.
 pub(super) fn storage_position(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], stride: &[i64]) -> R {
     let mut pos = cx.kb.i64(cx.int_or(node, "storage_offset", 0)?);

@@ -63,6 +63,44 @@ pub fn reshape(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Resul
     reshape_read(cx, v, idx, &out)
 }
 
+/// `as_strided(x, size, stride, offset)` of a contiguous `x`: the element at storage position
+/// `offset + Σ idx·stride`, read back through `x`'s row-major coordinates. Other inputs have a
+/// storage this lowering does not model.
+pub fn as_strided(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let v = input(cx, node)?;
+    let meta = cx.meta(v)?.clone();
+    let contiguous = meta.strides.iter().zip(TensorMeta::contiguous_strides(&meta.sizes)).zip(&meta.sizes).all(|((a, b), n)| same(a, &b) || n.as_int() == Some(1));
+    if !contiguous || meta.storage_offset.as_int() != Some(0) {
+        return Err(cx.err(node, "as_strided of a tensor that is not contiguous from offset 0"));
+    }
+    let stride = cx.sym_ints(node, "stride")?;
+    if stride.len() != idx.len() {
+        return Err(cx.err(node, format!("argument `stride`: {} strides for {} dims", stride.len(), idx.len())));
+    }
+    let mut lin = match node.arg("storage_offset") {
+        None | Some(Arg::None) => cx.kb.i64(0),
+        Some(Arg::Int(o)) => cx.kb.i64(*o),
+        Some(Arg::SymInt(s)) => {
+            let e = cx.sym_int_arg(node, "storage_offset", s)?;
+            cx.kb.size(&e)
+        }
+        Some(other) => return Err(cx.err(node, format!("argument `storage_offset`: expected an int, got {other:?}"))),
+    };
+    for (i, s) in idx.iter().zip(&stride) {
+        let s = cx.kb.size(s);
+        let t = cx.kb.binary(BinOp::Mul, *i, s)?;
+        lin = cx.kb.binary(BinOp::Add, lin, t)?;
+    }
+    let numel = meta.sizes.iter().cloned().fold(sym::Expr::int(1), sym::Expr::mul);
+    // A position outside the storage reads 0 rather than memory past the buffer (PyTorch raises).
+    let (zero, n) = (cx.kb.i64(0), cx.kb.size(&numel));
+    let lo = cx.kb.cmp(super::super::kernel::CmpOp::Ge, lin, zero)?;
+    let hi = cx.kb.cmp(super::super::kernel::CmpOp::Lt, lin, n)?;
+    let inside = cx.kb.and(lo, hi)?;
+    let lin = cx.kb.select(inside, lin, zero)?;
+    cx.masked(inside, |cx| reshape_read(cx, v, &[lin], &[numel]))
+}
+
 /// Dropouts outside training, or with `p = 0`, are the identity; in training they are random
 /// and refused (as the interpreter refuses them).
 pub fn dropout(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {

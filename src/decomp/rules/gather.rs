@@ -1,0 +1,71 @@
+//! Ops that pick or place elements, as torch/_refs and Inductor's table spell them:
+//! `pad` → `constant_pad_nd`, `masked_fill` → `where(mask, scalar_tensor(v), x)`, `roll` → per
+//! dim `index_select(x, d, fmod(arange(n) + (n - shift) % n, n))`, and Inductor's `index_select`
+//! → `index` with one index tensor.
+
+use super::{dim, Rw, A};
+use crate::decomp::RuleError;
+use crate::ir::{Arg, ValueId};
+
+/// `pad(x, pad, mode="constant", value)` → `constant_pad_nd(x, pad, value or 0)`.
+pub fn pad(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let mode = rw.string("mode", "constant")?;
+    if mode != "constant" {
+        return Err(RuleError::Declined);
+    }
+    let pads = rw.ints("pad")?.ok_or_else(|| RuleError::Arg { name: "pad".into(), message: "missing".into() })?;
+    let value = rw.scalar("value").unwrap_or(A::F(0.0));
+    Ok(vec![rw.op("aten.constant_pad_nd.default", vec![("self", A::T(x)), ("pad", A::Is(pads)), ("value", value)])?])
+}
+
+/// `masked_fill.Scalar(x, mask, v)` → `where(mask, scalar_tensor(v, dtype=x.dtype), x)`.
+pub fn masked_fill(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (x, mask) = (rw.t("self")?, rw.t("mask")?);
+    let meta = rw.meta(x)?.clone();
+    let v = rw.scalar("value").ok_or_else(|| RuleError::Arg { name: "value".into(), message: "expected a number".into() })?;
+    let s = rw.op(
+        "aten.scalar_tensor.default",
+        vec![("s", v), ("dtype", A::Raw(Arg::ScalarType(meta.dtype))), ("device", A::Raw(Arg::Device(meta.device)))],
+    )?;
+    Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(mask)), ("self", A::T(s)), ("other", A::T(x))])?])
+}
+
+/// `roll(x, shifts, dims)`: one `index_select` per rolled dim (static sizes), as torch/_refs.
+pub fn roll(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let mut x = rw.t("self")?;
+    let shifts = rw.ints("shifts")?.unwrap_or_default();
+    let dims = rw.ints("dims")?.unwrap_or_default();
+    let rank = rw.rank(x)?;
+    if dims.is_empty() || shifts.len() != dims.len() {
+        // Rolling the flattened tensor (no dims) is kept whole.
+        return Err(RuleError::Declined);
+    }
+    let sizes: Vec<i64> = dims
+        .iter()
+        .map(|d| {
+            let d = dim(*d, rank, "dims")?;
+            rw.meta(x)?.sizes[d].as_int().ok_or_else(|| RuleError::Unsupported("roll along a dynamic dim".into()))
+        })
+        .collect::<Result<_, _>>()?;
+    for ((&shift, &d), &n) in shifts.iter().zip(&dims).zip(&sizes) {
+        if n == 0 {
+            return Err(RuleError::Declined);
+        }
+        let start = (n - shift).rem_euclid(n);
+        let idx = rw.op("aten.arange.default", vec![("end", A::I(n))])?;
+        let idx = rw.op("aten.add.Tensor", vec![("self", A::T(idx)), ("other", A::I(start))])?;
+        let idx = rw.op("aten.fmod.Scalar", vec![("self", A::T(idx)), ("other", A::I(n))])?;
+        x = rw.op("aten.index_select.default", vec![("self", A::T(x)), ("dim", A::I(d)), ("index", A::T(idx))])?;
+    }
+    Ok(vec![x])
+}
+
+/// Inductor's `index_select(x, d, i)` → `index(x, [None] * d + [i])`.
+pub fn index_select(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (x, i) = (rw.t("self")?, rw.t("index")?);
+    let d = dim(rw.int("dim", None)?, rw.rank(x)?.max(1), "dim")?;
+    let mut indices = vec![None; d];
+    indices.push(Some(i));
+    Ok(vec![rw.op("aten.index.Tensor", vec![("self", A::T(x)), ("indices", A::Raw(Arg::OptionalTensors(indices)))])?])
+}
