@@ -127,3 +127,51 @@ fn transformer_on_opencl_lite_against_full() {
     }
     assert_eq!(v["compiles"], serde_json::json!({"lite": 1, "full": 1}));
 }
+
+/// `sweep-profiles` on the tiny Llama's torch.profiler traces at seven sequence lengths, default
+/// and lite mode, recorded on an H100 with torch 2.11 (`scripts/gen_profile_sweep.py`).
+#[test]
+fn a_sweep_from_real_profiler_traces_has_every_size_of_both_modes() {
+    let dir = sample("inductor/sweep");
+    let v = json(&["sweep-profiles", "--dir", &dir, "--json"]);
+    assert_eq!(v["backend"], "profile");
+    let sizes = vec![16, 32, 64, 128, 256, 512, 1024];
+    assert_eq!(values_of(&v, "lite"), sizes);
+    assert_eq!(values_of(&v, "full"), sizes);
+    for p in v["points"].as_array().unwrap() {
+        let total = p["device_us"].as_f64().unwrap();
+        let kernels = p["kernels"].as_array().unwrap();
+        assert!(total > 0.0 && !kernels.is_empty(), "{p}");
+        // One compile serves every size (dynamic=True): nothing recompiled.
+        assert_eq!(p["recompiled"], false, "{p}");
+        assert_eq!(p["repetitions"], 5, "{p}");
+        // Every device op was attributed to a kernel, so the kernels' medians add up to about the
+        // total (a sum of medians is not the median of sums: allow 10 %).
+        let sum: f64 = kernels.iter().map(|k| k["median_us"].as_f64().unwrap()).sum();
+        assert!((sum - total).abs() <= 0.1 * total, "{}: kernels {sum} vs total {total}", p["value"]);
+    }
+}
+
+/// The same points from `--log`/`MODE@VALUE=TRACE` arguments as from the folder, and the device
+/// time agrees with the `kernels` command's attribution of the same trace (5 invocations).
+#[test]
+fn sweep_profiles_arguments_agree_with_the_folder_and_with_kernels() {
+    let d = |f: &str| sample(&format!("inductor/sweep/{f}"));
+    let v = json(&[
+        "sweep-profiles",
+        "--log",
+        &format!("default={}", d("llama_default.log.gz")),
+        &format!("default@64={}", d("llama_default_s64.json.gz")),
+        "--json",
+    ]);
+    let points = v["points"].as_array().unwrap();
+    assert_eq!(points.len(), 1);
+    let k = json(&["kernels", &d("llama_default.log.gz"), "--profile", &d("llama_default_s64.json.gz"), "--json"]);
+    let k = if k.is_array() { k[0].clone() } else { k };
+    let per_call = k["attributed_us"].as_f64().unwrap() / 5.0;
+    let total = points[0]["device_us"].as_f64().unwrap();
+    assert!((per_call - total).abs() <= 0.1 * per_call, "sweep {total} µs vs kernels {per_call} µs per call");
+    let (code, _, err) = run(&["sweep-profiles", "--log", "nonsense", "lite@1=x.json"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("MODE=LOG"), "{err}");
+}

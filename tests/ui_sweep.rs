@@ -132,11 +132,20 @@ fn sweeps_on_the_reference_device_plots_flips_binds_and_exports() {
     eprintln!("frames while sweeping: {}, median {:.2} ms, max {:.2} ms", ms.len(), ms[ms.len() / 2], ms[ms.len() - 1]);
     assert!(ms.len() > 3, "the sweep ran inside one frame: the UI thread waited for it");
 
-    // Click a measured value: the slider binds there and the shapes follow.
+    // With the heat overlay on a run of ours, a clicked point binds the slider there, and the
+    // shapes, the guards and the overlay (profiled again at the point) follow.
+    let ctx = h.ctx.clone();
+    h.app.apply(Command::RunProfile, &ctx);
+    h.app.apply(Command::SetHeat(true), &ctx);
+    h.settle();
+    let before = h.app.state.profile.generation;
+    assert!(h.app.state.profile.result.is_some(), "{:?}", h.app.state.profile.error);
     h.click(|l| l == "10 measurements", "the table's header");
     h.click(|l| l == "s77 = 17", "the point at 17");
     assert_eq!(h.app.state.bindings.get("s77"), Some(17));
     assert!(h.app.state.guards.iter().any(|g| g.flipped()), "the guard shows as flipped at 17");
+    assert_eq!(h.app.state.profile.generation, before + 1, "the overlay's profile ran again at the point");
+    assert!(h.app.state.profile.result.is_some() && h.app.state.profile.error.is_none(), "{:?}", h.app.state.profile.error);
 
     let csv = std::env::temp_dir().join(format!("xpu-wb-ui-sweep-{}.csv", std::process::id()));
     h.command(SweepCommand::ExportCsvTo(csv.clone()));
@@ -217,4 +226,27 @@ fn frame_times_while_the_transformer_sweeps_on_opencl() {
         pct(0.99),
         ms[ms.len() - 1]
     );
+}
+
+/// A folder of real profiler traces (the tiny Llama at seven sequence lengths, default and lite,
+/// H100, torch 2.11) plotted in the panel like a measured sweep, without touching a device.
+#[test]
+fn the_panel_plots_a_sweep_of_imported_profiler_traces() {
+    let mut h = Harness::new(Source::File(common::sample("mlp.pt2")));
+    h.click(|l| l == "sweep panel", "the sweep panel toggle");
+    h.expect(|l| l == "Load profiles…", "the load-profiles button");
+    h.command(SweepCommand::LoadProfilesFrom(common::sample("inductor/sweep")));
+    h.settle();
+    let s = &h.app.state.sweep;
+    assert!(s.error.is_none(), "{:?}", s.error);
+    assert_eq!(s.measured.len(), 14);
+    let lite: Vec<i64> = s.measured.iter().filter(|p| p.mode == "lite").map(|p| p.value).collect();
+    assert_eq!(lite, vec![16, 32, 64, 128, 256, 512, 1024]);
+    let (_, plot) = h.expect(|l| l.starts_with("sweep plot: seq over 16..1024"), "the time plot");
+    assert!(plot.name().unwrap().contains("7 values × 2 modes"), "{:?}", plot.name());
+    let missing = std::env::temp_dir().join("xpu-wb-no-such-profiles");
+    h.command(SweepCommand::LoadProfilesFrom(missing.clone()));
+    h.settle();
+    let e = h.app.state.sweep.error.clone().unwrap_or_default();
+    assert!(e.contains(&missing.display().to_string()), "{e}");
 }

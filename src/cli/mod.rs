@@ -284,6 +284,27 @@ pub enum Command {
         #[arg(long)]
         csv: bool,
     },
+    /// A sweep from torch.profiler traces recorded at several sizes (scripts/gen_profile_sweep.py):
+    /// per mode a TORCH_TRACE log and its traces; device time per point and per Inductor kernel.
+    #[command(group(clap::ArgGroup::new("format").args(["json", "csv"])))]
+    SweepProfiles {
+        /// A folder as gen_profile_sweep.py writes it: NAME_MODE.log[.gz] and NAME_MODE_sVALUE.json[.gz].
+        #[arg(long, value_name = "DIR", required_unless_present = "logs")]
+        dir: Option<PathBuf>,
+        /// MODE=LOG: a mode's TORCH_TRACE log (MODE: lite, or default/full for Inductor's table).
+        #[arg(long = "log", value_name = "MODE=LOG")]
+        logs: Vec<String>,
+        /// MODE@VALUE=TRACE: a profiler trace of that mode's compiled model at that value.
+        #[arg(value_name = "MODE@VALUE=TRACE")]
+        traces: Vec<String>,
+        /// The dimension's name in the output (the traces' sizes are its values).
+        #[arg(long, default_value = "seq")]
+        dim: String,
+        #[arg(long)]
+        json: bool,
+        #[arg(long)]
+        csv: bool,
+    },
     /// Benchmarks (medians over repetitions) for docs/PERFORMANCE.md.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -434,6 +455,9 @@ pub fn main() -> ExitCode {
                 json,
                 csv,
             })
+        }
+        Some(Command::SweepProfiles { dir, logs, traces, dim, json, csv }) => {
+            sweep::run_profiles(dir.as_deref(), &logs, &traces, &dim, json, csv)
         }
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
         Some(Command::Bench(BenchCommand::Puffin { scopes, repeat })) => bench::puffin_overhead(scopes, repeat),

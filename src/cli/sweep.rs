@@ -10,7 +10,7 @@ use super::{fail, EXIT_FAILED, EXIT_USAGE};
 use crate::decomp::{Marks, Mode};
 use crate::runtime::{pick_backend, probe_all, Backend};
 use crate::shapes::parse_binding;
-use crate::sweep::{self, Dim, Selection, Sweep, SweepOptions};
+use crate::sweep::{self, profiles, Dim, Selection, Sweep, SweepOptions};
 
 pub struct SweepArgs<'a> {
     pub file: &'a Path,
@@ -32,11 +32,19 @@ pub struct SweepArgs<'a> {
 /// One line per value and mode; recompiles and flips marked where they happen.
 pub fn table(s: &Sweep) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "sweep of {} over {}..{} on {} ({}): medians of up to {} timed runs per point ({} ms budget), {} warm-up after each build",
-        s.dim.symbol, s.dim.lo, s.dim.hi, s.device, s.backend, s.repeat, s.budget_ms, s.warmup
-    );
+    if s.backend == "profile" {
+        let _ = writeln!(
+            out,
+            "sweep of {} over {}..{} from profiler traces ({}): medians over the compiled region's invocations in each trace",
+            s.dim.symbol, s.dim.lo, s.dim.hi, s.device
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "sweep of {} over {}..{} on {} ({}): medians of up to {} timed runs per point ({} ms budget), {} warm-up after each build",
+            s.dim.symbol, s.dim.lo, s.dim.hi, s.device, s.backend, s.repeat, s.budget_ms, s.warmup
+        );
+    }
     let others: Vec<String> = s.bindings.iter().filter(|(k, _)| *k != s.dim.symbol).map(|(k, v)| format!("{k}={v}")).collect();
     if !others.is_empty() {
         let _ = writeln!(out, "other symbols: {}", others.join(", "));
@@ -64,7 +72,11 @@ pub fn table(s: &Sweep) -> String {
         sweep::FlipSearch::Exact { values } => format!("every one of the {values} values checked"),
         sweep::FlipSearch::Bisection { samples } => format!("bisected between {samples} log-spaced samples"),
     };
-    let _ = writeln!(out, "guard flips: {} ({how})", s.flips.len());
+    if s.backend == "profile" {
+        let _ = writeln!(out, "guards: profiler traces record none; a recompile shows as a compiled region naming a new compile");
+    } else {
+        let _ = writeln!(out, "guard flips: {} ({how})", s.flips.len());
+    }
     out
 }
 
@@ -133,4 +145,56 @@ pub fn run(a: SweepArgs<'_>) -> ExitCode {
         print!("{}", table(&s));
     }
     ExitCode::SUCCESS
+}
+
+/// `sweep-profiles`: the series of a folder, or `--log MODE=LOG` with `MODE@VALUE=TRACE` arguments.
+pub fn run_profiles(dir: Option<&Path>, logs: &[String], traces: &[String], dim: &str, json: bool, csv: bool) -> ExitCode {
+    let series = match dir {
+        Some(d) => match profiles::series_in_dir(d) {
+            Ok(s) => s,
+            Err(e) => return fail(EXIT_USAGE, &e),
+        },
+        None => match series_from_args(logs, traces) {
+            Ok(s) => s,
+            Err(e) => return fail(EXIT_USAGE, &e),
+        },
+    };
+    let s = match profiles::sweep_from_profiles(dim, &series) {
+        Ok(s) => s,
+        Err(e) => return fail(EXIT_FAILED, &e),
+    };
+    if json {
+        super::print_json(&sweep::to_json(&s));
+    } else if csv {
+        print!("{}", sweep::to_csv(&s));
+    } else {
+        print!("{}", table(&s));
+    }
+    ExitCode::SUCCESS
+}
+
+fn profile_mode(label: &str) -> Result<Mode, String> {
+    match label {
+        "default" => Ok(Mode::Full),
+        other => Mode::parse(other).ok_or_else(|| format!("`{other}` is not a mode: expected lite, default (or full), none, core")),
+    }
+}
+
+fn series_from_args(logs: &[String], traces: &[String]) -> Result<Vec<profiles::Series>, String> {
+    let mut series: Vec<profiles::Series> = Vec::new();
+    for l in logs {
+        let (mode, log) = l.split_once('=').ok_or_else(|| format!("--log `{l}`: expected MODE=LOG"))?;
+        series.push(profiles::Series { mode: profile_mode(mode)?, log: log.into(), traces: Vec::new() });
+    }
+    for t in traces {
+        let bad = || format!("`{t}`: expected MODE@VALUE=TRACE");
+        let (key, path) = t.split_once('=').ok_or_else(bad)?;
+        let (mode, value) = key.split_once('@').ok_or_else(bad)?;
+        let value: i64 = value.parse().map_err(|_| bad())?;
+        let mode = profile_mode(mode)?;
+        let s = series.iter_mut().find(|s| s.mode == mode).ok_or_else(|| format!("`{t}`: no --log for mode {}", mode.name()))?;
+        s.traces.push((value, path.into()));
+    }
+    series.retain(|s| !s.traces.is_empty());
+    Ok(series)
 }

@@ -10,6 +10,7 @@
 mod export;
 mod measure;
 pub mod points;
+pub mod profiles;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -150,6 +151,8 @@ pub enum SweepError {
     Run { mode: &'static str, symbol: String, value: i64, backend: &'static str, message: String },
     #[error("cancelled")]
     Cancelled,
+    #[error(transparent)]
+    Profiles(#[from] profiles::ProfileSweepError),
 }
 
 /// Checks `dim` against the model and resolves the other symbols (`explicit`, else their hints).

@@ -302,6 +302,16 @@ impl App {
                 s.rebind();
                 self.touch();
             }
+            Command::BindSweepPoint(name, value) => {
+                s.explicit.insert(name, value);
+                s.rebind();
+                let p = &s.profile;
+                let follow = p.heat && p.running.is_none() && p.result.as_ref().is_some_and(|r| !r.imported);
+                self.touch();
+                if follow {
+                    self.run_profile();
+                }
+            }
             Command::ResetBindings => {
                 s.explicit.clear();
                 s.rebind();

@@ -46,6 +46,9 @@ pub enum Command {
     JumpTo(View, NodeId),
     SetMark(MarkTarget, bool),
     SetBinding(String, i64),
+    /// A sweep point clicked: bind the dimension there and, when the heat overlay shows a run of
+    /// ours, profile again at the new binding so the overlay follows the point.
+    BindSweepPoint(String, i64),
     ResetBindings,
     /// Fold an open module, or open a folded one (its child modules stay folded).
     ToggleCollapse(String),

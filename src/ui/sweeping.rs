@@ -40,6 +40,10 @@ pub enum SweepCommand {
     ExportCsvTo(PathBuf),
     /// Capture this part of the window (the panel, in points) and ask where to write it as PNG.
     ExportPng(egui::Rect),
+    /// Ask for a folder of profiler traces at several sizes (`scripts/gen_profile_sweep.py`).
+    LoadProfiles,
+    /// Plot the sweep of the profiler traces in this folder (`sweep-profiles --dir`).
+    LoadProfilesFrom(PathBuf),
 }
 
 enum Msg {
@@ -47,6 +51,7 @@ enum Msg {
     Done(Result<Sweep, sweep::SweepError>),
     Exported(Result<String, String>),
     Picked(Option<PathBuf>),
+    PickedFolder(Option<PathBuf>),
 }
 
 /// A sweep running on its worker.
@@ -83,6 +88,8 @@ pub struct SweepState {
     job: Option<Job>,
     /// Exports and dialogs answer here.
     side: Option<Receiver<Msg>>,
+    /// A folder of profiler traces the dialog picked, loaded on the next frame.
+    picked_folder: Option<PathBuf>,
 }
 
 impl Default for SweepState {
@@ -109,6 +116,7 @@ impl Default for SweepState {
             shot: None,
             job: None,
             side: None,
+            picked_folder: None,
         }
     }
 }
@@ -136,6 +144,8 @@ impl SweepState {
                         match r {
                             Ok(s) => {
                                 self.measured = s.points.clone();
+                                self.flips = s.flips.clone();
+                                self.swept = Some(s.dim.clone());
                                 self.result = Some(Arc::new(s));
                             }
                             Err(sweep::SweepError::Cancelled) => {
@@ -153,6 +163,7 @@ impl SweepState {
             self.progress = None;
         }
         let mut side_done = false;
+        let mut load_after_pick = None;
         if let Some(rx) = &self.side {
             while let Ok(m) = rx.try_recv() {
                 side_done = true;
@@ -160,6 +171,7 @@ impl SweepState {
                     Msg::Exported(Ok(t)) => self.note = Some(t),
                     Msg::Exported(Err(e)) => self.error = Some(e),
                     Msg::Picked(Some(path)) => self.note = Some(format!("exporting to {}", path.display())),
+                    Msg::PickedFolder(Some(dir)) => load_after_pick = Some(dir),
                     _ => {}
                 }
             }
@@ -167,12 +179,16 @@ impl SweepState {
         if side_done {
             self.side = None;
         }
+        self.picked_folder = load_after_pick.or(self.picked_folder.take());
     }
 }
 
 /// Once a frame: takes what the workers sent, and starts a pending sweep once it can run.
 pub fn frame(state: &mut AppState, ctx: &egui::Context) {
     state.sweep.poll();
+    if let Some(dir) = state.sweep.picked_folder.take() {
+        load_profiles(&mut state.sweep, dir, ctx);
+    }
     let ready = state.doc.is_some() && state.profile.device.is_some() && state.loading.is_none();
     if let Some(d) = state.sweep.pending.take_if(|_| ready) {
         apply(state, SweepCommand::SetDim(d.symbol.clone()), ctx);
@@ -244,7 +260,53 @@ pub fn apply(state: &mut AppState, c: SweepCommand, ctx: &egui::Context) {
             s.shot = Some(rect);
             ctx.send_viewport_cmd(egui::ViewportCommand::Screenshot);
         }
+        SweepCommand::LoadProfiles => pick_profiles_folder(s, ctx),
+        SweepCommand::LoadProfilesFrom(dir) => load_profiles(s, dir, ctx),
     }
+}
+
+/// Reads a folder of profiler traces on a worker and shows their sweep like a measured one.
+fn load_profiles(s: &mut SweepState, dir: PathBuf, ctx: &egui::Context) {
+    if s.running() {
+        return;
+    }
+    s.error = None;
+    s.note = None;
+    s.measured.clear();
+    s.result = None;
+    s.progress = Some((format!("reading {}", dir.display()), 0, 1));
+    let (tx, rx) = channel();
+    s.job = Some(Job { rx, cancel: Arc::new(AtomicBool::new(false)) });
+    let ctx = ctx.clone();
+    let spawned = std::thread::Builder::new().name("job-sweep-profiles".into()).spawn(move || {
+        let r = sweep::profiles::series_in_dir(&dir)
+            .and_then(|series| sweep::profiles::sweep_from_profiles("seq", &series))
+            .map_err(sweep::SweepError::from);
+        let _ = tx.send(Msg::Done(r));
+        ctx.request_repaint();
+    });
+    if let Err(e) = spawned {
+        s.job = None;
+        s.progress = None;
+        s.error = Some(format!("cannot start reading the traces: {e}"));
+    }
+}
+
+#[cfg(feature = "file-dialog")]
+fn pick_profiles_folder(s: &mut SweepState, ctx: &egui::Context) {
+    let (tx, rx) = channel();
+    s.side = Some(rx);
+    let ctx = ctx.clone();
+    std::thread::spawn(move || {
+        let picked = rfd::FileDialog::new().set_title("A folder of profiler traces at several sizes").pick_folder();
+        let _ = tx.send(Msg::PickedFolder(picked));
+        ctx.request_repaint();
+    });
+}
+
+#[cfg(not(feature = "file-dialog"))]
+fn pick_profiles_folder(s: &mut SweepState, _ctx: &egui::Context) {
+    s.error = Some("this build has no file dialog: run `xpu-workbench sweep-profiles --dir DIR`".into());
 }
 
 /// Starts a sweep of the original graph (lite with the app's lite marks) on the picked device.

@@ -156,6 +156,9 @@ fn controls(ui: &mut Ui, state: &AppState, cmds: &mut Vec<Command>) {
                 cmds.push(cmd(SweepCommand::Run));
             }
         }
+        if !s.running() && ui.button("Load profiles…").on_hover_text("a folder of torch.profiler traces at several sizes, with the TORCH_TRACE log of each mode (scripts/gen_profile_sweep.py)").clicked() {
+            cmds.push(cmd(SweepCommand::LoadProfiles));
+        }
         if s.result.is_some() && ui.button("Export CSV…").clicked() {
             cmds.push(cmd(SweepCommand::ExportCsv));
         }
@@ -243,7 +246,7 @@ fn time_plot(ui: &mut Ui, s: &SweepState, cmds: &mut Vec<Command>) {
     r.response.widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Other, true, &label));
     if r.response.clicked() {
         if let Some(v) = r.inner.and_then(|p| nearest(s, ax, p.x)) {
-            cmds.push(Command::SetBinding(d.symbol.clone(), v));
+            cmds.push(Command::BindSweepPoint(d.symbol.clone(), v));
         }
     }
 }
@@ -309,7 +312,7 @@ fn stacked_plot(ui: &mut Ui, s: &SweepState, cmds: &mut Vec<Command>) {
     });
     if r.response.clicked() {
         if let Some(v) = r.inner.and_then(|p| nearest(s, ax, p.x)) {
-            cmds.push(Command::SetBinding(d.symbol.clone(), v));
+            cmds.push(Command::BindSweepPoint(d.symbol.clone(), v));
         }
     }
 }
@@ -324,7 +327,7 @@ fn table(ui: &mut Ui, s: &SweepState, cmds: &mut Vec<Command>) {
             ui.end_row();
             for p in &s.measured {
                 if ui.link(format!("{} = {}", d.symbol, p.value)).on_hover_text("bind the dimension here").clicked() {
-                    cmds.push(Command::SetBinding(d.symbol.clone(), p.value));
+                    cmds.push(Command::BindSweepPoint(d.symbol.clone(), p.value));
                 }
                 ui.label(RichText::new(p.mode).color(mode_color(Mode::parse(p.mode).unwrap_or(Mode::Full))));
                 ui.label(time_text(p.device_us));
