@@ -14,6 +14,8 @@ export XDG_CONFIG_HOME OUT="$out" LIBGL_ALWAYS_SOFTWARE=1
 xvfb-run -a -s "-screen 0 1600x1000x24" bash -c '
     "$0" "$@" &
     pid=$!
+    # The pointer starts at the screen centre, where its hover tooltip would hide the graph.
+    if command -v xdotool >/dev/null; then sleep 1; xdotool mousemove 1599 999 || true; fi
     prev=""
     for _ in $(seq 1 90); do
         sleep 1

@@ -204,3 +204,28 @@ fn the_app_compares_a_lite_log_with_the_default_one_as_the_cli_does() {
     let changed = r.nodes.iter().filter(|d| d.a != d.b).count();
     h.expect(|l| l == format!("{changed} of {} original nodes ran differently", r.nodes.len()), "the count of nodes run differently");
 }
+
+/// `xpu-workbench LOG --stages ID --kernel NAME`: the app opens there, the kernel picked and shown
+/// beside the dynamo graph.
+#[test]
+fn the_app_opens_a_log_at_a_compiles_kernel() {
+    let path = sample("inductor/cuda211_llama_default.log.gz");
+    let (id, kernels) = compile_with_kernels(&path);
+    let k = kernels.iter().position(|k| k.kind == KernelKind::Triton).expect("a Triton kernel");
+    let ctx = egui::Context::default();
+    let mut app = xpu_workbench::ui::App::new(Source::File(path), None);
+    app.show_stages_when_open(id.clone(), Some(kernels[k].name.clone()));
+    let start = std::time::Instant::now();
+    while app.state.kernels.selected.is_none() {
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "never picked; {:?}", app.state.messages);
+        let input = egui::RawInput {
+            screen_rect: Some(egui::Rect::from_min_size(egui::pos2(0.0, 0.0), egui::vec2(1600.0, 1000.0))),
+            ..Default::default()
+        };
+        let _ = ctx.run(input, |ctx| app.ui(ctx));
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(app.state.kernels.selected, Some(k));
+    assert_eq!(app.state.stages.as_ref().map(|s| s.compile_id.clone()), Some(id));
+    assert_eq!(app.state.stages_shown, [true, false, false, true], "dynamo and kernels");
+}

@@ -44,7 +44,8 @@ pub struct Cli {
     /// In the app, on a TORCH_TRACE log: show this compile's stages and kernels once it is open.
     #[arg(long, value_name = "COMPILE_ID")]
     pub stages: Option<String>,
-    /// In the app, with --stages: pick this kernel (its source shows, its nodes light up).
+    /// In the app, with --stages: pick this kernel (its source shows, its nodes light up), shown
+    /// beside the dynamo graph (the other stages can be ticked back on).
     #[arg(long, value_name = "NAME", requires = "stages")]
     pub kernel: Option<String>,
 }

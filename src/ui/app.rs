@@ -110,12 +110,28 @@ impl App {
                 self.commands.push(Command::ShowStages(Some(id)));
             }
         }
-        if let Some(stage) = self.state.kernels.stage.clone().filter(|_| self.kernel_when_shown.is_some()) {
+        // Once the kernels pane has placed its first camera, which would otherwise replace the
+        // picked kernel's.
+        let placed = self.state.pane(View::Kernels).camera.fit_pending.is_none();
+        if let Some(stage) = self.state.kernels.stage.clone().filter(|_| self.kernel_when_shown.is_some() && placed) {
             let name = self.kernel_when_shown.take().unwrap_or_default();
             match stage.kernels.iter().position(|k| k.name == name) {
-                Some(i) => self.commands.push(Command::SelectKernel(Some(i))),
+                Some(i) => {
+                    // The kernel beside the dynamo graph it came from; the other stages can be
+                    // ticked back on.
+                    for v in [View::Aot, View::PostGrad] {
+                        self.commands.push(Command::SetStageShown(v, false));
+                    }
+                    self.commands.push(Command::SelectKernel(Some(i)));
+                    // Applied after this frame is drawn: draw another to show them.
+                    ctx.request_repaint();
+                }
                 None => self.state.message(format!("compile {}: no kernel `{name}`", stage.compile_id)),
             }
+        }
+        if self.stages_when_open.is_some() || self.kernel_when_shown.is_some() {
+            // Waiting on the load and the first layout, which need frames to arrive.
+            ctx.request_repaint_after(Duration::from_millis(50));
         }
         for f in ctx.input(|i| i.raw.dropped_files.clone()) {
             if let Some(path) = f.path {
