@@ -2,7 +2,7 @@
 //! buffer (materialised values) or by inlining the producer's own lowering (views always, and
 //! pointwise producers inside fused kernels) — Inductor's "loader composition".
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::kernel::{Access, BinOp, Elem, ExprId, KernelBuilder, RedOp, VarId};
 use super::ops::{self, OpKind};
@@ -27,6 +27,12 @@ pub struct Ctx<'a> {
     /// whose coordinates may fall outside an input (scatter sources, data-dependent indices)
     /// read under it instead of touching memory out of bounds.
     pub mask: Option<ExprId>,
+    /// Inlined producers already lowered at these coordinates. A producer read twice at the
+    /// same element (GELU reads `x` twice) would otherwise be built twice: its reductions take
+    /// fresh loop variables, so hash-consing cannot see that the two copies are one, and an
+    /// inlined matrix product would be computed twice per element.
+    /// Keyed by the mask in force too: a read under a mask is not the unmasked read.
+    pub reads: HashMap<(ValueId, Vec<ExprId>, Option<ExprId>), ExprId>,
 }
 
 impl<'a> Ctx<'a> {
@@ -84,10 +90,16 @@ impl<'a> Ctx<'a> {
         if kind != OpKind::View {
             self.inlined.insert(producer);
         }
+        let key = (v, idx.to_vec(), self.mask);
+        if let Some(e) = self.reads.get(&key) {
+            return Ok(*e);
+        }
         let saved = self.node.replace(node);
         let r = lower(self, node, out, idx);
         self.node = saved;
-        r
+        let e = r?;
+        self.reads.insert(key, e);
+        Ok(e)
     }
 
     /// Runs `f` with every load masked by `m` (and by any mask already in force).

@@ -358,6 +358,15 @@ pub enum KernelError {
     Loop(String),
 }
 
+/// Whether `e` is a polynomial with integer coefficients (an exact quotient, not `s/64`).
+fn integral(e: &sym::Expr) -> bool {
+    match e {
+        sym::Expr::Int(_) | sym::Expr::Symbol(_) => true,
+        sym::Expr::Add(xs) | sym::Expr::Mul(xs) => xs.iter().all(integral),
+        _ => false,
+    }
+}
+
 /// A run of mixed-radix digits of an index: (index, low size, high size or none).
 type Digits = (ExprId, sym::Expr, Option<sym::Expr>);
 
@@ -371,6 +380,9 @@ pub struct KernelBuilder {
     buffers: Vec<BufferParam>,
     buffer_ids: HashMap<(String, bool), u32>,
     vars: u32,
+    /// Extents of the output coordinates, when the caller gave them: `(m + j) / n` folds to
+    /// `m / n` when `m` is a multiple of `n` and coordinate `j` runs below `n`.
+    coord_extents: Vec<ExprId>,
 }
 
 impl KernelBuilder {
@@ -385,7 +397,14 @@ impl KernelBuilder {
             buffers: Vec::new(),
             buffer_ids: HashMap::new(),
             vars: rank as u32,
+            coord_extents: Vec::new(),
         }
+    }
+
+    /// Declares the extents of the output coordinates (the kernel's domain), so index
+    /// arithmetic can use that `Var(i) < extent[i]`.
+    pub fn set_coord_extents(&mut self, extents: &[ExprId]) {
+        self.coord_extents = extents.to_vec();
     }
 
     pub fn ty(&self, id: ExprId) -> Ty {
@@ -572,6 +591,11 @@ impl KernelBuilder {
                 return Ok(folded);
             }
         }
+        if ta == Ty::I64 && matches!(op, BinOp::Div | BinOp::Rem) {
+            if let Some(folded) = self.split_below(op, a, b) {
+                return Ok(folded);
+            }
+        }
         Ok(self.intern(KExpr::Binary(op, a, b), ta))
     }
 
@@ -592,6 +616,58 @@ impl KernelBuilder {
                 self.intern(KExpr::Binary(BinOp::Rem, l, m), Ty::I64)
             }
         })
+    }
+
+    /// `(m + j) / n → m / n` and `(m + j) % n → j` when `m` is an exact multiple of `n` and
+    /// `j` is an output coordinate whose extent is at most `n`: a view that splits an index
+    /// into (row, column) no longer makes the row depend on the column, so the row's part of
+    /// a load hoists out of loops and a matrix product read through a view still tiles.
+    fn split_below(&mut self, op: BinOp, a: ExprId, n: ExprId) -> Option<ExprId> {
+        let KExpr::Binary(BinOp::Add, x, y) = *self.get(a) else { return None };
+        let (m, j) = if self.below(y, n) { (x, y) } else if self.below(x, n) { (y, x) } else { return None };
+        let q = self.exact_div(m, n)?;
+        Some(if op == BinOp::Rem { j } else { q })
+    }
+
+    /// Whether `j` is an output coordinate known to run below `n`.
+    fn below(&self, j: ExprId, n: ExprId) -> bool {
+        let KExpr::Var(v) = *self.get(j) else { return false };
+        let Some(&ext) = self.coord_extents.get(v.0 as usize) else { return false };
+        ext == n
+            || matches!((self.get(ext), self.get(n)), (KExpr::I64(e), KExpr::I64(c)) if e <= c)
+            || self.sym_size(ext).zip(self.sym_size(n)).is_some_and(|(e, c)| e.simplify() == c.simplify())
+    }
+
+    /// `e / n` when `e` is built as an exact multiple of `n` (a product with `n` as a factor,
+    /// a constant multiple of a constant, or a sum of such).
+    fn exact_div(&mut self, e: ExprId, n: ExprId) -> Option<ExprId> {
+        if e == n {
+            return Some(self.i64(1));
+        }
+        match *self.get(e) {
+            KExpr::I64(v) => match *self.get(n) {
+                KExpr::I64(c) if c > 0 && v % c == 0 => Some(self.i64(v / c)),
+                _ => None,
+            },
+            KExpr::Binary(BinOp::Mul, x, y) => {
+                if let Some(q) = self.exact_div(x, n) {
+                    return self.binary(BinOp::Mul, q, y).ok();
+                }
+                let q = self.exact_div(y, n)?;
+                self.binary(BinOp::Mul, x, q).ok()
+            }
+            KExpr::Binary(BinOp::Add, x, y) => {
+                let (qx, qy) = (self.exact_div(x, n)?, self.exact_div(y, n)?);
+                self.binary(BinOp::Add, qx, qy).ok()
+            }
+            // A size argument such as `64*s27` over 64: divide symbolically, keep it if exact.
+            KExpr::Param(_) => {
+                let (es, ns) = (self.sym_size(e)?.simplify(), self.sym_size(n)?);
+                let q = sym::Expr::truediv(es, ns).simplify();
+                integral(&q).then(|| self.size(&q))
+            }
+            _ => None,
+        }
     }
 
     fn digits_of_sum(&self, a: ExprId, b: ExprId) -> Option<Digits> {
@@ -796,5 +872,102 @@ mod tests {
         let d = kb.f64(2.0);
         let out = kb.iterate(var, n, vec![f], vec![d]).unwrap();
         assert_eq!(kb.ty(out[0]), Ty::F32);
+    }
+
+    /// `Σ_d ((l / st_d) % sz_d) · st_d` over the contiguous strides of `sizes`, as a reshape
+    /// followed by a contiguous read builds it.
+    fn relinearize(kb: &mut KernelBuilder, l: ExprId, sizes: &[sym::Expr]) -> ExprId {
+        let strides = crate::ir::TensorMeta::contiguous_strides(sizes);
+        let mut index = kb.i64(0);
+        for (d, (size, stride)) in sizes.iter().zip(&strides).enumerate() {
+            let st = kb.size(stride);
+            let q = kb.binary(BinOp::Div, l, st).unwrap();
+            let digit = if d == 0 {
+                q
+            } else {
+                let sz = kb.size(size);
+                kb.binary(BinOp::Rem, q, sz).unwrap()
+            };
+            let term = kb.binary(BinOp::Mul, digit, st).unwrap();
+            index = kb.binary(BinOp::Add, index, term).unwrap();
+        }
+        index
+    }
+
+    #[test]
+    fn splitting_an_index_and_joining_it_again_folds_to_the_index() {
+        let s = sym::Expr::symbol("s");
+        for sizes in [
+            vec![sym::Expr::int(3), sym::Expr::int(5), sym::Expr::int(7)],
+            vec![s.clone(), sym::Expr::int(4), s.clone()],
+            vec![sym::Expr::int(2), s.clone()],
+        ] {
+            let mut kb = KernelBuilder::new(1);
+            let l = kb.var(VarId(0));
+            assert_eq!(relinearize(&mut kb, l, &sizes), l, "{sizes:?}");
+        }
+    }
+
+    #[test]
+    fn digits_that_do_not_meet_are_left_alone() {
+        // (l / 6) · 6 + l % 4 is not l.
+        let mut kb = KernelBuilder::new(1);
+        let l = kb.var(VarId(0));
+        let (six, four) = (kb.i64(6), kb.i64(4));
+        let q = kb.binary(BinOp::Div, l, six).unwrap();
+        let hi = kb.binary(BinOp::Mul, q, six).unwrap();
+        let lo = kb.binary(BinOp::Rem, l, four).unwrap();
+        let sum = kb.binary(BinOp::Add, hi, lo).unwrap();
+        assert_ne!(sum, l);
+        // Every value of l agrees with the arithmetic it stands for.
+        let k = kb.finish("t".into(), vec![], vec![], vec![]);
+        assert!(matches!(k.expr(sum), KExpr::Binary(BinOp::Add, ..)));
+    }
+
+    #[test]
+    fn a_row_split_from_a_column_below_its_extent_loses_the_column() {
+        // (r·n + j) / n = r and (r·n + j) % n = j for a coordinate j < n, n symbolic.
+        let n = sym::Expr::mul(sym::Expr::int(64), sym::Expr::symbol("s"));
+        let mut kb = KernelBuilder::new(2);
+        let ext = [kb.i64(7), kb.size(&n)];
+        kb.set_coord_extents(&ext);
+        let (r, j, nn) = (kb.var(VarId(0)), kb.var(VarId(1)), ext[1]);
+        let rn = kb.binary(BinOp::Mul, r, nn).unwrap();
+        let lin = kb.binary(BinOp::Add, rn, j).unwrap();
+        assert_eq!(kb.binary(BinOp::Div, lin, nn).unwrap(), r);
+        assert_eq!(kb.binary(BinOp::Rem, lin, nn).unwrap(), j);
+        // r runs below 8, but 5·j is no multiple of 8: (5·j + r) % 8 and / 8 stay.
+        let (five, eight) = (kb.i64(5), kb.i64(8));
+        let j5 = kb.binary(BinOp::Mul, j, five).unwrap();
+        let z = kb.binary(BinOp::Add, j5, r).unwrap();
+        for op in [BinOp::Rem, BinOp::Div] {
+            let e = kb.binary(op, z, eight).unwrap();
+            assert!(matches!(kb.get(e), KExpr::Binary(o, ..) if *o == op));
+        }
+        // Split by a divisor of n: the row part divides exactly, the column does not run below.
+        let sixty_four = kb.i64(64);
+        let q = kb.binary(BinOp::Div, lin, sixty_four).unwrap();
+        assert!(matches!(kb.get(q), KExpr::Binary(BinOp::Div, ..)));
+        // Coordinate 0 runs to 7: below 8, not below 6.
+        let eight = kb.i64(8);
+        let six = kb.i64(6);
+        let r8 = kb.binary(BinOp::Mul, j, eight).unwrap();
+        let x = kb.binary(BinOp::Add, r8, r).unwrap();
+        assert_eq!(kb.binary(BinOp::Div, x, eight).unwrap(), j);
+        let r6 = kb.binary(BinOp::Mul, j, six).unwrap();
+        let y = kb.binary(BinOp::Add, r6, r).unwrap();
+        let d = kb.binary(BinOp::Div, y, six).unwrap();
+        assert!(matches!(kb.get(d), KExpr::Binary(BinOp::Div, ..)));
+    }
+
+    #[test]
+    fn the_digit_identity_holds_for_every_sign() {
+        // ((l / s) % z) · s = l % (s·z) - l % s with truncating division, as `digits` assumes.
+        for l in -200i64..200 {
+            for (s, z) in [(1, 3), (4, 5), (7, 2)] {
+                assert_eq!(((l / s) % z) * s, l % (s * z) - l % s, "l={l} s={s} z={z}");
+                assert_eq!((l / s) * s, l - l % s);
+            }
+        }
     }
 }

@@ -4,9 +4,12 @@
 //! - `none`: every compute node is a single-op fallback kernel (eager ATen).
 //! - `lite`: nodes the user kept run as fallback kernels; the products of marked nodes are
 //!   fused as in full mode.
-//! - `full`: Inductor-style fusion: pointwise chains are inlined into their consumers, so each
-//!   kernel is one reduction, matrix product, convolution or pooling with its pointwise
-//!   producers folded in, or one pointwise group ending at a graph output.
+//! - `full`: Inductor-style fusion: pointwise chains and small row reductions are inlined into
+//!   their consumers, so each kernel is one reduction, norm or softmax with its pointwise
+//!   producers folded in, a matrix product with its pointwise epilogue, a convolution, attention
+//!   or pooling reading its operands from memory (as Inductor realizes the inputs of extern and
+//!   template kernels: they read each element many times), or one pointwise group ending at a
+//!   graph output or a heavy kernel's operand.
 //!
 //! Views never get kernels: consumers read through them. Kernels take symbolic sizes as i64
 //! arguments, so one compiled plan serves every binding that passes the plan's guards.
@@ -171,8 +174,9 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     let needed = |v: ValueId| outputs.contains(&v) || !users[v.index()].is_empty();
 
     // What fused kernels may compute inline: pointwise ops, and reductions over a small static
-    // row (their statistics are loop-invariant in the consumer and get hoisted, as Inductor's
-    // persistent reductions keep the row on chip).
+    // row (a norm's or softmax's statistics: the consumer's kernel gets the row schedule, which
+    // computes them once per row, as Inductor's persistent reductions keep the row on chip);
+    // matrix products only into their pointwise epilogue; nothing into a heavy kernel.
     let mut inlinable: HashSet<NodeId> = graph
         .node_ids()
         .filter(|n| {
@@ -185,6 +189,7 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
         })
         .collect();
     realize_heavy_operands(graph, &kinds, &fallback, &mut inlinable);
+    fuse_matmul_epilogues(graph, &kinds, &fallback, &users, &outputs, &mut inlinable);
     let mut materialized: HashSet<ValueId> = graph.inputs.iter().map(|(v, _)| *v).collect();
     for (i, node) in graph.nodes.iter().enumerate() {
         let kind = kinds[i];
@@ -262,6 +267,56 @@ fn realize_heavy_operands(graph: &Graph, kinds: &[OpKind], fallback: &[bool], in
     }
 }
 
+/// Lets a matrix product be computed inside the one kernel that reads it when that kernel's
+/// root is pointwise (bias, activation, residual add, reached through views and inlined
+/// pointwise ops): the tiled schedule takes pointwise epilogues around its dot product, so
+/// `gelu(x·w + b)` is one kernel and the product never goes through memory. Only when that
+/// kernel reads no other matrix product (one dot product per tiled kernel) and the product is
+/// not a graph output.
+fn fuse_matmul_epilogues(
+    graph: &Graph,
+    kinds: &[OpKind],
+    fallback: &[bool],
+    users: &[Vec<NodeId>],
+    outputs: &HashSet<ValueId>,
+    inlinable: &mut HashSet<NodeId>,
+) {
+    let is_matmul = |n: NodeId| !fallback[n.index()] && MATMULS.contains(&graph.node(n).target.as_str());
+    // The kernel roots that would compute each node inline (a root reads itself), consumers
+    // first; `None` when one of them is a fallback or graph output forces memory anyway.
+    let mut roots: Vec<Option<BTreeSet<NodeId>>> = vec![None; graph.nodes.len()];
+    for (i, node) in graph.nodes.iter().enumerate().rev() {
+        let mut set = BTreeSet::new();
+        let mut ok = !node.outputs.iter().any(|o| outputs.contains(o));
+        for u in node.outputs.iter().flat_map(|o| &users[o.index()]) {
+            let through = kinds[u.index()] == OpKind::View || inlinable.contains(u);
+            match (through, &roots[u.index()]) {
+                (true, Some(r)) => set.extend(r.iter().copied()),
+                (true, None) => ok = false,
+                (false, _) => {
+                    ok &= !fallback[u.index()] && kinds[u.index()] == OpKind::Pointwise;
+                    set.insert(*u);
+                }
+            }
+        }
+        roots[i] = ok.then_some(set);
+    }
+    let mut fused_into: HashSet<NodeId> = HashSet::new();
+    for i in 0..graph.nodes.len() {
+        let id = NodeId(i as u32);
+        if !is_matmul(id) {
+            continue;
+        }
+        let Some(r) = &roots[i] else { continue };
+        let [root] = r.iter().copied().collect::<Vec<_>>()[..] else { continue };
+        // Every matrix product the root's kernel would read, through what it inlines.
+        let products = graph.nodes.iter().enumerate().filter(|(j, _)| is_matmul(NodeId(*j as u32)) && roots[*j].as_ref().is_some_and(|r| r.contains(&root))).count();
+        if products == 1 && fused_into.insert(root) {
+            inlinable.insert(id);
+        }
+    }
+}
+
 /// The materialized outputs `outs` of `node`, grouped by symbolic shape in output order.
 fn groups_by_shape(graph: &Graph, node: &crate::ir::Node, outs: &[usize]) -> Vec<Vec<usize>> {
     let mut groups: Vec<(Option<Vec<crate::sym::Expr>>, Vec<usize>)> = Vec::new();
@@ -275,7 +330,7 @@ fn groups_by_shape(graph: &Graph, node: &crate::ir::Node, outs: &[usize]) -> Vec
     groups.into_iter().map(|(_, g)| g).collect()
 }
 
-/// Largest static reduction (elements per output) a fused kernel recomputes inline.
+/// Largest static reduction (elements per output) a fused kernel computes inline.
 pub const MAX_INLINE_REDUCTION: i64 = 1024;
 
 /// Roots that get the tiled matrix-product schedule when their kernel has the shape for it.
@@ -322,9 +377,10 @@ fn build_kernel(
             });
         }
     }
-    let mut cx = Ctx { graph, kb: KernelBuilder::new(sizes.len()), materialized, fuse, inlined: BTreeSet::new(), node: Some(node), mask: None };
+    let mut cx = Ctx { graph, kb: KernelBuilder::new(sizes.len()), materialized, fuse, inlined: BTreeSet::new(), node: Some(node), mask: None, reads: Default::default() };
     let coords: Vec<_> = (0..sizes.len()).map(|i| cx.kb.var(VarId(i as u32))).collect();
     let domain: Vec<_> = sizes.iter().map(|s| cx.kb.size(s)).collect();
+    cx.kb.set_coord_extents(&domain);
     let (_, lower) = ops::lookup(&node.target).ok_or_else(|| LowerError::NoLowering { node: node.name.clone(), target: node.target.clone() })?;
     let mut stores = Vec::new();
     for &k in outs {
@@ -348,7 +404,8 @@ fn build_kernel(
         && !kernel.exprs.iter().zip(&kernel.types).any(|(e, t)| {
             matches!(e, kernel::KExpr::Reduce { op, .. } if *t != kernel::Ty::F32 || *op == kernel::RedOp::Prod)
         });
-    let matmul = f32_only && MATMULS.contains(&node.target.as_str());
+    let matmul = f32_only
+        && std::iter::once(root).chain(inlined.iter().copied()).any(|n| MATMULS.contains(&graph.node(n).target.as_str()));
     kernel.schedule = schedule::choose(&kernel, matmul);
     Ok((kernel, inlined))
 }

@@ -633,8 +633,6 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.__or__.Scalar", OpKind::Pointwise, math::bitwise_or),
     ("aten.__xor__.Tensor", OpKind::Pointwise, math::bitwise_xor),
     ("aten.__xor__.Scalar", OpKind::Pointwise, math::bitwise_xor),
-    // Functionalized writes: fills from a 0-dim tensor, and scatters back into a base.
-    ("aten.fill.Tensor", OpKind::Pointwise, math::fill_tensor),
     // Indexing: gathers read at data-dependent coordinates; scatters fold, per output element,
     // over the source positions that land on it (scatter.rs says what that costs).
     ("prims._low_memory_max_pool_with_offsets.default", OpKind::Heavy, pooling::max_pool_with_offsets),
