@@ -103,14 +103,17 @@ fn run(cx: &OpCx, transposed: bool) -> OpResult<Vec<RtValue>> {
     let (xv, wv) = (x.to_f64_vec(), w.to_f64_vec());
     let (ilen, olen, klen): (usize, usize, usize) = (isp.iter().product(), osp.iter().product(), ksp.iter().product());
     let (ist, ost) = (strides(&isp), strides(&osp));
+    // Coordinates are unflattened once, not per multiply-add.
     let taps: Vec<Vec<usize>> = (0..klen).map(|t| unflat(t, &ksp)).collect();
+    let icoords: Vec<Vec<usize>> = if transposed { (0..ilen).map(|i| unflat(i, &isp)).collect() } else { Vec::new() };
+    let ocoords: Vec<Vec<usize>> = if transposed { Vec::new() } else { (0..olen).map(|i| unflat(i, &osp)).collect() };
     let mut out = vec![0.0; n * cout * olen];
     for b in 0..n {
         for ci in 0..c {
             let grp = ci / cin_g.max(1);
             let plane = &xv[(b * c + ci) * ilen..(b * c + ci + 1) * ilen];
             for (ii, &xval) in plane.iter().enumerate().filter(|_| transposed) {
-                let ic = unflat(ii, &isp);
+                let ic = &icoords[ii];
                 for oc in 0..cout_g {
                     let o = grp * cout_g + oc;
                     for (t, tap) in taps.iter().enumerate() {
@@ -137,7 +140,7 @@ fn run(cx: &OpCx, transposed: bool) -> OpResult<Vec<RtValue>> {
                 let o = grp * cout_g + oc;
                 let wrow = &wv[(o * cin_g + ci % cin_g) * klen..(o * cin_g + ci % cin_g + 1) * klen];
                 for oi in 0..olen {
-                    let ocd = unflat(oi, &osp);
+                    let ocd = &ocoords[oi];
                     let mut acc = 0.0;
                     for (t, tap) in taps.iter().enumerate() {
                         let mut at = 0usize;

@@ -788,10 +788,6 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.avg_pool2d.default", conv_pool::avg_pool2d),
     ("aten.adaptive_avg_pool2d.default", conv_pool::adaptive_avg_pool2d),
     ("aten._adaptive_avg_pool2d.default", conv_pool::adaptive_avg_pool2d),
-    // In-place and dunder spellings export leaves on cloned tensors: the functional op's value.
-    ("aten.add_.Tensor", pointwise::add),
-    ("aten.relu_.default", pointwise::relu),
-    ("aten.__and__.Tensor", math::bitwise_and),
     // The long tail: losses, distances, contractions, numerics, sets.
     ("aten.mse_loss.default", loss::mse_loss),
     ("aten.l1_loss.default", loss::l1_loss),
