@@ -45,13 +45,13 @@ float_unary! {
     i1 => i1_f;
     i1e => |x| i1_f(x) * (-x.abs()).exp();
     ndtr => ndtr_f;
-    log_ndtr => |x| if x < -5.0 { log_ndtr_tail(x) } else { ndtr_f(x).ln() };
+    log_ndtr => log_ndtr_f;
     ndtri => |p| std::f64::consts::SQRT_2 * erfinv_f(2.0 * p - 1.0);
     erfcx => erfcx_f;
-    bessel_j0 => libm::j0;
-    bessel_j1 => libm::j1;
-    bessel_y0 => |x| if x < 0.0 { f64::NAN } else { libm::y0(x) };
-    bessel_y1 => |x| if x < 0.0 { f64::NAN } else { libm::y1(x) };
+    bessel_j0 => cephes::j0;
+    bessel_j1 => cephes::j1;
+    bessel_y0 => cephes::y0;
+    bessel_y1 => cephes::y1;
     modified_bessel_k0 => |x| cephes::k0(x, i0_f(x), false);
     modified_bessel_k1 => |x| cephes::k1(x, i1_f(x), false);
     entr => |x| if x.is_nan() { x } else if x > 0.0 { -x * x.ln() } else if x == 0.0 { 0.0 } else { f64::NEG_INFINITY };
@@ -75,6 +75,7 @@ macro_rules! float_unary_x {
 
 float_unary_x! {
     spherical_bessel_j0 => |x| if x == 0.0 { 1.0 } else if x.is_infinite() { 0.0 } else { x.sin() / x };
+    airy_ai => cephes::airy_ai;
     scaled_modified_bessel_k0 => |x| cephes::k0(x, i0_f(x), true);
     scaled_modified_bessel_k1 => |x| cephes::k1(x, i1_f(x), true);
 }
@@ -668,11 +669,15 @@ fn ndtr_f(x: f64) -> f64 {
     0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
 }
 
-/// `log Φ(x)` for very negative `x`, where Φ underflows: the asymptotic series.
-fn log_ndtr_tail(x: f64) -> f64 {
-    let x2 = x * x;
-    let s = 1.0 - 1.0 / x2 + 3.0 / (x2 * x2) - 15.0 / (x2 * x2 * x2);
-    -0.5 * x2 - (-x).ln() - 0.5 * (2.0 * PI).ln() + s.ln()
+/// `log Φ(x)` as PyTorch computes it: through `erfcx` below −1 (no underflow, no cancellation),
+/// `log1p(−erfc(t)/2)` above.
+fn log_ndtr_f(x: f64) -> f64 {
+    let t = x * std::f64::consts::FRAC_1_SQRT_2;
+    if x < -1.0 {
+        (erfcx_f(-t) / 2.0).ln() - t * t
+    } else {
+        (-libm::erfc(t) / 2.0).ln_1p()
+    }
 }
 
 /// `exp(x²)·erfc(x)`, by a continued fraction where `erfc` underflows.

@@ -341,6 +341,7 @@ const TABLE: &[(&str, OpFn)] = &[
     ("aten.special_modified_bessel_k1.default", math::modified_bessel_k1),
     ("aten.special_scaled_modified_bessel_k0.default", math::scaled_modified_bessel_k0),
     ("aten.special_scaled_modified_bessel_k1.default", math::scaled_modified_bessel_k1),
+    ("aten.special_airy_ai.default", math::airy_ai),
     ("aten.special_entr.default", math::entr),
     ("aten.special_xlog1py.default", math::xlog1py),
     ("aten.special_zeta.default", math::special_zeta),

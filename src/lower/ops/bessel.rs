@@ -1,170 +1,24 @@
-//! Bessel functions of the first and second kind (`special_bessel_j0/j1/y0/y1`) and the
-//! spherical `j0`, as PyTorch evaluates them (Cephes' rational approximations: a rational
+//! Bessel functions of the first and second kind (`special_bessel_j0/j1/y0/y1`), the modified
+//! `K0`/`K1` (plain and scaled), the spherical `j0` and Airy `Ai`, as PyTorch evaluates them (Cephes' rational approximations: a rational
 //! function of `x²` up to 5, the Hankel asymptotic form beyond), branch-free like the rest of
 //! `special`.
+
+// Cephes' zeros of J0/J1, with more digits than an f64 holds.
+#![allow(clippy::excessive_precision)]
 
 use super::super::ctx::Ctx;
 use super::super::kernel::{CmpOp, ExprId, KernelError, UnOp};
 use super::super::LowerError;
 use super::special::{scaled_i, unary, F};
-use crate::ops::cephes::{I0E_A, I0E_B, I1E_A, I1E_B, K0_A, K0_B, K1_A, K1_B};
+use crate::ops::cephes::{
+    AIRY_AD, AIRY_AFD, AIRY_AFN, AIRY_AGD, AIRY_AGN, AIRY_AN, AIRY_C1, AIRY_C2, AIRY_ISPI, AIRY_NEG, AIRY_POS, AIRY_ZERO,
+    Hankel, I0E_A, I0E_B, I1E_A, I1E_B, J0_RP, J0_RQ, J1_RP, J1_RQ, K0_A, K0_B, K1_A, K1_B, ORDER0, ORDER1, PI3_4, PI_4, SQ2OPI,
+    TWOOPI, Y0_YP, Y0_YQ, Y1_YP, Y1_YQ,
+};
 use crate::ir::Node;
 
 type K = Result<ExprId, KernelError>;
 type R = Result<ExprId, LowerError>;
-
-/// sqrt(2/π).
-const SQ2OPI: f64 = 0.797884560802865355879892119868763737;
-/// 2/π.
-const TWOOPI: f64 = 0.636619772367581343075535053490057448;
-
-/// The asymptotic (P, Q) rational pairs of order 0 and order 1.
-struct Hankel {
-    pp: [f64; 7],
-    pq: [f64; 7],
-    qp: [f64; 8],
-    qq: [f64; 7],
-}
-
-const ORDER0: Hankel = Hankel {
-    pp: [
-        7.96936729297347051624e-04,
-        8.28352392107440799803e-02,
-        1.23953371646414299388e+00,
-        5.44725003058768775090e+00,
-        8.74716500199817011941e+00,
-        5.30324038235394892183e+00,
-        9.99999999999999997821e-01,
-    ],
-    pq: [
-        9.24408810558863637013e-04,
-        8.56288474354474431428e-02,
-        1.25352743901058953537e+00,
-        5.47097740330417105182e+00,
-        8.76190883237069594232e+00,
-        5.30605288235394617618e+00,
-        1.00000000000000000218e+00,
-    ],
-    qp: [
-        -1.13663838898469149931e-02,
-        -1.28252718670509318512e+00,
-        -1.95539544257735972385e+01,
-        -9.32060152123768231369e+01,
-        -1.77681167980488050595e+02,
-        -1.47077505154951170175e+02,
-        -5.14105326766599330220e+01,
-        -6.05014350600728481186e+00,
-    ],
-    qq: [
-        6.43178256118178023184e+01,
-        8.56430025976980587198e+02,
-        3.88240183605401609683e+03,
-        7.24046774195652478189e+03,
-        5.93072701187316984827e+03,
-        2.06209331660327847417e+03,
-        2.42005740240291393179e+02,
-    ],
-};
-
-const ORDER1: Hankel = Hankel {
-    pp: [
-        7.62125616208173112003e-04,
-        7.31397056940917570436e-02,
-        1.12719608129684925192e+00,
-        5.11207951146807644818e+00,
-        8.42404590141772420927e+00,
-        5.21451598682361504063e+00,
-        1.00000000000000000254e+00,
-    ],
-    pq: [
-        5.71323128072548699714e-04,
-        6.88455908754495404082e-02,
-        1.10514232634061696926e+00,
-        5.07386386128601488557e+00,
-        8.39985554327604159757e+00,
-        5.20982848682361821619e+00,
-        9.99999999999999997461e-01,
-    ],
-    qp: [
-        5.10862594750176621635e-02,
-        4.98213872951233449420e+00,
-        7.58238284132545283818e+01,
-        3.66779609360150777800e+02,
-        7.10856304998926107277e+02,
-        5.97489612400613639965e+02,
-        2.11688757100572135698e+02,
-        2.52070205858023719784e+01,
-    ],
-    qq: [
-        7.42373277035675149943e+01,
-        1.05644886038262816351e+03,
-        4.98641058337653607651e+03,
-        9.56231892404756170795e+03,
-        7.99704160447350683650e+03,
-        2.82619278517639096600e+03,
-        3.36093607810698293419e+02,
-    ],
-};
-
-const J0_RP: [f64; 4] = [-4.79443220978201773821e+09, 1.95617491946556577543e+12, -2.49248344360967716204e+14, 9.70862251047306323952e+15];
-const J0_RQ: [f64; 8] = [
-    4.99563147152651017219e+02,
-    1.73785401676374683123e+05,
-    4.84409658339962045305e+07,
-    1.11855537045356834862e+10,
-    2.11277520115489217587e+12,
-    3.10518229857422583814e+14,
-    3.18121955943204943306e+16,
-    1.71086294081043136091e+18,
-];
-const J1_RP: [f64; 4] = [-8.99971225705559398224e+08, 4.52228297998194034323e+11, -7.27494245221818276015e+13, 3.68295732863852883286e+15];
-const J1_RQ: [f64; 8] = [
-    6.20836478118054335476e+02,
-    2.56987256757748830383e+05,
-    8.35146791431949253037e+07,
-    2.21511595479792499675e+10,
-    4.74914122079991414898e+12,
-    7.84369607876235854894e+14,
-    8.95222336184627338078e+16,
-    5.32278620332680085395e+18,
-];
-const Y0_YP: [f64; 8] = [
-    1.55924367855235737965e+04,
-    -1.46639295903971606143e+07,
-    5.43526477051876500413e+09,
-    -9.82136065717911466409e+11,
-    8.75906394395366999549e+13,
-    -3.46628303384729719441e+15,
-    4.42733268572569800351e+16,
-    -1.84950800436986690637e+16,
-];
-const Y0_YQ: [f64; 7] = [
-    1.04128353664259848412e+03,
-    6.26107330137134956842e+05,
-    2.68919633393814121987e+08,
-    8.64002487103935000337e+10,
-    2.02979612750105546709e+13,
-    3.17157752842975028269e+15,
-    2.50596256172653059228e+17,
-];
-const Y1_YP: [f64; 6] = [
-    1.26320474790178026440e+09,
-    -6.47355876379160291031e+11,
-    1.14509511541823727583e+14,
-    -8.12770255501325109621e+15,
-    2.02439475713594898196e+17,
-    -7.78877196265950026825e+17,
-];
-const Y1_YQ: [f64; 8] = [
-    5.94301592346128195359e+02,
-    2.35564092943068577943e+05,
-    7.34811944459721705660e+07,
-    1.87601316108706159478e+10,
-    3.88231277496238566008e+12,
-    6.20557727146953693363e+14,
-    6.87141087355300489866e+16,
-    3.97270608116560655612e+18,
-];
 
 /// The Hankel form at `x > 5` (`x` clamped to at least 5 so the unused branch stays finite):
 /// `(P cos(x − φ) ∓ (5/x) Q sin(x − φ)) · √(2/π) / √x`, with sin and cos swapped for `Y`.
@@ -197,9 +51,6 @@ fn hankel(m: &mut F<'_>, x: ExprId, h: &Hankel, phase: f64, second_kind: bool) -
     let sq = m.un(UnOp::Sqrt, x);
     m.div(r, sq)
 }
-
-const PI_4: f64 = std::f64::consts::FRAC_PI_4;
-const PI3_4: f64 = 3.0 * std::f64::consts::FRAC_PI_4;
 
 /// J0 of `ax = |x|`.
 fn j0_abs(m: &mut F<'_>, ax: ExprId) -> K {
@@ -385,6 +236,89 @@ unary_ops! {
     bessel_y1 => y1_of;
     modified_bessel_k0 => k0_of;
     modified_bessel_k1 => k1_of;
+}
+
+/// Airy `Ai`: the three forms of `ops::cephes::airy_ai`, each on its argument clamped into its
+/// own range; the power series as a state loop of 30 steps (it converges in fewer on |x| < 2.09).
+fn airy_of(m: &mut F<'_>, x: ExprId) -> K {
+    let lo = m.c(AIRY_NEG);
+    let hi = m.c(AIRY_POS);
+    // Below −2.09.
+    let is_neg = m.cmpc(CmpOp::Lt, x, AIRY_NEG)?;
+    let xn = m.sel(is_neg, x, lo)?;
+    let nx = m.un(UnOp::Neg, xn);
+    let s = m.un(UnOp::Sqrt, nx);
+    let zeta = m.mul(nx, s)?;
+    let zeta = m.mulc(zeta, 2.0 / 3.0)?;
+    let z = m.rdivc(1.0, zeta)?;
+    let zz = m.mul(z, z)?;
+    let afn = m.polevl(zz, &AIRY_AFN)?;
+    let afd = m.polevl(zz, &AIRY_AFD)?;
+    let a = m.div(afn, afd)?;
+    let a = m.mul(zz, a)?;
+    let a = m.addc(a, 1.0)?;
+    let agn = m.polevl(zz, &AIRY_AGN)?;
+    let agd = m.polevl(zz, &AIRY_AGD)?;
+    let b = m.div(agn, agd)?;
+    let b = m.mul(z, b)?;
+    let t = m.addc(zeta, std::f64::consts::FRAC_PI_4)?;
+    let (st, ct) = (m.un(UnOp::Sin, t), m.un(UnOp::Cos, t));
+    let sa = m.mul(st, a)?;
+    let cb = m.mul(ct, b)?;
+    let osc = m.sub(sa, cb)?;
+    let q = m.un(UnOp::Sqrt, s);
+    let neg = m.div(osc, q)?;
+    let neg = m.mulc(neg, AIRY_ISPI)?;
+    // From 2.09.
+    let is_pos = m.cmpc(CmpOp::Ge, x, AIRY_POS)?;
+    let xp = m.sel(is_pos, x, hi)?;
+    let sp = m.un(UnOp::Sqrt, xp);
+    let zeta = m.mul(xp, sp)?;
+    let zeta = m.mulc(zeta, 2.0 / 3.0)?;
+    let iz = m.rdivc(1.0, zeta)?;
+    let an = m.polevl(iz, &AIRY_AN)?;
+    let ad = m.polevl(iz, &AIRY_AD)?;
+    let r = m.div(an, ad)?;
+    let r = m.mulc(r, AIRY_ISPI)?;
+    let e = m.un(UnOp::Exp, zeta);
+    let q = m.un(UnOp::Sqrt, sp);
+    let d = m.mul(q, e)?;
+    let d = m.mulc(d, 2.0)?;
+    let pos = m.div(r, d)?;
+    // Between: Σ over (m, n, f, g) with k = 3j + 2, 3j + 3, 3j + 4 at step j.
+    let xx = m.mul(x, x)?;
+    let z3 = m.mul(xx, x)?;
+    let var = m.kb.fresh_var()?;
+    let (mm, nn, f, g) = (m.kb.carried(var, 0, m.ty), m.kb.carried(var, 1, m.ty), m.kb.carried(var, 2, m.ty), m.kb.carried(var, 3, m.ty));
+    let j = m.kb.var(var);
+    let j = m.kb.cast(j, m.ty);
+    let j3 = m.mulc(j, 3.0)?;
+    let (k1, k2, k3) = (m.addc(j3, 2.0)?, m.addc(j3, 3.0)?, m.addc(j3, 4.0)?);
+    let m1 = m.mul(mm, z3)?;
+    let k12 = m.mul(k1, k2)?;
+    let m1 = m.div(m1, k12)?;
+    let n1 = m.mul(nn, z3)?;
+    let k23 = m.mul(k2, k3)?;
+    let n1 = m.div(n1, k23)?;
+    let f1 = m.add(f, m1)?;
+    let g1 = m.add(g, n1)?;
+    let one = m.c(1.0);
+    let steps = m.kb.i64(30);
+    let r = m.kb.iterate(var, steps, vec![one, x, one, x], vec![m1, n1, f1, g1])?;
+    let fa = m.mulc(r[2], AIRY_C1)?;
+    let ga = m.mulc(r[3], AIRY_C2)?;
+    let mid = m.sub(fa, ga)?;
+    let mut out = m.sel(is_pos, pos, mid)?;
+    out = m.sel(is_neg, neg, out)?;
+    let far = m.cmpc(CmpOp::Gt, x, AIRY_ZERO)?;
+    out = m.selc(far, 0.0, out)?;
+    let ax = m.un(UnOp::Abs, x);
+    let inf = m.cmpc(CmpOp::Eq, ax, f64::INFINITY)?;
+    m.selc(inf, f64::NAN, out)
+}
+
+pub fn airy_ai(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    unary_x(cx, node, idx, airy_of)
 }
 
 /// The ops whose argument is named `x` rather than `self`.

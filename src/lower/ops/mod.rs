@@ -453,6 +453,7 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.special_bessel_y0.default", OpKind::Pointwise, bessel::bessel_y0),
     ("aten.special_bessel_y1.default", OpKind::Pointwise, bessel::bessel_y1),
     ("aten.special_spherical_bessel_j0.default", OpKind::Pointwise, bessel::spherical_bessel_j0),
+    ("aten.special_airy_ai.default", OpKind::Pointwise, bessel::airy_ai),
     ("aten.special_modified_bessel_k0.default", OpKind::Pointwise, bessel::modified_bessel_k0),
     ("aten.special_modified_bessel_k1.default", OpKind::Pointwise, bessel::modified_bessel_k1),
     ("aten.special_scaled_modified_bessel_k0.default", OpKind::Pointwise, bessel::scaled_modified_bessel_k0),

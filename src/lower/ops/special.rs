@@ -6,6 +6,9 @@
 //!
 //! Float32 inputs compute in f32 and float64 in f64, as PyTorch's kernels do.
 
+// Constants as Cephes publishes them, with more digits than an f64 holds.
+#![allow(clippy::excessive_precision)]
+
 use super::super::ctx::Ctx;
 use super::super::kernel::{BinOp, CmpOp, ExprId, KernelBuilder, KernelError, Ty, UnOp};
 use super::super::LowerError;
@@ -251,7 +254,6 @@ fn trigamma_of(m: &mut F<'_>, x: ExprId) -> K {
 }
 
 /// Cephes' Euler–Maclaurin coefficients for the Hurwitz zeta.
-#[allow(clippy::excessive_precision)]
 const ZETA_A: [f64; 12] = [
     12.0,
     -720.0,
