@@ -29,12 +29,12 @@ fn missing(graph: &Graph, has: impl Fn(&str) -> bool) -> Vec<MissingOp> {
 
 /// Ops the reference interpreter has no implementation of.
 pub fn missing_in_interpreter(graph: &Graph) -> Vec<MissingOp> {
-    missing(graph, |t| crate::exec::ops::lookup(t).is_some())
+    missing(graph, |t| crate::ops::run_fn(t).is_some())
 }
 
 /// Ops with no kernel lowering (in lite mode every kept op needs one).
 pub fn missing_in_kernels(graph: &Graph) -> Vec<MissingOp> {
-    missing(graph, |t| crate::lower::ops::lookup(t).is_some())
+    missing(graph, |t| crate::ops::lowering(t).is_some())
 }
 
 /// "`aten.a` (nodes x, y); `aten.b` (node z)".

@@ -89,7 +89,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
         let built = match rule {
             Some((table, rule)) => {
                 let mut rw = Rw { em: &mut em, node, table: Some(table), origin: id, depth: 0, nested: false };
-                match (rule.build)(&mut rw) {
+                match rule(&mut rw) {
                     Err(RuleError::Declined) => None,
                     result => Some(result.map_err(err)?),
                 }
@@ -492,7 +492,7 @@ impl<'a> Rw<'a> {
     }
 
     /// Runs `rule` on a node whose arguments are already output-graph values.
-    fn nested(&mut self, inner: Node, rule: &rules::Rule) -> Result<Vec<ValueId>, RuleError> {
+    fn nested(&mut self, inner: Node, rule: rules::Build) -> Result<Vec<ValueId>, RuleError> {
         let mut rw = Rw {
             em: &mut *self.em,
             node: &inner,
@@ -501,7 +501,7 @@ impl<'a> Rw<'a> {
             depth: self.depth + 1,
             nested: true,
         };
-        (rule.build)(&mut rw)
+        rule(&mut rw)
     }
 
     /// Whether the graph was made by a torch older than `major.minor`; an unknown version counts

@@ -6,8 +6,8 @@
 //! - `lite`: `torch.compile(mode="lite")`: only nodes the user marked are decomposed (with the
 //!   full table); every other node is kept whole and runs as an eager fallback kernel.
 //!
-//! Rules live in one table (`rules::TABLE`), one small builder per op overload. Every output
-//! node records the input node it came from ([`Provenance`]).
+//! Rules live with their ops in the op registry (`crate::ops`), one small builder per op
+//! overload. Every output node records the input node it came from ([`Provenance`]).
 
 mod check;
 mod emit;

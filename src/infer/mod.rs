@@ -3,7 +3,7 @@
 //! that stays right for every legal value of the dynamic dimensions.
 
 mod broadcast;
-mod ops;
+pub(crate) mod ops;
 
 use crate::ir::{Arg, Graph, NamedArg, SymIntArg, TensorMeta, ValueKind};
 use crate::sym::Expr;
@@ -19,13 +19,20 @@ pub struct InferError {
 }
 
 /// Output metadata of `target` applied to `args` (values refer to `graph`), one per output.
+/// The meta function comes from the op registry (`crate::ops`, `.meta(..)`).
 pub fn infer(target: &str, args: &[NamedArg], graph: &Graph) -> Result<Vec<ValueKind>, InferError> {
     let a = Args { target, args, graph };
-    ops::infer(&a)
+    match crate::ops::get(target).and_then(|d| d.meta) {
+        Some(meta) => meta(&a),
+        None => Err(a.err("no meta function for this op")),
+    }
 }
 
+/// A meta function: the outputs' metadata from the arguments.
+pub type MetaFn = fn(&Args) -> Result<Vec<ValueKind>, InferError>;
+
 /// Argument access for meta functions, with errors that name the op and argument.
-pub(crate) struct Args<'a> {
+pub struct Args<'a> {
     pub target: &'a str,
     pub args: &'a [NamedArg],
     pub graph: &'a Graph,

@@ -1,568 +1,575 @@
-//! One meta function per op family. Each returns the outputs' `ValueKind`s.
+//! One meta function per op family, registered with each op in the op registry
+//! (`crate::ops`, `.meta(..)`). Each returns the outputs' `ValueKind`s.
 
 use super::{broadcast_shapes, contiguous, norm_dim, Args, InferError};
 use crate::ir::{Arg, DType, TensorMeta, ValueKind};
 use crate::sym::Expr;
 
-type Out = Result<Vec<ValueKind>, InferError>;
+pub(crate) type Out = Result<Vec<ValueKind>, InferError>;
 
-const UNARY: &[&str] = &[
-    "aten.neg.default",
-    "aten.exp.default",
-    "aten.log.default",
-    "aten.sqrt.default",
-    "aten.rsqrt.default",
-    "aten.erf.default",
-    "aten.tanh.default",
-    "aten.sigmoid.default",
-    "aten.relu.default",
-    "aten.gelu.default",
-    "aten.silu.default",
-    "aten.hardswish.default",
-    "aten.hardsigmoid.default",
-    "aten.relu6.default",
-    "aten.hardtanh.default",
-    "aten.clamp.default",
-    "aten.clamp_min.default",
-    "aten.clamp_max.default",
-    "aten.contiguous.default",
-    "aten.alias.default",
-    "aten.dropout.default",
-    "aten.abs.default",
-    "aten.reciprocal.default",
-    "aten.full_like.default",
-    "aten.fill.Scalar",
-    "aten.fill.Tensor",
-    "aten.lift_fresh_copy.default",
-    "aten.masked_fill.Scalar",
-    "aten.roll.default",
-];
-
-const BINARY: &[&str] = &[
-    "aten.add.Tensor",
-    "aten.sub.Tensor",
-    "aten.mul.Tensor",
-    "aten.div.Tensor",
-    "aten.add.Scalar",
-    "aten.sub.Scalar",
-    "aten.mul.Scalar",
-    "aten.div.Scalar",
-    "aten.pow.Tensor_Scalar",
-    "aten.maximum.default",
-    "aten.minimum.default",
-    "aten.bitwise_and.Tensor",
-    "aten.fmod.Scalar",
-    "aten.bitwise_or.Tensor",
-];
-
-pub(super) fn infer(a: &Args) -> Out {
-    let t = a.target;
-    if UNARY.contains(&t) {
-        let x = first_tensor(a)?;
-        return one(contiguous(x, x.dtype, x.sizes.clone()));
-    }
-    if BINARY.contains(&t) {
-        return binary(a);
-    }
-    match t {
-        "aten.eq.Scalar" | "aten.ne.Scalar" | "aten.lt.Scalar" | "aten.gt.Scalar" => {
-            let x = a.tensor("self")?;
-            one(contiguous(x, DType::Bool, x.sizes.clone()))
-        }
-        "aten.logical_not.default" => {
-            let x = a.tensor("self")?;
-            one(contiguous(x, DType::Bool, x.sizes.clone()))
-        }
-        "aten.where.self" => {
-            let c = a.tensor("condition")?;
-            let x = a.tensor("self")?;
-            let y = a.tensor("other")?;
-            let s = broadcast_shapes(&c.sizes, &x.sizes).and_then(|s| broadcast_shapes(&s, &y.sizes));
-            one(contiguous(x, x.dtype, s.map_err(|m| a.err(m))?))
-        }
-        "aten.addcmul.default" => {
-            let x = a.tensor("self")?;
-            let t1 = a.tensor("tensor1")?;
-            let t2 = a.tensor("tensor2")?;
-            let s = broadcast_shapes(&x.sizes, &t1.sizes).and_then(|s| broadcast_shapes(&s, &t2.sizes));
-            one(contiguous(x, x.dtype, s.map_err(|m| a.err(m))?))
-        }
-        "aten.sum.dim_IntList" | "aten.mean.dim" | "aten.amax.default" | "aten.amin.default" | "aten.any.dim" => {
-            let x = a.tensor("self")?;
-            let keep = a.bool("keepdim", false)?;
-            let dims = reduce_dims(a, x)?;
-            let dtype = if t == "aten.any.dim" { DType::Bool } else { x.dtype };
-            one(contiguous(x, dtype, reduced(&x.sizes, &dims, keep)))
-        }
-        "aten.var.correction" | "aten.var.dim" | "aten.std.dim" | "aten.std.correction" => {
-            let x = a.tensor("self")?;
-            let dims = reduce_dims(a, x)?;
-            one(contiguous(x, x.dtype, reduced(&x.sizes, &dims, a.bool("keepdim", false)?)))
-        }
-        "aten.var_mean.correction" => {
-            let x = a.tensor("self")?;
-            let dims = reduce_dims(a, x)?;
-            let m = contiguous(x, x.dtype, reduced(&x.sizes, &dims, a.bool("keepdim", false)?));
-            Ok(vec![ValueKind::Tensor(m.clone()), ValueKind::Tensor(m)])
-        }
-        "aten._softmax.default" | "aten._log_softmax.default" | "aten.softmax.int" | "aten.log_softmax.int" => {
-            let x = a.tensor("self")?;
-            one(contiguous(x, x.dtype, x.sizes.clone()))
-        }
-        "aten.permute.default" => {
-            let x = a.tensor("self")?;
-            let dims = a.ints("dims")?.ok_or_else(|| a.err("missing `dims`"))?;
-            let perm = permutation(a, &dims, x.sizes.len())?;
-            let mut m = x.clone();
-            m.sizes = perm.iter().map(|&d| x.sizes[d].clone()).collect();
-            m.strides = perm.iter().map(|&d| x.strides[d].clone()).collect();
-            one(m)
-        }
-        "aten.t.default" => {
-            let x = a.tensor("self")?;
-            let mut m = x.clone();
-            m.sizes.reverse();
-            m.strides.reverse();
-            one(m)
-        }
-        "aten.transpose.int" => {
-            let x = a.tensor("self")?;
-            let r = x.sizes.len();
-            let d0 = norm_dim(a.int("dim0", None)?, r).ok_or_else(|| a.err("dim0 out of range"))?;
-            let d1 = norm_dim(a.int("dim1", None)?, r).ok_or_else(|| a.err("dim1 out of range"))?;
-            let mut m = x.clone();
-            m.sizes.swap(d0, d1);
-            m.strides.swap(d0, d1);
-            one(m)
-        }
-        "aten.view.default" | "aten._unsafe_view.default" | "aten.reshape.default" => {
-            let x = a.tensor("self")?;
-            let name = if a.get("size").is_some() { "size" } else { "shape" };
-            let sizes = resolve_minus_one(a, x, a.sym_sizes(name)?)?;
-            let mut m = contiguous(x, x.dtype, sizes);
-            // A view keeps the strides its input's layout gives it (reshape copies otherwise).
-            if t == "aten.view.default" {
-                if let Some(strides) = super::view_strides(x, &m.sizes) {
-                    m.strides = strides;
-                    m.storage_offset = x.storage_offset.clone();
-                }
-            }
-            one(m)
-        }
-        "aten.expand.default" => {
-            let x = a.tensor("self")?;
-            let sizes = a.sym_sizes("size")?;
-            if sizes.len() < x.sizes.len() {
-                return Err(a.err("expand to fewer dimensions"));
-            }
-            let lead = sizes.len() - x.sizes.len();
-            let mut m = x.clone();
-            m.strides = (0..sizes.len())
-                .map(|i| {
-                    if i < lead || (x.sizes[i - lead].as_int() == Some(1) && sizes[i].as_int() != Some(1)) {
-                        Expr::int(0)
-                    } else {
-                        x.strides[i - lead].clone()
-                    }
-                })
-                .collect();
-            m.sizes = sizes
-                .into_iter()
-                .enumerate()
-                .map(|(i, s)| if s.as_int() == Some(-1) { x.sizes[i - lead].clone() } else { s })
-                .collect();
-            one(m)
-        }
-        "aten.squeeze.dim" | "aten.squeeze.dims" => {
-            // Only dims of static size 1 go: a symbolic size is >= 2 under its range (0/1 specialised).
-            let x = a.tensor("self")?;
-            let rank = x.sizes.len();
-            let dims = match a.ints("dim")? {
-                Some(d) => d.iter().map(|d| norm_dim(*d, rank.max(1)).ok_or_else(|| a.err("dim out of range"))).collect::<Result<Vec<_>, _>>()?,
-                None => (0..rank).collect(),
-            };
-            let sizes = x.sizes.iter().enumerate().filter(|(i, s)| !(dims.contains(i) && s.as_int() == Some(1))).map(|(_, s)| s.clone()).collect();
-            one(contiguous(x, x.dtype, sizes))
-        }
-        "aten._scaled_dot_product_flash_attention_for_cpu.default" => {
-            // Output [B, H, L, Ev] laid out as [B, L, H, Ev] contiguous, as the CPU kernel's meta
-            // function allocates it (what export records); logsumexp [B, H, L] in float32.
-            let q = a.tensor("query")?;
-            let v = a.tensor("value")?;
-            if q.sizes.len() != 4 || v.sizes.len() != 4 {
-                return Err(a.err("expects 4-D query, key and value"));
-            }
-            let (b, h, l, e) = (q.sizes[0].clone(), q.sizes[1].clone(), q.sizes[2].clone(), v.sizes[3].clone());
-            let mut out = contiguous(q, q.dtype, vec![b.clone(), h.clone(), l.clone(), e.clone()]);
-            let he = Expr::mul(h.clone(), e.clone());
-            out.strides = vec![Expr::mul(l.clone(), he.clone()), e, he, Expr::int(1)];
-            let lse = contiguous(q, DType::F32, vec![b, h, l]);
-            Ok(vec![ValueKind::Tensor(out), ValueKind::Tensor(lse)])
-        }
-        "aten.full.default" => {
-            let sizes = a.sym_sizes("size")?;
-            let dtype = match a.get("dtype") {
-                Some(Arg::ScalarType(d)) => *d,
-                _ => DType::F32,
-            };
-            let device = match a.get("device") {
-                Some(Arg::Device(d)) => d.clone(),
-                _ => "cpu".to_string(),
-            };
-            let strides = TensorMeta::contiguous_strides(&sizes);
-            one(TensorMeta { dtype, sizes, strides, storage_offset: Expr::int(0), device, requires_grad: false })
-        }
-        "aten._to_copy.default" => {
-            // memory_format=preserve keeps a dense tensor's strides.
-            let x = a.tensor("self")?;
-            let mut m = x.clone();
-            if let Some(Arg::ScalarType(d)) = a.get("dtype") {
-                m.dtype = *d;
-            }
-            if let Some(Arg::Device(d)) = a.get("device") {
-                m.device = d.clone();
-            }
-            m.storage_offset = Expr::int(0);
-            one(m)
-        }
-        "aten.scalar_tensor.default" => {
-            let dtype = match a.get("dtype") {
-                Some(Arg::ScalarType(d)) => *d,
-                _ => DType::F32,
-            };
-            let device = match a.get("device") {
-                Some(Arg::Device(d)) => d.clone(),
-                _ => "cpu".to_string(),
-            };
-            one(TensorMeta { dtype, sizes: vec![], strides: vec![], storage_offset: Expr::int(0), device, requires_grad: false })
-        }
-        "aten.unsqueeze.default" => {
-            let x = a.tensor("self")?;
-            let d = norm_dim(a.int("dim", None)?, x.sizes.len() + 1).ok_or_else(|| a.err("dim out of range"))?;
-            let mut sizes = x.sizes.clone();
-            sizes.insert(d, Expr::int(1));
-            one(contiguous(x, x.dtype, sizes))
-        }
-        "aten.mm.default" | "aten.addmm.default" => {
-            let (m1, m2) = if t == "aten.mm.default" { ("self", "mat2") } else { ("mat1", "mat2") };
-            let x = a.tensor(m1)?;
-            let w = a.tensor(m2)?;
-            if x.sizes.len() != 2 || w.sizes.len() != 2 {
-                return Err(a.err("expects 2-D matrices"));
-            }
-            one(contiguous(x, x.dtype, vec![x.sizes[0].clone(), w.sizes[1].clone()]))
-        }
-        "aten.matmul.default" => {
-            let (x, w) = (a.tensor("self")?, a.tensor("other")?);
-            let (rx, rw) = (x.sizes.len(), w.sizes.len());
-            if rx < 2 || rx != rw {
-                return Err(a.err("matmul here takes operands of one rank >= 2"));
-            }
-            let mut sizes = broadcast_shapes(&x.sizes[..rx - 2], &w.sizes[..rw - 2]).map_err(|m| a.err(m))?;
-            sizes.extend([x.sizes[rx - 2].clone(), w.sizes[rw - 1].clone()]);
-            one(contiguous(x, x.dtype, sizes))
-        }
-        "aten.bmm.default" => {
-            let x = a.tensor("self")?;
-            let w = a.tensor("mat2")?;
-            if x.sizes.len() != 3 || w.sizes.len() != 3 {
-                return Err(a.err("expects 3-D batches"));
-            }
-            one(contiguous(x, x.dtype, vec![x.sizes[0].clone(), x.sizes[1].clone(), w.sizes[2].clone()]))
-        }
-        "aten.split.Tensor" | "aten.split_with_sizes.default" => split(a),
-        "aten.native_layer_norm.default" => {
-            let x = a.tensor("input")?;
-            let stat = row_stat_sizes(a, x)?;
-            Ok(vec![
-                ValueKind::Tensor(contiguous(x, x.dtype, x.sizes.clone())),
-                ValueKind::Tensor(contiguous(x, x.dtype, stat.clone())),
-                ValueKind::Tensor(contiguous(x, x.dtype, stat)),
-            ])
-        }
-        "aten._fused_rms_norm.default" => {
-            let x = a.tensor("input")?;
-            let stat = row_stat_sizes(a, x)?;
-            Ok(vec![
-                ValueKind::Tensor(contiguous(x, x.dtype, x.sizes.clone())),
-                ValueKind::Tensor(contiguous(x, x.dtype.opmath(), stat)),
-            ])
-        }
-        "aten._native_batch_norm_legit_no_training.default" => {
-            let x = a.tensor("input")?;
-            let c = vec![Expr::int(0)];
-            Ok(vec![
-                ValueKind::Tensor(contiguous(x, x.dtype, x.sizes.clone())),
-                ValueKind::Tensor(contiguous(x, x.dtype, c.clone())),
-                ValueKind::Tensor(contiguous(x, x.dtype, c)),
-            ])
-        }
-        "aten.convolution.default" | "aten.conv2d.default" => conv(a),
-        "aten.max_pool2d.default" => Ok(max_pool(a)?.into_iter().take(1).collect()),
-        "aten.adaptive_avg_pool2d.default" => {
-            let x = a.tensor("self")?;
-            let out = a.ints("output_size")?.ok_or_else(|| a.err("missing output_size"))?;
-            let lead = x.sizes.len().checked_sub(out.len()).ok_or_else(|| a.err("output_size longer than the input"))?;
-            let mut sizes = x.sizes[..lead].to_vec();
-            sizes.extend(out.iter().map(|&o| Expr::int(o)));
-            one(contiguous(x, x.dtype, sizes))
-        }
-        "aten.linear.default" => {
-            let x = a.tensor("input")?;
-            let w = a.tensor("weight")?;
-            let mut sizes = x.sizes.clone();
-            let last = sizes.last_mut().ok_or_else(|| a.err("input of rank 0"))?;
-            *last = w.sizes.first().cloned().ok_or_else(|| a.err("weight of rank 0"))?;
-            one(contiguous(x, x.dtype, sizes))
-        }
-        "aten.layer_norm.default" | "aten.batch_norm.default" | "aten.rms_norm.default" => {
-            let x = a.tensor("input")?;
-            one(contiguous(x, x.dtype, x.sizes.clone()))
-        }
-        "aten.scaled_dot_product_attention.default" => {
-            let q = a.tensor("query")?;
-            let v = a.tensor("value")?;
-            let mut sizes = q.sizes.clone();
-            let last = sizes.last_mut().ok_or_else(|| a.err("query of rank 0"))?;
-            *last = v.sizes.last().cloned().ok_or_else(|| a.err("value of rank 0"))?;
-            one(contiguous(q, q.dtype, sizes))
-        }
-        "aten.flatten.using_ints" => {
-            let x = a.tensor("self")?;
-            let r = x.sizes.len();
-            if r == 0 {
-                return one(contiguous(x, x.dtype, vec![Expr::int(1)]));
-            }
-            let start = norm_dim(a.int("start_dim", Some(0))?, r).ok_or_else(|| a.err("start_dim out of range"))?;
-            let end = norm_dim(a.int("end_dim", Some(-1))?, r).ok_or_else(|| a.err("end_dim out of range"))?;
-            if start > end {
-                return Err(a.err("start_dim after end_dim"));
-            }
-            let mut sizes = x.sizes[..start].to_vec();
-            sizes.push(x.sizes[start..=end].iter().fold(Expr::int(1), |acc, s| Expr::mul(acc, s.clone())));
-            sizes.extend(x.sizes[end + 1..].iter().cloned());
-            one(contiguous(x, x.dtype, sizes))
-        }
-        "aten.unflatten.int" => {
-            let x = a.tensor("self")?;
-            let d = norm_dim(a.int("dim", None)?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
-            let parts = a.sym_sizes("sizes")?;
-            let mut sizes = x.sizes[..d].to_vec();
-            sizes.extend(parts);
-            sizes.extend(x.sizes[d + 1..].iter().cloned());
-            one(contiguous(x, x.dtype, sizes))
-        }
-        "aten.chunk.default" => {
-            let x = a.tensor("self")?;
-            let chunks = a.int("chunks", None)?;
-            let d = norm_dim(a.int("dim", Some(0))?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
-            let n = x.sizes[d].as_int().ok_or_else(|| a.err("chunk along a dynamic dimension"))?;
-            if chunks <= 0 {
-                return Err(a.err("chunks must be positive"));
-            }
-            let each = (n + chunks - 1) / chunks;
-            let mut out = Vec::new();
-            let mut left = n;
-            while left > 0 {
-                let mut m = x.clone();
-                m.sizes[d] = Expr::int(each.min(left));
-                out.push(ValueKind::Tensor(m));
-                left -= each;
-            }
-            Ok(out)
-        }
-        "aten.slice.Tensor" => {
-            let x = a.tensor("self")?;
-            let d = norm_dim(a.int("dim", Some(0))?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
-            let step = a.int("step", Some(1))?;
-            if step <= 0 {
-                return Err(a.err("step must be positive"));
-            }
-            let (start, len) = slice_extent(a, &x.sizes[d], step)?;
-            let mut m = x.clone();
-            m.storage_offset = Expr::add(x.storage_offset.clone(), Expr::mul(start, x.strides[d].clone()));
-            m.sizes[d] = len;
-            m.strides[d] = Expr::mul(x.strides[d].clone(), Expr::int(step));
-            one(m)
-        }
-        "aten.select.int" => {
-            let x = a.tensor("self")?;
-            let d = norm_dim(a.int("dim", None)?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
-            let i = a.int("index", None)?;
-            let i = match (i, x.sizes[d].as_int()) {
-                (i, _) if i >= 0 => Expr::int(i),
-                (i, Some(n)) if i + n >= 0 => Expr::int(i + n),
-                (i, None) => Expr::add(x.sizes[d].clone(), Expr::int(i)),
-                _ => return Err(a.err("index out of range")),
-            };
-            let mut m = x.clone();
-            m.storage_offset = Expr::add(x.storage_offset.clone(), Expr::mul(i, x.strides[d].clone()));
-            m.sizes.remove(d);
-            m.strides.remove(d);
-            one(m)
-        }
-        "prims._low_memory_max_pool_with_offsets.default" => {
-            let mut outs = max_pool(a)?;
-            if let Some(ValueKind::Tensor(m)) = outs.get_mut(1) {
-                m.dtype = DType::I8;
-            }
-            Ok(outs)
-        }
-        "prims._low_memory_max_pool_offsets_to_indices.default" => {
-            let x = a.tensor("self")?;
-            one(contiguous(x, DType::I64, x.sizes.clone()))
-        }
-        "aten.copy.default" => {
-            let x = a.tensor("self")?;
-            one(contiguous(x, x.dtype, x.sizes.clone()))
-        }
-        "aten.new_zeros.default" => {
-            let x = a.tensor("self")?;
-            let dtype = match a.get("dtype") {
-                Some(Arg::ScalarType(d)) => *d,
-                _ => x.dtype,
-            };
-            one(contiguous(x, dtype, a.sym_sizes("size")?))
-        }
-        "aten.cat.default" => {
-            let ids = match a.get("tensors") {
-                Some(Arg::Tensors(v)) if !v.is_empty() => v,
-                _ => return Err(a.err("expected a non-empty tensor list `tensors`")),
-            };
-            let metas = ids
-                .iter()
-                .map(|v| a.graph.value(*v).tensor().ok_or_else(|| a.err("`tensors` holds a non-tensor")))
-                .collect::<Result<Vec<_>, _>>()?;
-            // Legacy 1-D empty tensors join anything.
-            let joined: Vec<&TensorMeta> = metas.iter().copied().filter(|m| !(m.sizes.len() == 1 && m.sizes[0].as_int() == Some(0))).collect();
-            let first = joined.first().copied().unwrap_or(metas[0]);
-            let d = norm_dim(a.int("dim", Some(0))?, first.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
-            let mut sizes = first.sizes.clone();
-            sizes[d] = joined.iter().skip(1).fold(first.sizes[d].clone(), |acc, m| Expr::add(acc, m.sizes[d].clone()));
-            one(contiguous(first, first.dtype, sizes))
-        }
-        "aten.clone.default" => {
-            // preserve_format (the default) keeps a dense, non-overlapping layout; anything else
-            // (and `contiguous_format`) is row-major.
-            let x = a.tensor("self")?;
-            let preserve = !matches!(a.get("memory_format"), Some(Arg::MemoryFormat(f)) if f != "preserve_format");
-            let mut m = contiguous(x, x.dtype, x.sizes.clone());
-            if preserve && dense(x) {
-                m.strides = x.strides.clone();
-            }
-            one(m)
-        }
-        "aten.constant_pad_nd.default" | "aten.pad.default" => {
-            let x = a.tensor("self")?;
-            let pads = a.ints("pad")?.unwrap_or_default();
-            if pads.len() % 2 != 0 || pads.len() / 2 > x.sizes.len() {
-                return Err(a.err(format!("pad {pads:?} for a rank-{} tensor", x.sizes.len())));
-            }
-            let mut sizes = x.sizes.clone();
-            for (k, pair) in pads.chunks(2).enumerate() {
-                let d = x.sizes.len() - 1 - k;
-                sizes[d] = Expr::add(sizes[d].clone(), Expr::int(pair[0] + pair[1]));
-            }
-            one(contiguous(x, x.dtype, sizes))
-        }
-        "aten.index_select.default" => {
-            let (x, i) = (a.tensor("self")?, a.tensor("index")?);
-            let d = norm_dim(a.int("dim", None)?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
-            let mut sizes = x.sizes.clone();
-            if !sizes.is_empty() {
-                sizes[d] = i.sizes.first().cloned().unwrap_or(Expr::int(1));
-            }
-            one(contiguous(x, x.dtype, sizes))
-        }
-        "aten.index.Tensor" => {
-            // One index tensor (after leading `None`s): its shape replaces the indexed dim.
-            let x = a.tensor("self")?;
-            let ids = match a.get("indices") {
-                Some(Arg::OptionalTensors(v)) => v.clone(),
-                Some(Arg::Tensors(v)) => v.iter().map(|t| Some(*t)).collect(),
-                _ => return Err(a.err("expected `indices`")),
-            };
-            let given: Vec<(usize, crate::ir::ValueId)> = ids.iter().enumerate().filter_map(|(d, v)| v.map(|v| (d, v))).collect();
-            let [(d, i)] = given.as_slice() else { return Err(a.err("only one index tensor is inferred")) };
-            let im = a.graph.value(*i).tensor().ok_or_else(|| a.err("index is not a tensor"))?;
-            if *d >= x.sizes.len() || im.dtype == DType::Bool {
-                return Err(a.err("index out of range, or a boolean mask"));
-            }
-            let mut sizes = x.sizes[..*d].to_vec();
-            sizes.extend(im.sizes.iter().cloned());
-            sizes.extend(x.sizes[d + 1..].iter().cloned());
-            one(contiguous(x, x.dtype, sizes))
-        }
-        "aten.as_strided.default" => {
-            let x = a.tensor("self")?;
-            let mut m = contiguous(x, x.dtype, a.sym_sizes("size")?);
-            m.strides = a.sym_sizes("stride")?;
-            if m.strides.len() != m.sizes.len() {
-                return Err(a.err("`size` and `stride` differ in length"));
-            }
-            m.storage_offset = match a.get("storage_offset") {
-                None | Some(Arg::None) => x.storage_offset.clone(),
-                _ => a.sym_int("storage_offset")?,
-            };
-            one(m)
-        }
-        "aten.slice_scatter.default" | "aten.select_scatter.default" => {
-            let x = a.tensor("self")?;
-            one(contiguous(x, x.dtype, x.sizes.clone()))
-        }
-        "aten.max_pool2d_with_indices.default" => max_pool(a),
-        "aten.arange.default" | "aten.arange.start_step" | "prims.iota.default" => {
-            let n = if t == "prims.iota.default" {
-                a.sym_int("length")?
-            } else {
-                let end = a.sym_int("end")?;
-                let start = a.int("start", Some(0))?;
-                let step = a.int("step", Some(1))?;
-                if step <= 0 {
-                    return Err(a.err("step must be positive"));
-                }
-                Expr::floordiv(Expr::add(Expr::sub(end, Expr::int(start)), Expr::int(step - 1)), Expr::int(step))
-            };
-            let dtype = match a.get("dtype") {
-                Some(Arg::ScalarType(d)) => *d,
-                _ => DType::I64,
-            };
-            Ok(vec![ValueKind::Tensor(TensorMeta {
-                dtype,
-                sizes: vec![n],
-                strides: vec![Expr::int(1)],
-                storage_offset: Expr::int(0),
-                device: "cpu".into(),
-                requires_grad: false,
-            })])
-        }
-        "prims.convert_element_type.default" => {
-            let x = a.tensor("a")?;
-            let dtype = match a.get("dtype") {
-                Some(Arg::ScalarType(d)) => *d,
-                _ => return Err(a.err("missing dtype")),
-            };
-            one(contiguous(x, dtype, x.sizes.clone()))
-        }
-        "aten.sym_size.int" => {
-            let x = a.tensor("self")?;
-            let d = norm_dim(a.int("dim", None)?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
-            Ok(vec![ValueKind::SymInt(x.sizes[d].clone())])
-        }
-        "_operator.mul" | "_operator.add" | "_operator.sub" | "_operator.floordiv" => {
-            let x = a.sym_int("a")?;
-            let y = a.sym_int("b")?;
-            let e = match t {
-                "_operator.mul" => Expr::mul(x, y),
-                "_operator.add" => Expr::add(x, y),
-                "_operator.sub" => Expr::sub(x, y),
-                _ => Expr::floordiv(x, y),
-            };
-            Ok(vec![ValueKind::SymInt(e)])
-        }
-        _ => Err(a.err("no meta function for this op")),
-    }
+/// Unary elementwise ops and others whose output is laid out like their first tensor input.
+pub(crate) fn same_as_input(a: &Args) -> Out {
+    let x = first_tensor(a)?;
+    one(contiguous(x, x.dtype, x.sizes.clone()))
 }
+
+/// Comparisons with a scalar and logical negation: bool, laid out like `self`.
+pub(crate) fn bool_like_input(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    one(contiguous(x, DType::Bool, x.sizes.clone()))
+}
+
+pub(crate) fn where_(a: &Args) -> Out {
+    let c = a.tensor("condition")?;
+    let x = a.tensor("self")?;
+    let y = a.tensor("other")?;
+    let s = broadcast_shapes(&c.sizes, &x.sizes).and_then(|s| broadcast_shapes(&s, &y.sizes));
+    one(contiguous(x, x.dtype, s.map_err(|m| a.err(m))?))
+}
+
+pub(crate) fn addcmul(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let t1 = a.tensor("tensor1")?;
+    let t2 = a.tensor("tensor2")?;
+    let s = broadcast_shapes(&x.sizes, &t1.sizes).and_then(|s| broadcast_shapes(&s, &t2.sizes));
+    one(contiguous(x, x.dtype, s.map_err(|m| a.err(m))?))
+}
+
+pub(crate) fn reduce(a: &Args) -> Out {
+    let t = a.target;
+    let x = a.tensor("self")?;
+    let keep = a.bool("keepdim", false)?;
+    let dims = reduce_dims(a, x)?;
+    let dtype = if t == "aten.any.dim" { DType::Bool } else { x.dtype };
+    one(contiguous(x, dtype, reduced(&x.sizes, &dims, keep)))
+}
+
+pub(crate) fn var_std(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let dims = reduce_dims(a, x)?;
+    one(contiguous(x, x.dtype, reduced(&x.sizes, &dims, a.bool("keepdim", false)?)))
+}
+
+pub(crate) fn var_mean(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let dims = reduce_dims(a, x)?;
+    let m = contiguous(x, x.dtype, reduced(&x.sizes, &dims, a.bool("keepdim", false)?));
+    Ok(vec![ValueKind::Tensor(m.clone()), ValueKind::Tensor(m)])
+}
+
+pub(crate) fn softmax_like(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    one(contiguous(x, x.dtype, x.sizes.clone()))
+}
+
+pub(crate) fn permute(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let dims = a.ints("dims")?.ok_or_else(|| a.err("missing `dims`"))?;
+    let perm = permutation(a, &dims, x.sizes.len())?;
+    let mut m = x.clone();
+    m.sizes = perm.iter().map(|&d| x.sizes[d].clone()).collect();
+    m.strides = perm.iter().map(|&d| x.strides[d].clone()).collect();
+    one(m)
+}
+
+pub(crate) fn t(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let mut m = x.clone();
+    m.sizes.reverse();
+    m.strides.reverse();
+    one(m)
+}
+
+pub(crate) fn transpose(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let r = x.sizes.len();
+    let d0 = norm_dim(a.int("dim0", None)?, r).ok_or_else(|| a.err("dim0 out of range"))?;
+    let d1 = norm_dim(a.int("dim1", None)?, r).ok_or_else(|| a.err("dim1 out of range"))?;
+    let mut m = x.clone();
+    m.sizes.swap(d0, d1);
+    m.strides.swap(d0, d1);
+    one(m)
+}
+
+pub(crate) fn view(a: &Args) -> Out {
+    let t = a.target;
+    let x = a.tensor("self")?;
+    let name = if a.get("size").is_some() { "size" } else { "shape" };
+    let sizes = resolve_minus_one(a, x, a.sym_sizes(name)?)?;
+    let mut m = contiguous(x, x.dtype, sizes);
+    // A view keeps the strides its input's layout gives it (reshape copies otherwise).
+    if t == "aten.view.default" {
+        if let Some(strides) = super::view_strides(x, &m.sizes) {
+            m.strides = strides;
+            m.storage_offset = x.storage_offset.clone();
+        }
+    }
+    one(m)
+}
+
+pub(crate) fn expand(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let sizes = a.sym_sizes("size")?;
+    if sizes.len() < x.sizes.len() {
+        return Err(a.err("expand to fewer dimensions"));
+    }
+    let lead = sizes.len() - x.sizes.len();
+    let mut m = x.clone();
+    m.strides = (0..sizes.len())
+        .map(|i| {
+            if i < lead || (x.sizes[i - lead].as_int() == Some(1) && sizes[i].as_int() != Some(1)) {
+                Expr::int(0)
+            } else {
+                x.strides[i - lead].clone()
+            }
+        })
+        .collect();
+    m.sizes = sizes
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| if s.as_int() == Some(-1) { x.sizes[i - lead].clone() } else { s })
+        .collect();
+    one(m)
+}
+
+pub(crate) fn squeeze_dim(a: &Args) -> Out {
+    // Only dims of static size 1 go: a symbolic size is >= 2 under its range (0/1 specialised).
+    let x = a.tensor("self")?;
+    let rank = x.sizes.len();
+    let dims = match a.ints("dim")? {
+        Some(d) => d.iter().map(|d| norm_dim(*d, rank.max(1)).ok_or_else(|| a.err("dim out of range"))).collect::<Result<Vec<_>, _>>()?,
+        None => (0..rank).collect(),
+    };
+    let sizes = x.sizes.iter().enumerate().filter(|(i, s)| !(dims.contains(i) && s.as_int() == Some(1))).map(|(_, s)| s.clone()).collect();
+    one(contiguous(x, x.dtype, sizes))
+}
+
+pub(crate) fn sdpa_flash_cpu(a: &Args) -> Out {
+    // Output [B, H, L, Ev] laid out as [B, L, H, Ev] contiguous, as the CPU kernel's meta
+    // function allocates it (what export records); logsumexp [B, H, L] in float32.
+    let q = a.tensor("query")?;
+    let v = a.tensor("value")?;
+    if q.sizes.len() != 4 || v.sizes.len() != 4 {
+        return Err(a.err("expects 4-D query, key and value"));
+    }
+    let (b, h, l, e) = (q.sizes[0].clone(), q.sizes[1].clone(), q.sizes[2].clone(), v.sizes[3].clone());
+    let mut out = contiguous(q, q.dtype, vec![b.clone(), h.clone(), l.clone(), e.clone()]);
+    let he = Expr::mul(h.clone(), e.clone());
+    out.strides = vec![Expr::mul(l.clone(), he.clone()), e, he, Expr::int(1)];
+    let lse = contiguous(q, DType::F32, vec![b, h, l]);
+    Ok(vec![ValueKind::Tensor(out), ValueKind::Tensor(lse)])
+}
+
+pub(crate) fn full(a: &Args) -> Out {
+    let sizes = a.sym_sizes("size")?;
+    let dtype = match a.get("dtype") {
+        Some(Arg::ScalarType(d)) => *d,
+        _ => DType::F32,
+    };
+    let device = match a.get("device") {
+        Some(Arg::Device(d)) => d.clone(),
+        _ => "cpu".to_string(),
+    };
+    let strides = TensorMeta::contiguous_strides(&sizes);
+    one(TensorMeta { dtype, sizes, strides, storage_offset: Expr::int(0), device, requires_grad: false })
+}
+
+pub(crate) fn to_copy(a: &Args) -> Out {
+    // memory_format=preserve keeps a dense tensor's strides.
+    let x = a.tensor("self")?;
+    let mut m = x.clone();
+    if let Some(Arg::ScalarType(d)) = a.get("dtype") {
+        m.dtype = *d;
+    }
+    if let Some(Arg::Device(d)) = a.get("device") {
+        m.device = d.clone();
+    }
+    m.storage_offset = Expr::int(0);
+    one(m)
+}
+
+pub(crate) fn scalar_tensor(a: &Args) -> Out {
+    let dtype = match a.get("dtype") {
+        Some(Arg::ScalarType(d)) => *d,
+        _ => DType::F32,
+    };
+    let device = match a.get("device") {
+        Some(Arg::Device(d)) => d.clone(),
+        _ => "cpu".to_string(),
+    };
+    one(TensorMeta { dtype, sizes: vec![], strides: vec![], storage_offset: Expr::int(0), device, requires_grad: false })
+}
+
+pub(crate) fn unsqueeze(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let d = norm_dim(a.int("dim", None)?, x.sizes.len() + 1).ok_or_else(|| a.err("dim out of range"))?;
+    let mut sizes = x.sizes.clone();
+    sizes.insert(d, Expr::int(1));
+    one(contiguous(x, x.dtype, sizes))
+}
+
+pub(crate) fn mm(a: &Args) -> Out {
+    let t = a.target;
+    let (m1, m2) = if t == "aten.mm.default" { ("self", "mat2") } else { ("mat1", "mat2") };
+    let x = a.tensor(m1)?;
+    let w = a.tensor(m2)?;
+    if x.sizes.len() != 2 || w.sizes.len() != 2 {
+        return Err(a.err("expects 2-D matrices"));
+    }
+    one(contiguous(x, x.dtype, vec![x.sizes[0].clone(), w.sizes[1].clone()]))
+}
+
+pub(crate) fn matmul(a: &Args) -> Out {
+    let (x, w) = (a.tensor("self")?, a.tensor("other")?);
+    let (rx, rw) = (x.sizes.len(), w.sizes.len());
+    if rx < 2 || rx != rw {
+        return Err(a.err("matmul here takes operands of one rank >= 2"));
+    }
+    let mut sizes = broadcast_shapes(&x.sizes[..rx - 2], &w.sizes[..rw - 2]).map_err(|m| a.err(m))?;
+    sizes.extend([x.sizes[rx - 2].clone(), w.sizes[rw - 1].clone()]);
+    one(contiguous(x, x.dtype, sizes))
+}
+
+pub(crate) fn bmm(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let w = a.tensor("mat2")?;
+    if x.sizes.len() != 3 || w.sizes.len() != 3 {
+        return Err(a.err("expects 3-D batches"));
+    }
+    one(contiguous(x, x.dtype, vec![x.sizes[0].clone(), x.sizes[1].clone(), w.sizes[2].clone()]))
+}
+
+pub(crate) fn split_meta(a: &Args) -> Out {
+    split(a)
+}
+
+pub(crate) fn native_layer_norm(a: &Args) -> Out {
+    let x = a.tensor("input")?;
+    let stat = row_stat_sizes(a, x)?;
+    Ok(vec![
+        ValueKind::Tensor(contiguous(x, x.dtype, x.sizes.clone())),
+        ValueKind::Tensor(contiguous(x, x.dtype, stat.clone())),
+        ValueKind::Tensor(contiguous(x, x.dtype, stat)),
+    ])
+}
+
+pub(crate) fn fused_rms_norm(a: &Args) -> Out {
+    let x = a.tensor("input")?;
+    let stat = row_stat_sizes(a, x)?;
+    Ok(vec![
+        ValueKind::Tensor(contiguous(x, x.dtype, x.sizes.clone())),
+        ValueKind::Tensor(contiguous(x, x.dtype.opmath(), stat)),
+    ])
+}
+
+pub(crate) fn batch_norm_no_training(a: &Args) -> Out {
+    let x = a.tensor("input")?;
+    let c = vec![Expr::int(0)];
+    Ok(vec![
+        ValueKind::Tensor(contiguous(x, x.dtype, x.sizes.clone())),
+        ValueKind::Tensor(contiguous(x, x.dtype, c.clone())),
+        ValueKind::Tensor(contiguous(x, x.dtype, c)),
+    ])
+}
+
+pub(crate) fn convolution(a: &Args) -> Out {
+    conv(a)
+}
+
+pub(crate) fn max_pool2d_values(a: &Args) -> Out {
+    Ok(max_pool(a)?.into_iter().take(1).collect())
+}
+
+pub(crate) fn adaptive_avg_pool2d(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let out = a.ints("output_size")?.ok_or_else(|| a.err("missing output_size"))?;
+    let lead = x.sizes.len().checked_sub(out.len()).ok_or_else(|| a.err("output_size longer than the input"))?;
+    let mut sizes = x.sizes[..lead].to_vec();
+    sizes.extend(out.iter().map(|&o| Expr::int(o)));
+    one(contiguous(x, x.dtype, sizes))
+}
+
+pub(crate) fn linear(a: &Args) -> Out {
+    let x = a.tensor("input")?;
+    let w = a.tensor("weight")?;
+    let mut sizes = x.sizes.clone();
+    let last = sizes.last_mut().ok_or_else(|| a.err("input of rank 0"))?;
+    *last = w.sizes.first().cloned().ok_or_else(|| a.err("weight of rank 0"))?;
+    one(contiguous(x, x.dtype, sizes))
+}
+
+pub(crate) fn composite_norm(a: &Args) -> Out {
+    let x = a.tensor("input")?;
+    one(contiguous(x, x.dtype, x.sizes.clone()))
+}
+
+pub(crate) fn sdpa(a: &Args) -> Out {
+    let q = a.tensor("query")?;
+    let v = a.tensor("value")?;
+    let mut sizes = q.sizes.clone();
+    let last = sizes.last_mut().ok_or_else(|| a.err("query of rank 0"))?;
+    *last = v.sizes.last().cloned().ok_or_else(|| a.err("value of rank 0"))?;
+    one(contiguous(q, q.dtype, sizes))
+}
+
+pub(crate) fn flatten(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let r = x.sizes.len();
+    if r == 0 {
+        return one(contiguous(x, x.dtype, vec![Expr::int(1)]));
+    }
+    let start = norm_dim(a.int("start_dim", Some(0))?, r).ok_or_else(|| a.err("start_dim out of range"))?;
+    let end = norm_dim(a.int("end_dim", Some(-1))?, r).ok_or_else(|| a.err("end_dim out of range"))?;
+    if start > end {
+        return Err(a.err("start_dim after end_dim"));
+    }
+    let mut sizes = x.sizes[..start].to_vec();
+    sizes.push(x.sizes[start..=end].iter().fold(Expr::int(1), |acc, s| Expr::mul(acc, s.clone())));
+    sizes.extend(x.sizes[end + 1..].iter().cloned());
+    one(contiguous(x, x.dtype, sizes))
+}
+
+pub(crate) fn unflatten(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let d = norm_dim(a.int("dim", None)?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+    let parts = a.sym_sizes("sizes")?;
+    let mut sizes = x.sizes[..d].to_vec();
+    sizes.extend(parts);
+    sizes.extend(x.sizes[d + 1..].iter().cloned());
+    one(contiguous(x, x.dtype, sizes))
+}
+
+pub(crate) fn chunk(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let chunks = a.int("chunks", None)?;
+    let d = norm_dim(a.int("dim", Some(0))?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+    let n = x.sizes[d].as_int().ok_or_else(|| a.err("chunk along a dynamic dimension"))?;
+    if chunks <= 0 {
+        return Err(a.err("chunks must be positive"));
+    }
+    let each = (n + chunks - 1) / chunks;
+    let mut out = Vec::new();
+    let mut left = n;
+    while left > 0 {
+        let mut m = x.clone();
+        m.sizes[d] = Expr::int(each.min(left));
+        out.push(ValueKind::Tensor(m));
+        left -= each;
+    }
+    Ok(out)
+}
+
+pub(crate) fn slice_tensor(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let d = norm_dim(a.int("dim", Some(0))?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+    let step = a.int("step", Some(1))?;
+    if step <= 0 {
+        return Err(a.err("step must be positive"));
+    }
+    let (start, len) = slice_extent(a, &x.sizes[d], step)?;
+    let mut m = x.clone();
+    m.storage_offset = Expr::add(x.storage_offset.clone(), Expr::mul(start, x.strides[d].clone()));
+    m.sizes[d] = len;
+    m.strides[d] = Expr::mul(x.strides[d].clone(), Expr::int(step));
+    one(m)
+}
+
+pub(crate) fn select_int(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let d = norm_dim(a.int("dim", None)?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+    let i = a.int("index", None)?;
+    let i = match (i, x.sizes[d].as_int()) {
+        (i, _) if i >= 0 => Expr::int(i),
+        (i, Some(n)) if i + n >= 0 => Expr::int(i + n),
+        (i, None) => Expr::add(x.sizes[d].clone(), Expr::int(i)),
+        _ => return Err(a.err("index out of range")),
+    };
+    let mut m = x.clone();
+    m.storage_offset = Expr::add(x.storage_offset.clone(), Expr::mul(i, x.strides[d].clone()));
+    m.sizes.remove(d);
+    m.strides.remove(d);
+    one(m)
+}
+
+pub(crate) fn prims_low_memory_max_pool_with_offsets(a: &Args) -> Out {
+    let mut outs = max_pool(a)?;
+    if let Some(ValueKind::Tensor(m)) = outs.get_mut(1) {
+        m.dtype = DType::I8;
+    }
+    Ok(outs)
+}
+
+pub(crate) fn prims_low_memory_max_pool_offsets_to_indices(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    one(contiguous(x, DType::I64, x.sizes.clone()))
+}
+
+pub(crate) fn copy(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    one(contiguous(x, x.dtype, x.sizes.clone()))
+}
+
+pub(crate) fn new_zeros(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let dtype = match a.get("dtype") {
+        Some(Arg::ScalarType(d)) => *d,
+        _ => x.dtype,
+    };
+    one(contiguous(x, dtype, a.sym_sizes("size")?))
+}
+
+pub(crate) fn cat(a: &Args) -> Out {
+    let ids = match a.get("tensors") {
+        Some(Arg::Tensors(v)) if !v.is_empty() => v,
+        _ => return Err(a.err("expected a non-empty tensor list `tensors`")),
+    };
+    let metas = ids
+        .iter()
+        .map(|v| a.graph.value(*v).tensor().ok_or_else(|| a.err("`tensors` holds a non-tensor")))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Legacy 1-D empty tensors join anything.
+    let joined: Vec<&TensorMeta> = metas.iter().copied().filter(|m| !(m.sizes.len() == 1 && m.sizes[0].as_int() == Some(0))).collect();
+    let first = joined.first().copied().unwrap_or(metas[0]);
+    let d = norm_dim(a.int("dim", Some(0))?, first.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+    let mut sizes = first.sizes.clone();
+    sizes[d] = joined.iter().skip(1).fold(first.sizes[d].clone(), |acc, m| Expr::add(acc, m.sizes[d].clone()));
+    one(contiguous(first, first.dtype, sizes))
+}
+
+pub(crate) fn clone(a: &Args) -> Out {
+    // preserve_format (the default) keeps a dense, non-overlapping layout; anything else
+    // (and `contiguous_format`) is row-major.
+    let x = a.tensor("self")?;
+    let preserve = !matches!(a.get("memory_format"), Some(Arg::MemoryFormat(f)) if f != "preserve_format");
+    let mut m = contiguous(x, x.dtype, x.sizes.clone());
+    if preserve && dense(x) {
+        m.strides = x.strides.clone();
+    }
+    one(m)
+}
+
+pub(crate) fn constant_pad_nd(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let pads = a.ints("pad")?.unwrap_or_default();
+    if pads.len() % 2 != 0 || pads.len() / 2 > x.sizes.len() {
+        return Err(a.err(format!("pad {pads:?} for a rank-{} tensor", x.sizes.len())));
+    }
+    let mut sizes = x.sizes.clone();
+    for (k, pair) in pads.chunks(2).enumerate() {
+        let d = x.sizes.len() - 1 - k;
+        sizes[d] = Expr::add(sizes[d].clone(), Expr::int(pair[0] + pair[1]));
+    }
+    one(contiguous(x, x.dtype, sizes))
+}
+
+pub(crate) fn index_select(a: &Args) -> Out {
+    let (x, i) = (a.tensor("self")?, a.tensor("index")?);
+    let d = norm_dim(a.int("dim", None)?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+    let mut sizes = x.sizes.clone();
+    if !sizes.is_empty() {
+        sizes[d] = i.sizes.first().cloned().unwrap_or(Expr::int(1));
+    }
+    one(contiguous(x, x.dtype, sizes))
+}
+
+pub(crate) fn index_tensor(a: &Args) -> Out {
+    // One index tensor (after leading `None`s): its shape replaces the indexed dim.
+    let x = a.tensor("self")?;
+    let ids = match a.get("indices") {
+        Some(Arg::OptionalTensors(v)) => v.clone(),
+        Some(Arg::Tensors(v)) => v.iter().map(|t| Some(*t)).collect(),
+        _ => return Err(a.err("expected `indices`")),
+    };
+    let given: Vec<(usize, crate::ir::ValueId)> = ids.iter().enumerate().filter_map(|(d, v)| v.map(|v| (d, v))).collect();
+    let [(d, i)] = given.as_slice() else { return Err(a.err("only one index tensor is inferred")) };
+    let im = a.graph.value(*i).tensor().ok_or_else(|| a.err("index is not a tensor"))?;
+    if *d >= x.sizes.len() || im.dtype == DType::Bool {
+        return Err(a.err("index out of range, or a boolean mask"));
+    }
+    let mut sizes = x.sizes[..*d].to_vec();
+    sizes.extend(im.sizes.iter().cloned());
+    sizes.extend(x.sizes[d + 1..].iter().cloned());
+    one(contiguous(x, x.dtype, sizes))
+}
+
+pub(crate) fn as_strided(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let mut m = contiguous(x, x.dtype, a.sym_sizes("size")?);
+    m.strides = a.sym_sizes("stride")?;
+    if m.strides.len() != m.sizes.len() {
+        return Err(a.err("`size` and `stride` differ in length"));
+    }
+    m.storage_offset = match a.get("storage_offset") {
+        None | Some(Arg::None) => x.storage_offset.clone(),
+        _ => a.sym_int("storage_offset")?,
+    };
+    one(m)
+}
+
+pub(crate) fn slice_scatter(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    one(contiguous(x, x.dtype, x.sizes.clone()))
+}
+
+pub(crate) fn max_pool2d_with_indices(a: &Args) -> Out {
+    max_pool(a)
+}
+
+pub(crate) fn arange(a: &Args) -> Out {
+    let t = a.target;
+    let n = if t == "prims.iota.default" {
+        a.sym_int("length")?
+    } else {
+        let end = a.sym_int("end")?;
+        let start = a.int("start", Some(0))?;
+        let step = a.int("step", Some(1))?;
+        if step <= 0 {
+            return Err(a.err("step must be positive"));
+        }
+        Expr::floordiv(Expr::add(Expr::sub(end, Expr::int(start)), Expr::int(step - 1)), Expr::int(step))
+    };
+    let dtype = match a.get("dtype") {
+        Some(Arg::ScalarType(d)) => *d,
+        _ => DType::I64,
+    };
+    Ok(vec![ValueKind::Tensor(TensorMeta {
+        dtype,
+        sizes: vec![n],
+        strides: vec![Expr::int(1)],
+        storage_offset: Expr::int(0),
+        device: "cpu".into(),
+        requires_grad: false,
+    })])
+}
+
+pub(crate) fn convert_element_type(a: &Args) -> Out {
+    let x = a.tensor("a")?;
+    let dtype = match a.get("dtype") {
+        Some(Arg::ScalarType(d)) => *d,
+        _ => return Err(a.err("missing dtype")),
+    };
+    one(contiguous(x, dtype, x.sizes.clone()))
+}
+
+pub(crate) fn sym_size(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let d = norm_dim(a.int("dim", None)?, x.sizes.len()).ok_or_else(|| a.err("dim out of range"))?;
+    Ok(vec![ValueKind::SymInt(x.sizes[d].clone())])
+}
+
+pub(crate) fn sym_arith(a: &Args) -> Out {
+    let t = a.target;
+    let x = a.sym_int("a")?;
+    let y = a.sym_int("b")?;
+    let e = match t {
+        "_operator.mul" => Expr::mul(x, y),
+        "_operator.add" => Expr::add(x, y),
+        "_operator.sub" => Expr::sub(x, y),
+        _ => Expr::floordiv(x, y),
+    };
+    Ok(vec![ValueKind::SymInt(e)])
+}
+
 
 /// `slice`'s clamped start and length along a dim of size `n` (static, or symbolic with bounds
 /// that need no clamping: `start >= 0` and `end` past the end).
@@ -608,7 +615,7 @@ fn first_tensor<'a>(a: &Args<'a>) -> Result<&'a TensorMeta, InferError> {
 }
 
 /// Elementwise binary ops: broadcast `self` with `other` (a tensor or a scalar).
-fn binary(a: &Args) -> Out {
+pub(crate) fn binary(a: &Args) -> Out {
     let x = a.tensor("self")?;
     let sizes = match a.get("other") {
         Some(Arg::Tensor(_)) => broadcast_shapes(&x.sizes, &a.tensor("other")?.sizes).map_err(|m| a.err(m))?,

@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 use super::kernel::{Access, BinOp, Elem, ExprId, KernelBuilder, RedOp, VarId};
-use super::ops::{self, OpKind};
+use super::ops::OpKind;
 use super::LowerError;
 use crate::ir::{Arg, Graph, Node, NodeId, SymIntArg, TensorMeta, ValueId, ValueKind};
 use crate::sym;
@@ -83,7 +83,7 @@ impl<'a> Ctx<'a> {
         };
         let node = self.graph.node(producer);
         let out = node.outputs.iter().position(|o| *o == v).unwrap_or(0);
-        let (kind, lower) = ops::lookup(&node.target).ok_or_else(|| LowerError::NoLowering { node: node.name.clone(), target: node.target.clone() })?;
+        let (kind, lower) = crate::ops::lowering(&node.target).ok_or_else(|| LowerError::NoLowering { node: node.name.clone(), target: node.target.clone() })?;
         if kind != OpKind::View && !self.fuse.is_some_and(|f| f.contains(&producer)) {
             return Err(LowerError::Internal(format!("`{}` is read before it is computed", value.name)));
         }

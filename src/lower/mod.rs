@@ -126,7 +126,7 @@ fn fallbacks(d: &Decomposition) -> Vec<bool> {
 
 fn kind_of(graph: &Graph, n: NodeId) -> Result<OpKind, LowerError> {
     let node = graph.node(n);
-    ops::lookup(&node.target)
+    crate::ops::lowering(&node.target)
         .map(|(k, _)| k)
         .ok_or_else(|| LowerError::NoLowering { node: node.name.clone(), target: node.target.clone() })
 }
@@ -135,7 +135,7 @@ fn kind_of(graph: &Graph, n: NodeId) -> Result<OpKind, LowerError> {
 fn through_views(graph: &Graph, mut v: ValueId) -> ValueId {
     while let Some(p) = graph.value(v).producer {
         let node = graph.node(p);
-        match ops::lookup(&node.target) {
+        match crate::ops::lowering(&node.target) {
             Some((OpKind::View, _)) => match node.args.iter().find_map(|a| a.arg.as_tensor()) {
                 Some(src) => v = src,
                 None => break,
@@ -381,7 +381,7 @@ fn build_kernel(
     let coords: Vec<_> = (0..sizes.len()).map(|i| cx.kb.var(VarId(i as u32))).collect();
     let domain: Vec<_> = sizes.iter().map(|s| cx.kb.size(s)).collect();
     cx.kb.set_coord_extents(&domain);
-    let (_, lower) = ops::lookup(&node.target).ok_or_else(|| LowerError::NoLowering { node: node.name.clone(), target: node.target.clone() })?;
+    let (_, lower) = crate::ops::lowering(&node.target).ok_or_else(|| LowerError::NoLowering { node: node.name.clone(), target: node.target.clone() })?;
     let mut stores = Vec::new();
     for &k in outs {
         let value = lower(&mut cx, node, k, &coords)?;

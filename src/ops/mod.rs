@@ -1,8 +1,13 @@
-//! The op registry: what the workbench knows about each ATen op, in one place. Today it holds the
-//! per-backend kernel tables and the traced expansions of torch-level calls ([`backend`]); the
-//! schema, meta, decomposition, interpreter and lowering entries join it here.
+//! The op registry: what the workbench knows about each ATen op, in one place — per op its
+//! interpreter implementation, kernel lowering, meta function and decompositions
+//! ([`registry`], entries in `table/`), and the per-torch-version facts of PyTorch itself:
+//! which backends have a kernel for it, whether it is Core ATen, composite or a view
+//! ([`backend`]).
 
 pub mod backend;
 pub mod cephes;
+pub mod registry;
+mod table;
 
 pub use backend::{aten_name, functional_name, table_for, Backend, BackendTable, OpFacts};
+pub use registry::{all, get, lowering, op, run_fn, OpDef};

@@ -32,7 +32,7 @@ pub fn run_reference(plan: &Plan, model: &Model, inputs: &[Tensor], bindings: &B
             if node.outputs.iter().all(|o| values.get(*o).is_some()) {
                 continue;
             }
-            let op = exec::ops::lookup(&node.target)
+            let op = crate::ops::run_fn(&node.target)
                 .ok_or_else(|| ExecError::UnsupportedOp { node: node.name.clone(), target: node.target.clone() })?;
             let cx = exec::ops::OpCx { node, values: &values, bindings };
             let results = op(&cx).map_err(|e| ExecError::Unsupported { node: node.name.clone(), target: node.target.clone(), message: format!("{e:?}") })?;

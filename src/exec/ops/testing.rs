@@ -1,6 +1,7 @@
 //! Runs one op on literal arguments, for the per-family unit tests.
 
-use super::{lookup, OpCx, OpResult};
+use super::{OpCx, OpResult};
+use crate::ops::run_fn as lookup;
 use crate::exec::tensor::Tensor;
 use crate::exec::value::{RtValue, Values};
 use crate::ir::{Arg, Graph, InputKind, NamedArg, Node, NodeMeta, ValueKind};

@@ -1,0 +1,157 @@
+//! One entry per op target: everything the workbench's passes know about it. The interpreter,
+//! the lowering, the decomposition and shape inference look ops up here and keep no lists of
+//! their own (as PyTorch's `native_functions.yaml` and tinygrad's op table do); `ops
+//! --markdown` writes `docs/OPS.md` from the same entries.
+//!
+//! Entries are written with a small builder, one line per op in the family files of
+//! [`super::table`]:
+//!
+//! ```text
+//! op("aten.silu.default").run(x::pointwise::silu).lower(K::Pointwise, l::pointwise::silu).inductor(r::activation::silu)
+//! ```
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::decomp::rules::{Build, Table};
+use crate::exec::ops::OpFn;
+use crate::infer::MetaFn;
+use crate::lower::ops::{LowerFn, OpKind};
+
+/// Everything known about one op overload (its target, without `torch.ops.`).
+#[derive(Clone, Copy)]
+pub struct OpDef {
+    pub target: &'static str,
+    /// The reference interpreter's implementation.
+    pub run: Option<OpFn>,
+    /// How the op fuses, and the builder of its output elements in a kernel.
+    pub lower: Option<(OpKind, LowerFn)>,
+    /// The symbolic output metadata, for nodes that decompositions emit.
+    pub meta: Option<MetaFn>,
+    /// torch.export's core decomposition (`run_decompositions()`), used by Inductor's table too
+    /// unless it has its own.
+    pub core: Option<Build>,
+    /// A core decomposition that Inductor's table leaves out.
+    pub core_only: Option<Build>,
+    /// Inductor's own decomposition (`select_decomp_table()`), where it differs from core's.
+    pub inductor: Option<Build>,
+    /// Inductor lowers or calls it directly: a node of it needs no decomposition.
+    pub keep: bool,
+    /// Inductor never lowers it to a kernel but calls ATen's (LAPACK-backed) implementation as
+    /// an eager fallback: the interpreter is the reference, and no kernel lowering is expected.
+    pub eager: bool,
+}
+
+/// Starts an entry for `target`.
+pub const fn op(target: &'static str) -> OpDef {
+    OpDef { target, run: None, lower: None, meta: None, core: None, core_only: None, inductor: None, keep: false, eager: false }
+}
+
+impl OpDef {
+    pub const fn run(mut self, f: OpFn) -> Self {
+        self.run = Some(f);
+        self
+    }
+
+    pub const fn lower(mut self, kind: OpKind, f: LowerFn) -> Self {
+        self.lower = Some((kind, f));
+        self
+    }
+
+    pub const fn meta(mut self, f: MetaFn) -> Self {
+        self.meta = Some(f);
+        self
+    }
+
+    pub const fn core(mut self, f: Build) -> Self {
+        self.core = Some(f);
+        self
+    }
+
+    pub const fn core_only(mut self, f: Build) -> Self {
+        self.core_only = Some(f);
+        self
+    }
+
+    pub const fn inductor(mut self, f: Build) -> Self {
+        self.inductor = Some(f);
+        self
+    }
+
+    pub const fn keep(mut self) -> Self {
+        self.keep = true;
+        self
+    }
+
+    pub const fn eager(mut self) -> Self {
+        self.eager = true;
+        self
+    }
+
+    /// The decomposition rule that applies under `table`: Inductor's own rule wins there, and
+    /// core rules apply under both tables except the core-only ones.
+    pub fn rule(&self, table: Table) -> Option<Build> {
+        match table {
+            Table::Core => self.core.or(self.core_only),
+            Table::Inductor => self.inductor.or(self.core),
+        }
+    }
+
+    /// Whether any decomposition table has a rule for it.
+    pub fn has_rule(&self) -> bool {
+        self.core.is_some() || self.core_only.is_some() || self.inductor.is_some()
+    }
+}
+
+/// The entry of `target`, if the registry has one.
+pub fn get(target: &str) -> Option<&'static OpDef> {
+    static MAP: OnceLock<HashMap<&'static str, &'static OpDef>> = OnceLock::new();
+    MAP.get_or_init(|| all().map(|d| (d.target, d)).collect()).get(target).copied()
+}
+
+/// The interpreter's implementation of `target`.
+pub fn run_fn(target: &str) -> Option<OpFn> {
+    get(target).and_then(|d| d.run)
+}
+
+/// The fusion kind and lowering of `target`, if this build lowers it.
+pub fn lowering(target: &str) -> Option<(OpKind, LowerFn)> {
+    get(target).and_then(|d| d.lower)
+}
+
+/// Every entry, family by family.
+pub fn all() -> impl Iterator<Item = &'static OpDef> {
+    super::table::FAMILIES.iter().flat_map(|f| f.iter())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_target_is_registered_once_and_namespaced() {
+        let mut seen = std::collections::HashSet::new();
+        for d in all() {
+            assert!(seen.insert(d.target), "{} registered twice", d.target);
+            let namespaced = ["aten.", "prims.", "_operator."].iter().any(|p| d.target.starts_with(p));
+            assert!(namespaced, "{}: targets are written without `torch.ops.`", d.target);
+        }
+    }
+
+    #[test]
+    fn every_entry_says_something() {
+        for d in all() {
+            let any = d.run.is_some() || d.lower.is_some() || d.meta.is_some() || d.has_rule() || d.keep || d.eager;
+            assert!(any, "{} is registered with nothing", d.target);
+        }
+    }
+
+    #[test]
+    fn inductor_rules_override_core_ones_and_core_ones_apply_under_inductor() {
+        let silu = get("aten.silu.default").unwrap();
+        assert!(silu.core.is_some() && silu.inductor.is_some());
+        assert!(get("aten.linear.default").unwrap().rule(Table::Inductor).is_some());
+        assert!(get("aten.native_layer_norm.default").unwrap().rule(Table::Core).is_none());
+        assert!(get("aten.addmm.default").unwrap().rule(Table::Core).is_none());
+    }
+}

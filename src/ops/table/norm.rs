@@ -1,0 +1,20 @@
+//! Normalisation layers.
+
+use super::prelude::*;
+
+#[rustfmt::skip]
+pub(super) const OPS: &[OpDef] = &[
+    op("aten.group_norm.default").run(x::norm::group_norm).lower(K::Reduction, l::norm::group_norm),
+    op("aten.native_group_norm.default").run(x::norm::native_group_norm).lower(K::Reduction, l::norm::native_group_norm),
+    op("aten.layer_norm.default").run(x::norm::layer_norm).lower(K::Reduction, l::norm::layer_norm).core(r::norm::layer_norm).meta(m::composite_norm),
+    op("aten.native_layer_norm.default").run(x::norm::native_layer_norm).lower(K::Reduction, l::norm::native_layer_norm).inductor(r::norm::native_layer_norm).keep().meta(m::native_layer_norm),
+    op("aten.rms_norm.default").run(x::norm::rms_norm).lower(K::Reduction, l::norm::rms_norm).core(r::norm::rms_norm).meta(m::composite_norm),
+    op("aten._fused_rms_norm.default").run(x::norm::fused_rms_norm).lower(K::Reduction, l::norm::rms_norm).core(r::norm::fused_rms_norm).meta(m::fused_rms_norm),
+    op("aten._native_batch_norm_legit_no_training.default").run(x::norm::native_batch_norm_no_training).inductor(r::norm::batch_norm_no_training).keep().meta(m::batch_norm_no_training),
+    op("aten.batch_norm.default").run(x::batch_stats::batch_norm).lower(K::Pointwise, l::batch_norm::batch_norm).core(r::norm::batch_norm).meta(m::composite_norm),
+    op("aten.native_batch_norm.default").run(x::batch_stats::native_batch_norm).lower(K::Reduction, l::batch_norm::native_batch_norm),
+    op("aten._native_batch_norm_legit.default").run(x::batch_stats::native_batch_norm).lower(K::Reduction, l::batch_norm::native_batch_norm),
+    op("aten._native_batch_norm_legit.no_stats").run(x::batch_stats::native_batch_norm_no_stats).lower(K::Reduction, l::batch_norm::native_batch_norm),
+    op("aten._batch_norm_with_update.default").run(x::batch_stats::batch_norm_with_update).lower(K::Reduction, l::batch_norm::native_batch_norm),
+    op("aten.instance_norm.default").run(x::batch_stats::instance_norm).lower(K::Reduction, l::batch_norm::instance_norm),
+];
