@@ -76,6 +76,16 @@ pub(super) fn expansion_keys(target: &str) -> Vec<String> {
     if let Some(rest) = target.strip_prefix("operator.") {
         keys.push(format!("_operator.{rest}"));
     }
+    // `F.pad` and friends are their C bindings in dynamo's graph; OpInfo traces the Python names.
+    if let Some(rest) = target.strip_prefix("torch._C._nn.") {
+        keys.push(format!("torch.nn.functional.{rest}"));
+    }
+    // OpInfo traces `/` and `//` under the methods' names only (T5's `float_1 / 8`).
+    for (op, method) in [("truediv", "true_divide"), ("floordiv", "floor_divide")] {
+        if keys.iter().any(|k| k == &format!("_operator.{op}")) {
+            keys.push(format!("Tensor.{method}"));
+        }
+    }
     // Dunder methods (`Tensor.__eq__`, `Tensor.__radd__`) are the operator's call.
     if let Some(d) = target.strip_prefix("Tensor.__").and_then(|m| m.strip_suffix("__")) {
         let plain = d.strip_prefix('r').filter(|p| !p.is_empty() && d != "rshift" && d != "round");
@@ -85,4 +95,17 @@ pub(super) fn expansion_keys(target: &str) -> Vec<String> {
         }
     }
     keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expansion_keys;
+
+    #[test]
+    fn c_bindings_and_division_operators_reach_the_names_opinfo_traced() {
+        assert!(expansion_keys("torch._C._nn.pad").contains(&"torch.nn.functional.pad".to_string()));
+        assert!(expansion_keys("_operator.truediv").contains(&"Tensor.true_divide".to_string()));
+        assert!(expansion_keys("operator.floordiv").contains(&"Tensor.floor_divide".to_string()));
+        assert!(!expansion_keys("_operator.add").iter().any(|k| k.contains("divide")));
+    }
 }

@@ -165,6 +165,7 @@ pub fn parse_graph(name: &str, text: &str) -> Result<(Graph, Vec<String>), FxErr
         let parts = split_top(line, ';');
         match augmented(parts[0]) {
             Some((op, target, value)) => cx.augmented(op, target, value, parts.get(1).copied(), &meta),
+            None if is_subscript_assign(parts[0]) => cx.setitem(parts[0], parts.get(1).copied(), &meta),
             None => cx.statement(parts[0], &meta),
         }
         .map_err(|m| err(i, m))?;
@@ -227,6 +228,35 @@ impl Cx {
         let id = self
             .graph
             .add_node(&name, &format!("_operator.i{bin}"), args, vec![(name.clone(), kind)], meta.clone())
+            .map_err(|e| e.to_string())?;
+        let out = self.graph.node(id).outputs[0];
+        self.names.insert(name, out);
+        Ok(())
+    }
+
+    /// `x[idx] = v;  setitem = x;  setitem = None`: FX's print of an `operator.setitem` node
+    /// (dynamo keeps in-place writes into a tensor, torchvision's Swin builds its attention mask
+    /// so). The node is named by the alias that follows; it writes into `x` and returns nothing,
+    /// so later reads of `x` stay edges from `x`.
+    fn setitem(&mut self, stmt: &str, result: Option<&str>, meta: &NodeMeta) -> Result<(), String> {
+        let eq = find_assign(stmt).ok_or_else(|| format!("expected `x[index] = value`, found `{}`", cut(stmt)))?;
+        let (lhs, rhs) = (stmt[..eq].trim(), stmt[eq + 1..].trim());
+        let target = pyexpr::parse(lhs).map_err(|e| format!("`{}`: {e}", cut(lhs)))?;
+        let Py::Subscript(base, idx) = target else {
+            return Err(format!("expected `x[index]` on the left of `=`, found `{}`", cut(lhs)));
+        };
+        let value = pyexpr::parse(rhs).map_err(|e| format!("`{}`: {e}", cut(rhs)))?;
+        let name = result
+            .and_then(|r| find_assign(r).map(|e| r[..e].trim().to_string()))
+            .filter(|n| is_identifier(n))
+            .ok_or_else(|| format!("expected `; name = ...` naming the setitem node after `{}`", cut(stmt)))?;
+        let mut args = Vec::new();
+        self.push_arg(&mut args, "arg0", &base, false)?;
+        self.push_arg(&mut args, "arg1", &idx, false)?;
+        self.push_arg(&mut args, "arg2", &value, false)?;
+        let id = self
+            .graph
+            .add_node(&name, "_operator.setitem", args, vec![(name.clone(), ValueKind::Other("None".into()))], meta.clone())
             .map_err(|e| e.to_string())?;
         let out = self.graph.node(id).outputs[0];
         self.names.insert(name, out);
@@ -782,6 +812,14 @@ fn augmented(stmt: &str) -> Option<(&str, &str, &str)> {
     is_identifier(name).then(|| (*op, name, rest[op.len() + 1..].trim()))
 }
 
+/// `x[...] = value`: an assignment into a subscript, not to a name.
+fn is_subscript_assign(stmt: &str) -> bool {
+    find_assign(stmt).is_some_and(|eq| {
+        let lhs = stmt[..eq].trim();
+        lhs.ends_with(']') && lhs.find('[').is_some_and(|b| is_identifier(&lhs[..b]))
+    })
+}
+
 /// `slice(a)`, `slice(a, b)`, `slice(a, b, c)`: the builtin, unless a value shadows it (FX
 /// names nodes `slice_1`, ..., never `slice`).
 fn is_slice_call(func: &Py, args: &[Py]) -> bool {
@@ -935,6 +973,33 @@ mod tests {
         assert_eq!(c.args[2].arg, Arg::Float(std::f64::consts::PI));
         assert_eq!(g.outputs.len(), 8, "the returned pytree's leaves: {:?}", g.outputs);
         assert_eq!(g.outputs[4], Arg::None);
+    }
+
+    #[test]
+    fn reads_setitem_into_a_tensor() {
+        // torchvision's Swin builds its shifted-window mask so (torch 2.15 dynamo graph).
+        let text = "def forward(self, L_x_: \"f32[8, 8][8, 1]cpu\", s0: \"Sym(s0)\"):\n    \
+                    l_x_ = L_x_\n    \
+                    attn_mask: \"f32[8, 8][8, 1]cpu\" = l_x_.new_zeros((8, 8));  l_x_ = None\n    \
+                    attn_mask[(slice(0, -4, None), slice(-4, -2, None))] = 1;  setitem = attn_mask;  setitem = None\n    \
+                    attn_mask[(slice(-2, None, None), Ellipsis)] = s0;  setitem_1 = attn_mask;  setitem_1 = None\n    \
+                    return (attn_mask,)\n";
+        let (g, warnings) = parse_graph("g", text).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let set = g.node(g.node_by_name("setitem").unwrap());
+        assert_eq!(set.target, "_operator.setitem");
+        let mask = g.value_id("attn_mask").unwrap();
+        assert!(set.inputs().any(|v| v == mask), "writes into the mask: {:?}", set.args);
+        assert_eq!(set.arg("arg2"), Some(&Arg::Int(1)));
+        let set1 = g.node(g.node_by_name("setitem_1").unwrap());
+        let s0 = g.value_id("s0").unwrap();
+        assert!(set1.inputs().any(|v| v == s0), "the written value is an edge: {:?}", set1.args);
+        // The graph returns the mask itself, not the setitem's None.
+        assert!(matches!(&g.outputs[0], Arg::Tensor(v) if *v == mask), "{:?}", g.outputs);
+        // Without the alias that names the node, the line is an error that says so.
+        let bad = text.replace(";  setitem = attn_mask;  setitem = None", "");
+        let e = parse_graph("g", &bad).unwrap_err();
+        assert!(e.message.contains("naming the setitem node"), "{e:?}");
     }
 
     #[test]
