@@ -32,6 +32,41 @@ pub fn mm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<Exp
     dot(cx, a, b, idx, false)
 }
 
+/// `matmul`: Σ_k a[.., i, k] · b[.., k, j] with the batch dims broadcast (a batch dim of size 1
+/// is read at 0); a 1-D `a` has no `i` (and no batch), a 1-D `b` no `j`, as `torch.matmul` drops
+/// them from the output.
+pub fn matmul(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let a = cx.tensor(node, "self")?;
+    let b = cx.tensor(node, "other")?;
+    let (a_sizes, b_sizes) = (cx.sizes(a)?, cx.sizes(b)?);
+    let (ra, rb) = (a_sizes.len(), b_sizes.len());
+    if ra == 0 || rb == 0 {
+        return Err(cx.err(node, "matmul of a 0-dim operand"));
+    }
+    // Output coordinates: batch dims, then `i` (when a is 2-D or more), then `j` (when b is).
+    let n = idx.len();
+    let j = (rb >= 2).then(|| idx[n - 1]);
+    let i = (ra >= 2).then(|| idx[n - 1 - usize::from(rb >= 2)]);
+    let batch_end = n - usize::from(ra >= 2) - usize::from(rb >= 2);
+    let var = cx.kb.fresh_var()?;
+    let k = cx.kb.var(var);
+    let extent = cx.kb.size(&a_sizes[ra - 1]);
+    let zero = cx.kb.i64(0);
+    let batch = |sizes: &[crate::sym::Expr]| -> Vec<ExprId> {
+        let r = sizes.len().saturating_sub(2);
+        (0..r).map(|d| if sizes[d].as_int() == Some(1) { zero } else { idx[batch_end - r + d] }).collect()
+    };
+    let mut ai = if ra >= 2 { batch(&a_sizes) } else { Vec::new() };
+    ai.extend(i.into_iter().chain([k]));
+    let mut bi = if rb >= 2 { batch(&b_sizes) } else { Vec::new() };
+    bi.push(k);
+    bi.extend(j);
+    let x = cx.read(a, &ai)?;
+    let y = cx.read(b, &bi)?;
+    let p = cx.kb.binary(BinOp::Mul, x, y)?;
+    Ok(cx.kb.reduce(RedOp::Sum, var, extent, p)?)
+}
+
 pub fn addmm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     let a = cx.tensor(node, "mat1")?;
     let b = cx.tensor(node, "mat2")?;

@@ -104,6 +104,7 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.atleast_3d.default", OpKind::View, view::reshape),
     ("aten.to.dtype", OpKind::View, view::to_copy),
     ("aten.to.dtype_layout", OpKind::View, view::to_copy),
+    ("aten.to.device", OpKind::View, view::to_copy),
     ("aten.permute_copy.default", OpKind::View, view::permute),
     ("aten.transpose_copy.int", OpKind::View, view::transpose),
     ("aten.t_copy.default", OpKind::View, view::transpose),
@@ -383,6 +384,7 @@ const TABLE: &[(&str, OpKind, LowerFn)] = &[
     ("aten.bmm.default", OpKind::Heavy, linalg::mm),
     ("aten.addmm.default", OpKind::Heavy, linalg::addmm),
     ("aten.linear.default", OpKind::Heavy, linalg::linear),
+    ("aten.matmul.default", OpKind::Heavy, linalg::matmul),
     ("aten.scaled_dot_product_attention.default", OpKind::Heavy, linalg::sdpa),
     // The fused op Inductor's table keeps on CPU; its logsumexp output is never read in inference.
     ("aten._scaled_dot_product_flash_attention_for_cpu.default", OpKind::Heavy, linalg::sdpa),
