@@ -53,6 +53,8 @@ const BINARY: &[&str] = &[
     "aten.bitwise_and.Tensor",
     "aten.fmod.Scalar",
     "aten.bitwise_or.Tensor",
+    "aten.__and__.Tensor",
+    "aten.__or__.Tensor",
 ];
 
 pub(super) fn infer(a: &Args) -> Out {
