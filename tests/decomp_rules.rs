@@ -139,6 +139,7 @@ fn cases() -> Vec<Case> {
         // Picking and placing elements; the channels-last global pool restrides its mean.
         case("aten.pad.default", C, &[("x", &[S, N(3), N(4)])], vec![x("self"), ("pad", P::Is(&[1, 2, 0, 1])), ("value", P::F(0.5))]),
         case("aten.pad.default", C, &[("x", &[S, N(3)])], vec![x("self"), ("pad", P::Is(&[0, 0]))]),
+        Case { masks: &["a", "b"], ..case("aten.__and__.Tensor", C, &[("a", &[S, N(4)]), ("b", &[N(4)])], vec![("self", P::In("a")), ("other", P::In("b"))]) },
         Case { masks: &["m"], ..case("aten.masked_fill.Scalar", C, &[("x", &[S, N(4)]), ("m", &[S, N(4)])], vec![x("self"), ("mask", P::In("m")), ("value", P::F(-100.0))]) },
         case("aten.roll.default", C, &[("x", &[S, N(5), N(4)])], vec![x("self"), ("shifts", P::Is(&[2, -1])), ("dims", P::Is(&[1, 2]))]),
         case("aten.roll.default", I, &[("x", &[S, N(6)])], vec![x("self"), ("shifts", P::Is(&[-8])), ("dims", P::Is(&[-1]))]),
@@ -241,12 +242,11 @@ fn random_inputs(c: &Case, s0: usize, rng: &mut StdRng) -> Vec<Tensor> {
 }
 
 /// Rules whose source op neither the interpreter nor the meta functions know yet (they are
-/// spellings torch normalises: `conv1d`, `__and__`, `to`, in-place ops, ...). Each must instead
+/// spellings torch normalises: `conv1d`, `to`, in-place ops, ...). Each must instead
 /// fire on a model of the zoo, where tests/zoo.rs compares the whole graph's op multiset with
 /// torch's.
 const CHECKED_ON_THE_ZOO: &[&str] = &[
     "aten.conv1d.default",
-    "aten.__and__.Tensor",
     "aten.new_ones.default",
     "aten.to.dtype",
     "aten.to.device",

@@ -102,3 +102,17 @@ fn the_none_mode_lowering_runs_the_functionalized_graph_on_opencl() {
     let err = max_abs_diff(&r.outputs[0], &npy_tensor("mutating.out0.npy"));
     assert!(err < 1e-5, "max abs error {err}");
 }
+
+#[test]
+fn functionalizing_an_unmarked_node_is_not_a_lite_violation() {
+    let model = load();
+    let g = &model.graphs[0];
+    let marks = Marks::default();
+    let lite = decompose(g, Mode::Lite, &marks).unwrap();
+    assert!(!lite.write_backs.is_empty(), "the writes through views were carried back");
+    let violations = xpu_workbench::decomp::check_lite(g, &lite, &marks);
+    assert!(violations.is_empty(), "{violations:?}");
+    // A real decomposition of an unmarked node still is one: full mode decomposes the fills.
+    let full = decompose(g, Mode::Full, &marks).unwrap();
+    assert!(!xpu_workbench::decomp::check_lite(g, &full, &marks).is_empty());
+}

@@ -29,11 +29,24 @@ pub fn is_symbolic_size_op(target: &str) -> bool {
 }
 
 /// Checks a lite decomposition of `original` against `marks`.
+///
+/// Functionalization is not decomposition: an in-place node kept as its functional op, with the
+/// views and scatters that write its result back ([`Decomposition::write_backs`]), is kept whole,
+/// and so is a node dropped because nothing reads it.
 pub fn check_lite(original: &Graph, lite: &Decomposition, marks: &Marks) -> Vec<Violation> {
     let mut out = Vec::new();
+    let write_backs: std::collections::HashSet<_> = lite.write_backs.iter().copied().collect();
     for (i, node) in original.nodes.iter().enumerate() {
         let products = &lite.provenance.products[i];
-        let kept_whole = products.len() == 1 && lite.graph.node(products[0]).target == node.target;
+        let own: Vec<_> = products.iter().filter(|p| !write_backs.contains(p)).collect();
+        let functional = super::functionalize::functional_target(&node.target);
+        // Nothing left of it (nothing read it, or only views taken again replace it) is not a
+        // decomposition either.
+        let kept_whole = own.is_empty()
+            || own.len() == 1 && {
+                let t = &lite.graph.node(*own[0]).target;
+                *t == node.target || Some(t) == functional.as_ref()
+            };
         let allowed = marks.marks(node) && !is_symbolic_size_op(&node.target);
         if !kept_whole && !allowed {
             let became = products.iter().fold(BTreeMap::new(), |mut h, p| {

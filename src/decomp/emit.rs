@@ -55,6 +55,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
     let mut products = vec![Vec::new(); graph.nodes.len()];
     let mut functionalized = Vec::new();
     let mut views = functionalize::Views::new(graph);
+    let mut write_backs = Vec::new();
     // PyTorch's decompositions re-trace the program, so what nothing reads is not in their graphs.
     let live = if mode == Mode::None { vec![true; graph.nodes.len()] } else { live_nodes(graph) };
     for (i, node) in graph.nodes.iter().enumerate() {
@@ -67,10 +68,13 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
             Mode::Lite if !marks.marks(node) => None,
             _ => mode.table(),
         };
+        let first_new = em.out.nodes.len();
         if functional {
             // A view read after its base was written in place is taken again from the new base.
+            let before = em.out.nodes.len();
             let mut rw = Rw::at(&mut em, node, table, id);
             views.refresh(&mut rw, graph, node.inputs()).map_err(err)?;
+            write_backs.extend((before..em.out.nodes.len()).map(|n| NodeId(n as u32)));
         }
         // Every mode but `none` works on the functionalized graph, as PyTorch's do, unless the
         // table has a rule for the in-place op itself (`dropout_`: torch decomposes it whole).
@@ -85,7 +89,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
         };
         let node = functional_node.as_ref().unwrap_or(node);
         let rule = table.and_then(|t| rules::find(t, &node.target).map(|r| (t, r)));
-        let first_new = em.out.nodes.len();
+        let rule_start = em.out.nodes.len();
         let built = match rule {
             Some((table, rule)) => {
                 let mut rw = Rw { em: &mut em, node, table: Some(table), origin: id, depth: 0, nested: false };
@@ -99,7 +103,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
         match built {
             Some(outs) => {
                 em.bind_outputs(graph, node, &outs).map_err(err)?;
-                let into = em.out.nodes[first_new..].iter().fold(BTreeMap::new(), |mut h, n| {
+                let into = em.out.nodes[rule_start..].iter().fold(BTreeMap::new(), |mut h, n| {
                     *h.entry(n.target.clone()).or_insert(0) += 1;
                     h
                 });
@@ -115,8 +119,10 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
         }
         if functional_node.is_some() {
             // Later readers of the mutated tensor (and of its base) read the functional result.
+            let before = em.out.nodes.len();
             let mut rw = Rw::at(&mut em, node, table, id);
             views.write_back(&mut rw, graph, id).map_err(err)?;
+            write_backs.extend((before..em.out.nodes.len()).map(|n| NodeId(n as u32)));
         } else if functional {
             views.note(graph, id);
         }
@@ -126,9 +132,15 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
         let outputs: Vec<ValueId> = graph.outputs.iter().flat_map(|o| o.values()).collect();
         let last = graph.nodes.len().checked_sub(1).map(|n| NodeId(n as u32));
         if let Some(last) = last {
-            let mut rw = Rw::at(&mut em, &graph.nodes[last.index()], mode.table(), last);
+            let before = em.out.nodes.len();
+            // Views taken again for the outputs: lite keeps them as written (nothing marked them).
+            let table = if mode == Mode::Lite { None } else { mode.table() };
+            let mut rw = Rw::at(&mut em, &graph.nodes[last.index()], table, last);
             views.refresh(&mut rw, graph, outputs.into_iter())
                 .map_err(|e| DecompError { node: "output".into(), target: "output".into(), source: e })?;
+            let taken: Vec<NodeId> = (before..em.out.nodes.len()).map(|n| NodeId(n as u32)).collect();
+            products[last.index()].extend(taken.iter().copied());
+            write_backs.extend(taken);
         }
     }
     for o in &graph.outputs {
@@ -144,6 +156,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
         kept,
         no_rule,
         functionalized,
+        write_backs,
         mutations,
     };
     if mode == Mode::None {

@@ -96,6 +96,9 @@ pub struct Decomposition {
     pub no_rule: Vec<NodeId>,
     /// Input nodes of in-place ops (`relu_`) that became their functional overload first.
     pub functionalized: Vec<NodeId>,
+    /// Output nodes functionalization itself emitted (views taken again, scatters back into a
+    /// base): not a decomposition of the node they came from.
+    pub write_backs: Vec<NodeId>,
     /// Graph inputs (user inputs, buffers) written in place, as export records them: PyTorch's
     /// functional graph returns their new values (`BUFFER_MUTATION`, `USER_INPUT_MUTATION`).
     pub mutations: Vec<Mutation>,

@@ -90,10 +90,12 @@ pub(super) fn prune(d: Decomposition) -> Result<Decomposition, DecompError> {
         .map(|m| Ok(Mutation { input: mapped(&map, m.input)?, value: mapped(&map, m.value)?, by: m.by.clone() }))
         .collect::<Result<_, String>>()
         .map_err(|e| err("mutation", e))?;
+    let write_backs = d.write_backs.iter().filter_map(|n| new_id[n.index()]).collect();
     Ok(Decomposition {
         graph: out,
         provenance: Provenance { origin, products },
         decomposed,
+        write_backs,
         mutations,
         ..d
     })
