@@ -59,9 +59,13 @@ pub fn sdpa(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<E
     let q = cx.tensor(node, "query")?;
     let k = cx.tensor(node, "key")?;
     let v = cx.tensor(node, "value")?;
-    if cx.opt_tensor(node, "attn_mask").is_some() {
-        return Err(cx.err(node, "attn_mask is not supported"));
-    }
+    // A boolean mask keeps the scores where it holds (-inf elsewhere); a float mask is added.
+    // Either broadcasts against [..., L, S] from the right.
+    let mask = cx.opt_tensor(node, "attn_mask");
+    let mask_meta = match mask {
+        Some(mv) => Some(cx.meta(mv)?.clone()),
+        None => None,
+    };
     if cx.float_or(node, "dropout_p", 0.0)? != 0.0 {
         return Err(cx.err(node, "dropout_p must be 0"));
     }
@@ -83,6 +87,22 @@ pub fn sdpa(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<E
     };
     let batch = idx[..n - 2].to_vec();
     let (i, d) = (idx[n - 2], idx[n - 1]);
+    // Grouped-query attention: each key/value head serves `Hq / Hk` query heads.
+    let kv_batch = match (cx.bool_or(node, "enable_gqa", false)?, n >= 3) {
+        (true, true) => {
+            let (hq, hk) = (qs[n - 3].as_int(), ks[n - 3].as_int());
+            match (hq, hk) {
+                (Some(hq), Some(hk)) if hk > 0 && hq % hk == 0 => {
+                    let mut b = batch.clone();
+                    let g = cx.kb.i64(hq / hk);
+                    b[n - 3] = cx.kb.binary(BinOp::Div, b[n - 3], g)?;
+                    b
+                }
+                _ => return Err(cx.err(node, "enable_gqa needs static head counts with Hq a multiple of Hk")),
+            }
+        }
+        _ => batch.clone(),
+    };
     let s_extent = cx.kb.size(&s_size);
     let e_extent = cx.kb.size(&e_size);
     // score(j) = scale · Σ_e q[i, e] k[j, e], masked to -inf above the diagonal when causal.
@@ -91,13 +111,32 @@ pub fn sdpa(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<E
         let e = cx.kb.var(ev);
         let mut qi = batch.clone();
         qi.extend([i, e]);
-        let mut ki = batch.clone();
+        let mut ki = kv_batch.clone();
         ki.extend([j, e]);
         let a = cx.read(q, &qi)?;
         let b = cx.read(k, &ki)?;
         let p = cx.kb.binary(BinOp::Mul, a, b)?;
         let s = cx.kb.reduce(RedOp::Sum, ev, e_extent, p)?;
-        let s = cx.kb.binary(BinOp::Mul, s, scale)?;
+        let mut s = cx.kb.binary(BinOp::Mul, s, scale)?;
+        if let (Some(mv), Some(mm)) = (mask, mask_meta.as_ref()) {
+            let r = mm.sizes.len();
+            if r > n {
+                return Err(cx.err(node, format!("attn_mask of rank {r} for attention of rank {n}")));
+            }
+            let mut full = batch.clone();
+            full.extend([i, j]);
+            let zero = cx.kb.i64(0);
+            let at: Vec<ExprId> =
+                mm.sizes.iter().enumerate().map(|(t, size)| if size.as_int() == Some(1) { zero } else { full[n - r + t] }).collect();
+            let mval = cx.read(mv, &at)?;
+            s = if mm.dtype == crate::ir::DType::Bool {
+                let ninf = cx.kb.f32(f32::NEG_INFINITY);
+                cx.kb.select(mval, s, ninf)?
+            } else {
+                let mf = cx.kb.cast(mval, crate::lower::kernel::Ty::F32);
+                cx.kb.binary(BinOp::Add, s, mf)?
+            };
+        }
         if causal {
             let ok = cx.kb.cmp(CmpOp::Le, j, i)?;
             let ninf = cx.kb.f32(f32::NEG_INFINITY);
@@ -120,7 +159,7 @@ pub fn sdpa(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<E
     let sj3 = score(cx, j3)?;
     let d3 = cx.kb.binary(BinOp::Sub, sj3, m)?;
     let p3 = cx.kb.unary(UnOp::Exp, d3);
-    let mut vi = batch.clone();
+    let mut vi = kv_batch.clone();
     vi.extend([j3, d]);
     let vv = cx.read(v, &vi)?;
     let pv = cx.kb.binary(BinOp::Mul, p3, vv)?;
