@@ -24,6 +24,9 @@ use crate::sym::Expr;
 enum Bench {
     Copy,
     Pointwise,
+    /// `(a·b + 1)·a`: the same two inputs and one output as [`Bench::Pointwise`] without its
+    /// `erf` and `exp`, to tell memory time from math time.
+    Arith,
     /// Row sums of `exp(x)` over rows of [`ROW`], one work-item folding each row serially (the
     /// elementwise schedule: the baseline).
     Reduction,
@@ -48,9 +51,10 @@ const SHORT: i64 = 64;
 /// Rows of the few-rows benchmark.
 const FEW: i64 = 16;
 
-const BANDWIDTH: [Bench; 7] = [
+const BANDWIDTH: [Bench; 8] = [
     Bench::Copy,
     Bench::Pointwise,
+    Bench::Arith,
     Bench::Reduction,
     Bench::ReductionRows,
     Bench::ReductionShortRows,
@@ -147,7 +151,7 @@ fn synthetic(which: Bench) -> Kernel {
     let n = Expr::symbol("n");
     let whole = |e: i64| Expr::floordiv(n.clone(), Expr::int(e));
     let (mut k, lowering_schedule) = match which {
-        Bench::Copy | Bench::Pointwise => (pointwise(which == Bench::Pointwise, n), false),
+        Bench::Copy | Bench::Pointwise | Bench::Arith => (pointwise(which, n), false),
         Bench::Reduction => (row_sums("fused_reduction", whole(ROW), Expr::int(ROW)), false),
         Bench::ReductionRows => (row_sums("fused_reduction_rows", whole(ROW), Expr::int(ROW)), true),
         Bench::ReductionShortRows => (row_sums("fused_reduction_short_rows", whole(SHORT), Expr::int(SHORT)), true),
@@ -162,12 +166,12 @@ fn synthetic(which: Bench) -> Kernel {
     k
 }
 
-/// `out[i] = a[i]`, or the six-op chain `gelu(a·b + 1) · exp(-|a|)` (two inputs).
-fn pointwise(fused: bool, n: Expr) -> Kernel {
+/// `out[i] = a[i]`, the six-op chain `gelu(a·b + 1) · exp(-|a|)` or `(a·b + 1)·a`.
+fn pointwise(which: Bench, n: Expr) -> Kernel {
     let mut kb = KernelBuilder::new(1);
     let i = kb.var(VarId(0));
     let a = kb.buffer("a", Access::Read);
-    let b = fused.then(|| kb.buffer("b", Access::Read));
+    let b = (which != Bench::Copy).then(|| kb.buffer("b", Access::Read));
     let out = kb.buffer("out", Access::Write);
     let d = kb.size(&n);
     let x = kb.load(a, i);
@@ -178,6 +182,10 @@ fn pointwise(fused: bool, n: Expr) -> Kernel {
     let one = kb.f32(1.0);
     let xy = kb.binary(BinOp::Mul, x, y).expect(OK);
     let t = kb.binary(BinOp::Add, xy, one).expect(OK);
+    if which == Bench::Arith {
+        let v = kb.binary(BinOp::Mul, t, x).expect(OK);
+        return kb.finish("fused_arith".into(), vec![n], vec![d], vec![Store { buf: out, value: v }]);
+    }
     let c = kb.f32(std::f32::consts::FRAC_1_SQRT_2);
     let e = kb.binary(BinOp::Mul, t, c).expect(OK);
     let e = kb.unary(UnOp::Erf, e);

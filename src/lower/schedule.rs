@@ -101,9 +101,56 @@ pub fn rows(k: &Kernel, group: u32) -> Option<Schedule> {
     let KExpr::Reduce { extent, .. } = k.expr(longest) else { return None };
     // Work-group reductions exist for float32 sums, maxima and minima; products and other
     // types fold one row per work-item.
+    // A row that is a single output (no statistic shared between outputs) is worth a group only
+    // when the group reads it contiguously: a convolution's channel loop strides through
+    // memory, and one work-item per output (neighbours reading neighbours) is faster there.
     let coop = reduces_all(k).all(|(op, ty)| ty == Ty::F32 && op != RedOp::Prod)
-        && static_work(k, longest).is_none_or(|n| n >= MIN_ROW_EXTENT);
+        && static_work(k, longest).is_none_or(|n| n >= MIN_ROW_EXTENT)
+        && ((outer as usize) < k.domain.len() || contiguous_in(k, longest));
+    // Rows of one output each that no group may share are the elementwise schedule already.
+    if !coop && outer as usize == k.domain.len() {
+        return None;
+    }
     Some(Schedule::Rows { outer, group, coop, extent: *extent })
+}
+
+/// Whether every load in the body of reduce `r` that moves with its variable reads at `… + v`
+/// (unit stride in `v`), so that neighbouring work-items splitting `v` read neighbouring
+/// elements.
+fn contiguous_in(k: &Kernel, r: ExprId) -> bool {
+    let KExpr::Reduce { var, body, .. } = *k.expr(r) else { return false };
+    let free = k.free_vars();
+    let bit = 1u128 << var.0;
+    let mut stack = vec![body];
+    let mut seen = vec![false; k.exprs.len()];
+    while let Some(e) = stack.pop() {
+        if std::mem::replace(&mut seen[e.0 as usize], true) || free[e.0 as usize] & bit == 0 {
+            continue;
+        }
+        if let KExpr::Load { index, .. } = *k.expr(e) {
+            if !unit_stride(k, index, var, &free) {
+                return false;
+            }
+        }
+        stack.extend(k.children(e));
+    }
+    true
+}
+
+/// `index` is a sum in which `v` appears exactly once, as a bare summand.
+fn unit_stride(k: &Kernel, index: ExprId, v: super::kernel::VarId, free: &[u128]) -> bool {
+    let bit = 1u128 << v.0;
+    let mut terms = vec![index];
+    let mut bare = 0;
+    while let Some(t) = terms.pop() {
+        match *k.expr(t) {
+            KExpr::Binary(BinOp::Add, a, b) => terms.extend([a, b]),
+            KExpr::Var(w) if w == v => bare += 1,
+            _ if free[t.0 as usize] & bit != 0 => return false,
+            _ => {}
+        }
+    }
+    bare == 1
 }
 
 /// Every reduction of the kernel, with its type.
