@@ -70,8 +70,11 @@ pub fn as_strided(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Re
     let v = input(cx, node)?;
     let meta = cx.meta(v)?.clone();
     let contiguous = meta.strides.iter().zip(TensorMeta::contiguous_strides(&meta.sizes)).zip(&meta.sizes).all(|((a, b), n)| same(a, &b) || n.as_int() == Some(1));
-    if !contiguous || meta.storage_offset.as_int() != Some(0) {
-        return Err(cx.err(node, "as_strided of a tensor that is not contiguous from offset 0"));
+    // The kernel reads the input's row-major copy, as the interpreter does: right for a dense
+    // row-major input (a view's storage offset included, as OpInfo's partial views check), wrong
+    // for another layout (channels-last), which is refused rather than read in the wrong order.
+    if !contiguous {
+        return Err(cx.err(node, "as_strided of a tensor whose strides are not row-major"));
     }
     let stride = cx.sym_ints(node, "stride")?;
     if stride.len() != idx.len() {
