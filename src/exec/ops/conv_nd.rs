@@ -39,6 +39,21 @@ struct Conv {
 }
 
 impl Conv {
+    /// The flat index (row-major `strides` over `sizes`) that kernel tap `tap` of the window at
+    /// `coord` touches — `coord·stride + tap·dilation - pad` per dim — or `None` in the padding.
+    /// A convolution's window reads the input there; a transposed one writes its output there.
+    fn tap_at(&self, coord: &[usize], tap: &[usize], sizes: &[usize], strides: &[usize]) -> Option<usize> {
+        let mut at = 0usize;
+        for d in 0..sizes.len() {
+            let p = (coord[d] * self.stride[d] + tap[d] * self.dil[d]) as i64 - self.pad[d].0 as i64;
+            if p < 0 || p >= sizes[d] as i64 {
+                return None;
+            }
+            at += p as usize * strides[d];
+        }
+        Some(at)
+    }
+
     fn from(cx: &OpCx, k: usize, ksizes: &[usize]) -> OpResult<Conv> {
         let stride = per_dim(cx, "stride", k, 1)?;
         let dil = per_dim(cx, "dilation", k, 1)?;
@@ -117,17 +132,7 @@ fn run(cx: &OpCx, transposed: bool) -> OpResult<Vec<RtValue>> {
                 for oc in 0..cout_g {
                     let o = grp * cout_g + oc;
                     for (t, tap) in taps.iter().enumerate() {
-                        let mut at = 0usize;
-                        let mut ok = true;
-                        for d in 0..k {
-                            let p = (ic[d] * g.stride[d] + tap[d] * g.dil[d]) as i64 - g.pad[d].0 as i64;
-                            if p < 0 || p >= osp[d] as i64 {
-                                ok = false;
-                                break;
-                            }
-                            at += p as usize * ost[d];
-                        }
-                        if ok {
+                        if let Some(at) = g.tap_at(ic, tap, &osp, &ost) {
                             out[(b * cout + o) * olen + at] += xval * wv[(ci * cout_g + oc) * klen + t];
                         }
                     }
@@ -143,17 +148,7 @@ fn run(cx: &OpCx, transposed: bool) -> OpResult<Vec<RtValue>> {
                     let ocd = &ocoords[oi];
                     let mut acc = 0.0;
                     for (t, tap) in taps.iter().enumerate() {
-                        let mut at = 0usize;
-                        let mut ok = true;
-                        for d in 0..k {
-                            let p = (ocd[d] * g.stride[d] + tap[d] * g.dil[d]) as i64 - g.pad[d].0 as i64;
-                            if p < 0 || p >= isp[d] as i64 {
-                                ok = false;
-                                break;
-                            }
-                            at += p as usize * ist[d];
-                        }
-                        if ok {
+                        if let Some(at) = g.tap_at(ocd, tap, &isp, &ist) {
                             acc += plane[at] * wrow[t];
                         }
                     }
