@@ -3,12 +3,16 @@
 
     python3 scripts/gen_opinfo.py [OUTDIR] [--only=NAME,NAME] [--shard=I/N]
     python3 scripts/gen_opinfo.py --mark=tests/data/opinfo/index.json   (re-derive `check` only)
+    python3 scripts/gen_opinfo.py DIR --pick=others --seed=1   (a held-out set: see below)
 
 OUTDIR defaults to tests/data/opinfo. For every OpInfo of
 torch.testing._internal.common_methods_invocations.op_db (plus EXTRA below: ops that real graphs
 contain but op_db does not test directly) and each dtype of DTYPES the OpInfo supports on CPU, a
 few of its sample inputs (float32: the first, the smallest, the highest-rank; other dtypes: the
-first) become one case each:
+first) become one case each. `--pick=others` takes, per dtype, up to three small samples the
+default pick does not (the second, the middle and the last), and `--seed=S` seeds the sample
+generator differently: a held-out set to run with `OPINFO_DIR=DIR cargo test --test opinfo`,
+cases nobody tuned the code on:
 
   OUTDIR/<op>.zip.gz     one archive per op (a stored zip, gzipped), holding for case K
       K.pt2              torch.export.export() of a module calling the op on the sample's
@@ -47,19 +51,25 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 warnings.filterwarnings("ignore")
-torch.manual_seed(0)
 
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 OUT = ARGS[0] if ARGS else "tests/data/opinfo"
 ONLY = None
 SHARD = (0, 1)
+PICK = "default"
+SEED = 0
 for a in sys.argv[1:]:
+    if a.startswith("--pick="):
+        PICK = a.split("=", 1)[1]
+    if a.startswith("--seed="):
+        SEED = int(a.split("=", 1)[1])
     if a.startswith("--only="):
         ONLY = set(a.split("=", 1)[1].split(","))
     if a.startswith("--shard="):
         i, n = a.split("=", 1)[1].split("/")
         SHARD = (int(i), int(n))
 
+torch.manual_seed(SEED)
 from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
 from torch.testing._internal.opinfo.core import OpInfo, SampleInput  # noqa: E402
 
@@ -312,6 +322,19 @@ def pick(samples, n):
     return [(i, samples[i]) for i in out[:n]]
 
 
+def pick_others(samples, n):
+    """Up to three small samples `pick` leaves out: the second, the middle and the last."""
+    taken = {i for i, _ in pick(samples, n)}
+    def numel(s):
+        return sum(t.numel() for t in tree_flatten((s.input, s.args, s.kwargs))[0] if isinstance(t, torch.Tensor))
+    rest = [i for i in range(len(samples)) if i not in taken and numel(samples[i]) <= MAX_NUMEL]
+    out = []
+    for i in (rest[:1] + rest[len(rest) // 2:len(rest) // 2 + 1] + rest[-1:]):
+        if i not in out:
+            out.append(i)
+    return [(i, samples[i]) for i in out]
+
+
 def outputs_of(fn, leaves, spec, tensor_idx, ts, clone=True):
     ls = list(leaves)
     for i, t in zip(tensor_idx, ts):
@@ -409,7 +432,7 @@ def main():
                 signal.alarm(0)
                 index["skipped"].append({"op": name, "dtype": dtype_name(dtype), "why": f"sample_inputs: {type(e).__name__}: {str(e)[:200]}"})
                 continue
-            for si, s in pick(samples, n):
+            for si, s in (pick_others(samples, n) if PICK == "others" else pick(samples, n)):
                 rec = {"op": name, "opinfo": op.name, "sample": si, "dtype": dtype_name(dtype)}
                 try:
                     signal.alarm(30)
