@@ -117,20 +117,20 @@ struct Counts {
     targets: std::collections::BTreeSet<String>,
 }
 
-/// The members of one op archive.
-fn read_archive(file: &str) -> BTreeMap<String, Vec<u8>> {
-    let gz = std::fs::read(cases_dir().join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+/// The members of one op archive; an unreadable archive fails its cases (named), not the run.
+fn read_archive(file: &str) -> Result<BTreeMap<String, Vec<u8>>, String> {
+    let gz = std::fs::read(cases_dir().join(file)).map_err(|e| format!("{file}: {e}"))?;
     let mut raw = Vec::new();
-    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut raw).unwrap_or_else(|e| panic!("{file}: gzip: {e}"));
-    let mut z = zip::ZipArchive::new(std::io::Cursor::new(raw)).unwrap_or_else(|e| panic!("{file}: zip: {e}"));
+    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut raw).map_err(|e| format!("{file}: gzip: {e}"))?;
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(raw)).map_err(|e| format!("{file}: zip: {e}"))?;
     let mut out = BTreeMap::new();
     for i in 0..z.len() {
-        let mut f = z.by_index(i).expect("zip entry");
+        let mut f = z.by_index(i).map_err(|e| format!("{file}: zip entry {i}: {e}"))?;
         let mut data = Vec::new();
-        f.read_to_end(&mut data).expect("zip entry data");
+        f.read_to_end(&mut data).map_err(|e| format!("{file}: zip entry {i}: {e}"))?;
         out.insert(f.name().to_string(), data);
     }
-    out
+    Ok(out)
 }
 
 /// A tensor from `.npy` bytes; `dtype` is the manifest's name (bfloat16 arrives as u16 bits).
@@ -286,7 +286,7 @@ fn opinfo_samples_match_pytorch() {
     let mut by_dtype: BTreeMap<String, Counts> = BTreeMap::new();
     let mut causes: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut panics = Vec::new();
-    let mut archive: Option<(String, BTreeMap<String, Vec<u8>>)> = None;
+    let mut archive: Option<(String, Result<BTreeMap<String, Vec<u8>>, String>)> = None;
     // Cases compared by their `check` rule instead of PyTorch's values.
     let mut by_rule_counts = Counts::default();
     for case in &index.cases {
@@ -297,7 +297,7 @@ fn opinfo_samples_match_pytorch() {
             archive = Some((case.file.clone(), read_archive(&case.file)));
         }
         let files = &archive.as_ref().expect("archive").1;
-        let (interp, opencl) = match run_case(case, files, dev.as_mut()) {
+        let (interp, opencl) = match files.as_ref().map_err(String::clone).and_then(|files| run_case(case, files, dev.as_mut())) {
             Ok(r) => r,
             Err(e) => (Err(e.clone()), Err(e)),
         };
