@@ -240,6 +240,8 @@ pub fn col2im(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     }
     let c = rows / (ks[0] * ks[1]);
     let xv = x.to_f64_vec();
+    // Summed column by column and rounded to the dtype at each step, as ATen's CPU col2im does.
+    let rd = super::fvec::round_to(x.dtype());
     let mut v = vec![0.0; n * c * h * w];
     for b in 0..n {
         for r in 0..rows {
@@ -248,7 +250,8 @@ pub fn col2im(cx: &OpCx) -> OpResult<Vec<RtValue>> {
                 for z in 0..ow {
                     let (py, pz) = ((y * st[0] + i * dil[0]) as i64 - pad[0] as i64, (z * st[1] + j * dil[1]) as i64 - pad[1] as i64);
                     if py >= 0 && pz >= 0 && (py as usize) < h && (pz as usize) < w {
-                        v[((b * c + ch) * h + py as usize) * w + pz as usize] += xv[((b * rows + r) * oh + y) * ow + z];
+                        let at = ((b * c + ch) * h + py as usize) * w + pz as usize;
+                        v[at] = rd(v[at] + xv[((b * rows + r) * oh + y) * ow + z]);
                     }
                 }
             }

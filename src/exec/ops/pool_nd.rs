@@ -392,12 +392,14 @@ pub fn max_pool_with_indices_backward(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let m = p.plane_len();
     let per = gv.len() / p.planes().max(1);
     let mut v = vec![0.0; p.f.v.len()];
+    // Added output by output and rounded to the dtype at each step, as ATen's CPU kernel does.
+    let r = super::fvec::round_to(g.dtype());
     for (j, (&gr, &i)) in gv.iter().zip(&iv).enumerate() {
         let at = (j / per.max(1)) * m + usize::try_from(i).ok().filter(|&i| i < m).ok_or_else(|| OpError::Arg {
             arg: "indices".into(),
             message: format!("index {i} out of range for a plane of {m} elements"),
         })?;
-        v[at] += gr;
+        v[at] = r(v[at] + gr);
     }
     one(F::new(p.f.shape.clone(), v).to(g.dtype())?)
 }
