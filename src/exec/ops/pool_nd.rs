@@ -195,7 +195,10 @@ pub fn max_pool3d(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 /// Each output position's window (plane positions) and divisor: PyTorch's divisor is the
 /// window clipped to the padded input (`count_include_pad`) or to the input, unless
 /// `divisor_override` gives one.
-pub(super) fn avg_windows(cx: &OpCx, p: &Planes, k: usize) -> OpResult<(Vec<usize>, Vec<(Vec<usize>, f64)>)> {
+/// An average-pooling window: its plane positions and its divisor.
+pub(super) type AvgWindow = (Vec<usize>, f64);
+
+pub(super) fn avg_windows(cx: &OpCx, p: &Planes, k: usize) -> OpResult<(Vec<usize>, Vec<AvgWindow>)> {
     let g = Sliding::from(cx, k)?;
     let include_pad = cx.bool_or("count_include_pad", true)?;
     let divisor = cx.opt_int("divisor_override")?;

@@ -58,14 +58,17 @@ fn weighted(cx: &mut Ctx<'_>, dy: ValueId, w: Option<ValueId>, i: &[ExprId], wat
     }
 }
 
+/// Builds an element's expression at full input coordinates.
+type At<'f, 'a, T> = &'f dyn Fn(&mut Ctx<'a>, &[ExprId]) -> Result<T, LowerError>;
+
 /// How `∂x` reads one normalised set: `ĝ` and `x̂` at full input coordinates, and the set's
 /// elements as the coordinates `at` gives for a loop over `dims` of `block` from `base`.
 struct SetOf<'f, 'a> {
     ty: Ty,
     rstd: ExprId,
-    ghat: &'f dyn Fn(&mut Ctx<'a>, &[ExprId]) -> R,
-    xhat: &'f dyn Fn(&mut Ctx<'a>, &[ExprId]) -> R,
-    at: &'f dyn Fn(&mut Ctx<'a>, &[ExprId]) -> Result<Vec<ExprId>, LowerError>,
+    ghat: At<'f, 'a, ExprId>,
+    xhat: At<'f, 'a, ExprId>,
+    at: At<'f, 'a, Vec<ExprId>>,
     block: &'f [sym::Expr],
     dims: &'f [usize],
     base: &'f [ExprId],
