@@ -24,6 +24,11 @@ cases nobody tuned the code on:
                          input/output dtypes and shapes, tolerances (PyTorch's assert_close
                          defaults per dtype); and every case that could not be made, with why.
 
+Ops made with `every=True` (scripts/opinfo_core_aten.py: Core ATen ops that op_db never calls
+directly, backward ops among them) turn every sample into a case. With --only, the committed
+OUTDIR/index.json is updated in place: the named ops' entries are replaced, every other entry is
+written back as it was.
+
 Cases whose outputs differ between two eager runs, complex dtypes and ops with no function variant
 are recorded as skipped, not silently dropped. Random ops that OpInfo seeds itself (so two eager
 runs agree) and uninitialised tensors (`empty*`) are kept, with a `check` entry saying their
@@ -73,6 +78,9 @@ torch.manual_seed(SEED)
 from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
 from torch.testing._internal.opinfo.core import OpInfo, SampleInput  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from opinfo_core_aten import core_aten_ops  # noqa: E402
+
 # (dtype, how many samples). float32 is the default dtype users meet most: more samples.
 DTYPES = [
     (torch.float32, 3),
@@ -99,10 +107,12 @@ def extra_ops():
     """Non-core ops that export leaves in real graphs and op_db does not cover as such."""
     T = lambda *s, dtype=torch.float32: torch.randn(*s).to(dtype)  # noqa: E731
 
-    def mk(name, fn, samples, dtypes=(torch.float32,)):
+    def mk(name, fn, samples, dtypes=(torch.float32,), every=False):
         def sample_inputs(op, device, dtype, requires_grad=False, **kw):
             for s in samples(dtype):
                 yield s
+        if every:
+            EVERY_SAMPLE.add(name)
         return OpInfo(name, op=fn, dtypes=dtypes, sample_inputs_func=sample_inputs)
 
     ints = lambda lo, hi, *s: torch.randint(lo, hi, s)  # noqa: E731
@@ -138,7 +148,12 @@ def extra_ops():
            lambda d: [SampleInput(T(3, 4), args=(torch.rand(3, 4) > 0.5,))]),
         mk("x_tril_mask", lambda x: torch.ones(x.shape[-1], x.shape[-1], dtype=torch.bool).tril() & (x > 0),
            lambda d: [SampleInput(T(4, 4))]),
-    ]
+    ] + core_aten_ops(mk, T, ints)
+
+
+# Names of ops whose every sample becomes a case (the samples are a test matrix written for
+# them: strides, paddings, groups, output masks), not only pick()'s first/smallest/highest-rank.
+EVERY_SAMPLE = set()
 
 
 # Random samplers by target: their support from the node's named arguments as
@@ -432,7 +447,11 @@ def main():
                 signal.alarm(0)
                 index["skipped"].append({"op": name, "dtype": dtype_name(dtype), "why": f"sample_inputs: {type(e).__name__}: {str(e)[:200]}"})
                 continue
-            for si, s in (pick_others(samples, n) if PICK == "others" else pick(samples, n)):
+            if name in EVERY_SAMPLE:
+                chosen = list(enumerate(samples))
+            else:
+                chosen = pick_others(samples, n) if PICK == "others" else pick(samples, n)
+            for si, s in chosen:
                 rec = {"op": name, "opinfo": op.name, "sample": si, "dtype": dtype_name(dtype)}
                 try:
                     signal.alarm(30)
@@ -479,8 +498,18 @@ def main():
             with open(os.path.join(OUT, f"{fname}.zip.gz"), "wb") as f:
                 f.write(gzip.compress(raw.getvalue(), 9, mtime=0))
         print(f"{name}: {n_case} cases", flush=True)
+    if ONLY and SHARD[1] == 1 and os.path.exists(index_path):
+        index = merged(json.load(open(index_path)), index)
     with open(index_path, "w") as f:
         json.dump(index, f, indent=0)
+
+
+def merged(old, new):
+    """`old` (the committed index) with the cases and skips of the ops `new` regenerated
+    replaced by `new`'s, appended after the others: every other entry stays as it was."""
+    redone = {c["op"] for c in new["cases"] + new["skipped"]}
+    keep = lambda entries: [e for e in entries if e.get("op") not in redone]  # noqa: E731
+    return {"torch": old["torch"], "cases": keep(old["cases"]) + new["cases"], "skipped": keep(old["skipped"]) + new["skipped"]}
 
 
 if __name__ == "__main__":
