@@ -31,7 +31,7 @@ written back as it was.
 
 Cases whose outputs differ between two eager runs, complex dtypes and ops with no function variant
 are recorded as skipped, not silently dropped. Random ops that OpInfo seeds itself (so two eager
-runs agree) and uninitialised tensors (`empty*`) are kept, with a `check` entry saying their
+runs agree) and uninitialised tensors (`empty*`, a growing `resize_`) are kept, with a `check` entry saying their
 values cannot equal PyTorch's: `{"kind": "random", "support": [lo, hi] | null, "open_hi": bool,
 "integral": bool}` (tests/opinfo.rs checks shape, dtype, that every value lies in the support,
 and a loose statistic on large samples) or `{"kind": "uninitialized"}` (shape and dtype only).
@@ -44,6 +44,7 @@ are compared after aligning each column's sign with PyTorch's. The per-op archiv
 import gzip
 import io
 import json
+import math
 import os
 import signal
 import sys
@@ -192,6 +193,22 @@ UNINITIALIZED = {
     "aten.empty.memory_format", "aten.empty_like.default", "aten.new_empty.default",
     "aten.empty_strided.default", "aten.empty_permuted.default", "aten.new_empty_strided.default",
 }
+# Ops that leave the elements past their input's uninitialised when they grow it.
+GROWING = {"aten.resize_.default", "aten.resize_as_.default"}
+
+
+def numel_of(graph, name):
+    """Elements of a tensor value whose sizes the archive records as ints, else None."""
+    sizes = [d.get("as_int") for d in graph["tensor_values"].get(name, {}).get("sizes", [None])]
+    return None if None in sizes else math.prod(sizes)
+
+
+def grows(graph, node):
+    """Whether a GROWING node's output holds more elements than its input (unknown: yes)."""
+    src = next((i["arg"]["as_tensor"]["name"] for i in node["inputs"] if i["name"] == "self" and "as_tensor" in i["arg"]), None)
+    outs = [o.get("as_tensor", {}).get("name") for o in node["outputs"]]
+    before, after = numel_of(graph, src), numel_of(graph, outs[0]) if outs else None
+    return before is None or after is None or after > before
 
 
 def graph_json(pt2):
@@ -226,6 +243,8 @@ def check_of(pt2):
     # Uninitialised memory only matters where it is an output; consumers that overwrite it
     # (window functions fill an `empty`) still have exact values.
     if any(name(n) in UNINITIALIZED and set(produced_by(n)) & set(graph_outs) for n in nodes):
+        return {"kind": "uninitialized"}
+    if any(name(n) in GROWING and set(produced_by(n)) & set(graph_outs) and grows(g, n) for n in nodes):
         return {"kind": "uninitialized"}
     for n in nodes:
         if name(n) in SIGN_FREE:

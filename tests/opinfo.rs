@@ -13,6 +13,10 @@
 //! many cases were checked by rule. Eigenvectors, unique only up to sign, are compared by value
 //! after each column's sign is aligned with PyTorch's.
 //!
+//! An op Inductor only runs eagerly (`.eager()` linear algebra) runs on OpenCL as a host step
+//! of the plan (the interpreter, between launches); the summary says how many OpenCL passes
+//! used one, and `OPINFO_VERBOSE` marks those cases `opencl (host step)`.
+//!
 //! No case may panic. Per op, the number of passing cases may not drop below the floor committed
 //! in `tests/data/opinfo_floor.json` (so coverage cannot silently regress); the summary printed
 //! at the end is what `docs/OPS.md` reports. `OPINFO_WRITE_FLOOR=1` rewrites the floor file from
@@ -221,11 +225,12 @@ fn panicked(p: Box<dyn std::any::Any + Send>) -> String {
     format!("PANIC: {msg}")
 }
 
+/// The interpreter's and OpenCL's outcomes, and whether the OpenCL plan ran a host step.
 fn run_case(
     case: &Case,
     files: &BTreeMap<String, Vec<u8>>,
     dev: Option<&mut xpu_workbench::runtime::opencl::OpenClDevice>,
-) -> Result<(Outcome, Outcome), String> {
+) -> Result<(Outcome, Outcome, bool), String> {
     let k = case.case;
     let pt2 = files.get(&format!("{k}.pt2")).ok_or("no .pt2 in the archive")?;
     let name = format!("{}#{k}", case.file);
@@ -247,10 +252,12 @@ fn run_case(
         exec::run(&model, graph, &inputs).map_err(|e| e.to_string()).and_then(|got| compare(case, &got, &want))
     }))
     .unwrap_or_else(|p| Err(panicked(p)));
+    let mut host_step = false;
     let opencl = match dev {
         None => Err("no OpenCL device".to_string()),
         Some(dev) => catch_unwind(AssertUnwindSafe(|| -> Outcome {
             let plan = lower::lower(&model, graph, Mode::None, &Marks::default()).map_err(|e| e.to_string())?;
+            host_step = plan.host_steps() > 0;
             let modules = compile_plan(&plan).map_err(|e| e.to_string())?;
             // Every module the case produced must validate, whatever the driver accepts.
             for m in modules.iter().flatten() {
@@ -264,7 +271,7 @@ fn run_case(
         }))
         .unwrap_or_else(|p| Err(panicked(p))),
     };
-    Ok((interp, opencl))
+    Ok((interp, opencl, host_step))
 }
 
 /// The first words of an error, to group failures by cause in the summary.
@@ -289,6 +296,8 @@ fn opinfo_samples_match_pytorch() {
     let mut archive: Option<(String, Result<BTreeMap<String, Vec<u8>>, String>)> = None;
     // Cases compared by their `check` rule instead of PyTorch's values.
     let mut by_rule_counts = Counts::default();
+    // OpenCL passes whose plan ran an eager-only op on the host (no generated kernel).
+    let mut host_step_passes = 0;
     for case in &index.cases {
         if only.as_ref().is_some_and(|o| !o.contains(&case.op)) {
             continue;
@@ -297,10 +306,11 @@ fn opinfo_samples_match_pytorch() {
             archive = Some((case.file.clone(), read_archive(&case.file)));
         }
         let files = &archive.as_ref().expect("archive").1;
-        let (interp, opencl) = match files.as_ref().map_err(String::clone).and_then(|files| run_case(case, files, dev.as_mut())) {
+        let (interp, opencl, host_step) = match files.as_ref().map_err(String::clone).and_then(|files| run_case(case, files, dev.as_mut())) {
             Ok(r) => r,
-            Err(e) => (Err(e.clone()), Err(e)),
+            Err(e) => (Err(e.clone()), Err(e), false),
         };
+        host_step_passes += usize::from(host_step && opencl.is_ok());
         if matches!(case.check, Some(Check::Random { .. } | Check::Uninitialized)) {
             by_rule_counts.cases += 1;
             by_rule_counts.interp += usize::from(interp.is_ok());
@@ -331,7 +341,8 @@ fn opinfo_samples_match_pytorch() {
             }
         }
         if std::env::var("OPINFO_VERBOSE").is_ok() {
-            println!("{} #{} {} {:?} interp {:?} opencl {:?}", case.op, case.case, case.dtype, case.targets, interp, opencl);
+            let host = if host_step { " (host step)" } else { "" };
+            println!("{} #{} {} {:?} interp {:?} opencl{host} {:?}", case.op, case.case, case.dtype, case.targets, interp, opencl);
         }
     }
     std::panic::set_hook(hook);
@@ -344,7 +355,16 @@ fn opinfo_samples_match_pytorch() {
     });
     let pct = |n: usize| 100.0 * n as f64 / total.cases.max(1) as f64;
     println!("OpInfo cases from torch {} ({} ops, {} skipped at export):", index.torch, counts.len(), index.skipped.len());
-    println!("  interpreter {}/{} ({:.1} %), OpenCL {}/{} ({:.1} %)", total.interp, total.cases, pct(total.interp), total.opencl, total.cases, pct(total.opencl));
+    println!(
+        "  interpreter {}/{} ({:.1} %), OpenCL {}/{} ({:.1} %; {} of these ran a host fallback step, an eager-only op through the interpreter)",
+        total.interp,
+        total.cases,
+        pct(total.interp),
+        total.opencl,
+        total.cases,
+        pct(total.opencl),
+        host_step_passes
+    );
     for (dt, c) in &by_dtype {
         println!("  {dt:>9}: interpreter {:>5}/{:<5} OpenCL {:>5}/{}", c.interp, c.cases, c.opencl, c.cases);
     }

@@ -85,6 +85,9 @@ pub struct SweepPoint {
     pub mode: &'static str,
     /// Median over the timed repetitions of the kernels' summed device time.
     pub device_us: f64,
+    /// Median over the timed repetitions of the time sync and host-fallback steps spent on the
+    /// host (not part of `device_us`; 0 for plans without such steps).
+    pub host_us: f64,
     /// Bytes read plus bytes written.
     pub bytes: u64,
     pub bytes_read: u64,

@@ -4,6 +4,7 @@
 
 pub(crate) mod batch_norm;
 pub(crate) mod bessel;
+pub(crate) mod compact;
 pub(crate) mod conv;
 pub(crate) mod conv_grad;
 pub(crate) mod distance;
@@ -27,6 +28,7 @@ pub(crate) mod resample;
 pub(crate) mod scatter;
 pub(crate) mod sort;
 pub(crate) mod special;
+pub(crate) mod unique;
 pub(crate) mod view;
 pub(crate) mod view_scatter;
 
