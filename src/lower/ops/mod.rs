@@ -7,6 +7,7 @@ pub(crate) mod bessel;
 pub(crate) mod conv;
 pub(crate) mod create;
 pub(crate) mod gather_grad;
+pub(crate) mod grid_sample;
 pub(crate) mod index;
 pub(crate) mod layout;
 pub(crate) mod linalg;

@@ -42,8 +42,8 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.conv_transpose3d.input").run(x::conv_nd::conv_transpose),
     op("aten.im2col.default").run(x::conv_nd::im2col),
     op("aten.col2im.default").run(x::conv_nd::col2im),
-    op("aten.grid_sampler.default").run(x::sample::grid_sampler),
-    op("aten.grid_sampler_2d.default").run(x::sample::grid_sampler).lower(K::Heavy, l::gather_grad::grid_sampler_2d),
-    op("aten.grid_sampler_3d.default").run(x::sample::grid_sampler),
+    op("aten.grid_sampler.default").run(x::sample::grid_sampler).lower(K::Heavy, l::grid_sample::grid_sampler),
+    op("aten.grid_sampler_2d.default").run(x::sample::grid_sampler).lower(K::Heavy, l::grid_sample::grid_sampler),
+    op("aten.grid_sampler_3d.default").run(x::sample::grid_sampler).lower(K::Heavy, l::grid_sample::grid_sampler),
     op("aten.upsample_bicubic2d.vec").run(x::sample::upsample_bicubic2d).lower(K::Heavy, l::resample::bicubic),
 ];
