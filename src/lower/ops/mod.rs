@@ -14,6 +14,7 @@ pub(crate) mod layout;
 pub(crate) mod linalg;
 pub(crate) mod math;
 pub(crate) mod norm;
+pub(crate) mod numeric;
 pub(crate) mod pointwise;
 pub(crate) mod poly;
 pub(crate) mod pooling;
