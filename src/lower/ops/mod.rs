@@ -8,6 +8,7 @@ pub(crate) mod conv;
 pub(crate) mod create;
 pub(crate) mod gather_grad;
 pub(crate) mod grid_sample;
+pub(crate) mod histogram;
 pub(crate) mod im2col;
 pub(crate) mod index;
 pub(crate) mod layout;
