@@ -30,6 +30,7 @@ pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod sample;
 pub(crate) mod scalar;
+pub(crate) mod segment;
 pub(crate) mod shape;
 pub(crate) mod sort;
 pub(crate) mod unique;

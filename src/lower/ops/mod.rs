@@ -25,6 +25,7 @@ pub(crate) mod put;
 pub(crate) mod reduce;
 pub(crate) mod resample;
 pub(crate) mod scatter;
+pub(crate) mod segment;
 pub(crate) mod sort;
 pub(crate) mod special;
 pub(crate) mod view;
