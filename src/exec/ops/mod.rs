@@ -9,6 +9,7 @@ pub(crate) mod batch_stats;
 pub(crate) mod conv_nd;
 pub(crate) mod conv_pool;
 pub(crate) mod distance;
+pub(crate) mod embedding_bag;
 pub(crate) mod extra;
 pub(crate) mod fft;
 pub(crate) mod fvec;

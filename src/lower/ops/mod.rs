@@ -6,6 +6,7 @@ pub(crate) mod batch_norm;
 pub(crate) mod bessel;
 pub(crate) mod conv;
 pub(crate) mod create;
+pub(crate) mod embedding_bag;
 pub(crate) mod fft;
 pub(crate) mod gather_grad;
 pub(crate) mod grid_sample;
