@@ -4,6 +4,7 @@
 //! Ops see a node's arguments by schema name (torch.export records names, and leaves out
 //! arguments left at their defaults, so every accessor takes the schema default).
 
+pub(crate) mod antialias;
 pub(crate) mod attention;
 pub(crate) mod batch_stats;
 pub(crate) mod conv_nd;

@@ -2,6 +2,7 @@
 //! output at symbolic coordinates, registered by target in the op registry (`crate::ops`,
 //! `.lower(kind, f)`), where the partitioner and the kernel builder look them up.
 
+pub(crate) mod antialias;
 pub(crate) mod batch_norm;
 pub(crate) mod bessel;
 pub(crate) mod conv;
