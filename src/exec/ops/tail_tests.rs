@@ -67,3 +67,11 @@ fn growing_resize_is_refused_not_invented() {
     let ok = call1("aten.resize_.default", vec![("self", t32(&[2, 2], &[1., 2., 3., 4.])), ("size", ints(&[3]))]);
     assert_eq!(v(&ok), vec![1., 2., 3.]);
 }
+
+#[test]
+fn triangle_indices_list_cells_row_by_row() {
+    let tri = |t: &str, offset: i64| v(&call1(t, vec![("row", int(3)), ("col", int(4)), ("offset", int(offset))]));
+    assert_eq!(tri("aten.tril_indices.default", 0), vec![0., 1., 1., 2., 2., 2., 0., 0., 1., 0., 1., 2.]);
+    assert_eq!(tri("aten.triu_indices.default", 1), vec![0., 0., 0., 1., 1., 2., 1., 2., 3., 2., 3., 3.]);
+    assert_eq!(tri("aten.tril_indices.default", -2), vec![2., 0.]);
+}
