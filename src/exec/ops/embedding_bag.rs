@@ -10,10 +10,10 @@
 //!   non-padding indices (0 for an empty bag), or the elementwise maximum (0 for an empty bag);
 //! - `offset2bag [len(indices)]`: the bag of each index (`[0]` when ATen's fast summing path
 //!   skips it: float32/float16 weights, no padding index);
-//! - `bag_size`: per bag its non-padding index count for `mean`/`max` (and `_embedding_bag`,
-//!   which keeps it for the backward pass), zeros of `offsets`' shape for a forward-only sum;
+//! - `bag_size`: per bag its non-padding index count for `mean`/`max`, zeros for `sum`, in the
+//!   length PyTorch's meta function gives ([`bag_size_len`]);
 //! - `max_indices`: for `max`, the index of the row each maximum came from (0 for an empty
-//!   bag); otherwise `bag_size` again for `mean`, zeros for `sum`.
+//!   bag); otherwise one entry per bag, the counts again for `mean`, zeros for `sum`.
 
 use super::fvec::F;
 use super::shape::many;
@@ -58,9 +58,17 @@ pub(crate) fn bag_end(b: usize, bags: usize, offsets: &[i64], n: i64, by_last_of
     }
 }
 
-/// Whether `bag_size` holds counts (else zeros of `offsets`' shape).
-pub(crate) fn keeps_bag_size(target: &str, mode: i64) -> bool {
-    mode != MODE_SUM || target == "aten._embedding_bag.default"
+/// The length of `bag_size` as PyTorch's meta function (which gives exported graphs their
+/// shapes) has it: one per offset for the forward-only op (what `embedding_bag` runs for a
+/// weight that needs no gradient), one per bag for `_embedding_bag`. With `include_last_offset`
+/// the two differ by one; ATen's CPU kernel itself gives `mean` and `max` one per bag even
+/// forward-only, so the last entry (0 here) has no eager counterpart.
+pub(crate) fn bag_size_len(target: &str, offsets: usize, bags: usize) -> usize {
+    if target == "aten._embedding_bag.default" {
+        bags
+    } else {
+        offsets
+    }
 }
 
 pub fn embedding_bag(cx: &OpCx) -> OpResult<Vec<RtValue>> {
@@ -135,16 +143,12 @@ pub fn embedding_bag(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         let starts = &off[..bags];
         ints(vec![n], (0..n as i64).map(|i| starts.iter().filter(|&&s| s <= i).count() as i64 - 1).collect())?
     };
-    let bag_size = if keeps_bag_size(&cx.node.target, mode) {
-        if mode == MODE_SUM {
-            ints(vec![bags], vec![0; bags])?
-        } else {
-            ints(vec![bags], counts.clone())?
-        }
-    } else {
-        ints(offsets.shape().to_vec(), vec![0; off.len()])?
-    };
-    let max_indices = if mode == MODE_MAX { ints(vec![bags, d], argmax)? } else { bag_size.clone() };
+    // Sums keep no counts; means and maxima count each bag's rows (padding left out).
+    let counts: Vec<i64> = if mode == MODE_SUM { vec![0; bags] } else { counts };
+    let mut sizes = counts.clone();
+    sizes.resize(bag_size_len(&cx.node.target, off.len(), bags), 0);
+    let bag_size = ints(vec![sizes.len()], sizes)?;
+    let max_indices = if mode == MODE_MAX { ints(vec![bags, d], argmax)? } else { ints(vec![bags], counts)? };
     let output = F::new(vec![bags, d], out).to(weight.dtype())?;
     many(vec![output, offset2bag, bag_size, max_indices])
 }
@@ -209,7 +213,7 @@ mod tests {
         let sum = bag("aten.embedding_bag.default", 0, vec![]);
         assert_eq!(sum[0], vec![4., -4., 0., 0., 4., -4.]);
         assert!(sum[1].is_empty(), "float32 sums take ATen's fast path: no offset2bag");
-        assert_eq!(sum[2], vec![0., 0., 0.], "a forward-only sum keeps zeros of the offsets' shape");
+        assert_eq!(sum[2], vec![0., 0., 0.], "sums keep no counts");
         let mean = bag("aten.embedding_bag.default", 1, vec![]);
         assert_eq!(mean[0], vec![2., -2., 0., 0., 4. / 3., -4. / 3.]);
         assert_eq!(mean[1], vec![0., 0., 2., 2., 2.]);

@@ -194,11 +194,15 @@ pub fn embedding_bag(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) 
             Ok(cx.kb.binary(BinOp::Sub, n, one)?)
         }
         (2, &[b]) | (3, &[b]) => {
-            // Sums keep no counts (zeros); means and maxima count each bag's rows.
+            // Sums keep no counts (zeros); means and maxima count each bag's rows. A forward-only
+            // bag_size has one entry per offset (PyTorch's meta function): past the bags, 0.
+            let zero = cx.kb.i64(0);
             if bags.mode == MODE_SUM {
-                return Ok(cx.kb.i64(0));
+                return Ok(zero);
             }
-            bags.count(cx, b)
+            let n = bags.count(cx, b)?;
+            let bag = cx.kb.cmp(CmpOp::Lt, b, bags.bags)?;
+            Ok(cx.kb.select(bag, n, zero)?)
         }
         (3, &[b, k]) => Ok(bags.fold(cx, node, b, k)?.1),
         _ => Err(cx.err(node, format!("output {out} at {} coordinates", idx.len()))),
