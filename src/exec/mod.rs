@@ -320,7 +320,9 @@ fn check_tensor(
     Ok(())
 }
 
-/// The graph's outputs from a finished run.
+/// The graph's outputs from a finished run. A Python number among them becomes a 0-dim tensor
+/// as `torch.tensor(x)` makes it: an int is int64, a bool is bool, and a float takes torch's
+/// default dtype, float32 (PyTorch's own outputs of `item()` are recorded that way).
 pub fn outputs(graph: &Graph, values: &Values) -> Result<Vec<Tensor>, ExecError> {
     graph
         .outputs
@@ -333,12 +335,12 @@ pub fn outputs(graph: &Graph, values: &Values) -> Result<Vec<Tensor>, ExecError>
                     match values.get(*v).ok_or_else(missing)? {
                         RtValue::Tensor(t) => Ok(t.clone()),
                         RtValue::Int(i) => Ok(Tensor::scalar(*i)),
-                        RtValue::Float(f) => Ok(Tensor::scalar(*f)),
+                        RtValue::Float(f) => Ok(Tensor::scalar(*f as f32)),
                         RtValue::Bool(x) => Ok(Tensor::scalar(*x)),
                     }
                 }
                 Arg::Int(i) | Arg::SymInt(crate::ir::SymIntArg::Int(i)) => Ok(Tensor::scalar(*i)),
-                Arg::Float(f) => Ok(Tensor::scalar(*f)),
+                Arg::Float(f) => Ok(Tensor::scalar(*f as f32)),
                 Arg::Bool(x) => Ok(Tensor::scalar(*x)),
                 other => Err(ExecError::Output { index, message: format!("outputs of the form {other:?} are not supported") }),
             }

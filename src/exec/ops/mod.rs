@@ -20,6 +20,7 @@ pub(crate) mod linalg_ops;
 pub(crate) mod linalg_svd;
 pub(crate) mod loss;
 pub(crate) mod math;
+pub(crate) mod matrix_exp;
 pub(crate) mod nll;
 pub(crate) mod norm;
 pub(crate) mod numeric;
@@ -28,8 +29,10 @@ pub(crate) mod pool_nd;
 pub(crate) mod products;
 pub(crate) mod random;
 pub(crate) mod reduce;
+pub(crate) mod resample_u8;
 pub(crate) mod sample;
 pub(crate) mod scalar;
+pub(crate) mod select;
 pub(crate) mod shape;
 pub(crate) mod sort;
 pub(crate) mod unique;
@@ -256,5 +259,7 @@ pub(crate) fn wrap_dim(dim: i64, ndim: usize) -> OpResult<usize> {
 pub(crate) mod testing;
 #[cfg(test)]
 pub(crate) mod tail_tests;
+#[cfg(test)]
+mod rounding_tests;
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,7 @@
 //! element) and bilinear/nearest `grid_sampler_2d` with zeros padding.
 
 use super::super::ctx::Ctx;
-use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp, Ty, UnOp};
+use super::super::kernel::{BinOp, CmpOp, Elem, ExprId, RedOp, Ty, UnOp};
 use super::super::LowerError;
 use crate::ir::Node;
 
@@ -43,6 +43,10 @@ pub fn grid_sampler_2d(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) 
         return Err(cx.err(node, "grid_sampler_2d needs a 4-D input"));
     }
     let (n, c, oy, ox) = (idx[0], idx[1], idx[2], idx[3]);
+    // PyTorch's CPU kernel computes in the tensor's dtype: for float16/bfloat16 every step
+    // below is rounded to it, as the interpreter's `grid_sampler` does.
+    let store = Elem::from_dtype(cx.meta(x)?.dtype);
+    let r = move |cx: &mut Ctx<'_>, e: ExprId| store.map_or(e, |s| cx.kb.round_to(e, s));
     // Pixel position of grid coordinate g over `size` pixels.
     let unnorm = |cx: &mut Ctx<'_>, coord: i64, size: ExprId| -> Result<ExprId, LowerError> {
         let k = cx.kb.i64(coord);
@@ -52,14 +56,20 @@ pub fn grid_sampler_2d(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) 
         let half = cx.kb.float_like(0.5, gv);
         let sf = cx.kb.cast(size, ty);
         let p1 = cx.kb.binary(BinOp::Add, gv, one)?;
+        let p1 = r(cx, p1);
         if align {
             let s1 = cx.kb.binary(BinOp::Sub, sf, one)?;
             let a = cx.kb.binary(BinOp::Mul, p1, half)?;
-            Ok(cx.kb.binary(BinOp::Mul, a, s1)?)
+            let a = r(cx, a);
+            let a = cx.kb.binary(BinOp::Mul, a, s1)?;
+            Ok(r(cx, a))
         } else {
             let a = cx.kb.binary(BinOp::Mul, p1, sf)?;
+            let a = r(cx, a);
             let a = cx.kb.binary(BinOp::Sub, a, one)?;
-            Ok(cx.kb.binary(BinOp::Mul, a, half)?)
+            let a = r(cx, a);
+            let a = cx.kb.binary(BinOp::Mul, a, half)?;
+            Ok(r(cx, a))
         }
     };
     let (w, h) = (xs[3], xs[2]);
@@ -93,8 +103,10 @@ pub fn grid_sampler_2d(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) 
     }
     let (fx, fy) = (cx.kb.unary(UnOp::Floor, ix), cx.kb.unary(UnOp::Floor, iy));
     let (tx, ty) = (cx.kb.binary(BinOp::Sub, ix, fx)?, cx.kb.binary(BinOp::Sub, iy, fy)?);
+    let (tx, ty) = (r(cx, tx), r(cx, ty));
     let one = cx.kb.float_like(1.0, ix);
     let (ux, uy) = (cx.kb.binary(BinOp::Sub, one, tx)?, cx.kb.binary(BinOp::Sub, one, ty)?);
+    let (ux, uy) = (r(cx, ux), r(cx, uy));
     let (x0, y0) = (cx.kb.cast(fx, Ty::I64), cx.kb.cast(fy, Ty::I64));
     let i1 = cx.kb.i64(1);
     let (x1, y1) = (cx.kb.binary(BinOp::Add, x0, i1)?, cx.kb.binary(BinOp::Add, y0, i1)?);
@@ -102,8 +114,11 @@ pub fn grid_sampler_2d(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) 
     for (px, py, wx, wy) in [(x0, y0, ux, uy), (x1, y0, tx, uy), (x0, y1, ux, ty), (x1, y1, tx, ty)] {
         let v = value(cx, px, py)?;
         let wgt = cx.kb.binary(BinOp::Mul, wx, wy)?;
-        let p = cx.kb.binary(BinOp::Mul, v, wgt)?;
+        let wgt = r(cx, wgt);
+        let p = cx.kb.binary(BinOp::Mul, wgt, v)?;
+        let p = r(cx, p);
         acc = cx.kb.binary(BinOp::Add, acc, p)?;
+        acc = r(cx, acc);
     }
     Ok(acc)
 }
