@@ -154,6 +154,11 @@ impl<'k> Writer<'k> {
                     (UnOp::Trunc, _) => self.cl(ty, CLOp::trunc, &[x])?,
                     (UnOp::Rint, _) => self.cl(ty, CLOp::rint, &[x])?,
                     (UnOp::BitNot, _) => self.b.not(ty, None, x)?,
+                    (UnOp::RoundF16, Ty::F32) => self.round_f16(x)?,
+                    (UnOp::RoundBF16, Ty::F32) => self.round_bf16(x)?,
+                    (UnOp::RoundF16 | UnOp::RoundBF16, t) => {
+                        return Err(CodegenError::Unsupported(format!("{op:?} of a {t:?} value (it rounds float32)")))
+                    }
                 }
             }
             KExpr::Binary(op, a, c) => {
@@ -212,6 +217,10 @@ impl<'k> Writer<'k> {
             KExpr::Select(c, a, d) => {
                 let (c, x, y) = (self.emit(c)?, self.emit(a)?, self.emit(d)?);
                 self.b.select(ty, None, c, x, y)?
+            }
+            KExpr::MulAdd(a, b, c) => {
+                let (x, y, z) = (self.emit(a)?, self.emit(b)?, self.emit(c)?);
+                self.cl(ty, CLOp::fma, &[x, y, z])?
             }
             KExpr::ToF32(a) => {
                 let x = self.emit(a)?;

@@ -24,6 +24,7 @@ pub(crate) mod linalg_ops;
 pub(crate) mod linalg_svd;
 pub(crate) mod loss;
 pub(crate) mod math;
+pub(crate) mod matrix_exp;
 pub(crate) mod nll;
 pub(crate) mod norm;
 pub(crate) mod norm_grad;
@@ -34,9 +35,11 @@ pub(crate) mod pool_nd;
 pub(crate) mod products;
 pub(crate) mod random;
 pub(crate) mod reduce;
+pub(crate) mod resample_u8;
 pub(crate) mod sample;
 pub(crate) mod scalar;
 pub(crate) mod segment;
+pub(crate) mod select;
 pub(crate) mod shape;
 pub(crate) mod sort;
 pub(crate) mod spectral;
@@ -300,5 +303,7 @@ pub(crate) fn wrap_dim(dim: i64, ndim: usize) -> OpResult<usize> {
 pub(crate) mod testing;
 #[cfg(test)]
 pub(crate) mod tail_tests;
+#[cfg(test)]
+mod rounding_tests;
 #[cfg(test)]
 mod tests;

@@ -3,6 +3,7 @@
 //! `GridSampler.h` and `UpSample.h` (cubic convolution with A = -0.75).
 
 use super::fvec::{need_float, F};
+use super::resample_u8;
 use super::{one, shape_err, OpCx, OpError, OpResult};
 use crate::exec::value::RtValue;
 
@@ -192,6 +193,11 @@ pub fn upsample_bicubic2d(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         }
     };
     let (sh, sw) = (scale(h, oh, scales.map(|s| s.0)), scale(w, ow, scales.map(|s| s.1)));
+    if x.dtype() == crate::ir::DType::U8 {
+        // uint8 images take PyTorch's separable fixed-point path.
+        let r = resample_u8::resample(&x.to_f64_vec(), s[0] * s[1], (h, w), (oh, ow), (sh, sw), align, resample_u8::Filter::Cubic);
+        return one(F::new(vec![s[0], s[1], oh, ow], r).to(x.dtype())?);
+    }
     let src = |o: usize, s: f64| if align { s * o as f64 } else { s * (o as f64 + 0.5) - 0.5 };
     let xv = x.to_f64_vec();
     let planes = s[0] * s[1];

@@ -36,7 +36,7 @@ impl Sampler {
     /// `a op b`, rounded to the input's dtype.
     fn op(&self, cx: &mut Ctx<'_>, op: BinOp, a: ExprId, b: ExprId) -> R {
         let v = cx.kb.binary(op, a, b)?;
-        Ok(cx.kb.round_to(v, self.elem)?)
+        Ok(cx.kb.round_to(v, self.elem))
     }
 
     /// Grid coordinate `g` in [-1, 1] to a pixel position over `size` pixels.
