@@ -279,10 +279,15 @@ mod tests {
         let node = g.node(check).clone();
         let unbound = RunScalars::new(&Bindings::new()).check(&g, &node).unwrap_err().to_string();
         assert!(unbound.contains("check_le") && unbound.contains("u0"), "an assertion that cannot be evaluated fails: {unbound}");
-        let ok = RunScalars::new(&Bindings::from_iter([("u0".to_string(), 2)]));
-        ok.check(&g, &node).unwrap();
-        let bad = RunScalars::new(&Bindings::from_iter([("u0".to_string(), 3)]));
-        let e = bad.check(&g, &node).unwrap_err().to_string();
+        // An unbacked symbol is bound by the sync step that reads it back, not by the caller's
+        // bindings (`new` drops those).
+        let synced = |v: i64| {
+            let mut s = RunScalars::new(&Bindings::from_iter([("u0".to_string(), 7)]));
+            s.bind_sync("n", &[SyncValue { expr: Expr::symbol("u0"), float: false, what: "count" }], &[v]).unwrap();
+            s
+        };
+        synced(2).check(&g, &node).unwrap();
+        let e = synced(3).check(&g, &node).unwrap_err().to_string();
         assert!(e.contains("check_le") && e.contains("u0 <= 2") && e.contains("u0 = 3"), "{e}");
     }
 }
