@@ -44,6 +44,10 @@ impl<'k> Writer<'k> {
         if let Some(w) = self.lookup(e) {
             return Ok(w);
         }
+        if let Some(w) = self.cached_row_value(e)? {
+            self.scopes.last_mut().expect("the body scope is never popped").insert(e, w);
+            return Ok(w);
+        }
         let k = self.k;
         let ty = self.ty_word(k.ty(e));
         let w = match k.expr(e).clone() {
