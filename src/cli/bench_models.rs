@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use crate::decomp::{Marks, Mode};
 use crate::ir::Model;
 use crate::runtime::{open, pick_backend, probe_all, Backend, Device};
-use crate::runtime::plan::{build_modules, compile_plan, run_built};
+use crate::runtime::plan::{build_modules, compile_plan, release_modules, run_built};
 use crate::shapes::resolve_bindings;
 
 /// The committed zoo sets, exported with two torch versions.
@@ -129,12 +129,16 @@ fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
                     }
                 }
                 Ok(_) => {}
-                Err(e) => *t = Err(e.to_string()),
+                Err(e) => *t = Err(released(dev, &tm.programs, e.to_string())),
             }
         }
     }
     let mut medians = Vec::new();
     for (mode, t) in modes.iter().zip(timed) {
+        let t = t.and_then(|tm| match release_modules(dev, &tm.programs) {
+            Ok(()) => Ok(tm),
+            Err(e) => Err(format!("releasing its programs: {e}")),
+        });
         out[mode.name()] = match t {
             Ok(mut tm) => {
                 tm.totals.sort_unstable();
@@ -155,6 +159,14 @@ fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
         out["full_over_lite"] = json!(full as f64 / lite.max(1) as f64);
     }
     out
+}
+
+/// Error `e` of a plan's run, after releasing the programs the plan built (and why not).
+fn released(dev: &mut dyn Device, programs: &std::collections::HashMap<String, crate::runtime::ProgramId>, e: String) -> String {
+    match release_modules(dev, programs) {
+        Ok(()) => e,
+        Err(r) => format!("{e}; releasing its programs: {r}"),
+    }
 }
 
 /// The `n` kernels with the largest median device time, with that median (ms).

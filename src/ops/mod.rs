@@ -10,4 +10,4 @@ pub mod registry;
 mod table;
 
 pub use backend::{aten_name, functional_name, table_for, Backend, BackendTable, OpFacts};
-pub use registry::{all, get, lowering, op, run_fn, OpDef};
+pub use registry::{all, get, host_fallback, lowering, op, run_fn, OpDef};
