@@ -830,6 +830,46 @@ impl KernelBuilder {
         }
     }
 
+    /// `x` (computed in f32) rounded to the nearest value of the narrower float storage `elem`,
+    /// ties to even, as PyTorch's float16/bfloat16 kernels round every intermediate; other
+    /// storages leave it alone. Veltkamp's splitting keeps the top 11 (float16) or 8 (bfloat16)
+    /// significant bits: `γ = x·(2^(24-p) + 1)`, `γ + (x - γ)` (exact in IEEE arithmetic, which
+    /// SPIR-V kernels keep without fast-math flags). float16's subnormals are multiples of
+    /// 2^-24, which adding and removing 0.75 rounds to; past its largest finite value it
+    /// overflows to infinity. Kept to a few selects and no chains of constant multiplications:
+    /// kernels round dozens of intermediates, and scaling every one by 2^112 and back overflowed
+    /// the OpenCL CPU compiler's stack on a 3-D grid sampler.
+    pub fn round_to(&mut self, x: ExprId, elem: Elem) -> Result<ExprId, KernelError> {
+        let bits = match elem {
+            Elem::F16 => 11,
+            Elem::BF16 => 8,
+            _ => return Ok(x),
+        };
+        if self.ty(x) != Ty::F32 {
+            return Err(KernelError::Type(format!("rounding a {:?} value to {elem:?}", self.ty(x))));
+        }
+        let c = self.f32((1u32 << (24 - bits)) as f32 + 1.0);
+        let g = self.binary(BinOp::Mul, x, c)?;
+        let d = self.binary(BinOp::Sub, x, g)?;
+        let hi = self.binary(BinOp::Add, g, d)?;
+        if elem != Elem::F16 {
+            return Ok(hi);
+        }
+        let ax = self.unary(UnOp::Abs, x);
+        let (tiny, m, zero) = (self.f32(2f32.powi(-14)), self.f32(0.75), self.f32(0.0));
+        let sub = self.cmp(CmpOp::Lt, ax, tiny)?;
+        let v = self.select(sub, x, hi)?;
+        let shift = self.select(sub, m, zero)?;
+        let up = self.binary(BinOp::Add, v, shift)?;
+        let r = self.binary(BinOp::Sub, up, shift)?;
+        // Halfway between 65504 and the next step (65536) rounds up, to infinity.
+        let (limit, inf) = (self.f32(65520.0), self.f32(f32::INFINITY));
+        let ar = self.unary(UnOp::Abs, r);
+        let over = self.cmp(CmpOp::Ge, ar, limit)?;
+        let huge = self.binary(BinOp::Mul, r, inf)?;
+        self.select(over, huge, r)
+    }
+
     /// Finishes the kernel, its index arithmetic folded again with every loop's range known.
     pub fn finish(mut self, name: String, domain_sizes: Vec<sym::Expr>, domain: Vec<ExprId>, stores: Vec<Store>) -> Kernel {
         let map = self.refold();

@@ -4,6 +4,7 @@
 //! Ops see a node's arguments by schema name (torch.export records names, and leaves out
 //! arguments left at their defaults, so every accessor takes the schema default).
 
+pub(crate) mod antialias;
 pub(crate) mod attention;
 pub(crate) mod batch_stats;
 pub(crate) mod conv_grad;
@@ -11,6 +12,7 @@ pub(crate) mod conv_nd;
 pub(crate) mod conv_pool;
 pub(crate) mod distance;
 pub(crate) mod embed;
+pub(crate) mod embedding_bag;
 pub(crate) mod extra;
 pub(crate) mod fft;
 pub(crate) mod fvec;
@@ -34,6 +36,7 @@ pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod sample;
 pub(crate) mod scalar;
+pub(crate) mod segment;
 pub(crate) mod shape;
 pub(crate) mod sort;
 pub(crate) mod spectral;

@@ -29,6 +29,6 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.normal.float_Tensor").run(x::random::normal),
     op("aten.normal.float_float").run(x::random::normal),
     op("aten.multinomial.default").run(x::random::multinomial),
-    op("aten.empty_permuted.default").run(x::random::empty_sized),
-    op("aten.new_empty_strided.default").run(x::random::empty_sized),
+    op("aten.empty_permuted.default").run(x::random::empty_sized).lower(K::Pointwise, l::math::zeros),
+    op("aten.new_empty_strided.default").run(x::random::empty_sized).lower(K::Pointwise, l::math::zeros),
 ];
