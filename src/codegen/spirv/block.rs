@@ -44,7 +44,7 @@ impl<'k> Writer<'k> {
         if let Some(w) = self.lookup(e) {
             return Ok(w);
         }
-        if let Some(w) = self.from_row_cache(e)? {
+        if let Some(w) = self.read_row_cache(e)? {
             return Ok(w);
         }
         self.emit_operands(e)?;
@@ -53,7 +53,7 @@ impl<'k> Writer<'k> {
 
     /// `e` read from the row cache (and visible from here on) when it is a cached row vector
     /// whose array holds the current row.
-    fn from_row_cache(&mut self, e: ExprId) -> Result<Option<Word>, CodegenError> {
+    fn read_row_cache(&mut self, e: ExprId) -> Result<Option<Word>, CodegenError> {
         let Some(w) = self.cached_row_value(e)? else { return Ok(None) };
         self.scopes.last_mut().expect("the body scope is never popped").insert(e, w);
         Ok(Some(w))
@@ -79,7 +79,7 @@ impl<'k> Writer<'k> {
         // Operands pushed in reverse, so they are emitted in the order the recursion took.
         let mut stack: Vec<(ExprId, bool)> = self.operands(e).into_iter().rev().map(|c| (c, false)).collect();
         while let Some((x, ready)) = stack.pop() {
-            if self.lookup(x).is_some() || self.from_row_cache(x)?.is_some() {
+            if self.lookup(x).is_some() || self.read_row_cache(x)?.is_some() {
                 continue;
             }
             if ready {
