@@ -183,6 +183,86 @@ fn row_reductions_match_the_oracle_at_awkward_extents() {
     }
 }
 
+/// Attention over `s` keys: `out[r, c] = Σ_j p(r, j) · v[j, c]` with `p` the softmax over `j`
+/// of `score(r, j) = Σ_k q[r, k] · key[j, k]`, every size symbolic. `score` is a row vector:
+/// the cooperative row schedule computes it once per row into local memory (for `s` up to the
+/// cache's length) instead of once per output column.
+fn attention_kernel() -> Kernel {
+    let [rs, ds, ss] = ["r", "d", "s"].map(Expr::symbol);
+    let mut kb = KernelBuilder::new(2);
+    let ok = "well-typed";
+    let (q, key, v, out) = (kb.buffer("q", Access::Read), kb.buffer("key", Access::Read), kb.buffer("v", Access::Read), kb.buffer("out", Access::Write));
+    let [r, d, s] = [&rs, &ds, &ss].map(|x| kb.size(x));
+    let (row, col) = (kb.var(VarId(0)), kb.var(VarId(1)));
+    let qbase = kb.binary(BinOp::Mul, row, d).expect(ok);
+    let score = |kb: &mut KernelBuilder, j: ExprId| {
+        let kv = kb.fresh_var().expect(ok);
+        let kx = kb.var(kv);
+        let qi = kb.binary(BinOp::Add, qbase, kx).expect(ok);
+        let ki = kb.binary(BinOp::Mul, j, d).expect(ok);
+        let ki = kb.binary(BinOp::Add, ki, kx).expect(ok);
+        let (a, b) = (kb.load(q, qi), kb.load(key, ki));
+        let p = kb.binary(BinOp::Mul, a, b).expect(ok);
+        kb.reduce(RedOp::Sum, kv, d, p).expect(ok)
+    };
+    let fold = |kb: &mut KernelBuilder, op: RedOp, f: &dyn Fn(&mut KernelBuilder, ExprId) -> ExprId| {
+        let jv = kb.fresh_var().expect(ok);
+        let j = kb.var(jv);
+        let body = f(kb, j);
+        kb.reduce(op, jv, s, body).expect(ok)
+    };
+    let m = fold(&mut kb, RedOp::Max, &|kb, j| score(kb, j));
+    let weight = |kb: &mut KernelBuilder, j: ExprId| {
+        let x = score(kb, j);
+        let x = kb.binary(BinOp::Sub, x, m).expect(ok);
+        kb.unary(UnOp::Exp, x)
+    };
+    let z = fold(&mut kb, RedOp::Sum, &|kb, j| weight(kb, j));
+    let num = fold(&mut kb, RedOp::Sum, &|kb, j| {
+        let p = weight(kb, j);
+        let vi = kb.binary(BinOp::Mul, j, d).expect(ok);
+        let vi = kb.binary(BinOp::Add, vi, col).expect(ok);
+        let vv = kb.load(v, vi);
+        kb.binary(BinOp::Mul, p, vv).expect(ok)
+    });
+    let value = kb.binary(BinOp::Div, num, z).expect(ok);
+    kb.finish("attention".into(), vec![rs, ds], vec![r, d], vec![Store { buf: out, value }])
+}
+
+#[test]
+fn attention_rows_agree_with_and_without_the_row_cache() {
+    let Some(mut dev) = opencl_device() else { return };
+    let k = attention_kernel();
+    let rows_k = Kernel { schedule: schedule::rows(&k, schedule::ROW_GROUP).expect("attention has row statistics"), ..k.clone() };
+    assert!(matches!(rows_k.schedule, Schedule::Rows { outer: 1, coop: true, .. }), "{:?}", rows_k.schedule);
+    let text = spirv::disassemble(&spirv::compile(&rows_k).unwrap_or_else(|e| panic!("{e}")));
+    assert!(text.contains("row_cache"), "the scores are cached per row:\n{text}");
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    // Keys within the cache, at its length, and one past it (the uncached branch).
+    for (rows, d, s) in [(3usize, 5usize, 1usize), (4, 8, 77), (2, 3, 4096), (2, 3, 4097)] {
+        let q: Vec<f32> = (0..rows * d).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let key: Vec<f32> = (0..s * d).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let v: Vec<f32> = (0..s * d).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let mut want = vec![0f64; rows * d];
+        for i in 0..rows {
+            let sc: Vec<f64> = (0..s).map(|j| (0..d).map(|x| q[i * d + x] as f64 * key[j * d + x] as f64).sum()).collect();
+            let m = sc.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let z: f64 = sc.iter().map(|x| (x - m).exp()).sum();
+            for c in 0..d {
+                want[i * d + c] = (0..s).map(|j| (sc[j] - m).exp() * v[j * d + c] as f64).sum::<f64>() / z;
+            }
+        }
+        let mut b = Bindings::new();
+        for (n, x) in [("r", rows), ("d", d), ("s", s)] {
+            b.set(n, x as i64);
+        }
+        for (kernel, group) in [(&k, None), (&rows_k, None), (&rows_k, Some(0)), (&rows_k, Some(1)), (&rows_k, Some(8)), (&rows_k, Some(64))] {
+            let Some(got) = run_with(&mut dev, kernel, &[q.clone(), key.clone(), v.clone()], want.len(), &b, group) else { return };
+            assert_close(&got, &want, &format!("{:?} group {group:?} rows={rows} d={d} s={s}", kernel.schedule));
+        }
+    }
+}
+
 /// `out[b, i, j] = Σ_k a[b, i, k] · w[k, j] + bias[j]`, every size symbolic.
 fn matmul_kernel() -> Kernel {
     let [bs, ms, ns, ks] = ["b", "m", "n", "k"].map(Expr::symbol);

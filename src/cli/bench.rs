@@ -53,6 +53,14 @@ pub fn import(file: &Path, repeat: usize) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// The 1-, 5- and 15-minute load averages (`/proc/loadavg`), for benchmark reports: device
+/// times on a CPU device move with what else the machine runs.
+pub(crate) fn load_average() -> Option<[f64; 3]> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let mut it = text.split_whitespace().map(|w| w.parse::<f64>().ok());
+    Some([it.next()??, it.next()??, it.next()??])
+}
+
 pub(crate) fn median(v: &mut [Duration]) -> Duration {
     v.sort();
     v.get(v.len() / 2).copied().unwrap_or_default()

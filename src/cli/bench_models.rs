@@ -3,9 +3,10 @@
 //!
 //! Each plan is lowered and its modules built once, then run `warmup` untimed and `repeat` timed
 //! times on the same random inputs at the model's hints (or `--bind` values where the model has
-//! that symbol); a run's device time is the sum of its kernels' device timestamps.
+//! that symbol), the two modes' runs alternating so that both see the same load; a run's device
+//! time is the sum of its kernels' device timestamps. Both committed zoo sets by default.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -17,11 +18,11 @@ use crate::runtime::{open, pick_backend, probe_all, Backend, Device};
 use crate::runtime::plan::{build_modules, compile_plan, release_modules, run_built};
 use crate::shapes::resolve_bindings;
 
-/// The committed zoo (`samples/zoo/torch-2.15`).
-pub const ZOO: &str = "samples/zoo/torch-2.15";
+/// The committed zoo sets, exported with two torch versions.
+pub const ZOO: [&str; 2] = ["samples/zoo/torch-2.15", "samples/zoo/torch-2.11"];
 
 pub struct ModelsArgs<'a> {
-    pub dir: &'a Path,
+    pub dirs: &'a [PathBuf],
     pub device: &'a str,
     pub binds: &'a [(String, i64)],
     pub warmup: u32,
@@ -43,37 +44,57 @@ pub fn models(a: ModelsArgs<'_>) -> ExitCode {
         Ok(d) => d,
         Err(e) => return super::fail(super::EXIT_FAILED, &e),
     };
-    let mut files: Vec<PathBuf> = match std::fs::read_dir(a.dir) {
-        Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "pt2")).collect(),
-        Err(e) => return super::fail(super::EXIT_USAGE, &format!("{}: {e}", a.dir.display())),
-    };
-    files.sort();
+    let load_before = super::bench::load_average();
     let mut rows = Vec::new();
-    for file in files {
-        let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        if !a.only.is_empty() && !a.only.iter().any(|o| stem.contains(o.as_str())) {
-            continue;
-        }
-        let row = match super::load(&file) {
-            Ok(model) => one_model(dev.as_mut(), &model, &a),
-            Err(_) => json!({"error": "could not load the model"}),
+    for dir in a.dirs {
+        let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
+            Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "pt2")).collect(),
+            Err(e) => return super::fail(super::EXIT_USAGE, &format!("{}: {e}", dir.display())),
         };
-        let mut row = row;
-        row["model"] = json!(stem);
-        eprintln!("{}", serde_json::to_string(&row).unwrap_or_default());
-        rows.push(row);
+        files.sort();
+        for file in files {
+            let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            if !a.only.is_empty() && !a.only.iter().any(|o| stem.contains(o.as_str())) {
+                continue;
+            }
+            let mut row = match super::load(&file) {
+                Ok(model) => one_model(dev.as_mut(), &model, &a),
+                Err(_) => json!({"error": "could not load the model"}),
+            };
+            row["model"] = json!(stem);
+            row["dir"] = json!(dir.display().to_string());
+            eprintln!("{}", serde_json::to_string(&row).unwrap_or_default());
+            rows.push(row);
+        }
     }
+    let measured: Vec<&Value> = rows.iter().filter(|r| r.get("full_over_lite").is_some()).collect();
+    let full_faster = measured.iter().filter(|r| r["full_over_lite"].as_f64().is_some_and(|x| x < 1.0)).count();
     let info = dev.info().clone();
     super::print_json(&json!({
         "device": format!("{} ({})", info.name, info.backend),
         "warmup": a.warmup,
         "repeat": a.repeat,
+        "load_average_before": load_before,
+        "load_average_after": super::bench::load_average(),
+        "models_measured": measured.len(),
+        "models_full_faster": full_faster,
         "models": rows,
     }));
     ExitCode::SUCCESS
 }
 
+/// A plan built on the device and the device times of its runs.
+struct Timed {
+    plan: crate::lower::Plan,
+    programs: std::collections::HashMap<String, crate::runtime::ProgramId>,
+    totals: Vec<u64>,
+    /// Device time of each kernel step, per timed run.
+    steps: std::collections::HashMap<String, Vec<u64>>,
+}
+
 /// Both modes of one model: kernels launched and median device time of a run, or why not.
+/// The runs of the two plans alternate (lite, full, lite, …), so both see the same machine
+/// load; the warm-up runs are untimed.
 fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
     let known: Vec<(String, i64)> =
         a.binds.iter().filter(|(s, _)| model.symbols.iter().any(|m| m.name == *s)).cloned().collect();
@@ -87,34 +108,76 @@ fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
         Err(e) => return json!({"error": e}),
     };
     let mut out = json!({"bindings": bindings});
-    let mut medians = Vec::new();
-    for mode in [Mode::Lite, Mode::Full] {
-        let r = (|| -> Result<Value, String> {
-            let plan = crate::lower::lower(model, graph, mode, &Marks::default()).map_err(|e| e.to_string())?;
+    let modes = [Mode::Lite, Mode::Full];
+    let mut timed: Vec<Result<Timed, String>> = modes
+        .iter()
+        .map(|mode| {
+            let plan = crate::lower::lower(model, graph, *mode, &Marks::default()).map_err(|e| e.to_string())?;
             let modules = compile_plan(&plan).map_err(|e| e.to_string())?;
             let programs = build_modules(dev, &modules).map_err(|e| e.to_string())?;
-            let mut times = Vec::new();
-            for i in 0..a.warmup + a.repeat.max(1) {
-                let run = run_built(dev, &plan, &programs, model, &inputs, &bindings, Instant::now()).map_err(|e| e.to_string())?;
-                if i >= a.warmup {
-                    times.push(run.total_device_ns);
+            Ok(Timed { plan, programs, totals: Vec::new(), steps: Default::default() })
+        })
+        .collect();
+    for i in 0..a.warmup + a.repeat.max(1) {
+        for t in timed.iter_mut() {
+            let Ok(tm) = t else { continue };
+            match run_built(dev, &tm.plan, &tm.programs, model, &inputs, &bindings, Instant::now()) {
+                Ok(run) if i >= a.warmup => {
+                    tm.totals.push(run.total_device_ns);
+                    for s in run.steps {
+                        tm.steps.entry(s.name).or_default().push(s.device_ns);
+                    }
                 }
+                Ok(_) => {}
+                Err(e) => *t = Err(released(dev, &tm.programs, e.to_string())),
             }
-            release_modules(dev, &programs).map_err(|e| e.to_string())?;
-            times.sort_unstable();
-            let median = times[times.len() / 2];
-            medians.push(median);
-            Ok(json!({
-                "kernels": plan.kernel_count(),
-                "median_device_ms": median as f64 / 1e6,
-                "min_device_ms": times[0] as f64 / 1e6,
-                "max_device_ms": times[times.len() - 1] as f64 / 1e6,
-            }))
-        })();
-        out[mode.name()] = r.unwrap_or_else(|e| json!({"error": e}));
+        }
+    }
+    let mut medians = Vec::new();
+    for (mode, t) in modes.iter().zip(timed) {
+        let t = t.and_then(|tm| match release_modules(dev, &tm.programs) {
+            Ok(()) => Ok(tm),
+            Err(e) => Err(format!("releasing its programs: {e}")),
+        });
+        out[mode.name()] = match t {
+            Ok(mut tm) => {
+                tm.totals.sort_unstable();
+                let median = tm.totals[tm.totals.len() / 2];
+                medians.push(median);
+                json!({
+                    "kernels": tm.plan.kernel_count(),
+                    "median_device_ms": median as f64 / 1e6,
+                    "min_device_ms": tm.totals[0] as f64 / 1e6,
+                    "max_device_ms": tm.totals[tm.totals.len() - 1] as f64 / 1e6,
+                    "costliest_kernels": costliest(&mut tm.steps, 3),
+                })
+            }
+            Err(e) => json!({"error": e}),
+        };
     }
     if let [lite, full] = medians[..] {
         out["full_over_lite"] = json!(full as f64 / lite.max(1) as f64);
     }
     out
+}
+
+/// Error `e` of a plan's run, after releasing the programs the plan built (and why not).
+fn released(dev: &mut dyn Device, programs: &std::collections::HashMap<String, crate::runtime::ProgramId>, e: String) -> String {
+    match release_modules(dev, programs) {
+        Ok(()) => e,
+        Err(r) => format!("{e}; releasing its programs: {r}"),
+    }
+}
+
+/// The `n` kernels with the largest median device time, with that median (ms).
+fn costliest(steps: &mut std::collections::HashMap<String, Vec<u64>>, n: usize) -> Value {
+    let mut m: Vec<(String, u64)> = steps
+        .iter_mut()
+        .map(|(k, v)| {
+            v.sort_unstable();
+            (k.clone(), v[v.len() / 2])
+        })
+        .collect();
+    m.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
+    Value::Array(m.into_iter().take(n).map(|(k, ns)| json!({"kernel": k, "median_device_ms": ns as f64 / 1e6})).collect())
 }

@@ -345,9 +345,9 @@ pub enum BenchCommand {
     /// Every zoo model's lite and full plan on one device: kernels launched and median device
     /// time of a run of each (JSON; one line per model on stderr as it finishes).
     Models {
-        /// Folder of .pt2 models.
-        #[arg(long, default_value = bench_models::ZOO)]
-        dir: PathBuf,
+        /// Folder of .pt2 models (repeat for several; default: both committed zoo sets).
+        #[arg(long = "dir", default_values = bench_models::ZOO)]
+        dirs: Vec<PathBuf>,
         /// auto (XPU, then OpenCL), xpu or opencl.
         #[arg(long, default_value = "auto")]
         device: String,
@@ -493,10 +493,10 @@ pub fn main() -> ExitCode {
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
         Some(Command::Bench(BenchCommand::Puffin { scopes, repeat })) => bench::puffin_overhead(scopes, repeat),
         Some(Command::Bench(BenchCommand::Kernels { max_mb, repeat, no_matmul, json: _ })) => bench_kernels::kernels(max_mb, repeat, !no_matmul),
-        Some(Command::Bench(BenchCommand::Models { dir, device, binds, warmup, repeat, only, json: _ })) => {
+        Some(Command::Bench(BenchCommand::Models { dirs, device, binds, warmup, repeat, only, json: _ })) => {
             let binds: Result<Vec<(String, i64)>, _> = binds.iter().map(|s| crate::shapes::parse_binding(s)).collect();
             match binds {
-                Ok(binds) => bench_models::models(bench_models::ModelsArgs { dir: &dir, device: &device, binds: &binds, warmup, repeat, only: &only }),
+                Ok(binds) => bench_models::models(bench_models::ModelsArgs { dirs: &dirs, device: &device, binds: &binds, warmup, repeat, only: &only }),
                 Err(e) => fail(EXIT_USAGE, &e),
             }
         }

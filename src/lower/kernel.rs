@@ -15,6 +15,8 @@ use serde::Serialize;
 use super::schedule::Schedule;
 use crate::sym;
 
+mod index;
+
 /// Handle of an expression in a kernel's arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct ExprId(pub u32);
@@ -398,9 +400,10 @@ pub struct KernelBuilder {
     buffers: Vec<BufferParam>,
     buffer_ids: HashMap<(String, bool), u32>,
     vars: u32,
-    /// Extents of the output coordinates, when the caller gave them: `(m + j) / n` folds to
-    /// `m / n` when `m` is a multiple of `n` and coordinate `j` runs below `n`.
-    coord_extents: Vec<ExprId>,
+    /// Extents of the loop variables known so far (the output coordinates when the caller gave
+    /// them; every fold's when the kernel is finished): `(m + r) / n` folds to `m / n` when `m`
+    /// is a multiple of `n` and `r` is known to run below `n` (see `index`).
+    var_extents: HashMap<VarId, sym::Expr>,
 }
 
 impl KernelBuilder {
@@ -415,14 +418,18 @@ impl KernelBuilder {
             buffers: Vec::new(),
             buffer_ids: HashMap::new(),
             vars: rank as u32,
-            coord_extents: Vec::new(),
+            var_extents: HashMap::new(),
         }
     }
 
     /// Declares the extents of the output coordinates (the kernel's domain), so index
     /// arithmetic can use that `Var(i) < extent[i]`.
     pub fn set_coord_extents(&mut self, extents: &[ExprId]) {
-        self.coord_extents = extents.to_vec();
+        for (i, e) in extents.iter().enumerate() {
+            if let Some(s) = self.sym_size(*e) {
+                self.set_var_extent(VarId(i as u32), s);
+            }
+        }
     }
 
     pub fn ty(&self, id: ExprId) -> Ty {
@@ -664,26 +671,6 @@ impl KernelBuilder {
         })
     }
 
-    /// `(m + j) / n → m / n` and `(m + j) % n → j` when `m` is an exact multiple of `n` and
-    /// `j` is an output coordinate whose extent is at most `n`: a view that splits an index
-    /// into (row, column) no longer makes the row depend on the column, so the row's part of
-    /// a load hoists out of loops and a matrix product read through a view still tiles.
-    fn split_below(&mut self, op: BinOp, a: ExprId, n: ExprId) -> Option<ExprId> {
-        let KExpr::Binary(BinOp::Add, x, y) = *self.get(a) else { return None };
-        let (m, j) = if self.below(y, n) { (x, y) } else if self.below(x, n) { (y, x) } else { return None };
-        let q = self.exact_div(m, n)?;
-        Some(if op == BinOp::Rem { j } else { q })
-    }
-
-    /// Whether `j` is an output coordinate known to run below `n`.
-    fn below(&self, j: ExprId, n: ExprId) -> bool {
-        let KExpr::Var(v) = *self.get(j) else { return false };
-        let Some(&ext) = self.coord_extents.get(v.0 as usize) else { return false };
-        ext == n
-            || matches!((self.get(ext), self.get(n)), (KExpr::I64(e), KExpr::I64(c)) if e <= c)
-            || self.sym_size(ext).zip(self.sym_size(n)).is_some_and(|(e, c)| e.simplify() == c.simplify())
-    }
-
     /// `e / n` when `e` is built as an exact multiple of `n` (a product with `n` as a factor,
     /// a constant multiple of a constant, or a sum of such).
     fn exact_div(&mut self, e: ExprId, n: ExprId) -> Option<ExprId> {
@@ -884,8 +871,11 @@ impl KernelBuilder {
     }
 
 
-    /// Finishes the kernel.
-    pub fn finish(self, name: String, domain_sizes: Vec<sym::Expr>, domain: Vec<ExprId>, stores: Vec<Store>) -> Kernel {
+    /// Finishes the kernel, its index arithmetic folded again with every loop's range known.
+    pub fn finish(mut self, name: String, domain_sizes: Vec<sym::Expr>, domain: Vec<ExprId>, stores: Vec<Store>) -> Kernel {
+        let map = self.refold();
+        let domain = domain.into_iter().map(|d| map[d.0 as usize]).collect();
+        let stores = stores.into_iter().map(|s| Store { buf: s.buf, value: map[s.value.0 as usize] }).collect();
         Kernel {
             name,
             buffers: self.buffers,

@@ -242,6 +242,46 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     let reads_memory: Vec<bool> = (0..graph.nodes.len()).map(|i| kinds[i] == OpKind::Heavy || !defined[i].is_empty()).collect();
     realize_heavy_operands(graph, &reads_memory, &fallback, &mut inlinable);
     fuse_matmul_epilogues(graph, &kinds, &fallback, &users, &outputs, &mut inlinable);
+    // A matrix product computed inside a kernel that does not get the tiled schedule is a
+    // serial dot product per read: per output element, twice where the epilogue reads it at
+    // two places (a rotary embedding's `rotate_half`), once per statistics pass and again per
+    // output where a norm follows it. Such products get their own (tiled) kernel instead, and
+    // the plan is built again without them inlined.
+    let nodes = NodeKinds { kinds: &kinds, fallback: &fallback, host: &host, defined: &defined };
+    let (steps, plan_graph) = loop {
+        let (steps, plan_graph, untiled) = build_steps(graph, &nodes, &inlinable, &needed)?;
+        if untiled.is_empty() {
+            break (steps, plan_graph);
+        }
+        for n in untiled {
+            inlinable.remove(&n);
+        }
+    };
+    let mut guards: Vec<String> = model.symbols.iter().map(|s| format!("{} in {}", s.name, s.range)).collect();
+    guards.extend(model.guards.iter().map(|g| g.source.clone()));
+    Ok(Plan { mode: d.mode, graph: plan_graph, steps, guards })
+}
+
+/// What lowering decided per node before building kernels: its kind, whether it runs as an
+/// eager fallback or on the host, and the symbols its size kernel defines.
+struct NodeKinds<'a> {
+    kinds: &'a [OpKind],
+    fallback: &'a [bool],
+    host: &'a [bool],
+    defined: &'a [Vec<String>],
+}
+
+/// The steps of a plan (and its graph, with the size kernels' outputs) with `inlinable`
+/// producers computed inside their consumers' kernels, and the matrix products that were
+/// inlined into a kernel without the tiled schedule.
+fn build_steps(
+    graph: &Graph,
+    nodes: &NodeKinds,
+    inlinable: &HashSet<NodeId>,
+    needed: &dyn Fn(ValueId) -> bool,
+) -> Result<(Vec<Step>, Graph, Vec<NodeId>), LowerError> {
+    let NodeKinds { kinds, fallback, host, defined } = *nodes;
+    let outputs: HashSet<ValueId> = graph.outputs.iter().filter_map(Arg::as_tensor).collect();
     let mut materialized: HashSet<ValueId> = graph.inputs.iter().map(|(v, _)| *v).collect();
     for (i, node) in graph.nodes.iter().enumerate() {
         let kind = kinds[i];
@@ -272,6 +312,7 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
 
     let mut plan_graph = graph.clone();
     let mut steps = Vec::new();
+    let mut untiled = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         let id = NodeId(i as u32);
         let at = |e: LowerError| match e {
@@ -302,12 +343,15 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
             continue;
         }
         let is_fallback = fallback[i];
-        let fuse = if fallback[i] { None } else { Some(&inlinable) };
+        let fuse = if fallback[i] { None } else { Some(inlinable) };
         // One kernel per output shape: `_fused_rms_norm`'s `rstd` has the rows' shape, not the input's.
         for (g, group) in groups_by_shape(graph, node, &outs).into_iter().enumerate() {
             let (mut kernel, inlined) = build_kernel(graph, id, &group, &materialized, fuse, is_fallback).map_err(at)?;
             if g > 0 {
                 kernel.name = format!("{}_out{}", kernel.name, group[0]);
+            }
+            if !matches!(kernel.schedule, schedule::Schedule::Tiled { .. }) {
+                untiled.extend(inlined.iter().copied().filter(|n| MATMULS.contains(&graph.node(*n).target.as_str())));
             }
             steps.push(if is_fallback {
                 Step::Fallback { node: id, kernel }
@@ -318,9 +362,7 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
             });
         }
     }
-    let mut guards: Vec<String> = model.symbols.iter().map(|s| format!("{} in {}", s.name, s.range)).collect();
-    guards.extend(model.guards.iter().map(|g| g.source.clone()));
-    Ok(Plan { mode: d.mode, graph: plan_graph, steps, guards })
+    Ok((steps, plan_graph, untiled))
 }
 
 /// Takes out of `inlinable` every producer that a matrix product, convolution, attention or

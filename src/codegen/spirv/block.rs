@@ -44,8 +44,19 @@ impl<'k> Writer<'k> {
         if let Some(w) = self.lookup(e) {
             return Ok(w);
         }
+        if let Some(w) = self.read_row_cache(e)? {
+            return Ok(w);
+        }
         self.emit_operands(e)?;
         self.emit_one(e)
+    }
+
+    /// `e` read from the row cache (and visible from here on) when it is a cached row vector
+    /// whose array holds the current row.
+    fn read_row_cache(&mut self, e: ExprId) -> Result<Option<Word>, CodegenError> {
+        let Some(w) = self.cached_row_value(e)? else { return Ok(None) };
+        self.scopes.last_mut().expect("the body scope is never popped").insert(e, w);
+        Ok(Some(w))
     }
 
     /// The operands that emitting `e` emits right where `e` goes (not a loop's body, which goes
@@ -68,7 +79,7 @@ impl<'k> Writer<'k> {
         // Operands pushed in reverse, so they are emitted in the order the recursion took.
         let mut stack: Vec<(ExprId, bool)> = self.operands(e).into_iter().rev().map(|c| (c, false)).collect();
         while let Some((x, ready)) = stack.pop() {
-            if self.lookup(x).is_some() {
+            if self.lookup(x).is_some() || self.read_row_cache(x)?.is_some() {
                 continue;
             }
             if ready {

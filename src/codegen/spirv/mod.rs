@@ -6,6 +6,7 @@
 
 mod block;
 mod elem;
+mod rowcache;
 mod workgroup;
 pub mod types;
 mod writer;

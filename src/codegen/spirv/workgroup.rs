@@ -37,12 +37,12 @@ impl<'k> Writer<'k> {
         Ok(self.b.in_bounds_access_chain(ptr, None, array, [i])?)
     }
 
-    fn load_local(&mut self, array: Word, i: Word) -> Result<Word, CodegenError> {
+    pub(super) fn load_local(&mut self, array: Word, i: Word) -> Result<Word, CodegenError> {
         let (f32t, p) = (self.types.get(&mut self.b, LocalType::F32), self.slot(array, i)?);
         Ok(self.b.load(f32t, None, p, Some(spirv::MemoryAccess::ALIGNED), [Operand::LiteralBit32(4)])?)
     }
 
-    fn store_local(&mut self, array: Word, i: Word, v: Word) -> Result<(), CodegenError> {
+    pub(super) fn store_local(&mut self, array: Word, i: Word, v: Word) -> Result<(), CodegenError> {
         let p = self.slot(array, i)?;
         Ok(self.b.store(p, v, Some(spirv::MemoryAccess::ALIGNED), [Operand::LiteralBit32(4)])?)
     }
@@ -149,10 +149,10 @@ impl<'k> Writer<'k> {
     }
 
     /// One row: its statistics (cooperatively when `coop` is given), then its outputs
-    /// `first, first + step, …`.
+    /// `first, first + step, …`, reading the row vectors from local memory where the group
+    /// cached them (`rowcache`).
     fn row_body(&mut self, shape: &RowShape, row: Word, first: Word, step: Word, coop: Option<Coop>) -> Result<(), CodegenError> {
         let k = self.k;
-        let i64t = self.types.get(&mut self.b, LocalType::I64);
         self.bind_coords(row, &shape.outer_ext, 0)?;
         self.coop = coop;
         self.uniform = coop.is_some();
@@ -161,6 +161,30 @@ impl<'k> Writer<'k> {
         }
         self.uniform = false;
         self.coop = None;
+        let Some(Coop { lid, group }) = coop.filter(|_| !self.row_cache.is_empty()) else {
+            return self.row_outputs(shape, row, first, step);
+        };
+        let fits = self.row_cache_fits()?;
+        let saved = (self.vars.clone(), self.bound);
+        self.if_else(
+            fits,
+            &mut |w| {
+                w.fill_row_cache(lid, group)?;
+                let r = w.row_outputs(shape, row, first, step);
+                w.cache_live = false;
+                r
+            },
+            &mut |w| {
+                (w.vars, w.bound) = saved.clone();
+                w.row_outputs(shape, row, first, step)
+            },
+        )
+    }
+
+    /// The outputs `first, first + step, …` of one row whose statistics are emitted.
+    fn row_outputs(&mut self, shape: &RowShape, row: Word, first: Word, step: Word) -> Result<(), CodegenError> {
+        let k = self.k;
+        let i64t = self.types.get(&mut self.b, LocalType::I64);
         let base = self.b.i_mul(i64t, None, row, shape.inner)?;
         self.counted_loop(first, shape.inner, step, &[], &mut |w, e, _| {
             w.bind_coords(e, &shape.inner_ext, shape.outer as u32)?;

@@ -11,6 +11,7 @@ use rspirv::spirv::{
     StorageClass, Word,
 };
 
+use super::rowcache::{row_vectors, RowVector, ROW_CACHE};
 use super::types::{LocalType, Types};
 use super::CodegenError;
 use crate::lower::kernel::{ExprId, Kernel, VarId};
@@ -43,6 +44,10 @@ pub struct Writer<'k> {
     /// Whether every work-item of the work-group is at this point of the body: only there may
     /// a cooperative reduction (and its barriers) be emitted.
     pub uniform: bool,
+    /// The row vectors of the cooperative row schedule and their `__local` arrays.
+    pub row_cache: Vec<(RowVector, Word)>,
+    /// Set while the row vectors' arrays hold the current row.
+    pub cache_live: bool,
 }
 
 /// What a cooperative reduction needs: the work-item's index in its group and the group size
@@ -87,6 +92,8 @@ pub(super) fn write(k: &Kernel) -> Result<Vec<u32>, CodegenError> {
         free: k.free_vars(),
         coop: None,
         uniform: false,
+        row_cache: Vec::new(),
+        cache_live: false,
     };
     w.kernel()?;
     let module = w.b.module();
@@ -144,11 +151,19 @@ impl<'k> Writer<'k> {
         }
         let vars = match k.schedule {
             Schedule::Elementwise => Vars::Elementwise { gid: id(self, BuiltIn::GlobalInvocationId, "global_id") },
-            Schedule::Rows { .. } => Vars::Rows {
-                gid: id(self, BuiltIn::GlobalInvocationId, "global_id"),
-                group_id: id(self, BuiltIn::WorkgroupId, "group_id"),
-                lid: id(self, BuiltIn::LocalInvocationId, "local_id"),
-            },
+            Schedule::Rows { outer, coop, .. } => {
+                if coop {
+                    for rv in row_vectors(k, (outer as usize).min(k.domain.len())) {
+                        let array = self.scratch(ROW_CACHE, "row_cache");
+                        self.row_cache.push((rv, array));
+                    }
+                }
+                Vars::Rows {
+                    gid: id(self, BuiltIn::GlobalInvocationId, "global_id"),
+                    group_id: id(self, BuiltIn::WorkgroupId, "group_id"),
+                    lid: id(self, BuiltIn::LocalInvocationId, "local_id"),
+                }
+            }
             Schedule::Tiled { tile, .. } => Vars::Tiled {
                 gid: id(self, BuiltIn::GlobalInvocationId, "global_id"),
                 lid: id(self, BuiltIn::LocalInvocationId, "local_id"),

@@ -1,0 +1,381 @@
+//! Index arithmetic with known ranges: `(m + r) / n → m / n` and `(m + r) % n → r` when `m` is
+//! an exact multiple of `n` and `0 ≤ r < n`.
+//!
+//! Reads through views split a linear index into coordinates (`/` and `%` by the view's sizes)
+//! and join them again with another layout's strides; a read through two views (a
+//! `[B, S, 3·H·E]` projection seen as `[B, H, S, E]` query, key and value) nests the
+//! splits. Left alone, each load of an attention kernel's inner loop did a dozen 64-bit
+//! divisions, which a CPU cannot vectorize (138 of them in one kernel of the zoo's ViT). With
+//! every loop variable's extent known, and each summand's largest value bounded symbolically
+//! (`b·2·E + h·E + e ≤ 2·E·s − 1` for `b < s`, `h < 2`, `e < E`), the splits cancel into the
+//! multiply-adds of the layout the buffer actually has.
+//!
+//! Ranges come from the output coordinates ([`KernelBuilder::set_coord_extents`]) and, when the
+//! kernel is finished, from every fold and loop: the finished arena is rebuilt once with all of
+//! them known (a fold's body is built before its extent is attached to its variable).
+
+use std::collections::HashMap;
+
+use super::{BinOp, ExprId, KExpr, KernelBuilder, VarId};
+use crate::sym;
+
+/// A sum as constant-coefficient terms: `(coefficient, atom)`, `None` for the constant term.
+type Terms = Vec<(i64, Option<ExprId>)>;
+
+impl KernelBuilder {
+    /// `a / n` (`op` Div) or `a % n` (Rem) with the multiples of `n` among the summands of `a`
+    /// divided out, when the other summands are known to lie in `0..n`.
+    pub(super) fn split_below(&mut self, op: BinOp, a: ExprId, n: ExprId) -> Option<ExprId> {
+        let n_sym = self.sym_size(n)?;
+        let terms = self.terms(a)?;
+        let (mut quotient, mut rest): (Terms, Terms) = (Vec::new(), Vec::new());
+        for (c, atom) in terms {
+            match self.term_over(c, atom, n) {
+                Some(q) => quotient.push(q),
+                None => rest.push((c, atom)),
+            }
+        }
+        // Nothing to divide out and nothing bounded: the division stays as written.
+        let mut top = sym::Expr::int(0);
+        for (c, atom) in &rest {
+            if *c < 0 {
+                return None;
+            }
+            let u = match atom {
+                Some(x) => self.upper(*x)?,
+                None => sym::Expr::int(1),
+            };
+            top = sym::Expr::add(top, sym::Expr::mul(sym::Expr::int(*c), u));
+        }
+        let slack = sym::Expr::sub(sym::Expr::sub(n_sym, sym::Expr::int(1)), top).simplify();
+        if !nonnegative(&slack) {
+            return None;
+        }
+        let kept = if op == BinOp::Rem { rest } else { quotient };
+        Some(self.sum_of(&kept))
+    }
+
+    /// Records that variable `v` runs over `0..extent` (a symbolic size).
+    pub(super) fn set_var_extent(&mut self, v: VarId, extent: sym::Expr) {
+        self.var_extents.insert(v, extent);
+    }
+
+    /// `e` as a sum of constant multiples of atoms, constants distributed over sums
+    /// (`(b·2 + h)·16 = 32·b + 16·h`).
+    fn terms(&self, e: ExprId) -> Option<Terms> {
+        Some(match *self.get(e) {
+            KExpr::I64(v) => vec![(v, None)],
+            KExpr::Binary(BinOp::Add, a, b) => {
+                let mut t = self.terms(a)?;
+                t.extend(self.terms(b)?);
+                t
+            }
+            KExpr::Binary(BinOp::Mul, a, b) => {
+                let (x, c) = match (self.const_i64(a), self.const_i64(b)) {
+                    (_, Some(c)) => (a, c),
+                    (Some(c), _) => (b, c),
+                    _ => return Some(vec![(1, Some(e))]),
+                };
+                self.terms(x)?.into_iter().map(|(k, atom)| k.checked_mul(c).map(|k| (k, atom))).collect::<Option<_>>()?
+            }
+            _ => vec![(1, Some(e))],
+        })
+    }
+
+    /// `c · atom / n` when it is exact.
+    fn term_over(&mut self, c: i64, atom: Option<ExprId>, n: ExprId) -> Option<(i64, Option<ExprId>)> {
+        if c == 0 {
+            return Some((0, None));
+        }
+        if let Some(d) = self.const_i64(n) {
+            if d > 0 && c % d == 0 {
+                return Some((c / d, atom));
+            }
+        }
+        let q = self.exact_div(atom?, n)?;
+        Some((c, Some(q)))
+    }
+
+    fn sum_of(&mut self, terms: &Terms) -> ExprId {
+        let mut acc = self.i64(0);
+        for (c, atom) in terms {
+            let k = self.i64(*c);
+            let t = match atom {
+                Some(x) => self.binary(BinOp::Mul, *x, k).unwrap_or(*x),
+                None => k,
+            };
+            acc = self.binary(BinOp::Add, acc, t).unwrap_or(acc);
+        }
+        acc
+    }
+
+    /// The largest value of an index expression, symbolically, when it is known and the
+    /// expression cannot be negative (built from sizes, loop variables, non-negative constants,
+    /// products, sums and remainders by sizes).
+    fn upper(&self, e: ExprId) -> Option<sym::Expr> {
+        match *self.get(e) {
+            KExpr::I64(v) if v >= 0 => Some(sym::Expr::int(v)),
+            KExpr::Var(v) => Some(sym::Expr::sub(self.var_extents.get(&v)?.clone(), sym::Expr::int(1))),
+            KExpr::Param(i) => self.params.get(i as usize).filter(|p| nonnegative(p)).cloned(),
+            KExpr::Binary(BinOp::Add, a, b) => Some(sym::Expr::add(self.upper(a)?, self.upper(b)?)),
+            KExpr::Binary(BinOp::Mul, a, b) => Some(sym::Expr::mul(self.upper(a)?, self.upper(b)?)),
+            KExpr::Binary(BinOp::Rem, a, n) => {
+                self.upper(a)?;
+                Some(sym::Expr::sub(self.sym_size(n)?, sym::Expr::int(1)))
+            }
+            KExpr::Binary(BinOp::Div, a, n) => match (self.upper(a)?.simplify().as_int(), self.const_i64(n)) {
+                (Some(u), Some(d)) if d > 0 => Some(sym::Expr::int(u / d)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// Whether a simplified polynomial over sizes (symbols ≥ 0) is ≥ 0: a constant ≥ 0, or sums and
+/// products of such and of symbols.
+fn nonnegative(e: &sym::Expr) -> bool {
+    match e {
+        sym::Expr::Int(v) => *v >= 0,
+        sym::Expr::Symbol(_) => true,
+        sym::Expr::Add(xs) | sym::Expr::Mul(xs) => xs.iter().all(nonnegative),
+        sym::Expr::Pow(p) => nonnegative(&p.0) && matches!(p.1, sym::Expr::Int(k) if k >= 0),
+        _ => false,
+    }
+}
+
+/// Each fold's and state loop's variable with its extent, symbolically where the extent is a
+/// size.
+pub(super) fn loop_extents(kb: &KernelBuilder) -> HashMap<VarId, sym::Expr> {
+    let mut out = HashMap::new();
+    for e in &kb.exprs {
+        if let KExpr::Reduce { var, extent, .. } | KExpr::Loop { var, extent, .. } = e {
+            if let Some(s) = kb.sym_size(*extent) {
+                out.insert(*var, s);
+            }
+        }
+    }
+    out
+}
+
+impl KernelBuilder {
+    /// The arena rebuilt in order through the folding constructors, now that every loop
+    /// variable's range is known; returns the new id of every old one.
+    pub(super) fn refold(&mut self) -> Vec<ExprId> {
+        for (v, s) in loop_extents(self) {
+            self.var_extents.entry(v).or_insert(s);
+        }
+        let exprs = std::mem::take(&mut self.exprs);
+        let types = std::mem::take(&mut self.types);
+        self.dedup.clear();
+        let mut map: Vec<ExprId> = Vec::with_capacity(exprs.len());
+        for (e, ty) in exprs.into_iter().zip(types) {
+            let m = |x: ExprId| map[x.0 as usize];
+            let new = match e {
+                KExpr::Binary(op, a, b) => self.binary(op, m(a), m(b)).ok(),
+                KExpr::Cmp(op, a, b) => self.cmp(op, m(a), m(b)).ok(),
+                KExpr::Select(c, a, b) => self.select(m(c), m(a), m(b)).ok(),
+                KExpr::Cast(a, t) => Some(self.cast(m(a), t)),
+                KExpr::ToF32(a) => Some(self.to_f32(m(a))),
+                _ => None,
+            };
+            let id = new.filter(|n| self.ty(*n) == ty).unwrap_or_else(|| {
+                let e = match e {
+                    KExpr::Load { buf, index, mask, other } => KExpr::Load { buf, index: m(index), mask: mask.map(m), other },
+                    KExpr::Unary(op, a) => KExpr::Unary(op, m(a)),
+                    KExpr::Binary(op, a, b) => KExpr::Binary(op, m(a), m(b)),
+                    KExpr::Cmp(op, a, b) => KExpr::Cmp(op, m(a), m(b)),
+                    KExpr::Select(c, a, b) => KExpr::Select(m(c), m(a), m(b)),
+                    KExpr::ToF32(a) => KExpr::ToF32(m(a)),
+                    KExpr::Cast(a, t) => KExpr::Cast(m(a), t),
+                    KExpr::Reduce { op, var, extent, body } => KExpr::Reduce { op, var, extent: m(extent), body: m(body) },
+                    KExpr::Loop { var, extent, init, next } => {
+                        KExpr::Loop { var, extent: m(extent), init: init.into_iter().map(m).collect(), next: next.into_iter().map(m).collect() }
+                    }
+                    KExpr::LoopOut { lp, slot } => KExpr::LoopOut { lp: m(lp), slot },
+                    leaf => leaf,
+                };
+                self.intern(e, ty)
+            });
+            map.push(id);
+        }
+        map
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+
+    use super::super::{BinOp, ExprId, KExpr, KernelBuilder, VarId};
+    use crate::sym;
+
+    /// The value of integer expression `e` with variables `vars` and symbol `s` = `s`.
+    fn eval(kb: &KernelBuilder, e: ExprId, vars: &[i64], s: i64) -> i64 {
+        match *kb.get(e) {
+            KExpr::I64(v) => v,
+            KExpr::Var(v) => vars[v.0 as usize],
+            KExpr::Param(i) => {
+                let mut b = sym::Bindings::new();
+                b.set("s", s);
+                kb.params[i as usize].eval_int(&b).expect("sizes over `s` evaluate")
+            }
+            KExpr::Binary(op, a, c) => {
+                let (x, y) = (eval(kb, a, vars, s), eval(kb, c, vars, s));
+                match op {
+                    BinOp::Add => x + y,
+                    BinOp::Sub => x - y,
+                    BinOp::Mul => x * y,
+                    BinOp::Div => x / y,
+                    BinOp::Rem => x % y,
+                    _ => unreachable!("index arithmetic only"),
+                }
+            }
+            ref other => unreachable!("not index arithmetic: {other:?}"),
+        }
+    }
+
+    fn divisions(kb: &KernelBuilder, e: ExprId) -> usize {
+        let own = usize::from(matches!(kb.get(e), KExpr::Binary(BinOp::Div | BinOp::Rem, ..)));
+        own + match *kb.get(e) {
+            KExpr::Binary(_, a, b) => divisions(kb, a) + divisions(kb, b),
+            _ => 0,
+        }
+    }
+
+    /// Attention reading `[B, H, S, E]` query rows out of a `[B, S, 3·H·E]` projection, sizes
+    /// symbolic in `s` as the zoo's exports make them: the two views' splits cancel.
+    #[test]
+    fn a_read_through_two_views_keeps_no_division() {
+        let s = sym::Expr::symbol("s");
+        let mut kb = KernelBuilder::new(4);
+        let ext = [kb.size(&s), kb.i64(2), kb.i64(17), kb.i64(16)];
+        kb.set_coord_extents(&ext);
+        let [b, h, i, e] = [0, 1, 2, 3].map(|v| kb.var(VarId(v)));
+        // Linear index in the [B, H, S, E] view (contiguous: 544, 272, 16, 1).
+        let mut l = kb.i64(0);
+        for (x, st) in [(b, 544), (h, 272), (i, 16), (e, 1)] {
+            let st = kb.i64(st);
+            let t = kb.binary(BinOp::Mul, x, st).unwrap();
+            l = kb.binary(BinOp::Add, l, t).unwrap();
+        }
+        // Its coordinates [B·H, S, E] → the projection's [S, B·H·E] layout: (s', c) with
+        // c = (b·2 + h)·16 + e, then the projection's row s'·(32·s) + c split by 32·s and 32.
+        let (c16, c17, c272) = (kb.i64(16), kb.i64(17), kb.i64(272));
+        let row = kb.binary(BinOp::Div, l, c16).unwrap();
+        let si = kb.binary(BinOp::Rem, row, c17).unwrap();
+        let bh = kb.binary(BinOp::Div, l, c272).unwrap();
+        let ei = kb.binary(BinOp::Rem, l, c16).unwrap();
+        let width = kb.size(&sym::Expr::mul(sym::Expr::int(32), s.clone()));
+        let t1 = kb.binary(BinOp::Mul, si, width).unwrap();
+        let t2 = kb.binary(BinOp::Mul, bh, c16).unwrap();
+        let flat = kb.binary(BinOp::Add, t1, t2).unwrap();
+        let flat = kb.binary(BinOp::Add, flat, ei).unwrap();
+        let c32 = kb.i64(32);
+        let q = kb.binary(BinOp::Div, flat, width).unwrap();
+        let r = kb.binary(BinOp::Rem, flat, c32).unwrap();
+        let bb = kb.binary(BinOp::Div, flat, c32).unwrap();
+        let sz = ext[0];
+        let bb = kb.binary(BinOp::Rem, bb, sz).unwrap();
+        for x in [q, r, bb] {
+            assert_eq!(divisions(&kb, x), 0, "{:?}", kb.get(x));
+        }
+        for sv in [1, 3] {
+            for vars in (0..sv).flat_map(|b| (0..2).flat_map(move |h| (0..17).flat_map(move |i| (0..16).map(move |e| [b, h, i, e])))) {
+                let f = ((vars[0] * 2 + vars[1]) * 16 + vars[3]) + vars[2] * 32 * sv;
+                assert_eq!(eval(&kb, q, &vars, sv), f / (32 * sv));
+                assert_eq!(eval(&kb, r, &vars, sv), f % 32);
+                assert_eq!(eval(&kb, bb, &vars, sv), (f / 32) % sv);
+            }
+        }
+    }
+
+    /// Random sums of multiples of bounded variables, divided and reduced by random sizes:
+    /// folded or not, each agrees with plain arithmetic at every point of the ranges.
+    #[test]
+    fn folded_divisions_agree_with_arithmetic_everywhere() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(14);
+        let mut folded = 0;
+        for _ in 0..300 {
+            let extents: Vec<i64> = (0..3).map(|_| rng.gen_range(1..6)).collect();
+            let coefs: Vec<i64> = (0..3).map(|_| [1, 2, 3, 4, 6, 8, 12, 24][rng.gen_range(0..8)]).collect();
+            let constant = rng.gen_range(0..30);
+            let n = [2, 3, 4, 6, 8, 12, 24, 48][rng.gen_range(0..8)];
+            let mut kb = KernelBuilder::new(3);
+            let ext: Vec<ExprId> = extents.iter().map(|e| kb.i64(*e)).collect();
+            kb.set_coord_extents(&ext);
+            let mut x = kb.i64(constant);
+            for (v, c) in coefs.iter().enumerate() {
+                let var = kb.var(VarId(v as u32));
+                let c = kb.i64(*c);
+                let t = kb.binary(BinOp::Mul, var, c).unwrap();
+                x = kb.binary(BinOp::Add, t, x).unwrap();
+            }
+            let nn = kb.i64(n);
+            let (q, r) = (kb.binary(BinOp::Div, x, nn).unwrap(), kb.binary(BinOp::Rem, x, nn).unwrap());
+            folded += usize::from(divisions(&kb, q) == 0) + usize::from(divisions(&kb, r) == 0);
+            for a in 0..extents[0] {
+                for b in 0..extents[1] {
+                    for c in 0..extents[2] {
+                        let vars = [a, b, c];
+                        let want = constant + a * coefs[0] + b * coefs[1] + c * coefs[2];
+                        assert_eq!(eval(&kb, q, &vars, 1), want / n, "{coefs:?} {extents:?} {constant} / {n}");
+                        assert_eq!(eval(&kb, r, &vars, 1), want % n, "{coefs:?} {extents:?} {constant} % {n}");
+                    }
+                }
+            }
+        }
+        assert!(folded > 100, "only {folded} of 600 folded");
+    }
+
+    #[test]
+    fn a_remainder_that_may_reach_the_divisor_stays() {
+        // i·16 + e for i < 17, e < 16 reaches 271: not below 256.
+        let mut kb = KernelBuilder::new(2);
+        let ext = [kb.i64(17), kb.i64(16)];
+        kb.set_coord_extents(&ext);
+        let (i, e, c16, c256) = (kb.var(VarId(0)), kb.var(VarId(1)), kb.i64(16), kb.i64(256));
+        let t = kb.binary(BinOp::Mul, i, c16).unwrap();
+        let x = kb.binary(BinOp::Add, t, e).unwrap();
+        let q = kb.binary(BinOp::Div, x, c256).unwrap();
+        assert!(matches!(kb.get(q), KExpr::Binary(BinOp::Div, ..)));
+        // A variable without a known range is never assumed small.
+        let mut kb = KernelBuilder::new(1);
+        let v = kb.fresh_var().unwrap();
+        let (j, c8) = (kb.var(v), kb.i64(8));
+        let q = kb.binary(BinOp::Div, j, c8).unwrap();
+        assert!(matches!(kb.get(q), KExpr::Binary(BinOp::Div, ..)));
+    }
+
+    /// A fold's variable gets its range when the kernel is finished: its body's splits cancel.
+    #[test]
+    fn finishing_folds_with_the_ranges_of_reductions() {
+        let mut kb = KernelBuilder::new(1);
+        let ext = [kb.i64(5)];
+        kb.set_coord_extents(&ext);
+        let a = kb.buffer("a", super::super::Access::Read);
+        let out = kb.buffer("out", super::super::Access::Write);
+        let r = kb.var(VarId(0));
+        let v = kb.fresh_var().unwrap();
+        let (j, c8) = (kb.var(v), kb.i64(8));
+        let base = kb.binary(BinOp::Mul, r, c8).unwrap();
+        let l = kb.binary(BinOp::Add, base, j).unwrap();
+        let col = kb.binary(BinOp::Rem, l, c8).unwrap();
+        let row = kb.binary(BinOp::Div, l, c8).unwrap();
+        let back = kb.binary(BinOp::Mul, row, c8).unwrap();
+        let idx = kb.binary(BinOp::Add, back, col).unwrap();
+        let x = kb.load(a, idx);
+        let s = kb.reduce(super::super::RedOp::Sum, v, c8, x).unwrap();
+        let k = kb.finish("k".into(), vec![sym::Expr::int(5)], ext.to_vec(), vec![super::super::Store { buf: out, value: s }]);
+        let reachable = {
+            let mut stack = vec![k.stores[0].value];
+            let mut n = 0;
+            while let Some(e) = stack.pop() {
+                n += usize::from(matches!(k.expr(e), KExpr::Binary(BinOp::Div | BinOp::Rem, ..)));
+                stack.extend(k.children(e));
+            }
+            n
+        };
+        assert_eq!(reachable, 0, "the store reads a[r·8 + j]");
+    }
+}
