@@ -95,7 +95,7 @@ fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
             let programs = build_modules(dev, &modules).map_err(|e| e.to_string())?;
             let mut times = Vec::new();
             for i in 0..a.warmup + a.repeat.max(1) {
-                let run = run_built(dev, &plan, &programs, model, &inputs, &bindings, Instant::now()).map_err(|e| e.to_string())?;
+                let run = run_built(dev, &plan, &programs, model, &inputs, &bindings, &crate::exec::Generator::default(), Instant::now()).map_err(|e| e.to_string())?;
                 if i >= a.warmup {
                     times.push(run.total_device_ns);
                 }

@@ -17,6 +17,7 @@
 mod ctx;
 pub mod kernel;
 pub mod ops;
+pub mod rng;
 pub mod schedule;
 
 use std::collections::{BTreeSet, HashSet};

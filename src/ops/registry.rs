@@ -40,11 +40,14 @@ pub struct OpDef {
     /// Inductor never lowers it to a kernel but calls ATen's (LAPACK-backed) implementation as
     /// an eager fallback: the interpreter is the reference, and no kernel lowering is expected.
     pub eager: bool,
+    /// It draws from the generator (`super::rng`): each node of it owns a Philox stream, and
+    /// its values are compared by rule (support, distribution), never by value.
+    pub random: bool,
 }
 
 /// Starts an entry for `target`.
 pub const fn op(target: &'static str) -> OpDef {
-    OpDef { target, run: None, lower: None, meta: None, core: None, core_only: None, inductor: None, keep: false, eager: false }
+    OpDef { target, run: None, lower: None, meta: None, core: None, core_only: None, inductor: None, keep: false, eager: false, random: false }
 }
 
 impl OpDef {
@@ -85,6 +88,11 @@ impl OpDef {
 
     pub const fn eager(mut self) -> Self {
         self.eager = true;
+        self
+    }
+
+    pub const fn random(mut self) -> Self {
+        self.random = true;
         self
     }
 

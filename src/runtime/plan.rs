@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::{BufferId, Device, EventId, KernelArg, ProgramId, RuntimeError};
 use crate::codegen::spirv::{self, CodegenError, SpirvModule};
-use crate::exec::{self, ExecError, Tensor};
+use crate::exec::{self, ExecError, Generator, Tensor};
 use crate::ir::{Arg, DType, Graph, InputKind, Model, ValueId, WeightData};
 use crate::lower::schedule::{self, Schedule};
 use crate::lower::{Plan, Step};
@@ -113,9 +113,23 @@ pub fn run_on_device(
     inputs: &[Tensor],
     bindings: &Bindings,
 ) -> Result<PlanRun, RunError> {
+    run_on_device_with(dev, plan, modules, model, inputs, bindings, &Generator::default())
+}
+
+/// [`run_on_device`], random kernels drawing from `gen` (`--seed`; [`run_on_device`] draws
+/// from seed 0, as the interpreter's `exec::run` does).
+pub fn run_on_device_with(
+    dev: &mut dyn Device,
+    plan: &Plan,
+    modules: &[Option<SpirvModule>],
+    model: &Model,
+    inputs: &[Tensor],
+    bindings: &Bindings,
+    gen: &Generator,
+) -> Result<PlanRun, RunError> {
     let t0 = Instant::now();
     let programs = build_modules(dev, modules)?;
-    run_built(dev, plan, &programs, model, inputs, bindings, t0)
+    run_built(dev, plan, &programs, model, inputs, bindings, gen, t0)
 }
 
 /// Each module built on `dev`, by kernel name: build once, then [`run_built`] at any binding.
@@ -132,7 +146,10 @@ pub fn build_modules(dev: &mut dyn Device, modules: &[Option<SpirvModule>]) -> R
 }
 
 /// Runs `plan` with programs already built on `dev` by [`build_modules`]; `t0` is when the run
-/// began, for its wall time.
+/// began, for its wall time. Every drawing kernel gets `gen`'s seed and offset: its nodes'
+/// streams are that offset plus their ordinals (`crate::ops::rng`), so no two random nodes of
+/// the plan share a stream, and a node recomputed in several kernels draws the same values.
+#[allow(clippy::too_many_arguments)]
 pub fn run_built(
     dev: &mut dyn Device,
     plan: &Plan,
@@ -140,6 +157,7 @@ pub fn run_built(
     model: &Model,
     inputs: &[Tensor],
     bindings: &Bindings,
+    gen: &Generator,
     t0: Instant,
 ) -> Result<PlanRun, RunError> {
     let graph = &plan.graph;
@@ -155,7 +173,7 @@ pub fn run_built(
         let Some(program) = programs.get(&kernel.name).copied() else {
             return Err(RunError::Input(format!("kernel `{}` has no compiled module", kernel.name)));
         };
-        if let Err(e) = launch(dev, plan, kernel, program, &host, &mut buffers, bindings).map(|ev| launched.push((i, ev))) {
+        if let Err(e) = launch(dev, plan, kernel, program, &host, &mut buffers, bindings, gen).map(|ev| launched.push((i, ev))) {
             result = Err(e);
             break;
         }
@@ -200,6 +218,7 @@ fn with_kernel(e: RuntimeError, kernel: &str) -> RuntimeError {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn launch(
     dev: &mut dyn Device,
     plan: &Plan,
@@ -208,6 +227,7 @@ fn launch(
     host: &HashMap<ValueId, Tensor>,
     buffers: &mut HashMap<String, BufferId>,
     b: &Bindings,
+    gen: &Generator,
 ) -> Result<Option<EventId>, RunError> {
     let graph = &plan.graph;
     let mut args = Vec::new();
@@ -230,8 +250,18 @@ fn launch(
         args.push(KernelArg::Buffer(id));
     }
     let Some(shape) = launch_shape(kernel, b)? else { return Ok(None) };
-    args.extend(size_args(kernel, b)?.into_iter().chain(shape.schedule_args).map(KernelArg::I64));
+    args.extend(size_args(kernel, b)?.into_iter().chain(shape.schedule_args).chain(rng_args(kernel, gen)).map(KernelArg::I64));
     Ok(Some(dev.launch(program, &kernel.name, &args, shape.global, Some(shape.local))?))
+}
+
+/// The generator arguments a drawing kernel takes last (none for the others): the seed and the
+/// offset, as i64 bits.
+pub fn rng_args(kernel: &crate::lower::Kernel, gen: &Generator) -> Vec<i64> {
+    if kernel.draws() {
+        vec![gen.seed as i64, gen.offset as i64]
+    } else {
+        Vec::new()
+    }
 }
 
 /// Global and local sizes of a launch.

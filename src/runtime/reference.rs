@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::plan::{load_weights, step_nodes, PlanRun, RunError, StepRun};
-use crate::exec::{self, ExecError, RtValue, Tensor, Values};
+use crate::exec::{self, ExecError, Generator, NodeStream, RtValue, Tensor, Values};
 use crate::ir::Model;
 use crate::lower::Plan;
 use crate::sym::Bindings;
@@ -13,6 +13,11 @@ use crate::sym::Bindings;
 /// (a node inlined into several kernels is computed once), and the step's host time stands in
 /// for device time.
 pub fn run_reference(plan: &Plan, model: &Model, inputs: &[Tensor], bindings: &Bindings) -> Result<PlanRun, RunError> {
+    run_reference_with(plan, model, inputs, bindings, &Generator::default())
+}
+
+/// [`run_reference`], random ops drawing from `gen` with the streams the plan's kernels use.
+pub fn run_reference_with(plan: &Plan, model: &Model, inputs: &[Tensor], bindings: &Bindings, gen: &Generator) -> Result<PlanRun, RunError> {
     let t0 = Instant::now();
     let graph = &plan.graph;
     let mut values = Values::new(graph);
@@ -22,6 +27,7 @@ pub fn run_reference(plan: &Plan, model: &Model, inputs: &[Tensor], bindings: &B
     for (v, t) in exec::user_inputs(graph).into_iter().zip(inputs) {
         values.set(v, RtValue::Tensor(t.clone()));
     }
+    let streams = crate::ops::rng::streams(graph);
     let mut steps = Vec::new();
     let mut total = 0;
     for step in &plan.steps {
@@ -34,7 +40,8 @@ pub fn run_reference(plan: &Plan, model: &Model, inputs: &[Tensor], bindings: &B
             }
             let op = crate::ops::run_fn(&node.target)
                 .ok_or_else(|| ExecError::UnsupportedOp { node: node.name.clone(), target: node.target.clone() })?;
-            let cx = exec::ops::OpCx { node, values: &values, bindings };
+            let rng = NodeStream { seed: gen.seed, stream: gen.offset.wrapping_add(streams[n.index()].unwrap_or(0)) };
+            let cx = exec::ops::OpCx { node, values: &values, bindings, rng };
             let results = op(&cx).map_err(|e| ExecError::Unsupported { node: node.name.clone(), target: node.target.clone(), message: format!("{e:?}") })?;
             for (o, r) in node.outputs.iter().zip(results) {
                 values.set(*o, r);

@@ -64,6 +64,8 @@ pub struct OpCx<'a> {
     pub node: &'a Node,
     pub values: &'a Values,
     pub bindings: &'a Bindings,
+    /// The Philox stream the node draws from, when its op is random (`crate::ops::rng`).
+    pub rng: crate::ops::rng::NodeStream,
 }
 
 pub(crate) fn shape_err<T>(message: impl Into<String>) -> OpResult<T> {

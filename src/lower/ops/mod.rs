@@ -17,6 +17,7 @@ pub(crate) mod poly;
 pub(crate) mod pooling;
 pub(crate) mod products;
 pub(crate) mod put;
+pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod resample;
 pub(crate) mod scatter;
