@@ -68,13 +68,24 @@ pub fn uniform(kb: &mut KernelBuilder, b: &[ExprId; 4], ty: Ty) -> R<ExprId> {
     }
 }
 
-/// Uniform in the open interval `(0, 1)` from word 0's top 24 bits (`ops::philox::open24`).
+/// Uniform in the open interval `(0, 1)` (`ops::sample::open_uniform`): an odd multiple of
+/// 2⁻²⁴ from word 0's top 23 bits in f32, of 2⁻⁵³ from 52 bits of words 0 and 1 in f64; exact.
 pub fn open_uniform(kb: &mut KernelBuilder, b: &[ExprId; 4], ty: Ty) -> R<ExprId> {
-    let x = top(kb, b[0], 8, ty)?;
-    let half = kb.float_like(0.5, x);
-    let mid = kb.binary(BinOp::Add, x, half)?;
-    let scale = kb.float_like(1.0 / (1u64 << 24) as f64, x);
-    kb.binary(BinOp::Mul, mid, scale)
+    let (k, bits) = if ty == Ty::F64 {
+        let hi = kb.cast(b[0], Ty::F64);
+        let lo = top(kb, b[1], 12, Ty::F64)?;
+        let shift = kb.f64((1u64 << 20) as f64);
+        let hi = kb.binary(BinOp::Mul, hi, shift)?;
+        (kb.binary(BinOp::Add, hi, lo)?, 53)
+    } else {
+        (top(kb, b[0], 9, Ty::F32)?, 24)
+    };
+    let two = kb.float_like(2.0, k);
+    let even = kb.binary(BinOp::Mul, k, two)?;
+    let one = kb.float_like(1.0, k);
+    let odd = kb.binary(BinOp::Add, even, one)?;
+    let scale = kb.float_like(1.0 / (1u64 << bits) as f64, k);
+    kb.binary(BinOp::Mul, odd, scale)
 }
 
 /// A standard normal by Box–Muller (`ops::sample::normal`): `√(−2 ln(1 − u₁)) · cos(2π u₂)`.

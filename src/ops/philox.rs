@@ -58,10 +58,18 @@ pub fn uniform53(hi: u32, lo: u32) -> f64 {
     (f64::from(hi) * (1u64 << 21) as f64 + f64::from(lo >> 11)) * (1.0 / (1u64 << 53) as f64)
 }
 
-/// Uniform in the open interval `(0, 1)` from the top 24 bits of `x`: the midpoint of its
-/// 2⁻²⁴ bucket, so neither end is drawn (`-log(u)` is finite and positive).
-pub fn open24(x: u32) -> f64 {
-    (f64::from(x >> 8) + 0.5) * (1.0 / (1u64 << 24) as f64)
+/// Uniform in the open interval `(0, 1)` from the top 23 bits of `x`: an odd multiple of 2⁻²⁴
+/// (the midpoint of a 2⁻²³ bucket), exact in float32, so neither end is drawn even after
+/// rounding (`-log(u)` is finite and positive).
+pub fn open23(x: u32) -> f64 {
+    f64::from(2 * (x >> 9) + 1) * (1.0 / (1u64 << 24) as f64)
+}
+
+/// Uniform in `(0, 1)` from 52 bits (`hi`'s 32 and `lo`'s top 20): an odd multiple of 2⁻⁵³,
+/// exact in float64.
+pub fn open52(hi: u32, lo: u32) -> f64 {
+    let k = (u64::from(hi) << 20) | u64::from(lo >> 12);
+    (2 * k + 1) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
 #[cfg(test)]
@@ -98,6 +106,8 @@ mod tests {
         assert_eq!(uniform24(u32::MAX) as f32 as f64, uniform24(u32::MAX), "exact in float32");
         assert_eq!(uniform53(0, 0), 0.0);
         assert_eq!(uniform53(u32::MAX, u32::MAX), 1.0 - 2f64.powi(-53));
-        assert!(open24(0) > 0.0 && open24(u32::MAX) < 1.0);
+        assert_eq!((open23(0), open23(u32::MAX)), (2f64.powi(-24), 1.0 - 2f64.powi(-24)));
+        assert_eq!(open23(u32::MAX) as f32 as f64, open23(u32::MAX), "exact in float32");
+        assert_eq!((open52(0, 0), open52(u32::MAX, u32::MAX)), (2f64.powi(-53), 1.0 - 2f64.powi(-53)));
     }
 }

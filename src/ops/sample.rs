@@ -6,8 +6,9 @@
 //! - uniform `[0, 1)`: [`uniform`]; `[from, to)` is `from + (to - from)·u`, clamped to the
 //!   largest value of the dtype below `to` (`super::rng::largest_below`);
 //! - normal: Box–Muller, `√(−2 ln(1 − u₁)) · cos(2π u₂)` ([`normal`]);
-//! - exponential `−log1p(−u)/λ`, Cauchy `median + σ·tan(π(u − ½))`, log-normal `exp(normal)`,
-//!   geometric `max(1, ⌈log1p(−u)/log1p(−p)⌉)` (inverse CDFs);
+//! - exponential `−log1p(−u)/λ`, Cauchy `median + σ·tan(π(u − ½))` (of an open uniform, away
+//!   from the tangent's pole: [`cauchy`]), log-normal `exp(normal)`, geometric
+//!   `max(1, ⌈log1p(−u)/log1p(−p)⌉)` (inverse CDFs);
 //! - integers in `[low, high)`: [`randint`], exact for every range an int64 holds.
 
 /// Uniform in `[0, 1)`: 24 bits of word 0, or 53 bits of words 0 and 1 when `wide` (float64).
@@ -30,14 +31,28 @@ pub fn normal(b: [u32; 4], wide: bool) -> f64 {
     (-2.0 * (1.0 - u1).ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
 }
 
+/// Uniform in the open interval `(0, 1)`: 23 bits of word 0, or 52 bits of words 0 and 1 when
+/// `wide`, exact in the compute type (`super::philox::open23`, `open52`).
+pub fn open_uniform(b: [u32; 4], wide: bool) -> f64 {
+    if wide {
+        super::philox::open52(b[0], b[1])
+    } else {
+        super::philox::open23(b[0])
+    }
+}
+
 /// `−log1p(−u)/λ`.
 pub fn exponential(u: f64, lambd: f64) -> f64 {
     -(-u).ln_1p() / lambd
 }
 
-/// `median + σ·tan(π(u − ½))`.
+/// `median + σ·tan(π(u − ½))` for an open uniform `u`, evaluated as `−1/tan(πu)` below ½ and
+/// `1/tan(π(1 − u))` above (the same function): the tangent's argument stays away from its pole,
+/// so float32 keeps its relative precision in the tails, and no end is drawn.
 pub fn cauchy(u: f64, median: f64, sigma: f64) -> f64 {
-    median + sigma * (std::f64::consts::PI * (u - 0.5)).tan()
+    use std::f64::consts::PI;
+    let t = if u < 0.5 { -1.0 / (PI * u).tan() } else { 1.0 / (PI * (1.0 - u)).tan() };
+    median + sigma * t
 }
 
 /// Trials until the first success of probability `p` in (0, 1]: `⌈log1p(−u)/log1p(−p)⌉`, at
@@ -75,12 +90,12 @@ pub fn key63(b: [u32; 4]) -> i64 {
     ((u64::from(b[0]) << 31) | u64::from(b[1] >> 1)) as i64
 }
 
-/// The key of a category of weight `w` in an exponential race (`w / E`, `E ~ Exp(1)` from
-/// word 0 in the open interval): sampling without replacement takes categories by descending
-/// key, which draws each next one with probability proportional to its weight among those
-/// left. Zero weights key 0 and come last.
-pub fn race_key(b: [u32; 4], w: f64) -> f64 {
-    w / -super::philox::open24(b[0]).ln()
+/// The key of a category of weight `w` in an exponential race (`w / E`, `E = −ln u ~ Exp(1)`
+/// for an open uniform `u`): sampling without replacement takes categories by descending key,
+/// which draws each next one with probability proportional to its weight among those left.
+/// Zero weights key 0 and come last.
+pub fn race_key(b: [u32; 4], w: f64, wide: bool) -> f64 {
+    w / -open_uniform(b, wide).ln()
 }
 
 #[cfg(test)]
@@ -112,10 +127,19 @@ mod tests {
                 assert!(exponential(u, 2.0) >= 0.0);
                 assert!(geometric(u, 0.3) >= 1.0);
             }
-            assert!(race_key(b, 1.0) > 0.0 && race_key(b, 1.0).is_finite());
+            for wide in [false, true] {
+                let (u, k) = (open_uniform(b, wide), race_key(b, 1.0, wide));
+                assert!(u > 0.0 && u < 1.0 && k > 0.0 && k.is_finite());
+                assert!(cauchy(u, 0.0, 1.0).is_finite());
+            }
             assert!(key63(b) >= 0);
         }
         assert_eq!(geometric(0.9, 1.0), 1.0);
-        assert_eq!(race_key([5, 0, 0, 0], 0.0), 0.0);
+        assert_eq!(race_key([5, 0, 0, 0], 0.0, false), 0.0);
+        // The two branches of the Cauchy transform are one function: tan(π(u − ½)).
+        for u in [0.01, 0.3, 0.5, 0.77, 0.999] {
+            let direct = (std::f64::consts::PI * (u - 0.5)).tan();
+            assert!((cauchy(u, 0.0, 1.0) - direct).abs() < 1e-9 * direct.abs().max(1.0), "u = {u}");
+        }
     }
 }

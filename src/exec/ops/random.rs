@@ -201,7 +201,7 @@ pub fn exponential_(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 pub fn cauchy_(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let (m, sg) = (cx.float_or("median", 0.0)?, cx.float_or("sigma", 1.0)?);
     need_float(cx.tensor("self")?)?;
-    in_place(cx, |d, i| sample::cauchy(d.uniform(i), m, sg))
+    in_place(cx, |d, i| sample::cauchy(sample::open_uniform(d.bits(i), d.wide), m, sg))
 }
 
 pub fn log_normal_(cx: &OpCx) -> OpResult<Vec<RtValue>> {
@@ -296,7 +296,7 @@ pub fn multinomial(cx: &OpCx) -> OpResult<Vec<RtValue>> {
                 out.push(pick.unwrap_or(last) as i64);
             }
         } else {
-            let keys: Vec<f64> = (0..c).map(|i| sample::race_key(d.bits(r * c + i), ws[i])).collect();
+            let keys: Vec<f64> = (0..c).map(|i| sample::race_key(d.bits(r * c + i), ws[i], d.wide)).collect();
             let mut order: Vec<usize> = (0..c).collect();
             order.sort_by(|&a, &b| keys[b].total_cmp(&keys[a]).then(a.cmp(&b)));
             out.extend(order[..k].iter().map(|&i| i as i64));

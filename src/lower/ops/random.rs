@@ -175,21 +175,27 @@ pub fn exponential(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R
     Ok(cx.kb.binary(BinOp::Mul, l, scale)?)
 }
 
-/// `cauchy(self, median, sigma)`: `median + σ·tan(π(u − ½))`.
+/// `cauchy(self, median, sigma)`: `median + σ·tan(π(u − ½))` of an open uniform, as
+/// `−1/tan(πu)` below ½ and `1/tan(π(1 − u))` above (`ops::sample::cauchy`).
 pub fn cauchy(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let (ty, _) = float_out(cx, node)?;
     let (median, sigma) = (cx.float_or(node, "median", 0.0)?, cx.float_or(node, "sigma", 1.0)?);
     let b = element(cx, node, idx)?;
-    let u = std_uniform(&mut cx.kb, &b, ty)?;
-    let half = float(&mut cx.kb, 0.5, ty);
-    let c = cx.kb.binary(BinOp::Sub, u, half)?;
-    let pi = float(&mut cx.kb, std::f64::consts::PI, ty);
-    let a = cx.kb.binary(BinOp::Mul, pi, c)?;
-    let t = cx.kb.unary(UnOp::Tan, a);
-    let s = float(&mut cx.kb, sigma, ty);
-    let st = cx.kb.binary(BinOp::Mul, s, t)?;
-    let m = float(&mut cx.kb, median, ty);
-    Ok(cx.kb.binary(BinOp::Add, m, st)?)
+    let kb = &mut cx.kb;
+    let u = open_uniform(kb, &b, ty)?;
+    let (half, one, pi) = (float(kb, 0.5, ty), float(kb, 1.0, ty), float(kb, std::f64::consts::PI, ty));
+    let low = kb.cmp(CmpOp::Lt, u, half)?;
+    let rest = kb.binary(BinOp::Sub, one, u)?;
+    let v = kb.select(low, u, rest)?;
+    let a = kb.binary(BinOp::Mul, pi, v)?;
+    let t = kb.unary(UnOp::Tan, a);
+    let minus_one = float(kb, -1.0, ty);
+    let sign = kb.select(low, minus_one, one)?;
+    let cot = kb.binary(BinOp::Div, sign, t)?;
+    let s = float(kb, sigma, ty);
+    let st = kb.binary(BinOp::Mul, s, cot)?;
+    let m = float(kb, median, ty);
+    Ok(kb.binary(BinOp::Add, m, st)?)
 }
 
 /// `geometric(self, p)`: `max(1, ⌈log1p(−u)/log1p(−p)⌉)`, in any dtype but bool.
