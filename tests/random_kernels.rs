@@ -162,7 +162,7 @@ fn both(what: &str, ran: &Ran, dev: &mut Option<impl Device>, tol: f64, check: i
     for (k, (g, w)) in got.iter().zip(&want).enumerate() {
         assert_eq!((g.shape(), g.dtype()), (w.shape(), w.dtype()), "{what}");
         let (g, w) = (values(g), values(w));
-        let off: Vec<(f64, f64)> = g.iter().zip(&w).filter(|(a, b)| !((*a - *b).abs() <= tol * b.abs().max(1.0))).map(|(a, b)| (*a, *b)).collect();
+        let off: Vec<(f64, f64)> = g.iter().zip(&w).filter(|(a, b)| (*a - *b).abs().is_nan() || (*a - *b).abs() > tol * b.abs().max(1.0)).map(|(a, b)| (*a, *b)).collect();
         // Discontinuous transforms (`ceil`, `u < p`) may round across a step on a few elements.
         assert!(off.len() <= g.len() / 10_000, "{what} output {k}: {} of {} elements differ from the interpreter's, e.g. {:?}", off.len(), g.len(), &off[..off.len().min(5)]);
     }
@@ -363,7 +363,7 @@ fn training_dropout_and_rrelu_draw_masks_and_slopes() {
     both("native_dropout/rrelu", &ran, &mut dev, 1e-6, |what, out| {
         let (o, m, r) = (values(&out[0]), values(&out[1]), values(&out[2]));
         assert_frequencies(&format!("{what} mask"), &m, &[0.2, 0.8]);
-        let x = |i: usize| if i % 2 == 0 { 1.5 } else { -2.0 };
+        let x = |i: usize| if i.is_multiple_of(2) { 1.5 } else { -2.0 };
         assert!(o.iter().zip(&m).enumerate().all(|(i, (o, m))| (o - x(i) * m / 0.8).abs() < 1e-5), "{what}: output is not input·mask/(1 − p)");
         assert!(r.iter().step_by(2).all(|v| *v == 1.5), "{what}: rrelu changed a positive input");
         let slopes: Vec<f64> = r.iter().skip(1).step_by(2).map(|v| v / -2.0).collect();
@@ -442,5 +442,94 @@ fn a_random_producer_fused_into_a_row_reduction_draws_what_it_draws_alone() {
     for (g, w) in got.iter().zip(&want) {
         let (g, w) = (values(g), values(w));
         assert!(g.iter().zip(&w).all(|(a, b)| (a - b).abs() <= 1e-4 * b.abs().max(1.0)), "fused and separate kernels draw differently");
+    }
+}
+
+/// Case `k`'s graph of PyTorch's OpInfo archive for `op`, written to a file of its own.
+fn opinfo_pt2(op: &str, k: usize, dir: &std::path::Path) -> std::path::PathBuf {
+    use std::io::Read;
+    let gz = std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/opinfo/{op}.zip.gz"))).expect("archive");
+    let mut raw = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut raw).expect("gzip");
+    let mut z = zip::ZipArchive::new(std::io::Cursor::new(raw)).expect("zip");
+    let mut pt2 = Vec::new();
+    z.by_name(&format!("{k}.pt2")).expect("case").read_to_end(&mut pt2).expect("read");
+    let path = dir.join(format!("{op}_{k}.pt2"));
+    std::fs::write(&path, pt2).expect("write");
+    path
+}
+
+/// PyTorch's own `uniform_` graph (an OpInfo sample: 125 values in [1, 2)) through the CLI as
+/// users call it: `run --check` compares its random output by rule and says so, and `--seed`
+/// fixes the draws on every device.
+#[test]
+fn run_checks_random_outputs_by_rule_and_seeds_them() {
+    let dir = std::env::temp_dir().join(format!("xpu-random-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = opinfo_pt2("uniform", 1, &dir);
+    let mut devices = vec!["reference"];
+    if common::opencl_device().is_some() {
+        devices.push("opencl");
+    }
+    for device in devices {
+        let outputs = |seed: &str| {
+            let save = dir.join(format!("{device}-{seed}"));
+            let (code, out, err) = common::run_cli(&[
+                "run", file.to_str().unwrap(), "--mode", "none", "--device", device, "--check", "--json", "--seed", seed, "--save-outputs", save.to_str().unwrap(),
+            ]);
+            assert_eq!(code, 0, "{device}: {err}");
+            let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+            assert_eq!(v["check"]["ok"], true, "{device}: {v}");
+            assert_eq!(v["check"]["by_rule"], serde_json::json!([{"output": 0, "ok": true, "why": null}]), "{device}");
+            let bytes = std::fs::read(save.join("out0.npy")).expect("out0.npy");
+            let t = xpu_workbench::npy::parse("out0.npy", &bytes).expect("npy");
+            let v = Tensor::from_le_bytes(t.dtype, &t.shape, &t.data).expect("tensor").to_f64_vec();
+            assert!(v.len() == 125 && v.iter().all(|x| (1.0..2.0).contains(x)), "{device}: outside [1, 2)");
+            v
+        };
+        assert_eq!(outputs("3"), outputs("3"), "{device}: one seed, one draw");
+        assert_ne!(outputs("3"), outputs("4"), "{device}: another seed, the same draw");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Fractional max pooling's windows come from its samples (`rand` draws them in PyTorch's
+/// graphs): given the samples, values and indices are deterministic, and the kernel's equal the
+/// interpreter's exactly, in 2-D (samples (w, h)) and 3-D (samples (t, h, w)), batched or not.
+#[test]
+fn fractional_max_pool_windows_follow_the_samples() {
+    /// Target, input shape, kernel size, output size.
+    type PoolCase = (&'static str, Vec<usize>, Vec<i64>, Vec<usize>);
+    let Some(mut dev) = common::opencl_device() else { return };
+    let cases: [PoolCase; 3] = [
+        ("aten.fractional_max_pool2d.default", vec![2, 3, 11, 9], vec![3, 2], vec![4, 5]),
+        ("aten.fractional_max_pool2d.default", vec![3, 10, 10], vec![2, 2], vec![7, 1]),
+        ("aten.fractional_max_pool3d.default", vec![2, 2, 7, 6, 9], vec![2, 3, 2], vec![3, 2, 5]),
+    ];
+    for (target, shape, kernel, out) in cases {
+        let sd = kernel.len();
+        let lead = &shape[..shape.len() - sd];
+        let (batch, planes) = if lead.len() == 2 { (lead[0], lead[1]) } else { (1, lead[0]) };
+        let mut c = Case::new();
+        let n: usize = shape.iter().product();
+        let x = c.input(Tensor::from_vec(&shape, (0..n).map(|i| ((i * 7919) % 1009) as f32 / 100.0).collect::<Vec<_>>()).unwrap());
+        let samples = c.input(Tensor::from_vec(&[batch, planes, sd], (0..batch * planes * sd).map(|i| ((i * 37) % 100) as f32 / 100.0).collect::<Vec<_>>()).unwrap());
+        let mut oshape = lead.to_vec();
+        oshape.extend(&out);
+        let outs = c.node(
+            target,
+            vec![
+                ("self", Arg::Tensor(x)),
+                ("kernel_size", Arg::Ints(kernel.clone())),
+                ("output_size", Arg::Ints(out.iter().map(|&o| o as i64).collect())),
+                ("random_samples", Arg::Tensor(samples)),
+            ],
+            &[(DType::F32, &oshape), (DType::I64, &oshape)],
+        );
+        let ran = Ran::new(c, &outs, Mode::None);
+        let want = ran.interp(Generator::default());
+        let got = ran.device(&mut dev, Generator::default());
+        assert_eq!(values(&got[0]), values(&want[0]), "{target} {shape:?}: values");
+        assert_eq!(got[1].to_i64_vec(), want[1].to_i64_vec(), "{target} {shape:?}: indices");
     }
 }

@@ -53,6 +53,8 @@ fn plan_json(plan: &Plan, b: &Bindings) -> Value {
                 "nodes": nodes,
                 "buffers": k.buffers,
                 "size_args": args,
+                // A drawing kernel takes the generator's seed and offset (i64) last.
+                "rng_args": if k.draws() { vec!["seed", "offset"] } else { Vec::new() },
                 "grid": grid,
                 "schedule": k.schedule,
                 "launch": crate::runtime::plan::launch_grid(k, b).ok().flatten(),

@@ -2,7 +2,7 @@
 //!
 //! A run draws from a [`Generator`] — a seed and an offset, as `torch.Generator`'s Philox
 //! state is. The seed keys Philox4x32-10 ([`super::philox`]); every node that draws (an op the
-//! registry marks `.random()`, unless a `train`/`training` argument switches it off) owns one
+//! registry marks `.random()`, or `.random_if(arg, default)` with that argument true) owns one
 //! *stream*: the generator's offset plus the node's ordinal among the graph's drawing nodes
 //! ([`streams`]). A draw is `philox(counter(index, stream), key(seed))`, where the index says
 //! which of the node's draws it is:
@@ -26,6 +26,7 @@
 
 use std::collections::HashSet;
 
+use super::Random;
 use crate::ir::{Arg, DType, Graph, Node, ValueId};
 
 /// The state a run draws from: Philox's key and the first stream of the run.
@@ -55,12 +56,17 @@ impl NodeStream {
     }
 }
 
-/// Whether `node` draws random numbers: its op is marked random in the registry and no
-/// `train`/`training` argument is false (evaluation-mode dropout and `rrelu` are deterministic).
+/// Whether `node` draws random numbers, as its registry entry says (evaluation-mode dropout and
+/// `rrelu` are deterministic).
 pub fn draws(node: &Node) -> bool {
-    let random = super::get(&node.target).is_some_and(|d| d.random);
-    let off = ["train", "training"].iter().any(|a| matches!(node.arg(a), Some(Arg::Bool(false))));
-    random && !off
+    match super::get(&node.target).map(|d| d.random) {
+        Some(Random::Always) => true,
+        Some(Random::When { arg, default }) => match node.arg(arg) {
+            Some(Arg::Bool(b)) => *b,
+            _ => default,
+        },
+        Some(Random::Never) | None => false,
+    }
 }
 
 /// Each node's ordinal among the nodes of `graph` that draw (graph order), `None` for the rest.
@@ -170,12 +176,16 @@ mod tests {
         let add = |g: &mut Graph, name: &str, target: &str, args: Vec<NamedArg>| g.add_node(name, target, args, vec![(name.to_string(), meta())], NodeMeta::default()).unwrap();
         add(&mut g, "a", "aten.rand_like.default", vec![arg("self", Arg::Tensor(x))]);
         add(&mut g, "b", "aten.relu.default", vec![arg("self", Arg::Tensor(x))]);
-        add(&mut g, "c", "aten.rrelu.default", vec![arg("self", Arg::Tensor(x)), arg("training", Arg::Bool(false))]);
+        add(&mut g, "c", "aten.rrelu.default", vec![arg("self", Arg::Tensor(x))]);
         let d = add(&mut g, "d", "aten.bernoulli.p", vec![arg("self", Arg::Tensor(x)), arg("p", Arg::Float(0.5))]);
         let b = g.node(g.node_by_name("b").unwrap()).outputs[0];
         let dv = g.node(d).outputs[0];
         g.outputs = vec![Arg::Tensor(b), Arg::Tensor(dv)];
-        assert_eq!(streams(&g), vec![Some(0), None, None, Some(1)]);
+        add(&mut g, "e", "aten.rrelu.default", vec![arg("self", Arg::Tensor(x)), arg("training", Arg::Bool(true))]);
+        add(&mut g, "f", "aten.native_dropout.default", vec![arg("input", Arg::Tensor(x)), arg("p", Arg::Float(0.5)), arg("train", Arg::None)]);
+        add(&mut g, "h", "aten.native_dropout.default", vec![arg("input", Arg::Tensor(x)), arg("p", Arg::Float(0.5)), arg("train", Arg::Bool(false))]);
+        // `rrelu` leaves `training` out at its default (false); `train: bool?` None is training.
+        assert_eq!(streams(&g), vec![Some(0), None, None, Some(1), Some(2), Some(3), None]);
         assert_eq!(stream_of(&g, g.node(d)), Some(1));
         assert_eq!(random_outputs(&g), vec![false, true]);
         let s = NodeStream { seed: 7, stream: 1 };

@@ -58,7 +58,7 @@ fn fill_uniform(cx: &OpCx, shape: Vec<usize>, dtype: DType, lo: f64, hi: f64) ->
     if !dtype.is_floating() {
         return Err(OpError::DType(dtype));
     }
-    if !(lo <= hi) {
+    if lo.is_nan() || hi.is_nan() || lo > hi {
         return Err(OpError::Arg { arg: "to".into(), message: format!("expects from <= to, got [{lo}, {hi})") });
     }
     // `from == to` gives `from`, as PyTorch's.
@@ -191,7 +191,7 @@ pub fn normal_(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 
 pub fn exponential_(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let l = cx.float_or("lambd", 1.0)?;
-    if !(l > 0.0) {
+    if l.is_nan() || l <= 0.0 {
         return Err(OpError::Arg { arg: "lambd".into(), message: format!("must be positive, got {l}") });
     }
     need_float(cx.tensor("self")?)?;
@@ -245,7 +245,7 @@ pub fn normal(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         Some(s) => F::of_broadcast(s, &shape)?.v,
         None => vec![cx.float_or("std", 1.0)?; n],
     };
-    if let Some(s) = sv.iter().find(|s| !(**s >= 0.0)) {
+    if let Some(s) = sv.iter().find(|s| s.is_nan() || **s < 0.0) {
         check_std(*s)?;
     }
     let d = Draws::new(cx, dtype);

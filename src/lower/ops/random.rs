@@ -82,7 +82,7 @@ fn float(kb: &mut KernelBuilder, v: f64, ty: Ty) -> ExprId {
 /// `from`, as PyTorch's).
 fn uniform_between(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], lo: f64, hi: f64) -> R {
     let (ty, dtype) = float_out(cx, node)?;
-    if !(lo <= hi) {
+    if lo.is_nan() || hi.is_nan() || lo > hi {
         return Err(cx.err(node, format!("expects from <= to, got [{lo}, {hi})")));
     }
     if lo == hi {
@@ -127,7 +127,7 @@ fn param(cx: &mut Ctx<'_>, node: &Node, name: &str, default: f64, idx: &[ExprId]
         return arg(cx, node, name, idx);
     }
     let v = cx.float_or(node, name, default)?;
-    if name == "std" && !(v >= 0.0) {
+    if name == "std" && (v.is_nan() || v < 0.0) {
         return Err(cx.err(node, format!("std must be non-negative, got {v}")));
     }
     Ok(float(&mut cx.kb, v, ty))
@@ -167,7 +167,7 @@ fn log_one_minus_u(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], ty: Ty) -> R {
 pub fn exponential(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let (ty, _) = float_out(cx, node)?;
     let lambd = cx.float_or(node, "lambd", 1.0)?;
-    if !(lambd > 0.0) {
+    if lambd.is_nan() || lambd <= 0.0 {
         return Err(cx.err(node, format!("lambd must be positive, got {lambd}")));
     }
     let l = log_one_minus_u(cx, node, idx, ty)?;

@@ -34,7 +34,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.feature_alpha_dropout.default").run(x::extra::dropout_eval).lower(K::View, l::view::dropout),
     op("aten.feature_dropout.default").run(x::extra::dropout_eval).lower(K::View, l::view::dropout),
     op("aten.alpha_dropout.default").run(x::extra::dropout_eval).lower(K::View, l::view::dropout),
-    op("aten.native_dropout.default").run(x::extra::native_dropout).lower(K::Pointwise, l::random::native_dropout).random(),
+    op("aten.native_dropout.default").run(x::extra::native_dropout).lower(K::Pointwise, l::random::native_dropout).random_if("train", true),
     op("aten.upsample_nearest1d.vec").run(x::extra::upsample_nearest).lower(K::Heavy, l::resample::nearest),
     op("aten.upsample_nearest2d.vec").run(x::extra::upsample_nearest).lower(K::Heavy, l::resample::nearest),
     op("aten.upsample_nearest3d.vec").run(x::extra::upsample_nearest).lower(K::Heavy, l::resample::nearest),
