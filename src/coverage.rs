@@ -32,9 +32,15 @@ pub fn missing_in_interpreter(graph: &Graph) -> Vec<MissingOp> {
     missing(graph, |t| crate::ops::run_fn(t).is_some())
 }
 
-/// Ops with no kernel lowering (in lite mode every kept op needs one).
+/// Ops a plan cannot run on a device: no kernel lowering (in lite mode every kept op needs
+/// one), except the eager-only ops that run as host steps.
 pub fn missing_in_kernels(graph: &Graph) -> Vec<MissingOp> {
-    missing(graph, |t| crate::ops::lowering(t).is_some())
+    missing(graph, |t| crate::ops::lowering(t).is_some() || crate::ops::host_fallback(t))
+}
+
+/// Eager-only ops a plan runs as host steps through the interpreter (no kernel is generated).
+pub fn host_fallbacks(graph: &Graph) -> Vec<MissingOp> {
+    missing(graph, |t| !crate::ops::host_fallback(t))
 }
 
 /// "`aten.a` (nodes x, y); `aten.b` (node z)".

@@ -2,7 +2,7 @@
 //! inputs and outputs, and for the reference outputs PyTorch saved next to each sample.
 //!
 //! Only what the interpreter computes with is read: little-endian (or byte-order-free) `f2`, `f4`,
-//! `f8`, `i1`, `i2`, `i4`, `i8`, `u1`, `u2` and `b1` arrays in C order (bfloat16, which NumPy
+//! `f8`, `i1`, `i2`, `i4`, `i8`, `u1`, `u2`, `u4`, `u8` and `b1` arrays in C order (bfloat16, which NumPy
 //! lacks, travels as its `u2` bit pattern). Everything else is a [`NpyError`] naming the file.
 
 use std::path::Path;
@@ -99,11 +99,13 @@ fn parse_header(h: &str) -> Result<(DType, Vec<usize>), String> {
         "|i1" | "<i1" => DType::I8,
         "|u1" | "<u1" => DType::U8,
         "<u2" => DType::U16,
+        "<u4" => DType::U32,
+        "<u8" => DType::U64,
         "<f2" => DType::F16,
         "|b1" | "<b1" | "=b1" | "?" => DType::Bool,
         d if d.starts_with('>') => return Err(format!("big-endian dtype `{d}` is not supported")),
         d if d.contains('O') => return Err(format!("object arrays (`{d}`) are not supported")),
-        d => return Err(format!("dtype `{d}` is not supported (float16/32/64, int8/16/32/64, uint8/16, bool)")),
+        d => return Err(format!("dtype `{d}` is not supported (float16/32/64, int8/16/32/64, uint8/16/32/64, bool)")),
     };
     match dict_value(h, "fortran_order")?.trim() {
         "False" => {}
@@ -154,9 +156,11 @@ pub fn to_bytes(array: &NpyArray) -> Result<Vec<u8>, String> {
         DType::I8 => "|i1",
         DType::U8 => "|u1",
         DType::U16 => "<u2",
+        DType::U32 => "<u4",
+        DType::U64 => "<u8",
         DType::F16 => "<f2",
         DType::Bool => "|b1",
-        d => return Err(format!("cannot write dtype {d} to .npy (float16/32/64, int8/16/32/64, uint8/16, bool)")),
+        d => return Err(format!("cannot write dtype {d} to .npy (float16/32/64, int8/16/32/64, uint8/16/32/64, bool)")),
     };
     if array.data.len() != array.numel() * array.dtype.size_bytes() {
         return Err(format!("{} bytes do not hold {} {:?}", array.data.len(), array.dtype, array.shape));
@@ -203,6 +207,7 @@ mod tests {
             (DType::U8, vec![3]),
             (DType::I8, vec![1, 2]),
             (DType::I16, vec![2]),
+            (DType::U64, vec![2, 1]),
         ] {
             let n: usize = shape.iter().product();
             let data: Vec<u8> = (0..n * dtype.size_bytes()).map(|i| if dtype == DType::Bool { (i % 2) as u8 } else { i as u8 }).collect();

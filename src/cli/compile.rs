@@ -43,11 +43,16 @@ fn plan_json(plan: &Plan, b: &Bindings) -> Value {
         .steps
         .iter()
         .filter_map(|s| {
-            let k = s.kernel()?;
             let nodes: Vec<&str> = s.nodes().iter().map(|n| plan.graph.node(*n).name.as_str()).collect();
+            if let lower::Step::Host { node } = s {
+                // No kernel and no SPIR-V: the interpreter runs it on the host, in host time.
+                let target = &plan.graph.node(*node).target;
+                return Some(json!({"kind": s.kind(), "name": nodes.join("+"), "nodes": nodes, "target": target, "runs": s.describe(), "time": "host"}));
+            }
+            let k = s.kernel()?;
             let args: Vec<Value> = k.params.iter().map(|p| json!({"expr": p.to_string(), "value": p.eval_int(b).ok()})).collect();
             let grid: Option<i64> = k.domain_sizes.iter().try_fold(1i64, |acc, d| d.eval_int(b).ok().map(|v| acc * v));
-            Some(json!({
+            let mut step = json!({
                 "kind": s.kind(),
                 "name": k.name,
                 "nodes": nodes,
@@ -59,10 +64,36 @@ fn plan_json(plan: &Plan, b: &Bindings) -> Value {
                 "schedule": k.schedule,
                 "launch": crate::runtime::plan::launch_grid(k, b).ok().flatten(),
                 "spv": format!("{}.spv", k.name),
-            }))
+            });
+            if let lower::Step::Sync { values, .. } = s {
+                step["runs"] = json!(s.describe());
+                step["binds"] = json!(values);
+            }
+            Some(step)
         })
         .collect();
-    json!({"mode": plan.mode.name(), "guards": plan.guards, "bindings": b, "kernels": plan.kernel_count(), "steps": steps})
+    json!({
+        "mode": plan.mode.name(),
+        "guards": plan.guards,
+        "bindings": b,
+        "kernels": plan.kernel_count(),
+        "sync_steps": plan.sync_steps(),
+        "host_steps": plan.host_steps(),
+        "steps": steps,
+    })
+}
+
+/// "12 kernels, 1 sync step, 2 host fallbacks (interpreter)".
+fn plan_summary(plan: &Plan) -> String {
+    let plural = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let mut parts = vec![plural(plan.kernel_count(), "kernel", "kernels")];
+    if plan.sync_steps() > 0 {
+        parts.push(plural(plan.sync_steps(), "sync step", "sync steps"));
+    }
+    if plan.host_steps() > 0 {
+        parts.push(format!("{} (interpreter)", plural(plan.host_steps(), "host fallback", "host fallbacks")));
+    }
+    parts.join(", ")
 }
 
 pub fn compile(file: &Path, mode: &str, marks: &[String], binds: &[String], emit: &Path) -> ExitCode {
@@ -92,7 +123,7 @@ pub fn compile(file: &Path, mode: &str, marks: &[String], binds: &[String], emit
     if let Err(e) = std::fs::write(emit.join("plan.json"), serde_json::to_string_pretty(&doc).unwrap_or_default()) {
         return fail(EXIT_FAILED, &format!("{}: {e}", emit.display()));
     }
-    println!("{} kernels ({} mode) written to {}", l.plan.kernel_count(), l.plan.mode.name(), emit.display());
+    println!("{} ({} mode) written to {}", plan_summary(&l.plan), l.plan.mode.name(), emit.display());
     ExitCode::SUCCESS
 }
 
@@ -194,15 +225,20 @@ pub fn run(a: RunArgs<'_>) -> ExitCode {
             "bindings": bindings,
             "steps": r.steps,
             "total_device_ns": r.total_device_ns,
+            "total_host_ns": r.total_host_ns,
             "wall_ns": r.wall_ns,
             "check": check,
         }));
     } else {
-        println!("device: {device_name}\nmode: {}  kernels: {}", l.plan.mode.name(), r.steps.len());
+        println!("device: {device_name}\nmode: {}  {}", l.plan.mode.name(), plan_summary(&l.plan));
         for s in &r.steps {
-            println!("  {:>10} ns  {:<8} {}  [{}]", s.device_ns, s.kind, s.name, s.nodes.join(", "));
+            match s.kind {
+                "host" => println!("  {:>10} ns  {:<8} {}  [{}]  host fallback (interpreter), host time", s.host_ns, s.kind, s.name, s.nodes.join(", ")),
+                "sync" => println!("  {:>10} ns  {:<8} {}  [{}]  + {} ns host: sizes read back", s.device_ns, s.kind, s.name, s.nodes.join(", "), s.host_ns),
+                _ => println!("  {:>10} ns  {:<8} {}  [{}]", s.device_ns, s.kind, s.name, s.nodes.join(", ")),
+            }
         }
-        println!("total device: {} ns, wall: {} ns", r.total_device_ns, r.wall_ns);
+        println!("total device: {} ns, host steps: {} ns, wall: {} ns", r.total_device_ns, r.total_host_ns, r.wall_ns);
         if let Some(c) = &check {
             println!("check: max_abs_err {} max_rel_err {} ok {}", c["max_abs_err"], c["max_rel_err"], c["ok"]);
             for r in c["by_rule"].as_array().into_iter().flatten() {

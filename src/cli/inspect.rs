@@ -101,6 +101,7 @@ pub fn to_json(model: &Model) -> Json {
                 "ops": g.op_histogram(),
                 "missing_interpreter": crate::coverage::missing_in_interpreter(g),
                 "missing_kernels": crate::coverage::missing_in_kernels(g),
+                "host_fallbacks": crate::coverage::host_fallbacks(g),
                 "inputs": g.inputs.iter().map(|(v, kind)| {
                     let mut j = value_json(g, *v);
                     j["kind"] = json!(kind.name());
@@ -180,6 +181,7 @@ pub fn summary(model: &Model) -> String {
         for (what, missing) in [
             ("no interpreter implementation", crate::coverage::missing_in_interpreter(g)),
             ("no kernel lowering", crate::coverage::missing_in_kernels(g)),
+            ("host fallback (interpreter, no kernel: eager-only ops)", crate::coverage::host_fallbacks(g)),
         ] {
             if !missing.is_empty() {
                 let _ = writeln!(s, "  {what}:");

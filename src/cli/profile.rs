@@ -28,6 +28,14 @@ pub fn summary(trace: &Trace) -> String {
         let _ = writeln!(out, "{node:<width$}  {:>12.3}  {share:>5.1}%  {}", *ns as f64 / 1e3, kernel_of(node));
     }
     let _ = writeln!(out, "{:<width$}  {:>12.3}", "total", total as f64 / 1e3);
+    let host = trace.host_median_ns();
+    if !host.is_empty() {
+        let _ = writeln!(out, "steps on the host (host time, not device time):");
+        for (kind, node, ns) in &host {
+            let what = if *kind == crate::profile::HostSpan::SYNC { "sync: sizes read back" } else { "host fallback (interpreter)" };
+            let _ = writeln!(out, "{node:<width$}  {:>12.3}          {what}", *ns as f64 / 1e3);
+        }
+    }
     if let Some(a) = trace.alignment {
         match a.error_ns() {
             Some(e) => {
@@ -114,12 +122,14 @@ pub fn run(a: ProfileArgs<'_>) -> ExitCode {
             "kernels": kernels,
             "device_total_ns": trace.device_total_ns(),
             "run_device_ns": run_totals,
+            "host_steps": trace.host_median_ns().into_iter().map(|(kind, node, ns)| serde_json::json!({"node": node, "kind": kind, "median_host_ns": ns})).collect::<Vec<_>>(),
+            "host_total_ns": trace.host_total_ns(),
             "clock_alignment": trace.alignment,
         }));
     } else {
         print!("{}", summary(&trace));
         if trace.kernels.is_empty() {
-            println!("(the plan launched no kernels: every step fell back or was a view)");
+            println!("(the plan launched no kernels: its steps ran on the host or were views)");
         }
     }
     match write_outputs(&trace, a.trace, a.puffin) {

@@ -56,6 +56,9 @@ pub fn table(s: &Sweep) -> String {
         if p.recompiled {
             note.push_str("  recompiled");
         }
+        if p.host_us > 0.0 {
+            let _ = write!(note, "  + {:.3} µs host (sync, host fallback)", p.host_us);
+        }
         if !flips.is_empty() && p.mode == s.points[0].mode {
             let _ = write!(note, "  guard flip: {}", flips.join(", "));
         }

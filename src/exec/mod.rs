@@ -7,6 +7,7 @@
 //! and sizes evaluated under the bindings inferred from the user inputs. A mismatch is an error,
 //! so a wrong shape or type promotion cannot slip through silently.
 
+pub mod complex;
 mod half;
 pub mod ops;
 mod random;
@@ -61,7 +62,8 @@ pub enum ExecError {
 }
 
 /// Runs `graph` on the user inputs (in graph order) and returns its outputs. Parameters, buffers
-/// and constants come from `model.weights`. Symbolic-int outputs come back as 0-dim int64 tensors.
+/// and constants come from `model.weights`. Symbolic outputs come back as 0-dim tensors
+/// ([`scalar_tensor`]).
 pub fn run(model: &Model, graph: &Graph, inputs: &[Tensor]) -> Result<Vec<Tensor>, ExecError> {
     run_seeded(model, graph, inputs, &Generator::default())
 }
@@ -238,7 +240,7 @@ fn run_functional(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bi
     }
     let streams = crate::ops::rng::streams(graph);
     for (node, stream) in graph.nodes.iter().zip(streams) {
-        let rng = NodeStream { seed: gen.seed, stream: gen.offset.wrapping_add(stream.unwrap_or(0)) };
+        let rng = gen.stream(stream);
         let results = run_node(node, &values, bindings, rng)?;
         for (v, r) in node.outputs.iter().zip(results) {
             check_meta(graph, *v, &r, bindings, &format!("node `{}` ({})", node.name, node.target))?;
@@ -248,7 +250,9 @@ fn run_functional(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bi
     Ok(values)
 }
 
-pub(crate) fn run_node(node: &Node, values: &Values, bindings: &Bindings, rng: NodeStream) -> Result<Vec<RtValue>, ExecError> {
+/// Runs one node on computed values (the interpreter's implementation from the op registry),
+/// checking it returns as many values as the node declares; a random op draws from `rng`.
+pub fn run_node(node: &Node, values: &Values, bindings: &Bindings, rng: NodeStream) -> Result<Vec<RtValue>, ExecError> {
     let (n, t) = (node.name.clone(), node.target.clone());
     let op = crate::ops::run_fn(&node.target).ok_or_else(|| ExecError::UnsupportedOp { node: n.clone(), target: t.clone() })?;
     let cx = ops::OpCx { node, values, bindings, rng };
@@ -306,6 +310,15 @@ fn check_meta(graph: &Graph, v: ValueId, r: &RtValue, b: &Bindings, origin: &str
     };
     match (&value.kind, r) {
         (ValueKind::Tensor(meta), RtValue::Tensor(t)) => check_tensor(meta, t, &eval, &mismatch),
+        (ValueKind::Tensor(meta), RtValue::Complex(c)) => {
+            let sizes: Vec<Option<i64>> = meta.sizes.iter().map(&eval).collect::<Result<_, _>>()?;
+            let fits = meta.dtype == c.dtype && sizes.len() == c.shape.len() && sizes.iter().zip(&c.shape).all(|(w, &d)| w.is_none_or(|w| w == d as i64));
+            if fits {
+                Ok(())
+            } else {
+                Err(mismatch(format!("{} [{}]", meta.dtype, join(&meta.sizes)), format!("{} {:?}", c.dtype, c.shape)))
+            }
+        }
         (ValueKind::SymInt(e), RtValue::Int(i)) => match eval(e)? {
             Some(want) if want != *i => Err(mismatch(format!("{e} = {want}"), i.to_string())),
             _ => Ok(()),
@@ -337,7 +350,23 @@ fn check_tensor(
     Ok(())
 }
 
-/// The graph's outputs from a finished run.
+/// A symbolic scalar as a 0-dim tensor, as `torch.tensor(x)` makes one of a Python number: an
+/// int as int64, a float as float32 (torch's default dtype), a bool as bool. A complex tensor
+/// has no such form: it is an error naming why.
+pub fn scalar_tensor(v: &RtValue) -> Result<Tensor, String> {
+    match v {
+        RtValue::Tensor(t) => Ok(t.clone()),
+        RtValue::Complex(c) => Err(format!(
+            "is a {} tensor: complex values can only stay inside the graph (read back as real by view_as_real, abs, _fft_c2r)",
+            c.dtype
+        )),
+        RtValue::Int(i) => Ok(Tensor::scalar(*i)),
+        RtValue::Float(f) => Ok(Tensor::scalar(*f as f32)),
+        RtValue::Bool(x) => Ok(Tensor::scalar(*x)),
+    }
+}
+
+/// The graph's outputs from a finished run; symbolic scalars as [`scalar_tensor`] makes them.
 pub fn outputs(graph: &Graph, values: &Values) -> Result<Vec<Tensor>, ExecError> {
     graph
         .outputs
@@ -347,15 +376,10 @@ pub fn outputs(graph: &Graph, values: &Values) -> Result<Vec<Tensor>, ExecError>
             let missing = || ExecError::Output { index, message: "was not computed".into() };
             match a {
                 Arg::Tensor(v) | Arg::SymInt(crate::ir::SymIntArg::Value(v)) | Arg::SymFloat(v) | Arg::SymBool(v) => {
-                    match values.get(*v).ok_or_else(missing)? {
-                        RtValue::Tensor(t) => Ok(t.clone()),
-                        RtValue::Int(i) => Ok(Tensor::scalar(*i)),
-                        RtValue::Float(f) => Ok(Tensor::scalar(*f)),
-                        RtValue::Bool(x) => Ok(Tensor::scalar(*x)),
-                    }
+                    scalar_tensor(values.get(*v).ok_or_else(missing)?).map_err(|message| ExecError::Output { index, message })
                 }
                 Arg::Int(i) | Arg::SymInt(crate::ir::SymIntArg::Int(i)) => Ok(Tensor::scalar(*i)),
-                Arg::Float(f) => Ok(Tensor::scalar(*f)),
+                Arg::Float(f) => Ok(Tensor::scalar(*f as f32)),
                 Arg::Bool(x) => Ok(Tensor::scalar(*x)),
                 other => Err(ExecError::Output { index, message: format!("outputs of the form {other:?} are not supported") }),
             }

@@ -16,17 +16,19 @@ pub enum Data {
     I16(ArrayD<i16>),
     I8(ArrayD<i8>),
     U8(ArrayD<u8>),
+    /// uint64, what `hash_tensor` returns.
+    U64(ArrayD<u64>),
     F16(ArrayD<F16>),
     BF16(ArrayD<BF16>),
     Bool(ArrayD<bool>),
 }
 
 /// The dtypes the interpreter supports, for messages.
-pub const SUPPORTED: &str = "float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool";
+pub const SUPPORTED: &str = "float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, uint64, bool";
 
 /// Every dtype [`Data`] holds.
 pub const DTYPES: &[DType] =
-    &[DType::F16, DType::BF16, DType::F32, DType::F64, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::Bool];
+    &[DType::F16, DType::BF16, DType::F32, DType::F64, DType::I8, DType::I16, DType::I32, DType::I64, DType::U8, DType::U64, DType::Bool];
 
 /// Runs `$e` with `$a` bound to the array of whatever dtype `$data` holds.
 macro_rules! each {
@@ -39,6 +41,7 @@ macro_rules! each {
             $crate::exec::tensor::Data::I16($a) => $e,
             $crate::exec::tensor::Data::I8($a) => $e,
             $crate::exec::tensor::Data::U8($a) => $e,
+            $crate::exec::tensor::Data::U64($a) => $e,
             $crate::exec::tensor::Data::F16($a) => $e,
             $crate::exec::tensor::Data::BF16($a) => $e,
             $crate::exec::tensor::Data::Bool($a) => $e,
@@ -57,6 +60,7 @@ macro_rules! each_map {
             $crate::exec::tensor::Data::I16($a) => $crate::exec::tensor::Data::I16($e),
             $crate::exec::tensor::Data::I8($a) => $crate::exec::tensor::Data::I8($e),
             $crate::exec::tensor::Data::U8($a) => $crate::exec::tensor::Data::U8($e),
+            $crate::exec::tensor::Data::U64($a) => $crate::exec::tensor::Data::U64($e),
             $crate::exec::tensor::Data::F16($a) => $crate::exec::tensor::Data::F16($e),
             $crate::exec::tensor::Data::BF16($a) => $crate::exec::tensor::Data::BF16($e),
             $crate::exec::tensor::Data::Bool($a) => $crate::exec::tensor::Data::Bool($e),
@@ -136,6 +140,7 @@ element!(i32, I32, 4);
 element!(i16, I16, 2);
 element!(i8, I8, 1);
 element!(u8, U8, 1);
+element!(u64, U64, 8);
 
 macro_rules! half_element {
     ($t:ident) => {
@@ -244,6 +249,7 @@ impl Tensor {
             DType::I16 => f::<i16>(shape, v),
             DType::I8 => f::<i8>(shape, v),
             DType::U8 => f::<u8>(shape, v),
+            DType::U64 => f::<u64>(shape, v),
             DType::F16 => f::<F16>(shape, v),
             DType::BF16 => f::<BF16>(shape, v),
             DType::Bool => f::<bool>(shape, v),
@@ -292,6 +298,7 @@ impl Tensor {
             DType::I16 => gather::<i16>(sizes, strides, offset, bytes)?,
             DType::I8 => gather::<i8>(sizes, strides, offset, bytes)?,
             DType::U8 => gather::<u8>(sizes, strides, offset, bytes)?,
+            DType::U64 => gather::<u64>(sizes, strides, offset, bytes)?,
             DType::F16 => gather::<F16>(sizes, strides, offset, bytes)?,
             DType::BF16 => gather::<BF16>(sizes, strides, offset, bytes)?,
             DType::Bool => gather::<bool>(sizes, strides, offset, bytes)?,
@@ -336,6 +343,7 @@ impl Tensor {
             Data::I16(_) => DType::I16,
             Data::I8(_) => DType::I8,
             Data::U8(_) => DType::U8,
+            Data::U64(_) => DType::U64,
             Data::F16(_) => DType::F16,
             Data::BF16(_) => DType::BF16,
             Data::Bool(_) => DType::Bool,
@@ -384,6 +392,7 @@ impl Tensor {
             DType::I16 => Data::I16(self.to_array()),
             DType::I8 => Data::I8(self.to_array()),
             DType::U8 => Data::U8(self.to_array()),
+            DType::U64 => Data::U64(self.to_array()),
             DType::F16 => Data::F16(self.to_array()),
             DType::BF16 => Data::BF16(self.to_array()),
             DType::Bool => Data::Bool(self.to_array()),

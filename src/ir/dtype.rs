@@ -21,6 +21,8 @@ pub enum DType {
     F8E5M2,
     F8E4M3FNUZ,
     F8E5M2FNUZ,
+    U32,
+    U64,
 }
 
 impl DType {
@@ -45,6 +47,8 @@ impl DType {
             30 => DType::F8E5M2,
             31 => DType::F8E4M3FNUZ,
             32 => DType::F8E5M2FNUZ,
+            34 => DType::U32,
+            35 => DType::U64,
             _ => return None,
         })
     }
@@ -70,6 +74,8 @@ impl DType {
             DType::F8E5M2 => "float8_e5m2",
             DType::F8E4M3FNUZ => "float8_e4m3fnuz",
             DType::F8E5M2FNUZ => "float8_e5m2fnuz",
+            DType::U32 => "uint32",
+            DType::U64 => "uint64",
         }
     }
 
@@ -95,6 +101,8 @@ impl DType {
             DType::F8E5M2,
             DType::F8E4M3FNUZ,
             DType::F8E5M2FNUZ,
+            DType::U32,
+            DType::U64,
         ];
         if let Some(d) = all.iter().find(|d| d.name() == name || d.short_name() == name) {
             return Some(*d);
@@ -130,6 +138,8 @@ impl DType {
             DType::F8E5M2 => "f8e5m2",
             DType::F8E4M3FNUZ => "f8e4m3fnuz",
             DType::F8E5M2FNUZ => "f8e5m2fnuz",
+            DType::U32 => "u32",
+            DType::U64 => "u64",
         }
     }
 
@@ -139,8 +149,8 @@ impl DType {
             DType::U8 | DType::I8 | DType::Bool => 1,
             DType::F8E4M3FN | DType::F8E5M2 | DType::F8E4M3FNUZ | DType::F8E5M2FNUZ => 1,
             DType::I16 | DType::F16 | DType::BF16 | DType::U16 => 2,
-            DType::I32 | DType::F32 | DType::Complex32 => 4,
-            DType::I64 | DType::F64 | DType::Complex64 => 8,
+            DType::I32 | DType::U32 | DType::F32 | DType::Complex32 => 4,
+            DType::I64 | DType::U64 | DType::F64 | DType::Complex64 => 8,
             DType::Complex128 => 16,
         }
     }
@@ -204,6 +214,7 @@ mod tests {
         }
         assert_eq!(DType::from_schema_code(7), Some(DType::F32));
         assert_eq!(DType::from_name("torch.float32"), Some(DType::F32));
+        assert_eq!(DType::from_schema_code(35), Some(DType::U64));
         assert_eq!(DType::from_schema_code(99), None);
     }
 }

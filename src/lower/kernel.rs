@@ -139,6 +139,8 @@ pub enum RedOp {
     Min,
     /// Product (cumprod); serial schedules only.
     Prod,
+    /// Bitwise exclusive or of integers (`hash_tensor`); serial schedules only.
+    Xor,
 }
 
 /// One node of a kernel's expression DAG.
@@ -169,6 +171,9 @@ pub enum KExpr {
     /// A conversion between compute types: float → int truncates, anything → bool is `!= 0`,
     /// bool → number is 0 or 1.
     Cast(ExprId, Ty),
+    /// The IEEE-754 bit pattern of an f64 as an i64: a reinterpretation, not a conversion
+    /// (`hash_tensor` folds the bits of each float element).
+    Bits(ExprId),
     /// Serial loop `var in 0..extent`, folding `body` with `op` (f32).
     Reduce { op: RedOp, var: VarId, extent: ExprId, body: ExprId },
     /// Serial loop `var in 0..extent` carrying state: slot `k` starts as `init[k]` and becomes
@@ -185,7 +190,9 @@ pub enum KExpr {
 /// How a buffer stores its elements. Kernels compute in three types ([`Ty`]): float storages
 /// (float32, and float16/bfloat16 converted on load and rounded to nearest-even on store) in
 /// `F32`; float64 in `F64`; integer storages in `I64`, with real integer arithmetic, narrowed
-/// (wrapping) on store; bool in `Bool`, stored as one byte.
+/// (wrapping) on store; bool in `Bool`, stored as one byte. uint64 (`hash_tensor`'s output)
+/// computes as its bit pattern in `I64`: exact for copies, stores and bitwise ops, which is all
+/// its producers need (values of 2^63 and up read as negative in arithmetic).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum Elem {
     F32,
@@ -197,6 +204,7 @@ pub enum Elem {
     I16,
     I8,
     U8,
+    U64,
     Bool,
 }
 
@@ -213,6 +221,7 @@ impl Elem {
             DType::I16 => Elem::I16,
             DType::I8 => Elem::I8,
             DType::U8 => Elem::U8,
+            DType::U64 => Elem::U64,
             DType::Bool => Elem::Bool,
             _ => return None,
         })
@@ -230,7 +239,7 @@ impl Elem {
 
     pub fn bytes(self) -> u32 {
         match self {
-            Elem::I64 | Elem::F64 => 8,
+            Elem::I64 | Elem::U64 | Elem::F64 => 8,
             Elem::F32 | Elem::I32 => 4,
             Elem::F16 | Elem::BF16 | Elem::I16 => 2,
             Elem::I8 | Elem::U8 | Elem::Bool => 1,
@@ -309,7 +318,7 @@ impl Kernel {
             | KExpr::Var(_)
             | KExpr::Carried { .. } => vec![],
             KExpr::Load { index, mask, .. } => std::iter::once(*index).chain(*mask).collect(),
-            KExpr::Unary(_, a) | KExpr::ToF32(a) | KExpr::Cast(a, _) => vec![*a],
+            KExpr::Unary(_, a) | KExpr::ToF32(a) | KExpr::Cast(a, _) | KExpr::Bits(a) => vec![*a],
             KExpr::Binary(_, a, b) | KExpr::Cmp(_, a, b) => vec![*a, *b],
             KExpr::Select(c, a, b) => vec![*c, *a, *b],
             KExpr::Reduce { extent, body, .. } => vec![*extent, *body],
@@ -590,6 +599,15 @@ impl KernelBuilder {
         self.intern(KExpr::Cast(a, ty), ty)
     }
 
+    /// The bit pattern of f64 `a` as an i64.
+    pub fn bits(&mut self, a: ExprId) -> Result<ExprId, KernelError> {
+        match (self.get(a).clone(), self.ty(a)) {
+            (KExpr::F64(b), _) => Ok(self.i64(b as i64)),
+            (_, Ty::F64) => Ok(self.intern(KExpr::Bits(a), Ty::I64)),
+            (_, t) => Err(KernelError::Type(format!("bit pattern of {t:?}: only f64 is reinterpreted"))),
+        }
+    }
+
     pub fn unary(&mut self, op: UnOp, a: ExprId) -> ExprId {
         let ty = self.ty(a);
         self.intern(KExpr::Unary(op, a), ty)
@@ -836,6 +854,9 @@ impl KernelBuilder {
         let ty = self.ty(body);
         if matches!(ty, Ty::Bool | Ty::U32) || self.ty(extent) != Ty::I64 {
             return Err(KernelError::Type("reductions fold float or integer bodies over i64 extents".into()));
+        }
+        if op == RedOp::Xor && ty != Ty::I64 {
+            return Err(KernelError::Type(format!("exclusive or of {ty:?}: only integers fold bitwise")));
         }
         Ok(self.intern(KExpr::Reduce { op, var, extent, body }, ty))
     }

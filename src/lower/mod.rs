@@ -13,18 +13,27 @@
 //!
 //! Views never get kernels: consumers read through them. Kernels take symbolic sizes as i64
 //! arguments, so one compiled plan serves every binding that passes the plan's guards.
+//!
+//! Two kinds of step need the host between launches: a node whose output sizes depend on data
+//! gets a [`Step::Sync`] (its size kernel runs, the runner reads the sizes back and binds the
+//! unbacked symbols, `sizes`), and an op Inductor only ever runs eagerly (`.eager()` in the
+//! registry: LAPACK-backed linear algebra) with no kernel lowering runs as a [`Step::Host`]
+//! through the interpreter. Nothing else falls back to the host: any other op without a kernel
+//! lowering fails to lower.
 
 mod ctx;
 pub mod kernel;
 pub mod ops;
 pub mod rng;
 pub mod schedule;
+mod sizes;
 
 use std::collections::{BTreeSet, HashSet};
 
+pub use sizes::{bare_symbol, defined_symbols, Size, SizesFn, SyncValue};
 
 use crate::decomp::{self, DecompError, Decomposition, Marks, Mode};
-use crate::ir::{Arg, Graph, Model, NodeId, ValueId};
+use crate::ir::{Arg, DType, Graph, Model, NodeId, TensorMeta, ValueId, ValueKind};
 use ctx::Ctx;
 use kernel::{Access, KernelBuilder, KernelError, Store, VarId};
 pub use kernel::Kernel;
@@ -38,14 +47,27 @@ pub enum Step {
     /// A fusion group: `nodes` (graph order, the root last) computed by one kernel.
     Fused { nodes: Vec<NodeId>, kernel: Kernel },
     /// A node that needs no kernel: symbolic-int arithmetic, or a view read through by consumers.
+    /// Runtime assertions (`_assert_scalar`, `sym_constrain_range*`) are checked here with the
+    /// symbols bound so far.
     Meta { node: NodeId },
+    /// The sizes `node`'s outputs take from data (unbacked symbols, see `lower::sizes`): `kernel`
+    /// writes `values` into a small i64 buffer; the runner waits for the queue, reads them back
+    /// and binds the symbols before any later launch. The node's outputs are computed by the
+    /// steps after this one, at the bound sizes.
+    Sync { node: NodeId, kernel: Kernel, values: Vec<SyncValue> },
+    /// An op Inductor never lowers and calls eagerly (`.eager()` in the registry), run on the
+    /// host: the runner finishes the queue, reads the node's inputs back, runs the interpreter's
+    /// implementation and hands the outputs to later kernels. It costs host time, not device
+    /// time, and is never a generated kernel.
+    Host { node: NodeId },
 }
 
 impl Step {
+    /// The generated kernel the step launches (a sync step's size kernel included).
     pub fn kernel(&self) -> Option<&Kernel> {
         match self {
-            Step::Fallback { kernel, .. } | Step::Fused { kernel, .. } => Some(kernel),
-            Step::Meta { .. } => None,
+            Step::Fallback { kernel, .. } | Step::Fused { kernel, .. } | Step::Sync { kernel, .. } => Some(kernel),
+            Step::Meta { .. } | Step::Host { .. } => None,
         }
     }
 
@@ -54,12 +76,25 @@ impl Step {
             Step::Fallback { .. } => "fallback",
             Step::Fused { .. } => "fused",
             Step::Meta { .. } => "meta",
+            Step::Sync { .. } => "sync",
+            Step::Host { .. } => "host",
+        }
+    }
+
+    /// What the step is, in words, for plan listings and traces.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Step::Fallback { .. } => "single-op kernel",
+            Step::Fused { .. } => "fused kernel",
+            Step::Meta { .. } => "no kernel",
+            Step::Sync { .. } => "size kernel, then a sync: the host reads the data-dependent sizes back",
+            Step::Host { .. } => "host fallback (interpreter): inputs read back, run on the host, outputs uploaded",
         }
     }
 
     pub fn nodes(&self) -> Vec<NodeId> {
         match self {
-            Step::Fallback { node, .. } | Step::Meta { node } => vec![*node],
+            Step::Fallback { node, .. } | Step::Meta { node } | Step::Sync { node, .. } | Step::Host { node } => vec![*node],
             Step::Fused { nodes, .. } => nodes.clone(),
         }
     }
@@ -83,6 +118,16 @@ impl Plan {
 
     pub fn kernel_count(&self) -> usize {
         self.kernels().count()
+    }
+
+    /// Steps that run on the host through the interpreter.
+    pub fn host_steps(&self) -> usize {
+        self.steps.iter().filter(|s| matches!(s, Step::Host { .. })).count()
+    }
+
+    /// Steps that wait for the device to read data-dependent sizes back.
+    pub fn sync_steps(&self) -> usize {
+        self.steps.iter().filter(|s| matches!(s, Step::Sync { .. })).count()
     }
 }
 
@@ -169,7 +214,11 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     if let Some(m) = missing.pop() {
         return Err(LowerError::NoLowering { node: m.nodes[0].clone(), target: m.target });
     }
-    let kinds = graph.node_ids().map(|n| kind_of(graph, n)).collect::<Result<Vec<_>, _>>()?;
+    let host: Vec<bool> = graph.nodes.iter().map(|n| crate::ops::host_fallback(&n.target)).collect();
+    // A host step reads its inputs from memory and writes its outputs there: for fusion it is
+    // a heavy kernel (never inlined, its operands realized).
+    let kinds = graph.node_ids().map(|n| if host[n.index()] { Ok(OpKind::Heavy) } else { kind_of(graph, n) }).collect::<Result<Vec<_>, _>>()?;
+    let defined = sizes::defined_symbols(graph);
     let users = graph.users();
     let outputs: HashSet<ValueId> = graph.outputs.iter().filter_map(Arg::as_tensor).collect();
     let needed = |v: ValueId| outputs.contains(&v) || !users[v.index()].is_empty();
@@ -182,6 +231,7 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
         .node_ids()
         .filter(|n| {
             !fallback[n.index()]
+                && defined[n.index()].is_empty()
                 && match kinds[n.index()] {
                     OpKind::Pointwise => true,
                     OpKind::Reduction => reduction_size(graph, *n).is_some_and(|s| s <= MAX_INLINE_REDUCTION),
@@ -189,7 +239,9 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
                 }
         })
         .collect();
-    realize_heavy_operands(graph, &kinds, &fallback, &mut inlinable);
+    // A size kernel reads its node's operands from memory, as heavy kernels do.
+    let reads_memory: Vec<bool> = (0..graph.nodes.len()).map(|i| kinds[i] == OpKind::Heavy || !defined[i].is_empty()).collect();
+    realize_heavy_operands(graph, &reads_memory, &fallback, &mut inlinable);
     fuse_matmul_epilogues(graph, &kinds, &fallback, &users, &outputs, &mut inlinable);
     let mut materialized: HashSet<ValueId> = graph.inputs.iter().map(|(v, _)| *v).collect();
     for (i, node) in graph.nodes.iter().enumerate() {
@@ -203,29 +255,53 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
                 materialized.insert(o);
             }
         }
-        // Eager kernels read their inputs from memory: fused producers feeding them must be
-        // written out.
-        if fallback[i] && matches!(kind, OpKind::Pointwise | OpKind::Reduction | OpKind::Heavy) {
+        // Eager kernels and size kernels read their inputs from memory: fused producers feeding
+        // them must be written out.
+        let eager = fallback[i] && matches!(kind, OpKind::Pointwise | OpKind::Reduction | OpKind::Heavy);
+        if eager || !defined[i].is_empty() {
             for v in node.inputs() {
                 if graph.value(v).tensor().is_some() {
                     materialized.insert(through_views(graph, v));
                 }
             }
         }
+        // The host reads whole tensors back: a view it takes gets a copy kernel.
+        if host[i] {
+            materialized.extend(node.inputs().filter(|v| graph.value(*v).tensor().is_some()));
+        }
     }
 
+    let mut plan_graph = graph.clone();
     let mut steps = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         let id = NodeId(i as u32);
+        let at = |e: LowerError| match e {
+            e @ (LowerError::Unsupported { .. } | LowerError::NoLowering { .. } | LowerError::NoLowerings(_)) => e,
+            e => LowerError::At { node: node.name.clone(), target: node.target.clone(), source: Box::new(e) },
+        };
+        if host[i] {
+            steps.push(Step::Host { node: id });
+            continue;
+        }
+        if !defined[i].is_empty() {
+            let out = fresh_name(&plan_graph, &format!("{}_sizes", node.name));
+            let (kernel, values) = sizes::sync_kernel(graph, id, &materialized, &defined[i], &out).map_err(at)?;
+            let meta = TensorMeta {
+                dtype: DType::I64,
+                sizes: vec![crate::sym::Expr::int(values.len() as i64)],
+                strides: vec![crate::sym::Expr::int(1)],
+                storage_offset: crate::sym::Expr::int(0),
+                device: String::new(),
+                requires_grad: false,
+            };
+            plan_graph.add_free_value(&out, ValueKind::Tensor(meta)).map_err(|e| LowerError::Internal(e.to_string()))?;
+            steps.push(Step::Sync { node: id, kernel, values });
+        }
         let outs: Vec<usize> = (0..node.outputs.len()).filter(|k| materialized.contains(&node.outputs[*k])).collect();
         if outs.is_empty() {
             steps.push(Step::Meta { node: id });
             continue;
         }
-        let at = |e: LowerError| match e {
-            e @ (LowerError::Unsupported { .. } | LowerError::NoLowering { .. } | LowerError::NoLowerings(_)) => e,
-            e => LowerError::At { node: node.name.clone(), target: node.target.clone(), source: Box::new(e) },
-        };
         let is_fallback = fallback[i];
         let fuse = if fallback[i] { None } else { Some(&inlinable) };
         // One kernel per output shape: `_fused_rms_norm`'s `rstd` has the rows' shape, not the input's.
@@ -245,7 +321,7 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     }
     let mut guards: Vec<String> = model.symbols.iter().map(|s| format!("{} in {}", s.name, s.range)).collect();
     guards.extend(model.guards.iter().map(|g| g.source.clone()));
-    Ok(Plan { mode: d.mode, graph: graph.clone(), steps, guards })
+    Ok(Plan { mode: d.mode, graph: plan_graph, steps, guards })
 }
 
 /// Takes out of `inlinable` every producer that a matrix product, convolution, attention or
@@ -254,10 +330,11 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
 /// element many times, from many work-items, so an inlined producer is recomputed as often: a
 /// layer norm's mean and variance once per output column of the matrix product after it, a
 /// batch norm + SiLU once per output channel of the 1×1 convolution after it. As its own kernel
-/// the producer is computed once (with its row statistics on the row schedule).
-fn realize_heavy_operands(graph: &Graph, kinds: &[OpKind], fallback: &[bool], inlinable: &mut HashSet<NodeId>) {
+/// the producer is computed once (with its row statistics on the row schedule). `reads_memory`
+/// marks those nodes, with host steps and nodes whose size kernel reads their operands.
+fn realize_heavy_operands(graph: &Graph, reads_memory: &[bool], fallback: &[bool], inlinable: &mut HashSet<NodeId>) {
     for (i, node) in graph.nodes.iter().enumerate() {
-        if kinds[i] != OpKind::Heavy || fallback[i] {
+        if !reads_memory[i] || fallback[i] {
             continue;
         }
         for v in node.inputs() {
@@ -350,6 +427,17 @@ fn reduction_size(graph: &Graph, n: NodeId) -> Option<i64> {
     };
     let dims = ctx::wrap_dims(&dims, sizes.len()).ok()?;
     dims.iter().try_fold(1i64, |acc, d| sizes[*d].as_int().and_then(|s| acc.checked_mul(s)))
+}
+
+/// `base`, or `base_1`, `base_2`, … : the first name no value of `graph` has.
+fn fresh_name(graph: &Graph, base: &str) -> String {
+    let mut name = base.to_string();
+    let mut k = 0;
+    while graph.value_id(&name).is_some() {
+        k += 1;
+        name = format!("{base}_{k}");
+    }
+    name
 }
 
 /// Entry-point names must be identifiers; node names nearly always are already.

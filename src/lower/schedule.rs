@@ -104,7 +104,7 @@ pub fn rows(k: &Kernel, group: u32) -> Option<Schedule> {
     // A row that is a single output (no statistic shared between outputs) is worth a group only
     // when the group reads it contiguously: a convolution's channel loop strides through
     // memory, and one work-item per output (neighbours reading neighbours) is faster there.
-    let coop = reduces_all(k).all(|(op, ty)| ty == Ty::F32 && op != RedOp::Prod)
+    let coop = reduces_all(k).all(|(op, ty)| ty == Ty::F32 && !matches!(op, RedOp::Prod | RedOp::Xor))
         && static_work(k, longest).is_none_or(|n| n >= MIN_ROW_EXTENT)
         && ((outer as usize) < k.domain.len() || contiguous_in(k, longest));
     // Rows of one output each that no group may share are the elementwise schedule already.

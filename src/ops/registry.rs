@@ -17,6 +17,7 @@ use crate::decomp::rules::{Build, Table};
 use crate::exec::ops::OpFn;
 use crate::infer::MetaFn;
 use crate::lower::ops::{LowerFn, OpKind};
+use crate::lower::SizesFn;
 
 /// Everything known about one op overload (its target, without `torch.ops.`).
 #[derive(Clone, Copy)]
@@ -39,7 +40,11 @@ pub struct OpDef {
     pub keep: bool,
     /// Inductor never lowers it to a kernel but calls ATen's (LAPACK-backed) implementation as
     /// an eager fallback: the interpreter is the reference, and no kernel lowering is expected.
+    /// Without a lowering, a plan runs it as a host step through the interpreter.
     pub eager: bool,
+    /// Its output sizes depend on data (unbacked symbols): the size kernel a plan's sync step
+    /// runs to compute them before the outputs' kernels (`lower::sizes`).
+    pub sizes: Option<SizesFn>,
     /// Whether it draws from the generator (`super::rng`): a node that draws owns a Philox
     /// stream, and its values are compared by rule (support, distribution), never by value.
     pub random: Random,
@@ -57,7 +62,7 @@ pub enum Random {
 
 /// Starts an entry for `target`.
 pub const fn op(target: &'static str) -> OpDef {
-    OpDef { target, run: None, lower: None, meta: None, core: None, core_only: None, inductor: None, keep: false, eager: false, random: Random::Never }
+    OpDef { target, run: None, lower: None, meta: None, core: None, core_only: None, inductor: None, keep: false, eager: false, sizes: None, random: Random::Never }
 }
 
 impl OpDef {
@@ -112,6 +117,17 @@ impl OpDef {
         self
     }
 
+    pub const fn sizes(mut self, f: SizesFn) -> Self {
+        self.sizes = Some(f);
+        self
+    }
+
+    /// A plan runs it as a host step: an eager-only op with an interpreter implementation and no
+    /// kernel lowering (never any other op without a kernel).
+    pub fn host_fallback(&self) -> bool {
+        self.eager && self.lower.is_none() && self.run.is_some()
+    }
+
     /// The decomposition rule that applies under `table`: Inductor's own rule wins there, and
     /// core rules apply under both tables except the core-only ones.
     pub fn rule(&self, table: Table) -> Option<Build> {
@@ -143,6 +159,11 @@ pub fn lowering(target: &str) -> Option<(OpKind, LowerFn)> {
     get(target).and_then(|d| d.lower)
 }
 
+/// Whether a plan runs `target` as a host step ([`OpDef::host_fallback`]).
+pub fn host_fallback(target: &str) -> bool {
+    get(target).is_some_and(OpDef::host_fallback)
+}
+
 /// Every entry, family by family.
 pub fn all() -> impl Iterator<Item = &'static OpDef> {
     super::table::FAMILIES.iter().flat_map(|f| f.iter())
@@ -165,7 +186,7 @@ mod tests {
     #[test]
     fn every_entry_says_something() {
         for d in all() {
-            let any = d.run.is_some() || d.lower.is_some() || d.meta.is_some() || d.has_rule() || d.keep || d.eager;
+            let any = d.run.is_some() || d.lower.is_some() || d.meta.is_some() || d.has_rule() || d.keep || d.eager || d.sizes.is_some();
             assert!(any, "{} is registered with nothing", d.target);
         }
     }

@@ -40,6 +40,12 @@ impl Generator {
     pub fn seeded(seed: u64) -> Generator {
         Generator { seed, offset: 0 }
     }
+
+    /// What a node with `ordinal` among the drawing nodes ([`streams`]) draws from; a node that
+    /// does not draw gets the first stream, which it never reads.
+    pub fn stream(&self, ordinal: Option<u64>) -> NodeStream {
+        NodeStream { seed: self.seed, stream: self.offset.wrapping_add(ordinal.unwrap_or(0)) }
+    }
 }
 
 /// What one node draws from: the key and its stream.

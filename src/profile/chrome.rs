@@ -59,6 +59,18 @@ pub fn chrome_json(trace: &Trace) -> Value {
             "pid": HOST_PID, "tid": tid, "args": {"data": s.data, "location": s.location}});
         spans.push((HOST_PID, tid, s.start_ns, e));
     }
+    // Sync and host-fallback steps ran on the host: their own host track, named so, with host
+    // time; never on a device queue.
+    if !trace.host.is_empty() {
+        let tid = threads.len() as u32 + 1;
+        events.push(meta("thread_name", HOST_PID, Some(tid), json!({"name": "plan steps on the host (sync, host fallback): host time"})));
+        for h in &trace.host {
+            let cat = if h.kind == super::HostSpan::SYNC { "sync" } else { "host_fallback" };
+            let e = json!({"name": h.label(), "cat": cat, "ph": "X", "ts": us(h.start_ns), "dur": h.dur_ns as f64 / 1e3,
+                "pid": HOST_PID, "tid": tid, "args": {"node": h.node, "kind": h.kind, "time": "host", "repetition": h.repetition, "dur_ns": h.dur_ns}});
+            spans.push((HOST_PID, tid, h.start_ns, e));
+        }
+    }
     for k in &trace.kernels {
         let tid = k.queue + 1;
         let l = &k.launch;

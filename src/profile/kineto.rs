@@ -289,6 +289,7 @@ impl KinetoTrace {
             queues: queues.iter().map(|(d, q)| format!("{backend} device {d} queue {q}")).collect(),
             cpu,
             kernels,
+            host: Vec::new(),
             frames: Vec::new(),
             alignment: None,
         }

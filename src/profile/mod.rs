@@ -23,7 +23,7 @@ pub use capture::CpuCapture;
 pub use chrome::{chrome_json, DEVICE_PID, FRAMES_TID, HOST_PID};
 pub use puffin_file::{frame_view, write_puffin};
 pub use run::{launch_labels, profile_plan, PlanProfile};
-pub use trace::{ClockAlignment, CpuSpan, DeviceSpan, Frame, LaunchInfo, Trace};
+pub use trace::{ClockAlignment, CpuSpan, DeviceSpan, Frame, HostSpan, LaunchInfo, Trace};
 pub use tracing_device::TracingDevice;
 
 use crate::runtime::{Device, RuntimeError};
@@ -85,6 +85,7 @@ pub fn profile_captured<E: From<RuntimeError>>(
         queues: vec![format!("{} {} queue 0", info.backend, info.name)],
         cpu,
         kernels,
+        host: Vec::new(),
         frames,
         alignment,
     })

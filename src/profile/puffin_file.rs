@@ -174,6 +174,7 @@ mod tests {
             queues: vec!["opencl cpu queue 0".into()],
             cpu: vec![cpu("build", 10, 50, 0), cpu("repetition", 100, 100, 0), cpu("launch", 110, 10, 1), cpu("repetition", 300, 100, 1)],
             kernels: vec![kernel("add", 0, 130), kernel("add", 1, 330), kernel("relu", 1, 380)],
+            host: Vec::new(),
             frames: vec![
                 Frame { repetition: 0, warmup: true, start_ns: 100, end_ns: 200 },
                 Frame { repetition: 1, warmup: false, start_ns: 300, end_ns: 420 },

@@ -8,11 +8,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{profile_captured, CpuCapture, DeviceSpan, Frame, LaunchInfo, ProfileOptions, Trace};
+use super::{profile_captured, CpuCapture, DeviceSpan, Frame, HostSpan, LaunchInfo, ProfileOptions, Trace};
 use crate::exec::Tensor;
 use crate::ir::{Model, ValueKind};
 use crate::lower::Plan;
-use crate::runtime::plan::{compile_plan, run_on_device, RunError};
+use crate::runtime::plan::{compile_plan, run_on_device, RunError, StepRun};
 use crate::runtime::reference::run_reference;
 use crate::runtime::{open, reference_info, Backend};
 use crate::sym::Bindings;
@@ -44,14 +44,15 @@ pub fn launch_labels(plan: &Plan, b: &Bindings) -> HashMap<String, LaunchInfo> {
                     Some((p.value.clone(), shape))
                 })
                 .collect();
-            let info = LaunchInfo {
-                node: if nodes.is_empty() { k.name.clone() } else { nodes.join("+") },
-                nodes: if nodes.len() > 1 { nodes } else { Vec::new() },
-                kernel: k.name.clone(),
-                shapes,
-                bindings: bindings.clone(),
-                ..Default::default()
+            // A sync step's size kernel is named apart from the node's own kernels, and still
+            // charged to the node in the heat overlay.
+            let (node, nodes) = match step {
+                crate::lower::Step::Sync { .. } => (format!("{} · sizes", nodes.join("+")), nodes),
+                _ if nodes.is_empty() => (k.name.clone(), Vec::new()),
+                _ if nodes.len() > 1 => (nodes.join("+"), nodes),
+                _ => (nodes.join("+"), Vec::new()),
             };
+            let info = LaunchInfo { node, nodes, kernel: k.name.clone(), shapes, bindings: bindings.clone(), ..Default::default() };
             Some((k.name.clone(), info))
         })
         .collect()
@@ -81,16 +82,34 @@ pub fn profile_plan(
     progress(format!("opening the {} device", backend.name()));
     let mut device = open(backend)?;
     let mut run_device_ns = Vec::new();
-    let trace = profile_captured::<RunError>(capture, device.as_mut(), options, |dev, repetition| {
+    let mut host = Vec::new();
+    let mut trace = profile_captured::<RunError>(capture, device.as_mut(), options, |dev, repetition| {
         progress(format!("repetition {} of {total}", repetition + 1));
         dev.set_labels(labels.clone());
         let run = run_on_device(dev, plan, &modules, model, inputs, bindings)?;
+        host.extend(host_spans(&run.steps, repetition));
         if repetition >= options.warmup {
             run_device_ns.push(run.total_device_ns);
         }
         Ok(())
     })?;
+    trace.host = host;
     Ok(PlanProfile { trace, run_device_ns })
+}
+
+/// The host part of a run's sync and host steps, as spans of repetition `repetition`.
+fn host_spans(steps: &[StepRun], repetition: u32) -> Vec<HostSpan> {
+    steps
+        .iter()
+        .filter(|s| s.host_ns > 0 || s.kind == "host")
+        .map(|s| HostSpan {
+            kind: if s.kind == "sync" { HostSpan::SYNC } else { HostSpan::HOST_FALLBACK },
+            node: s.nodes.join("+"),
+            repetition,
+            start_ns: s.host_start_ns,
+            dur_ns: s.host_ns,
+        })
+        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -106,7 +125,7 @@ fn profile_reference(
 ) -> Result<PlanProfile, RunError> {
     capture.new_frame();
     let total = options.warmup + options.repeat;
-    let (mut kernels, mut frames, mut run_device_ns) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut kernels, mut frames, mut run_device_ns, mut host) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for repetition in 0..total {
         progress(format!("repetition {} of {total} (reference interpreter)", repetition + 1));
         let start_ns = puffin::now_ns();
@@ -114,7 +133,8 @@ fn profile_reference(
             puffin::profile_scope!("repetition", repetition.to_string());
             run_reference(plan, model, inputs, bindings)?
         };
-        for s in run.steps {
+        host.extend(host_spans(&run.steps, repetition));
+        for s in run.steps.into_iter().filter(|s| s.kind != "host") {
             let launch = labels.get(&s.name).cloned().unwrap_or_else(|| LaunchInfo {
                 node: s.nodes.join("+"),
                 kernel: s.name.clone(),
@@ -143,6 +163,7 @@ fn profile_reference(
         queues: vec![format!("{} (host time stands in for device time)", info.name)],
         cpu: capture.stop(),
         kernels,
+        host,
         frames,
         alignment: None,
     };

@@ -60,6 +60,34 @@ impl DeviceSpan {
     }
 }
 
+/// A step of a plan that ran on the host between launches: a sync step's wait for the queue
+/// and read-back of data-dependent sizes, or a host fallback (an eager-only op run through the
+/// interpreter). Host time, never device time, and never a generated kernel.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HostSpan {
+    /// [`HostSpan::SYNC`] or [`HostSpan::HOST_FALLBACK`].
+    pub kind: &'static str,
+    /// The graph node.
+    pub node: String,
+    pub repetition: u32,
+    /// Start on the host clock.
+    pub start_ns: i64,
+    pub dur_ns: u64,
+}
+
+impl HostSpan {
+    pub const SYNC: &'static str = "sync";
+    pub const HOST_FALLBACK: &'static str = "host fallback";
+
+    /// What the span is, for labels: "host fallback (interpreter) · host time".
+    pub fn label(&self) -> String {
+        match self.kind {
+            HostSpan::SYNC => format!("sync {}: sizes read back · host time", self.node),
+            _ => format!("{} · host fallback (interpreter) · host time", self.node),
+        }
+    }
+}
+
 /// How device timestamps were put on the host clock: `host = device + offset_ns`.
 ///
 /// A kernel cannot start before the host enqueued it, and cannot end after the host saw the
@@ -100,6 +128,8 @@ pub struct Trace {
     pub queues: Vec<String>,
     pub cpu: Vec<CpuSpan>,
     pub kernels: Vec<DeviceSpan>,
+    /// Sync and host-fallback steps, on the host clock (not on any device queue).
+    pub host: Vec<HostSpan>,
     pub frames: Vec<Frame>,
     pub alignment: Option<ClockAlignment>,
 }
@@ -136,6 +166,39 @@ impl Trace {
         self.timed_kernels().map(|k| k.dur_ns).sum()
     }
 
+    /// Host spans (sync and host-fallback steps) of the timed repetitions.
+    pub fn timed_host(&self) -> impl Iterator<Item = &HostSpan> {
+        self.host.iter().filter(|h| !self.frames.iter().any(|f| f.warmup && f.repetition == h.repetition))
+    }
+
+    /// Host time of the timed sync and host-fallback steps.
+    pub fn host_total_ns(&self) -> u64 {
+        self.timed_host().map(|h| h.dur_ns).sum()
+    }
+
+    /// Per host step (kind, node), the median over timed repetitions of its host time, in the
+    /// order they first ran.
+    pub fn host_median_ns(&self) -> Vec<(&'static str, String, u64)> {
+        let mut order: Vec<(&'static str, String)> = Vec::new();
+        let mut per_rep: HashMap<(&'static str, String), BTreeMap<u32, u64>> = HashMap::new();
+        for h in self.timed_host() {
+            let key = (h.kind, h.node.clone());
+            if !per_rep.contains_key(&key) {
+                order.push(key.clone());
+            }
+            *per_rep.entry(key).or_default().entry(h.repetition).or_insert(0) += h.dur_ns;
+        }
+        order
+            .into_iter()
+            .map(|key| {
+                let mut v: Vec<u64> = per_rep[&key].values().copied().collect();
+                v.sort_unstable();
+                let median = v[v.len() / 2];
+                (key.0, key.1, median)
+            })
+            .collect()
+    }
+
     /// Per span name (node, or fused nodes), the median over timed repetitions of its device
     /// time in one repetition, in the order they first ran.
     pub fn node_median_ns(&self) -> Vec<(String, u64)> {
@@ -163,7 +226,8 @@ impl Trace {
     pub fn origin_ns(&self) -> i64 {
         let cpu = self.cpu.iter().map(|s| s.start_ns);
         let dev = self.kernels.iter().map(|s| s.start_ns);
+        let host = self.host.iter().map(|s| s.start_ns);
         let frames = self.frames.iter().map(|f| f.start_ns);
-        cpu.chain(dev).chain(frames).min().unwrap_or(0)
+        cpu.chain(dev).chain(host).chain(frames).min().unwrap_or(0)
     }
 }

@@ -4,6 +4,7 @@
 mod device;
 pub mod opencl;
 pub mod level_zero;
+mod host;
 mod pick;
 pub mod plan;
 pub mod reference;

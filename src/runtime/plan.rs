@@ -1,16 +1,19 @@
 //! Running a lowered [`Plan`]: on a kernel-running [`Device`] (build every module, upload inputs
 //! and weights, launch each kernel with its sizes evaluated under the bindings, read outputs and
-//! device timestamps), or on the reference interpreter (the `reference` device).
+//! device timestamps), or on the reference interpreter (the `reference` device). Sync and host
+//! steps stop the queue in between (`super::host`): the bindings grow by the unbacked symbols
+//! the device computes, and every later launch is sized by them.
 
 use std::collections::HashMap;
 use std::time::Instant;
 
 use serde::Serialize;
 
+use super::host::{self, RunScalars};
 use super::{BufferId, Device, EventId, KernelArg, ProgramId, RuntimeError};
 use crate::codegen::spirv::{self, CodegenError, SpirvModule};
-use crate::exec::{self, ExecError, Generator, Tensor};
-use crate::ir::{Arg, DType, Graph, InputKind, Model, ValueId, WeightData};
+use crate::exec::{self, ExecError, Generator, RtValue, Tensor};
+use crate::ir::{Arg, DType, Graph, InputKind, Model, SymIntArg, ValueId, WeightData};
 use crate::lower::schedule::{self, Schedule};
 use crate::lower::{Plan, Step};
 use crate::sym::{Bindings, SymError};
@@ -22,24 +25,36 @@ pub const WORK_GROUP: usize = 64;
 /// What one step cost.
 #[derive(Clone, Debug, Serialize)]
 pub struct StepRun {
+    /// `fallback`, `fused`, `sync` (a size kernel, then the host waits and reads the sizes back)
+    /// or `host` (a host fallback through the interpreter: no kernel).
     pub kind: &'static str,
+    /// The kernel's entry point; a host step's node.
     pub name: String,
     pub nodes: Vec<String>,
+    /// The kernel's time on the device; 0 for a host step.
     pub device_ns: u64,
-    /// When the step started on the host clock ([`puffin::now_ns`]), on the reference
-    /// interpreter, whose host time stands in for device time; 0 on a device, whose kernels are
-    /// placed by their own timestamps (see `profile::TracingDevice`).
+    /// Time on the host: a host step's read-back, interpreter run and hand-over, a sync step's
+    /// wait for the queue and read-back; 0 for a kernel.
+    pub host_ns: u64,
+    /// When the step started on the host clock ([`puffin::now_ns`]): on the reference
+    /// interpreter, whose host time stands in for device time, and for host and sync steps; 0
+    /// for a device kernel, which is placed by its own timestamps (see
+    /// `profile::TracingDevice`).
     #[serde(skip)]
     pub host_start_ns: i64,
 }
 
-/// A finished run: outputs (graph order), per-kernel timings and the wall time of the run.
+/// A finished run: outputs (graph order), per-step timings and the wall time of the run.
 #[derive(Clone, Debug)]
 pub struct PlanRun {
     pub outputs: Vec<Tensor>,
     pub steps: Vec<StepRun>,
     pub total_device_ns: u64,
+    /// Time host and sync steps spent on the host (not device time).
+    pub total_host_ns: u64,
     pub wall_ns: u64,
+    /// The bindings the run ended with: the given ones and every unbacked symbol it bound.
+    pub bindings: Bindings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -54,6 +69,15 @@ pub enum RunError {
     Size { kernel: String, what: String, source: SymError },
     #[error("{0}")]
     Input(String),
+    /// A runtime assertion of the graph failed (or could not be evaluated) under the sizes
+    /// bound so far.
+    #[error("node `{node}` ({target}): {message}")]
+    Assertion { node: String, target: String, message: String },
+    /// The sizes a sync step read back do not fit the graph.
+    #[error("sync after node `{node}`: {message}")]
+    Sync { node: String, message: String },
+    #[error("host step `{node}` ({target}): {message}")]
+    Host { node: String, target: String, message: String },
 }
 
 /// The SPIR-V module of every kernel step (`None` for meta steps), in step order.
@@ -129,7 +153,15 @@ pub fn run_on_device_with(
 ) -> Result<PlanRun, RunError> {
     let t0 = Instant::now();
     let programs = build_modules(dev, modules)?;
-    run_built(dev, plan, &programs, model, inputs, bindings, gen, t0)
+    let run = run_built(dev, plan, &programs, model, inputs, bindings, gen, t0);
+    let released = release_modules(dev, &programs);
+    let run = run?;
+    released.map(|()| run)
+}
+
+/// Releases every program [`build_modules`] built.
+pub fn release_modules(dev: &mut dyn Device, programs: &HashMap<String, ProgramId>) -> Result<(), RunError> {
+    programs.values().try_for_each(|p| dev.release(*p)).map_err(RunError::from)
 }
 
 /// Each module built on `dev`, by kernel name: build once, then [`run_built`] at any binding.
@@ -140,7 +172,14 @@ pub fn build_modules(dev: &mut dyn Device, modules: &[Option<SpirvModule>]) -> R
         if let Err(e) = rspirv::dr::load_words(&module.words) {
             return Err(RuntimeError::Build { program: module.name.clone(), log: format!("not a well-formed SPIR-V module: {e}") }.into());
         }
-        programs.insert(module.name.clone(), dev.build(&module.name, &module.words)?);
+        match dev.build(&module.name, &module.words) {
+            Ok(p) => programs.insert(module.name.clone(), p),
+            Err(e) => {
+                // What was built before the failure is not handed to anyone: release it.
+                let _ = release_modules(dev, &programs);
+                return Err(e.into());
+            }
+        };
     }
     Ok(programs)
 }
@@ -161,45 +200,138 @@ pub fn run_built(
     t0: Instant,
 ) -> Result<PlanRun, RunError> {
     let graph = &plan.graph;
-    let mut host: HashMap<ValueId, Tensor> = load_weights(model, graph)?;
+    let mut state = RunState { host: load_weights(model, graph)?, buffers: HashMap::new(), scalars: RunScalars::new(bindings), gen: *gen, records: Vec::new() };
     for (v, t) in exec::user_inputs(graph).into_iter().zip(inputs) {
-        host.insert(v, t.clone());
+        state.host.insert(v, t.clone());
     }
-    let mut buffers: HashMap<String, BufferId> = HashMap::new();
-    let mut result = Ok(());
-    let mut launched: Vec<(usize, Option<EventId>)> = Vec::new();
-    for (i, step) in plan.steps.iter().enumerate() {
-        let Some(kernel) = step.kernel() else { continue };
-        let Some(program) = programs.get(&kernel.name).copied() else {
-            return Err(RunError::Input(format!("kernel `{}` has no compiled module", kernel.name)));
-        };
-        if let Err(e) = launch(dev, plan, kernel, program, &host, &mut buffers, bindings, gen).map(|ev| launched.push((i, ev))) {
-            result = Err(e);
-            break;
-        }
-    }
-    let outputs = result.and_then(|_| {
+    let ran = run_steps(dev, plan, programs, &mut state).and_then(|_| {
         dev.finish()?;
-        read_outputs(dev, graph, &host, &buffers, bindings)
-    });
-    let mut steps = Vec::new();
-    let mut total = 0;
-    if outputs.is_ok() {
-        for (i, ev) in &launched {
-            let ns = match ev {
-                Some(ev) => dev.timing(*ev)?.duration_ns(),
+        let outputs = read_outputs(dev, graph, &state)?;
+        let mut steps = Vec::with_capacity(state.records.len());
+        for r in &state.records {
+            let device_ns = match r.event {
+                Some(ev) => dev.timing(ev)?.duration_ns(),
                 None => 0,
             };
-            total += ns;
-            let step = &plan.steps[*i];
-            let name = step.kernel().map(|k| k.name.clone()).unwrap_or_default();
-            steps.push(StepRun { kind: step.kind(), name, nodes: step_nodes(plan, step), device_ns: ns, host_start_ns: 0 });
+            let step = &plan.steps[r.step];
+            let name = step.kernel().map_or_else(|| step_nodes(plan, step).join("+"), |k| k.name.clone());
+            steps.push(StepRun { kind: step.kind(), name, nodes: step_nodes(plan, step), device_ns, host_ns: r.host_ns, host_start_ns: r.host_start_ns });
         }
-    }
-    for (_, b) in buffers {
+        Ok((outputs, steps))
+    });
+    for (_, b) in state.buffers {
         let _ = dev.free(b);
     }
-    Ok(PlanRun { outputs: outputs?, steps, total_device_ns: total, wall_ns: t0.elapsed().as_nanos() as u64 })
+    let (outputs, steps) = ran?;
+    Ok(PlanRun {
+        outputs,
+        total_device_ns: steps.iter().map(|s| s.device_ns).sum(),
+        total_host_ns: steps.iter().map(|s| s.host_ns).sum(),
+        steps,
+        wall_ns: t0.elapsed().as_nanos() as u64,
+        bindings: state.scalars.bindings,
+    })
+}
+
+/// One step that ran: its launch (when it launched a kernel) and its time on the host.
+struct Record {
+    step: usize,
+    event: Option<EventId>,
+    host_start_ns: i64,
+    host_ns: u64,
+}
+
+/// What a device run holds while its steps run.
+struct RunState {
+    /// Tensors on the host: inputs, weights and host steps' outputs (uploaded when a kernel
+    /// first reads them).
+    host: HashMap<ValueId, Tensor>,
+    /// Device buffers by graph value name.
+    buffers: HashMap<String, BufferId>,
+    scalars: RunScalars,
+    /// What drawing kernels and host steps draw from.
+    gen: Generator,
+    records: Vec<Record>,
+}
+
+fn run_steps(dev: &mut dyn Device, plan: &Plan, programs: &HashMap<String, ProgramId>, st: &mut RunState) -> Result<(), RunError> {
+    let graph = &plan.graph;
+    let launch_kernel = |dev: &mut dyn Device, st: &mut RunState, kernel: &crate::lower::Kernel| -> Result<Option<EventId>, RunError> {
+        let program = programs.get(&kernel.name).copied().ok_or_else(|| RunError::Input(format!("kernel `{}` has no compiled module", kernel.name)))?;
+        launch(dev, plan, kernel, program, &st.host, &mut st.buffers, &st.scalars.bindings, &st.gen)
+    };
+    for (i, step) in plan.steps.iter().enumerate() {
+        match step {
+            Step::Meta { node } => st.scalars.check(graph, graph.node(*node))?,
+            Step::Fallback { kernel, .. } | Step::Fused { kernel, .. } => {
+                let event = launch_kernel(dev, st, kernel)?;
+                st.records.push(Record { step: i, event, host_start_ns: 0, host_ns: 0 });
+            }
+            Step::Sync { node, kernel, values } => {
+                let node = graph.node(*node);
+                let event = launch_kernel(dev, st, kernel)?;
+                let (start, clock) = (puffin::now_ns(), Instant::now());
+                {
+                    puffin::profile_scope!("sync", &node.name);
+                    let words = read_sync(dev, kernel, &st.buffers)?;
+                    st.scalars.bind_sync(&node.name, values, &words)?;
+                }
+                st.records.push(Record { step: i, event, host_start_ns: start, host_ns: clock.elapsed().as_nanos() as u64 });
+            }
+            Step::Host { node } => {
+                let node = graph.node(*node);
+                let (start, clock) = (puffin::now_ns(), Instant::now());
+                {
+                    puffin::profile_scope!("host fallback", &node.name);
+                    dev.finish()?;
+                    let b = st.scalars.bindings.clone();
+                    let (on_host, buffers) = (&st.host, &st.buffers);
+                    let results = host::run_host_node(graph, node, &mut st.scalars, &st.gen, &mut |v| read_value(dev, graph, on_host, buffers, &b, v))?;
+                    for (o, r) in node.outputs.iter().zip(results) {
+                        if let RtValue::Tensor(t) = r {
+                            st.host.insert(*o, t);
+                        }
+                    }
+                }
+                st.records.push(Record { step: i, event: None, host_start_ns: start, host_ns: clock.elapsed().as_nanos() as u64 });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The i64 words a sync step's size kernel wrote (waits for the queue: a read is a sync point).
+fn read_sync(dev: &mut dyn Device, kernel: &crate::lower::Kernel, buffers: &HashMap<String, BufferId>) -> Result<Vec<i64>, RunError> {
+    let out = kernel.buffers.iter().find(|b| b.access == crate::lower::kernel::Access::Write);
+    let id = out.and_then(|b| buffers.get(&b.value)).ok_or_else(|| RunError::Input(format!("size kernel `{}` wrote no buffer", kernel.name)))?;
+    let n = kernel.domain_sizes.first().and_then(|e| e.as_int()).unwrap_or(0).max(0) as usize;
+    let mut bytes = vec![0u8; n * 8];
+    dev.read(*id, &mut bytes)?;
+    Ok(bytes.chunks_exact(8).map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])).collect())
+}
+
+/// Tensor `v` as the host sees it: its host copy, or its device buffer read back.
+fn read_value(
+    dev: &mut dyn Device,
+    graph: &Graph,
+    host: &HashMap<ValueId, Tensor>,
+    buffers: &HashMap<String, BufferId>,
+    b: &Bindings,
+    v: ValueId,
+) -> Result<Tensor, RunError> {
+    if let Some(t) = host.get(&v) {
+        return Ok(t.clone());
+    }
+    let name = &graph.value(v).name;
+    let shape = numel(graph, v, b, "host read-back")?;
+    let n: usize = shape.iter().product();
+    let dtype = graph.value(v).tensor().map_or(DType::F32, |t| t.dtype);
+    let mut bytes = vec![0u8; n * dtype.size_bytes()];
+    if n > 0 {
+        let id = buffers.get(name).ok_or_else(|| RunError::Input(format!("`{name}` was never computed")))?;
+        dev.read(*id, &mut bytes)?;
+    }
+    Tensor::from_le_bytes(dtype, &shape, &bytes).map_err(RunError::Input)
 }
 
 fn upload(dev: &mut dyn Device, t: &Tensor, kernel: &str) -> Result<BufferId, RunError> {
@@ -329,33 +461,29 @@ pub fn launch_shape_with(kernel: &crate::lower::Kernel, b: &Bindings, row_group:
     }))
 }
 
-fn read_outputs(
-    dev: &mut dyn Device,
-    graph: &Graph,
-    host: &HashMap<ValueId, Tensor>,
-    buffers: &HashMap<String, BufferId>,
-    b: &Bindings,
-) -> Result<Vec<Tensor>, RunError> {
+fn read_outputs(dev: &mut dyn Device, graph: &Graph, st: &RunState) -> Result<Vec<Tensor>, RunError> {
     let mut out = Vec::new();
     for (i, a) in graph.outputs.iter().enumerate() {
-        let Arg::Tensor(v) = a else {
-            return Err(RunError::Input(format!("graph output {i} is not a tensor ({a:?})")));
+        let t = match a {
+            Arg::Tensor(v) => {
+                if graph.value(*v).tensor().is_none() {
+                    return Err(RunError::Input(format!("graph output {i} (`{}`) is not a tensor", graph.value(*v).name)));
+                }
+                read_value(dev, graph, &st.host, &st.buffers, &st.scalars.bindings, *v).map_err(|e| match e {
+                    RunError::Input(m) => RunError::Input(format!("graph output {i}: {m}")),
+                    e => e,
+                })?
+            }
+            Arg::SymInt(SymIntArg::Value(v)) | Arg::SymFloat(v) | Arg::SymBool(v) => {
+                let x = st.scalars.value_of(graph, *v).map_err(|m| RunError::Input(format!("graph output {i}: {m}")))?;
+                exec::scalar_tensor(&x).map_err(|m| RunError::Input(format!("graph output {i} {m}")))?
+            }
+            Arg::Int(x) | Arg::SymInt(SymIntArg::Int(x)) => Tensor::scalar(*x),
+            Arg::Float(x) => Tensor::scalar(*x as f32),
+            Arg::Bool(x) => Tensor::scalar(*x),
+            other => return Err(RunError::Input(format!("graph output {i} is not a tensor or a number ({other:?})"))),
         };
-        if let Some(t) = host.get(v) {
-            out.push(t.clone());
-            continue;
-        }
-        let name = &graph.value(*v).name;
-        let shape = numel(graph, *v, b, "output")?;
-        let n: usize = shape.iter().product();
-        let dtype = graph.value(*v).tensor().map_or(DType::F32, |t| t.dtype);
-        let mut bytes = vec![0u8; n * dtype.size_bytes()];
-        if n > 0 {
-            let id = buffers.get(name).ok_or_else(|| RunError::Input(format!("graph output `{name}` was never computed")))?;
-            dev.read(*id, &mut bytes)?;
-        }
-        out.push(Tensor::from_le_bytes(dtype, &shape, &bytes).map_err(RunError::Input)?);
+        out.push(t);
     }
     Ok(out)
 }
-

@@ -3,15 +3,18 @@
 
 use std::time::Instant;
 
+use super::host::RunScalars;
 use super::plan::{load_weights, step_nodes, PlanRun, RunError, StepRun};
-use crate::exec::{self, ExecError, Generator, NodeStream, RtValue, Tensor, Values};
+use crate::exec::{self, Generator, RtValue, Tensor, Values};
 use crate::ir::Model;
-use crate::lower::Plan;
+use crate::lower::{Plan, Step};
 use crate::sym::Bindings;
 
 /// Runs `plan` on the reference interpreter, step by step: each step's nodes are interpreted
 /// (a node inlined into several kernels is computed once), and the step's host time stands in
-/// for device time.
+/// for device time. A host step's time is reported as host time, as on a device; a sync step
+/// computes its node and binds the unbacked symbols the outputs reveal, so the run ends with
+/// the same bindings a device run would.
 pub fn run_reference(plan: &Plan, model: &Model, inputs: &[Tensor], bindings: &Bindings) -> Result<PlanRun, RunError> {
     run_reference_with(plan, model, inputs, bindings, &Generator::default())
 }
@@ -28,31 +31,38 @@ pub fn run_reference_with(plan: &Plan, model: &Model, inputs: &[Tensor], binding
         values.set(v, RtValue::Tensor(t.clone()));
     }
     let streams = crate::ops::rng::streams(graph);
+    let mut scalars = RunScalars::new(bindings);
     let mut steps = Vec::new();
-    let mut total = 0;
     for step in &plan.steps {
         let s0 = Instant::now();
         let host_start_ns = puffin::now_ns();
         for n in step.nodes() {
             let node = graph.node(n);
-            if node.outputs.iter().all(|o| values.get(*o).is_some()) {
+            if node.outputs.iter().all(|o| values.get(*o).is_some()) && !node.outputs.is_empty() {
                 continue;
             }
-            let op = crate::ops::run_fn(&node.target)
-                .ok_or_else(|| ExecError::UnsupportedOp { node: node.name.clone(), target: node.target.clone() })?;
-            let rng = NodeStream { seed: gen.seed, stream: gen.offset.wrapping_add(streams[n.index()].unwrap_or(0)) };
-            let cx = exec::ops::OpCx { node, values: &values, bindings, rng };
-            let results = op(&cx).map_err(|e| ExecError::Unsupported { node: node.name.clone(), target: node.target.clone(), message: format!("{e:?}") })?;
+            let results = exec::run_node(node, &values, &scalars.bindings, gen.stream(streams[n.index()]))?;
+            scalars.bind_outputs(graph, node, &results)?;
             for (o, r) in node.outputs.iter().zip(results) {
                 values.set(*o, r);
             }
         }
-        if let Some(k) = step.kernel() {
-            let ns = s0.elapsed().as_nanos() as u64;
-            total += ns;
-            steps.push(StepRun { kind: step.kind(), name: k.name.clone(), nodes: step_nodes(plan, step), device_ns: ns, host_start_ns });
-        }
+        let ns = s0.elapsed().as_nanos() as u64;
+        let (device_ns, host_ns) = if matches!(step, Step::Host { .. }) { (0, ns) } else { (ns, 0) };
+        let name = match step.kernel() {
+            Some(k) => k.name.clone(),
+            None if matches!(step, Step::Host { .. }) => step_nodes(plan, step).join("+"),
+            None => continue,
+        };
+        steps.push(StepRun { kind: step.kind(), name, nodes: step_nodes(plan, step), device_ns, host_ns, host_start_ns });
     }
     let outputs = exec::outputs(graph, &values)?;
-    Ok(PlanRun { outputs, steps, total_device_ns: total, wall_ns: t0.elapsed().as_nanos() as u64 })
+    Ok(PlanRun {
+        outputs,
+        total_device_ns: steps.iter().map(|s| s.device_ns).sum(),
+        total_host_ns: steps.iter().map(|s| s.host_ns).sum(),
+        steps,
+        wall_ns: t0.elapsed().as_nanos() as u64,
+        bindings: scalars.bindings,
+    })
 }

@@ -15,6 +15,8 @@ pub enum BindError {
     NoHint { name: String, range: Range },
     #[error("`{0}` is not of the form SYM=INT")]
     Syntax(String),
+    #[error("`{0}` is a data-dependent size (an unbacked symbol): a run computes it from the data, it cannot be bound")]
+    Unbacked(String),
 }
 
 /// Parses `SYM=INT`.
@@ -24,12 +26,16 @@ pub fn parse_binding(text: &str) -> Result<(String, i64), BindError> {
     Ok((name.trim().to_string(), value))
 }
 
-/// Every symbol of the model bound: explicit values first (checked against their ranges),
-/// then the traced hint.
+/// Every backed symbol of the model bound: explicit values first (checked against their
+/// ranges), then the traced hint. Unbacked symbols (`u0`: sizes that depend on data) stay
+/// unbound: a run computes them.
 pub fn resolve_bindings(model: &Model, explicit: &[(String, i64)]) -> Result<Bindings, BindError> {
     let known = || model.symbols.iter().map(|s| format!("{} ∈ {}", s.name, s.range)).collect::<Vec<_>>().join(", ");
     let mut b = Bindings::new();
     for (name, value) in explicit {
+        if crate::sym::is_unbacked(name) {
+            return Err(BindError::Unbacked(name.clone()));
+        }
         let sym = model
             .symbol(name)
             .ok_or_else(|| BindError::UnknownSymbol { name: name.clone(), known: known() })?;
@@ -38,7 +44,7 @@ pub fn resolve_bindings(model: &Model, explicit: &[(String, i64)]) -> Result<Bin
         }
         b.set(name, *value);
     }
-    for s in &model.symbols {
+    for s in model.symbols.iter().filter(|s| !crate::sym::is_unbacked(&s.name)) {
         if b.get(&s.name).is_none() {
             let hint = s.hint.ok_or_else(|| BindError::NoHint { name: s.name.clone(), range: s.range })?;
             b.set(&s.name, hint);

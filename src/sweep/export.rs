@@ -51,7 +51,7 @@ pub fn to_csv(s: &Sweep) -> String {
     let guards: Vec<&str> = s.points.first().map(|p| p.guards.iter().map(|g| g.expr.as_str()).collect()).unwrap_or_default();
     let mut out = String::new();
     let mut header = vec![s.dim.symbol.clone(), "mode".into(), "device_us".into(), "bytes_read".into(), "bytes_written".into()];
-    header.extend(["gb_per_s", "kernels_launched", "repetitions", "recompiled"].map(String::from));
+    header.extend(["gb_per_s", "kernels_launched", "repetitions", "recompiled", "host_us"].map(String::from));
     header.extend(guards.iter().map(|g| format!("guard:{g}")));
     header.extend(kernels.iter().map(|k| format!("kernel:{k}")));
     let _ = writeln!(out, "{}", header.iter().map(|h| field(h)).collect::<Vec<_>>().join(","));
@@ -66,6 +66,7 @@ pub fn to_csv(s: &Sweep) -> String {
             p.kernels_launched.to_string(),
             p.repetitions.to_string(),
             u8::from(p.recompiled).to_string(),
+            format!("{:.3}", p.host_us),
         ];
         row.extend(p.guards.iter().map(|g| g.value.map_or(String::new(), |v| u8::from(v).to_string())));
         for k in &kernels {

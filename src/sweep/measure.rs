@@ -7,7 +7,7 @@ use super::{KernelTime, SweepPoint};
 use crate::exec::{Generator, Tensor};
 use crate::ir::Model;
 use crate::lower::Plan;
-use crate::runtime::plan::{build_modules, compile_plan, launch_grid, run_built, PlanRun, RunError};
+use crate::runtime::plan::{build_modules, compile_plan, launch_grid, release_modules, run_built, PlanRun, RunError};
 use crate::runtime::reference::run_reference;
 use crate::runtime::{Device, ProgramId};
 use crate::sym::Bindings;
@@ -28,6 +28,14 @@ impl Compiled {
             None => HashMap::new(),
         };
         Ok(Compiled { plan, programs, under })
+    }
+
+    /// Releases the programs built for this plan (a guard flipped and a new plan replaces it).
+    pub fn release(self, device: &mut Option<Box<dyn Device>>) -> Result<(), RunError> {
+        match device {
+            Some(dev) => release_modules(dev.as_mut(), &self.programs),
+            None => Ok(()),
+        }
     }
 
     /// `warmup` untimed runs, then timed runs at `b` until `repeat` are done or the point has
@@ -55,20 +63,26 @@ impl Compiled {
             run()?;
         }
         let mut totals = Vec::with_capacity(repeat as usize);
+        let mut host_totals = Vec::with_capacity(repeat as usize);
         let mut per_kernel: HashMap<String, Vec<u64>> = HashMap::new();
+        // The bindings of the last run: the given ones plus the unbacked symbols it bound, which
+        // size the data-dependent buffers counted below.
+        let mut bound = b.clone();
         while totals.is_empty() || (totals.len() < repeat as usize && start.elapsed() < budget) {
             let r = run()?;
             totals.push(r.total_device_ns);
+            host_totals.push(r.total_host_ns);
             for s in r.steps {
                 per_kernel.entry(s.name).or_default().push(s.device_ns);
             }
+            bound = r.bindings;
         }
         let kernels: Vec<KernelTime> = self
             .plan
             .kernels()
             .filter_map(|k| per_kernel.get_mut(&k.name).map(|ns| KernelTime { name: k.name.clone(), median_us: median(ns) as f64 / 1e3 }))
             .collect();
-        let (bytes_read, bytes_written, kernels_launched) = traffic(&self.plan, b)?;
+        let (bytes_read, bytes_written, kernels_launched) = traffic(&self.plan, &bound)?;
         let device_us = median(&mut totals) as f64 / 1e3;
         let bytes = bytes_read + bytes_written;
         let gb_per_s = if device_us > 0.0 { bytes as f64 / (device_us * 1e3) } else { 0.0 };
@@ -76,6 +90,7 @@ impl Compiled {
             value: 0,
             mode: self.plan.mode.name(),
             device_us,
+            host_us: median(&mut host_totals) as f64 / 1e3,
             bytes,
             bytes_read,
             bytes_written,

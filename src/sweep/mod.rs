@@ -85,6 +85,9 @@ pub struct SweepPoint {
     pub mode: &'static str,
     /// Median over the timed repetitions of the kernels' summed device time.
     pub device_us: f64,
+    /// Median over the timed repetitions of the time sync and host-fallback steps spent on the
+    /// host (not part of `device_us`; 0 for plans without such steps).
+    pub host_us: f64,
     /// Bytes read plus bytes written.
     pub bytes: u64,
     pub bytes_read: u64,
@@ -237,6 +240,9 @@ pub fn run_sweep(
             if stale {
                 let plan = lower::lower(model, graph, mode, &options.marks)
                     .map_err(|e| SweepError::Lower { mode: mode.name(), symbol: dim.symbol.clone(), value, source: Box::new(e) })?;
+                if let Some(old) = compiled[m].take() {
+                    old.release(&mut device).map_err(|e| run_err(mode, value, e.to_string()))?;
+                }
                 compiled[m] = Some(Compiled::new(plan, guards.clone(), &mut device).map_err(|e| run_err(mode, value, e.to_string()))?);
                 compiles[m] += 1;
             }

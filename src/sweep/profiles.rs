@@ -84,6 +84,7 @@ pub fn sweep_from_profiles(symbol: &str, series: &[Series]) -> Result<Sweep, Pro
                 value: *value,
                 mode: s.mode.name(),
                 device_us: median(m.per_invocation),
+                host_us: 0.0,
                 bytes: 0,
                 bytes_read: 0,
                 bytes_written: 0,

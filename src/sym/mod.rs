@@ -30,3 +30,12 @@ pub use expr::{Expr, Func};
 pub use infix::{parse_infix, parse_infix_with};
 pub use range::Range;
 pub use srepr::parse_srepr;
+
+/// Whether `name` is one of torch's unbacked symbols: `u<N>` (an int) or `zuf<N>` (a float), as
+/// `torch.utils._sympy.symbol` prefixes them. Their values come from tensor data at run time
+/// (a plan's sync steps compute them); backed symbols (`s0`, ONNX dim names) come from the
+/// inputs' shapes.
+pub fn is_unbacked(name: &str) -> bool {
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    name.strip_prefix("zuf").or_else(|| name.strip_prefix('u')).is_some_and(digits)
+}

@@ -24,12 +24,23 @@ pub struct KernelRow {
     pub launch: LaunchInfo,
 }
 
+/// One sync or host-fallback step of the plan: host time, not device time.
+#[derive(Clone, Debug)]
+pub struct HostRow {
+    /// `HostSpan::SYNC` or `HostSpan::HOST_FALLBACK`.
+    pub kind: &'static str,
+    pub node: String,
+    pub median_ns: u64,
+}
+
 /// A finished profile of one view's graph.
 pub struct ProfileResult {
     pub view: View,
     pub trace: Trace,
     /// Sorted by median device time, slowest first.
     pub rows: Vec<KernelRow>,
+    /// Steps that ran on the host (sync read-backs, host fallbacks), in run order.
+    pub host_rows: Vec<HostRow>,
     /// Mean device time per timed repetition of each graph node (fused kernels charge each node).
     pub node_ns: HashMap<String, u64>,
     pub max_node_ns: u64,
@@ -54,7 +65,8 @@ impl ProfileResult {
         let timed = trace.frames.iter().filter(|f| !f.warmup).count().max(1) as u64;
         let node_ns: HashMap<String, u64> = trace.node_device_ns().into_iter().map(|(n, ns)| (n, ns / timed)).collect();
         let max_node_ns = node_ns.values().copied().max().unwrap_or(0);
-        ProfileResult { view, trace, rows, node_ns, max_node_ns, imported: false }
+        let host_rows = trace.host_median_ns().into_iter().map(|(kind, node, median_ns)| HostRow { kind, node, median_ns }).collect();
+        ProfileResult { view, trace, rows, host_rows, node_ns, max_node_ns, imported: false }
     }
 }
 

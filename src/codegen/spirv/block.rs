@@ -200,6 +200,10 @@ impl<'k> Writer<'k> {
                 let x = self.emit(a)?;
                 self.cast(x, k.ty(a), to)?
             }
+            KExpr::Bits(a) => {
+                let x = self.emit(a)?;
+                self.b.bitcast(ty, None, x)?
+            }
             KExpr::Reduce { op, var, extent, body } => self.reduce(op, var.0, extent, body)?,
             KExpr::Carried { var, slot } => *self.carried.get(&(var, slot)).ok_or(CodegenError::UnboundVar(var.0))?,
             KExpr::Loop { var, extent, init, next } => {
@@ -282,7 +286,7 @@ impl<'k> Writer<'k> {
         let body_ty = self.k.ty(body);
         let f32t = self.ty_word(body_ty);
         let init = match op {
-            RedOp::Sum => 0.0,
+            RedOp::Sum | RedOp::Xor => 0.0,
             RedOp::Prod => 1.0,
             RedOp::Max => f64::NEG_INFINITY,
             RedOp::Min => f64::INFINITY,
@@ -316,6 +320,8 @@ impl<'k> Writer<'k> {
             (RedOp::Prod, Ty::I64) => self.b.i_mul(f32t, None, acc, v)?,
             (RedOp::Max, Ty::I64) => self.cl(f32t, CLOp::s_max, &[acc, v])?,
             (RedOp::Min, Ty::I64) => self.cl(f32t, CLOp::s_min, &[acc, v])?,
+            (RedOp::Xor, Ty::I64) => self.b.bitwise_xor(f32t, None, acc, v)?,
+            (RedOp::Xor, t) => return Err(CodegenError::Unsupported(format!("exclusive or of {t:?}"))),
             (RedOp::Sum, _) => self.b.f_add(f32t, None, acc, v)?,
             (RedOp::Prod, _) => self.b.f_mul(f32t, None, acc, v)?,
             (RedOp::Max, _) => self.cl(f32t, CLOp::fmax, &[acc, v])?,

@@ -37,7 +37,7 @@ fn storage(e: Elem) -> (LocalType, LocalType) {
         Elem::F64 => (LocalType::F64, LocalType::GlobalF64),
         Elem::F16 => (LocalType::F16, LocalType::GlobalF16),
         Elem::BF16 | Elem::I16 => (LocalType::I16, LocalType::GlobalI16),
-        Elem::I64 => (LocalType::I64, LocalType::GlobalI64),
+        Elem::I64 | Elem::U64 => (LocalType::I64, LocalType::GlobalI64),
         Elem::I32 => (LocalType::I32, LocalType::GlobalI32),
         Elem::I8 | Elem::U8 | Elem::Bool => (LocalType::I8, LocalType::GlobalI8),
     }
@@ -68,7 +68,7 @@ impl<'k> Writer<'k> {
         let raw = self.b.load(st, None, ptr, Some(spirv::MemoryAccess::ALIGNED), [Operand::LiteralBit32(e.bytes())])?;
         let ty = self.ty_word(e.ty());
         Ok(match e {
-            Elem::F32 | Elem::F64 | Elem::I64 => raw,
+            Elem::F32 | Elem::F64 | Elem::I64 | Elem::U64 => raw,
             Elem::F16 => return Err(CodegenError::Unsupported("float16 loads go through vload_half".into())),
             Elem::BF16 => {
                 let u32t = self.types.get(&mut self.b, LocalType::I32);
@@ -100,7 +100,7 @@ impl<'k> Writer<'k> {
         let (st, _) = storage(e);
         let st = self.types.get(&mut self.b, st);
         let raw = match e {
-            Elem::F32 | Elem::F64 | Elem::I64 => v,
+            Elem::F32 | Elem::F64 | Elem::I64 | Elem::U64 => v,
             Elem::F16 => return Err(CodegenError::Unsupported("float16 stores go through vstore_half".into())),
             Elem::BF16 => self.bf16_bits(v, st)?,
             Elem::I32 | Elem::I16 | Elem::I8 | Elem::U8 => self.b.s_convert(st, None, v)?,

@@ -78,7 +78,9 @@ impl<'k> Writer<'k> {
             RedOp::Sum => self.b.group_f_add(f32t, None, scope, reduce, partial)?,
             RedOp::Max => self.b.group_f_max(f32t, None, scope, reduce, partial)?,
             RedOp::Min => self.b.group_f_min(f32t, None, scope, reduce, partial)?,
-            RedOp::Prod => return Err(CodegenError::Unsupported("a work-group product (the row schedule folds products serially)".into())),
+            RedOp::Prod | RedOp::Xor => {
+                return Err(CodegenError::Unsupported(format!("a work-group {op:?} (the row schedule folds it serially)")))
+            }
         })
     }
 

@@ -352,6 +352,7 @@ pub(crate) fn map_keep(t: &Tensor, f: impl Fn(f64) -> f64, i: impl Fn(i64) -> i6
         Data::I16(a) => Tensor::from_array(a.mapv(|x| i(x as i64) as i16)),
         Data::I8(a) => Tensor::from_array(a.mapv(|x| i(x as i64) as i8)),
         Data::U8(a) => Tensor::from_array(a.mapv(|x| i(x as i64) as u8)),
+        Data::U64(a) => Tensor::from_array(a.mapv(|x| i(x as i64) as u64)),
         Data::F16(a) => Tensor::from_array(a.mapv(|x| F16::from_f64(f(x.to_f64())))),
         Data::BF16(a) => Tensor::from_array(a.mapv(|x| BF16::from_f64(f(x.to_f64())))),
         Data::Bool(_) => return Err(OpError::DType(DType::Bool)),

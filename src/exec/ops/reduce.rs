@@ -354,3 +354,30 @@ pub fn std_mean(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let m = reduce_float(t, &dims, keepdim(cx)?, t.dtype(), mean_f)?;
     Ok(vec![RtValue::Tensor(s), RtValue::Tensor(m)])
 }
+
+/// `hash_tensor(self, dim=[], keepdim=False, mode=0)`: per output position, the exclusive or of
+/// the 64-bit words of its reduced elements, as ATen's `xor_sum` folds them into a uint64: a
+/// float element gives the bits of its value widened to float64, an integer its value
+/// sign-extended to 64 bits, a bool 0 or 1. An empty reduction is 0.
+pub fn hash_tensor(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let mode = cx.int_or("mode", 0)?;
+    if mode != 0 {
+        return Err(OpError::Arg { arg: "mode".into(), message: format!("{mode}: PyTorch defines only mode 0 (xor_sum)") });
+    }
+    let dims = reduce_dims(cx.opt_ints("dim")?, t.ndim())?;
+    let keep = keepdim(cx)?;
+    let (out_shape, words): (Vec<usize>, Vec<u64>) = if t.dtype().is_floating() {
+        let rows = group::<f64>(t, &dims, keep);
+        let fold = |r: &[f64]| r.iter().fold(0u64, |h, x| h ^ x.to_bits());
+        let w = if rows.row_len == 0 { vec![0; rows.count()] } else { rows.rows().map(fold).collect() };
+        (rows.out_shape, w)
+    } else {
+        // `to_i64` widens signed integers with their sign and keeps a uint64's bits.
+        let rows = group::<i64>(t, &dims, keep);
+        let fold = |r: &[i64]| r.iter().fold(0u64, |h, x| h ^ *x as u64);
+        let w = if rows.row_len == 0 { vec![0; rows.count()] } else { rows.rows().map(fold).collect() };
+        (rows.out_shape, w)
+    };
+    one(Tensor::from_vec(&out_shape, words).ok_or_else(|| OpError::Shape("reduction shape".into()))?)
+}

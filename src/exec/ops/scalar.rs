@@ -110,6 +110,37 @@ pub fn no_op(_: &OpCx) -> OpResult<Vec<RtValue>> {
     Ok(vec![])
 }
 
+/// `sym_constrain_range(size, min=None, max=None)`: ATen's runtime check that
+/// `min <= size <= max` (absent bounds: the int64 range).
+pub fn constrain_range(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    check_range(cx, i64::MIN)
+}
+
+/// `sym_constrain_range_for_size`: the same check with `min` defaulting to 0; a `max` of 2 or
+/// less is refused, as ATen refuses it.
+pub fn constrain_range_for_size(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    if let Some(max) = cx.opt_int("max")?.filter(|m| *m <= 2) {
+        return Err(OpError::Arg { arg: "max".into(), message: format!("{max}: constrain_range_for_size needs a max greater than 2") });
+    }
+    check_range(cx, 0)
+}
+
+fn check_range(cx: &OpCx, default_min: i64) -> OpResult<Vec<RtValue>> {
+    let size = match cx.opt_scalar("size")? {
+        Some(Scalar::Int(i)) => i,
+        Some(other) => return Err(OpError::Arg { arg: "size".into(), message: format!("expected an int, got {other:?}") }),
+        None => return Err(OpError::Arg { arg: "size".into(), message: "missing".into() }),
+    };
+    let (lo, hi) = (cx.opt_int("min")?.unwrap_or(default_min), cx.opt_int("max")?.unwrap_or(i64::MAX));
+    if hi < lo {
+        return Err(OpError::Unsupported(format!("runtime assertion failed: the range [{lo}, {hi}] is empty")));
+    }
+    if size < lo || size > hi {
+        return Err(OpError::Unsupported(format!("runtime assertion failed: {size} lies outside [{lo}, {hi}]")));
+    }
+    Ok(vec![])
+}
+
 /// `_assert_scalar(cond, msg)`: a failed runtime assertion of the exported program.
 pub fn assert_scalar(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     match cx.opt_scalar("self")? {

@@ -61,9 +61,15 @@ fn decompositions_solve_and_invert() {
 }
 
 #[test]
-fn growing_resize_is_refused_not_invented() {
-    let r = call("aten.resize_.default", vec![("self", t32(&[2], &[1., 2.])), ("size", ints(&[3]))]);
-    assert!(matches!(r, Err(OpError::Unsupported(_))));
-    let ok = call1("aten.resize_.default", vec![("self", t32(&[2, 2], &[1., 2., 3., 4.])), ("size", ints(&[3]))]);
-    assert_eq!(v(&ok), vec![1., 2., 3.]);
+fn resize_keeps_the_leading_elements_and_zero_fills_growth() {
+    let grown = call1("aten.resize.default", vec![("self", t32(&[2], &[1., 2.])), ("size", ints(&[2, 2]))]);
+    assert_eq!((grown.shape().to_vec(), v(&grown)), (vec![2, 2], vec![1., 2., 0., 0.]));
+    let shrunk = call1("aten.resize_.default", vec![("self", t32(&[2, 2], &[1., 2., 3., 4.])), ("size", ints(&[3]))]);
+    assert_eq!(v(&shrunk), vec![1., 2., 3.]);
+    let big = crate::exec::tensor::Tensor::from_vec(&[2], vec![i64::MAX, -3]).unwrap();
+    let exact = call1("aten.resize.default", vec![("self", A::T(big)), ("size", ints(&[1]))]);
+    assert_eq!(exact.to_i64_vec(), vec![i64::MAX], "integers are not rounded through f64");
+    let as_ = call1("aten.resize_as.default", vec![("self", t32(&[4], &[1., 2., 3., 4.])), ("the_template", t32(&[1, 2], &[0., 0.]))]);
+    assert_eq!((as_.shape().to_vec(), v(&as_)), (vec![1, 2], vec![1., 2.]));
+    assert!(call("aten.resize.default", vec![("self", t32(&[2], &[1., 2.])), ("size", ints(&[-1]))]).is_err());
 }

@@ -1,7 +1,6 @@
 //! Set-like ops (`_unique2`, `unique_dim`, `unique_consecutive`) and a few memory-shaped ops
-//! export leaves in graphs: `_chunk_cat`, `resize_`/`resize_as_` (shrinking or same-size only:
-//! growing exposes uninitialised memory), and the backward helpers `native_dropout_backward` and
-//! `_softmax_backward_data`.
+//! export leaves in graphs: `_chunk_cat`, `resize_`/`resize_as_`, and the backward helpers
+//! `native_dropout_backward` and `_softmax_backward_data`.
 
 use std::cmp::Ordering;
 
@@ -10,7 +9,7 @@ use super::shape::many;
 use super::{one, shape_err, wrap_dim, OpCx, OpError, OpResult};
 use crate::exec::tensor::Tensor;
 use crate::exec::value::RtValue;
-use crate::ir::DType;
+use crate::ir::{Arg, DType};
 
 /// The slices of `f` along `dim`, each flattened in row-major order.
 fn slices(f: &F, dim: usize) -> Vec<Vec<f64>> {
@@ -156,16 +155,24 @@ pub fn chunk_cat(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(F::new(shape, rows.concat()).to(dtype)?)
 }
 
-fn resize_to(x: &Tensor, shape: &[usize]) -> OpResult<Vec<RtValue>> {
-    let n: usize = shape.iter().product();
-    if n > x.numel() {
-        return Err(OpError::Unsupported(format!(
-            "resize_ from {:?} to {shape:?} grows the tensor; the new elements are uninitialised memory",
-            x.shape()
-        )));
+/// `resize_(size)` / `resize_as_(template)` (and their functional forms): the tensor keeps its
+/// storage and reads it row-major under the new shape, so the first elements keep their values;
+/// growth adds elements that PyTorch leaves uninitialised, which are zeros here as `empty`'s
+/// are (OpInfo cases that grow are compared by shape and dtype only). A channels-last target
+/// layout would reorder the storage: refused.
+fn resize_to(cx: &OpCx, x: &Tensor, shape: &[usize]) -> OpResult<Vec<RtValue>> {
+    match cx.arg("memory_format") {
+        None | Some(Arg::None) => {}
+        Some(Arg::MemoryFormat(f)) if f == "contiguous_format" || f == "preserve_format" => {}
+        Some(other) => return Err(OpError::Arg { arg: "memory_format".into(), message: format!("{other:?}: only the row-major layout is modelled") }),
     }
-    let f = F::of(x);
-    one(F::new(shape.to_vec(), f.v[..n].to_vec()).to(x.dtype())?)
+    let n: usize = shape.iter().product();
+    let data = crate::exec::tensor::each_map!(x.data(), a => {
+        let mut v: Vec<_> = a.iter().copied().take(n).collect();
+        v.resize(n, Default::default());
+        ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(shape), v).map_err(|e| OpError::Shape(e.to_string()))?
+    });
+    one(Tensor::from_data(data))
 }
 
 pub fn resize_(cx: &OpCx) -> OpResult<Vec<RtValue>> {
@@ -173,11 +180,11 @@ pub fn resize_(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     if size.iter().any(|&s| s < 0) {
         return shape_err(format!("resize_ to {size:?}"));
     }
-    resize_to(cx.tensor("self")?, &size.iter().map(|&s| s as usize).collect::<Vec<_>>())
+    resize_to(cx, cx.tensor("self")?, &size.iter().map(|&s| s as usize).collect::<Vec<_>>())
 }
 
 pub fn resize_as_(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    resize_to(cx.tensor("self")?, cx.tensor("the_template")?.shape())
+    resize_to(cx, cx.tensor("self")?, cx.tensor("the_template")?.shape())
 }
 
 /// `grad · mask · scale`.

@@ -8,7 +8,7 @@ use super::proto::{TensorProto, DATA_LOCATION_EXTERNAL};
 use crate::ir::DType;
 
 /// ONNX `TensorProto.DataType` code → our dtype; `None` for types the IR has no name for
-/// (string, uint32/64, 4-bit types).
+/// (string, 4-bit types).
 pub fn dtype(code: i32) -> Option<DType> {
     Some(match code {
         1 => DType::F32,
@@ -21,6 +21,8 @@ pub fn dtype(code: i32) -> Option<DType> {
         9 => DType::Bool,
         10 => DType::F16,
         11 => DType::F64,
+        12 => DType::U32,
+        13 => DType::U64,
         14 => DType::Complex64,
         15 => DType::Complex128,
         16 => DType::BF16,
@@ -85,6 +87,15 @@ pub fn tensor_bytes(t: &TensorProto, dtype: DType, dir: Option<&Path>, budget: &
         DType::Complex128 => {
             t.double_data.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
             t.double_data.len() / 2
+        }
+        // uint64_data holds uint32 and uint64, one element per entry.
+        DType::U32 => {
+            t.uint64_data.iter().for_each(|v| out.extend_from_slice(&(*v as u32).to_le_bytes()));
+            t.uint64_data.len()
+        }
+        DType::U64 => {
+            t.uint64_data.iter().for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+            t.uint64_data.len()
         }
         DType::Complex32 => return Err("complex32 has no ONNX typed-data field".into()),
     };

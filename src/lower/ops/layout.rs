@@ -82,15 +82,21 @@ pub fn column_stack(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> 
 
 /// `tensor_split`, `hsplit`, `vsplit`, `dsplit`: output `k` is the slice along the split dim
 /// that starts where the earlier outputs end (the pieces tile the dim in order).
-pub fn split(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
-    let v = cx.tensor(node, "self")?;
-    let rank = cx.sizes(v)?.len();
-    let d = match node.target.split('.').nth(1) {
+/// The dim a split op cuts along: `hsplit` the second (the first of a vector), `vsplit` the
+/// first, `dsplit` the third, the others their `dim` argument.
+pub(super) fn split_dim(cx: &Ctx<'_>, node: &Node, rank: usize) -> Result<usize, LowerError> {
+    Ok(match node.target.split('.').nth(1) {
         Some("hsplit") => usize::from(rank > 1),
         Some("vsplit") => 0,
         Some("dsplit") => 2,
         _ => dim(cx, node, "dim", 0, rank)?,
-    };
+    })
+}
+
+pub fn split(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    let v = cx.tensor(node, "self")?;
+    let rank = cx.sizes(v)?.len();
+    let d = split_dim(cx, node, rank)?;
     if d >= rank || idx.len() != rank {
         return Err(cx.err(node, format!("cannot split dim {d} of a tensor of rank {rank}")));
     }

@@ -4,7 +4,11 @@
 
 pub(crate) mod batch_norm;
 pub(crate) mod bessel;
+pub(crate) mod compact;
 pub(crate) mod conv;
+pub(crate) mod conv_grad;
+pub(crate) mod distance;
+pub(crate) mod embed;
 pub(crate) mod create;
 pub(crate) mod gather_grad;
 pub(crate) mod index;
@@ -12,8 +16,10 @@ pub(crate) mod layout;
 pub(crate) mod linalg;
 pub(crate) mod math;
 pub(crate) mod norm;
+pub(crate) mod norm_grad;
 pub(crate) mod pointwise;
 pub(crate) mod poly;
+pub(crate) mod pool_grad;
 pub(crate) mod pooling;
 pub(crate) mod products;
 pub(crate) mod put;
@@ -23,6 +29,7 @@ pub(crate) mod resample;
 pub(crate) mod scatter;
 pub(crate) mod sort;
 pub(crate) mod special;
+pub(crate) mod unique;
 pub(crate) mod view;
 pub(crate) mod view_scatter;
 

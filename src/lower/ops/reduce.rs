@@ -2,7 +2,7 @@
 //! over the reduced coordinates. Two-pass variance, as PyTorch computes it.
 
 use super::super::ctx::{wrap_dims, Ctx};
-use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp, UnOp};
+use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp, Ty, UnOp};
 use super::super::LowerError;
 use crate::ir::{Arg, Node, ValueId};
 use crate::sym;
@@ -348,6 +348,29 @@ pub fn all(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<Ex
 
 pub fn any(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     flags(cx, node, idx, RedOp::Max)
+}
+
+/// `hash_tensor(self, dim=[], keepdim=False, mode=0)`: the exclusive or of the reduced elements'
+/// 64-bit words (floats: the bits of the value widened to f64; integers: sign-extended; bool:
+/// 0 or 1), stored as uint64 (the interpreter's `hash_tensor` says why).
+pub fn hash_tensor(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let mode = cx.int_or(node, "mode", 0)?;
+    if mode != 0 {
+        return Err(cx.err(node, format!("mode {mode}: PyTorch defines only mode 0 (xor_sum)")));
+    }
+    let keepdim = cx.bool_or(node, "keepdim", false)?;
+    let r = setup(cx, node, idx, dims_arg(cx, node)?, keepdim)?;
+    let v = r.v;
+    cx.reduce_dims(RedOp::Xor, &r.sizes, &r.dims, &r.base, &mut |cx, i| {
+        let x = cx.read(v, i)?;
+        Ok(match cx.kb.ty(x) {
+            Ty::F32 | Ty::F64 => {
+                let wide = cx.kb.cast(x, Ty::F64);
+                cx.kb.bits(wide)?
+            }
+            Ty::Bool | Ty::I64 | Ty::U32 => cx.kb.cast(x, Ty::I64),
+        })
+    })
 }
 
 pub fn count_nonzero(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {

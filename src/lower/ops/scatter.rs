@@ -72,6 +72,7 @@ pub(super) fn identity(cx: &mut Ctx<'_>, op: RedOp, ty: Ty) -> ExprId {
         (RedOp::Prod, Ty::I64) => cx.kb.i64(1),
         (RedOp::Max, Ty::I64) => cx.kb.i64(i64::MIN),
         (RedOp::Min, Ty::I64) => cx.kb.i64(i64::MAX),
+        (RedOp::Xor, _) => cx.kb.i64(0),
         (RedOp::Sum, _) => float(cx, 0.0, ty),
         (RedOp::Prod, _) => float(cx, 1.0, ty),
         (RedOp::Max, _) => float(cx, f64::NEG_INFINITY, ty),

@@ -3,7 +3,7 @@
 //! strides (a graph output that is a view gets a copy kernel from the partitioner).
 
 use super::super::ctx::{wrap_dims, Ctx};
-use super::super::kernel::{BinOp, Elem, ExprId};
+use super::super::kernel::{BinOp, CmpOp, Elem, ExprId};
 use super::super::LowerError;
 use super::pointwise::out_sizes;
 use crate::ir::{Arg, Node, TensorMeta, ValueId};
@@ -61,6 +61,50 @@ pub fn reshape(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Resul
     let v = input(cx, node)?;
     let out = out_sizes(cx, node)?;
     reshape_read(cx, v, idx, &out)
+}
+
+/// `resize(size)` / `resize_as(the_template)` (what functionalization makes of `resize_` and
+/// `resize_as_`): the input's storage read row-major under the new shape, so the leading
+/// elements keep their values; positions past the input's elements (growth, uninitialised
+/// memory in PyTorch) read 0, as the interpreter's `resize` and `empty` give. A resize of a
+/// tensor that is not row-major reinterprets its storage order, and a channels-last target
+/// reorders it: both refused.
+pub fn resize(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let v = cx.tensor(node, "self")?;
+    let meta = cx.meta(v)?.clone();
+    let out = out_sizes(cx, node)?;
+    match node.arg("memory_format") {
+        None | Some(Arg::None) => {}
+        Some(Arg::MemoryFormat(f)) if f == "contiguous_format" || f == "preserve_format" => {}
+        Some(other) => return Err(cx.err(node, format!("argument `memory_format`: {other:?}: only the row-major layout is modelled"))),
+    }
+    let same_shape = meta.sizes.len() == out.len() && meta.sizes.iter().zip(&out).all(|(a, b)| same(a, b));
+    let row_major = meta.strides.iter().zip(TensorMeta::contiguous_strides(&meta.sizes)).zip(&meta.sizes).all(|((a, b), n)| same(a, &b) || n.as_int() == Some(1));
+    if same_shape {
+        return cx.read(v, idx);
+    }
+    if !row_major {
+        return Err(cx.err(node, "resize of a tensor whose strides are not row-major (its storage order is not its element order)"));
+    }
+    let numel = |s: &[sym::Expr]| s.iter().fold(sym::Expr::int(1), |a, d| sym::Expr::mul(a, d.clone()));
+    let (n_in, n_out) = (numel(&meta.sizes), numel(&out));
+    let can_grow = !matches!((n_in.simplify().as_int(), n_out.simplify().as_int()), (Some(i), Some(o)) if o <= i);
+    if !can_grow {
+        return reshape_read(cx, v, idx, &out);
+    }
+    let strides = TensorMeta::contiguous_strides(&out);
+    let mut lin = cx.kb.i64(0);
+    for (i, s) in idx.iter().zip(&strides) {
+        let s = cx.kb.size(s);
+        let t = cx.kb.binary(BinOp::Mul, *i, s)?;
+        lin = cx.kb.binary(BinOp::Add, lin, t)?;
+    }
+    let n_in = cx.kb.size(&n_in);
+    let inside = cx.kb.cmp(CmpOp::Lt, lin, n_in)?;
+    let x = cx.masked(inside, |cx| reshape_read(cx, v, idx, &out))?;
+    let zero = cx.kb.i64(0);
+    let zero = cx.kb.cast(zero, cx.kb.ty(x));
+    Ok(cx.kb.select(inside, x, zero)?)
 }
 
 /// `as_strided(x, size, stride, offset)` of a contiguous `x`: the element at storage position

@@ -17,7 +17,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.diff.default").run(x::extra::diff).lower(K::Pointwise, l::products::diff),
     op("aten.tensor_split.sections").run(x::extra::tensor_split).lower(K::View, l::layout::split),
     op("aten.tensor_split.indices").run(x::extra::tensor_split).lower(K::View, l::layout::split),
-    op("aten.tensor_split.tensor_indices_or_sections").run(x::extra::tensor_split).lower(K::View, l::layout::split),
+    op("aten.tensor_split.tensor_indices_or_sections").run(x::extra::tensor_split).lower(K::View, l::compact::tensor_split).sizes(l::compact::tensor_split_sizes),
     op("aten.hsplit.int").run(x::extra::hsplit).lower(K::View, l::layout::split),
     op("aten.hsplit.array").run(x::extra::hsplit).lower(K::View, l::layout::split),
     op("aten.vsplit.int").run(x::extra::vsplit).lower(K::View, l::layout::split),

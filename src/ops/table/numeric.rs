@@ -20,7 +20,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.histogram.bin_ct").run(x::numeric::histogram),
     op("aten.histogramdd.default").run(x::numeric::histogramdd),
     op("aten.histogramdd.int_bins").run(x::numeric::histogramdd),
-    op("aten.bincount.default").run(x::numeric::bincount),
+    op("aten.bincount.default").run(x::numeric::bincount).lower(K::Heavy, l::compact::bincount).sizes(l::compact::bincount_sizes),
     op("aten.isin.Tensor_Tensor").run(x::numeric::isin),
     op("aten.isin.Tensor_Scalar").run(x::numeric::isin),
     op("aten.isin.Scalar_Tensor").run(x::numeric::isin),

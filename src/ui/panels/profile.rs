@@ -62,6 +62,9 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                     OPTIONS.warmup,
                     micros(r.trace.device_total_ns() / OPTIONS.repeat.max(1) as u64),
                 ));
+                if !r.host_rows.is_empty() {
+                    ui.label(format!("+ {} host time (sync, host fallback)", micros(r.trace.host_total_ns() / OPTIONS.repeat.max(1) as u64)));
+                }
                 ui.separator();
                 let mut heat = p.heat;
                 if ui.checkbox(&mut heat, "heat overlay").on_hover_text("colour the graph's nodes by device time").changed() {
@@ -133,5 +136,37 @@ fn table(ui: &mut Ui, state: &AppState, r: &ProfileResult, cmds: &mut Vec<Comman
                 ui.end_row();
             }
         });
+        host_table(ui, &graph, r, cmds);
+    });
+}
+
+/// The plan's steps that ran on the host: host time, apart from the kernels' device time.
+fn host_table(ui: &mut Ui, graph: &Option<std::sync::Arc<crate::ir::Graph>>, r: &ProfileResult, cmds: &mut Vec<Command>) {
+    if r.host_rows.is_empty() {
+        return;
+    }
+    ui.add_space(8.0);
+    ui.label(RichText::new(format!("{} steps on the host, by median host time (not device time)", r.host_rows.len())).strong());
+    egui::Grid::new("host-rows").striped(true).num_columns(3).show(ui, |ui| {
+        for h in ["node", "median (host)", "step"] {
+            ui.label(RichText::new(h).strong());
+        }
+        ui.end_row();
+        for row in &r.host_rows {
+            let target = graph.as_ref().and_then(|g| g.node_by_name(&row.node));
+            if ui.link(RichText::new(&row.node).monospace()).on_hover_text("show it in the graph").clicked() {
+                if let Some(id) = target {
+                    cmds.push(Command::JumpTo(r.view, id));
+                }
+            }
+            ui.label(micros(row.median_ns));
+            let what = if row.kind == crate::profile::HostSpan::SYNC {
+                "sync: data-dependent sizes read back"
+            } else {
+                "host fallback (interpreter): no kernel"
+            };
+            ui.label(RichText::new(what).weak());
+            ui.end_row();
+        }
     });
 }

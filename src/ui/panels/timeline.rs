@@ -1,4 +1,5 @@
-//! The profile's timeline: one row per device queue, then one per CPU thread and scope depth.
+//! The profile's timeline: one row per device queue, one for the plan's steps that ran on the
+//! host (syncs, host fallbacks: host time), then one per CPU thread and scope depth.
 //! Scroll zooms around the pointer, drag pans, double-click fits the repetitions; hovering a span shows its name,
 //! duration and, for kernels, the tensor shapes it saw.
 
@@ -43,6 +44,16 @@ pub fn show(ui: &mut Ui, trace: &Trace, generation: u64) {
             detail.push_str(&format!("\n{param}: {shape:?}"));
         }
         spans.push(Span { row: k.queue as usize, start: (k.start_ns - origin) as f64, dur: k.dur_ns as f64, name: &k.launch.node, detail });
+    }
+    let labels: Vec<String> = trace.host.iter().map(|h| h.label()).collect();
+    if !trace.host.is_empty() {
+        let row = rows.len();
+        rows.push("host steps (host time)".into());
+        for (h, label) in trace.host.iter().zip(&labels) {
+            let detail = format!("{}
+{} on the host, not on the device", h.kind, micros(h.dur_ns));
+            spans.push(Span { row, start: (h.start_ns - origin) as f64, dur: h.dur_ns as f64, name: label, detail });
+        }
     }
     let mut cpu_rows: Vec<(String, u32)> = Vec::new();
     for s in trace.cpu.iter().filter(|s| s.depth <= MAX_DEPTH) {
