@@ -475,3 +475,15 @@ pub fn native_dropout(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId])
     let scale = float(&mut cx.kb, if p >= 1.0 { 0.0 } else { 1.0 / (1.0 - p) }, ty);
     Ok(cx.kb.binary(BinOp::Mul, kept, scale)?)
 }
+
+/// The gradient of training-mode `native_dropout` (it draws nothing: the mask carries the
+/// draws): `grad · mask · scale`, broadcast.
+pub fn native_dropout_backward(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let (ty, _) = float_out(cx, node)?;
+    let g = arg(cx, node, "grad_output", idx)?;
+    let m = arg(cx, node, "mask", idx)?;
+    let kept = cx.kb.binary(BinOp::Mul, g, m)?;
+    let scale = cx.float_or(node, "scale", 1.0)?;
+    let scale = float(&mut cx.kb, scale, ty);
+    Ok(cx.kb.binary(BinOp::Mul, kept, scale)?)
+}
