@@ -372,6 +372,40 @@ fn training_dropout_and_rrelu_draw_masks_and_slopes() {
     });
 }
 
+/// The dropout family in training: the kernels draw the interpreter's noise (per element, or
+/// per (batch, channel) plane for the feature variants) and give its values; `p = 1` zeroes.
+#[test]
+fn training_dropout_family_draws_the_interpreters_noise() {
+    let mut dev = common::opencl_device();
+    let shape = [8usize, 50, 25];
+    let n: usize = shape.iter().product();
+    let mut c = Case::new();
+    let x = c.input(Tensor::from_vec(&shape, (0..n).map(|i| 1.0 + (i % 25) as f32).collect::<Vec<_>>()).unwrap());
+    let mut outs = Vec::new();
+    for (target, p) in [("aten.dropout.default", 0.3), ("aten.feature_dropout.default", 0.5), ("aten.alpha_dropout.default", 0.2), ("aten.feature_alpha_dropout.default", 0.4), ("aten.dropout.default", 1.0)] {
+        outs.push(c.one(target, vec![("input", Arg::Tensor(x)), ("p", Arg::Float(p)), ("train", Arg::Bool(true))], DType::F32, &shape));
+    }
+    let ran = Ran::new(c, &outs, Mode::None);
+    both("dropout family", &ran, &mut dev, 1e-5, |what, out| {
+        let x = |i: usize| 1.0 + (i % 25) as f64;
+        let d = values(&out[0]);
+        assert!(d.iter().enumerate().all(|(i, v)| *v == 0.0 || (v - x(i) / 0.7).abs() < 1e-5 * v.abs()), "{what}: dropout is not 0 or x/(1 - p)");
+        assert_frequencies(&format!("{what} dropout kept"), &d.iter().map(|v| f64::from(u8::from(*v != 0.0))).collect::<Vec<_>>(), &[0.3, 0.7]);
+        let f = values(&out[1]);
+        assert!(f.chunks(25).all(|c| c.iter().all(|v| *v == 0.0) || c.iter().all(|v| *v != 0.0)), "{what}: feature dropout splits a plane");
+        // Alpha dropout: x·a + α·a·p where it keeps, α·a·(p − 1) where it drops.
+        let selu = |p: f64| {
+            let a = 1.0 / ((1.758_099_340_847_376_6f64.powi(2) * p + 1.0) * (1.0 - p)).sqrt();
+            move |x: f64, v: f64| (v - (x * a + 1.758_099_340_847_376_6 * a * p)).abs() < 1e-4 * v.abs().max(1.0) || (v - 1.758_099_340_847_376_6 * a * (p - 1.0)).abs() < 1e-5
+        };
+        let (a, on) = (values(&out[2]), selu(0.2));
+        assert!(a.iter().enumerate().all(|(i, v)| on(x(i), *v)), "{what}: alpha dropout values");
+        let (fa, on) = (values(&out[3]), selu(0.4));
+        assert!(fa.iter().enumerate().all(|(i, v)| on(x(i), *v)), "{what}: feature alpha dropout values");
+        assert!(values(&out[4]).iter().all(|v| *v == 0.0), "{what}: p = 1 does not zero");
+    });
+}
+
 #[test]
 fn the_device_draws_the_same_bits_for_a_seed_and_others_for_other_seeds_and_nodes() {
     let Some(mut dev) = common::opencl_device() else { return };

@@ -10,6 +10,7 @@ pub(crate) mod conv_grad;
 pub(crate) mod conv_nd;
 pub(crate) mod conv_pool;
 pub(crate) mod distance;
+pub(crate) mod dropout;
 pub(crate) mod embed;
 pub(crate) mod extra;
 pub(crate) mod fft;

@@ -8,6 +8,7 @@ pub(crate) mod compact;
 pub(crate) mod conv;
 pub(crate) mod conv_grad;
 pub(crate) mod distance;
+pub(crate) mod dropout;
 pub(crate) mod embed;
 pub(crate) mod create;
 pub(crate) mod gather_grad;

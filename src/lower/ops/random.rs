@@ -27,13 +27,13 @@ fn stream(cx: &mut Ctx<'_>, node: &Node) -> Result<Option<ExprId>, LowerError> {
 }
 
 /// The words of draw `index` of `node`.
-fn draw(cx: &mut Ctx<'_>, node: &Node, index: ExprId) -> Result<[ExprId; 4], LowerError> {
+pub(super) fn draw(cx: &mut Ctx<'_>, node: &Node, index: ExprId) -> Result<[ExprId; 4], LowerError> {
     let s = stream(cx, node)?.ok_or_else(|| cx.err(node, "is not drawing (an argument turns its randomness off)"))?;
     Ok(philox(&mut cx.kb, index, s)?)
 }
 
 /// The row-major index of output element `idx`.
-fn linear(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId]) -> R {
+pub(super) fn linear(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId]) -> R {
     let sizes = out_sizes(cx, node)?;
     let mut at = cx.kb.i64(0);
     for (i, s) in idx.iter().zip(&sizes) {
@@ -70,7 +70,7 @@ fn draw_ty(ty: Ty) -> Ty {
     }
 }
 
-fn float(kb: &mut KernelBuilder, v: f64, ty: Ty) -> ExprId {
+pub(super) fn float(kb: &mut KernelBuilder, v: f64, ty: Ty) -> ExprId {
     if ty == Ty::F64 {
         kb.f64(v)
     } else {
@@ -473,17 +473,5 @@ pub fn native_dropout(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId])
     let m = cx.kb.cast(mask, ty);
     let kept = cx.kb.binary(BinOp::Mul, x, m)?;
     let scale = float(&mut cx.kb, if p >= 1.0 { 0.0 } else { 1.0 / (1.0 - p) }, ty);
-    Ok(cx.kb.binary(BinOp::Mul, kept, scale)?)
-}
-
-/// The gradient of training-mode `native_dropout` (it draws nothing: the mask carries the
-/// draws): `grad · mask · scale`, broadcast.
-pub fn native_dropout_backward(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let (ty, _) = float_out(cx, node)?;
-    let g = arg(cx, node, "grad_output", idx)?;
-    let m = arg(cx, node, "mask", idx)?;
-    let kept = cx.kb.binary(BinOp::Mul, g, m)?;
-    let scale = cx.float_or(node, "scale", 1.0)?;
-    let scale = float(&mut cx.kb, scale, ty);
     Ok(cx.kb.binary(BinOp::Mul, kept, scale)?)
 }
