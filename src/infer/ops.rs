@@ -40,7 +40,8 @@ pub(crate) fn reduce(a: &Args) -> Out {
     let x = a.tensor("self")?;
     let keep = a.bool("keepdim", false)?;
     let dims = reduce_dims(a, x)?;
-    let dtype = if t == "aten.any.dim" { DType::Bool } else { x.dtype };
+    // `any` answers in bool, except that uint8 stays uint8 (PyTorch's legacy byte masks).
+    let dtype = if t == "aten.any.dim" && x.dtype != DType::U8 { DType::Bool } else { x.dtype };
     one(contiguous(x, dtype, reduced(&x.sizes, &dims, keep)))
 }
 
@@ -146,7 +147,8 @@ pub(crate) fn squeeze_dim(a: &Args) -> Out {
 
 pub(crate) fn sdpa_flash_cpu(a: &Args) -> Out {
     // Output [B, H, L, Ev] laid out as [B, L, H, Ev] contiguous, as the CPU kernel's meta
-    // function allocates it (what export records); logsumexp [B, H, L] in float32.
+    // function allocates it (what export records); logsumexp [B, H, L] in the kernel's
+    // accumulation type: float64 for float64 inputs, float32 otherwise.
     let q = a.tensor("query")?;
     let v = a.tensor("value")?;
     if q.sizes.len() != 4 || v.sizes.len() != 4 {
@@ -156,7 +158,7 @@ pub(crate) fn sdpa_flash_cpu(a: &Args) -> Out {
     let mut out = contiguous(q, q.dtype, vec![b.clone(), h.clone(), l.clone(), e.clone()]);
     let he = Expr::mul(h.clone(), e.clone());
     out.strides = vec![Expr::mul(l.clone(), he.clone()), e, he, Expr::int(1)];
-    let lse = contiguous(q, DType::F32, vec![b, h, l]);
+    let lse = contiguous(q, if q.dtype == DType::F64 { DType::F64 } else { DType::F32 }, vec![b, h, l]);
     Ok(vec![ValueKind::Tensor(out), ValueKind::Tensor(lse)])
 }
 

@@ -54,6 +54,15 @@ impl<'a> Ctx<'a> {
         Ok(s.iter().map(|e| self.kb.size(e)).collect())
     }
 
+    /// `x` rounded to what a tensor of `v`'s dtype stores, and widened back: where PyTorch keeps
+    /// an intermediate of a 16-bit float op in the tensor's dtype. The identity otherwise.
+    pub fn round_as(&mut self, v: ValueId, x: ExprId) -> Result<ExprId, LowerError> {
+        Ok(match Elem::from_dtype(self.meta(v)?.dtype) {
+            Some(e) => self.kb.round_to(x, e),
+            None => x,
+        })
+    }
+
     /// The element of value `v` at coordinates `idx` (one per dim of `v`).
     pub fn read(&mut self, v: ValueId, idx: &[ExprId]) -> Result<ExprId, LowerError> {
         let value = self.graph.value(v);

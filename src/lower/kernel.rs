@@ -80,6 +80,12 @@ pub enum UnOp {
     Rint,
     /// Bitwise complement of an integer.
     BitNot,
+    /// An f32 rounded to the nearest float16 (ties to even, overflowing to ±inf) and widened
+    /// back: PyTorch stores some intermediates of 16-bit float ops in the tensor's dtype, and
+    /// a kernel that computes in f32 must round where it does.
+    RoundF16,
+    /// The same to bfloat16.
+    RoundBF16,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -166,6 +172,9 @@ pub enum KExpr {
     Binary(BinOp, ExprId, ExprId),
     Cmp(CmpOp, ExprId, ExprId),
     Select(ExprId, ExprId, ExprId),
+    /// `a · b + c` rounded once (OpenCL `fma`): where PyTorch's CPU build contracts a float
+    /// expression into a fused multiply-add, a kernel must too to round as it does.
+    MulAdd(ExprId, ExprId, ExprId),
     /// i64 → f32.
     ToF32(ExprId),
     /// A conversion between compute types: float → int truncates, anything → bool is `!= 0`,
@@ -320,7 +329,7 @@ impl Kernel {
             KExpr::Load { index, mask, .. } => std::iter::once(*index).chain(*mask).collect(),
             KExpr::Unary(_, a) | KExpr::ToF32(a) | KExpr::Cast(a, _) | KExpr::Bits(a) => vec![*a],
             KExpr::Binary(_, a, b) | KExpr::Cmp(_, a, b) => vec![*a, *b],
-            KExpr::Select(c, a, b) => vec![*c, *a, *b],
+            KExpr::Select(c, a, b) | KExpr::MulAdd(c, a, b) => vec![*c, *a, *b],
             KExpr::Reduce { extent, body, .. } => vec![*extent, *body],
             KExpr::Loop { extent, init, next, .. } => std::iter::once(*extent).chain(init.iter().copied()).chain(next.iter().copied()).collect(),
             KExpr::LoopOut { lp, .. } => vec![*lp],
@@ -613,6 +622,25 @@ impl KernelBuilder {
         self.intern(KExpr::Unary(op, a), ty)
     }
 
+    /// `a` rounded to what a buffer of `elem` stores, widened back to f32: the 16-bit floats
+    /// round (constants fold); every other storage holds an f32 value as it is.
+    pub fn round_to(&mut self, a: ExprId, elem: Elem) -> ExprId {
+        use crate::exec::tensor::{BF16, F16};
+        if self.ty(a) != Ty::F32 {
+            return a;
+        }
+        let (op, fold): (UnOp, fn(f64) -> f64) = match elem {
+            Elem::F16 => (UnOp::RoundF16, |v| F16::from_f64(v).to_f64()),
+            Elem::BF16 => (UnOp::RoundBF16, |v| BF16::from_f64(v).to_f64()),
+            _ => return a,
+        };
+        if let KExpr::F32(b) = self.get(a) {
+            let v = fold(f32::from_bits(*b) as f64);
+            return self.f32(v as f32);
+        }
+        self.unary(op, a)
+    }
+
     pub fn binary(&mut self, op: BinOp, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
         let (a, b) = self.unify(a, b);
         let (ta, tb) = (self.ty(a), self.ty(b));
@@ -835,6 +863,18 @@ impl KernelBuilder {
         Ok(self.intern(KExpr::Select(c, a, b), ty))
     }
 
+    /// `a · b + c` with one rounding, on floats of one type.
+    pub fn mul_add(&mut self, a: ExprId, b: ExprId, c: ExprId) -> Result<ExprId, KernelError> {
+        let (a, b) = self.unify(a, b);
+        let (a, c) = self.unify(a, c);
+        let (a, b) = self.unify(a, b);
+        let ty = self.ty(a);
+        if !ty.is_float() || self.ty(b) != ty || self.ty(c) != ty {
+            return Err(KernelError::Type(format!("fused multiply-add of {ty:?}, {:?} and {:?}", self.ty(b), self.ty(c))));
+        }
+        Ok(self.intern(KExpr::MulAdd(a, b, c), ty))
+    }
+
     pub fn and(&mut self, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
         match (self.get(a), self.get(b)) {
             (KExpr::Bool(true), _) => Ok(b),
@@ -893,6 +933,7 @@ impl KernelBuilder {
             _ => None,
         }
     }
+
 
     /// Finishes the kernel.
     pub fn finish(self, name: String, domain_sizes: Vec<sym::Expr>, domain: Vec<ExprId>, stores: Vec<Store>) -> Kernel {

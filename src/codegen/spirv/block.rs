@@ -45,6 +45,48 @@ impl<'k> Writer<'k> {
         if let Some(w) = self.lookup(e) {
             return Ok(w);
         }
+        self.emit_operands(e)?;
+        self.emit_one(e)
+    }
+
+    /// The operands that emitting `e` emits right where `e` goes (not a loop's body, which goes
+    /// inside the loop).
+    fn operands(&self, e: ExprId) -> Vec<ExprId> {
+        match self.k.expr(e) {
+            KExpr::Load { .. } | KExpr::Unary(..) | KExpr::Binary(..) | KExpr::Cmp(..) | KExpr::Select(..) | KExpr::ToF32(_) | KExpr::Cast(..) => {
+                self.k.children(e)
+            }
+            KExpr::LoopOut { lp, .. } => vec![*lp],
+            _ => vec![],
+        }
+    }
+
+    /// Emits the not yet visible operands of `e`, bottom-up from an explicit stack, so that
+    /// emitting `e` finds them all: recursion stays one level deep however long the DAG's
+    /// chains are. (A 3-D grid sampler rounding every step to float16 chains hundreds of
+    /// operations, which overflowed a 2 MiB test thread's stack when emitted recursively.)
+    fn emit_operands(&mut self, e: ExprId) -> Result<(), CodegenError> {
+        // Operands pushed in reverse, so they are emitted in the order the recursion took.
+        let mut stack: Vec<(ExprId, bool)> = self.operands(e).into_iter().rev().map(|c| (c, false)).collect();
+        while let Some((x, ready)) = stack.pop() {
+            if self.lookup(x).is_some() {
+                continue;
+            }
+            if ready {
+                self.emit_one(x)?;
+                continue;
+            }
+            stack.push((x, true));
+            stack.extend(self.operands(x).into_iter().rev().map(|c| (c, false)));
+        }
+        Ok(())
+    }
+
+    /// Emits `e` itself; its operands are emitted (or looked up) by [`Self::emit`].
+    fn emit_one(&mut self, e: ExprId) -> Result<Word, CodegenError> {
+        if let Some(w) = self.lookup(e) {
+            return Ok(w);
+        }
         let k = self.k;
         let ty = self.ty_word(k.ty(e));
         let w = match k.expr(e).clone() {
@@ -117,6 +159,11 @@ impl<'k> Writer<'k> {
                     (UnOp::Trunc, _) => self.cl(ty, CLOp::trunc, &[x])?,
                     (UnOp::Rint, _) => self.cl(ty, CLOp::rint, &[x])?,
                     (UnOp::BitNot, _) => self.b.not(ty, None, x)?,
+                    (UnOp::RoundF16, Ty::F32) => self.round_f16(x)?,
+                    (UnOp::RoundBF16, Ty::F32) => self.round_bf16(x)?,
+                    (UnOp::RoundF16 | UnOp::RoundBF16, t) => {
+                        return Err(CodegenError::Unsupported(format!("{op:?} of a {t:?} value (it rounds float32)")))
+                    }
                 }
             }
             KExpr::Binary(op, a, c) => {
@@ -192,6 +239,10 @@ impl<'k> Writer<'k> {
                 let (c, x, y) = (self.emit(c)?, self.emit(a)?, self.emit(d)?);
                 self.b.select(ty, None, c, x, y)?
             }
+            KExpr::MulAdd(a, b, c) => {
+                let (x, y, z) = (self.emit(a)?, self.emit(b)?, self.emit(c)?);
+                self.cl(ty, CLOp::fma, &[x, y, z])?
+            }
             KExpr::ToF32(a) => {
                 let x = self.emit(a)?;
                 self.b.convert_s_to_f(ty, None, x)?
@@ -222,20 +273,23 @@ impl<'k> Writer<'k> {
     }
 
     /// Emits every maximal sub-expression of `e` whose free variables are all bound now.
+    /// (An explicit stack, like [`Self::emit`]'s, for the same long chains.)
     pub(super) fn hoist(&mut self, e: ExprId, seen: &mut HashSet<ExprId>) -> Result<(), CodegenError> {
-        if !seen.insert(e) || self.lookup(e).is_some() {
-            return Ok(());
-        }
-        if self.free[e.0 as usize] & !self.bound == 0 {
-            // Constants need no hoisting, and a load with no loop dependence is cheap enough
-            // either way; everything else is worth computing once.
-            if !matches!(self.k.expr(e), KExpr::F32(_) | KExpr::I64(_) | KExpr::Bool(_) | KExpr::U32(_) | KExpr::Param(_) | KExpr::Rng(_)) {
-                self.emit(e)?;
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            if !seen.insert(x) || self.lookup(x).is_some() {
+                continue;
             }
-            return Ok(());
-        }
-        for c in self.k.children(e) {
-            self.hoist(c, seen)?;
+            if self.free[x.0 as usize] & !self.bound == 0 {
+                // Constants need no hoisting, and a load with no loop dependence is cheap enough
+                // either way; everything else is worth computing once.
+                if !matches!(self.k.expr(x), KExpr::F32(_) | KExpr::I64(_) | KExpr::Bool(_) | KExpr::U32(_) | KExpr::Param(_) | KExpr::Rng(_)) {
+                    self.emit(x)?;
+                }
+                continue;
+            }
+            // Reversed, so children are visited in the order the recursive walk took.
+            stack.extend(self.k.children(x).into_iter().rev());
         }
         Ok(())
     }

@@ -132,6 +132,63 @@ impl<'k> Writer<'k> {
         Ok(self.b.u_convert(i16t, None, r)?)
     }
 
+    /// float32 → the nearest float16 value, as float32. The float16 quantum at `x` is the power
+    /// of two `q = 2^(max(e, -14) - 10)` (`e` the exponent of `x`); `rint(x / q) · q` is then
+    /// exact arithmetic apart from the one rounding (to nearest even, the default mode), a
+    /// carry lands on the next power of two, and magnitudes past float16's largest finite
+    /// value (65504) become infinities. NaN and infinities pass through.
+    pub(super) fn round_f16(&mut self, x: Word) -> Result<Word, CodegenError> {
+        let u32t = self.types.get(&mut self.b, LocalType::I32);
+        let f32t = self.ty_word(Ty::F32);
+        let boolt = self.ty_word(Ty::Bool);
+        let bits = self.b.bitcast(u32t, None, x)?;
+        let (c23, cff) = (self.types.u32(&mut self.b, 23), self.types.u32(&mut self.b, 0xff));
+        let shifted = self.b.shift_right_logical(u32t, None, bits, c23)?;
+        let e = self.b.bitwise_and(u32t, None, shifted, cff)?;
+        // Biased exponents: float16's smallest normal is 2^-14 (127 - 14 = 113), and its
+        // significand has 10 fraction bits.
+        let min_normal = self.types.u32(&mut self.b, 113);
+        let e = self.cl(u32t, spirv::CLOp::u_max, &[e, min_normal])?;
+        let ten = self.types.u32(&mut self.b, 10);
+        let qe = self.b.i_sub(u32t, None, e, ten)?;
+        let q_bits = self.b.shift_left_logical(u32t, None, qe, c23)?;
+        let q = self.b.bitcast(f32t, None, q_bits)?;
+        let c254 = self.types.u32(&mut self.b, 254);
+        let inv_e = self.b.i_sub(u32t, None, c254, qe)?;
+        let inv_bits = self.b.shift_left_logical(u32t, None, inv_e, c23)?;
+        let inv = self.b.bitcast(f32t, None, inv_bits)?;
+        let scaled = self.b.f_mul(f32t, None, x, inv)?;
+        let whole = self.cl(f32t, spirv::CLOp::rint, &[scaled])?;
+        let r = self.b.f_mul(f32t, None, whole, q)?;
+        let mag = self.cl(f32t, spirv::CLOp::fabs, &[r])?;
+        let max = self.types.f32(&mut self.b, 65504.0);
+        let over = self.b.f_ord_greater_than(boolt, None, mag, max)?;
+        let inf = self.types.f32(&mut self.b, f32::INFINITY);
+        let signed_inf = self.cl(f32t, spirv::CLOp::copysign, &[inf, x])?;
+        Ok(self.b.select(f32t, None, over, signed_inf, r)?)
+    }
+
+    /// float32 → the nearest bfloat16 value, as float32: the store's rounding (to nearest even
+    /// on the upper 16 bits), kept in a float and in 32-bit integers; NaN passes through.
+    pub(super) fn round_bf16(&mut self, x: Word) -> Result<Word, CodegenError> {
+        let u32t = self.types.get(&mut self.b, LocalType::I32);
+        let f32t = self.ty_word(Ty::F32);
+        let boolt = self.ty_word(Ty::Bool);
+        let bits = self.b.bitcast(u32t, None, x)?;
+        let sixteen = self.types.u32(&mut self.b, 16);
+        let one = self.types.u32(&mut self.b, 1);
+        let bias = self.types.u32(&mut self.b, 0x7fff);
+        let hi = self.b.shift_right_logical(u32t, None, bits, sixteen)?;
+        let lsb = self.b.bitwise_and(u32t, None, hi, one)?;
+        let add = self.b.i_add(u32t, None, bias, lsb)?;
+        let rounded = self.b.i_add(u32t, None, bits, add)?;
+        let mask = self.types.u32(&mut self.b, 0xffff_0000);
+        let top = self.b.bitwise_and(u32t, None, rounded, mask)?;
+        let r = self.b.bitcast(f32t, None, top)?;
+        let nan = self.b.is_nan(boolt, None, x)?;
+        Ok(self.b.select(f32t, None, nan, x, r)?)
+    }
+
     /// `x` of compute type `from` as compute type `to`.
     pub(super) fn cast(&mut self, x: Word, from: Ty, to: Ty) -> Result<Word, CodegenError> {
         let ty = self.ty_word(to);

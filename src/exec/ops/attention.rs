@@ -1,7 +1,9 @@
 //! Scaled dot-product attention by its definition (the "math" backend), in `f64`:
 //! `softmax(q·kᵀ·scale + mask) · v`, with the causal mask and boolean or additive masks.
-//! The CPU flash variant returns the same output plus the row log-sum-exp.
+//! The CPU flash variant returns the same output plus the row log-sum-exp, and stores the
+//! softmax weights in the input's dtype before they multiply `v`, as its kernel does.
 
+use super::fvec::round_to;
 use super::pointwise::broadcast_shapes;
 use super::shape::expand_tensor;
 use super::{dtype_ok, shape_err, OpCx, OpError, OpResult};
@@ -15,7 +17,16 @@ struct Attention {
     lse: Tensor,
 }
 
-fn attend(cx: &OpCx, mask_name: &str) -> OpResult<Attention> {
+/// How the softmax weights multiply `v`: exactly (the math backend), or stored in the input's
+/// dtype first (PyTorch's CPU flash kernel keeps them in a float16/bfloat16 buffer for its
+/// second matrix product, while their sum stays in float32).
+#[derive(Clone, Copy, PartialEq)]
+enum Weights {
+    Exact,
+    Stored,
+}
+
+fn attend(cx: &OpCx, mask_name: &str, weights: Weights) -> OpResult<Attention> {
     let (q, k, v) = (cx.tensor("query")?, cx.tensor("key")?, cx.tensor("value")?);
     let dt = q.dtype();
     if !dt.is_floating() || k.dtype() != dt || v.dtype() != dt {
@@ -77,6 +88,7 @@ fn attend(cx: &OpCx, mask_name: &str) -> OpResult<Attention> {
     let causal = cx.bool_or("is_causal", false)?;
     let scale = cx.opt_float("scale")?.unwrap_or(1.0 / (e as f64).sqrt());
     let nb: usize = batch.iter().product();
+    let stored = round_to(if weights == Weights::Stored { dt } else { DType::F64 });
     let mut out = vec![0.0; nb * l * ev];
     let mut lse = vec![0.0; nb * l];
     let mut row = vec![0.0; s];
@@ -106,10 +118,10 @@ fn attend(cx: &OpCx, mask_name: &str) -> OpResult<Attention> {
             lse[b * l + i] = mx + denom.ln();
             let o = &mut out[(b * l + i) * ev..(b * l + i + 1) * ev];
             for (j, x) in row.iter().enumerate() {
-                let p = (x - mx).exp() / denom;
+                let p = stored((x - mx).exp());
                 let vj = &vv[(b * s + j) * ev..(b * s + j + 1) * ev];
                 for (oo, vvv) in o.iter_mut().zip(vj) {
-                    *oo += p * vvv;
+                    *oo += p * vvv / denom;
                 }
             }
         }
@@ -120,15 +132,17 @@ fn attend(cx: &OpCx, mask_name: &str) -> OpResult<Attention> {
     lshape.push(l);
     let out = Tensor::from_vec(&oshape, out).ok_or_else(|| OpError::Shape("attention output".into()))?;
     let lse = Tensor::from_vec(&lshape, lse).ok_or_else(|| OpError::Shape("attention logsumexp".into()))?;
-    Ok(Attention { out: dtype_ok(out.cast(dt))?, lse: dtype_ok(lse.cast(DType::F32))? })
+    // The log-sum-exp is in the kernel's accumulation type: float64 for float64 inputs.
+    let lse_dtype = if dt == DType::F64 { DType::F64 } else { DType::F32 };
+    Ok(Attention { out: dtype_ok(out.cast(dt))?, lse: dtype_ok(lse.cast(lse_dtype))? })
 }
 
 pub fn sdpa(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    Ok(vec![RtValue::Tensor(attend(cx, "attn_mask")?.out)])
+    Ok(vec![RtValue::Tensor(attend(cx, "attn_mask", Weights::Exact)?.out)])
 }
 
 /// `(output, logsumexp)`.
 pub fn flash_for_cpu(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let a = attend(cx, "attn_mask")?;
+    let a = attend(cx, "attn_mask", Weights::Stored)?;
     Ok(vec![RtValue::Tensor(a.out), RtValue::Tensor(a.lse)])
 }

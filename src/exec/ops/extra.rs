@@ -3,9 +3,11 @@
 //! `kron`, `cross`), `diff`, the split helpers, `bucketize`/`searchsorted`, `fftshift`,
 //! `_safe_softmax`, `sum_to_size`, nearest and bilinear upsampling, and eval-mode dropouts.
 
+use super::fvec::round_to;
 use super::layout::{remap, strides};
 use super::pointwise::{result_type, Operand};
-use super::reduce::{along_dim, group, reduce_dims};
+use super::reduce::{along_dim, sum_dtype, sum_over};
+use super::resample_u8;
 use super::shape::{concat, many, slice_tensor};
 use super::{dtype_ok, one, shape_err, wrap_dim, OpCx, OpError, OpResult};
 use crate::exec::tensor::Tensor;
@@ -85,16 +87,26 @@ pub fn baddbmm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(scaled_sum(cx, s, p, &[bs, m, n], promoted(&[s, b1, b2])?)?)
 }
 
+/// `addbmm`: PyTorch's CPU kernel runs `result.addmm_(batch1[b], batch2[b], beta, alpha)`
+/// batch after batch (`beta` only for the first), so the running result is stored in the
+/// output's dtype after every batch — a float16 result rounds once per batch, not once.
 pub fn addbmm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let (s, b1, b2) = (cx.tensor("self")?, cx.tensor("batch1")?, cx.tensor("batch2")?);
     let (bs, m, _, n, p) = batched(b1, b2)?;
-    let mut sum = vec![0.0; m * n];
+    let out = promoted(&[s, b1, b2])?;
+    if bs == 0 {
+        return one(scaled_sum(cx, s, vec![0.0; m * n], &[m, n], out)?);
+    }
+    let (beta, alpha) = (cx.float_or("beta", 1.0)?, cx.float_or("alpha", 1.0)?);
+    let sv = super::shape::expand_tensor(s, &[m as i64, n as i64])?.to_f64_vec();
+    let store = round_to(out);
+    let mut acc: Vec<f64> = sv.iter().map(|&x| if beta == 0.0 { 0.0 } else { beta * x }).collect();
     for b in 0..bs {
-        for (o, v) in sum.iter_mut().zip(&p[b * m * n..(b + 1) * m * n]) {
-            *o += v;
+        for (o, v) in acc.iter_mut().zip(&p[b * m * n..(b + 1) * m * n]) {
+            *o = store(*o + alpha * v);
         }
     }
-    one(scaled_sum(cx, s, sum, &[m, n], promoted(&[s, b1, b2])?)?)
+    one(f64s(acc, &[m, n], out)?)
 }
 
 pub fn trace(cx: &OpCx) -> OpResult<Vec<RtValue>> {
@@ -358,21 +370,23 @@ pub fn safe_softmax(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 }
 
 /// `sum_to_size(size)`: sums the dims `size` broadcasts from.
+/// `sum_to_size(self, size)`, PyTorch's `sum_to`: an empty `size` is a full `sum()`; otherwise
+/// the leading dims and the dims `size` holds at 1 are summed. Whenever it sums, the result has
+/// `sum`'s dtype (integers and bool give int64); with nothing to sum it is `self` unchanged.
 pub fn sum_to_size(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let t = cx.tensor("self")?;
     let size = cx.ints("size")?;
-    let lead = t.ndim() - size.len().min(t.ndim());
-    let dims: Vec<i64> = (0..t.ndim()).filter(|&d| d < lead || (size[d - lead] == 1 && t.shape()[d] != 1)).map(|d| d as i64).collect();
-    if dims.is_empty() {
+    if size.len() > t.ndim() {
+        return shape_err(format!("sum_to_size: size {size:?} has more dims than the input's {:?}", t.shape()));
+    }
+    let lead = t.ndim() - size.len();
+    let dims: Vec<usize> = (0..t.ndim()).filter(|&d| d < lead || (size[d - lead] == 1 && t.shape()[d] != 1)).collect();
+    if dims.is_empty() && !size.is_empty() {
         return one(t.clone());
     }
-    let dims = reduce_dims(Some(dims), t.ndim())?;
-    let rows = group::<f64>(t, &dims, true);
-    let vals: Vec<f64> = rows.rows().map(|r| r.iter().sum()).collect();
+    let summed = sum_over(t, &dims, true, sum_dtype(t.dtype()))?;
     let shape: Vec<usize> = size.iter().map(|&s| s as usize).collect();
-    let r = Tensor::from_vec(&rows.out_shape, vals).ok_or_else(|| OpError::Shape("sum_to_size".into()))?;
-    let r = r.reshape(&shape).ok_or_else(|| OpError::Shape("sum_to_size".into()))?;
-    one(f64s(r.to_f64_vec(), &shape, t.dtype())?)
+    one(summed.reshape(&shape).ok_or_else(|| OpError::Shape(format!("sum_to_size: the sum has shape {:?}, not {size:?}", summed.shape())))?)
 }
 
 /// `angle` of a real number: 0, π for negatives, NaN kept.
@@ -449,6 +463,15 @@ pub fn upsample_linear(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let mut shape = t.shape()[..2].to_vec();
     shape.extend(&out_s);
     let v = t.to_f64_vec();
+    if t.dtype() == DType::U8 && sd == 2 {
+        // uint8 images take PyTorch's separate fixed-point path.
+        let given = scale_list(cx)?;
+        let given = |d: usize| given.as_ref().and_then(|f| f.iter().cycle().nth(d).copied());
+        let sc = |d: usize| resample_u8::axis_scale(in_s[d], out_s[d], align, given(d));
+        let planes = shape[0] * shape[1];
+        let r = resample_u8::resample(&v, planes, (in_s[0], in_s[1]), (out_s[0], out_s[1]), (sc(0), sc(1)), align, resample_u8::Filter::Linear);
+        return one(f64s(r, &shape, t.dtype())?);
+    }
     let st = strides(t.shape());
     let ost = strides(&shape);
     let n: usize = shape.iter().product();

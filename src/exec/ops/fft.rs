@@ -102,7 +102,40 @@ pub(super) fn c2r(a: &C, dim: usize, n: usize, s: f64) -> F {
     F::new(shape, v)
 }
 
-/// `rank`: 1 for `irfft`/`hfft`, 2 for the `2` forms, 0 for the `n` forms (all dims by default).
+/// The dims a transform of `rank` runs over (1 for `irfft`/`hfft`, 2 for the `2` forms, 0 for
+/// the `n` forms: all dims, or the last `len(s)`, by default) in a tensor of `nd` dims, from its
+/// `dim` and `s`/`n` arguments; the last of them is the real one. Shared with the kernel
+/// lowering, so both read the arguments alike.
+pub(crate) fn transform_dims(rank: usize, nd: usize, dim: Option<&[i64]>, sizes: Option<&[i64]>) -> OpResult<Vec<usize>> {
+    let dims: Vec<usize> = match dim {
+        Some(d) => d.iter().map(|&d| wrap_dim(d, nd)).collect::<OpResult<_>>()?,
+        None if rank == 1 => vec![wrap_dim(-1, nd)?],
+        None if rank == 2 => vec![wrap_dim(-2, nd)?, wrap_dim(-1, nd)?],
+        None => match sizes {
+            Some(s) => (nd - s.len().min(nd)..nd).collect(),
+            None => (0..nd).collect(),
+        },
+    };
+    if dims.is_empty() || sizes.is_some_and(|s| s.len() != dims.len()) {
+        return shape_err(format!("fft over dims {dims:?} with sizes {sizes:?}"));
+    }
+    Ok(dims)
+}
+
+/// The transform rank of a real-output FFT target: 2 for the `2` forms, 0 for the `n` forms,
+/// else 1.
+pub(crate) fn rank_of(target: &str) -> usize {
+    let name = target.split('.').nth(1).unwrap_or("");
+    if name.ends_with('2') {
+        2
+    } else if name.ends_with('n') {
+        0
+    } else {
+        1
+    }
+}
+
+/// `rank`: see [`transform_dims`].
 fn transform(cx: &OpCx, hermitian: bool, rank: usize) -> OpResult<Vec<RtValue>> {
     let one_dim = rank == 1;
     let x = cx.tensor("self")?;
@@ -113,18 +146,7 @@ fn transform(cx: &OpCx, hermitian: bool, rank: usize) -> OpResult<Vec<RtValue>> 
         _ => "backward",
     };
     let sizes: Option<Vec<i64>> = if one_dim { cx.opt_int("n")?.map(|n| vec![n]) } else { cx.opt_ints("s")? };
-    let dims: Vec<usize> = match cx.opt_ints("dim")? {
-        Some(d) => d.iter().map(|&d| wrap_dim(d, nd)).collect::<OpResult<_>>()?,
-        None if one_dim => vec![wrap_dim(-1, nd)?],
-        None if rank == 2 => vec![wrap_dim(-2, nd)?, wrap_dim(-1, nd)?],
-        None => match &sizes {
-            Some(s) => (nd - s.len().min(nd)..nd).collect(),
-            None => (0..nd).collect(),
-        },
-    };
-    if dims.is_empty() || sizes.as_ref().is_some_and(|s| s.len() != dims.len()) {
-        return shape_err(format!("fft over dims {dims:?} with sizes {sizes:?}"));
-    }
+    let dims = transform_dims(rank, nd, cx.opt_ints("dim")?.as_deref(), sizes.as_deref())?;
     let last = *dims.last().unwrap_or(&0);
     let m = x.shape()[last];
     let n_last = match &sizes {

@@ -4,6 +4,7 @@
 
 use ndarray::ArrayD;
 
+use super::fvec::round_to;
 use super::layout::{remap, strides};
 use super::pointwise::broadcast_shapes;
 use super::shape::expand_tensor;
@@ -50,12 +51,15 @@ fn reduce_into(t: &Tensor, src: &Tensor, pairs: &[(usize, usize)], mode: &str, i
     let mut out = t.to_f64_vec();
     let s = src.to_f64_vec();
     let mut count = vec![if include_self { 1usize } else { 0 }; out.len()];
+    // PyTorch's CPU kernels combine into the destination tensor one source element at a time
+    // (`*dst += *src` in the tensor's dtype), so a float16 destination rounds after every step.
+    let store = round_to(if t.dtype().is_floating() { t.dtype() } else { DType::F64 });
     for &(d, k) in pairs {
         let v = s[k];
         if count[d] == 0 {
             out[d] = v;
         } else {
-            out[d] = match mode {
+            out[d] = store(match mode {
                 "sum" | "mean" | "add" => out[d] + v,
                 "prod" | "multiply" => out[d] * v,
                 "amax" => {
@@ -73,7 +77,7 @@ fn reduce_into(t: &Tensor, src: &Tensor, pairs: &[(usize, usize)], mode: &str, i
                     }
                 }
                 m => return Err(OpError::Arg { arg: "reduce".into(), message: format!("unknown reduction `{m}`") }),
-            };
+            });
         }
         count[d] += 1;
     }

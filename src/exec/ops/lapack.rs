@@ -332,26 +332,6 @@ pub(crate) fn svd(a: &Mat) -> (Mat, Vec<f64>, Mat) {
     (uo, s, vo)
 }
 
-/// `exp(A)` by scaling and squaring of a Taylor series.
-pub(crate) fn expm(a: &Mat) -> Mat {
-    let n = a.rows;
-    let norm = a.a.iter().map(|x| x.abs()).fold(0.0, f64::max) * n as f64;
-    let sq = if norm > 0.5 { (norm / 0.5).log2().ceil() as i32 } else { 0 };
-    let scale = 0.5f64.powi(sq);
-    let x = Mat { rows: n, cols: n, a: a.a.iter().map(|v| v * scale).collect() };
-    let mut term = Mat::eye(n);
-    let mut sum = Mat::eye(n);
-    for k in 1..30 {
-        term = term.mul(&x);
-        term.a.iter_mut().for_each(|v| *v /= k as f64);
-        sum.a.iter_mut().zip(&term.a).for_each(|(s, t)| *s += t);
-    }
-    for _ in 0..sq {
-        sum = sum.mul(&sum);
-    }
-    sum
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -391,7 +371,6 @@ mod tests {
         (0..2).for_each(|i| d.set(i, i, sv[i]));
         assert!(close(&u.mul(&d).mul(&vv.t()), &a));
         assert!(sv[0] >= sv[1]);
-        assert!(close(&expm(&Mat::zeros(2, 2)), &Mat::eye(2)));
         let (l, info) = cholesky(&s);
         assert_eq!(info, 0);
         assert!(close(&l.mul(&l.t()), &s));

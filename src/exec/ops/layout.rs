@@ -595,6 +595,29 @@ pub fn eye(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(dtype_ok(t.cast(cx.opt_dtype("dtype")?.unwrap_or(DType::F32)))?)
 }
 
+/// `tril_indices(row, col, offset)` / `triu_indices`: the row and column of every cell of the
+/// lower (`c - r <= offset`) or upper (`c - r >= offset`) triangle of a `row × col` matrix, in
+/// row-major order, as a `[2, N]` tensor.
+fn tri_indices(cx: &OpCx, lower: bool) -> OpResult<Vec<RtValue>> {
+    let (row, col, offset) = (cx.int("row")?, cx.int("col")?, cx.int_or("offset", 0)?);
+    if row < 0 || col < 0 {
+        return Err(OpError::Arg { arg: "row".into(), message: format!("a {row} × {col} matrix") });
+    }
+    let cells: Vec<(i64, i64)> =
+        (0..row).flat_map(|r| (0..col).map(move |c| (r, c))).filter(|&(r, c)| if lower { c - r <= offset } else { c - r >= offset }).collect();
+    let v: Vec<i64> = cells.iter().map(|p| p.0).chain(cells.iter().map(|p| p.1)).collect();
+    let t = Tensor::from_vec(&[2, cells.len()], v).ok_or_else(|| OpError::Shape("triangle indices".into()))?;
+    one(dtype_ok(t.cast(cx.opt_dtype("dtype")?.unwrap_or(DType::I64)))?)
+}
+
+pub fn tril_indices(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    tri_indices(cx, true)
+}
+
+pub fn triu_indices(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    tri_indices(cx, false)
+}
+
 /// `linspace` / `logspace`: `steps` points from `start` to `end` (computed as PyTorch does: from
 /// the start for the first half, from the end for the second).
 fn spaced(cx: &OpCx, base: Option<f64>) -> OpResult<Vec<RtValue>> {

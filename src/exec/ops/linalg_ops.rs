@@ -457,7 +457,16 @@ pub fn matrix_exp(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let b = batch(a)?;
     square(&b)?;
     let n = dims_of(a).0;
-    let ms: Vec<Mat> = b.mats.iter().map(la::expm).collect();
+    // PyTorch: an empty matrix is itself, a 1×1 one the exponential of its element.
+    let ms: Vec<Mat> = b
+        .mats
+        .iter()
+        .map(|m| match n {
+            0 => m.clone(),
+            1 => Mat { rows: 1, cols: 1, a: vec![m.a[0].exp()] },
+            _ => super::matrix_exp::mexp(m, b.dtype),
+        })
+        .collect();
     one(mats_out(&b.shape, n, n, &ms, b.dtype)?)
 }
 

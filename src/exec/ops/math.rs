@@ -3,6 +3,7 @@
 //! Float results are computed in `f64` and rounded once to the result dtype, as in
 //! [`pointwise`](super::pointwise); integer inputs of float-only functions become float32.
 
+use super::fvec::round_to;
 use super::pointwise::{arith, compare, map_float, map_keep, result_type, zip2, Arith, Operand, Scalar};
 use super::{dtype_ok, one, OpCx, OpError, OpResult};
 use crate::exec::tensor::Tensor;
@@ -44,7 +45,6 @@ float_unary! {
     i0e => |x| i0_f(x) * (-x.abs()).exp();
     i1 => i1_f;
     i1e => |x| i1_f(x) * (-x.abs()).exp();
-    ndtr => ndtr_f;
     log_ndtr => log_ndtr_f;
     ndtri => |p| std::f64::consts::SQRT_2 * erfinv_f(2.0 * p - 1.0);
     erfcx => erfcx_f;
@@ -99,7 +99,16 @@ keep_unary! {
     trunc => f64::trunc, |x| x;
     positive => |x| x, |x| x;
     sign => |x: f64| if x.is_nan() { x } else if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { 0.0 }, i64::signum;
-    square => |x| x * x, |x| x.wrapping_mul(x);
+}
+
+/// `square` is `pow(self, 2)`: a bool tensor with the integer exponent promotes to int64 (its
+/// values are 0 and 1, their own squares); other dtypes keep theirs.
+pub fn square(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    if t.dtype() == DType::Bool {
+        return one(dtype_ok(t.cast(DType::I64))?);
+    }
+    one(map_keep(t, |x| x * x, |x| x.wrapping_mul(x))?)
 }
 
 /// `round(x, decimals)`: half to even, as `torch.round`.
@@ -113,14 +122,22 @@ pub fn round(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(map_float(t, move |x| if d == 0 { x.round_ties_even() } else { (x * s).round_ties_even() / s })?)
 }
 
+/// `logit(x, eps)`: PyTorch's CPU kernel evaluates `log(x / (1 - x))` in the tensor's dtype,
+/// each step rounded to it (a float16 `1 - x` is a float16), after clamping `x` to
+/// `[eps, 1 - eps]` (both in that dtype) when `eps` is given and not NaN.
 pub fn logit(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let eps = cx.opt_float("eps")?;
-    one(map_float(cx.tensor("self")?, move |x| {
-        let x = match eps {
-            Some(e) => x.clamp(e, 1.0 - e),
-            None => x,
+    let t = cx.tensor("self")?;
+    let r = round_to(float_out(t));
+    let bounds = cx.opt_float("eps")?.filter(|e| !e.is_nan()).map(|e| (r(e), r(1.0 - r(e))));
+    one(map_float(t, move |x| {
+        // Compared as PyTorch does (`x < lo ? lo : x > hi ? hi : x`): NaN stays NaN, and an
+        // eps above 1/2 leaves `lo > hi` without failing.
+        let x = match bounds {
+            Some((lo, _)) if x < lo => lo,
+            Some((_, hi)) if x > hi => hi,
+            _ => x,
         };
-        (x / (1.0 - x)).ln()
+        r(x / r(1.0 - x)).ln()
     })?)
 }
 
@@ -432,12 +449,46 @@ pub fn not_equal(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 
 /// Orthogonal polynomials `P_n(x)` by their three-term recurrences (`n < 0` gives 0).
 fn poly(cx: &OpCx, f: fn(f64, i64) -> f64) -> OpResult<Vec<RtValue>> {
+    poly_in(cx, |x, n, _| f(x, n))
+}
+
+/// [`poly`] with the result dtype handed to `f`.
+fn poly_in(cx: &OpCx, f: impl Fn(f64, i64, DType) -> f64) -> OpResult<Vec<RtValue>> {
     let (x, n) = (cx.operand("x")?, cx.operand("n")?);
     let promoted = result_type(&[x, n])?;
     let out = if promoted.is_floating() { promoted } else { DType::F32 };
     let (xt, nt) = (x.cast(DType::F64)?, n.cast(DType::F64)?);
-    let r = zip2::<f64, f64>(&xt, &nt, move |x, n| if n.is_nan() { f64::NAN } else { f(x, n as i64) })?;
+    let r = zip2::<f64, f64>(&xt, &nt, move |x, n| if n.is_nan() { f64::NAN } else { f(x, n as i64, out) })?;
     one(dtype_ok(r.cast(out))?)
+}
+
+/// `special_hermite_polynomial_he`: `r = x·q − k·p`, which PyTorch's CPU build compiles to a
+/// fused multiply-add `fma(x, q, −k·p)`, in the result's precision (float32 for float32): only
+/// that way do float32 results come out as PyTorch's do.
+pub fn hermite_he(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    poly_in(cx, |x, n, out| {
+        if out == DType::F64 {
+            recurrence(n, 1.0, x, |a, b, k| x.mul_add(b, -(k as f64 * a)))
+        } else {
+            f64::from(hermite_he_f32(n, x as f32))
+        }
+    })
+}
+
+fn hermite_he_f32(n: i64, x: f32) -> f32 {
+    if n < 0 {
+        return 0.0;
+    }
+    let (mut p, mut q) = (1.0f32, x);
+    if n == 0 {
+        return p;
+    }
+    for k in 1..n {
+        let r = x.mul_add(q, -(k as f32 * p));
+        p = q;
+        q = r;
+    }
+    q
 }
 
 fn recurrence(n: i64, p0: f64, p1: f64, next: impl Fn(f64, f64, i64) -> f64) -> f64 {
@@ -472,22 +523,45 @@ polys! {
     shifted_chebyshev_v => |x, n| { let y = 2.0 * x - 1.0; recurrence(n, 1.0, 2.0 * y - 1.0, |a, b, _| 2.0 * y * b - a) };
     shifted_chebyshev_w => |x, n| { let y = 2.0 * x - 1.0; recurrence(n, 1.0, 2.0 * y + 1.0, |a, b, _| 2.0 * y * b - a) };
     hermite_h => |x, n| recurrence(n, 1.0, 2.0 * x, |a, b, k| 2.0 * x * b - 2.0 * k as f64 * a);
-    hermite_he => |x, n| recurrence(n, 1.0, x, |a, b, k| x * b - k as f64 * a);
     laguerre_l => |x, n| recurrence(n, 1.0, 1.0 - x, |a, b, k| ((2.0 * k as f64 + 1.0 - x) * b - k as f64 * a) / (k as f64 + 1.0));
     legendre_p => |x, n| recurrence(n, 1.0, x, |a, b, k| ((2.0 * k as f64 + 1.0) * x * b - k as f64 * a) / (k as f64 + 1.0));
 }
 
-/// `polygamma(n, x)`: digamma for n = 0, else `(-1)^(n+1) n! ζ(n+1, x)`.
+/// `polygamma(n, self)`: digamma for n = 0, else `(-1)^(n+1) n! ζ(n+1, x)`; trigamma of a tensor that computes in float32 (or narrower) follows
+/// PyTorch's single-precision `calc_trigamma` step by step ([`trigamma_f32`]).
 pub fn polygamma(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let n = cx.int("n")?;
-    one(map_float(cx.tensor("self")?, move |x| polygamma_f(n, x))?)
+    let (n, t) = (cx.int("n")?, cx.tensor("self")?);
+    let single = float_out(t) != DType::F64;
+    one(map_float(t, move |x| if n == 1 && single { f64::from(trigamma_f32(x as f32)) } else { polygamma_f(n, x) })?)
 }
 
 pub fn special_polygamma(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let n = cx.int("n")?;
-    one(map_float(cx.tensor("self")?, move |x| polygamma_f(n, x))?)
+    polygamma(cx)
 }
 
+/// PyTorch's `calc_trigamma(float)` in f32 arithmetic: reflection below 1/2 through
+/// `sinf(π·x)`, six upward steps, then the asymptotic series. Its roundings matter: next to a
+/// negative integer `π·x` is off by an ulp, and at one `sinf` is tiny but not zero, so PyTorch
+/// answers a huge finite number (2.0e13 at -8) where the exact function has a pole.
+fn trigamma_f32(x: f32) -> f32 {
+    use std::f32::consts::PI;
+    let (mut x, mut sign, mut result) = (x, 1.0f32, 0.0f32);
+    if x < 0.5 {
+        sign = -1.0;
+        let s = (PI * x).sin();
+        result -= PI * PI / (s * s);
+        x = 1.0 - x;
+    }
+    for _ in 0..6 {
+        result += 1.0 / (x * x);
+        x += 1.0;
+    }
+    let ixx = 1.0 / (x * x);
+    result += (1.0 + 1.0 / (2.0 * x) + ixx * (1.0 / 6.0 - ixx * (1.0 / 30.0 - ixx * (1.0 / 42.0)))) / x;
+    sign * result
+}
+
+/// `polygamma(n, x)` in f64.
 fn polygamma_f(n: i64, x: f64) -> f64 {
     if n == 0 {
         return digamma_f(x);
@@ -665,8 +739,23 @@ fn i1_f(x: f64) -> f64 {
     sum
 }
 
-fn ndtr_f(x: f64) -> f64 {
-    0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
+/// The dtype a float op on `t` computes and answers in: its own when it is a float, float32
+/// (PyTorch's default) for integers and bool.
+fn float_out(t: &Tensor) -> DType {
+    if t.dtype().is_floating() {
+        t.dtype()
+    } else {
+        DType::F32
+    }
+}
+
+/// `special_ndtr`: PyTorch computes `(1 + erf(x · √½)) · ½` as a chain of tensor ops, each
+/// rounded to the result's dtype (so float16 rounds four times, and the lower tail cancels to
+/// 0 as PyTorch's does).
+pub fn ndtr(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let r = round_to(float_out(t));
+    one(map_float(t, move |x| r(1.0 + r(libm::erf(r(x * std::f64::consts::FRAC_1_SQRT_2)))) * 0.5)?)
 }
 
 /// `log Φ(x)` as PyTorch computes it: through `erfcx` below −1 (no underflow, no cancellation),

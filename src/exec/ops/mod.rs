@@ -4,6 +4,7 @@
 //! Ops see a node's arguments by schema name (torch.export records names, and leaves out
 //! arguments left at their defaults, so every accessor takes the schema default).
 
+pub(crate) mod antialias;
 pub(crate) mod attention;
 pub(crate) mod batch_stats;
 pub(crate) mod conv_grad;
@@ -12,6 +13,7 @@ pub(crate) mod conv_pool;
 pub(crate) mod distance;
 pub(crate) mod dropout;
 pub(crate) mod embed;
+pub(crate) mod embedding_bag;
 pub(crate) mod extra;
 pub(crate) mod fft;
 pub(crate) mod fvec;
@@ -23,6 +25,7 @@ pub(crate) mod linalg_ops;
 pub(crate) mod linalg_svd;
 pub(crate) mod loss;
 pub(crate) mod math;
+pub(crate) mod matrix_exp;
 pub(crate) mod nll;
 pub(crate) mod norm;
 pub(crate) mod norm_grad;
@@ -33,8 +36,11 @@ pub(crate) mod pool_nd;
 pub(crate) mod products;
 pub(crate) mod random;
 pub(crate) mod reduce;
+pub(crate) mod resample_u8;
 pub(crate) mod sample;
 pub(crate) mod scalar;
+pub(crate) mod segment;
+pub(crate) mod select;
 pub(crate) mod shape;
 pub(crate) mod sort;
 pub(crate) mod spectral;
@@ -300,5 +306,7 @@ pub(crate) fn wrap_dim(dim: i64, ndim: usize) -> OpResult<usize> {
 pub(crate) mod testing;
 #[cfg(test)]
 pub(crate) mod tail_tests;
+#[cfg(test)]
+mod rounding_tests;
 #[cfg(test)]
 mod tests;

@@ -335,30 +335,24 @@ pub fn lcm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     })
 }
 
-/// `x = m·2^e` with `0.5 <= |m| < 1` (zero, infinities and NaN keep `m = x`, `e = 0`).
+/// `x = m·2^e` with `0.5 <= |m| < 1`, read off the float64 bits (a subnormal is scaled into the
+/// normal range first); zero, infinities and NaN keep `m = x`, `e = 0`.
+fn frexp_f64(v: f64) -> (f64, i32) {
+    if v == 0.0 || !v.is_finite() {
+        return (v, 0);
+    }
+    let (v, shift) = if v.abs() < f64::MIN_POSITIVE { (v * 2f64.powi(64), -64) } else { (v, 0) };
+    let bits = v.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    let m = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
+    (m, biased - 1022 + shift)
+}
+
 pub fn frexp(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let x = cx.tensor("self")?;
     need_float(x)?;
     let f = F::of(x);
-    let (m, e): (Vec<f64>, Vec<f64>) = f
-        .v
-        .iter()
-        .map(|&v| {
-            if v == 0.0 || !v.is_finite() {
-                return (v, 0.0);
-            }
-            let e = v.abs().log2().floor() as i32 + 1;
-            let m = v / 2f64.powi(e);
-            // log2 can land one off at exact powers of two.
-            if m.abs() >= 1.0 {
-                (m / 2.0, f64::from(e + 1))
-            } else if m.abs() < 0.5 {
-                (m * 2.0, f64::from(e - 1))
-            } else {
-                (m, f64::from(e))
-            }
-        })
-        .unzip();
+    let (m, e): (Vec<f64>, Vec<f64>) = f.v.iter().map(|&v| frexp_f64(v)).map(|(m, e)| (m, f64::from(e))).unzip();
     many(vec![F::new(f.shape.clone(), m).to(x.dtype())?, F::new(f.shape.clone(), e).to(DType::I32)?])
 }
 
@@ -449,5 +443,16 @@ mod tests {
         assert_eq!(quantile_of(&s, 0.5, "nearest").unwrap(), 3.0, "ties go to the even rank");
         assert_eq!(bin_of(4.0, 2.0, 4.0, 4), Some(3));
         assert_eq!(bin_of(3.0, 2.0, 4.0, 4), Some(2));
+    }
+
+    #[test]
+    fn frexp_reads_mantissa_and_exponent_of_every_magnitude() {
+        assert_eq!(frexp_f64(1.0), (0.5, 1));
+        assert_eq!(frexp_f64(-3.0), (-0.75, 2));
+        assert_eq!(frexp_f64(0.375), (0.75, -1));
+        assert_eq!(frexp_f64(f64::from_bits(1)), (0.5, -1073), "the smallest subnormal");
+        assert_eq!(frexp_f64(f64::MAX).1, 1024);
+        assert_eq!(frexp_f64(-0.0), (-0.0, 0));
+        assert!(frexp_f64(f64::NAN).0.is_nan());
     }
 }

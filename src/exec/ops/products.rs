@@ -1,10 +1,11 @@
 //! Contractions: `einsum` (with `...` and implicit output), and the ops that are einsums with a
 //! fixed equation: `tensordot`, `inner`, `dot`, `vdot`, `mv`, `linalg_vecdot`, `bilinear`,
-//! `linalg_multi_dot`. All of them run through one label-based contraction in `f64`.
+//! `linalg_multi_dot`. All of them but `bilinear` (which keeps PyTorch's order of products and
+//! roundings) run through one label-based contraction in `f64`.
 
 use std::collections::BTreeMap;
 
-use super::fvec::{promoted, F};
+use super::fvec::{promoted, round_to, F};
 use super::{one, shape_err, wrap_dim, OpCx, OpError, OpResult};
 use crate::exec::tensor::Tensor;
 use crate::exec::value::RtValue;
@@ -229,23 +230,36 @@ pub fn linalg_vecdot(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(contract(&terms, &out)?.to(promoted(&[x, y])?)?)
 }
 
-/// `y[..., o] = x1[..., i]·W[o, i, j]·x2[..., j] + b[o]`.
+/// `y[..., o] = x1[..., i]·W[o, i, j]·x2[..., j] + b[o]`, in the order PyTorch's `_trilinear`
+/// computes it: per output feature `o`, first `t[j] = Σ_i x1[i]·W[o, i, j]`, then
+/// `Σ_j t[j]·x2[j]` (two batched matrix products, each stored in the result's dtype), then the
+/// bias added (one more rounding).
 pub fn bilinear(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let (a, b, w) = (cx.tensor("input1")?, cx.tensor("input2")?, cx.tensor("weight")?);
-    if a.ndim() == 0 || a.ndim() != b.ndim() || w.ndim() != 3 {
+    let n = a.ndim();
+    let fits = n > 0 && n == b.ndim() && a.shape()[..n - 1] == b.shape()[..n - 1] && w.ndim() == 3;
+    if !fits || w.shape()[1] != a.shape()[n - 1] || w.shape()[2] != b.shape()[n - 1] {
         return shape_err(format!("bilinear of {:?}, {:?} with weight {:?}", a.shape(), b.shape(), w.shape()));
     }
-    let batch: Vec<u32> = (0..a.ndim() as u32 - 1).collect();
-    let la: Vec<u32> = batch.iter().copied().chain([1001]).collect();
-    let lb: Vec<u32> = batch.iter().copied().chain([1002]).collect();
-    let out: Vec<u32> = batch.iter().copied().chain([1000]).collect();
-    let mut r = contract(&[labelled(a, la), labelled(b, lb), labelled(w, vec![1000, 1001, 1002])], &out)?;
-    if let Some(bias) = cx.opt_tensor("bias")? {
-        let bv = bias.to_f64_vec();
-        let o = bv.len().max(1);
-        r.v.iter_mut().enumerate().for_each(|(i, x)| *x += bv[i % o]);
+    let dtype = promoted(&[a, b, w])?;
+    let store = round_to(dtype);
+    let (outs, n1, n2) = (w.shape()[0], w.shape()[1], w.shape()[2]);
+    let rows: usize = a.shape()[..n - 1].iter().product();
+    let (av, bv, wv) = (a.to_f64_vec(), b.to_f64_vec(), w.to_f64_vec());
+    let bias = cx.opt_tensor("bias")?.map(|t| t.to_f64_vec());
+    let mut out = Vec::with_capacity(rows * outs);
+    for r in 0..rows {
+        for o in 0..outs {
+            let y: f64 = (0..n2)
+                .map(|j| store((0..n1).map(|i| av[r * n1 + i] * wv[(o * n1 + i) * n2 + j]).sum::<f64>()) * bv[r * n2 + j])
+                .sum();
+            let y = store(y);
+            out.push(bias.as_ref().map_or(y, |bias| y + bias[o % bias.len().max(1)]));
+        }
     }
-    one(r.to(promoted(&[a, b, w])?)?)
+    let mut shape = a.shape()[..n - 1].to_vec();
+    shape.push(outs);
+    one(F::new(shape, out).to(dtype)?)
 }
 
 /// A chain of matrix products; a 1-D first (last) operand is a row (column) vector and its dim

@@ -79,19 +79,30 @@ fn mean_f(row: &[f64]) -> f64 {
 pub fn sum(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let t = cx.tensor("self")?;
     let dims = reduce_dims(cx.opt_ints("dim")?, t.ndim())?;
-    let out = match cx.opt_dtype("dtype")? {
-        Some(d) => d,
-        None if t.dtype().is_floating() => t.dtype(),
-        None => DType::I64,
-    };
-    if out.is_floating() {
-        return one(reduce_float(t, &dims, keepdim(cx)?, out, sum_f)?);
+    let out = cx.opt_dtype("dtype")?.unwrap_or(sum_dtype(t.dtype()));
+    one(sum_over(t, &dims, keepdim(cx)?, out)?)
+}
+
+/// The dtype `sum` gives without a `dtype` argument: floats keep theirs, integers and bool
+/// accumulate and answer in int64.
+pub(crate) fn sum_dtype(d: DType) -> DType {
+    if d.is_floating() {
+        d
+    } else {
+        DType::I64
     }
-    let rows = group::<i64>(t, &dims, keepdim(cx)?);
+}
+
+/// The sum over `dims` as a tensor of `out`; integer results sum exactly (wrapping) in `i64`.
+pub(crate) fn sum_over(t: &Tensor, dims: &[usize], keep: bool, out: DType) -> OpResult<Tensor> {
+    if out.is_floating() {
+        return reduce_float(t, dims, keep, out, sum_f);
+    }
+    let rows = group::<i64>(t, dims, keep);
     let vals: Vec<i64> =
         if rows.row_len == 0 { vec![0; rows.count()] } else { rows.rows().map(|r| r.iter().fold(0i64, |a, &b| a.wrapping_add(b))).collect() };
     let r = Tensor::from_vec(&rows.out_shape, vals).ok_or_else(|| OpError::Shape("reduction shape".into()))?;
-    one(dtype_ok(r.cast(out))?)
+    dtype_ok(r.cast(out))
 }
 
 pub fn mean(cx: &OpCx) -> OpResult<Vec<RtValue>> {
@@ -135,13 +146,14 @@ pub fn amin(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     extreme(cx, |x, m| x < m)
 }
 
-/// `any`: bool result (PyTorch keeps uint8 for uint8 inputs, which this build does not read).
+/// `any`: bool result (uint8 stays uint8, as PyTorch keeps it for `all` and `any` alike).
 pub fn any(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let t = cx.tensor("self")?;
     let dims = reduce_dims(cx.opt_ints("dim")?, t.ndim())?;
     let rows = group::<bool>(&dtype_ok(t.cast(DType::Bool))?, &dims, keepdim(cx)?);
     let vals: Vec<bool> = if rows.row_len == 0 { vec![false; rows.count()] } else { rows.rows().map(|r| r.iter().any(|&b| b)).collect() };
-    one(Tensor::from_vec(&rows.out_shape, vals).ok_or_else(|| OpError::Shape("reduction shape".into()))?)
+    let r = Tensor::from_vec(&rows.out_shape, vals).ok_or_else(|| OpError::Shape("reduction shape".into()))?;
+    one(if t.dtype() == DType::U8 { dtype_ok(r.cast(DType::U8))? } else { r })
 }
 
 /// The `correction` of var/std: `correction` (var.correction, default 1) or `unbiased` (var.dim).

@@ -3,6 +3,7 @@
 //! `GridSampler.h` and `UpSample.h` (cubic convolution with A = -0.75).
 
 use super::fvec::{need_float, F};
+use super::resample_u8;
 use super::{one, shape_err, OpCx, OpError, OpResult};
 use crate::exec::value::RtValue;
 
@@ -32,8 +33,18 @@ fn reflect(x: f64, twice_low: f64, twice_high: f64) -> f64 {
 }
 
 /// Applies the padding mode to a pixel position (`0` zeros, `1` border, `2` reflection).
+/// Clipping is ATen's `min(size - 1, max(x, 0))` with `std::min`/`std::max`'s comparisons, so
+/// a NaN position clips to the last pixel.
 fn pad_coord(x: f64, size: usize, mode: i64, align: bool) -> f64 {
-    let clip = |x: f64| x.clamp(0.0, size as f64 - 1.0);
+    let clip = |x: f64| {
+        let lim = size as f64 - 1.0;
+        let v = if x < 0.0 { 0.0 } else { x };
+        if v < lim {
+            v
+        } else {
+            lim
+        }
+    };
     match mode {
         1 => clip(x),
         2 => {
@@ -41,6 +52,16 @@ fn pad_coord(x: f64, size: usize, mode: i64, align: bool) -> f64 {
             clip(r)
         }
         _ => x,
+    }
+}
+
+/// ATen's `safe_downgrade_to_int_range`: a source position no `int` holds (infinite, NaN,
+/// beyond i32) becomes -100, outside every image, so it samples nothing.
+fn safe_downgrade(x: f64) -> f64 {
+    if x >= i32::MIN as f64 && x <= (i32::MAX - 1) as f64 {
+        x
+    } else {
+        -100.0
     }
 }
 
@@ -94,7 +115,7 @@ pub fn grid_sampler(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         for pos in 0..npos {
             let g = &gv[(b * npos + pos) * k..(b * npos + pos + 1) * k];
             let raw: Vec<f64> = (0..k).map(|d| unnormalize(g[d], sp[d], align, &r)).collect();
-            let src: Vec<f64> = (0..k).map(|d| pad_coord(raw[d], sp[d], pad, align)).collect();
+            let src: Vec<f64> = (0..k).map(|d| safe_downgrade(pad_coord(raw[d], sp[d], pad, align))).collect();
             for ch in 0..c {
                 let img = &xv[(b * c + ch) * plane..(b * c + ch + 1) * plane];
                 let at = |p: &[i64]| flat(p).map_or(0.0, |o| img[o]);
@@ -172,6 +193,11 @@ pub fn upsample_bicubic2d(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         }
     };
     let (sh, sw) = (scale(h, oh, scales.map(|s| s.0)), scale(w, ow, scales.map(|s| s.1)));
+    if x.dtype() == crate::ir::DType::U8 {
+        // uint8 images take PyTorch's separable fixed-point path.
+        let r = resample_u8::resample(&x.to_f64_vec(), s[0] * s[1], (h, w), (oh, ow), (sh, sw), align, resample_u8::Filter::Cubic);
+        return one(F::new(vec![s[0], s[1], oh, ow], r).to(x.dtype())?);
+    }
     let src = |o: usize, s: f64| if align { s * o as f64 } else { s * (o as f64 + 0.5) - 0.5 };
     let xv = x.to_f64_vec();
     let planes = s[0] * s[1];

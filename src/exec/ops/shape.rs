@@ -370,8 +370,9 @@ pub(crate) fn scalar_dtype(s: Scalar) -> DType {
 
 pub(crate) fn filled(dtype: DType, shape: &[usize], v: Scalar) -> OpResult<Tensor> {
     match (v, dtype) {
-        // Through f64 an int64 above 2^53 would round.
-        (Scalar::Int(i), DType::I64) => Ok(Tensor::from_array(ArrayD::from_elem(IxDyn(shape), i))),
+        // Integers go through i64: through f64 an int64 above 2^53 would round, and a negative
+        // value would saturate where PyTorch's fill wraps (uint8 -5 is 251).
+        (Scalar::Int(i), d) if !d.is_floating() && d != DType::Bool => dtype_ok(Tensor::from_array(ArrayD::from_elem(IxDyn(shape), i)).cast(d)),
         _ => dtype_ok(Tensor::full(dtype, shape, v.to_f64())),
     }
 }

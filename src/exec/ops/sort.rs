@@ -4,6 +4,7 @@
 
 use super::layout::{remap, strides};
 use super::reduce::along_dim;
+use super::select::{kth_smallest, topk_order};
 use super::shape::many;
 use super::{dtype_ok, one, shape_err, wrap_dim, OpCx, OpError, OpResult};
 use crate::exec::tensor::Tensor;
@@ -102,6 +103,7 @@ pub fn msort(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(pick_along(t, Some(0), true, |l| sorted_order(l, false))?.0)
 }
 
+/// `topk`: ties resolve as PyTorch's CPU kernel leaves them (`select::topk_order`).
 pub fn topk(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let t = cx.tensor("self")?;
     let k = cx.int("k")?.max(0) as usize;
@@ -113,10 +115,12 @@ pub fn topk(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     if k > t.shape()[dim] {
         return shape_err(format!("topk: k {k} exceeds dim size {}", t.shape()[dim]));
     }
-    let (v, i) = pick_along(t, Some(dim), true, |l| sorted_order(l, largest).into_iter().take(k).collect())?;
+    let sorted = cx.bool_or("sorted", true)?;
+    let (v, i) = pick_along(t, Some(dim), true, |l| topk_order(l, k, largest, sorted))?;
     many(vec![v, i])
 }
 
+/// `kthvalue`: ties resolve as PyTorch's CPU quickselect leaves them (`select::kth_smallest`).
 pub fn kthvalue(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let t = cx.tensor("self")?;
     let k = cx.int("k")?;
@@ -129,7 +133,7 @@ pub fn kthvalue(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     if k < 1 || k > n {
         return shape_err(format!("kthvalue: k {k} out of range for size {n}"));
     }
-    let (v, i) = pick_along(t, Some(dim), keep, |l| vec![sorted_order(l, false)[k as usize - 1]])?;
+    let (v, i) = pick_along(t, Some(dim), keep, |l| vec![kth_smallest(l, k as usize)])?;
     many(vec![v, i])
 }
 

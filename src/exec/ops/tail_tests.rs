@@ -73,3 +73,11 @@ fn resize_keeps_the_leading_elements_and_zero_fills_growth() {
     assert_eq!((as_.shape().to_vec(), v(&as_)), (vec![1, 2], vec![1., 2.]));
     assert!(call("aten.resize.default", vec![("self", t32(&[2], &[1., 2.])), ("size", ints(&[-1]))]).is_err());
 }
+
+#[test]
+fn triangle_indices_list_cells_row_by_row() {
+    let tri = |t: &str, offset: i64| v(&call1(t, vec![("row", int(3)), ("col", int(4)), ("offset", int(offset))]));
+    assert_eq!(tri("aten.tril_indices.default", 0), vec![0., 1., 1., 2., 2., 2., 0., 0., 1., 0., 1., 2.]);
+    assert_eq!(tri("aten.triu_indices.default", 1), vec![0., 0., 0., 1., 1., 2., 1., 2., 3., 2., 3., 3.]);
+    assert_eq!(tri("aten.tril_indices.default", -2), vec![2., 0.]);
+}

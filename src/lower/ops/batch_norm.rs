@@ -5,35 +5,52 @@
 //! training mode are side effects on the inputs; the outputs here are the op's return values.
 
 use super::super::ctx::Ctx;
-use super::super::kernel::{BinOp, ExprId, RedOp};
+use super::super::kernel::{BinOp, Elem, ExprId, RedOp, UnOp};
 use super::super::LowerError;
-use super::norm::{group_normed, rstd_of};
+use super::norm::rstd_of;
 use crate::ir::{Node, ValueId};
 
 type R = Result<ExprId, LowerError>;
 
-/// Mean and rstd of channel `c` over every other dim (the batch's statistics, biased variance).
-fn channel_stats(cx: &mut Ctx<'_>, node: &Node, v: ValueId, c: ExprId) -> Result<(ExprId, ExprId), LowerError> {
+/// Mean and rstd over `dims` of `v` at `base` (a batch's or one sample's statistics, biased
+/// variance), rounded where PyTorch's CPU kernel rounds them for a 16-bit float input: the mean
+/// and invstd to the input's dtype; the sum of squared deviations and the variance too for
+/// bfloat16, while float16 keeps them in float32 (`exec::ops::batch_stats::StatRounding`).
+fn stats_over(cx: &mut Ctx<'_>, node: &Node, v: ValueId, base: Vec<ExprId>, dims: &[usize]) -> Result<(ExprId, ExprId), LowerError> {
     let sizes = cx.sizes(v)?;
     let ty = super::pointwise::out_ty(cx, node)?;
-    let dims: Vec<usize> = (0..sizes.len()).filter(|&d| d != 1).collect();
-    let zero = cx.kb.i64(0);
-    let mut base = vec![zero; sizes.len()];
-    base[1] = c;
-    let sum = cx.reduce_dims(RedOp::Sum, &sizes, &dims, &base, &mut |cx, i| {
+    let sum = cx.reduce_dims(RedOp::Sum, &sizes, dims, &base, &mut |cx, i| {
         let x = cx.read(v, i)?;
         Ok(cx.kb.cast(x, ty))
     })?;
-    let n = cx.count(&sizes, &dims)?;
+    let n = cx.count(&sizes, dims)?;
     let mean = cx.kb.binary(BinOp::Div, sum, n)?;
-    let ss = cx.reduce_dims(RedOp::Sum, &sizes, &dims, &base, &mut |cx, i| {
+    let ss = cx.reduce_dims(RedOp::Sum, &sizes, dims, &base, &mut |cx, i| {
         let x = cx.read(v, i)?;
         let x = cx.kb.cast(x, ty);
         let d = cx.kb.binary(BinOp::Sub, x, mean)?;
         Ok(cx.kb.binary(BinOp::Mul, d, d)?)
     })?;
-    let var = cx.kb.binary(BinOp::Div, ss, n)?;
-    Ok((mean, rstd_of(cx, node, var, 1e-5)?))
+    let storage = Elem::from_dtype(cx.meta(v)?.dtype);
+    let var = if storage == Some(Elem::BF16) {
+        let ss = cx.kb.round_to(ss, Elem::BF16);
+        let var = cx.kb.binary(BinOp::Div, ss, n)?;
+        cx.kb.round_to(var, Elem::BF16)
+    } else {
+        cx.kb.binary(BinOp::Div, ss, n)?
+    };
+    let rstd = rstd_of(cx, node, var, 1e-5)?;
+    Ok((cx.round_as(v, mean)?, cx.round_as(v, rstd)?))
+}
+
+/// The batch's statistics of channel `c`: over every dim but the channels.
+fn channel_stats(cx: &mut Ctx<'_>, node: &Node, v: ValueId, c: ExprId) -> Result<(ExprId, ExprId), LowerError> {
+    let rank = cx.sizes(v)?.len();
+    let zero = cx.kb.i64(0);
+    let mut base = vec![zero; rank];
+    base[1] = c;
+    let dims: Vec<usize> = (0..rank).filter(|&d| d != 1).collect();
+    stats_over(cx, node, v, base, &dims)
 }
 
 /// Mean and rstd of channel `c`: the batch's in training, else the running statistics.
@@ -49,21 +66,27 @@ fn stats(cx: &mut Ctx<'_>, node: &Node, v: ValueId, c: ExprId, training: bool) -
     Ok((mean, rstd_of(cx, node, var, 1e-5)?))
 }
 
-/// `(x - mean) · rstd · weight[c] + bias[c]` at `idx` (channel `idx[1]`).
+/// `(x - mean) · rstd · weight[c] + bias[c]` at `idx` (channel `idx[1]`), as PyTorch's CPU
+/// kernel evaluates it: `x · alpha + beta` with `alpha = rstd · weight[c]` and
+/// `beta = bias[c] - mean · alpha`.
 fn normed(cx: &mut Ctx<'_>, node: &Node, v: ValueId, idx: &[ExprId], mean: ExprId, rstd: ExprId) -> R {
     let c = [idx[1]];
     let x = cx.read(v, idx)?;
-    let d = cx.kb.binary(BinOp::Sub, x, mean)?;
-    let mut y = cx.kb.binary(BinOp::Mul, d, rstd)?;
+    let mut alpha = rstd;
     if let Some(w) = cx.opt_tensor(node, "weight") {
         let w = cx.read(w, &c)?;
-        y = cx.kb.binary(BinOp::Mul, y, w)?;
+        alpha = cx.kb.binary(BinOp::Mul, alpha, w)?;
     }
-    if let Some(b) = cx.opt_tensor(node, "bias") {
-        let b = cx.read(b, &c)?;
-        y = cx.kb.binary(BinOp::Add, y, b)?;
-    }
-    Ok(y)
+    let shift = cx.kb.binary(BinOp::Mul, mean, alpha)?;
+    let beta = match cx.opt_tensor(node, "bias") {
+        Some(b) => {
+            let b = cx.read(b, &c)?;
+            cx.kb.binary(BinOp::Sub, b, shift)?
+        }
+        None => cx.kb.unary(UnOp::Neg, shift),
+    };
+    let y = cx.kb.binary(BinOp::Mul, x, alpha)?;
+    Ok(cx.kb.binary(BinOp::Add, y, beta)?)
 }
 
 fn training(cx: &Ctx<'_>, node: &Node) -> Result<bool, LowerError> {
@@ -112,6 +135,13 @@ pub fn instance_norm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) ->
         let (mean, rstd) = stats(cx, node, v, idx[1], false)?;
         return normed(cx, node, v, idx, mean, rstd);
     }
-    let channels = cx.sizes(v)?[1].as_int().ok_or_else(|| cx.err(node, "instance_norm needs a static channel count"))?;
-    group_normed(cx, node, v, idx, channels)
+    // PyTorch normalises the input viewed as (1, N·C, *) with batch norm: per sample and
+    // channel, rounded as batch norm rounds.
+    let rank = idx.len();
+    let zero = cx.kb.i64(0);
+    let mut base = vec![zero; rank];
+    base[..2].copy_from_slice(&idx[..2]);
+    let dims: Vec<usize> = (2..rank).collect();
+    let (mean, rstd) = stats_over(cx, node, v, base, &dims)?;
+    normed(cx, node, v, idx, mean, rstd)
 }

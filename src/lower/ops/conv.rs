@@ -1,4 +1,5 @@
-//! Direct convolution (1-, 2- and 3-D), and the sliding-window helpers pooling shares with it.
+//! Direct and transposed convolution (1-, 2- and 3-D), and the sliding-window helpers pooling
+//! shares with them.
 //! Padding is a mask on the input coordinates: out-of-range taps read a clamped in-range
 //! element and are replaced by the padding value, so no work-item ever touches memory outside a
 //! buffer.
@@ -74,26 +75,16 @@ fn conv_padding(cx: &Ctx<'_>, node: &Node, ks: &[sym::Expr], dil: &[i64]) -> Res
 }
 
 /// Direct convolution with 1, 2 or 3 spatial dims, batched or not, grouped and dilated
-/// (`conv1d/2d/3d`, `convolution` when not transposed), accumulated in the output's type.
-pub fn conv(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+/// (`conv1d/2d/3d`, `convolution`/`_convolution`; transposed ones go to [`conv_transpose`]),
+/// accumulated in the output's type.
+pub fn conv(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     if cx.bool_or(node, "transposed", false)? {
-        return Err(cx.err(node, "transposed convolution is not supported"));
+        return conv_transpose(cx, node, out, idx);
     }
     let x = cx.tensor(node, "input")?;
     let w = cx.tensor(node, "weight")?;
     let (xs, ws) = (cx.sizes(x)?, cx.sizes(w)?);
-    let sd = match ws.len().checked_sub(2) {
-        Some(sd @ 1..=3) => sd,
-        _ => return Err(cx.err(node, format!("a weight of rank {} is not a 1-, 2- or 3-D convolution", ws.len()))),
-    };
-    let lead = match xs.len() {
-        n if n == sd + 2 => 1,
-        n if n == sd + 1 => 0,
-        n => return Err(cx.err(node, format!("an input of rank {n} does not fit a {sd}-D convolution"))),
-    };
-    if idx.len() != xs.len() {
-        return Err(cx.err(node, "the output rank differs from the input's"));
-    }
+    let (sd, lead) = conv_dims(cx, node, &xs, &ws, idx)?;
     let stride = spatial(cx, node, "stride", 1, sd)?;
     let dil = spatial(cx, node, "dilation", 1, sd)?;
     let pad = conv_padding(cx, node, &ws[2..], &dil)?;
@@ -127,6 +118,97 @@ pub fn conv(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<E
     }
     let zero = constant(cx, 0.0, ty);
     let xv = read_masked(cx, x, &x_at, mask, zero)?;
+    let wv = cx.read(w, &w_at)?;
+    let wv = cx.kb.cast(wv, ty);
+    let mut acc = cx.kb.binary(BinOp::Mul, xv, wv)?;
+    for (v, extent) in loops.into_iter().rev() {
+        acc = cx.kb.reduce(RedOp::Sum, v, extent, acc)?;
+    }
+    acc = cx.kb.reduce(RedOp::Sum, vc, cin_g, acc)?;
+    if let Some(b) = cx.opt_tensor(node, "bias") {
+        let bv = cx.read(b, &[co])?;
+        let bv = cx.kb.cast(bv, ty);
+        acc = cx.kb.binary(BinOp::Add, acc, bv)?;
+    }
+    Ok(acc)
+}
+
+/// The dims of a convolution's operands: (spatial dims, 1 when batched else 0).
+fn conv_dims(cx: &Ctx<'_>, node: &Node, xs: &[sym::Expr], ws: &[sym::Expr], idx: &[ExprId]) -> Result<(usize, usize), LowerError> {
+    let sd = match ws.len().checked_sub(2) {
+        Some(sd @ 1..=3) => sd,
+        _ => return Err(cx.err(node, format!("a weight of rank {} is not a 1-, 2- or 3-D convolution", ws.len()))),
+    };
+    let lead = match xs.len() {
+        n if n == sd + 2 => 1,
+        n if n == sd + 1 => 0,
+        n => return Err(cx.err(node, format!("an input of rank {n} does not fit a {sd}-D convolution"))),
+    };
+    if idx.len() != xs.len() {
+        return Err(cx.err(node, "the output rank differs from the input's"));
+    }
+    Ok((sd, lead))
+}
+
+/// Transposed convolution (`conv_transpose1d/2d/3d`, `convolution` with `transposed`), as a
+/// gather: output position `p` sums, over the kernel taps `k` and the input channels of its
+/// group, the input positions `i` whose window put tap `k` on it, `i·stride - pad + k·dilation
+/// = p`: those where `p + pad - k·dilation` is a non-negative multiple of the stride inside the
+/// input. The weight is `[Cin, Cout/groups, k…]`; `output_padding` only lengthens the output
+/// (its extra positions gather what reaches them, often nothing).
+pub fn conv_transpose(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let x = cx.tensor(node, "input")?;
+    let w = cx.tensor(node, "weight")?;
+    let (xs, ws) = (cx.sizes(x)?, cx.sizes(w)?);
+    let (sd, lead) = conv_dims(cx, node, &xs, &ws, idx)?;
+    let stride = spatial(cx, node, "stride", 1, sd)?;
+    let dil = spatial(cx, node, "dilation", 1, sd)?;
+    let pad = spatial(cx, node, "padding", 0, sd)?;
+    if stride.iter().chain(&dil).any(|&v| v <= 0) {
+        return Err(cx.err(node, format!("stride {stride:?} and dilation {dil:?} must be positive")));
+    }
+    let groups = cx.int_or(node, "groups", 1)?.max(1);
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let co = idx[lead];
+    let cin = cx.kb.size(&ws[0]);
+    let cout_g = cx.kb.size(&ws[1]);
+    let g = cx.kb.i64(groups);
+    let cin_g = cx.kb.binary(BinOp::Div, cin, g)?;
+    let group = cx.kb.binary(BinOp::Div, co, cout_g)?;
+    let o_in_group = cx.kb.binary(BinOp::Rem, co, cout_g)?;
+    let cbase = cx.kb.binary(BinOp::Mul, group, cin_g)?;
+    let vc = cx.kb.fresh_var()?;
+    let ci = cx.kb.var(vc);
+    let c = cx.kb.binary(BinOp::Add, cbase, ci)?;
+    let mut mask = cx.kb.bool(true);
+    let mut x_at: Vec<ExprId> = idx[..lead].to_vec();
+    x_at.push(c);
+    let mut w_at = vec![c, o_in_group];
+    let mut loops = Vec::with_capacity(sd);
+    let zero = cx.kb.i64(0);
+    for d in 0..sd {
+        let v = cx.kb.fresh_var()?;
+        let k = cx.kb.var(v);
+        let (p, dl, s) = (cx.kb.i64(pad[d]), cx.kb.i64(dil[d]), cx.kb.i64(stride[d]));
+        let t = cx.kb.binary(BinOp::Add, idx[lead + 1 + d], p)?;
+        let kd = cx.kb.binary(BinOp::Mul, k, dl)?;
+        let t = cx.kb.binary(BinOp::Sub, t, kd)?;
+        let i = cx.kb.binary(BinOp::Div, t, s)?;
+        let r = cx.kb.binary(BinOp::Rem, t, s)?;
+        let n = cx.kb.size(&xs[lead + 1 + d]);
+        let on_grid = cx.kb.cmp(CmpOp::Eq, r, zero)?;
+        let nonneg = cx.kb.cmp(CmpOp::Ge, t, zero)?;
+        let below = cx.kb.cmp(CmpOp::Lt, i, n)?;
+        for ok in [on_grid, nonneg, below] {
+            mask = cx.kb.and(mask, ok)?;
+        }
+        x_at.push(i);
+        w_at.push(k);
+        let extent = cx.kb.size(&ws[2 + d]);
+        loops.push((v, extent));
+    }
+    let zero_v = constant(cx, 0.0, ty);
+    let xv = read_masked(cx, x, &x_at, mask, zero_v)?;
     let wv = cx.read(w, &w_at)?;
     let wv = cx.kb.cast(wv, ty);
     let mut acc = cx.kb.binary(BinOp::Mul, xv, wv)?;

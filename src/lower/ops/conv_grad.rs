@@ -1,5 +1,5 @@
 //! Adjoints of sliding windows as gathers: `convolution_backward` (direct or transposed,
-//! grouped, strided, padded and dilated, 1-3 spatial dims) and `col2im`.
+//! grouped, strided, padded and dilated, 1-3 spatial dims) (`col2im` is in `im2col`).
 //!
 //! A direct convolution reads input position `x = y·s - p + t·d` for output position `y` and
 //! kernel tap `t`; its input gradient at `x` gathers the outputs `y = (x + p - t·d) / s` where
@@ -176,66 +176,3 @@ pub fn convolution_backward(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[Ex
     }
 }
 
-/// `col2im(self, output_size, kernel_size, dilation, padding, stride)`: `[N, C·kh·kw, L]`
-/// columns summed back into `[N, C, H, W]`; the image element at `(h, w)` gathers the column
-/// entries of the blocks whose tap lands on it.
-pub fn col2im(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let x = cx.tensor(node, "self")?;
-    let xs = cx.ksizes(x)?;
-    let lead = match (xs.len(), idx.len()) {
-        (3, 4) => 1,
-        (2, 3) => 0,
-        _ => return Err(cx.err(node, "col2im takes [N, C·kh·kw, L] or [C·kh·kw, L] columns")),
-    };
-    let k = spatial(cx, node, "kernel_size", 1, 2)?;
-    let dil = spatial(cx, node, "dilation", 1, 2)?;
-    let pad = spatial(cx, node, "padding", 0, 2)?;
-    let st = spatial(cx, node, "stride", 1, 2)?;
-    if k.iter().chain(&dil).chain(&st).any(|&v| v <= 0) {
-        return Err(cx.err(node, "kernel_size, dilation and stride must be positive"));
-    }
-    let size = cx.sym_ints(node, "output_size")?;
-    if size.len() != 2 {
-        return Err(cx.err(node, "output_size must hold 2 sizes"));
-    }
-    let ty = super::pointwise::out_ty(cx, node)?;
-    // Blocks per dim: (size + 2p - d(k-1) - 1) / s + 1.
-    let mut blocks = Vec::with_capacity(2);
-    for d in 0..2 {
-        let n = cx.kb.size(&size[d]);
-        let span = cx.kb.i64(2 * pad[d] - dil[d] * (k[d] - 1) - 1);
-        let a = cx.kb.binary(BinOp::Add, n, span)?;
-        let zero = cx.kb.i64(0);
-        let a = cx.kb.binary(BinOp::Max, a, zero)?;
-        let sk = cx.kb.i64(st[d]);
-        let a = cx.kb.binary(BinOp::Div, a, sk)?;
-        let one = cx.kb.i64(1);
-        blocks.push(cx.kb.binary(BinOp::Add, a, one)?);
-    }
-    let c = idx[lead];
-    let mut vars = Vec::new();
-    let mut mask = cx.kb.bool(true);
-    let mut taps = Vec::new();
-    let mut pos = Vec::new();
-    for d in 0..2 {
-        let v = cx.kb.fresh_var()?;
-        let t = cx.kb.var(v);
-        let (b, ok) = inverse_tap(cx, idx[lead + 1 + d], t, st[d], pad[d], dil[d], blocks[d])?;
-        mask = cx.kb.and(mask, ok)?;
-        taps.push(t);
-        pos.push(b);
-        vars.push((v, cx.kb.i64(k[d])));
-    }
-    let (kh, kw) = (cx.kb.i64(k[0]), cx.kb.i64(k[1]));
-    let row = cx.kb.binary(BinOp::Mul, c, kh)?;
-    let row = cx.kb.binary(BinOp::Add, row, taps[0])?;
-    let row = cx.kb.binary(BinOp::Mul, row, kw)?;
-    let row = cx.kb.binary(BinOp::Add, row, taps[1])?;
-    let col = cx.kb.binary(BinOp::Mul, pos[0], blocks[1])?;
-    let col = cx.kb.binary(BinOp::Add, col, pos[1])?;
-    let mut at = idx[..lead].to_vec();
-    at.extend([row, col]);
-    let zero = constant(cx, 0.0, ty);
-    let v = read_masked(cx, x, &at, mask, zero)?;
-    fold(cx, vars, v)
-}

@@ -1,5 +1,6 @@
-//! Ops that create values from coordinates (`arange`, `iota`, `eye`, `linspace`, `logspace`),
-//! casts, and `cat` (with the helper the stack family shares).
+//! Ops that create values from coordinates (`arange`, `iota`, `eye`, `tril_indices`,
+//! `triu_indices`, `linspace`, `logspace`), casts, and `cat` (with the helper the stack family
+//! shares).
 //!
 //! Ramps are computed in i64 and converted to the output dtype (float32 ramps are exact for
 //! values below 2^24).
@@ -112,6 +113,51 @@ pub fn eye(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<Ex
     let on = cx.kb.cmp(CmpOp::Eq, idx[0], idx[1])?;
     let ty = super::pointwise::out_ty(cx, node)?;
     Ok(cx.kb.cast(on, ty))
+}
+
+/// `tril_indices(row, col, offset)` / `triu_indices`: column `j` of the `[2, N]` output is the
+/// `j`-th cell of the triangle in row-major order. Its row is found by a state loop over the
+/// rows that counts the cells before each (O(row) per element); the column follows from the
+/// row's first cell.
+pub fn tri_indices(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let lower = node.target.starts_with("aten.tril");
+    let (row, col, offset) = (cx.int_or(node, "row", 0)?, cx.int_or(node, "col", 0)?, cx.int_or(node, "offset", 0)?);
+    let [which, j] = idx[..] else { return Err(cx.err(node, "triangle indices are a [2, N] tensor")) };
+    let kb = &mut cx.kb;
+    let (zero, one, cols, off) = (kb.i64(0), kb.i64(1), kb.i64(col), kb.i64(offset));
+    // The first column of row `r` in the triangle and the number of its cells.
+    let span = |kb: &mut super::super::kernel::KernelBuilder, r: ExprId| -> Result<(ExprId, ExprId), LowerError> {
+        let d = kb.binary(BinOp::Add, r, off)?;
+        Ok(if lower {
+            let end = kb.binary(BinOp::Add, d, one)?;
+            let end = kb.binary(BinOp::Max, end, zero)?;
+            (zero, kb.binary(BinOp::Min, end, cols)?)
+        } else {
+            let first = kb.binary(BinOp::Max, d, zero)?;
+            let first = kb.binary(BinOp::Min, first, cols)?;
+            (first, kb.binary(BinOp::Sub, cols, first)?)
+        })
+    };
+    let var = kb.fresh_var()?;
+    let q = kb.var(var);
+    let (before, r, start) = (kb.carried(var, 0, Ty::I64), kb.carried(var, 1, Ty::I64), kb.carried(var, 2, Ty::I64));
+    let (_, n) = span(kb, q)?;
+    let after = kb.binary(BinOp::Add, before, n)?;
+    let from = kb.cmp(CmpOp::Le, before, j)?;
+    let until = kb.cmp(CmpOp::Lt, j, after)?;
+    let hit = kb.and(from, until)?;
+    let nr = kb.select(hit, q, r)?;
+    let nstart = kb.select(hit, before, start)?;
+    let rows = kb.i64(row);
+    let found = kb.iterate(var, rows, vec![zero, zero, zero], vec![after, nr, nstart])?;
+    let (r, start) = (found[1], found[2]);
+    let (first, _) = span(kb, r)?;
+    let c = kb.binary(BinOp::Sub, j, start)?;
+    let c = kb.binary(BinOp::Add, first, c)?;
+    let is_row = kb.cmp(CmpOp::Eq, which, zero)?;
+    let v = kb.select(is_row, r, c)?;
+    let ty = super::pointwise::out_ty(cx, node)?;
+    Ok(cx.kb.cast(v, ty))
 }
 
 /// A `start`/`end` argument of `linspace`/`logspace`: a number or a 0-D tensor, in `ty`.

@@ -3,7 +3,7 @@
 //! `Σ a · b` shape built here and stages it through local-memory tiles.
 
 use super::super::ctx::Ctx;
-use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp, UnOp};
+use super::super::kernel::{BinOp, CmpOp, Elem, ExprId, RedOp, UnOp};
 use super::super::LowerError;
 use crate::ir::{Node, ValueId};
 
@@ -53,9 +53,38 @@ pub fn linear(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result
     Ok(acc)
 }
 
+/// What an attention lowering builds for one query row.
+enum Part {
+    /// Output element `d` of the row. `p_storage` rounds the softmax weights to a 16-bit float
+    /// before they multiply `v`, as PyTorch's CPU flash kernel stores them in the input's dtype.
+    Out { d: ExprId, p_storage: Option<Elem> },
+    /// The row's log-sum-exp of the scaled, masked scores.
+    LogSumExp,
+}
+
 /// softmax(q kᵀ · scale) v, one output element per work-item: the row statistics are serial
 /// loops over the key positions (the kept, unfused form of attention).
 pub fn sdpa(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let (row, d) = idx.split_at(idx.len().saturating_sub(1));
+    let d = *d.first().ok_or_else(|| cx.err(node, "attention needs an output of rank >= 2"))?;
+    attention(cx, node, row, Part::Out { d, p_storage: None })
+}
+
+/// `_scaled_dot_product_flash_attention_for_cpu`: output 0 the attention (its softmax weights
+/// rounded to the input's dtype, as the CPU kernel stores them), output 1 the row log-sum-exp.
+pub fn sdpa_flash_cpu(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    if out == 1 {
+        return attention(cx, node, idx, Part::LogSumExp);
+    }
+    let q = cx.tensor(node, "query")?;
+    let p_storage = Elem::from_dtype(cx.meta(q)?.dtype).filter(|e| matches!(e, Elem::F16 | Elem::BF16));
+    let (row, d) = idx.split_at(idx.len().saturating_sub(1));
+    let d = *d.first().ok_or_else(|| cx.err(node, "attention needs an output of rank >= 2"))?;
+    attention(cx, node, row, Part::Out { d, p_storage })
+}
+
+/// `part` of query row `row` (batch coordinates, then the query position).
+fn attention(cx: &mut Ctx<'_>, node: &Node, row: &[ExprId], part: Part) -> Result<ExprId, LowerError> {
     let q = cx.tensor(node, "query")?;
     let k = cx.tensor(node, "key")?;
     let v = cx.tensor(node, "value")?;
@@ -71,8 +100,8 @@ pub fn sdpa(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<E
     }
     let causal = cx.bool_or(node, "is_causal", false)?;
     let (qs, ks) = (cx.sizes(q)?, cx.sizes(k)?);
-    let n = idx.len();
-    if qs.len() != n || ks.len() != n {
+    let n = row.len() + 1;
+    if n < 2 || qs.len() != n || ks.len() != n {
         return Err(cx.err(node, "query, key and value must have the output's rank"));
     }
     let e_size = qs[n - 1].clone();
@@ -85,8 +114,8 @@ pub fn sdpa(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<E
             cx.kb.unary(UnOp::Rsqrt, e)
         }
     };
-    let batch = idx[..n - 2].to_vec();
-    let (i, d) = (idx[n - 2], idx[n - 1]);
+    let batch = row[..n - 2].to_vec();
+    let i = row[n - 2];
     // Grouped-query attention: each key/value head serves `Hq / Hk` query heads.
     let kv_batch = match (cx.bool_or(node, "enable_gqa", false)?, n >= 3) {
         (true, true) => {
@@ -154,11 +183,19 @@ pub fn sdpa(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<E
     let d2 = cx.kb.binary(BinOp::Sub, sj2, m)?;
     let p2 = cx.kb.unary(UnOp::Exp, d2);
     let denom = cx.kb.reduce(RedOp::Sum, jv2, s_extent, p2)?;
+    let (d, p_storage) = match part {
+        Part::LogSumExp => {
+            let l = cx.kb.unary(UnOp::Log, denom);
+            return Ok(cx.kb.binary(BinOp::Add, m, l)?);
+        }
+        Part::Out { d, p_storage } => (d, p_storage),
+    };
     let jv3 = cx.kb.fresh_var()?;
     let j3 = cx.kb.var(jv3);
     let sj3 = score(cx, j3)?;
     let d3 = cx.kb.binary(BinOp::Sub, sj3, m)?;
     let p3 = cx.kb.unary(UnOp::Exp, d3);
+    let p3 = p_storage.map_or(p3, |e| cx.kb.round_to(p3, e));
     let mut vi = kv_batch.clone();
     vi.extend([j3, d]);
     let vv = cx.read(v, &vi)?;

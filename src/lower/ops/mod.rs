@@ -2,6 +2,7 @@
 //! output at symbolic coordinates, registered by target in the op registry (`crate::ops`,
 //! `.lower(kind, f)`), where the partitioner and the kernel builder look them up.
 
+pub(crate) mod antialias;
 pub(crate) mod batch_norm;
 pub(crate) mod bessel;
 pub(crate) mod compact;
@@ -11,13 +12,19 @@ pub(crate) mod distance;
 pub(crate) mod dropout;
 pub(crate) mod embed;
 pub(crate) mod create;
-pub(crate) mod gather_grad;
+pub(crate) mod embedding_bag;
+pub(crate) mod fft;
+pub(crate) mod grid_sample;
+pub(crate) mod histogram;
+pub(crate) mod im2col;
 pub(crate) mod index;
 pub(crate) mod layout;
 pub(crate) mod linalg;
+pub(crate) mod machine;
 pub(crate) mod math;
 pub(crate) mod norm;
 pub(crate) mod norm_grad;
+pub(crate) mod numeric;
 pub(crate) mod pointwise;
 pub(crate) mod poly;
 pub(crate) mod pool_grad;
@@ -27,7 +34,10 @@ pub(crate) mod put;
 pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod resample;
+pub(crate) mod resample_u8;
 pub(crate) mod scatter;
+pub(crate) mod segment;
+pub(crate) mod select_kernel;
 pub(crate) mod sort;
 pub(crate) mod special;
 pub(crate) mod unique;

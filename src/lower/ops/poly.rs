@@ -3,7 +3,7 @@
 //! carrying `(P_{k−1}, P_k)`. A negative degree gives 0, a NaN degree NaN.
 
 use super::super::ctx::Ctx;
-use super::super::kernel::{CmpOp, ExprId, Ty};
+use super::super::kernel::{CmpOp, ExprId, Ty, UnOp};
 use super::super::LowerError;
 use super::pointwise::arg;
 use super::special::F;
@@ -61,9 +61,10 @@ impl Family {
                 m.sub(t, u)
             }
             Family::HermiteHe => {
-                let t = m.mul(x, b)?;
+                // PyTorch's CPU build contracts `x·q − k·p` into `fma(x, q, −k·p)`.
                 let u = m.mul(k, a)?;
-                m.sub(t, u)
+                let u = m.un(UnOp::Neg, u);
+                m.kb.mul_add(x, b, u)
             }
             Family::Laguerre => {
                 let c = m.mulc(k, 2.0)?;

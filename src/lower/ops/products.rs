@@ -156,7 +156,9 @@ pub fn addmm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     scaled(cx, node, p, idx)
 }
 
-/// `addbmm`: the batch of products summed, then scaled.
+/// `addbmm`: as PyTorch's CPU kernel, one `addmm_` per batch into the result (`beta` only for
+/// the first), the running result stored in the output's dtype after each: a state loop over
+/// the batches whose slot is rounded to the output's storage every step.
 pub fn addbmm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let (a, b) = (cx.tensor(node, "batch1")?, cx.tensor(node, "batch2")?);
     let ty = out_ty(cx, node)?;
@@ -164,16 +166,43 @@ pub fn addbmm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     if sa.len() != 3 || idx.len() != 2 {
         return Err(cx.err(node, "addbmm takes 3-D batches and gives a matrix"));
     }
+    let out = *node.outputs.first().ok_or_else(|| cx.err(node, "has no outputs"))?;
     let (vb, vk) = (cx.kb.fresh_var()?, cx.kb.fresh_var()?);
     let (bi, k) = (cx.kb.var(vb), cx.kb.var(vk));
     let x = cx.read(a, &[bi, idx[0], k])?;
     let y = cx.read(b, &[bi, k, idx[1]])?;
     let (x, y) = (cx.kb.cast(x, ty), cx.kb.cast(y, ty));
-    let p = cx.kb.binary(BinOp::Mul, x, y)?;
     let (eb, ek) = (cx.kb.size(&sa[0]), cx.kb.size(&sa[2]));
-    let s = cx.kb.reduce(RedOp::Sum, vk, ek, p)?;
-    let s = cx.kb.reduce(RedOp::Sum, vb, eb, s)?;
-    scaled(cx, node, s, idx)
+    // Each batch's product as CPU BLAS computes a small one: a sequential chain of fused
+    // multiply-adds (integers: a plain sum).
+    let dot = if ty.is_float() {
+        let zero = cx.kb.float_like(0.0, x);
+        let acc = cx.kb.carried(vk, 0, ty);
+        let next = cx.kb.mul_add(x, y, acc)?;
+        cx.kb.iterate(vk, ek, vec![zero], vec![next])?[0]
+    } else {
+        let p = cx.kb.binary(BinOp::Mul, x, y)?;
+        cx.kb.reduce(RedOp::Sum, vk, ek, p)?
+    };
+    let (alpha, a_k) = scalar(cx, node, "alpha", 1.0, ty)?;
+    let dot = if alpha == 1.0 { dot } else { cx.kb.binary(BinOp::Mul, a_k, dot)? };
+    // The first batch adds to `beta · self` (to nothing when beta is 0, NaN included).
+    let (beta, b_k) = scalar(cx, node, "beta", 1.0, ty)?;
+    let init = if beta == 0.0 {
+        let zero = cx.kb.i64(0);
+        cx.kb.cast(zero, ty)
+    } else {
+        let s = arg(cx, node, "self", idx)?;
+        if beta == 1.0 {
+            s
+        } else {
+            cx.kb.binary(BinOp::Mul, b_k, s)?
+        }
+    };
+    let acc = cx.kb.carried(vb, 0, ty);
+    let next = cx.kb.binary(BinOp::Add, acc, dot)?;
+    let next = cx.round_as(out, next)?;
+    Ok(cx.kb.iterate(vb, eb, vec![init], vec![next])?[0])
 }
 
 /// `a[i] · b[j]`.
@@ -315,10 +344,12 @@ pub fn diff(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     acc.ok_or_else(|| cx.err(node, "diff of nothing"))
 }
 
-/// `bilinear(input1, input2, weight, bias)`: `y[.., o] = Σ_ij x1[.., i] · W[o, i, j] · x2[.., j]
-/// + b[o]`.
+/// `bilinear(input1, input2, weight, bias)`: `y[.., o] = Σ_j (Σ_i x1[.., i] · W[o, i, j]) ·
+/// x2[.., j] + b[o]`, the inner sum and the outer one each rounded to the result's dtype as
+/// PyTorch's `_trilinear` stores its two batched products.
 pub fn bilinear(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let (a, b, w) = (cx.tensor(node, "input1")?, cx.tensor(node, "input2")?, cx.tensor(node, "weight")?);
+    let out = *node.outputs.first().ok_or_else(|| cx.err(node, "has no outputs"))?;
     let ty = out_ty(cx, node)?;
     let ws = cx.sizes(w)?;
     let n = idx.len();
@@ -337,10 +368,12 @@ pub fn bilinear(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let k = cx.read(w, &[o, i, j])?;
     let (x, y, k) = (cx.kb.cast(x, ty), cx.kb.cast(y, ty), cx.kb.cast(k, ty));
     let p = cx.kb.binary(BinOp::Mul, x, k)?;
-    let p = cx.kb.binary(BinOp::Mul, p, y)?;
     let (ei, ej) = (cx.kb.size(&ws[1]), cx.kb.size(&ws[2]));
+    let t = cx.kb.reduce(RedOp::Sum, vi, ei, p)?;
+    let t = cx.round_as(out, t)?;
+    let p = cx.kb.binary(BinOp::Mul, t, y)?;
     let s = cx.kb.reduce(RedOp::Sum, vj, ej, p)?;
-    let mut s = cx.kb.reduce(RedOp::Sum, vi, ei, s)?;
+    let mut s = cx.round_as(out, s)?;
     if let Some(bias) = cx.opt_tensor(node, "bias") {
         let c = cx.read(bias, &[o])?;
         let c = cx.kb.cast(c, ty);

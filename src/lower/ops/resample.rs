@@ -1,12 +1,15 @@
 //! Resampling of the spatial dims (every dim after batch and channel): nearest and
 //! nearest-exact upsampling, (bi/tri)linear and bicubic interpolation, with PyTorch's source-index
 //! formulas (`UpSample.h`: `nearest_idx`, `area_pixel_compute_source_index`) evaluated in the
-//! same float precision (float32 for every dtype but float64). uint8 outputs round and saturate.
+//! same float precision (float32 for every dtype but float64). uint8 outputs round and saturate;
+//! 2-D uint8 images follow PyTorch's own fixed-point path (`resample_u8`).
 
 use super::super::ctx::Ctx;
 use super::super::kernel::{BinOp, CmpOp, ExprId, Ty, UnOp};
 use super::super::LowerError;
 use super::pointwise::out_sizes;
+use super::resample_u8::upsample_u8;
+use crate::exec::ops::resample_u8::Filter;
 use crate::ir::{Arg, Node};
 
 type R = Result<ExprId, LowerError>;
@@ -179,6 +182,12 @@ fn separable(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], taps: &[Vec<(ExprId,
     Ok(cx.kb.binary(BinOp::Min, y, hi)?)
 }
 
+/// uint8 images take PyTorch's separable fixed-point path (`resample_u8`).
+fn is_u8(cx: &Ctx<'_>, node: &Node) -> Result<bool, LowerError> {
+    let v = cx.tensor(node, "input")?;
+    Ok(cx.meta(v)?.dtype == crate::ir::DType::U8)
+}
+
 fn spatial_rank(cx: &Ctx<'_>, node: &Node, idx: &[ExprId]) -> Result<usize, LowerError> {
     idx.len().checked_sub(2).filter(|&s| s > 0).ok_or_else(|| cx.err(node, "interpolation needs [N, C, *spatial] tensors"))
 }
@@ -188,6 +197,9 @@ fn spatial_rank(cx: &Ctx<'_>, node: &Node, idx: &[ExprId]) -> Result<usize, Lowe
 pub fn linear(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let ty = index_ty(cx, node)?;
     let sd = spatial_rank(cx, node, idx)?;
+    if sd == 2 && is_u8(cx, node)? {
+        return upsample_u8(cx, node, idx, Filter::Linear);
+    }
     let mut taps = Vec::with_capacity(sd);
     for d in 0..sd {
         let src = source(cx, node, d, idx[2 + d], ty, false)?;
@@ -215,6 +227,9 @@ pub fn bicubic(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     const A: f64 = -0.75;
     let ty = index_ty(cx, node)?;
     let sd = spatial_rank(cx, node, idx)?;
+    if sd == 2 && is_u8(cx, node)? {
+        return upsample_u8(cx, node, idx, Filter::Cubic);
+    }
     let mut taps = Vec::with_capacity(sd);
     for d in 0..sd {
         let src = source(cx, node, d, idx[2 + d], ty, true)?;

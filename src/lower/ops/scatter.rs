@@ -13,7 +13,7 @@
 //! schedule that scatters in parallel (atomics, or sorting indices first) is issue 14's job.
 
 use super::super::ctx::Ctx;
-use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp, Ty};
+use super::super::kernel::{BinOp, CmpOp, Elem, ExprId, RedOp, Ty};
 use super::super::LowerError;
 use super::index::{bound_index, dim_of, Bound};
 use super::pointwise::out_ty;
@@ -100,6 +100,19 @@ pub(super) fn fold<'a>(cx: &mut Ctx<'a>, base: ExprId, ty: Ty, how: Combine, inc
         Combine::Min => RedOp::Min,
     };
     let (zero, one) = (cx.kb.i64(0), cx.kb.i64(1));
+    if let (Some(elem), RedOp::Sum | RedOp::Prod) = (stepwise_storage(cx)?, op) {
+        let (acc, count) = stepwise(cx, base, ty, op, include_self, elem, &extent, hit, value)?;
+        if how != Combine::Mean {
+            return Ok(acc);
+        }
+        // `acc` already holds `base` when it counts; a mean divides by the sources (and self).
+        let n = if include_self { cx.kb.binary(BinOp::Add, count, one)? } else { count };
+        let n1 = cx.kb.binary(BinOp::Max, n, one)?;
+        let nf = cx.kb.cast(n1, ty);
+        let mean = cx.kb.binary(BinOp::Div, acc, nf)?;
+        let any = cx.kb.cmp(CmpOp::Gt, n, zero)?;
+        return Ok(cx.kb.select(any, mean, base)?);
+    }
     let red = loop_fold(cx, op, &extent, &mut |cx, j| {
         let h = hit(cx, j)?;
         let v = cx.masked(h, |cx| value(cx, j))?;
@@ -161,6 +174,48 @@ pub(super) fn fold<'a>(cx: &mut Ctx<'a>, base: ExprId, ty: Ty, how: Combine, inc
     }
     let q = float(cx, f64::NAN, ty);
     Ok(cx.kb.select(nan, q, r)?)
+}
+
+/// The 16-bit float storage of the node being lowered, if it has one: PyTorch's CPU scatters
+/// combine into such a destination one source at a time (`*dst += *src` in the tensor's dtype),
+/// rounding after every step, and so must the fold.
+fn stepwise_storage(cx: &Ctx<'_>) -> Result<Option<Elem>, LowerError> {
+    let Some(v) = cx.node.and_then(|n| n.outputs.first().copied()) else { return Ok(None) };
+    Ok(Elem::from_dtype(cx.meta(v)?.dtype).filter(|e| matches!(e, Elem::F16 | Elem::BF16)))
+}
+
+/// A sum or product folded source by source in a state loop, rounded to `elem` after each step:
+/// `(result, number of sources that landed)`. The result starts from `base` when
+/// `include_self`; otherwise the first source that lands replaces it.
+#[allow(clippy::too_many_arguments)]
+fn stepwise<'a>(
+    cx: &mut Ctx<'a>,
+    base: ExprId,
+    ty: Ty,
+    op: RedOp,
+    include_self: bool,
+    elem: Elem,
+    extent: &sym::Expr,
+    hit: &mut AtFn<'_, 'a>,
+    value: &mut AtFn<'_, 'a>,
+) -> Result<(ExprId, ExprId), LowerError> {
+    let var = cx.kb.fresh_var()?;
+    let j = cx.kb.var(var);
+    let h = hit(cx, j)?;
+    let v = cx.masked(h, |cx| value(cx, j))?;
+    let v = cx.kb.cast(v, ty);
+    let (acc, seen) = (cx.kb.carried(var, 0, ty), cx.kb.carried(var, 1, Ty::I64));
+    let combined = cx.kb.binary(if op == RedOp::Prod { BinOp::Mul } else { BinOp::Add }, acc, v)?;
+    let combined = cx.kb.round_to(combined, elem);
+    let (zero, one) = (cx.kb.i64(0), cx.kb.i64(1));
+    let first = cx.kb.cmp(CmpOp::Eq, seen, zero)?;
+    let landed = if include_self { combined } else { cx.kb.select(first, v, combined)? };
+    let next_acc = cx.kb.select(h, landed, acc)?;
+    let plus = cx.kb.binary(BinOp::Add, seen, one)?;
+    let next_seen = cx.kb.select(h, plus, seen)?;
+    let n = cx.kb.size(extent);
+    let r = cx.kb.iterate(var, n, vec![base, zero], vec![next_acc, next_seen])?;
+    Ok((r[0], r[1]))
 }
 
 /// A plain write: the largest source position that lands on the element (PyTorch's CPU loop

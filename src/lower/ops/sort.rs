@@ -12,6 +12,7 @@
 use super::super::ctx::{wrap_dims, Ctx};
 use super::super::kernel::{BinOp, CmpOp, ExprId, KernelBuilder, KernelError, RedOp, Ty, UnOp};
 use super::super::LowerError;
+use super::select_kernel;
 use crate::ir::{Arg, Node, ValueId};
 
 type R = Result<ExprId, LowerError>;
@@ -176,7 +177,25 @@ fn scalar_pick(cx: &mut Ctx<'_>, v: ValueId, out: usize) -> R {
     cx.read(v, &[])
 }
 
-/// `topk(self, k, dim, largest, sorted)`: the first `k` of a descending (largest) or ascending sort.
+/// The values of a line of static length at most `select_kernel::MAX_LINE`, for the selection
+/// programs that reproduce PyTorch's tie-breaking; `None` for longer or dynamic lines.
+fn short_line(cx: &mut Ctx<'_>, line: &Line) -> Result<Option<Vec<ExprId>>, LowerError> {
+    match cx.kb.const_i64(line.n) {
+        Some(n) if n >= 1 && n as usize <= select_kernel::MAX_LINE => {
+            let mut vals = Vec::with_capacity(n as usize);
+            for p in 0..n {
+                let at = cx.kb.i64(p);
+                vals.push(line.at(cx, at)?);
+            }
+            Ok(Some(vals))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// `topk(self, k, dim, largest, sorted)`: the first `k` of a descending (largest) or ascending
+/// sort. Short lines run PyTorch's own selection (`select_kernel`), so that equal values come
+/// out at PyTorch's positions; longer ones pick equal values by position.
 pub fn topk(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
     let v = cx.tensor(node, "self")?;
     if idx.is_empty() {
@@ -185,11 +204,29 @@ pub fn topk(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
     let d = dim_of(cx, node, v, -1)?;
     let largest = cx.bool_or(node, "largest", true)?;
     let line = Line::along(cx, v, Some(d), idx, true)?;
+    let k = cx.int_or(node, "k", 1)?;
+    if let Some(vals) = short_line(cx, &line)? {
+        let sorted = cx.bool_or(node, "sorted", true)?;
+        let picks = select_kernel::topk_positions(&mut cx.kb, &vals, k, largest, sorted)?;
+        let mut acc = cx.kb.i64(0);
+        for (t, &(x, i)) in picks.iter().enumerate() {
+            let pick = if out == 1 { i } else { x };
+            acc = if t == 0 {
+                pick
+            } else {
+                let tt = cx.kb.i64(t as i64);
+                let here = cx.kb.cmp(CmpOp::Eq, idx[d], tt)?;
+                cx.kb.select(here, pick, acc)?
+            };
+        }
+        return Ok(acc);
+    }
     let (x, i) = of_rank(cx, &line, idx[d], largest)?;
     Ok(if out == 1 { i } else { x })
 }
 
-/// `kthvalue(self, k, dim, keepdim)`: the element of ascending rank `k - 1`.
+/// `kthvalue(self, k, dim, keepdim)`: the element of ascending rank `k - 1`; on short lines the
+/// one PyTorch's quickselect leaves there (`select_kernel`), otherwise the first by position.
 pub fn kthvalue(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
     let v = cx.tensor(node, "self")?;
     let k = cx.int_or(node, "k", 1)?;
@@ -199,6 +236,10 @@ pub fn kthvalue(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R 
     let d = dim_of(cx, node, v, -1)?;
     let keep = cx.bool_or(node, "keepdim", false)?;
     let line = Line::along(cx, v, Some(d), idx, keep)?;
+    if let Some(vals) = short_line(cx, &line)? {
+        let (x, i) = select_kernel::kth_smallest(&mut cx.kb, &vals, k)?;
+        return Ok(if out == 1 { i } else { x });
+    }
     let j = cx.kb.i64(k - 1);
     let (x, i) = of_rank(cx, &line, j, false)?;
     Ok(if out == 1 { i } else { x })

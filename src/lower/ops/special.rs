@@ -10,7 +10,7 @@
 #![allow(clippy::excessive_precision)]
 
 use super::super::ctx::Ctx;
-use super::super::kernel::{BinOp, CmpOp, ExprId, KernelBuilder, KernelError, Ty, UnOp};
+use super::super::kernel::{BinOp, CmpOp, Elem, ExprId, KernelBuilder, KernelError, Ty, UnOp};
 use super::super::LowerError;
 use super::pointwise::{arg, out_ty};
 use crate::ir::Node;
@@ -153,7 +153,6 @@ unary_ops! {
     i0e => i0e_of;
     i1 => i1_of;
     i1e => i1e_of;
-    ndtr => ndtr_of;
     log_ndtr => log_ndtr_of;
     erfcx => erfcx_of;
     erfinv => erfinv_of;
@@ -447,20 +446,31 @@ fn i1_of(m: &mut F<'_>, x: ExprId) -> K {
 
 const SQRT1_2: f64 = std::f64::consts::FRAC_1_SQRT_2;
 
-/// Φ(x), through `erf` near 0 and `erfc` in the tails (no cancellation).
-fn ndtr_of(m: &mut F<'_>, x: ExprId) -> K {
+/// The storage of the node's (first) output: where PyTorch's 16-bit float kernels round their
+/// intermediates.
+fn out_elem(cx: &Ctx<'_>, node: &Node) -> Result<Option<Elem>, LowerError> {
+    let v = *node.outputs.first().ok_or_else(|| cx.err(node, "has no outputs"))?;
+    Ok(Elem::from_dtype(cx.meta(v)?.dtype))
+}
+
+/// `special_ndtr`: Φ(x) as PyTorch composes it from tensor ops, `(1 + erf(x · √½)) · ½`, each
+/// step rounded to the result's dtype (the store rounds the last).
+pub fn ndtr(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let store = out_elem(cx, node)?;
+    let x = arg(cx, node, "self", idx)?;
+    let ty = cx.kb.ty(x);
+    if !ty.is_float() {
+        return Err(cx.err(node, "expected a float result"));
+    }
+    let m = &mut F { kb: &mut cx.kb, ty };
+    let step = |m: &mut F<'_>, e: ExprId| store.map_or(e, |s| m.kb.round_to(e, s));
     let t = m.mulc(x, SQRT1_2)?;
-    let z = m.un(UnOp::Abs, t);
+    let t = step(m, t);
     let e = m.un(UnOp::Erf, t);
-    let e = m.mulc(e, 0.5)?;
-    let central = m.addc(e, 0.5)?;
-    let y = m.un(UnOp::Erfc, z);
-    let y = m.mulc(y, 0.5)?;
-    let upper = m.rsubc(1.0, y)?;
-    let pos = m.cmpc(CmpOp::Gt, t, 0.0)?;
-    let tail = m.sel(pos, upper, y)?;
-    let near = m.cmpc(CmpOp::Lt, z, SQRT1_2)?;
-    m.sel(near, central, tail)
+    let e = step(m, e);
+    let u = m.addc(e, 1.0)?;
+    let u = step(m, u);
+    Ok(m.mulc(u, 0.5)?)
 }
 
 /// log Φ(x): `log(erfcx(−t)/2) − t²` below −1, `log1p(−erfc(t)/2)` above.
@@ -689,27 +699,38 @@ fn entr_of(m: &mut F<'_>, x: ExprId) -> K {
     m.selc(neg, f64::NEG_INFINITY, r)
 }
 
-/// `logit(self, eps)`: `log(x / (1 − x))` of `x` clamped to `[eps, 1 − eps]` when eps is given.
+/// `logit(self, eps)`: `log(x / (1 − x))` of `x` clamped to `[eps, 1 − eps]` when eps is given,
+/// each step rounded to the result's dtype as PyTorch's CPU kernel computes in it (the bounds
+/// too: a float16 `1 − eps` is a float16).
 pub fn logit(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let eps = match node.arg("eps") {
         None | Some(crate::ir::Arg::None) => None,
-        _ => Some(cx.float_or(node, "eps", 0.0)?),
+        _ => Some(cx.float_or(node, "eps", 0.0)?).filter(|e| !e.is_nan()),
     };
+    let store = out_elem(cx, node)?;
     let x = arg(cx, node, "self", idx)?;
     let ty = cx.kb.ty(x);
     if !ty.is_float() {
         return Err(cx.err(node, "expected a float result"));
     }
     let m = &mut F { kb: &mut cx.kb, ty };
+    let step = |m: &mut F<'_>, e: ExprId| store.map_or(e, |s| m.kb.round_to(e, s));
     let mut z = x;
     if let Some(e) = eps {
-        let below = m.cmpc(CmpOp::Lt, z, e)?;
-        z = m.selc(below, e, z)?;
-        let above = m.cmpc(CmpOp::Gt, z, 1.0 - e)?;
-        z = m.selc(above, 1.0 - e, z)?;
+        let lo = m.c(e);
+        let lo = step(m, lo);
+        let one = m.c(1.0);
+        let hi = m.sub(one, lo)?;
+        let hi = step(m, hi);
+        let below = m.cmp(CmpOp::Lt, z, lo)?;
+        let above = m.cmp(CmpOp::Gt, z, hi)?;
+        let clamped = m.sel(above, hi, z)?;
+        z = m.sel(below, lo, clamped)?;
     }
     let d = m.rsubc(1.0, z)?;
+    let d = step(m, d);
     let q = m.div(z, d)?;
+    let q = step(m, q);
     Ok(m.un(UnOp::Log, q))
 }
 

@@ -64,6 +64,8 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.scalar_tensor.default").run(x::layout::scalar_tensor).lower(K::Pointwise, l::math::scalar_tensor).keep().meta(m::scalar_tensor),
     op("aten.eye.default").run(x::layout::eye).lower(K::Pointwise, l::create::eye),
     op("aten.eye.m").run(x::layout::eye).lower(K::Pointwise, l::create::eye),
+    op("aten.tril_indices.default").run(x::layout::tril_indices).lower(K::Pointwise, l::create::tri_indices),
+    op("aten.triu_indices.default").run(x::layout::triu_indices).lower(K::Pointwise, l::create::tri_indices),
     op("aten.linspace.default").run(x::layout::linspace).lower(K::Pointwise, l::create::linspace),
     op("aten.linspace.Tensor_Tensor").run(x::layout::linspace).lower(K::Pointwise, l::create::linspace),
     op("aten.logspace.default").run(x::layout::logspace).lower(K::Pointwise, l::create::logspace),

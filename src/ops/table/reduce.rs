@@ -16,6 +16,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.nansum.default").run(x::reduce::nansum).lower(K::Reduction, l::reduce::nansum),
     op("aten.nanmean.default").run(x::reduce::nanmean).lower(K::Reduction, l::reduce::nanmean),
     op("aten.logsumexp.default").run(x::reduce::logsumexp).lower(K::Reduction, l::reduce::logsumexp),
+    op("aten.segment_reduce.default").run(x::segment::segment_reduce).lower(K::Heavy, l::segment::segment_reduce),
     op("aten.aminmax.default").run(x::reduce::aminmax).lower(K::Heavy, l::sort::aminmax),
     op("aten.linalg_vector_norm.default").run(x::reduce::vector_norm).lower(K::Reduction, l::reduce::vector_norm),
     op("aten.var.default").run(x::reduce::var).lower(K::Reduction, l::reduce::var),
