@@ -8,9 +8,9 @@
 //! Random ops and uninitialised tensors (`empty*`) cannot give PyTorch's values: their cases
 //! carry a `check` rule in the index (written by `scripts/gen_opinfo.py`) and are compared by it
 //! instead — random: same shape and dtype, every value in the sampler's support (integral where
-//! the sampler is), and on samples of at least 100 values a median within half an
-//! interquartile range of PyTorch's; uninitialised: shape and dtype only. The summary prints how
-//! many cases were checked by rule. Eigenvectors, unique only up to sign, are compared by value
+//! the sampler is), finite when PyTorch's whole sample is, and a median within half an
+//! interquartile range of PyTorch's on samples of at least 100 values (one range on 20);
+//! uninitialised: shape and dtype only. The summary prints how many cases were checked by rule. Eigenvectors, unique only up to sign, are compared by value
 //! after each column's sign is aligned with PyTorch's.
 //!
 //! An op Inductor only runs eagerly (`.eager()` linear algebra) runs on OpenCL as a host step
@@ -121,8 +121,11 @@ struct Counts {
     targets: std::collections::BTreeSet<String>,
 }
 
+/// An archive's members by name.
+type Members = BTreeMap<String, Vec<u8>>;
+
 /// The members of one op archive; an unreadable archive fails its cases (named), not the run.
-fn read_archive(file: &str) -> Result<BTreeMap<String, Vec<u8>>, String> {
+fn read_archive(file: &str) -> Result<Members, String> {
     let gz = std::fs::read(cases_dir().join(file)).map_err(|e| format!("{file}: {e}"))?;
     let mut raw = Vec::new();
     flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut raw).map_err(|e| format!("{file}: gzip: {e}"))?;
@@ -180,27 +183,61 @@ fn median_iqr(v: &[f64]) -> (f64, f64) {
     (q(0.5), q(0.75) - q(0.25))
 }
 
-/// The `check` rule: shape and dtype always; for random values the support and, on large
-/// samples, a loose comparison of medians with PyTorch's own sample.
+/// The `check` rule: shape and dtype always; for random values the support, finiteness, and on
+/// samples large enough for it a loose comparison of medians with PyTorch's own sample.
 fn by_rule(check: &Check, got: &Tensor, want: &Tensor) -> Result<(), String> {
     if got.shape() != want.shape() || got.dtype() != want.dtype() {
         return Err(format!("{} {:?}, PyTorch {} {:?}", got.dtype(), got.shape(), want.dtype(), want.shape()));
     }
     let Check::Random { support, open_hi, integral } = check else { return Ok(()) };
-    let g = got.to_f64_vec();
+    let (g, w) = (got.to_f64_vec(), want.to_f64_vec());
     if let Some((lo, hi)) = support {
         let inside = |x: f64| x >= *lo && hi.is_none_or(|h| if *open_hi { x < h } else { x <= h });
         if let Some(x) = g.iter().find(|&&x| !inside(x) || (*integral && x.fract() != 0.0)) {
             return Err(format!("value {x} outside the support [{lo}, {hi:?}{}", if *open_hi { ")" } else { "]" }));
         }
     }
-    if g.len() >= 100 {
-        let ((mg, _), (mw, iqr)) = (median_iqr(&g), median_iqr(&want.to_f64_vec()));
-        if (mg - mw).abs() > 0.5 * iqr + 1e-6 {
+    // A sampler yields finite values, and ops the draws pass through keep finite inputs finite:
+    // even where the support is the real line, a NaN or an infinity PyTorch never gave is wrong.
+    if w.iter().all(|x| x.is_finite()) {
+        if let Some(x) = g.iter().find(|x| !x.is_finite()) {
+            return Err(format!("value {x}, where PyTorch's sample is finite"));
+        }
+    }
+    // Medians within half an interquartile range on 100 values or more, one range on 20 or
+    // more (a small sample's median is noisier); a tighter bound would fail correct samplers.
+    let tolerance = match g.len() {
+        n if n >= 100 => Some(0.5),
+        n if n >= 20 => Some(1.0),
+        _ => None,
+    };
+    if let Some(t) = tolerance {
+        let ((mg, _), (mw, iqr)) = (median_iqr(&g), median_iqr(&w));
+        if (mg - mw).abs() > t * iqr + 1e-6 {
             return Err(format!("median {mg}, PyTorch's sample {mw} (interquartile range {iqr})"));
         }
     }
     Ok(())
+}
+
+/// The random rule looks at the values: what falls outside the support, a NaN or infinity
+/// where PyTorch's sample is finite, or a shifted median fails; a sample of the same
+/// distribution passes.
+#[test]
+fn random_values_are_checked_by_rule() {
+    let real_line = Check::Random { support: None, open_hi: false, integral: false };
+    let unit = Check::Random { support: Some((0.0, Some(1.0))), open_hi: true, integral: false };
+    let t = |v: Vec<f32>| Tensor::from_vec(&[v.len()], v).expect("tensor");
+    let ramp = |n: usize, at: f32| t((0..n).map(|i| at + i as f32 / n as f32).collect());
+    assert!(by_rule(&unit, &ramp(30, 0.0), &ramp(30, 0.0)).is_ok());
+    assert!(by_rule(&unit, &ramp(30, 0.5), &ramp(30, 0.0)).is_err(), "outside [0, 1)");
+    let mut nan = ramp(5, 0.0).to_f64_vec();
+    nan[2] = f64::NAN;
+    let nan = t(nan.iter().map(|&x| x as f32).collect());
+    assert!(by_rule(&real_line, &nan, &ramp(5, 0.0)).is_err(), "NaN where PyTorch's sample is finite");
+    assert!(by_rule(&real_line, &ramp(20, 0.0), &ramp(20, 0.1)).is_ok(), "one sample, shifted within its spread");
+    assert!(by_rule(&real_line, &ramp(20, 3.0), &ramp(20, 0.0)).is_err(), "20 values: the median is compared");
+    assert!(by_rule(&real_line, &ramp(200, 0.6), &ramp(200, 0.0)).is_err(), "200 values: within half a range");
 }
 
 fn compare(case: &Case, got: &[Tensor], want: &[Tensor]) -> Result<(), String> {
@@ -293,7 +330,7 @@ fn opinfo_samples_match_pytorch() {
     let mut by_dtype: BTreeMap<String, Counts> = BTreeMap::new();
     let mut causes: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut panics = Vec::new();
-    let mut archive: Option<(String, Result<BTreeMap<String, Vec<u8>>, String>)> = None;
+    let mut archive: Option<(String, Result<Members, String>)> = None;
     // Cases compared by their `check` rule instead of PyTorch's values.
     let mut by_rule_counts = Counts::default();
     // OpenCL passes whose plan ran an eager-only op on the host (no generated kernel).

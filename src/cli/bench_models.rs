@@ -121,7 +121,7 @@ fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
     for i in 0..a.warmup + a.repeat.max(1) {
         for t in timed.iter_mut() {
             let Ok(tm) = t else { continue };
-            match run_built(dev, &tm.plan, &tm.programs, model, &inputs, &bindings, Instant::now()) {
+            match run_built(dev, &tm.plan, &tm.programs, model, &inputs, &bindings, &crate::exec::Generator::default(), Instant::now()) {
                 Ok(run) if i >= a.warmup => {
                     tm.totals.push(run.total_device_ns);
                     for s in run.steps {

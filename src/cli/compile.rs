@@ -13,7 +13,7 @@ use crate::exec::{self, Tensor};
 use crate::ir::Model;
 use crate::lower::{self, Plan};
 use crate::npy;
-use crate::runtime::plan::{compile_plan, run_on_device, PlanRun};
+use crate::runtime::plan::{compile_plan, run_on_device_with, PlanRun};
 use crate::runtime::{open, pick_backend, probe_all, reference, Backend, Device};
 use crate::shapes::{parse_binding, resolve_bindings};
 use crate::sym::Bindings;
@@ -58,6 +58,8 @@ fn plan_json(plan: &Plan, b: &Bindings) -> Value {
                 "nodes": nodes,
                 "buffers": k.buffers,
                 "size_args": args,
+                // A drawing kernel takes the generator's seed and offset (i64) last.
+                "rng_args": if k.draws() { vec!["seed", "offset"] } else { Vec::new() },
                 "grid": grid,
                 "schedule": k.schedule,
                 "launch": crate::runtime::plan::launch_grid(k, b).ok().flatten(),
@@ -190,17 +192,15 @@ pub fn run(a: RunArgs<'_>) -> ExitCode {
             Err(e) => return fail(EXIT_USAGE, &e),
         }
     };
-    let result = run_plan_on(a.device, &l, &inputs, &bindings);
+    let gen = exec::Generator::seeded(a.seed);
+    let result = run_plan_on(a.device, &l, &inputs, &bindings, &gen);
     let (device_name, r) = match result {
         Ok(x) => x,
         Err(e) => return fail(EXIT_FAILED, &e),
     };
     let check = if a.check {
-        match exec::run(&l.model, graph, &inputs) {
-            Ok(want) => {
-                let (abs, rel) = compare(&r.outputs, &want);
-                Some(json!({"max_abs_err": abs, "max_rel_err": rel, "ok": rel < 1e-4}))
-            }
+        match exec::run_seeded(&l.model, graph, &inputs, &gen) {
+            Ok(want) => Some(super::check::check(graph, &r.outputs, &want)),
             Err(e) => return fail(EXIT_FAILED, &format!("reference interpreter: {e}")),
         }
     } else {
@@ -241,6 +241,10 @@ pub fn run(a: RunArgs<'_>) -> ExitCode {
         println!("total device: {} ns, host steps: {} ns, wall: {} ns", r.total_device_ns, r.total_host_ns, r.wall_ns);
         if let Some(c) = &check {
             println!("check: max_abs_err {} max_rel_err {} ok {}", c["max_abs_err"], c["max_rel_err"], c["ok"]);
+            for r in c["by_rule"].as_array().into_iter().flatten() {
+                let why = r["why"].as_str().map(|w| format!(": {w}")).unwrap_or_default();
+                println!("  output {} (random) checked by rule: ok {}{why}", r["output"], r["ok"]);
+            }
         }
     }
     if ok {
@@ -250,17 +254,18 @@ pub fn run(a: RunArgs<'_>) -> ExitCode {
     }
 }
 
-/// Runs the lowered plan on the named device; the device's name comes back with the run.
-pub fn run_plan_on(device: &str, l: &Lowered, inputs: &[Tensor], b: &Bindings) -> Result<(String, PlanRun), String> {
+/// Runs the lowered plan on the named device, random ops drawing from `gen`; the device's name
+/// comes back with the run.
+pub fn run_plan_on(device: &str, l: &Lowered, inputs: &[Tensor], b: &Bindings, gen: &exec::Generator) -> Result<(String, PlanRun), String> {
     // `auto` follows the app's order (XPU, OpenCL, reference): `runtime::pick_backend`.
     let backend = pick_backend(&probe_all(), Backend::parse(device)?);
     if backend == Backend::Reference {
-        let r = reference::run_reference(&l.plan, &l.model, inputs, b).map_err(|e| e.to_string())?;
+        let r = reference::run_reference_with(&l.plan, &l.model, inputs, b, gen).map_err(|e| e.to_string())?;
         return Ok(("reference (CPU interpreter)".into(), r));
     }
     let mut dev: Box<dyn Device> = open(backend).map_err(|e| e.to_string())?;
     let modules = compile_plan(&l.plan).map_err(|e| e.to_string())?;
     let name = format!("{} ({})", dev.info().name, dev.info().backend);
-    let r = run_on_device(dev.as_mut(), &l.plan, &modules, &l.model, inputs, b).map_err(|e| e.to_string())?;
+    let r = run_on_device_with(dev.as_mut(), &l.plan, &modules, &l.model, inputs, b, gen).map_err(|e| e.to_string())?;
     Ok((name, r))
 }

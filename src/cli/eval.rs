@@ -1,5 +1,6 @@
 //! `eval`: run a model's graph through the reference interpreter on `.npy` inputs and save the
-//! outputs as `.npy`, after the decomposition `--mode` (none, core, lite or full).
+//! outputs as `.npy`, after the decomposition `--mode` (none, core, lite or full); random ops
+//! draw from Philox keyed by `--seed` (`crate::ops::rng`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -17,6 +18,7 @@ pub fn run(
     mark_specs: &[String],
     inputs: &[PathBuf],
     save: Option<&Path>,
+    seed: u64,
     as_json: bool,
 ) -> ExitCode {
     let Some(mode) = Mode::parse(mode) else {
@@ -53,7 +55,7 @@ pub fn run(
         Ok(b) => b,
         Err(e) => return fail(EXIT_USAGE, &e),
     };
-    let outputs = match exec::run_with(&model, graph, &tensors, &bindings).and_then(|v| exec::outputs(graph, &v)) {
+    let outputs = match exec::run_with_generator(&model, graph, &tensors, &bindings, &exec::Generator::seeded(seed)).and_then(|v| exec::outputs(graph, &v)) {
         Ok(o) => o,
         Err(e) => return fail(EXIT_FAILED, &e),
     };

@@ -6,6 +6,7 @@ mod backends;
 mod bench;
 mod bench_kernels;
 mod bench_models;
+mod check;
 mod check_lite;
 pub mod compile;
 mod decompose;
@@ -170,6 +171,9 @@ pub enum Command {
         /// Folder to write out0.npy, out1.npy, ... into.
         #[arg(long = "save-outputs", value_name = "DIR")]
         save_outputs: Option<PathBuf>,
+        /// Key of the generator random ops draw from (Philox4x32-10).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
         #[arg(long)]
         json: bool,
     },
@@ -205,9 +209,11 @@ pub enum Command {
         inputs: Vec<PathBuf>,
         #[arg(long = "save-outputs", value_name = "DIR")]
         save_outputs: Option<PathBuf>,
-        /// Compare the outputs with the reference interpreter on the unmodified graph.
+        /// Compare the outputs with the reference interpreter on the unmodified graph (outputs
+        /// of random ops by rule: shape, dtype, distribution).
         #[arg(long)]
         check: bool,
+        /// Seeds the random inputs and the generator random ops draw from, on every device.
         #[arg(long, default_value_t = 0)]
         seed: u64,
         #[arg(long)]
@@ -436,8 +442,8 @@ pub fn main() -> ExitCode {
         }),
         Some(Command::Devices { json }) => devices::run(json),
         Some(Command::Ops { markdown, results }) => ops::run(markdown, &results),
-        Some(Command::Eval { file, mode, marks, inputs, save_outputs, json }) => {
-            eval::run(&file, &mode, &marks, &inputs, save_outputs.as_deref(), json)
+        Some(Command::Eval { file, mode, marks, inputs, save_outputs, seed, json }) => {
+            eval::run(&file, &mode, &marks, &inputs, save_outputs.as_deref(), seed, json)
         }
         Some(Command::Compile { file, mode, marks, binds, emit }) => compile::compile(&file, &mode, &marks, &binds, &emit),
         Some(Command::Run { file, mode, marks, binds, device, inputs, save_outputs, check, seed, json }) => {

@@ -17,6 +17,8 @@ pub mod value;
 use crate::ir::{Arg, Graph, InputKind, Model, Node, TensorMeta, ValueId, ValueKind, WeightData};
 use crate::sym::{Bindings, Expr, SymError};
 
+pub use crate::ops::rng::{Generator, NodeStream};
+
 pub use ops::OpError;
 pub use random::random_inputs;
 pub use tensor::{Data, Element, Tensor};
@@ -63,7 +65,13 @@ pub enum ExecError {
 /// and constants come from `model.weights`. Symbolic outputs come back as 0-dim tensors
 /// ([`scalar_tensor`]).
 pub fn run(model: &Model, graph: &Graph, inputs: &[Tensor]) -> Result<Vec<Tensor>, ExecError> {
-    let values = run_all(model, graph, inputs)?;
+    run_seeded(model, graph, inputs, &Generator::default())
+}
+
+/// [`run`], random ops drawing from `gen` (`--seed`; [`run`] draws from seed 0).
+pub fn run_seeded(model: &Model, graph: &Graph, inputs: &[Tensor], gen: &Generator) -> Result<Vec<Tensor>, ExecError> {
+    let bindings = infer_bindings(model, graph, inputs)?;
+    let values = run_with_generator(model, graph, inputs, &bindings, gen)?;
     outputs(graph, &values)
 }
 
@@ -174,11 +182,18 @@ fn join(v: &[Expr]) -> String {
 /// as Inductor runs it; the values come back under the graph's own ids, a graph output holding
 /// its final value.
 pub fn run_with(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bindings) -> Result<Values, ExecError> {
+    run_with_generator(model, graph, inputs, bindings, &Generator::default())
+}
+
+/// [`run_with`], random ops drawing from `gen`: each drawing node of the graph that runs (the
+/// functionalized one, when the graph writes in place) gets its stream as `crate::ops::rng`
+/// numbers them, as a plan lowered from the same graph numbers its kernels' draws.
+pub fn run_with_generator(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bindings, gen: &Generator) -> Result<Values, ExecError> {
     if !crate::decomp::functionalize::mutates(graph) {
-        return run_functional(model, graph, inputs, bindings);
+        return run_functional(model, graph, inputs, bindings, gen);
     }
     let f = crate::decomp::functionalize(graph)?;
-    let ran = run_functional(model, &f.graph, inputs, bindings)?;
+    let ran = run_functional(model, &f.graph, inputs, bindings, gen)?;
     let mut values = Values::new(graph);
     for (v, value) in graph.values.iter().enumerate() {
         if let Some(x) = f.graph.value_id(&value.name).and_then(|id| ran.get(id)) {
@@ -195,7 +210,7 @@ pub fn run_with(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bind
     Ok(values)
 }
 
-fn run_functional(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bindings) -> Result<Values, ExecError> {
+fn run_functional(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bindings, gen: &Generator) -> Result<Values, ExecError> {
     let users = check_input_count(graph, inputs)?;
     // Every missing op at once, before computing anything.
     let mut missing = crate::coverage::missing_in_interpreter(graph);
@@ -223,8 +238,10 @@ fn run_functional(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bi
         check_meta(graph, *v, &RtValue::Tensor(t.clone()), bindings, "weights")?;
         values.set(*v, RtValue::Tensor(t));
     }
-    for node in &graph.nodes {
-        let results = run_node(node, &values, bindings)?;
+    let streams = crate::ops::rng::streams(graph);
+    for (node, stream) in graph.nodes.iter().zip(streams) {
+        let rng = gen.stream(stream);
+        let results = run_node(node, &values, bindings, rng)?;
         for (v, r) in node.outputs.iter().zip(results) {
             check_meta(graph, *v, &r, bindings, &format!("node `{}` ({})", node.name, node.target))?;
             values.set(*v, r);
@@ -234,11 +251,11 @@ fn run_functional(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bi
 }
 
 /// Runs one node on computed values (the interpreter's implementation from the op registry),
-/// checking it returns as many values as the node declares.
-pub fn run_node(node: &Node, values: &Values, bindings: &Bindings) -> Result<Vec<RtValue>, ExecError> {
+/// checking it returns as many values as the node declares; a random op draws from `rng`.
+pub fn run_node(node: &Node, values: &Values, bindings: &Bindings, rng: NodeStream) -> Result<Vec<RtValue>, ExecError> {
     let (n, t) = (node.name.clone(), node.target.clone());
     let op = crate::ops::run_fn(&node.target).ok_or_else(|| ExecError::UnsupportedOp { node: n.clone(), target: t.clone() })?;
-    let cx = ops::OpCx { node, values, bindings };
+    let cx = ops::OpCx { node, values, bindings, rng };
     let results = op(&cx).map_err(|e| match e {
         OpError::DType(d) => ExecError::UnsupportedDType { node: n.clone(), target: t.clone(), dtype: d.name().into() },
         OpError::Arg { arg, message } => ExecError::BadArg { node: n.clone(), target: t.clone(), arg, message },

@@ -34,6 +34,9 @@ pub enum Ty {
     F64,
     I64,
     Bool,
+    /// 32-bit unsigned words of a counter-based generator (Philox, `lower::rng`): wrapping
+    /// arithmetic, unsigned division and comparison, logical shifts, [`BinOp::MulHi`].
+    U32,
 }
 
 impl Ty {
@@ -108,11 +111,23 @@ pub enum BinOp {
     BitAnd,
     BitOr,
     BitXor,
-    /// Shifts of integers (arithmetic right shift); counts must lie in 0..64.
+    /// Shifts of integers (right shifts are arithmetic on i64, logical on u32); counts must
+    /// lie below the width.
     Shl,
     Shr,
+    /// The high 32 bits of the 64-bit product of two u32 words (Philox's `mulhi`).
+    MulHi,
     /// The next float after the first operand towards the second (OpenCL `nextafter`).
     NextAfter,
+}
+
+/// The two values of the generator a drawing kernel is launched with (`crate::ops::rng`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum RngArg {
+    /// Philox's key.
+    Seed,
+    /// The first stream of the run: a node's stream is this plus its ordinal.
+    Offset,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -145,8 +160,12 @@ pub enum KExpr {
     F64(u64),
     I64(i64),
     Bool(bool),
+    U32(u32),
     /// The i64 kernel argument of that index (after the buffers).
     Param(u32),
+    /// The generator's seed or offset, i64 arguments after the sizes and the schedule's
+    /// (see [`Kernel::draws`]).
+    Rng(RngArg),
     Var(VarId),
     /// `buffer[index]`; with a mask, `mask ? buffer[index] : other` without touching memory
     /// when the mask is false (the index is clamped to 0 first).
@@ -300,9 +319,15 @@ impl Kernel {
     /// Children of an expression, in evaluation order.
     pub fn children(&self, id: ExprId) -> Vec<ExprId> {
         match self.expr(id) {
-            KExpr::F32(_) | KExpr::F64(_) | KExpr::I64(_) | KExpr::Bool(_) | KExpr::Param(_) | KExpr::Var(_) | KExpr::Carried { .. } => {
-                vec![]
-            }
+            KExpr::F32(_)
+            | KExpr::F64(_)
+            | KExpr::I64(_)
+            | KExpr::Bool(_)
+            | KExpr::U32(_)
+            | KExpr::Param(_)
+            | KExpr::Rng(_)
+            | KExpr::Var(_)
+            | KExpr::Carried { .. } => vec![],
             KExpr::Load { index, mask, .. } => std::iter::once(*index).chain(*mask).collect(),
             KExpr::Unary(_, a) | KExpr::ToF32(a) | KExpr::Cast(a, _) | KExpr::Bits(a) => vec![*a],
             KExpr::Binary(_, a, b) | KExpr::Cmp(_, a, b) => vec![*a, *b],
@@ -357,6 +382,12 @@ impl Kernel {
             }
             _ => return None,
         })
+    }
+
+    /// Whether the kernel draws random numbers: it then takes the generator's seed and offset
+    /// as its last two i64 arguments, after the sizes and the schedule's own.
+    pub fn draws(&self) -> bool {
+        self.exprs.iter().any(|e| matches!(e, KExpr::Rng(_)))
     }
 
     /// Number of `Reduce` nodes and loads, for plan summaries.
@@ -485,6 +516,15 @@ impl KernelBuilder {
         self.intern(KExpr::Bool(v), Ty::Bool)
     }
 
+    pub fn u32(&mut self, v: u32) -> ExprId {
+        self.intern(KExpr::U32(v), Ty::U32)
+    }
+
+    /// The generator's seed or offset (an i64 kernel argument).
+    pub fn rng(&mut self, arg: RngArg) -> ExprId {
+        self.intern(KExpr::Rng(arg), Ty::I64)
+    }
+
     pub fn var(&mut self, v: VarId) -> ExprId {
         self.intern(KExpr::Var(v), Ty::I64)
     }
@@ -565,6 +605,8 @@ impl KernelBuilder {
             (KExpr::F32(b), Ty::Bool) => return self.bool(f32::from_bits(b) != 0.0),
             (KExpr::Bool(v), Ty::F32) => return self.f32(v as i32 as f32),
             (KExpr::Bool(v), Ty::I64) => return self.i64(v as i64),
+            (KExpr::U32(v), Ty::I64) => return self.i64(i64::from(v)),
+            (KExpr::I64(v), Ty::U32) => return self.u32(v as u32),
             _ => {}
         }
         if from == Ty::I64 && ty == Ty::F32 {
@@ -611,6 +653,15 @@ impl KernelBuilder {
         let (ta, tb) = (self.ty(a), self.ty(b));
         if ta != tb {
             return Err(KernelError::Type(format!("{op:?} of {ta:?} and {tb:?}")));
+        }
+        // Words take integer arithmetic only; `MulHi` is defined on words only.
+        let fits = match (ta, op) {
+            (Ty::U32, o) => !matches!(o, BinOp::Pow | BinOp::And | BinOp::Or | BinOp::Atan2 | BinOp::Hypot | BinOp::CopySign | BinOp::NextAfter),
+            (_, BinOp::MulHi) => false,
+            _ => true,
+        };
+        if !fits {
+            return Err(KernelError::Type(format!("{op:?} of {ta:?}")));
         }
         // Index arithmetic is built generically (strides of 1, offsets of 0); fold those away so
         // the generated code reads like hand-written indexing.
@@ -828,7 +879,7 @@ impl KernelBuilder {
 
     pub fn reduce(&mut self, op: RedOp, var: VarId, extent: ExprId, body: ExprId) -> Result<ExprId, KernelError> {
         let ty = self.ty(body);
-        if ty == Ty::Bool || self.ty(extent) != Ty::I64 {
+        if matches!(ty, Ty::Bool | Ty::U32) || self.ty(extent) != Ty::I64 {
             return Err(KernelError::Type("reductions fold float or integer bodies over i64 extents".into()));
         }
         if op == RedOp::Xor && ty != Ty::I64 {

@@ -24,6 +24,7 @@
 mod ctx;
 pub mod kernel;
 pub mod ops;
+pub mod rng;
 pub mod schedule;
 mod sizes;
 

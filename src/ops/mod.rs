@@ -2,12 +2,15 @@
 //! interpreter implementation, kernel lowering, meta function and decompositions
 //! ([`registry`], entries in `table/`), and the per-torch-version facts of PyTorch itself:
 //! which backends have a kernel for it, whether it is Core ATen, composite or a view
-//! ([`backend`]).
+//! ([`backend`]); and the generator random ops draw from in both backends ([`rng`], [`philox`], [`sample`]).
 
 pub mod backend;
 pub mod cephes;
+pub mod philox;
 pub mod registry;
+pub mod rng;
+pub mod sample;
 mod table;
 
 pub use backend::{aten_name, functional_name, table_for, Backend, BackendTable, OpFacts};
-pub use registry::{all, get, host_fallback, lowering, op, run_fn, OpDef};
+pub use registry::{all, get, host_fallback, lowering, op, run_fn, OpDef, Random};

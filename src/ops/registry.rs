@@ -45,11 +45,24 @@ pub struct OpDef {
     /// Its output sizes depend on data (unbacked symbols): the size kernel a plan's sync step
     /// runs to compute them before the outputs' kernels (`lower::sizes`).
     pub sizes: Option<SizesFn>,
+    /// Whether it draws from the generator (`super::rng`): a node that draws owns a Philox
+    /// stream, and its values are compared by rule (support, distribution), never by value.
+    pub random: Random,
+}
+
+/// When an op draws random numbers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Random {
+    Never,
+    Always,
+    /// When its bool argument `arg` is true; `default` where the node leaves it out or `None`
+    /// (`rrelu`'s `training` defaults to false, `native_dropout`'s `train: bool?` to true).
+    When { arg: &'static str, default: bool },
 }
 
 /// Starts an entry for `target`.
 pub const fn op(target: &'static str) -> OpDef {
-    OpDef { target, run: None, lower: None, meta: None, core: None, core_only: None, inductor: None, keep: false, eager: false, sizes: None }
+    OpDef { target, run: None, lower: None, meta: None, core: None, core_only: None, inductor: None, keep: false, eager: false, sizes: None, random: Random::Never }
 }
 
 impl OpDef {
@@ -90,6 +103,17 @@ impl OpDef {
 
     pub const fn eager(mut self) -> Self {
         self.eager = true;
+        self
+    }
+
+    pub const fn random(mut self) -> Self {
+        self.random = Random::Always;
+        self
+    }
+
+    /// Random when bool argument `arg` is true (`default` when the node leaves it out).
+    pub const fn random_if(mut self, arg: &'static str, default: bool) -> Self {
+        self.random = Random::When { arg, default };
         self
     }
 

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::plan::RunError;
-use crate::exec::{self, RtValue, Tensor, Values};
+use crate::exec::{self, Generator, RtValue, Tensor, Values};
 use crate::ir::{Graph, Node, ValueId, ValueKind};
 use crate::lower::{bare_symbol, SyncValue};
 use crate::sym::{Bindings, Expr};
@@ -147,7 +147,8 @@ impl RunScalars {
         for v in node.inputs() {
             values.set(v, self.value_at(graph, v, depth)?);
         }
-        exec::run_node(node, &values, &self.bindings).map_err(|e| match e {
+        // It computes a symbolic scalar, and random ops yield tensors: it draws nothing.
+        exec::run_node(node, &values, &self.bindings, exec::NodeStream::default()).map_err(|e| match e {
             // The node is named by the caller's error already.
             exec::ExecError::Unsupported { message, .. } | exec::ExecError::BadArg { message, .. } | exec::ExecError::Shape { message, .. } => message,
             e => e.to_string(),
@@ -220,6 +221,7 @@ pub fn run_host_node(
     graph: &Graph,
     node: &Node,
     scalars: &mut RunScalars,
+    gen: &Generator,
     tensor: &mut dyn FnMut(ValueId) -> Result<Tensor, RunError>,
 ) -> Result<Vec<RtValue>, RunError> {
     let mut values = Values::new(graph);
@@ -231,7 +233,7 @@ pub fn run_host_node(
         };
         values.set(v, x);
     }
-    let results = exec::run_node(node, &values, &scalars.bindings)?;
+    let results = exec::run_node(node, &values, &scalars.bindings, gen.stream(crate::ops::rng::stream_of(graph, node)))?;
     scalars.bind_outputs(graph, node, &results)?;
     Ok(results)
 }

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::host::{self, RunScalars};
 use super::{BufferId, Device, EventId, KernelArg, ProgramId, RuntimeError};
 use crate::codegen::spirv::{self, CodegenError, SpirvModule};
-use crate::exec::{self, ExecError, RtValue, Tensor};
+use crate::exec::{self, ExecError, Generator, RtValue, Tensor};
 use crate::ir::{Arg, DType, Graph, InputKind, Model, SymIntArg, ValueId, WeightData};
 use crate::lower::schedule::{self, Schedule};
 use crate::lower::{Plan, Step};
@@ -137,9 +137,23 @@ pub fn run_on_device(
     inputs: &[Tensor],
     bindings: &Bindings,
 ) -> Result<PlanRun, RunError> {
+    run_on_device_with(dev, plan, modules, model, inputs, bindings, &Generator::default())
+}
+
+/// [`run_on_device`], random kernels drawing from `gen` (`--seed`; [`run_on_device`] draws
+/// from seed 0, as the interpreter's `exec::run` does).
+pub fn run_on_device_with(
+    dev: &mut dyn Device,
+    plan: &Plan,
+    modules: &[Option<SpirvModule>],
+    model: &Model,
+    inputs: &[Tensor],
+    bindings: &Bindings,
+    gen: &Generator,
+) -> Result<PlanRun, RunError> {
     let t0 = Instant::now();
     let programs = build_modules(dev, modules)?;
-    let run = run_built(dev, plan, &programs, model, inputs, bindings, t0);
+    let run = run_built(dev, plan, &programs, model, inputs, bindings, gen, t0);
     let released = release_modules(dev, &programs);
     let run = run?;
     released.map(|()| run)
@@ -171,7 +185,10 @@ pub fn build_modules(dev: &mut dyn Device, modules: &[Option<SpirvModule>]) -> R
 }
 
 /// Runs `plan` with programs already built on `dev` by [`build_modules`]; `t0` is when the run
-/// began, for its wall time.
+/// began, for its wall time. Every drawing kernel gets `gen`'s seed and offset: its nodes'
+/// streams are that offset plus their ordinals (`crate::ops::rng`), so no two random nodes of
+/// the plan share a stream, and a node recomputed in several kernels draws the same values.
+#[allow(clippy::too_many_arguments)]
 pub fn run_built(
     dev: &mut dyn Device,
     plan: &Plan,
@@ -179,10 +196,11 @@ pub fn run_built(
     model: &Model,
     inputs: &[Tensor],
     bindings: &Bindings,
+    gen: &Generator,
     t0: Instant,
 ) -> Result<PlanRun, RunError> {
     let graph = &plan.graph;
-    let mut state = RunState { host: load_weights(model, graph)?, buffers: HashMap::new(), scalars: RunScalars::new(bindings), records: Vec::new() };
+    let mut state = RunState { host: load_weights(model, graph)?, buffers: HashMap::new(), scalars: RunScalars::new(bindings), gen: *gen, records: Vec::new() };
     for (v, t) in exec::user_inputs(graph).into_iter().zip(inputs) {
         state.host.insert(v, t.clone());
     }
@@ -231,6 +249,8 @@ struct RunState {
     /// Device buffers by graph value name.
     buffers: HashMap<String, BufferId>,
     scalars: RunScalars,
+    /// What drawing kernels and host steps draw from.
+    gen: Generator,
     records: Vec<Record>,
 }
 
@@ -238,7 +258,7 @@ fn run_steps(dev: &mut dyn Device, plan: &Plan, programs: &HashMap<String, Progr
     let graph = &plan.graph;
     let launch_kernel = |dev: &mut dyn Device, st: &mut RunState, kernel: &crate::lower::Kernel| -> Result<Option<EventId>, RunError> {
         let program = programs.get(&kernel.name).copied().ok_or_else(|| RunError::Input(format!("kernel `{}` has no compiled module", kernel.name)))?;
-        launch(dev, plan, kernel, program, &st.host, &mut st.buffers, &st.scalars.bindings)
+        launch(dev, plan, kernel, program, &st.host, &mut st.buffers, &st.scalars.bindings, &st.gen)
     };
     for (i, step) in plan.steps.iter().enumerate() {
         match step {
@@ -266,7 +286,7 @@ fn run_steps(dev: &mut dyn Device, plan: &Plan, programs: &HashMap<String, Progr
                     dev.finish()?;
                     let b = st.scalars.bindings.clone();
                     let (on_host, buffers) = (&st.host, &st.buffers);
-                    let results = host::run_host_node(graph, node, &mut st.scalars, &mut |v| read_value(dev, graph, on_host, buffers, &b, v))?;
+                    let results = host::run_host_node(graph, node, &mut st.scalars, &st.gen, &mut |v| read_value(dev, graph, on_host, buffers, &b, v))?;
                     for (o, r) in node.outputs.iter().zip(results) {
                         if let RtValue::Tensor(t) = r {
                             st.host.insert(*o, t);
@@ -330,6 +350,7 @@ fn with_kernel(e: RuntimeError, kernel: &str) -> RuntimeError {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn launch(
     dev: &mut dyn Device,
     plan: &Plan,
@@ -338,6 +359,7 @@ fn launch(
     host: &HashMap<ValueId, Tensor>,
     buffers: &mut HashMap<String, BufferId>,
     b: &Bindings,
+    gen: &Generator,
 ) -> Result<Option<EventId>, RunError> {
     let graph = &plan.graph;
     let mut args = Vec::new();
@@ -360,8 +382,18 @@ fn launch(
         args.push(KernelArg::Buffer(id));
     }
     let Some(shape) = launch_shape(kernel, b)? else { return Ok(None) };
-    args.extend(size_args(kernel, b)?.into_iter().chain(shape.schedule_args).map(KernelArg::I64));
+    args.extend(size_args(kernel, b)?.into_iter().chain(shape.schedule_args).chain(rng_args(kernel, gen)).map(KernelArg::I64));
     Ok(Some(dev.launch(program, &kernel.name, &args, shape.global, Some(shape.local))?))
+}
+
+/// The generator arguments a drawing kernel takes last (none for the others): the seed and the
+/// offset, as i64 bits.
+pub fn rng_args(kernel: &crate::lower::Kernel, gen: &Generator) -> Vec<i64> {
+    if kernel.draws() {
+        vec![gen.seed as i64, gen.offset as i64]
+    } else {
+        Vec::new()
+    }
 }
 
 /// Global and local sizes of a launch.

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::host::RunScalars;
 use super::plan::{load_weights, step_nodes, PlanRun, RunError, StepRun};
-use crate::exec::{self, RtValue, Tensor, Values};
+use crate::exec::{self, Generator, RtValue, Tensor, Values};
 use crate::ir::Model;
 use crate::lower::{Plan, Step};
 use crate::sym::Bindings;
@@ -16,6 +16,11 @@ use crate::sym::Bindings;
 /// computes its node and binds the unbacked symbols the outputs reveal, so the run ends with
 /// the same bindings a device run would.
 pub fn run_reference(plan: &Plan, model: &Model, inputs: &[Tensor], bindings: &Bindings) -> Result<PlanRun, RunError> {
+    run_reference_with(plan, model, inputs, bindings, &Generator::default())
+}
+
+/// [`run_reference`], random ops drawing from `gen` with the streams the plan's kernels use.
+pub fn run_reference_with(plan: &Plan, model: &Model, inputs: &[Tensor], bindings: &Bindings, gen: &Generator) -> Result<PlanRun, RunError> {
     let t0 = Instant::now();
     let graph = &plan.graph;
     let mut values = Values::new(graph);
@@ -25,6 +30,7 @@ pub fn run_reference(plan: &Plan, model: &Model, inputs: &[Tensor], bindings: &B
     for (v, t) in exec::user_inputs(graph).into_iter().zip(inputs) {
         values.set(v, RtValue::Tensor(t.clone()));
     }
+    let streams = crate::ops::rng::streams(graph);
     let mut scalars = RunScalars::new(bindings);
     let mut steps = Vec::new();
     for step in &plan.steps {
@@ -35,7 +41,7 @@ pub fn run_reference(plan: &Plan, model: &Model, inputs: &[Tensor], bindings: &B
             if node.outputs.iter().all(|o| values.get(*o).is_some()) && !node.outputs.is_empty() {
                 continue;
             }
-            let results = exec::run_node(node, &values, &scalars.bindings)?;
+            let results = exec::run_node(node, &values, &scalars.bindings, gen.stream(streams[n.index()]))?;
             scalars.bind_outputs(graph, node, &results)?;
             for (o, r) in node.outputs.iter().zip(results) {
                 values.set(*o, r);

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use super::{KernelTime, SweepPoint};
-use crate::exec::Tensor;
+use crate::exec::{Generator, Tensor};
 use crate::ir::Model;
 use crate::lower::Plan;
 use crate::runtime::plan::{build_modules, compile_plan, launch_grid, release_modules, run_built, PlanRun, RunError};
@@ -55,7 +55,7 @@ impl Compiled {
         let start = Instant::now();
         let mut run = || -> Result<PlanRun, RunError> {
             match device {
-                Some(dev) => run_built(dev.as_mut(), &self.plan, &self.programs, model, inputs, b, Instant::now()),
+                Some(dev) => run_built(dev.as_mut(), &self.plan, &self.programs, model, inputs, b, &Generator::default(), Instant::now()),
                 None => run_reference(&self.plan, model, inputs, b),
             }
         };

@@ -30,6 +30,7 @@ impl<'k> Writer<'k> {
             Ty::F64 => LocalType::F64,
             Ty::I64 => LocalType::I64,
             Ty::Bool => LocalType::Bool,
+            Ty::U32 => LocalType::I32,
         };
         self.types.get(&mut self.b, lt)
     }
@@ -104,7 +105,10 @@ impl<'k> Writer<'k> {
             KExpr::F64(bits) => self.types.f64(&mut self.b, f64::from_bits(bits)),
             KExpr::I64(v) => self.types.i64(&mut self.b, v),
             KExpr::Bool(v) => self.types.bool(&mut self.b, v),
+            KExpr::U32(v) => self.types.u32(&mut self.b, v),
             KExpr::Param(i) => self.params[k.buffers.len() + i as usize],
+            // The generator's two arguments are the entry point's last parameters.
+            KExpr::Rng(arg) => self.params[self.params.len() - 2 + arg as usize],
             KExpr::Var(v) => *self.vars.get(&v).ok_or(CodegenError::UnboundVar(v.0))?,
             KExpr::Load { buf, index, mask, other } => {
                 let mut idx = self.emit(index)?;
@@ -122,6 +126,7 @@ impl<'k> Writer<'k> {
                             Ty::F64 => self.types.f64(&mut self.b, f as f64),
                             Ty::I64 => self.types.i64(&mut self.b, f as i64),
                             Ty::Bool => self.types.bool(&mut self.b, f != 0.0),
+                            Ty::U32 => self.types.u32(&mut self.b, f as u32),
                         };
                         self.b.select(ty, None, m, v, o)?
                     }
@@ -199,6 +204,19 @@ impl<'k> Writer<'k> {
                     (Ty::I64, BinOp::Shl) => self.b.shift_left_logical(ty, None, x, y)?,
                     (Ty::I64, BinOp::Shr) => self.b.shift_right_arithmetic(ty, None, x, y)?,
                     (Ty::F32 | Ty::F64, BinOp::NextAfter) => self.cl(ty, CLOp::nextafter, &[x, y])?,
+                    (Ty::U32, BinOp::Add) => self.b.i_add(ty, None, x, y)?,
+                    (Ty::U32, BinOp::Sub) => self.b.i_sub(ty, None, x, y)?,
+                    (Ty::U32, BinOp::Mul) => self.b.i_mul(ty, None, x, y)?,
+                    (Ty::U32, BinOp::MulHi) => self.cl(ty, CLOp::u_mul_hi, &[x, y])?,
+                    (Ty::U32, BinOp::Div) => self.b.u_div(ty, None, x, y)?,
+                    (Ty::U32, BinOp::Rem) => self.b.u_mod(ty, None, x, y)?,
+                    (Ty::U32, BinOp::Max) => self.cl(ty, CLOp::u_max, &[x, y])?,
+                    (Ty::U32, BinOp::Min) => self.cl(ty, CLOp::u_min, &[x, y])?,
+                    (Ty::U32, BinOp::BitAnd) => self.b.bitwise_and(ty, None, x, y)?,
+                    (Ty::U32, BinOp::BitOr) => self.b.bitwise_or(ty, None, x, y)?,
+                    (Ty::U32, BinOp::BitXor) => self.b.bitwise_xor(ty, None, x, y)?,
+                    (Ty::U32, BinOp::Shl) => self.b.shift_left_logical(ty, None, x, y)?,
+                    (Ty::U32, BinOp::Shr) => self.b.shift_right_logical(ty, None, x, y)?,
                     (Ty::Bool, BinOp::BitAnd) => self.b.logical_and(ty, None, x, y)?,
                     (Ty::Bool, BinOp::BitOr) => self.b.logical_or(ty, None, x, y)?,
                     (Ty::Bool, BinOp::BitXor) => self.b.logical_not_equal(ty, None, x, y)?,
@@ -209,20 +227,23 @@ impl<'k> Writer<'k> {
             }
             KExpr::Cmp(op, a, c) => {
                 let (x, y) = (self.emit(a)?, self.emit(c)?);
-                let f = k.ty(a).is_float();
-                match (op, f) {
-                    (CmpOp::Lt, true) => self.b.f_ord_less_than(ty, None, x, y)?,
-                    (CmpOp::Le, true) => self.b.f_ord_less_than_equal(ty, None, x, y)?,
-                    (CmpOp::Gt, true) => self.b.f_ord_greater_than(ty, None, x, y)?,
-                    (CmpOp::Ge, true) => self.b.f_ord_greater_than_equal(ty, None, x, y)?,
-                    (CmpOp::Eq, true) => self.b.f_ord_equal(ty, None, x, y)?,
-                    (CmpOp::Ne, true) => self.b.f_unord_not_equal(ty, None, x, y)?,
-                    (CmpOp::Lt, false) => self.b.s_less_than(ty, None, x, y)?,
-                    (CmpOp::Le, false) => self.b.s_less_than_equal(ty, None, x, y)?,
-                    (CmpOp::Gt, false) => self.b.s_greater_than(ty, None, x, y)?,
-                    (CmpOp::Ge, false) => self.b.s_greater_than_equal(ty, None, x, y)?,
-                    (CmpOp::Eq, false) => self.b.i_equal(ty, None, x, y)?,
-                    (CmpOp::Ne, false) => self.b.i_not_equal(ty, None, x, y)?,
+                match (op, k.ty(a)) {
+                    (CmpOp::Lt, Ty::F32 | Ty::F64) => self.b.f_ord_less_than(ty, None, x, y)?,
+                    (CmpOp::Le, Ty::F32 | Ty::F64) => self.b.f_ord_less_than_equal(ty, None, x, y)?,
+                    (CmpOp::Gt, Ty::F32 | Ty::F64) => self.b.f_ord_greater_than(ty, None, x, y)?,
+                    (CmpOp::Ge, Ty::F32 | Ty::F64) => self.b.f_ord_greater_than_equal(ty, None, x, y)?,
+                    (CmpOp::Eq, Ty::F32 | Ty::F64) => self.b.f_ord_equal(ty, None, x, y)?,
+                    (CmpOp::Ne, Ty::F32 | Ty::F64) => self.b.f_unord_not_equal(ty, None, x, y)?,
+                    (CmpOp::Lt, Ty::U32) => self.b.u_less_than(ty, None, x, y)?,
+                    (CmpOp::Le, Ty::U32) => self.b.u_less_than_equal(ty, None, x, y)?,
+                    (CmpOp::Gt, Ty::U32) => self.b.u_greater_than(ty, None, x, y)?,
+                    (CmpOp::Ge, Ty::U32) => self.b.u_greater_than_equal(ty, None, x, y)?,
+                    (CmpOp::Lt, _) => self.b.s_less_than(ty, None, x, y)?,
+                    (CmpOp::Le, _) => self.b.s_less_than_equal(ty, None, x, y)?,
+                    (CmpOp::Gt, _) => self.b.s_greater_than(ty, None, x, y)?,
+                    (CmpOp::Ge, _) => self.b.s_greater_than_equal(ty, None, x, y)?,
+                    (CmpOp::Eq, _) => self.b.i_equal(ty, None, x, y)?,
+                    (CmpOp::Ne, _) => self.b.i_not_equal(ty, None, x, y)?,
                 }
             }
             KExpr::Select(c, a, d) => {
@@ -273,7 +294,7 @@ impl<'k> Writer<'k> {
             if self.free[x.0 as usize] & !self.bound == 0 {
                 // Constants need no hoisting, and a load with no loop dependence is cheap enough
                 // either way; everything else is worth computing once.
-                if !matches!(self.k.expr(x), KExpr::F32(_) | KExpr::I64(_) | KExpr::Bool(_) | KExpr::Param(_)) {
+                if !matches!(self.k.expr(x), KExpr::F32(_) | KExpr::I64(_) | KExpr::Bool(_) | KExpr::U32(_) | KExpr::Param(_) | KExpr::Rng(_)) {
                     self.emit(x)?;
                 }
                 continue;

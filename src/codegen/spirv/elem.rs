@@ -221,6 +221,18 @@ impl<'k> Writer<'k> {
                 let zero = self.types.i64(&mut self.b, 0);
                 self.b.i_not_equal(ty, None, x, zero)?
             }
+            // Words widen with zeros and narrow by truncation (UConvert both ways).
+            (Ty::U32, Ty::I64) | (Ty::I64, Ty::U32) => self.b.u_convert(ty, None, x)?,
+            (Ty::U32, Ty::F32 | Ty::F64) => self.b.convert_u_to_f(ty, None, x)?,
+            (Ty::F32 | Ty::F64, Ty::U32) => self.b.convert_f_to_u(ty, None, x)?,
+            (Ty::U32, Ty::Bool) => {
+                let zero = self.types.u32(&mut self.b, 0);
+                self.b.i_not_equal(ty, None, x, zero)?
+            }
+            (Ty::Bool, Ty::U32) => {
+                let (one, zero) = (self.types.u32(&mut self.b, 1), self.types.u32(&mut self.b, 0));
+                self.b.select(ty, None, x, one, zero)?
+            }
             (f, t) => return Err(CodegenError::Unsupported(format!("cast from {f:?} to {t:?}"))),
         })
     }

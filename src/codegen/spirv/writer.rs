@@ -132,8 +132,10 @@ impl<'k> Writer<'k> {
         let void = self.types.get(&mut self.b, LocalType::Void);
         let i64t = self.types.get(&mut self.b, LocalType::I64);
         let buffer_types: Vec<Word> = k.buffers.iter().map(|p| self.global_ptr(p.elem)).collect();
-        // The row schedule takes the launch's work-items per row after the sizes.
-        let extra = usize::from(matches!(k.schedule, Schedule::Rows { .. }));
+        // The row schedule takes the launch's work-items per row after the sizes; a drawing
+        // kernel takes the generator's seed and offset last.
+        let draws = k.draws();
+        let extra = usize::from(matches!(k.schedule, Schedule::Rows { .. })) + if draws { 2 } else { 0 };
         let param_types: Vec<Word> = buffer_types.into_iter().chain((0..k.params.len() + extra).map(|_| i64t)).collect();
         let fn_ty = self.b.type_function(void, param_types.clone());
         // Module-scope variables come before the function: rspirv places a variable in the
@@ -177,6 +179,8 @@ impl<'k> Writer<'k> {
             let p = self.b.function_parameter(*ty)?;
             let name = match k.buffers.get(i) {
                 Some(buf) => format!("{}_{}", if buf.access == crate::lower::kernel::Access::Write { "out" } else { "in" }, buf.value),
+                None if draws && i + 2 == param_types.len() => "seed".to_string(),
+                None if draws && i + 1 == param_types.len() => "offset".to_string(),
                 None if i - k.buffers.len() == k.params.len() => "row_group".to_string(),
                 None => format!("size{}", i - k.buffers.len()),
             };

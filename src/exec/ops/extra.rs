@@ -394,19 +394,12 @@ pub fn angle(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(super::pointwise::map_float(cx.tensor("self")?, |x| if x.is_nan() { x } else if x < 0.0 { std::f64::consts::PI } else { 0.0 })?)
 }
 
-/// Dropouts outside training are the identity; in training they are random and refused.
-pub fn dropout_eval(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    if cx.bool_or("train", false)? && cx.float_or("p", 0.5)? > 0.0 {
-        return Err(OpError::Unsupported("dropout in training mode is random; it has no reference value".into()));
-    }
-    one(cx.tensor("input")?.clone())
-}
-
-/// `native_dropout(input, p, train)` outside training: the input and an all-true mask.
+/// `native_dropout(input, p, train)`: outside training the input and an all-true mask; in
+/// training (`train` true or absent) a random mask (`random::native_dropout_train`).
 pub fn native_dropout(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let t = cx.tensor("input")?;
-    if cx.bool_or("train", true)? && cx.float_or("p", 0.5)? > 0.0 {
-        return Err(OpError::Unsupported("dropout in training mode is random; it has no reference value".into()));
+    if cx.bool_or("train", true)? {
+        return super::random::native_dropout_train(cx);
     }
     many(vec![t.clone(), dtype_ok(Tensor::full(DType::Bool, t.shape(), 1.0))?])
 }

@@ -11,6 +11,7 @@ pub(crate) mod conv_grad;
 pub(crate) mod conv_nd;
 pub(crate) mod conv_pool;
 pub(crate) mod distance;
+pub(crate) mod dropout;
 pub(crate) mod embed;
 pub(crate) mod embedding_bag;
 pub(crate) mod extra;
@@ -75,6 +76,8 @@ pub struct OpCx<'a> {
     pub node: &'a Node,
     pub values: &'a Values,
     pub bindings: &'a Bindings,
+    /// The Philox stream the node draws from, when its op is random (`crate::ops::rng`).
+    pub rng: crate::ops::rng::NodeStream,
 }
 
 pub(crate) fn shape_err<T>(message: impl Into<String>) -> OpResult<T> {

@@ -435,13 +435,3 @@ pub fn ones_like(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     like(cx, Scalar::Int(1))
 }
 
-/// Evaluation-mode dropout is the identity; training-mode dropout is random, so it has no
-/// reference value and is refused.
-pub fn dropout(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let t = cx.tensor("input")?;
-    let p = cx.float_or("p", 0.5)?;
-    if cx.bool_or("train", true)? && p != 0.0 {
-        return Err(OpError::Unsupported(format!("training-mode dropout (p = {p}) is random; export the model in eval mode")));
-    }
-    one(t.clone())
-}

@@ -1,6 +1,7 @@
 //! Runs one op on literal arguments, for the per-family unit tests.
 
 use super::{OpCx, OpResult};
+use crate::ops::rng::NodeStream;
 use crate::ops::run_fn as lookup;
 use crate::exec::tensor::Tensor;
 use crate::exec::value::{RtValue, Values};
@@ -15,6 +16,11 @@ pub enum A {
 
 /// Calls `target` with named arguments; panics if the target is not registered.
 pub fn call(target: &str, args: Vec<(&str, A)>) -> OpResult<Vec<RtValue>> {
+    call_drawing(target, args, NodeStream::default())
+}
+
+/// [`call`], a random op drawing from `rng`.
+pub fn call_drawing(target: &str, args: Vec<(&str, A)>, rng: NodeStream) -> OpResult<Vec<RtValue>> {
     let mut g = Graph::new("test");
     let mut values_in = Vec::new();
     let mut named = Vec::new();
@@ -36,7 +42,7 @@ pub fn call(target: &str, args: Vec<(&str, A)>) -> OpResult<Vec<RtValue>> {
     let node = Node { name: "n".into(), target: target.into(), args: named, outputs: vec![], meta: NodeMeta::default() };
     let op = lookup(target).unwrap_or_else(|| panic!("{target} is not registered"));
     let b = Bindings::new();
-    op(&OpCx { node: &node, values: &values, bindings: &b })
+    op(&OpCx { node: &node, values: &values, bindings: &b, rng })
 }
 
 /// Feeds several tensors as one `Tensor[]` argument.
@@ -60,7 +66,7 @@ pub fn call_list(target: &str, list: Vec<Tensor>, rest: Vec<(&str, A)>) -> OpRes
     }
     let node = Node { name: "n".into(), target: target.into(), args: named, outputs: vec![], meta: NodeMeta::default() };
     let b = Bindings::new();
-    lookup(target).expect("registered")(&OpCx { node: &node, values: &vals, bindings: &b })
+    lookup(target).expect("registered")(&OpCx { node: &node, values: &vals, bindings: &b, rng: NodeStream::default() })
 }
 
 /// The single tensor result of [`call`].

@@ -379,7 +379,7 @@ pub fn bitwise_not(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R
     let x = cx.operand(node, "self", idx, &sizes)?;
     match cx.kb.ty(x) {
         Ty::Bool => Ok(cx.kb.unary(UnOp::Not, x)),
-        Ty::I64 => Ok(cx.kb.unary(UnOp::BitNot, x)),
+        Ty::I64 | Ty::U32 => Ok(cx.kb.unary(UnOp::BitNot, x)),
         Ty::F32 | Ty::F64 => Err(cx.err(node, "bitwise_not of a float tensor")),
     }
 }

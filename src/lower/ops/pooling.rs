@@ -199,6 +199,60 @@ pub fn adaptive_max_pool(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprI
     max_of(cx, &reg, out)
 }
 
+/// `fractional_max_pool{2,3}d(self, kernel_size, output_size, random_samples)`: values and
+/// indices of the max over pseudo-random windows. Per plane and spatial dim, with the plane's
+/// sample `s` (`random_samples[n, c, ·]`: (w, h) in 2-D, (t, h, w) in 3-D) and
+/// `α = (in − k)/(out − 1)`, window `o` starts at `⌊(o + s)·α⌋ − ⌊s·α⌋`, the last at `in − k`,
+/// as PyTorch's `generate_intervals`, in the samples' compute type.
+pub fn fractional_max_pool(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    let (x, sd, size) = input(cx, node, idx)?;
+    let k = spatial(cx, node, "kernel_size", 1, sd)?;
+    let samples = cx.tensor(node, "random_samples")?;
+    if cx.sizes(samples)?.len() != 3 {
+        return Err(cx.err(node, "random_samples must be [batch, planes, dims]"));
+    }
+    let ty = if cx.meta(samples)?.dtype == crate::ir::DType::F64 { Ty::F64 } else { Ty::F32 };
+    let (xs, os) = (cx.sizes(x)?, out_sizes(cx, node)?);
+    let r = idx.len();
+    for d in 0..sd {
+        let (n, o) = (&xs[r - sd + d], &os[r - sd + d]);
+        if let (Some(n), Some(o)) = (n.as_int(), o.as_int()) {
+            if k[d] < 1 || o + k[d] - 1 > n {
+                return Err(cx.err(node, format!("output size {o} with kernel {} does not fit an input of {n}", k[d])));
+            }
+        }
+    }
+    let zero = cx.kb.i64(0);
+    let (batch, plane) = (if r == sd + 2 { idx[0] } else { zero }, idx[r - sd - 1]);
+    let one = cx.kb.i64(1);
+    let mut base = Vec::with_capacity(sd);
+    for d in 0..sd {
+        let which = cx.kb.i64(if sd == 2 { 1 - d as i64 } else { d as i64 });
+        let s = cx.read(samples, &[batch, plane, which])?;
+        let s = cx.kb.cast(s, ty);
+        let kk = cx.kb.i64(k[d]);
+        let (n, m, o) = (size[d], cx.kb.size(&os[r - sd + d]), idx[r - sd + d]);
+        let last = cx.kb.binary(BinOp::Sub, n, kk)?;
+        let steps = cx.kb.binary(BinOp::Sub, m, one)?;
+        // One output (no steps): the last start is the only start.
+        let steps_safe = cx.kb.binary(BinOp::Max, steps, one)?;
+        let (lf, sf) = (cx.kb.cast(last, ty), cx.kb.cast(steps_safe, ty));
+        let alpha = cx.kb.binary(BinOp::Div, lf, sf)?;
+        let of = cx.kb.cast(o, ty);
+        let os_ = cx.kb.binary(BinOp::Add, of, s)?;
+        let a = cx.kb.binary(BinOp::Mul, os_, alpha)?;
+        let b = cx.kb.binary(BinOp::Mul, s, alpha)?;
+        let (a, b) = (cx.kb.cast(a, Ty::I64), cx.kb.cast(b, Ty::I64));
+        let start = cx.kb.binary(BinOp::Sub, a, b)?;
+        let is_last = cx.kb.cmp(CmpOp::Eq, o, steps)?;
+        base.push(cx.kb.select(is_last, last, start)?);
+    }
+    let extent = k.iter().map(|&n| cx.kb.i64(n)).collect();
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let reg = Region { x, lead: idx[..r - sd].to_vec(), base, step: vec![1; sd], extent, size, ty };
+    max_of(cx, &reg, out)
+}
+
 /// The region's sum in its compute type.
 fn sum_of(cx: &mut Ctx<'_>, reg: &Region) -> R {
     let t = taps(cx, reg)?;

@@ -120,6 +120,7 @@ fn scalar(cx: &mut Ctx<'_>, node: &Node, name: &str, default: f64, ty: Ty) -> Re
     let c = match ty {
         Ty::F64 => cx.kb.f64(v),
         Ty::I64 | Ty::Bool => cx.kb.i64(v as i64),
+        Ty::U32 => cx.kb.u32(v as u32),
         Ty::F32 => cx.kb.f32(v as f32),
     };
     Ok((v, c))

@@ -368,7 +368,7 @@ pub fn hash_tensor(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R
                 let wide = cx.kb.cast(x, Ty::F64);
                 cx.kb.bits(wide)?
             }
-            Ty::Bool | Ty::I64 => cx.kb.cast(x, Ty::I64),
+            Ty::Bool | Ty::I64 | Ty::U32 => cx.kb.cast(x, Ty::I64),
         })
     })
 }

@@ -764,7 +764,7 @@ pub fn signbit(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let x = cx.read(v, idx)?;
     let kb = &mut cx.kb;
     match kb.ty(x) {
-        Ty::Bool => Ok(kb.bool(false)),
+        Ty::Bool | Ty::U32 => Ok(kb.bool(false)),
         Ty::I64 => {
             let z = kb.i64(0);
             Ok(kb.cmp(CmpOp::Lt, x, z)?)

@@ -34,7 +34,7 @@ fn key(cx: &mut Ctx<'_>, x: ExprId) -> R {
             let flip = cx.kb.binary(BinOp::BitAnd, sign, magnitude)?;
             cx.kb.binary(BinOp::BitXor, bits, flip)?
         }
-        Ty::Bool | Ty::I64 => cx.kb.cast(x, Ty::I64),
+        Ty::Bool | Ty::I64 | Ty::U32 => cx.kb.cast(x, Ty::I64),
     })
 }
 

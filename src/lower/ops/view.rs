@@ -148,15 +148,6 @@ pub fn as_strided(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Re
     cx.masked(inside, |cx| reshape_read(cx, v, &[lin], &[numel]))
 }
 
-/// Dropouts outside training, or with `p = 0`, are the identity; in training they are random
-/// and refused (as the interpreter refuses them).
-pub fn dropout(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
-    if cx.bool_or(node, "train", false)? && cx.float_or(node, "p", 0.5)? > 0.0 {
-        return Err(cx.err(node, "dropout in training mode is random; only train=False or p=0 lowers"));
-    }
-    reshape(cx, node, out, idx)
-}
-
 pub fn to_copy(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     let to = cx.meta(node.outputs[0])?.dtype;
     let r = reshape(cx, node, out, idx)?;

@@ -32,7 +32,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.glu.default").run(x::distance::glu),
     op("aten.prelu.default").run(x::distance::prelu),
     op("aten._prelu_kernel.default").run(x::distance::prelu),
-    op("aten.rrelu.default").run(x::distance::rrelu),
+    op("aten.rrelu.default").run(x::distance::rrelu).lower(K::Pointwise, l::random::rrelu).random_if("training", false),
     op("aten.block_diag.default").run(x::distance::block_diag).lower(K::Pointwise, l::layout::block_diag),
     op("aten.cartesian_prod.default").run(x::distance::cartesian_prod),
     op("aten.combinations.default").run(x::distance::combinations),
