@@ -8,9 +8,14 @@
 pub(crate) mod activation;
 pub(crate) mod attention;
 pub(crate) mod cat;
+pub(crate) mod distance;
 pub(crate) mod fill;
+pub(crate) mod gates;
 pub(crate) mod gather;
 pub(crate) mod linear;
+pub(crate) mod loss;
+pub(crate) mod margin;
+pub(crate) mod nll;
 pub(crate) mod norm;
 pub(crate) mod pool;
 pub(crate) mod softmax;
