@@ -55,11 +55,15 @@ pub fn cosine_similarity(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x2 = super::loss::cast(rw, x2, dtype)?;
     let mut normed = Vec::new();
     for x in [x1, x2] {
-        let n = vector_norm(rw, x, 2.0, d as i64, true)?;
+        // Zero-dim inputs (dim 0 or -1) have nothing to reduce: their norm is their magnitude.
+        let n = if rank == 0 { vector_norm0(rw, x, 2.0)? } else { vector_norm(rw, x, 2.0, d as i64, true)? };
         let n = rw.op("aten.clamp_min.default", vec![("self", A::T(n)), ("min", A::F(eps))])?;
         normed.push(bin(rw, "aten.div.Tensor", x, A::T(n))?);
     }
     let m = bin(rw, "aten.mul.Tensor", normed[0], A::T(normed[1]))?;
+    if rank == 0 {
+        return Ok(vec![m]);
+    }
     Ok(vec![rw.op("aten.sum.dim_IntList", vec![("self", A::T(m)), ("dim", A::Is(vec![d as i64])), ("keepdim", A::B(false))])?])
 }
 
