@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use super::{fallbacks, LowerError, OpKind};
 use crate::decomp::{self, Decomposition};
-use crate::ir::{Graph, NodeId};
+use crate::ir::{DType, Graph, NodeId};
 
 /// What plan output says about a node expanded for lowering.
 pub const EXPANDED_NOTE: &str = "expanded for lowering (no direct kernel)";
@@ -62,13 +62,19 @@ pub(super) fn expand(d: &Decomposition) -> Result<Lowerable, LowerError> {
 
 /// Takes out of `inlinable` every node read (through views) by a node of another fusion domain:
 /// a kernel standing for one node's eager call computes nothing of another's, so what crosses
-/// goes through memory, as between eager kernels.
+/// goes through memory, as between eager kernels. Within an expanded node's domain, a product
+/// of half precision is written out too: eager runs a composite body op by op, rounding every
+/// float16/bfloat16 intermediate, which a fused kernel (computing in float32) would not.
 pub(super) fn keep_within_domains(graph: &Graph, kinds: &[OpKind], domain: &[Option<NodeId>], inlinable: &mut HashSet<NodeId>) {
     let users = graph.users();
+    let half = |p: NodeId| graph.node(p).outputs.iter().any(|o| graph.value(*o).tensor().is_some_and(|t| matches!(t.dtype, DType::F16 | DType::BF16)));
     let crossing: Vec<NodeId> = inlinable
         .iter()
         .copied()
         .filter(|&p| {
+            if domain[p.index()].is_some() && half(p) {
+                return true;
+            }
             let mut stack: Vec<NodeId> = graph.node(p).outputs.iter().flat_map(|o| users[o.index()].iter().copied()).collect();
             let mut seen = HashSet::new();
             while let Some(u) = stack.pop() {
@@ -93,7 +99,7 @@ pub(super) fn keep_within_domains(graph: &Graph, kinds: &[OpKind], domain: &[Opt
 mod tests {
     use super::*;
     use crate::decomp::{decompose, Marks, Mode};
-    use crate::ir::{Arg, DType, Format, InputKind, Model, NamedArg, NodeMeta, TensorMeta, ValueId, ValueKind};
+    use crate::ir::{Arg, Format, InputKind, Model, NamedArg, NodeMeta, TensorMeta, ValueId, ValueKind};
     use crate::lower::{lower, LowerError, Step};
     use crate::sym::Expr;
 
