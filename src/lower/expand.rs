@@ -63,16 +63,18 @@ pub(super) fn expand(d: &Decomposition) -> Result<Lowerable, LowerError> {
 /// Takes out of `inlinable` every node read (through views) by a node of another fusion domain:
 /// a kernel standing for one node's eager call computes nothing of another's, so what crosses
 /// goes through memory, as between eager kernels. Within an expanded node's domain, a product
-/// of half precision is written out too: eager runs a composite body op by op, rounding every
-/// float16/bfloat16 intermediate, which a fused kernel (computing in float32) would not.
+/// of a dtype that kernels compute in a wider type (float16/bfloat16 in float32, the narrow
+/// integers in int64) is written out too: eager runs a composite body op by op, rounding or
+/// wrapping every intermediate in its dtype, which a fused kernel would not.
 pub(super) fn keep_within_domains(graph: &Graph, kinds: &[OpKind], domain: &[Option<NodeId>], inlinable: &mut HashSet<NodeId>) {
     let users = graph.users();
-    let half = |p: NodeId| graph.node(p).outputs.iter().any(|o| graph.value(*o).tensor().is_some_and(|t| matches!(t.dtype, DType::F16 | DType::BF16)));
+    let narrow = |t: &crate::ir::TensorMeta| matches!(t.dtype, DType::F16 | DType::BF16 | DType::U8 | DType::I8 | DType::I16 | DType::I32);
+    let rounds = |p: NodeId| graph.node(p).outputs.iter().any(|o| graph.value(*o).tensor().is_some_and(narrow));
     let crossing: Vec<NodeId> = inlinable
         .iter()
         .copied()
         .filter(|&p| {
-            if domain[p.index()].is_some() && half(p) {
+            if domain[p.index()].is_some() && rounds(p) {
                 return true;
             }
             let mut stack: Vec<NodeId> = graph.node(p).outputs.iter().flat_map(|o| users[o.index()].iter().copied()).collect();
