@@ -7,6 +7,8 @@ use crate::sym::Expr;
 
 pub(crate) type Out = Result<Vec<ValueKind>, InferError>;
 
+pub(crate) use super::loss::{class_loss, cosine_similarity, dropout_backward, glu, margin_loss, pairwise_distance, pointwise_loss, softmax_backward_data, target_shaped_loss, triplet_loss};
+
 /// Unary elementwise ops and others whose output is laid out like their first tensor input.
 pub(crate) fn same_as_input(a: &Args) -> Out {
     let x = first_tensor(a)?;

@@ -52,9 +52,12 @@ pub fn cosine_similarity(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let dim = rw.int("dim", Some(1))?;
     let d = norm_dim(dim, rank.max(1)).ok_or_else(|| RuleError::Arg { name: "dim".into(), message: format!("{dim} out of range for rank {rank}") })?;
     // Both broadcast first (`expand_outplace`), so `dim` names a dimension of each.
-    let shape = broadcast(rw, x1, x2)?;
-    let x1 = expand_to(rw, x1, &shape)?;
-    let x2 = expand_to(rw, x2, &shape)?;
+    let (x1, x2) = if rw.meta(x1)?.sizes == rw.meta(x2)?.sizes {
+        (x1, x2)
+    } else {
+        let shape = broadcast(rw, x1, x2)?;
+        (expand_to(rw, x1, &shape)?, expand_to(rw, x2, &shape)?)
+    };
     let x1 = super::loss::cast(rw, x1, dtype)?;
     let x2 = super::loss::cast(rw, x2, dtype)?;
     let mut normed = Vec::new();
