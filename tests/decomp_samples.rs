@@ -164,21 +164,21 @@ fn check_lite_flags_torchs_full_decomposition_of_unmarked_nodes() {
 
 #[test]
 fn an_op_with_no_rule_is_reported_and_kept_and_the_interpreter_names_what_it_lacks() {
-    // `glu` is decomposed by PyTorch's tables but has no rule here (nor, yet, an interpreter
-    // implementation: hardshrink, used before, now has one).
+    // `special_i0` is decomposed by PyTorch (an alias of `i0`) but has no rule here, nor an
+    // interpreter implementation (hardshrink and glu, used before, now have both).
     let bytes = common::edit_model_json("mlp.pt2", |v| {
-        v["graph_module"]["graph"]["nodes"][3]["target"] = serde_json::json!("torch.ops.aten.glu.default");
+        v["graph_module"]["graph"]["nodes"][3]["target"] = serde_json::json!("torch.ops.aten.special_i0.default");
     });
     let model = import::pt2::load_bytes("mlp-hardshrink.pt2", &bytes).unwrap();
     let g = &model.graphs[0];
     let d = decompose(g, Mode::Full, &Marks::default()).unwrap();
     let reported: Vec<&str> = d.no_rule.iter().map(|id| g.node(*id).target.as_str()).collect();
-    assert_eq!(reported, vec!["aten.glu.default"]);
-    assert!(d.graph.nodes.iter().any(|n| n.target == "aten.glu.default"), "kept, not dropped");
+    assert_eq!(reported, vec!["aten.special_i0.default"]);
+    assert!(d.graph.nodes.iter().any(|n| n.target == "aten.special_i0.default"), "kept, not dropped");
     let input = {
         let a = xpu_workbench::npy::read(&sample("mlp.in0.npy")).unwrap();
         xpu_workbench::exec::Tensor::from_le_bytes(a.dtype, &a.shape, &a.data).unwrap()
     };
     let err = xpu_workbench::exec::run(&model, &d.graph, &[input]).unwrap_err().to_string();
-    assert!(err.contains("aten.glu.default") && err.contains("relu"), "{err}");
+    assert!(err.contains("aten.special_i0.default") && err.contains("relu"), "{err}");
 }

@@ -110,8 +110,10 @@ fn align_columns(got: &Tensor, want: &Tensor) -> Result<Tensor, String> {
     Tensor::from_vec(s, out).ok_or("shape".to_string())?.cast(got.dtype()).map_err(|d| format!("cast to {d}"))
 }
 
-/// Per op: cases, how many pass in each backend, and the ATen targets its graphs call (what
-/// `xpu-workbench ops` attributes the counts to).
+/// Per op: cases, how many pass in each backend, the ATen targets its graphs call (what
+/// `xpu-workbench ops` attributes the counts to), and those of them that had no kernel and ran
+/// through OpenCL expanded through their decomposition, in a case that passed (what `ops` calls
+/// "via decomposition").
 #[derive(Serialize, Deserialize, Default, Clone, Debug, PartialEq)]
 struct Counts {
     cases: usize,
@@ -119,6 +121,8 @@ struct Counts {
     opencl: usize,
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     targets: std::collections::BTreeSet<String>,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    expanded: std::collections::BTreeSet<String>,
 }
 
 /// An archive's members by name.
@@ -262,12 +266,11 @@ fn panicked(p: Box<dyn std::any::Any + Send>) -> String {
     format!("PANIC: {msg}")
 }
 
-/// The interpreter's and OpenCL's outcomes, and whether the OpenCL plan ran a host step.
-fn run_case(
-    case: &Case,
-    files: &BTreeMap<String, Vec<u8>>,
-    dev: Option<&mut xpu_workbench::runtime::opencl::OpenClDevice>,
-) -> Result<(Outcome, Outcome, bool), String> {
+/// Both backends' outcomes, whether the OpenCL plan ran a host step, and the targets it
+/// expanded for lowering.
+type Outcomes = (Outcome, Outcome, bool, Vec<String>);
+
+fn run_case(case: &Case, files: &BTreeMap<String, Vec<u8>>, dev: Option<&mut xpu_workbench::runtime::opencl::OpenClDevice>) -> Result<Outcomes, String> {
     let k = case.case;
     let pt2 = files.get(&format!("{k}.pt2")).ok_or("no .pt2 in the archive")?;
     let name = format!("{}#{k}", case.file);
@@ -290,11 +293,13 @@ fn run_case(
     }))
     .unwrap_or_else(|p| Err(panicked(p)));
     let mut host_step = false;
+    let mut expanded = Vec::new();
     let opencl = match dev {
         None => Err("no OpenCL device".to_string()),
         Some(dev) => catch_unwind(AssertUnwindSafe(|| -> Outcome {
             let plan = lower::lower(&model, graph, Mode::None, &Marks::default()).map_err(|e| e.to_string())?;
             host_step = plan.host_steps() > 0;
+            expanded = plan.expanded.iter().map(|x| x.target.clone()).collect();
             let modules = compile_plan(&plan).map_err(|e| e.to_string())?;
             // Every module the case produced must validate, whatever the driver accepts.
             for m in modules.iter().flatten() {
@@ -308,7 +313,7 @@ fn run_case(
         }))
         .unwrap_or_else(|p| Err(panicked(p))),
     };
-    Ok((interp, opencl, host_step))
+    Ok((interp, opencl, host_step, expanded))
 }
 
 /// The first words of an error, to group failures by cause in the summary.
@@ -343,9 +348,9 @@ fn opinfo_samples_match_pytorch() {
             archive = Some((case.file.clone(), read_archive(&case.file)));
         }
         let files = &archive.as_ref().expect("archive").1;
-        let (interp, opencl, host_step) = match files.as_ref().map_err(String::clone).and_then(|files| run_case(case, files, dev.as_mut())) {
+        let (interp, opencl, host_step, expanded) = match files.as_ref().map_err(String::clone).and_then(|files| run_case(case, files, dev.as_mut())) {
             Ok(r) => r,
-            Err(e) => (Err(e.clone()), Err(e), false),
+            Err(e) => (Err(e.clone()), Err(e), false, Vec::new()),
         };
         host_step_passes += usize::from(host_step && opencl.is_ok());
         if matches!(case.check, Some(Check::Random { .. } | Check::Uninitialized)) {
@@ -357,6 +362,9 @@ fn opinfo_samples_match_pytorch() {
         let d = by_dtype.entry(case.dtype.clone()).or_default();
         c.cases += 1;
         c.targets.extend(case.targets.iter().filter(|t| !t.starts_with("_operator.") && !t.contains("_assert_")).cloned());
+        if opencl.is_ok() {
+            c.expanded.extend(expanded);
+        }
         d.cases += 1;
         for (backend, r) in [("interp", &interp), ("opencl", &opencl)] {
             match r {
@@ -388,7 +396,7 @@ fn opinfo_samples_match_pytorch() {
         cases: a.cases + c.cases,
         interp: a.interp + c.interp,
         opencl: a.opencl + c.opencl,
-        targets: Default::default(),
+        ..Default::default()
     });
     let pct = |n: usize| 100.0 * n as f64 / total.cases.max(1) as f64;
     println!("OpInfo cases from torch {} ({} ops, {} skipped at export):", index.torch, counts.len(), index.skipped.len());

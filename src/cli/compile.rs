@@ -43,13 +43,27 @@ fn plan_json(plan: &Plan, b: &Bindings) -> Value {
         .steps
         .iter()
         .filter_map(|s| {
-            let nodes: Vec<&str> = s.nodes().iter().map(|n| plan.graph.node(*n).name.as_str()).collect();
+            let nodes = plan.step_names(s);
             if let lower::Step::Host { node } = s {
                 // No kernel and no SPIR-V: the interpreter runs it on the host, in host time.
                 let target = &plan.graph.node(*node).target;
                 return Some(json!({"kind": s.kind(), "name": nodes.join("+"), "nodes": nodes, "target": target, "runs": s.describe(), "time": "host"}));
             }
             let k = s.kernel()?;
+            // Per node expanded for lowering that it computes part of: which of its products.
+            let mut expanded: Vec<(&lower::Expanded, Vec<&str>)> = Vec::new();
+            for n in s.nodes() {
+                let Some(x) = plan.expansion_of(n) else { continue };
+                let name = plan.graph.node(n).name.as_str();
+                match expanded.iter_mut().find(|(y, _)| std::ptr::eq(*y, x)) {
+                    Some((_, computes)) => computes.push(name),
+                    None => expanded.push((x, vec![name])),
+                }
+            }
+            let expanded: Vec<Value> = expanded
+                .into_iter()
+                .map(|(x, computes)| json!({"node": x.node, "target": x.target, "note": lower::EXPANDED_NOTE, "computes": computes}))
+                .collect();
             let args: Vec<Value> = k.params.iter().map(|p| json!({"expr": p.to_string(), "value": p.eval_int(b).ok()})).collect();
             let grid: Option<i64> = k.domain_sizes.iter().try_fold(1i64, |acc, d| d.eval_int(b).ok().map(|v| acc * v));
             let mut step = json!({
@@ -64,12 +78,21 @@ fn plan_json(plan: &Plan, b: &Bindings) -> Value {
                 "schedule": k.schedule,
                 "launch": crate::runtime::plan::launch_grid(k, b).ok().flatten(),
                 "spv": format!("{}.spv", k.name),
+                "expanded": expanded,
             });
             if let lower::Step::Sync { values, .. } = s {
                 step["runs"] = json!(s.describe());
                 step["binds"] = json!(values);
             }
             Some(step)
+        })
+        .collect();
+    let expanded: Vec<Value> = plan
+        .expanded
+        .iter()
+        .map(|x| {
+            let into: Vec<&str> = x.products.iter().map(|n| plan.graph.node(*n).target.as_str()).collect();
+            json!({"node": x.node, "target": x.target, "note": lower::EXPANDED_NOTE, "into": into})
         })
         .collect();
     json!({
@@ -79,6 +102,7 @@ fn plan_json(plan: &Plan, b: &Bindings) -> Value {
         "kernels": plan.kernel_count(),
         "sync_steps": plan.sync_steps(),
         "host_steps": plan.host_steps(),
+        "expanded": expanded,
         "steps": steps,
     })
 }
@@ -124,6 +148,9 @@ pub fn compile(file: &Path, mode: &str, marks: &[String], binds: &[String], emit
         return fail(EXIT_FAILED, &format!("{}: {e}", emit.display()));
     }
     println!("{} ({} mode) written to {}", plan_summary(&l.plan), l.plan.mode.name(), emit.display());
+    for x in &l.plan.expanded {
+        println!("  node `{}` ({}): {}, into {} ops", x.node, x.target, lower::EXPANDED_NOTE, x.products.len());
+    }
     ExitCode::SUCCESS
 }
 

@@ -7,6 +7,8 @@ use crate::sym::Expr;
 
 pub(crate) type Out = Result<Vec<ValueKind>, InferError>;
 
+pub(crate) use super::loss::{class_loss, cosine_similarity, dropout_backward, glu, margin_loss, pairwise_distance, pointwise_loss, softmax_backward_data, target_shaped_loss, triplet_loss};
+
 /// Unary elementwise ops and others whose output is laid out like their first tensor input.
 pub(crate) fn same_as_input(a: &Args) -> Out {
     let x = first_tensor(a)?;
@@ -24,7 +26,31 @@ pub(crate) fn where_(a: &Args) -> Out {
     let x = a.tensor("self")?;
     let y = a.tensor("other")?;
     let s = broadcast_shapes(&c.sizes, &x.sizes).and_then(|s| broadcast_shapes(&s, &y.sizes));
-    one(contiguous(x, x.dtype, s.map_err(|m| a.err(m))?))
+    one(contiguous(x, result_type(a, &["self", "other"])?, s.map_err(|m| a.err(m))?))
+}
+
+/// Unary math that makes integers float (`exp`, `log`, `sigmoid`, ...: PyTorch's
+/// INT_TO_FLOAT promotion): float inputs keep their dtype, the others become float32.
+pub(crate) fn float_unary(a: &Args) -> Out {
+    let x = first_tensor(a)?;
+    let dtype = if x.dtype.is_floating() { x.dtype } else { DType::F32 };
+    one(contiguous(x, dtype, x.sizes.clone()))
+}
+
+/// Comparisons of two operands (tensor or number): bool, broadcast.
+pub(crate) fn compare(a: &Args) -> Out {
+    let (like, sizes) = broadcast_operands(a, &["self", "other"])?;
+    one(contiguous(like, DType::Bool, sizes))
+}
+
+/// `gather(self, dim, index)`: `index`'s shape, `self`'s dtype.
+pub(crate) fn gather(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let i = a.tensor("index")?;
+    if i.sizes.len() != x.sizes.len() && !(x.sizes.len() <= 1 && i.sizes.len() <= 1) {
+        return Err(a.err(format!("index of rank {} for a rank-{} input", i.sizes.len(), x.sizes.len())));
+    }
+    one(contiguous(x, x.dtype, i.sizes.clone()))
 }
 
 pub(crate) fn addcmul(a: &Args) -> Out {
@@ -40,8 +66,15 @@ pub(crate) fn reduce(a: &Args) -> Out {
     let x = a.tensor("self")?;
     let keep = a.bool("keepdim", false)?;
     let dims = reduce_dims(a, x)?;
-    // `any` answers in bool, except that uint8 stays uint8 (PyTorch's legacy byte masks).
-    let dtype = if t == "aten.any.dim" && x.dtype != DType::U8 { DType::Bool } else { x.dtype };
+    let dtype = match a.get("dtype") {
+        Some(Arg::ScalarType(d)) => *d,
+        // `any` answers in bool, except that uint8 stays uint8 (PyTorch's legacy byte masks).
+        _ if t == "aten.any.dim" && x.dtype == DType::U8 => x.dtype,
+        _ if t.starts_with("aten.any.") || t.starts_with("aten.all.") => DType::Bool,
+        // Sums of bools and integers are int64, as in PyTorch.
+        _ if t.starts_with("aten.sum.") && !x.dtype.is_floating() => DType::I64,
+        _ => x.dtype,
+    };
     one(contiguous(x, dtype, reduced(&x.sizes, &dims, keep)))
 }
 
@@ -616,14 +649,51 @@ fn first_tensor<'a>(a: &Args<'a>) -> Result<&'a TensorMeta, InferError> {
     Err(a.err("missing tensor argument `self`"))
 }
 
-/// Elementwise binary ops: broadcast `self` with `other` (a tensor or a scalar).
+/// Elementwise binary ops: `self` broadcast with `other` (either may be a Python number;
+/// `pow`'s is `exponent`), in their promoted dtype; true division makes integers float.
 pub(crate) fn binary(a: &Args) -> Out {
-    let x = a.tensor("self")?;
-    let sizes = match a.get("other") {
-        Some(Arg::Tensor(_)) => broadcast_shapes(&x.sizes, &a.tensor("other")?.sizes).map_err(|m| a.err(m))?,
-        _ => x.sizes.clone(),
-    };
-    one(contiguous(x, x.dtype, sizes))
+    let names: &[&str] = if a.get("exponent").is_some() { &["self", "exponent"] } else { &["self", "other"] };
+    let (like, sizes) = broadcast_operands(a, names)?;
+    let mut dtype = result_type(a, names)?;
+    let true_div = a.target.starts_with("aten.div.") && !matches!(a.get("rounding_mode"), Some(Arg::String(_)));
+    if true_div && !dtype.is_floating() {
+        dtype = DType::F32;
+    }
+    one(contiguous(like, dtype, sizes))
+}
+
+/// The tensor operands among `names` broadcast together, and the first of them (whose device
+/// the result takes).
+fn broadcast_operands<'a>(a: &Args<'a>, names: &[&str]) -> Result<(&'a TensorMeta, Vec<Expr>), InferError> {
+    let mut like = None;
+    let mut sizes: Vec<Expr> = Vec::new();
+    for n in names {
+        if let Some(Arg::Tensor(_)) = a.get(n) {
+            let t = a.tensor(n)?;
+            sizes = broadcast_shapes(&sizes, &t.sizes).map_err(|m| a.err(m))?;
+            like.get_or_insert(t);
+        }
+    }
+    Ok((like.ok_or_else(|| a.err("no tensor operand"))?, sizes))
+}
+
+/// `torch.result_type` of the operands `names` (tensors, or Python numbers).
+fn result_type(a: &Args, names: &[&str]) -> Result<DType, InferError> {
+    use crate::exec::ops::pointwise::{result_dtype, Rank};
+    let mut kinds = Vec::new();
+    for n in names {
+        kinds.push(match a.get(n) {
+            Some(Arg::Tensor(_)) => {
+                let t = a.tensor(n)?;
+                (t.dtype, if t.sizes.is_empty() { Rank::ZeroDim } else { Rank::Dim })
+            }
+            Some(Arg::Int(_)) | Some(Arg::SymInt(_)) => (DType::I64, Rank::Number),
+            Some(Arg::Float(_)) => (DType::F32, Rank::Number),
+            Some(Arg::Bool(_)) => (DType::Bool, Rank::Number),
+            _ => continue,
+        });
+    }
+    result_dtype(&kinds).map_err(|e| a.err(format!("{e:?}")))
 }
 
 fn reduce_dims(a: &Args, x: &TensorMeta) -> Result<Vec<usize>, InferError> {

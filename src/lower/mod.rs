@@ -20,8 +20,12 @@
 //! registry: LAPACK-backed linear algebra) with no kernel lowering runs as a [`Step::Host`]
 //! through the interpreter. Nothing else falls back to the host: any other op without a kernel
 //! lowering fails to lower.
+//!
+//! A node whose op has no kernel lowering but a decomposition rule is expanded first and its
+//! products lowered ([`expand`]), in every mode; the plan attributes their kernels to it.
 
 mod ctx;
+mod expand;
 pub mod kernel;
 pub mod ops;
 pub mod rng;
@@ -36,6 +40,7 @@ use crate::decomp::{self, DecompError, Decomposition, Marks, Mode};
 use crate::ir::{Arg, DType, Graph, Model, NodeId, TensorMeta, ValueId, ValueKind};
 use ctx::Ctx;
 use kernel::{Access, KernelBuilder, KernelError, Store, VarId};
+pub use expand::{Expanded, EXPANDED_NOTE};
 pub use kernel::Kernel;
 pub use ops::OpKind;
 
@@ -104,14 +109,42 @@ impl Step {
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub mode: Mode,
+    /// The decomposed graph, with the nodes that had no kernel lowering expanded.
     pub graph: Graph,
     pub steps: Vec<Step>,
     /// Conditions the compiled kernels assume (the model's guards and symbol ranges): a binding
     /// that flips one needs a new plan; any other binding reuses every binary.
     pub guards: Vec<String>,
+    /// The nodes expanded for lowering (no direct kernel), in graph order.
+    pub expanded: Vec<Expanded>,
+    /// Per node of `graph`: its entry in `expanded`, if it is a product of one.
+    expansion: Vec<Option<usize>>,
 }
 
 impl Plan {
+    /// The node that kernels computing node `n` of `graph` are attributed to: `n` itself, or the
+    /// node whose expansion emitted it (the user's node, in mode `none`).
+    pub fn attributed(&self, n: NodeId) -> &str {
+        self.expansion_of(n).map_or(self.graph.node(n).name.as_str(), |x| x.node.as_str())
+    }
+
+    /// The expanded node that node `n` of `graph` is a product of, if any.
+    pub fn expansion_of(&self, n: NodeId) -> Option<&Expanded> {
+        self.expansion.get(n.index()).copied().flatten().and_then(|i| self.expanded.get(i))
+    }
+
+    /// The nodes `step` is attributed to ([`Self::attributed`]), in order, each once.
+    pub fn step_names(&self, step: &Step) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for n in step.nodes() {
+            let name = self.attributed(n);
+            if !names.iter().any(|m| m == name) {
+                names.push(name.to_string());
+            }
+        }
+        names
+    }
+
     pub fn kernels(&self) -> impl Iterator<Item = &Kernel> {
         self.steps.iter().filter_map(Step::kernel)
     }
@@ -138,6 +171,9 @@ pub enum LowerError {
     Decomp(#[from] DecompError),
     #[error("node `{node}`: no kernel lowering for `{target}`")]
     NoLowering { node: String, target: String },
+    /// It has a decomposition, but expanding it did not give ops that all lower.
+    #[error("node `{node}`: no kernel lowering for `{target}`, and {why}")]
+    NotExpanded { node: String, target: String, why: String },
     #[error("no kernel lowering for {} ops the graph needs: {}", .0.len(), crate::coverage::describe(.0))]
     NoLowerings(Vec<crate::coverage::MissingOp>),
     #[error("node `{node}` ({target}): {message}")]
@@ -205,14 +241,19 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     } else {
         d
     };
-    let graph = &d.graph;
-    let fallback = fallbacks(d);
-    let mut missing = crate::coverage::missing_in_kernels(graph);
+    let lowerable = expand::expand(d)?;
+    let graph = &lowerable.ex.graph;
+    let fallback = &lowerable.fallback;
+    let mut missing = crate::coverage::missing_after_expansion(&d.graph, &lowerable.ex, |n| n);
     if missing.len() > 1 || missing.first().is_some_and(|m| m.nodes.len() > 1) {
         return Err(LowerError::NoLowerings(missing));
     }
     if let Some(m) = missing.pop() {
-        return Err(LowerError::NoLowering { node: m.nodes[0].clone(), target: m.target });
+        let (node, target) = (m.nodes[0].clone(), m.target);
+        return Err(match m.why.is_empty() {
+            true => LowerError::NoLowering { node, target },
+            false => LowerError::NotExpanded { node, target, why: m.why.join("; ") },
+        });
     }
     let host: Vec<bool> = graph.nodes.iter().map(|n| crate::ops::host_fallback(&n.target)).collect();
     // A host step reads its inputs from memory and writes its outputs there: for fusion it is
@@ -241,14 +282,15 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
         .collect();
     // A size kernel reads its node's operands from memory, as heavy kernels do.
     let reads_memory: Vec<bool> = (0..graph.nodes.len()).map(|i| kinds[i] == OpKind::Heavy || !defined[i].is_empty()).collect();
-    realize_heavy_operands(graph, &reads_memory, &fallback, &mut inlinable);
-    fuse_matmul_epilogues(graph, &kinds, &fallback, &users, &outputs, &mut inlinable);
+    realize_heavy_operands(graph, &reads_memory, fallback, &mut inlinable);
+    fuse_matmul_epilogues(graph, &kinds, fallback, &users, &outputs, &mut inlinable);
+    expand::keep_within_domains(graph, &kinds, &lowerable.domain, &mut inlinable);
     // A matrix product computed inside a kernel that does not get the tiled schedule is a
     // serial dot product per read: per output element, twice where the epilogue reads it at
     // two places (a rotary embedding's `rotate_half`), once per statistics pass and again per
     // output where a norm follows it. Such products get their own (tiled) kernel instead, and
     // the plan is built again without them inlined.
-    let nodes = NodeKinds { kinds: &kinds, fallback: &fallback, host: &host, defined: &defined };
+    let nodes = NodeKinds { kinds: &kinds, fallback, host: &host, defined: &defined, expansion: &lowerable.expansion, expanded: &lowerable.expanded };
     let (steps, plan_graph) = loop {
         let (steps, plan_graph, untiled) = build_steps(graph, &nodes, &inlinable, &needed)?;
         if untiled.is_empty() {
@@ -260,7 +302,8 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     };
     let mut guards: Vec<String> = model.symbols.iter().map(|s| format!("{} in {}", s.name, s.range)).collect();
     guards.extend(model.guards.iter().map(|g| g.source.clone()));
-    Ok(Plan { mode: d.mode, graph: plan_graph, steps, guards })
+    let expand::Lowerable { expanded, expansion, .. } = lowerable;
+    Ok(Plan { mode: d.mode, graph: plan_graph, steps, guards, expanded, expansion })
 }
 
 /// What lowering decided per node before building kernels: its kind, whether it runs as an
@@ -270,6 +313,9 @@ struct NodeKinds<'a> {
     fallback: &'a [bool],
     host: &'a [bool],
     defined: &'a [Vec<String>],
+    /// Per node: its entry in `expanded` if it is a product of an expansion.
+    expansion: &'a [Option<usize>],
+    expanded: &'a [Expanded],
 }
 
 /// The steps of a plan (and its graph, with the size kernels' outputs) with `inlinable`
@@ -281,7 +327,7 @@ fn build_steps(
     inlinable: &HashSet<NodeId>,
     needed: &dyn Fn(ValueId) -> bool,
 ) -> Result<(Vec<Step>, Graph, Vec<NodeId>), LowerError> {
-    let NodeKinds { kinds, fallback, host, defined } = *nodes;
+    let NodeKinds { kinds, fallback, host, defined, expansion, expanded } = *nodes;
     let outputs: HashSet<ValueId> = graph.outputs.iter().filter_map(Arg::as_tensor).collect();
     let mut materialized: HashSet<ValueId> = graph.inputs.iter().map(|(v, _)| *v).collect();
     for (i, node) in graph.nodes.iter().enumerate() {
@@ -316,9 +362,12 @@ fn build_steps(
     let mut untiled = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         let id = NodeId(i as u32);
-        let at = |e: LowerError| match e {
-            e @ (LowerError::Unsupported { .. } | LowerError::NoLowering { .. } | LowerError::NoLowerings(_)) => e,
-            e => LowerError::At { node: node.name.clone(), target: node.target.clone(), source: Box::new(e) },
+        // A product of an expansion is the user's node to the user: its errors say so.
+        let expanded_from = expansion[i].map(|x| &expanded[x]);
+        let at = |e: LowerError| match (e, expanded_from) {
+            (e, Some(x)) => LowerError::At { node: x.node.clone(), target: format!("{}, {EXPANDED_NOTE}", x.target), source: Box::new(e) },
+            (e @ (LowerError::Unsupported { .. } | LowerError::NoLowering { .. } | LowerError::NoLowerings(_)), None) => e,
+            (e, None) => LowerError::At { node: node.name.clone(), target: node.target.clone(), source: Box::new(e) },
         };
         if host[i] {
             steps.push(Step::Host { node: id });

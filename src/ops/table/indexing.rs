@@ -4,7 +4,7 @@ use super::prelude::*;
 
 #[rustfmt::skip]
 pub(super) const OPS: &[OpDef] = &[
-    op("aten.gather.default").run(x::index::gather).lower(K::Pointwise, l::math::gather).keep(),
+    op("aten.gather.default").run(x::index::gather).lower(K::Pointwise, l::math::gather).keep().meta(m::gather),
     op("aten.take_along_dim.default").run(x::index::take_along_dim).lower(K::Pointwise, l::index::take_along_dim),
     op("aten.take.default").run(x::index::take).lower(K::Pointwise, l::index::take),
     op("aten.scatter.src").run(x::index::scatter).lower(K::Heavy, l::scatter::scatter),

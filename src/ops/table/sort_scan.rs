@@ -35,6 +35,6 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.resize_as_.default").run(x::unique::resize_as_).lower(K::View, l::view::resize),
     op("aten.resize.default").run(x::unique::resize_).lower(K::View, l::view::resize),
     op("aten.resize_as.default").run(x::unique::resize_as_).lower(K::View, l::view::resize),
-    op("aten.native_dropout_backward.default").run(x::unique::native_dropout_backward).lower(K::Pointwise, l::dropout::native_dropout_backward),
-    op("aten._softmax_backward_data.default").run(x::unique::softmax_backward_data),
+    op("aten.native_dropout_backward.default").run(x::unique::native_dropout_backward).lower(K::Pointwise, l::dropout::native_dropout_backward).core(r::gates::native_dropout_backward).meta(m::dropout_backward),
+    op("aten._softmax_backward_data.default").run(x::unique::softmax_backward_data).core(r::gates::softmax_backward_data).meta(m::softmax_backward_data),
 ];
