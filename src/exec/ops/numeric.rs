@@ -109,11 +109,52 @@ fn gradient_along(f: &F, d: usize, h: f64, edge_order: i64) -> OpResult<F> {
     Ok(F::new(f.shape.clone(), v))
 }
 
-/// `gradient.scalarint`, `.scalararray`, `.scalarrayint`, `.scalarrayarray`, `.array`:
-/// one tensor per differentiated dim.
+/// Second-order differences on samples at coordinates `c` along `d`: inside, the weights of
+/// the neighbours follow from the spacings before and after each sample; at the edges first-
+/// or second-order one-sided differences, as ATen's `gradient_helper` computes them.
+fn gradient_along_coords(f: &F, d: usize, c: &[f64], edge_order: i64) -> OpResult<F> {
+    let (outer, len, inner) = around(&f.shape, d);
+    if len < edge_order as usize + 1 {
+        return shape_err(format!("gradient needs at least {} samples along dim {d}, got {len}", edge_order + 1));
+    }
+    if c.len() != len {
+        return shape_err(format!("{} coordinates for {len} samples along dim {d}", c.len()));
+    }
+    let h: Vec<f64> = c.windows(2).map(|w| w[1] - w[0]).collect();
+    let mut v = vec![0.0; f.v.len()];
+    for o in 0..outer {
+        for k in 0..inner {
+            let at = |i: usize| (o * len + i) * inner + k;
+            let y = |i: usize| f.v[at(i)];
+            for i in 1..len - 1 {
+                let (d1, d2) = (h[i - 1], h[i]);
+                let a = -d2 / (d1 * (d1 + d2));
+                let b = (d2 - d1) / (d1 * d2);
+                let cc = d1 / (d2 * (d1 + d2));
+                v[at(i)] = a * y(i - 1) + b * y(i) + cc * y(i + 1);
+            }
+            let n = len - 1;
+            if edge_order == 1 {
+                v[at(0)] = (y(1) - y(0)) / h[0];
+                v[at(n)] = (y(n) - y(n - 1)) / h[n - 1];
+            } else {
+                let (h0, h1) = (h[0], h[1]);
+                let (a, b, cc) = (-(2.0 * h0 + h1) / (h0 * (h0 + h1)), (h0 + h1) / (h0 * h1), -h0 / (h1 * (h0 + h1)));
+                v[at(0)] = a * y(0) + b * y(1) + cc * y(2);
+                let (hl, hm) = (h[n - 1], h[n - 2]);
+                let (a, b, cc) = (hl / (hm * (hl + hm)), -(hl + hm) / (hl * hm), (2.0 * hl + hm) / (hl * (hl + hm)));
+                v[at(n)] = a * y(n - 2) + b * y(n - 1) + cc * y(n);
+            }
+        }
+    }
+    Ok(F::new(f.shape.clone(), v))
+}
+
+/// `gradient.scalarint`, `.scalararray`, `.scalarrayint`, `.scalarrayarray`, `.array` (uniform
+/// spacings) and `.tensorarrayint`, `.tensorarray` (coordinates): one tensor per
+/// differentiated dim.
 pub fn gradient(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let x = cx.tensor("self")?;
-    let dtype = float_type(&[x])?;
     let f = F::of(x);
     let edge = cx.int_or("edge_order", 1)?;
     if !(1..=2).contains(&edge) {
@@ -123,6 +164,22 @@ pub fn gradient(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         Some(ds) => ds.iter().map(|&d| wrap_dim(d, f.shape.len())).collect::<OpResult<_>>()?,
         None => (0..f.shape.len()).collect(),
     };
+    if let Some(crate::ir::Arg::Tensors(_)) = cx.arg("spacing") {
+        let coords = cx.tensors("spacing")?;
+        if coords.len() != dims.len() {
+            return shape_err(format!("{} coordinate tensors for {} dims", coords.len(), dims.len()));
+        }
+        let mut all = vec![x];
+        all.extend(coords.iter().copied());
+        let dtype = float_type(&all)?;
+        let out = dims
+            .iter()
+            .zip(&coords)
+            .map(|(&d, c)| gradient_along_coords(&f, d, &c.to_f64_vec(), edge)?.to(dtype))
+            .collect::<OpResult<Vec<_>>>()?;
+        return many(out);
+    }
+    let dtype = float_type(&[x])?;
     let spacing: Vec<f64> = match cx.arg("spacing") {
         None => vec![1.0; dims.len()],
         Some(crate::ir::Arg::Floats(v)) => v.clone(),
