@@ -7,6 +7,11 @@ use crate::sym::Expr;
 
 pub(crate) type Out = Result<Vec<ValueKind>, InferError>;
 
+pub(crate) use super::promote::{binary, compare, lerp};
+pub(crate) use super::select::{
+    diagonal, diff, dot, eye, gather, inv_ex, like_input, like_matrix, linalg_solve, scan, searchsorted, sort, stack, svdvals,
+};
+
 /// Unary elementwise ops and others whose output is laid out like their first tensor input.
 pub(crate) fn same_as_input(a: &Args) -> Out {
     let x = first_tensor(a)?;
@@ -40,7 +45,13 @@ pub(crate) fn reduce(a: &Args) -> Out {
     let x = a.tensor("self")?;
     let keep = a.bool("keepdim", false)?;
     let dims = reduce_dims(a, x)?;
-    let dtype = if t == "aten.any.dim" { DType::Bool } else { x.dtype };
+    let dtype = match a.get("dtype") {
+        Some(Arg::ScalarType(d)) => *d,
+        _ if t.starts_with("aten.any.") || t.starts_with("aten.all.") => DType::Bool,
+        // `sum` accumulates integers and bools in int64.
+        _ if t.starts_with("aten.sum.") && !x.dtype.is_floating() => DType::I64,
+        _ => x.dtype,
+    };
     one(contiguous(x, dtype, reduced(&x.sizes, &dims, keep)))
 }
 
@@ -584,6 +595,15 @@ fn slice_extent(a: &Args, n: &Expr, step: i64) -> Result<(Expr, Expr), InferErro
             Ok((Expr::int(s), Expr::int(((e - s).max(0) + step - 1) / step)))
         }
         None if start >= 0 && end == i64::MAX => Ok((Expr::int(start), ceil_div(Expr::sub(n.clone(), Expr::int(start))))),
+        // Bounds counted from the end (`x[:-1]`, `x[-2:]`): exact when the size covers both
+        // bounds, which tracing a slice of a dynamic dim guards (as export does) and the ops
+        // that slice this way require of their sample counts.
+        None if (start < 0 && (end < 0 || end == i64::MAX)) || (start >= 0 && end < 0) => {
+            let at = |i: i64| if i < 0 { Expr::add(n.clone(), Expr::int(i)) } else { Expr::int(i) };
+            let s = at(start);
+            let e = if end == i64::MAX { n.clone() } else { at(end) };
+            Ok((s.clone(), ceil_div(Expr::sub(e, s))))
+        }
         None => Err(a.err(format!("slice [{start}:{end}] of a dynamic dim `{n}` needs its range to clamp"))),
     }
 }
@@ -612,16 +632,6 @@ fn first_tensor<'a>(a: &Args<'a>) -> Result<&'a TensorMeta, InferError> {
         }
     }
     Err(a.err("missing tensor argument `self`"))
-}
-
-/// Elementwise binary ops: broadcast `self` with `other` (a tensor or a scalar).
-pub(crate) fn binary(a: &Args) -> Out {
-    let x = a.tensor("self")?;
-    let sizes = match a.get("other") {
-        Some(Arg::Tensor(_)) => broadcast_shapes(&x.sizes, &a.tensor("other")?.sizes).map_err(|m| a.err(m))?,
-        _ => x.sizes.clone(),
-    };
-    one(contiguous(x, x.dtype, sizes))
 }
 
 fn reduce_dims(a: &Args, x: &TensorMeta) -> Result<Vec<usize>, InferError> {

@@ -34,6 +34,6 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten._prelu_kernel.default").run(x::distance::prelu),
     op("aten.rrelu.default").run(x::distance::rrelu),
     op("aten.block_diag.default").run(x::distance::block_diag).lower(K::Pointwise, l::layout::block_diag),
-    op("aten.cartesian_prod.default").run(x::distance::cartesian_prod),
-    op("aten.combinations.default").run(x::distance::combinations),
+    op("aten.cartesian_prod.default").run(x::distance::cartesian_prod).core(r::combine::cartesian_prod),
+    op("aten.combinations.default").run(x::distance::combinations).core(r::combine::combinations),
 ];
