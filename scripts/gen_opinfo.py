@@ -3,12 +3,16 @@
 
     python3 scripts/gen_opinfo.py [OUTDIR] [--only=NAME,NAME] [--shard=I/N]
     python3 scripts/gen_opinfo.py --mark=tests/data/opinfo/index.json   (re-derive `check` only)
+    python3 scripts/gen_opinfo.py DIR --pick=others --seed=1   (a held-out set: see below)
 
 OUTDIR defaults to tests/data/opinfo. For every OpInfo of
 torch.testing._internal.common_methods_invocations.op_db (plus EXTRA below: ops that real graphs
 contain but op_db does not test directly) and each dtype of DTYPES the OpInfo supports on CPU, a
 few of its sample inputs (float32: the first, the smallest, the highest-rank; other dtypes: the
-first) become one case each:
+first) become one case each. `--pick=others` takes, per dtype, up to three small samples the
+default pick does not (the second, the middle and the last), and `--seed=S` seeds the sample
+generator differently: a held-out set to run with `OPINFO_DIR=DIR cargo test --test opinfo`,
+cases nobody tuned the code on:
 
   OUTDIR/<op>.zip.gz     one archive per op (a stored zip, gzipped), holding for case K
       K.pt2              torch.export.export() of a module calling the op on the sample's
@@ -19,6 +23,11 @@ first) become one case each:
   OUTDIR/index.json      every case: op, variant, dtype, aten targets of the graph,
                          input/output dtypes and shapes, tolerances (PyTorch's assert_close
                          defaults per dtype); and every case that could not be made, with why.
+
+Ops made with `every=True` (scripts/opinfo_core_aten.py: Core ATen ops that op_db never calls
+directly, backward ops among them) turn every sample into a case. With --only, the committed
+OUTDIR/index.json is updated in place: the named ops' entries are replaced, every other entry is
+written back as it was.
 
 Cases whose outputs differ between two eager runs, complex dtypes and ops with no function variant
 are recorded as skipped, not silently dropped. Random ops that OpInfo seeds itself (so two eager
@@ -47,21 +56,30 @@ import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
 
 warnings.filterwarnings("ignore")
-torch.manual_seed(0)
 
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 OUT = ARGS[0] if ARGS else "tests/data/opinfo"
 ONLY = None
 SHARD = (0, 1)
+PICK = "default"
+SEED = 0
 for a in sys.argv[1:]:
+    if a.startswith("--pick="):
+        PICK = a.split("=", 1)[1]
+    if a.startswith("--seed="):
+        SEED = int(a.split("=", 1)[1])
     if a.startswith("--only="):
         ONLY = set(a.split("=", 1)[1].split(","))
     if a.startswith("--shard="):
         i, n = a.split("=", 1)[1].split("/")
         SHARD = (int(i), int(n))
 
+torch.manual_seed(SEED)
 from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
 from torch.testing._internal.opinfo.core import OpInfo, SampleInput  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from opinfo_core_aten import core_aten_ops  # noqa: E402
 
 # (dtype, how many samples). float32 is the default dtype users meet most: more samples.
 DTYPES = [
@@ -89,10 +107,12 @@ def extra_ops():
     """Non-core ops that export leaves in real graphs and op_db does not cover as such."""
     T = lambda *s, dtype=torch.float32: torch.randn(*s).to(dtype)  # noqa: E731
 
-    def mk(name, fn, samples, dtypes=(torch.float32,)):
+    def mk(name, fn, samples, dtypes=(torch.float32,), every=False):
         def sample_inputs(op, device, dtype, requires_grad=False, **kw):
             for s in samples(dtype):
                 yield s
+        if every:
+            EVERY_SAMPLE.add(name)
         return OpInfo(name, op=fn, dtypes=dtypes, sample_inputs_func=sample_inputs)
 
     ints = lambda lo, hi, *s: torch.randint(lo, hi, s)  # noqa: E731
@@ -128,7 +148,12 @@ def extra_ops():
            lambda d: [SampleInput(T(3, 4), args=(torch.rand(3, 4) > 0.5,))]),
         mk("x_tril_mask", lambda x: torch.ones(x.shape[-1], x.shape[-1], dtype=torch.bool).tril() & (x > 0),
            lambda d: [SampleInput(T(4, 4))]),
-    ]
+    ] + core_aten_ops(mk, T, ints)
+
+
+# Names of ops whose every sample becomes a case (the samples are a test matrix written for
+# them: strides, paddings, groups, output masks), not only pick()'s first/smallest/highest-rank.
+EVERY_SAMPLE = set()
 
 
 # Random samplers by target: their support from the node's named arguments as
@@ -312,6 +337,19 @@ def pick(samples, n):
     return [(i, samples[i]) for i in out[:n]]
 
 
+def pick_others(samples, n):
+    """Up to three small samples `pick` leaves out: the second, the middle and the last."""
+    taken = {i for i, _ in pick(samples, n)}
+    def numel(s):
+        return sum(t.numel() for t in tree_flatten((s.input, s.args, s.kwargs))[0] if isinstance(t, torch.Tensor))
+    rest = [i for i in range(len(samples)) if i not in taken and numel(samples[i]) <= MAX_NUMEL]
+    out = []
+    for i in (rest[:1] + rest[len(rest) // 2:len(rest) // 2 + 1] + rest[-1:]):
+        if i not in out:
+            out.append(i)
+    return [(i, samples[i]) for i in out]
+
+
 def outputs_of(fn, leaves, spec, tensor_idx, ts, clone=True):
     ls = list(leaves)
     for i, t in zip(tensor_idx, ts):
@@ -409,7 +447,11 @@ def main():
                 signal.alarm(0)
                 index["skipped"].append({"op": name, "dtype": dtype_name(dtype), "why": f"sample_inputs: {type(e).__name__}: {str(e)[:200]}"})
                 continue
-            for si, s in pick(samples, n):
+            if name in EVERY_SAMPLE:
+                chosen = list(enumerate(samples))
+            else:
+                chosen = pick_others(samples, n) if PICK == "others" else pick(samples, n)
+            for si, s in chosen:
                 rec = {"op": name, "opinfo": op.name, "sample": si, "dtype": dtype_name(dtype)}
                 try:
                     signal.alarm(30)
@@ -456,8 +498,18 @@ def main():
             with open(os.path.join(OUT, f"{fname}.zip.gz"), "wb") as f:
                 f.write(gzip.compress(raw.getvalue(), 9, mtime=0))
         print(f"{name}: {n_case} cases", flush=True)
+    if ONLY and SHARD[1] == 1 and os.path.exists(index_path):
+        index = merged(json.load(open(index_path)), index)
     with open(index_path, "w") as f:
         json.dump(index, f, indent=0)
+
+
+def merged(old, new):
+    """`old` (the committed index) with the cases and skips of the ops `new` regenerated
+    replaced by `new`'s, appended after the others: every other entry stays as it was."""
+    redone = {c["op"] for c in new["cases"] + new["skipped"]}
+    keep = lambda entries: [e for e in entries if e.get("op") not in redone]  # noqa: E731
+    return {"torch": old["torch"], "cases": keep(old["cases"]) + new["cases"], "skipped": keep(old["skipped"]) + new["skipped"]}
 
 
 if __name__ == "__main__":

@@ -248,6 +248,9 @@ impl Device for NoMemory {
     fn build(&mut self, _: &str, _: &[u32]) -> Result<ProgramId, RuntimeError> {
         Ok(ProgramId(1))
     }
+    fn release(&mut self, _: ProgramId) -> Result<(), RuntimeError> {
+        Ok(())
+    }
     fn launch(&mut self, _: ProgramId, _: &str, _: &[KernelArg], _: [usize; 3], _: Option<[usize; 3]>) -> Result<EventId, RuntimeError> {
         Ok(EventId(1))
     }

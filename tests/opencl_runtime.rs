@@ -153,6 +153,28 @@ fn vec_add_matches_the_cpu_for_sizes_that_are_not_whole_work_groups() {
     }
 }
 
+/// A released program is gone: launching it or releasing it again is an error naming it, and
+/// building the same module again works (a session that runs thousands of plans, like the
+/// OpInfo test, releases each one's programs instead of holding every driver binary).
+#[test]
+fn a_released_program_cannot_be_launched_or_released_twice() {
+    let Some(mut device) = open_device() else {
+        return;
+    };
+    let Some(spirv) = assemble("vec_add") else {
+        return;
+    };
+    let program = device.build("vec_add", &spirv).expect("vec_add builds");
+    device.release(program).expect("release");
+    let again = device.release(program).unwrap_err().to_string();
+    assert!(again.contains("not a live program"), "{again}");
+    let buffer = device.alloc(16).unwrap();
+    let args = [KernelArg::Buffer(buffer), KernelArg::Buffer(buffer), KernelArg::Buffer(buffer), KernelArg::I64(4)];
+    assert!(device.launch(program, "add", &args, [4, 1, 1], None).is_err());
+    device.free(buffer).unwrap();
+    run_vec_add(&mut device, 100, None);
+}
+
 #[test]
 fn launches_carry_ordered_non_zero_device_timestamps() {
     let Some(mut device) = open_device() else {

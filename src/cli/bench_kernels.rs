@@ -307,6 +307,7 @@ fn time_kernel(dev: &mut OpenClDevice, kernel: &Kernel, module: &spirv::SpirvMod
     for id in held {
         dev.free(id)?;
     }
+    dev.release(program)?;
     let fastest = times.iter().min().copied().unwrap_or_default();
     Ok((median(&mut times).as_nanos() as u64, fastest.as_nanos() as u64, moved))
 }

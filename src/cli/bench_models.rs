@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::decomp::{Marks, Mode};
 use crate::ir::Model;
 use crate::runtime::{open, pick_backend, probe_all, Backend, Device};
-use crate::runtime::plan::{build_modules, compile_plan, run_built};
+use crate::runtime::plan::{build_modules, compile_plan, release_modules, run_built};
 use crate::shapes::resolve_bindings;
 
 /// The committed zoo (`samples/zoo/torch-2.15`).
@@ -100,6 +100,7 @@ fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
                     times.push(run.total_device_ns);
                 }
             }
+            release_modules(dev, &programs).map_err(|e| e.to_string())?;
             times.sort_unstable();
             let median = times[times.len() / 2];
             medians.push(median);

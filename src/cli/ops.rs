@@ -71,6 +71,17 @@ fn rows(results: &Results) -> BTreeMap<String, Row> {
             (false, false) => "—",
         };
     }
+    // An in-place or out= overload without an entry of its own runs as its functional op (the
+    // interpreter and the lowering functionalize first), so it has that op's implementations.
+    for (t, r) in rows.iter_mut() {
+        if crate::ops::get(t).is_some() {
+            continue;
+        }
+        if let Some(f) = crate::decomp::functionalize::functional_target(t).and_then(|f| crate::ops::get(&f)) {
+            r.interp = f.run.is_some();
+            r.kernel = f.lower.is_some();
+        }
+    }
     for (op, c) in &results.ops {
         for t in &c.targets {
             let r = rows.entry(t.clone()).or_default();
@@ -139,6 +150,7 @@ fn markdown(results: &Results, rows: &BTreeMap<String, Row>) -> String {
     let _ = writeln!(
         s,
         "- \"fallback\" in the kernel column: linear algebra Inductor never lowers (it calls ATen's LAPACK-backed kernels); the reference interpreter implements them (in f64), no kernel is expected.\n\
+         - An in-place or out= overload (`atan2.out`) runs as its functional op after functionalization, so its interpreter and kernel columns are that op's.\n\
          - \"torch kernels\": the backends PyTorch {} itself has a kernel for (op registry, `xpu-workbench backends --op NAME`); \
          \"composite\" where it only has a CompositeImplicitAutograd body, which tracing expands on a backend without a kernel.\n",
         table.map_or("?", |t| t.torch.as_str())

@@ -19,16 +19,46 @@ use super::emit::{Emitter, Rw, A};
 use super::{Mutation, RuleError};
 use crate::ir::{Arg, Graph, Node, NodeId, SymIntArg, ValueId};
 
-/// The functional overload of an in-place ATen op: `aten.relu_.default` → `aten.relu.default`,
-/// `aten.add_.Tensor` → `aten.add.Tensor`. `None` for functional ops and dunders (`__and__`).
+/// The functional overload of an in-place or out= ATen op: `aten.relu_.default` →
+/// `aten.relu.default`, `aten.add_.Tensor` → `aten.add.Tensor`, and (torchgen's naming of out=
+/// variants) `aten.atan2.out` → `aten.atan2.default`, `aten.add.Scalar_out` → `aten.add.Scalar`
+/// where PyTorch has that overload. `None` for functional ops and dunders (`__and__`).
 pub fn functional_target(target: &str) -> Option<String> {
     let mut parts = target.splitn(3, '.');
     let (ns, name, overload) = (parts.next()?, parts.next()?, parts.next()?);
     if ns != "aten" || name.ends_with("__") {
         return None;
     }
+    if let Some(functional) = out_overload_functional(overload) {
+        // The backend tables key overloads as `name` (default) or `name.overload`.
+        let key = if functional == "default" { name.to_string() } else { format!("{name}.{functional}") };
+        let known = crate::ops::backend::table_for(None).is_some_and(|t| t.ops.contains_key(&key));
+        return known.then(|| format!("{ns}.{name}.{functional}"));
+    }
     let base = name.strip_suffix('_').filter(|b| !b.is_empty())?;
     Some(format!("{ns}.{base}.{overload}"))
+}
+
+/// The functional overload name of an out= overload (`out` → `default`, `Scalar_out` →
+/// `Scalar`), or `None` for other overloads.
+fn out_overload_functional(overload: &str) -> Option<&str> {
+    match overload {
+        "out" => Some("default"),
+        o => o.strip_suffix("_out").filter(|b| !b.is_empty()),
+    }
+}
+
+/// The tensor an in-place or out= node writes: its `out` argument for out= overloads, else its
+/// first argument.
+pub fn written(node: &Node) -> Option<ValueId> {
+    let overload = node.target.rsplit('.').next().unwrap_or("");
+    if out_overload_functional(overload).is_some() {
+        return node.arg("out").and_then(Arg::as_tensor);
+    }
+    match node.args.first().map(|a| &a.arg) {
+        Some(Arg::Tensor(v)) => Some(*v),
+        _ => None,
+    }
 }
 
 /// Whether `graph` writes any tensor in place (so running it needs functionalizing first).
@@ -42,6 +72,10 @@ pub fn mutates(graph: &Graph) -> bool {
 pub fn functional_node(node: &Node) -> Option<Node> {
     let target = functional_target(&node.target)?;
     let mut args = node.args.clone();
+    // An out= overload's result is its return value; the tensor it wrote is rebound to it.
+    if out_overload_functional(node.target.rsplit('.').next().unwrap_or("")).is_some() {
+        args.retain(|a| a.name != "out");
+    }
     if target.contains("dropout") {
         if let Some(first) = args.first_mut().filter(|a| a.name == "self") {
             first.name = "input".into();
@@ -56,7 +90,7 @@ pub fn functional_node(node: &Node) -> Option<Node> {
 /// for a node that writes nothing in place.
 pub fn describe_write(graph: &Graph, node: &Node) -> Option<String> {
     let functional = functional_target(&node.target)?;
-    let target = node.args.first().and_then(|a| a.arg.as_tensor())?;
+    let target = written(node)?;
     let mut chain = Vec::new();
     let mut v = target;
     while let Some(p) = graph.value(v).producer {
@@ -331,9 +365,8 @@ impl Views {
 
     /// Refuses an in-place `node` whose write cannot be carried back into its base.
     pub fn check_writable(&self, graph: &Graph, node: &Node) -> Result<(), RuleError> {
-        let target = match node.args.first().map(|a| &a.arg) {
-            Some(Arg::Tensor(v)) => *v,
-            _ => return Err(RuleError::Unsupported("cannot functionalize: its first argument is not a tensor".into())),
+        let Some(target) = written(node) else {
+            return Err(RuleError::Unsupported("cannot functionalize: the tensor it writes is not a tensor argument".into()));
         };
         match &self.alias[target.index()] {
             None => Ok(()),
@@ -362,7 +395,7 @@ impl Views {
     /// value of the tensor it wrote, and is scattered back into that tensor's base.
     pub fn write_back(&mut self, rw: &mut Rw, graph: &Graph, id: NodeId) -> Result<(), RuleError> {
         let node = graph.node(id);
-        let (Some(target), Some(&out)) = (Self::first_tensor(node), node.outputs.first()) else {
+        let (Some(target), Some(&out)) = (written(node), node.outputs.first()) else {
             return Err(RuleError::Unsupported("cannot functionalize: no tensor written".into()));
         };
         let result = rw.current(out)?;
@@ -431,6 +464,9 @@ mod tests {
         assert_eq!(functional_target("aten.__and__.Tensor"), None);
         assert_eq!(functional_target("aten._assert_tensor_metadata.default"), None);
         assert_eq!(functional_target("_operator.mul"), None);
+        assert_eq!(functional_target("aten.atan2.out").as_deref(), Some("aten.atan2.default"));
+        assert_eq!(functional_target("aten.add.Scalar_out").as_deref(), Some("aten.add.Scalar"));
+        assert_eq!(functional_target("aten.no_such_op.out"), None);
     }
 
     #[test]
@@ -467,6 +503,45 @@ mod tests {
         let direct = describe_write(&g, g.node(r)).unwrap();
         assert!(direct.starts_with("`x` (graph input, user_input): run as `aten.relu.default`"), "{direct}");
         assert_eq!(describe_write(&g, g.node(s)), None);
+    }
+
+    #[test]
+    fn an_out_overload_runs_as_its_functional_op_and_rebinds_out() {
+        use crate::exec::Tensor;
+        use crate::ir::{DType, Format, InputKind, Model, NamedArg, NodeMeta, TensorMeta, ValueKind};
+        use crate::sym::Expr;
+        let t = ValueKind::Tensor(TensorMeta {
+            dtype: DType::F32,
+            strides: vec![Expr::int(1)],
+            sizes: vec![Expr::int(3)],
+            storage_offset: Expr::int(0),
+            device: "cpu".into(),
+            requires_grad: false,
+        });
+        let arg = |name: &str, arg: Arg, kwarg: bool| NamedArg { name: name.into(), arg, kwarg };
+        let mut g = Graph::new("g");
+        let (y, x, o) = (g.add_input("y", t.clone(), InputKind::UserInput).unwrap(), g.add_input("x", t.clone(), InputKind::UserInput).unwrap(), g.add_input("o", t.clone(), InputKind::UserInput).unwrap());
+        let args = vec![arg("self", Arg::Tensor(y), false), arg("other", Arg::Tensor(x), false), arg("out", Arg::Tensor(o), true)];
+        let n = g.add_node("atan2_out", "aten.atan2.out", args, vec![("atan2_out".into(), t.clone())], NodeMeta::default()).unwrap();
+        let r = g.node(n).outputs[0];
+        // The written tensor is read after the write, then the node's own result.
+        let neg = g.add_node("neg", "aten.neg.default", vec![arg("self", Arg::Tensor(o), false)], vec![("neg".into(), t)], NodeMeta::default()).unwrap();
+        g.outputs = vec![Arg::Tensor(g.node(neg).outputs[0]), Arg::Tensor(r)];
+        assert_eq!(written(g.node(n)), Some(o));
+        assert!(mutates(&g));
+        let f = crate::decomp::functionalize(&g).unwrap();
+        let targets: Vec<&str> = f.graph.nodes.iter().map(|n| n.target.as_str()).collect();
+        assert_eq!(targets, ["aten.atan2.default", "aten.neg.default"]);
+        assert!(f.graph.nodes[0].arg("out").is_none());
+        let mut m = Model::new(Format::Pt2, "test");
+        m.graphs.push(g.clone());
+        let v = |xs: [f32; 3]| Tensor::from_vec(&[3], xs.to_vec()).unwrap();
+        let outs = crate::exec::run(&m, &g, &[v([1.0, -1.0, 0.5]), v([1.0, 1.0, -2.0]), v([9.0, 9.0, 9.0])]).unwrap();
+        let want: Vec<f64> = [(1.0f32, 1.0f32), (-1.0, 1.0), (0.5, -2.0)].iter().map(|(a, b)| a.atan2(*b) as f64).collect();
+        assert_eq!(outs[1].to_f64_vec(), want);
+        assert_eq!(outs[0].to_f64_vec(), want.iter().map(|w| -w).collect::<Vec<_>>());
+        let plan = crate::lower::lower(&m, &g, crate::decomp::Mode::None, &crate::decomp::Marks::default()).unwrap();
+        assert!(plan.graph.nodes.iter().any(|n| n.target == "aten.atan2.default"));
     }
 
     #[test]

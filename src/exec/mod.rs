@@ -7,6 +7,7 @@
 //! and sizes evaluated under the bindings inferred from the user inputs. A mismatch is an error,
 //! so a wrong shape or type promotion cannot slip through silently.
 
+pub mod complex;
 mod half;
 pub mod ops;
 mod random;
@@ -289,6 +290,15 @@ fn check_meta(graph: &Graph, v: ValueId, r: &RtValue, b: &Bindings, origin: &str
     };
     match (&value.kind, r) {
         (ValueKind::Tensor(meta), RtValue::Tensor(t)) => check_tensor(meta, t, &eval, &mismatch),
+        (ValueKind::Tensor(meta), RtValue::Complex(c)) => {
+            let sizes: Vec<Option<i64>> = meta.sizes.iter().map(&eval).collect::<Result<_, _>>()?;
+            let fits = meta.dtype == c.dtype && sizes.len() == c.shape.len() && sizes.iter().zip(&c.shape).all(|(w, &d)| w.is_none_or(|w| w == d as i64));
+            if fits {
+                Ok(())
+            } else {
+                Err(mismatch(format!("{} [{}]", meta.dtype, join(&meta.sizes)), format!("{} {:?}", c.dtype, c.shape)))
+            }
+        }
         (ValueKind::SymInt(e), RtValue::Int(i)) => match eval(e)? {
             Some(want) if want != *i => Err(mismatch(format!("{e} = {want}"), i.to_string())),
             _ => Ok(()),
@@ -335,6 +345,10 @@ pub fn outputs(graph: &Graph, values: &Values) -> Result<Vec<Tensor>, ExecError>
                         RtValue::Int(i) => Ok(Tensor::scalar(*i)),
                         RtValue::Float(f) => Ok(Tensor::scalar(*f)),
                         RtValue::Bool(x) => Ok(Tensor::scalar(*x)),
+                        RtValue::Complex(c) => Err(ExecError::Output {
+                            index,
+                            message: format!("is a {} tensor: complex values can only stay inside the graph (read back as real by view_as_real, abs, _fft_c2r)", c.dtype),
+                        }),
                     }
                 }
                 Arg::Int(i) | Arg::SymInt(crate::ir::SymIntArg::Int(i)) => Ok(Tensor::scalar(*i)),

@@ -1,5 +1,6 @@
 //! Runtime values: what each graph value holds once the interpreter has computed it.
 
+use super::complex::ComplexTensor;
 use super::tensor::Tensor;
 use crate::ir::{Graph, ValueId};
 
@@ -7,6 +8,8 @@ use crate::ir::{Graph, ValueId};
 #[derive(Clone, Debug, PartialEq)]
 pub enum RtValue {
     Tensor(Tensor),
+    /// A complex tensor between two nodes (see [`super::complex`]).
+    Complex(ComplexTensor),
     Int(i64),
     Float(f64),
     Bool(bool),
@@ -24,6 +27,7 @@ impl RtValue {
     pub fn kind(&self) -> &'static str {
         match self {
             RtValue::Tensor(_) => "tensor",
+            RtValue::Complex(_) => "complex tensor",
             RtValue::Int(_) => "int",
             RtValue::Float(_) => "float",
             RtValue::Bool(_) => "bool",

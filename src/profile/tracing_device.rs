@@ -122,6 +122,9 @@ impl Device for TracingDevice<'_> {
     fn build(&mut self, name: &str, spirv: &[u32]) -> Result<ProgramId, RuntimeError> {
         self.inner.build(name, spirv)
     }
+    fn release(&mut self, program: ProgramId) -> Result<(), RuntimeError> {
+        self.inner.release(program)
+    }
     fn launch(
         &mut self,
         program: ProgramId,

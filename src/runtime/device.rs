@@ -80,6 +80,10 @@ pub trait Device: Send {
     fn read(&mut self, buffer: BufferId, out: &mut [u8]) -> Result<(), RuntimeError>;
     /// Builds a SPIR-V module; on failure the error carries the driver's build log.
     fn build(&mut self, name: &str, spirv: &[u32]) -> Result<ProgramId, RuntimeError>;
+    /// Releases a built program and its kernels once everything enqueued has finished. A run
+    /// that builds its own programs releases them: a long session (OpInfo's thousands of
+    /// cases, sweeps that recompile) must not keep every driver binary it ever built.
+    fn release(&mut self, program: ProgramId) -> Result<(), RuntimeError>;
     /// Enqueues `kernel` of `program` over `global` work-items (3-D, unused dimensions 1),
     /// in work-groups of `local` (or the driver's choice when `None`).
     fn launch(

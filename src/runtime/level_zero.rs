@@ -457,6 +457,25 @@ impl Device for LevelZero {
         self.sync()
     }
 
+    /// Destroys the program's kernels, then its module; the slot stays (null) so other
+    /// programs keep their ids.
+    fn release(&mut self, program: ProgramId) -> Result<(), RuntimeError> {
+        self.sync()?;
+        let slot = self.programs.get_mut(program.0 as usize).filter(|(_, m)| !m.is_null()).ok_or_else(|| RuntimeError::Invalid {
+            what: "program",
+            detail: format!("{program:?} is not a live program of this device"),
+        })?;
+        let module = std::mem::replace(&mut slot.1, null_mut());
+        let ze = &self.ze;
+        let kernels: Vec<_> = self.kernels.keys().filter(|(p, _)| *p == program).cloned().collect();
+        for key in kernels {
+            if let Some(kernel) = self.kernels.remove(&key) {
+                ze!(ze, zeKernelDestroy(kernel.handle)).ok()?;
+            }
+        }
+        ze!(ze, zeModuleDestroy(module)).ok()
+    }
+
     fn timing(&mut self, event: EventId) -> Result<KernelTiming, RuntimeError> {
         Ok(self.kernel_timestamps(event)?[0])
     }
@@ -486,7 +505,7 @@ impl Drop for LevelZero {
         for (_, kernel) in self.kernels.drain() {
             let _ = ze!(ze, zeKernelDestroy(kernel.handle));
         }
-        for (_, module) in self.programs.drain(..) {
+        for (_, module) in self.programs.drain(..).filter(|(_, m)| !m.is_null()) {
             let _ = ze!(ze, zeModuleDestroy(module));
         }
         for event in self

@@ -254,6 +254,16 @@ impl Device for OpenClDevice {
         Ok(id)
     }
 
+    fn release(&mut self, program: ProgramId) -> Result<(), RuntimeError> {
+        // Pending launches keep their kernel objects alive in the driver, but finishing first
+        // keeps the release independent of that reference counting.
+        self.finish()?;
+        self.programs.remove(&program).map(drop).ok_or_else(|| RuntimeError::Invalid {
+            what: "program",
+            detail: format!("{program:?} is not a live program of this OpenCL device"),
+        })
+    }
+
     fn launch(
         &mut self,
         program: ProgramId,

@@ -115,7 +115,15 @@ pub fn run_on_device(
 ) -> Result<PlanRun, RunError> {
     let t0 = Instant::now();
     let programs = build_modules(dev, modules)?;
-    run_built(dev, plan, &programs, model, inputs, bindings, t0)
+    let run = run_built(dev, plan, &programs, model, inputs, bindings, t0);
+    let released = release_modules(dev, &programs);
+    let run = run?;
+    released.map(|()| run)
+}
+
+/// Releases every program [`build_modules`] built.
+pub fn release_modules(dev: &mut dyn Device, programs: &HashMap<String, ProgramId>) -> Result<(), RunError> {
+    programs.values().try_for_each(|p| dev.release(*p)).map_err(RunError::from)
 }
 
 /// Each module built on `dev`, by kernel name: build once, then [`run_built`] at any binding.
@@ -126,7 +134,14 @@ pub fn build_modules(dev: &mut dyn Device, modules: &[Option<SpirvModule>]) -> R
         if let Err(e) = rspirv::dr::load_words(&module.words) {
             return Err(RuntimeError::Build { program: module.name.clone(), log: format!("not a well-formed SPIR-V module: {e}") }.into());
         }
-        programs.insert(module.name.clone(), dev.build(&module.name, &module.words)?);
+        match dev.build(&module.name, &module.words) {
+            Ok(p) => programs.insert(module.name.clone(), p),
+            Err(e) => {
+                // What was built before the failure is not handed to anyone: release it.
+                let _ = release_modules(dev, &programs);
+                return Err(e.into());
+            }
+        };
     }
     Ok(programs)
 }

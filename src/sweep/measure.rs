@@ -7,7 +7,7 @@ use super::{KernelTime, SweepPoint};
 use crate::exec::Tensor;
 use crate::ir::Model;
 use crate::lower::Plan;
-use crate::runtime::plan::{build_modules, compile_plan, launch_grid, run_built, PlanRun, RunError};
+use crate::runtime::plan::{build_modules, compile_plan, launch_grid, release_modules, run_built, PlanRun, RunError};
 use crate::runtime::reference::run_reference;
 use crate::runtime::{Device, ProgramId};
 use crate::sym::Bindings;
@@ -28,6 +28,14 @@ impl Compiled {
             None => HashMap::new(),
         };
         Ok(Compiled { plan, programs, under })
+    }
+
+    /// Releases the programs built for this plan (a guard flipped and a new plan replaces it).
+    pub fn release(self, device: &mut Option<Box<dyn Device>>) -> Result<(), RunError> {
+        match device {
+            Some(dev) => release_modules(dev.as_mut(), &self.programs),
+            None => Ok(()),
+        }
     }
 
     /// `warmup` untimed runs, then timed runs at `b` until `repeat` are done or the point has

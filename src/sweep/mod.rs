@@ -237,6 +237,9 @@ pub fn run_sweep(
             if stale {
                 let plan = lower::lower(model, graph, mode, &options.marks)
                     .map_err(|e| SweepError::Lower { mode: mode.name(), symbol: dim.symbol.clone(), value, source: Box::new(e) })?;
+                if let Some(old) = compiled[m].take() {
+                    old.release(&mut device).map_err(|e| run_err(mode, value, e.to_string()))?;
+                }
                 compiled[m] = Some(Compiled::new(plan, guards.clone(), &mut device).map_err(|e| run_err(mode, value, e.to_string()))?);
                 compiles[m] += 1;
             }

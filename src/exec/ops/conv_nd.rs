@@ -20,7 +20,7 @@ fn per_dim(cx: &OpCx, name: &str, k: usize, default: usize) -> OpResult<Vec<usiz
     Ok(v.iter().map(|&x| x as usize).collect())
 }
 
-fn unflat(mut i: usize, dims: &[usize]) -> Vec<usize> {
+pub(super) fn unflat(mut i: usize, dims: &[usize]) -> Vec<usize> {
     let mut c = vec![0; dims.len()];
     for d in (0..dims.len()).rev() {
         c[d] = i % dims[d].max(1);
@@ -29,20 +29,20 @@ fn unflat(mut i: usize, dims: &[usize]) -> Vec<usize> {
     c
 }
 
-struct Conv {
-    stride: Vec<usize>,
+pub(super) struct Conv {
+    pub stride: Vec<usize>,
     /// Padding before and after each spatial dim (`same` may pad one more after).
-    pad: Vec<(usize, usize)>,
-    dil: Vec<usize>,
-    out_pad: Vec<usize>,
-    groups: usize,
+    pub pad: Vec<(usize, usize)>,
+    pub dil: Vec<usize>,
+    pub out_pad: Vec<usize>,
+    pub groups: usize,
 }
 
 impl Conv {
     /// The flat index (row-major `strides` over `sizes`) that kernel tap `tap` of the window at
     /// `coord` touches — `coord·stride + tap·dilation - pad` per dim — or `None` in the padding.
     /// A convolution's window reads the input there; a transposed one writes its output there.
-    fn tap_at(&self, coord: &[usize], tap: &[usize], sizes: &[usize], strides: &[usize]) -> Option<usize> {
+    pub fn tap_at(&self, coord: &[usize], tap: &[usize], sizes: &[usize], strides: &[usize]) -> Option<usize> {
         let mut at = 0usize;
         for d in 0..sizes.len() {
             let p = (coord[d] * self.stride[d] + tap[d] * self.dil[d]) as i64 - self.pad[d].0 as i64;
@@ -54,7 +54,22 @@ impl Conv {
         Some(at)
     }
 
-    fn from(cx: &OpCx, k: usize, ksizes: &[usize]) -> OpResult<Conv> {
+    /// The output's spatial sizes for input sizes `isp` and kernel sizes `ksp`, `None` where
+    /// the kernel does not fit.
+    pub fn out_sizes(&self, isp: &[usize], ksp: &[usize], transposed: bool) -> Option<Vec<usize>> {
+        (0..isp.len())
+            .map(|d| {
+                let span = self.dil[d] * ksp[d].checked_sub(1)? + 1;
+                if transposed {
+                    ((isp[d].checked_sub(1)?) * self.stride[d] + span + self.out_pad[d]).checked_sub(self.pad[d].0 + self.pad[d].1)
+                } else {
+                    (isp[d] + self.pad[d].0 + self.pad[d].1).checked_sub(span).map(|a| a / self.stride[d] + 1)
+                }
+            })
+            .collect()
+    }
+
+    pub fn from(cx: &OpCx, k: usize, ksizes: &[usize]) -> OpResult<Conv> {
         let stride = per_dim(cx, "stride", k, 1)?;
         let dil = per_dim(cx, "dilation", k, 1)?;
         if stride.contains(&0) || dil.contains(&0) {
@@ -105,16 +120,7 @@ fn run(cx: &OpCx, transposed: bool) -> OpResult<Vec<RtValue>> {
     if !fits {
         return shape_err(format!("weight {ws:?} with groups {} does not fit input {:?}", g.groups, x.shape()));
     }
-    let mut osp = Vec::with_capacity(k);
-    for d in 0..k {
-        let span = g.dil[d] * (ksp[d] - 1) + 1;
-        let o = if transposed {
-            ((isp[d] - 1) * g.stride[d] + span + g.out_pad[d]).checked_sub(g.pad[d].0 + g.pad[d].1)
-        } else {
-            (isp[d] + g.pad[d].0 + g.pad[d].1).checked_sub(span).map(|a| a / g.stride[d] + 1)
-        };
-        osp.push(o.ok_or_else(|| OpError::Shape(format!("kernel {ksp:?} does not fit input {:?}", x.shape())))?);
-    }
+    let osp = g.out_sizes(&isp, &ksp, transposed).ok_or_else(|| OpError::Shape(format!("kernel {ksp:?} does not fit input {:?}", x.shape())))?;
     let (xv, wv) = (x.to_f64_vec(), w.to_f64_vec());
     let (ilen, olen, klen): (usize, usize, usize) = (isp.iter().product(), osp.iter().product(), ksp.iter().product());
     let (ist, ost) = (strides(&isp), strides(&osp));
@@ -234,6 +240,8 @@ pub fn col2im(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     }
     let c = rows / (ks[0] * ks[1]);
     let xv = x.to_f64_vec();
+    // Summed column by column and rounded to the dtype at each step, as ATen's CPU col2im does.
+    let rd = super::fvec::round_to(x.dtype());
     let mut v = vec![0.0; n * c * h * w];
     for b in 0..n {
         for r in 0..rows {
@@ -242,7 +250,8 @@ pub fn col2im(cx: &OpCx) -> OpResult<Vec<RtValue>> {
                 for z in 0..ow {
                     let (py, pz) = ((y * st[0] + i * dil[0]) as i64 - pad[0] as i64, (z * st[1] + j * dil[1]) as i64 - pad[1] as i64);
                     if py >= 0 && pz >= 0 && (py as usize) < h && (pz as usize) < w {
-                        v[((b * c + ch) * h + py as usize) * w + pz as usize] += xv[((b * rows + r) * oh + y) * ow + z];
+                        let at = ((b * c + ch) * h + py as usize) * w + pz as usize;
+                        v[at] = rd(v[at] + xv[((b * rows + r) * oh + y) * ow + z]);
                     }
                 }
             }

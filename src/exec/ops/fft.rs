@@ -12,15 +12,15 @@ use crate::exec::value::RtValue;
 use crate::ir::Arg;
 
 /// Complex values of some shape, row-major.
-struct C {
-    shape: Vec<usize>,
-    re: Vec<f64>,
-    im: Vec<f64>,
+pub(super) struct C {
+    pub shape: Vec<usize>,
+    pub re: Vec<f64>,
+    pub im: Vec<f64>,
 }
 
 impl C {
     /// Truncates or zero-pads `dim` to `len`.
-    fn resize(&self, dim: usize, len: usize) -> C {
+    pub fn resize(&self, dim: usize, len: usize) -> C {
         let (outer, old, inner) = around(&self.shape, dim);
         let mut shape = self.shape.clone();
         shape[dim] = len;
@@ -38,7 +38,7 @@ impl C {
     }
 
     /// Complex DFT along `dim` with sign `-1` (forward) or `+1` (inverse), scaled by `scale`.
-    fn dft(&self, dim: usize, sign: f64, scale: f64) -> C {
+    pub fn dft(&self, dim: usize, sign: f64, scale: f64) -> C {
         let (outer, n, inner) = around(&self.shape, dim);
         let (mut re, mut im) = (vec![0.0; self.re.len()], vec![0.0; self.im.len()]);
         for o in 0..outer {
@@ -74,7 +74,7 @@ fn scale(norm: &str, forward: bool, n: usize) -> OpResult<f64> {
 
 /// Hermitian half-spectrum `a` (length ≥ n/2+1 along `dim`) to `n` real points: the imaginary
 /// parts of the zero and Nyquist bins are ignored, as pocketfft does.
-fn c2r(a: &C, dim: usize, n: usize, s: f64) -> F {
+pub(super) fn c2r(a: &C, dim: usize, n: usize, s: f64) -> F {
     let (outer, m, inner) = around(&a.shape, dim);
     let mut shape = a.shape.clone();
     shape[dim] = n;

@@ -6,9 +6,11 @@
 
 pub(crate) mod attention;
 pub(crate) mod batch_stats;
+pub(crate) mod conv_grad;
 pub(crate) mod conv_nd;
 pub(crate) mod conv_pool;
 pub(crate) mod distance;
+pub(crate) mod embed;
 pub(crate) mod extra;
 pub(crate) mod fft;
 pub(crate) mod fvec;
@@ -22,8 +24,10 @@ pub(crate) mod loss;
 pub(crate) mod math;
 pub(crate) mod nll;
 pub(crate) mod norm;
+pub(crate) mod norm_grad;
 pub(crate) mod numeric;
 pub(crate) mod pointwise;
+pub(crate) mod pool_grad;
 pub(crate) mod pool_nd;
 pub(crate) mod products;
 pub(crate) mod random;
@@ -32,6 +36,7 @@ pub(crate) mod sample;
 pub(crate) mod scalar;
 pub(crate) mod shape;
 pub(crate) mod sort;
+pub(crate) mod spectral;
 pub(crate) mod unique;
 
 use super::tensor::Tensor;
@@ -107,9 +112,23 @@ impl<'a> OpCx<'a> {
             None => Ok(None),
             Some(Arg::Tensor(v)) => match self.value(name, *v)? {
                 RtValue::Tensor(t) => Ok(Some(t)),
+                // Ops that take complex tensors read them with `complex`; the rest refuse the dtype.
+                RtValue::Complex(c) => Err(OpError::DType(c.dtype)),
                 other => self.bad(name, format!("expected a tensor, the value is a {}", other.kind())),
             },
             Some(a) => self.bad(name, format!("expected a tensor, got {a:?}")),
+        }
+    }
+
+    /// A complex tensor argument: `Ok(Err(t))` where the value is a real tensor instead.
+    pub fn complex_or_real(&self, name: &str) -> OpResult<Result<&'a crate::exec::complex::ComplexTensor, &'a Tensor>> {
+        match self.arg(name) {
+            Some(Arg::Tensor(v)) => match self.value(name, *v)? {
+                RtValue::Complex(c) => Ok(Ok(c)),
+                RtValue::Tensor(t) => Ok(Err(t)),
+                other => self.bad(name, format!("expected a tensor, the value is a {}", other.kind())),
+            },
+            other => self.bad(name, format!("expected a tensor, got {other:?}")),
         }
     }
 
@@ -186,7 +205,7 @@ impl<'a> OpCx<'a> {
                 RtValue::Int(i) => Scalar::Int(*i),
                 RtValue::Float(f) => Scalar::Float(*f),
                 RtValue::Bool(b) => Scalar::Bool(*b),
-                RtValue::Tensor(_) => return self.bad(name, "expected a scalar, the value is a tensor"),
+                RtValue::Tensor(_) | RtValue::Complex(_) => return self.bad(name, "expected a scalar, the value is a tensor"),
             },
             Some(a) => return self.bad(name, format!("expected a number, got {a:?}")),
         };
@@ -232,6 +251,14 @@ impl<'a> OpCx<'a> {
         }
     }
 
+    /// A backward op's `bool[3] output_mask`: which of its three gradients are asked for.
+    pub fn output_mask(&self) -> OpResult<[bool; 3]> {
+        match self.arg("output_mask") {
+            Some(Arg::Bools(b)) if b.len() == 3 => Ok([b[0], b[1], b[2]]),
+            other => self.bad("output_mask", format!("expected 3 bools, got {other:?}")),
+        }
+    }
+
     pub fn str_or(&self, name: &str, default: &'a str) -> OpResult<&'a str> {
         match self.arg(name) {
             None => Ok(default),
@@ -239,6 +266,20 @@ impl<'a> OpCx<'a> {
             Some(a) => self.bad(name, format!("expected a string, got {a:?}")),
         }
     }
+}
+
+/// The gradients `mask` asks for, in order: torch.export records the others as `None` and the
+/// importer gives the node no value for them.
+pub(crate) fn masked(mask: [bool; 3], grads: [Option<Tensor>; 3]) -> OpResult<Vec<RtValue>> {
+    let mut out = Vec::new();
+    for (want, g) in mask.into_iter().zip(grads) {
+        match (want, g) {
+            (true, Some(t)) => out.push(RtValue::Tensor(t)),
+            (true, None) => return Err(OpError::Unsupported("a gradient the output mask asks for has no defined value".into())),
+            (false, _) => {}
+        }
+    }
+    Ok(out)
 }
 
 /// A dim argument made non-negative for a tensor of rank `ndim` (rank 0 accepts -1 and 0, as

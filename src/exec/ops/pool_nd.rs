@@ -25,14 +25,14 @@ fn per_dim(cx: &OpCx, name: &str, k: usize, default: &[usize]) -> OpResult<Vec<u
 }
 
 /// Input viewed as `[planes, spatial...]` over its last `k` dims.
-struct Planes {
-    f: F,
-    lead: Vec<usize>,
-    sp: Vec<usize>,
+pub(super) struct Planes {
+    pub f: F,
+    pub lead: Vec<usize>,
+    pub sp: Vec<usize>,
 }
 
 impl Planes {
-    fn new(x: &Tensor, k: usize) -> OpResult<Planes> {
+    pub fn new(x: &Tensor, k: usize) -> OpResult<Planes> {
         if x.dtype() == DType::Bool {
             return Err(OpError::DType(x.dtype()));
         }
@@ -43,21 +43,21 @@ impl Planes {
         Ok(Planes { f: F::of(x), lead: s[..s.len() - k].to_vec(), sp: s[s.len() - k..].to_vec() })
     }
 
-    fn planes(&self) -> usize {
+    pub fn planes(&self) -> usize {
         self.lead.iter().product()
     }
 
-    fn plane_len(&self) -> usize {
+    pub fn plane_len(&self) -> usize {
         self.sp.iter().product()
     }
 
-    fn out_shape(&self, out_sp: &[usize]) -> Vec<usize> {
+    pub fn out_shape(&self, out_sp: &[usize]) -> Vec<usize> {
         self.lead.iter().chain(out_sp).copied().collect()
     }
 }
 
 /// Every output coordinate of `out_sp` in row-major order.
-fn coords(out_sp: &[usize]) -> Vec<Vec<usize>> {
+pub(super) fn coords(out_sp: &[usize]) -> Vec<Vec<usize>> {
     let n: usize = out_sp.iter().product();
     (0..n)
         .map(|mut i| {
@@ -75,7 +75,7 @@ fn coords(out_sp: &[usize]) -> Vec<Vec<usize>> {
 type Window = Vec<Vec<usize>>;
 
 /// Flat plane positions of the window (the cartesian product of the per-dim taps).
-fn positions(win: &Window, sp: &[usize]) -> Vec<usize> {
+pub(super) fn positions(win: &Window, sp: &[usize]) -> Vec<usize> {
     let st = strides(sp);
     let mut out = vec![0usize];
     for (d, taps) in win.iter().enumerate() {
@@ -192,12 +192,19 @@ pub fn max_pool3d(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(v.to(d)?)
 }
 
-fn avg_pool(cx: &OpCx, k: usize) -> OpResult<Vec<RtValue>> {
-    let x = cx.tensor("self")?;
-    let p = Planes::new(x, k)?;
+/// Each output position's window (plane positions) and divisor: PyTorch's divisor is the
+/// window clipped to the padded input (`count_include_pad`) or to the input, unless
+/// `divisor_override` gives one.
+/// An average-pooling window: its plane positions and its divisor.
+pub(super) type AvgWindow = (Vec<usize>, f64);
+
+pub(super) fn avg_windows(cx: &OpCx, p: &Planes, k: usize) -> OpResult<(Vec<usize>, Vec<AvgWindow>)> {
     let g = Sliding::from(cx, k)?;
     let include_pad = cx.bool_or("count_include_pad", true)?;
     let divisor = cx.opt_int("divisor_override")?;
+    if divisor == Some(0) {
+        return Err(OpError::Arg { arg: "divisor_override".into(), message: "must not be zero".into() });
+    }
     let out_sp = g.out_sp(&p.sp)?;
     let cs = coords(&out_sp);
     let mut wins = Vec::with_capacity(cs.len());
@@ -205,7 +212,6 @@ fn avg_pool(cx: &OpCx, k: usize) -> OpResult<Vec<RtValue>> {
         let mut count = 1usize;
         let mut win = Vec::with_capacity(k);
         for (d, &o) in c.iter().enumerate() {
-            // PyTorch's divisor: the window clipped to the padded input, or to the input.
             let start = (o * g.stride[d]) as i64 - g.pad[d] as i64;
             let end = (start + g.k[d] as i64).min((p.sp[d] + g.pad[d]) as i64);
             let (cs_, ce) = (start.max(0), end.min(p.sp[d] as i64));
@@ -215,6 +221,13 @@ fn avg_pool(cx: &OpCx, k: usize) -> OpResult<Vec<RtValue>> {
         let div = divisor.map_or(count as f64, |d| d as f64);
         wins.push((positions(&win, &p.sp), div));
     }
+    Ok((out_sp, wins))
+}
+
+fn avg_pool(cx: &OpCx, k: usize) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("self")?;
+    let p = Planes::new(x, k)?;
+    let (out_sp, wins) = avg_windows(cx, &p, k)?;
     let mut v = Vec::with_capacity(p.planes() * wins.len());
     // Integer inputs divide as C integers do (truncating).
     let int = !x.dtype().is_floating();
@@ -236,7 +249,7 @@ pub fn avg_pool3d(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 }
 
 /// Adaptive window of output `o` of `out` over `len`: `[⌊o·len/out⌋, ⌈(o+1)·len/out⌉)`.
-fn adaptive_taps(o: usize, len: usize, out: usize) -> Vec<usize> {
+pub(super) fn adaptive_taps(o: usize, len: usize, out: usize) -> Vec<usize> {
     (o * len / out..((o + 1) * len).div_ceil(out)).collect()
 }
 
@@ -382,12 +395,14 @@ pub fn max_pool_with_indices_backward(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let m = p.plane_len();
     let per = gv.len() / p.planes().max(1);
     let mut v = vec![0.0; p.f.v.len()];
+    // Added output by output and rounded to the dtype at each step, as ATen's CPU kernel does.
+    let r = super::fvec::round_to(g.dtype());
     for (j, (&gr, &i)) in gv.iter().zip(&iv).enumerate() {
         let at = (j / per.max(1)) * m + usize::try_from(i).ok().filter(|&i| i < m).ok_or_else(|| OpError::Arg {
             arg: "indices".into(),
             message: format!("index {i} out of range for a plane of {m} elements"),
         })?;
-        v[at] += gr;
+        v[at] = r(v[at] + gr);
     }
     one(F::new(p.f.shape.clone(), v).to(g.dtype())?)
 }

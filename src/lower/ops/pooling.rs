@@ -16,7 +16,7 @@ type R = Result<ExprId, LowerError>;
 
 /// Spatial dims of a pooling op, from its name (`max_pool3d_with_indices` has 3), or for
 /// Inductor's low-memory prims (no rank in the name) from its `kernel_size`.
-fn spatial_rank(node: &Node) -> usize {
+pub(super) fn spatial_rank(node: &Node) -> usize {
     if node.target.starts_with("prims._low_memory_max_pool") {
         match node.arg("kernel_size") {
             Some(Arg::Ints(k)) if !k.is_empty() => k.len(),

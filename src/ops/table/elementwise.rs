@@ -176,7 +176,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.maximum.default").run(x::pointwise::maximum).lower(K::Pointwise, l::pointwise::maximum).meta(m::binary),
     op("aten.minimum.default").run(x::pointwise::minimum).lower(K::Pointwise, l::pointwise::minimum).keep().meta(m::binary),
     op("aten.neg.default").run(x::pointwise::neg).lower(K::Pointwise, l::pointwise::neg).keep().meta(m::same_as_input),
-    op("aten.abs.default").run(x::pointwise::abs).lower(K::Pointwise, l::pointwise::abs).keep().meta(m::same_as_input),
+    op("aten.abs.default").run(x::spectral::abs).lower(K::Pointwise, l::pointwise::abs).keep().meta(m::same_as_input),
     op("aten.exp.default").run(x::pointwise::exp).lower(K::Pointwise, l::pointwise::exp).keep().meta(m::same_as_input),
     op("aten.log.default").run(x::pointwise::log).lower(K::Pointwise, l::pointwise::log).keep().meta(m::same_as_input),
     op("aten.sqrt.default").run(x::pointwise::sqrt).lower(K::Pointwise, l::pointwise::sqrt).keep().meta(m::same_as_input),

@@ -18,6 +18,12 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.linalg_vecdot.default").run(x::products::linalg_vecdot).core(r::products::linalg_vecdot),
     op("aten.bilinear.default").run(x::products::bilinear).lower(K::Heavy, l::products::bilinear),
     op("aten.linalg_multi_dot.default").run(x::products::linalg_multi_dot).core(r::products::linalg_multi_dot),
+    // Complex values stay inside the graph (exec::complex); Inductor runs FFTs as ATen fallbacks.
+    op("aten._fft_r2c.default").run(x::spectral::fft_r2c).eager(),
+    op("aten._fft_c2r.default").run(x::spectral::fft_c2r).eager(),
+    op("aten._fft_c2c.default").run(x::spectral::fft_c2c).eager(),
+    op("aten.view_as_real.default").run(x::spectral::view_as_real),
+    op("aten.view_as_complex.default").run(x::spectral::view_as_complex),
     op("aten.fft_irfft.default").run(x::fft::irfft),
     op("aten.fft_irfft2.default").run(x::fft::irfft2),
     op("aten.fft_irfftn.default").run(x::fft::irfftn),

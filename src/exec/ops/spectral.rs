@@ -1,0 +1,132 @@
+//! The Core ATen FFTs (`_fft_r2c`, `_fft_c2r`) and `_fft_c2c`, with the ops that carry their
+//! complex values from and back to real tensors (`view_as_real`, `view_as_complex`, `abs`).
+//! Complex values exist only between nodes ([`crate::exec::complex`]). Transforms are direct
+//! DFTs in `f64` (`fft`), scaled by ATen's `normalization` enum: 0 none, 1 `1/√n`, 2 `1/n`,
+//! with `n` the signal's size over the transformed dims.
+
+use super::fft::{c2r, C};
+use super::fvec::{need_float, F};
+use super::{one, shape_err, wrap_dim, OpCx, OpError, OpResult};
+use crate::exec::complex::ComplexTensor;
+use crate::exec::value::RtValue;
+
+fn dims(cx: &OpCx, ndim: usize) -> OpResult<Vec<usize>> {
+    let d: Vec<usize> = cx.ints("dim")?.iter().map(|&d| wrap_dim(d, ndim)).collect::<OpResult<_>>()?;
+    if d.is_empty() {
+        return Err(OpError::Arg { arg: "dim".into(), message: "names no dim to transform".into() });
+    }
+    Ok(d)
+}
+
+/// The factor `normalization` applies to a signal of `n` points.
+fn norm_scale(cx: &OpCx, n: usize) -> OpResult<f64> {
+    let n = n as f64;
+    match cx.int("normalization")? {
+        0 => Ok(1.0),
+        1 => Ok(1.0 / n.sqrt()),
+        2 => Ok(1.0 / n),
+        m => Err(OpError::Arg { arg: "normalization".into(), message: format!("expected 0 (none), 1 (by √n) or 2 (by n), got {m}") }),
+    }
+}
+
+fn complex_value(dtype: crate::ir::DType, z: C, scale: f64) -> Vec<RtValue> {
+    let (re, im) = (z.re.iter().map(|v| v * scale).collect(), z.im.iter().map(|v| v * scale).collect());
+    vec![RtValue::Complex(ComplexTensor { dtype, shape: z.shape, re, im })]
+}
+
+/// A complex argument as transform input (a real tensor reads as imaginary parts of zero).
+fn complex_input(cx: &OpCx) -> OpResult<(C, crate::ir::DType)> {
+    match cx.complex_or_real("self")? {
+        Ok(c) => Ok((C { shape: c.shape.clone(), re: c.re.clone(), im: c.im.clone() }, c.part_dtype())),
+        Err(t) => {
+            need_float(t)?;
+            Ok((C { shape: t.shape().to_vec(), re: t.to_f64_vec(), im: vec![0.0; t.numel()] }, t.dtype()))
+        }
+    }
+}
+
+/// `_fft_r2c(self, dim, normalization, onesided)`: the forward transform of a real input over
+/// `dim`; one-sided keeps the last dim's first `n/2 + 1` bins (the rest are their conjugates).
+pub fn fft_r2c(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("self")?;
+    need_float(x)?;
+    let dtype = ComplexTensor::dtype_of(x.dtype()).ok_or(OpError::DType(x.dtype()))?;
+    let ds = dims(cx, x.ndim())?;
+    let mut z = C { shape: x.shape().to_vec(), re: x.to_f64_vec(), im: vec![0.0; x.numel()] };
+    for &d in &ds {
+        z = z.dft(d, -1.0, 1.0);
+    }
+    let n = ds.iter().map(|&d| x.shape()[d]).product();
+    let scale = norm_scale(cx, n)?;
+    if cx.bool_or("onesided", true)? {
+        let last = ds[ds.len() - 1];
+        z = z.resize(last, x.shape()[last] / 2 + 1);
+    }
+    Ok(complex_value(dtype, z, scale))
+}
+
+/// `_fft_c2r(self, dim, normalization, last_dim_size)`: the inverse transform of a Hermitian
+/// half spectrum to `last_dim_size` real points along the last of `dim`.
+pub fn fft_c2r(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let (mut z, dtype) = complex_input(cx)?;
+    let ds = dims(cx, z.shape.len())?;
+    let n_last = usize::try_from(cx.int("last_dim_size")?).ok().filter(|&n| n > 0).ok_or_else(|| OpError::Arg {
+        arg: "last_dim_size".into(),
+        message: "must be positive".into(),
+    })?;
+    let last = ds[ds.len() - 1];
+    for &d in &ds[..ds.len() - 1] {
+        z = z.dft(d, 1.0, 1.0);
+    }
+    z = z.resize(last, n_last / 2 + 1);
+    let out = c2r(&z, last, n_last, 1.0);
+    let n = ds.iter().map(|&d| out.shape[d]).product();
+    let scale = norm_scale(cx, n)?;
+    one(F::new(out.shape, out.v.iter().map(|v| v * scale).collect()).to(dtype)?)
+}
+
+/// `_fft_c2c(self, dim, normalization, forward)`.
+pub fn fft_c2c(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let (mut z, part) = complex_input(cx)?;
+    let dtype = ComplexTensor::dtype_of(part).ok_or(OpError::DType(part))?;
+    let ds = dims(cx, z.shape.len())?;
+    let sign = if cx.bool_or("forward", true)? { -1.0 } else { 1.0 };
+    for &d in &ds {
+        z = z.dft(d, sign, 1.0);
+    }
+    let n = ds.iter().map(|&d| z.shape[d]).product();
+    let scale = norm_scale(cx, n)?;
+    Ok(complex_value(dtype, z, scale))
+}
+
+/// `view_as_real`: `[*]` complex as `[*, 2]` (real, imaginary) of the parts' dtype.
+pub fn view_as_real(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let c = match cx.complex_or_real("self")? {
+        Ok(c) => c,
+        Err(t) => return Err(OpError::Arg { arg: "self".into(), message: format!("view_as_real takes a complex tensor, got {}", t.dtype()) }),
+    };
+    let mut shape = c.shape.clone();
+    shape.push(2);
+    let v = c.re.iter().zip(&c.im).flat_map(|(r, i)| [*r, *i]).collect();
+    one(F::new(shape, v).to(c.part_dtype())?)
+}
+
+/// `view_as_complex`: `[*, 2]` real pairs as `[*]` complex.
+pub fn view_as_complex(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("self")?;
+    let dtype = ComplexTensor::dtype_of(x.dtype()).ok_or(OpError::DType(x.dtype()))?;
+    let Some((&2, lead)) = x.shape().split_last() else {
+        return shape_err(format!("view_as_complex takes a last dim of 2, got {:?}", x.shape()));
+    };
+    let v = x.to_f64_vec();
+    let (re, im) = v.chunks(2).map(|p| (p[0], p[1])).unzip();
+    Ok(vec![RtValue::Complex(ComplexTensor { dtype, shape: lead.to_vec(), re, im })])
+}
+
+/// `abs`: a complex tensor's magnitudes in its parts' dtype; real tensors as `pointwise::abs`.
+pub fn abs(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    match cx.complex_or_real("self")? {
+        Ok(c) => one(F::new(c.shape.clone(), c.re.iter().zip(&c.im).map(|(r, i)| r.hypot(*i)).collect()).to(c.part_dtype())?),
+        Err(_) => super::pointwise::abs(cx),
+    }
+}
