@@ -4,13 +4,18 @@
 
 use std::collections::BTreeMap;
 
-use crate::ir::Graph;
+use crate::decomp::{self, rules, Decomposition, Mode};
+use crate::ir::{Graph, NodeId};
 
 /// One op the graph needs and a backend lacks, with the nodes that call it (graph order).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct MissingOp {
     pub target: String,
     pub nodes: Vec<String>,
+    /// Why expanding it through its decomposition did not help, where it has one (each reason
+    /// once, in node order).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub why: Vec<String>,
 }
 
 /// The graph's ops for which `has` is false, grouped by target (in target order).
@@ -24,7 +29,7 @@ fn missing(graph: &Graph, has: impl Fn(&str) -> bool) -> Vec<MissingOp> {
             by.entry(n.target.as_str()).or_default().push(n.name.clone());
         }
     }
-    by.into_iter().map(|(t, nodes)| MissingOp { target: t.to_string(), nodes }).collect()
+    by.into_iter().map(|(t, nodes)| MissingOp { target: t.to_string(), nodes, why: Vec::new() }).collect()
 }
 
 /// Ops the reference interpreter has no implementation of.
@@ -32,9 +37,58 @@ pub fn missing_in_interpreter(graph: &Graph) -> Vec<MissingOp> {
     missing(graph, |t| crate::ops::run_fn(t).is_some())
 }
 
-/// Ops with no kernel lowering (in lite mode every kept op needs one).
+/// Ops with no kernel lowering, as the lowering meets them (in lite mode every kept op needs
+/// one): in-place ops as their functional form, and an op with no kernel of its own covered
+/// where its decomposition expands it into ops that all lower ([`decomp::expand_for_lowering`],
+/// what the lowering does with it).
 pub fn missing_in_kernels(graph: &Graph) -> Vec<MissingOp> {
-    missing(graph, |t| crate::ops::lowering(t).is_some())
+    let functional = match decomp::functionalize::mutates(graph) {
+        true => match decomp::functionalize(graph) {
+            Ok(f) => Some(f),
+            // The lowering reports why; here, the ops as they stand.
+            Err(_) => return missing(graph, |t| crate::ops::lowering(t).is_some()),
+        },
+        false => None,
+    };
+    let g = functional.as_ref().map_or(graph, |f| &f.graph);
+    match decomp::expand_for_lowering(g, Mode::None) {
+        Ok(ex) => missing_after_expansion(graph, &ex, |n| functional.as_ref().map_or(n, |f| f.provenance.origin[n.index()])),
+        Err(_) => missing(graph, |t| crate::ops::lowering(t).is_some()),
+    }
+}
+
+/// The nodes of `ex`'s graph (an [`decomp::expand_for_lowering`] of a graph derived from
+/// `user`) that have no kernel lowering, reported as the `user` nodes they stand for:
+/// `to_user` maps a node of the expanded graph's input to the `user` node it came from.
+pub fn missing_after_expansion(user: &Graph, ex: &Decomposition, to_user: impl Fn(NodeId) -> NodeId) -> Vec<MissingOp> {
+    let mut by: BTreeMap<String, MissingOp> = BTreeMap::new();
+    let mut seen_nodes = std::collections::HashSet::new();
+    for (i, n) in ex.graph.nodes.iter().enumerate() {
+        if crate::ops::lowering(&n.target).is_some() {
+            continue;
+        }
+        let from = ex.provenance.origin[i];
+        let u = user.node(to_user(from));
+        let why = if ex.decomposed.iter().any(|x| x.node == from) {
+            Some(format!("its decomposition emits `{}`, which has no kernel lowering either", n.target))
+        } else if let Some((_, e)) = ex.failed.iter().find(|(f, _)| *f == from) {
+            Some(format!("its decomposition fails: {e}"))
+        } else if rules::find(rules::Table::Lowering, &n.target).is_some() {
+            Some("its decomposition declines these arguments".to_string())
+        } else if n.target != u.target {
+            Some(format!("it needs `{}`, which has no kernel lowering", n.target))
+        } else {
+            None
+        };
+        let m = by.entry(u.target.clone()).or_insert_with(|| MissingOp { target: u.target.clone(), nodes: Vec::new(), why: Vec::new() });
+        if seen_nodes.insert(u.name.clone()) {
+            m.nodes.push(u.name.clone());
+        }
+        if let Some(w) = why.filter(|w| !m.why.contains(w)) {
+            m.why.push(w);
+        }
+    }
+    by.into_values().collect()
 }
 
 /// "`aten.a` (nodes x, y); `aten.b` (node z)".
@@ -44,7 +98,8 @@ pub fn describe(ops: &[MissingOp]) -> String {
             let shown: Vec<&str> = m.nodes.iter().take(8).map(String::as_str).collect();
             let more = if m.nodes.len() > shown.len() { format!(", … {} more", m.nodes.len() - shown.len()) } else { String::new() };
             let word = if m.nodes.len() == 1 { "node" } else { "nodes" };
-            format!("`{}` ({word} {}{more})", m.target, shown.join(", "))
+            let why = if m.why.is_empty() { String::new() } else { format!(": {}", m.why.join("; ")) };
+            format!("`{}` ({word} {}{more}{why})", m.target, shown.join(", "))
         })
         .collect::<Vec<_>>()
         .join("; ")
@@ -65,7 +120,7 @@ mod tests {
         g.nodes[2].target = "aten.other_made_up.default".into();
         let m = missing_in_interpreter(&g);
         assert_eq!(m.len(), 2);
-        assert_eq!(m[0], MissingOp { target: "aten.made_up.default".into(), nodes: names[..2].to_vec() });
+        assert_eq!(m[0], MissingOp { target: "aten.made_up.default".into(), nodes: names[..2].to_vec(), why: vec![] });
         assert_eq!(m[1].nodes, vec![names[2].clone()]);
         let text = describe(&m);
         assert!(text.contains(&names[0]) && text.contains(&names[1]) && text.contains("aten.other_made_up.default"), "{text}");

@@ -224,3 +224,30 @@ fn compile_emits_spirv_assembly_and_a_plan() {
     assert_eq!(plan["bindings"]["s27"], 5);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn compile_says_which_nodes_it_expanded_for_lowering() {
+    // Core ATen keeps eval-mode batch norm whole (`_native_batch_norm_legit_no_training`), which
+    // has no kernel: the lowering runs it as Inductor's decomposition, attributed to the node.
+    let model = sample("cnn.pt2");
+    let dir = std::env::temp_dir().join(format!("xpu-compile-expanded-{}", std::process::id()));
+    let (code, out, err) = run(&["compile", model.to_str().unwrap(), "--mode", "core", "--emit", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("expanded for lowering (no direct kernel)"), "{out}");
+    let plan: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("plan.json")).unwrap()).unwrap();
+    let expanded = plan["expanded"].as_array().unwrap();
+    assert_eq!(expanded.len(), 2, "{plan}");
+    for x in expanded {
+        assert_eq!(x["target"], "aten._native_batch_norm_legit_no_training.default");
+        assert_eq!(x["note"], "expanded for lowering (no direct kernel)");
+        let node = x["node"].as_str().unwrap();
+        // Its kernels name it, and say which of its products they compute.
+        let steps: Vec<&serde_json::Value> = plan["steps"].as_array().unwrap().iter().filter(|s| s["nodes"].as_array().unwrap().iter().any(|n| n == node)).collect();
+        assert!(!steps.is_empty(), "{node}");
+        let computes = |s: &serde_json::Value| {
+            s["expanded"].as_array().unwrap().iter().any(|e| e["node"] == node && !e["computes"].as_array().unwrap().is_empty())
+        };
+        assert!(steps.iter().all(|s| computes(s)), "{node}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -106,8 +106,10 @@ fn align_columns(got: &Tensor, want: &Tensor) -> Result<Tensor, String> {
     Tensor::from_vec(s, out).ok_or("shape".to_string())?.cast(got.dtype()).map_err(|d| format!("cast to {d}"))
 }
 
-/// Per op: cases, how many pass in each backend, and the ATen targets its graphs call (what
-/// `xpu-workbench ops` attributes the counts to).
+/// Per op: cases, how many pass in each backend, the ATen targets its graphs call (what
+/// `xpu-workbench ops` attributes the counts to), and those of them that had no kernel and ran
+/// through OpenCL expanded through their decomposition, in a case that passed (what `ops` calls
+/// "via decomposition").
 #[derive(Serialize, Deserialize, Default, Clone, Debug, PartialEq)]
 struct Counts {
     cases: usize,
@@ -115,6 +117,8 @@ struct Counts {
     opencl: usize,
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     targets: std::collections::BTreeSet<String>,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
+    expanded: std::collections::BTreeSet<String>,
 }
 
 /// The members of one op archive; an unreadable archive fails its cases (named), not the run.
@@ -221,11 +225,10 @@ fn panicked(p: Box<dyn std::any::Any + Send>) -> String {
     format!("PANIC: {msg}")
 }
 
-fn run_case(
-    case: &Case,
-    files: &BTreeMap<String, Vec<u8>>,
-    dev: Option<&mut xpu_workbench::runtime::opencl::OpenClDevice>,
-) -> Result<(Outcome, Outcome), String> {
+/// Both backends' outcomes, and the targets the OpenCL plan expanded for lowering.
+type Outcomes = (Outcome, Outcome, Vec<String>);
+
+fn run_case(case: &Case, files: &BTreeMap<String, Vec<u8>>, dev: Option<&mut xpu_workbench::runtime::opencl::OpenClDevice>) -> Result<Outcomes, String> {
     let k = case.case;
     let pt2 = files.get(&format!("{k}.pt2")).ok_or("no .pt2 in the archive")?;
     let name = format!("{}#{k}", case.file);
@@ -247,10 +250,12 @@ fn run_case(
         exec::run(&model, graph, &inputs).map_err(|e| e.to_string()).and_then(|got| compare(case, &got, &want))
     }))
     .unwrap_or_else(|p| Err(panicked(p)));
+    let mut expanded = Vec::new();
     let opencl = match dev {
         None => Err("no OpenCL device".to_string()),
         Some(dev) => catch_unwind(AssertUnwindSafe(|| -> Outcome {
             let plan = lower::lower(&model, graph, Mode::None, &Marks::default()).map_err(|e| e.to_string())?;
+            expanded = plan.expanded.iter().map(|x| x.target.clone()).collect();
             let modules = compile_plan(&plan).map_err(|e| e.to_string())?;
             // Every module the case produced must validate, whatever the driver accepts.
             for m in modules.iter().flatten() {
@@ -264,7 +269,7 @@ fn run_case(
         }))
         .unwrap_or_else(|p| Err(panicked(p))),
     };
-    Ok((interp, opencl))
+    Ok((interp, opencl, expanded))
 }
 
 /// The first words of an error, to group failures by cause in the summary.
@@ -297,9 +302,9 @@ fn opinfo_samples_match_pytorch() {
             archive = Some((case.file.clone(), read_archive(&case.file)));
         }
         let files = &archive.as_ref().expect("archive").1;
-        let (interp, opencl) = match files.as_ref().map_err(String::clone).and_then(|files| run_case(case, files, dev.as_mut())) {
+        let (interp, opencl, expanded) = match files.as_ref().map_err(String::clone).and_then(|files| run_case(case, files, dev.as_mut())) {
             Ok(r) => r,
-            Err(e) => (Err(e.clone()), Err(e)),
+            Err(e) => (Err(e.clone()), Err(e), Vec::new()),
         };
         if matches!(case.check, Some(Check::Random { .. } | Check::Uninitialized)) {
             by_rule_counts.cases += 1;
@@ -310,6 +315,9 @@ fn opinfo_samples_match_pytorch() {
         let d = by_dtype.entry(case.dtype.clone()).or_default();
         c.cases += 1;
         c.targets.extend(case.targets.iter().filter(|t| !t.starts_with("_operator.") && !t.contains("_assert_")).cloned());
+        if opencl.is_ok() {
+            c.expanded.extend(expanded);
+        }
         d.cases += 1;
         for (backend, r) in [("interp", &interp), ("opencl", &opencl)] {
             match r {
@@ -340,7 +348,7 @@ fn opinfo_samples_match_pytorch() {
         cases: a.cases + c.cases,
         interp: a.interp + c.interp,
         opencl: a.opencl + c.opencl,
-        targets: Default::default(),
+        ..Default::default()
     });
     let pct = |n: usize| 100.0 * n as f64 / total.cases.max(1) as f64;
     println!("OpInfo cases from torch {} ({} ops, {} skipped at export):", index.torch, counts.len(), index.skipped.len());

@@ -44,7 +44,21 @@ fn plan_json(plan: &Plan, b: &Bindings) -> Value {
         .iter()
         .filter_map(|s| {
             let k = s.kernel()?;
-            let nodes: Vec<&str> = s.nodes().iter().map(|n| plan.graph.node(*n).name.as_str()).collect();
+            let nodes = plan.step_names(s);
+            // Per node expanded for lowering that it computes part of: which of its products.
+            let mut expanded: Vec<(&lower::Expanded, Vec<&str>)> = Vec::new();
+            for n in s.nodes() {
+                let Some(x) = plan.expansion_of(n) else { continue };
+                let name = plan.graph.node(n).name.as_str();
+                match expanded.iter_mut().find(|(y, _)| std::ptr::eq(*y, x)) {
+                    Some((_, computes)) => computes.push(name),
+                    None => expanded.push((x, vec![name])),
+                }
+            }
+            let expanded: Vec<Value> = expanded
+                .into_iter()
+                .map(|(x, computes)| json!({"node": x.node, "target": x.target, "note": lower::EXPANDED_NOTE, "computes": computes}))
+                .collect();
             let args: Vec<Value> = k.params.iter().map(|p| json!({"expr": p.to_string(), "value": p.eval_int(b).ok()})).collect();
             let grid: Option<i64> = k.domain_sizes.iter().try_fold(1i64, |acc, d| d.eval_int(b).ok().map(|v| acc * v));
             Some(json!({
@@ -57,10 +71,26 @@ fn plan_json(plan: &Plan, b: &Bindings) -> Value {
                 "schedule": k.schedule,
                 "launch": crate::runtime::plan::launch_grid(k, b).ok().flatten(),
                 "spv": format!("{}.spv", k.name),
+                "expanded": expanded,
             }))
         })
         .collect();
-    json!({"mode": plan.mode.name(), "guards": plan.guards, "bindings": b, "kernels": plan.kernel_count(), "steps": steps})
+    let expanded: Vec<Value> = plan
+        .expanded
+        .iter()
+        .map(|x| {
+            let into: Vec<&str> = x.products.iter().map(|n| plan.graph.node(*n).target.as_str()).collect();
+            json!({"node": x.node, "target": x.target, "note": lower::EXPANDED_NOTE, "into": into})
+        })
+        .collect();
+    json!({
+        "mode": plan.mode.name(),
+        "guards": plan.guards,
+        "bindings": b,
+        "kernels": plan.kernel_count(),
+        "expanded": expanded,
+        "steps": steps,
+    })
 }
 
 pub fn compile(file: &Path, mode: &str, marks: &[String], binds: &[String], emit: &Path) -> ExitCode {
@@ -91,6 +121,9 @@ pub fn compile(file: &Path, mode: &str, marks: &[String], binds: &[String], emit
         return fail(EXIT_FAILED, &format!("{}: {e}", emit.display()));
     }
     println!("{} kernels ({} mode) written to {}", l.plan.kernel_count(), l.plan.mode.name(), emit.display());
+    for x in &l.plan.expanded {
+        println!("  node `{}` ({}): {}, into {} ops", x.node, x.target, lower::EXPANDED_NOTE, x.products.len());
+    }
     ExitCode::SUCCESS
 }
 

@@ -184,7 +184,8 @@ pub fn summary(model: &Model) -> String {
             if !missing.is_empty() {
                 let _ = writeln!(s, "  {what}:");
                 for m in &missing {
-                    let _ = writeln!(s, "    {}  ({})", m.target, m.nodes.join(", "));
+                    let why = if m.why.is_empty() { String::new() } else { format!(": {}", m.why.join("; ")) };
+                    let _ = writeln!(s, "    {}  ({}){why}", m.target, m.nodes.join(", "));
                 }
             }
         }

@@ -16,6 +16,10 @@ struct Counts {
     opencl: usize,
     #[serde(default)]
     targets: BTreeSet<String>,
+    /// Targets with no kernel that ran through OpenCL expanded through their decomposition, in
+    /// a case that passed.
+    #[serde(default)]
+    expanded: BTreeSet<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -32,6 +36,9 @@ struct Row {
     core: bool,
     interp: bool,
     kernel: bool,
+    /// No kernel of its own, but the lowering expands it through its decomposition, and an
+    /// OpInfo case calling it ran through OpenCL that way: covered only where that is seen.
+    via_decomposition: bool,
     /// Which of our decomposition tables has a rule for it.
     decomp: &'static str,
     /// OpInfo ops whose graphs call it.
@@ -83,6 +90,10 @@ fn rows(results: &Results) -> BTreeMap<String, Row> {
         }
     }
     for (op, c) in &results.ops {
+        for t in &c.expanded {
+            let r = rows.entry(t.clone()).or_default();
+            r.via_decomposition = !r.kernel && crate::decomp::rules::find(crate::decomp::rules::Table::Lowering, t).is_some();
+        }
         for t in &c.targets {
             let r = rows.entry(t.clone()).or_default();
             r.opinfo.push(op.clone());
@@ -102,12 +113,14 @@ fn yes(b: bool) -> &'static str {
     }
 }
 
-/// The kernel column: ops Inductor only ever runs as fallbacks say so instead of "—".
-fn kernel_cell(target: &str, kernel: bool) -> &'static str {
-    match (kernel, crate::ops::get(target).is_some_and(|d| d.eager)) {
-        (true, _) => "yes",
-        (false, true) => "fallback (Inductor keeps it; interpreter only)",
-        (false, false) => "—",
+/// The kernel column: ops Inductor only ever runs as fallbacks say so instead of "—", and ops
+/// the lowering expands through their decomposition say "via decomposition".
+fn kernel_cell(target: &str, r: &Row) -> &'static str {
+    match (r.kernel, r.via_decomposition, crate::ops::get(target).is_some_and(|d| d.eager)) {
+        (true, _, _) => "yes",
+        (false, true, _) => "via decomposition",
+        (false, false, true) => "fallback (Inductor keeps it; interpreter only)",
+        (false, false, false) => "—",
     }
 }
 
@@ -135,10 +148,11 @@ fn markdown(results: &Results, rows: &BTreeMap<String, Row>) -> String {
     let _ = writeln!(s, "- OpInfo cases: {cases}; pass in the interpreter {ip} ({}), through OpenCL kernels {op} ({}).", pct(ip, cases), pct(op, cases));
     let _ = writeln!(
         s,
-        "- Core ATen ops: {}; in the interpreter {}, with a kernel lowering {}.",
+        "- Core ATen ops: {}; in the interpreter {}, with a kernel lowering {} (of them {} via decomposition).",
         core.len(),
         core.iter().filter(|r| r.interp).count(),
-        core.iter().filter(|r| r.kernel).count()
+        core.iter().filter(|r| r.kernel || r.via_decomposition).count(),
+        core.iter().filter(|r| r.via_decomposition).count()
     );
     let _ = writeln!(
         s,
@@ -149,7 +163,8 @@ fn markdown(results: &Results, rows: &BTreeMap<String, Row>) -> String {
     let table = crate::ops::table_for(None);
     let _ = writeln!(
         s,
-        "- \"fallback\" in the kernel column: linear algebra Inductor never lowers (it calls ATen's LAPACK-backed kernels); the reference interpreter implements them (in f64), no kernel is expected.\n\
+        "- \"fallback\" in the kernel column: linear algebra Inductor never lowers (it calls ATen's LAPACK-backed kernels); the reference interpreter implements them (in f64), no kernel is expected. \
+         \"via decomposition\": no kernel of its own; the lowering expands it through its decomposition rule (as eager PyTorch runs a composite op), and an OpInfo case calling it ran through OpenCL that way.\n\
          - An in-place or out= overload (`atan2.out`) runs as its functional op after functionalization, so its interpreter and kernel columns are that op's.\n\
          - \"torch kernels\": the backends PyTorch {} itself has a kernel for (op registry, `xpu-workbench backends --op NAME`); \
          \"composite\" where it only has a CompositeImplicitAutograd body, which tracing expands on a backend without a kernel.\n",
@@ -176,7 +191,7 @@ fn markdown(results: &Results, rows: &BTreeMap<String, Row>) -> String {
             yes(r.core),
             if r.decomp.is_empty() { "—" } else { r.decomp },
             yes(r.interp),
-            kernel_cell(t, r.kernel),
+            kernel_cell(t, r),
             if r.cases == 0 { "—".into() } else { r.cases.to_string() },
             if r.cases == 0 { "—".into() } else { r.interp_pass.to_string() },
             if r.cases == 0 { "—".into() } else { r.opencl_pass.to_string() },
@@ -203,7 +218,7 @@ pub fn run(markdown_out: bool, results_path: &Path) -> ExitCode {
                 "{t:<60} core={:<3} interp={:<3} kernel={:<3} cases={} interp_pass={} opencl_pass={}",
                 yes(r.core),
                 yes(r.interp),
-                yes(r.kernel),
+                if r.via_decomposition { "via-decomposition" } else { yes(r.kernel) },
                 r.cases,
                 r.interp_pass,
                 r.opencl_pass
@@ -211,4 +226,30 @@ pub fn run(markdown_out: bool, results_path: &Path) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn results(expanded: &[&str]) -> Results {
+        let counts = Counts { cases: 1, interp: 1, opencl: 1, targets: expanded.iter().map(|s| s.to_string()).collect(), expanded: expanded.iter().map(|s| s.to_string()).collect() };
+        Results { torch: "2.15.0".into(), ops: [("op".to_string(), counts)].into_iter().collect() }
+    }
+
+    #[test]
+    fn an_op_counts_as_lowered_via_decomposition_only_where_its_expansion_ran() {
+        let bn = "aten._native_batch_norm_legit_no_training.default";
+        // Without an OpInfo case that ran it through OpenCL expanded, it is not counted.
+        let none = rows(&results(&[]));
+        assert!(!none[bn].via_decomposition);
+        assert_eq!(kernel_cell(bn, &none[bn]), "—");
+        let seen = rows(&results(&[bn, "aten.relu.default", "aten.made_up.default"]));
+        assert!(seen[bn].via_decomposition);
+        assert_eq!(kernel_cell(bn, &seen[bn]), "via decomposition");
+        // An op with a kernel of its own says so; one without a rule is never "via decomposition".
+        assert_eq!(kernel_cell("aten.relu.default", &seen["aten.relu.default"]), "yes");
+        assert!(!seen["aten.made_up.default"].via_decomposition);
+        assert!(markdown(&results(&[bn]), &seen).contains(&format!("| `{bn}` |")));
+    }
 }

@@ -30,9 +30,21 @@ pub enum RuleError {
 
 const MAX_DEPTH: usize = 16;
 
-/// Rewrites `graph` under `mode`; with `functional`, in-place ops first become functional ones
-/// and writes through views become scatters into their base ([`functionalize`]).
-pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) -> Result<Decomposition, DecompError> {
+/// Which nodes a rewrite decomposes, and with which table.
+#[derive(Clone, Copy)]
+pub(super) enum Select<'a> {
+    /// `mode`'s table on every node; in lite mode only on the nodes these marks mark.
+    Marked(&'a Marks),
+    /// [`Table::Lowering`] on every node: what has no kernel lowering is expanded, to a fixpoint.
+    /// Nothing is pruned, and a rule that fails keeps its node whole (in `failed`), so that one
+    /// bad node does not hide what the others expand to.
+    NoKernel,
+}
+
+/// Rewrites `graph` under `mode`, decomposing what `select` selects; with `functional`, in-place
+/// ops first become functional ones and writes through views become scatters into their base
+/// ([`functionalize`]).
+pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -> Result<Decomposition, DecompError> {
     let mut out = Graph::new(graph.name.clone());
     out.torch_version = graph.torch_version.clone();
     let mut map: Vec<Option<ValueId>> = vec![None; graph.values.len()];
@@ -56,17 +68,20 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
     let mut functionalized = Vec::new();
     let mut views = functionalize::Views::new(graph);
     let mut write_backs = Vec::new();
+    let mut failed = Vec::new();
     // PyTorch's decompositions re-trace the program, so what nothing reads is not in their graphs.
-    let live = if mode == Mode::None { vec![true; graph.nodes.len()] } else { live_nodes(graph) };
+    let prunes = mode != Mode::None && matches!(select, Select::Marked(_));
+    let live = if prunes { live_nodes(graph) } else { vec![true; graph.nodes.len()] };
     for (i, node) in graph.nodes.iter().enumerate() {
         let id = NodeId(i as u32);
         if !live[i] {
             continue;
         }
         let err = |source: RuleError| DecompError { node: node.name.clone(), target: node.target.clone(), source };
-        let table = match mode {
-            Mode::Lite if !marks.marks(node) => None,
-            _ => mode.table(),
+        let table = match select {
+            Select::Marked(marks) if mode == Mode::Lite && !marks.marks(node) => None,
+            Select::Marked(_) => mode.table(),
+            Select::NoKernel => Some(Table::Lowering),
         };
         let first_new = em.out.nodes.len();
         if functional {
@@ -92,9 +107,15 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
         let rule_start = em.out.nodes.len();
         let built = match rule {
             Some((table, rule)) => {
+                let mark = em.mark();
                 let mut rw = Rw { em: &mut em, node, table: Some(table), origin: id, depth: 0, nested: false };
                 match rule(&mut rw) {
                     Err(RuleError::Declined) => None,
+                    Err(e) if matches!(select, Select::NoKernel) => {
+                        em.rollback(mark);
+                        failed.push((id, e));
+                        None
+                    }
                     result => Some(result.map_err(err)?),
                 }
             }
@@ -110,7 +131,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
                 decomposed.push(Decomposed { node: id, into });
             }
             None => {
-                if table.is_some() && rule.is_none() && rules::decomposes_in_torch(&node.target) {
+                if table.is_some_and(|t| rule.is_none() && rules::wants_rule(t, &node.target)) {
                     no_rule.push(id);
                 }
                 em.copy(graph, node, id).map_err(err)?;
@@ -155,14 +176,15 @@ pub(super) fn run(graph: &Graph, mode: Mode, marks: &Marks, functional: bool) ->
         decomposed,
         kept,
         no_rule,
+        failed,
         functionalized,
         write_backs,
         mutations,
     };
-    if mode == Mode::None {
-        Ok(d)
-    } else {
+    if prunes {
         super::prune::prune(d)
+    } else {
+        Ok(d)
     }
 }
 
@@ -278,6 +300,19 @@ impl Emitter {
         }
     }
 
+    /// Where the output graph stands now, to roll back to.
+    fn mark(&self) -> EmitMark {
+        EmitMark { nodes: self.out.nodes.len(), values: self.out.values.len() }
+    }
+
+    /// Forgets what was emitted since `mark` (a rule that failed half-way). Input-graph values
+    /// are bound only once a rule succeeds, so no binding points past the mark.
+    fn rollback(&mut self, mark: EmitMark) {
+        self.out.truncate(mark.nodes, mark.values);
+        self.origin.truncate(mark.nodes);
+        self.sym_values.retain(|_, v| v.index() < mark.values);
+    }
+
     fn fresh(&mut self, base: &str) -> String {
         loop {
             self.counter += 1;
@@ -303,6 +338,13 @@ pub(crate) fn infer_by_rule(target: &str, args: &[NamedArg], graph: &Graph) -> O
         rule(&mut rw)
     };
     Some(outs.map(|outs| outs.iter().map(|v| em.out.value(*v).kind.clone()).collect()))
+}
+
+/// The size of the output graph at some point of a rewrite.
+#[derive(Clone, Copy)]
+struct EmitMark {
+    nodes: usize,
+    values: usize,
 }
 
 /// What a rule builder sees: the node being rewritten, its arguments mapped into the output

@@ -95,6 +95,9 @@ pub struct Decomposition {
     pub kept: Vec<NodeId>,
     /// Input nodes the mode would decompose but no rule exists for: kept, and reported.
     pub no_rule: Vec<NodeId>,
+    /// Input nodes whose rule failed on their arguments and that were kept whole, with why:
+    /// only [`expand_for_lowering`] keeps going past a failing rule (the modes stop there).
+    pub failed: Vec<(NodeId, RuleError)>,
     /// Input nodes of in-place ops (`relu_`) that became their functional overload first.
     pub functionalized: Vec<NodeId>,
     /// Output nodes functionalization itself emitted (views taken again, scatters back into a
@@ -129,7 +132,18 @@ pub struct DecompError {
 /// Applies `mode` to `graph`. `marks` matter only in lite mode.
 pub fn decompose(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decomposition, DecompError> {
     puffin::profile_scope!("decompose", mode.name());
-    emit::run(graph, mode, marks, mode != Mode::None)
+    emit::run(graph, mode, emit::Select::Marked(marks), mode != Mode::None)
+}
+
+/// Expands every node of `graph` whose op has no kernel lowering through its decomposition
+/// rule (Inductor's, else core's), and what that emits that still has none, to a fixpoint: the
+/// lowering's way to run an op as eager PyTorch runs a composite op, as its body. Lite mode's
+/// machinery with [`rules::Table::Lowering`] for every node; `mode` is the plan's, recorded
+/// only. Nothing else changes and nothing is pruned; provenance maps products to `graph`'s
+/// nodes. A node whose rule declines or fails stays whole (`failed` says why it failed).
+pub fn expand_for_lowering(graph: &Graph, mode: Mode) -> Result<Decomposition, DecompError> {
+    puffin::profile_scope!("expand_for_lowering");
+    emit::run(graph, mode, emit::Select::NoKernel, false)
 }
 
 /// The graph as exported, with in-place writes made functional (and written back through views
@@ -138,5 +152,5 @@ pub fn decompose(graph: &Graph, mode: Mode, marks: &Marks) -> Result<Decompositi
 /// [`decompose`]'s: the graph as exported, mutations shown.
 pub fn functionalize(graph: &Graph) -> Result<Decomposition, DecompError> {
     puffin::profile_scope!("functionalize");
-    emit::run(graph, Mode::None, &Marks::default(), true)
+    emit::run(graph, Mode::None, emit::Select::Marked(&Marks::default()), true)
 }

@@ -7,9 +7,9 @@ use crate::sym::Expr;
 
 pub(crate) type Out = Result<Vec<ValueKind>, InferError>;
 
-pub(crate) use super::promote::{binary, compare, lerp};
+pub(crate) use super::promote::lerp;
 pub(crate) use super::select::{
-    diagonal, diff, dot, eye, gather, inv_ex, like_input, like_matrix, linalg_solve, scan, searchsorted, sort, stack, svdvals,
+    diagonal, diff, dot, eye, inv_ex, like_input, like_matrix, linalg_solve, scan, searchsorted, sort, stack, svdvals,
 };
 
 /// Unary elementwise ops and others whose output is laid out like their first tensor input.
@@ -29,7 +29,31 @@ pub(crate) fn where_(a: &Args) -> Out {
     let x = a.tensor("self")?;
     let y = a.tensor("other")?;
     let s = broadcast_shapes(&c.sizes, &x.sizes).and_then(|s| broadcast_shapes(&s, &y.sizes));
-    one(contiguous(x, x.dtype, s.map_err(|m| a.err(m))?))
+    one(contiguous(x, result_type(a, &["self", "other"])?, s.map_err(|m| a.err(m))?))
+}
+
+/// Unary math that makes integers float (`exp`, `log`, `sigmoid`, ...: PyTorch's
+/// INT_TO_FLOAT promotion): float inputs keep their dtype, the others become float32.
+pub(crate) fn float_unary(a: &Args) -> Out {
+    let x = first_tensor(a)?;
+    let dtype = if x.dtype.is_floating() { x.dtype } else { DType::F32 };
+    one(contiguous(x, dtype, x.sizes.clone()))
+}
+
+/// Comparisons of two operands (tensor or number): bool, broadcast.
+pub(crate) fn compare(a: &Args) -> Out {
+    let (like, sizes) = broadcast_operands(a, &["self", "other"])?;
+    one(contiguous(like, DType::Bool, sizes))
+}
+
+/// `gather(self, dim, index)`: `index`'s shape, `self`'s dtype.
+pub(crate) fn gather(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let i = a.tensor("index")?;
+    if i.sizes.len() != x.sizes.len() && !(x.sizes.len() <= 1 && i.sizes.len() <= 1) {
+        return Err(a.err(format!("index of rank {} for a rank-{} input", i.sizes.len(), x.sizes.len())));
+    }
+    one(contiguous(x, x.dtype, i.sizes.clone()))
 }
 
 pub(crate) fn addcmul(a: &Args) -> Out {
@@ -48,7 +72,7 @@ pub(crate) fn reduce(a: &Args) -> Out {
     let dtype = match a.get("dtype") {
         Some(Arg::ScalarType(d)) => *d,
         _ if t.starts_with("aten.any.") || t.starts_with("aten.all.") => DType::Bool,
-        // `sum` accumulates integers and bools in int64.
+        // Sums of bools and integers are int64, as in PyTorch.
         _ if t.starts_with("aten.sum.") && !x.dtype.is_floating() => DType::I64,
         _ => x.dtype,
     };
@@ -598,7 +622,7 @@ fn slice_extent(a: &Args, n: &Expr, step: i64) -> Result<(Expr, Expr), InferErro
         // Bounds counted from the end (`x[:-1]`, `x[-2:]`): exact when the size covers both
         // bounds, which tracing a slice of a dynamic dim guards (as export does) and the ops
         // that slice this way require of their sample counts.
-        None if (start < 0 && (end < 0 || end == i64::MAX)) || (start >= 0 && end < 0) => {
+        None if end < 0 || (start < 0 && end == i64::MAX) => {
             let at = |i: i64| if i < 0 { Expr::add(n.clone(), Expr::int(i)) } else { Expr::int(i) };
             let s = at(start);
             let e = if end == i64::MAX { n.clone() } else { at(end) };
@@ -632,6 +656,53 @@ fn first_tensor<'a>(a: &Args<'a>) -> Result<&'a TensorMeta, InferError> {
         }
     }
     Err(a.err("missing tensor argument `self`"))
+}
+
+/// Elementwise binary ops: `self` broadcast with `other` (either may be a Python number;
+/// `pow`'s is `exponent`), in their promoted dtype; true division makes integers float.
+pub(crate) fn binary(a: &Args) -> Out {
+    let names: &[&str] = if a.get("exponent").is_some() { &["self", "exponent"] } else { &["self", "other"] };
+    let (like, sizes) = broadcast_operands(a, names)?;
+    let mut dtype = result_type(a, names)?;
+    let true_div = a.target.starts_with("aten.div.") && !matches!(a.get("rounding_mode"), Some(Arg::String(_)));
+    if true_div && !dtype.is_floating() {
+        dtype = DType::F32;
+    }
+    one(contiguous(like, dtype, sizes))
+}
+
+/// The tensor operands among `names` broadcast together, and the first of them (whose device
+/// the result takes).
+pub(super) fn broadcast_operands<'a>(a: &Args<'a>, names: &[&str]) -> Result<(&'a TensorMeta, Vec<Expr>), InferError> {
+    let mut like = None;
+    let mut sizes: Vec<Expr> = Vec::new();
+    for n in names {
+        if let Some(Arg::Tensor(_)) = a.get(n) {
+            let t = a.tensor(n)?;
+            sizes = broadcast_shapes(&sizes, &t.sizes).map_err(|m| a.err(m))?;
+            like.get_or_insert(t);
+        }
+    }
+    Ok((like.ok_or_else(|| a.err("no tensor operand"))?, sizes))
+}
+
+/// `torch.result_type` of the operands `names` (tensors, or Python numbers).
+fn result_type(a: &Args, names: &[&str]) -> Result<DType, InferError> {
+    use crate::exec::ops::pointwise::{result_dtype, Rank};
+    let mut kinds = Vec::new();
+    for n in names {
+        kinds.push(match a.get(n) {
+            Some(Arg::Tensor(_)) => {
+                let t = a.tensor(n)?;
+                (t.dtype, if t.sizes.is_empty() { Rank::ZeroDim } else { Rank::Dim })
+            }
+            Some(Arg::Int(_)) | Some(Arg::SymInt(_)) => (DType::I64, Rank::Number),
+            Some(Arg::Float(_)) => (DType::F32, Rank::Number),
+            Some(Arg::Bool(_)) => (DType::Bool, Rank::Number),
+            _ => continue,
+        });
+    }
+    result_dtype(&kinds).map_err(|e| a.err(format!("{e:?}")))
 }
 
 fn reduce_dims(a: &Args, x: &TensorMeta) -> Result<Vec<usize>, InferError> {

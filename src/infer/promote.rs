@@ -1,127 +1,26 @@
-//! Result dtypes of elementwise ops, as `torch.result_type` computes them, and the meta functions
-//! of the elementwise ops that need them (arithmetic, comparisons, `lerp`): decompositions mix
-//! integer tensors with Python floats (`trapezoid`'s `/ 2.`) and masks with numbers, so the
-//! output dtype is not simply `self`'s.
+//! Meta functions whose result dtype follows PyTorch's type promotion beyond `binary`'s two
+//! operands (`lerp`), and tests of that promotion (`torch.result_type`): decompositions mix
+//! integer tensors with Python floats (`trapezoid`'s `/ 2.`) and masks with numbers, so an
+//! output's dtype is not simply `self`'s.
 
-use super::{broadcast_shapes, contiguous, Args, InferError};
-use crate::ir::{Arg, DType, TensorMeta, ValueKind};
-use crate::sym::Expr;
+use super::ops::broadcast_operands;
+use super::{contiguous, Args};
+use crate::ir::ValueKind;
 
-type Out = Result<Vec<ValueKind>, InferError>;
-
-/// bool < integer < float: a lower-priority operand only counts when its category is higher.
-fn category(d: DType) -> u8 {
-    if d == DType::Bool {
-        0
-    } else if d.is_floating() {
-        2
-    } else {
-        1
-    }
-}
-
-/// The operands' three priority tiers: tensors with dims, zero-dim tensors, Python numbers.
-#[derive(Default)]
-struct Tiers {
-    dim: Option<DType>,
-    zero: Option<DType>,
-    number: Option<DType>,
-}
-
-impl Tiers {
-    fn add(slot: &mut Option<DType>, d: DType) -> Result<(), String> {
-        *slot = Some(match *slot {
-            None => d,
-            Some(s) => DType::promote_types(s, d).ok_or_else(|| format!("no promotion of {s} and {d}"))?,
-        });
-        Ok(())
-    }
-
-    fn combine(higher: Option<DType>, lower: Option<DType>) -> Result<Option<DType>, String> {
-        Ok(match (higher, lower) {
-            (None, l) => l,
-            (h, None) => h,
-            (Some(h), Some(l)) if category(l) > category(h) => {
-                Some(DType::promote_types(h, l).ok_or_else(|| format!("no promotion of {h} and {l}"))?)
-            }
-            (h, Some(_)) => h,
-        })
-    }
-}
-
-/// `torch.result_type` of the named arguments (tensors or numbers; absent ones are skipped). A
-/// Python float counts as the default dtype (float32), an int as int64.
-pub(crate) fn result_type(a: &Args, names: &[&str]) -> Result<DType, InferError> {
-    let mut t = Tiers::default();
-    for n in names {
-        let r = match a.get(n) {
-            Some(Arg::Tensor(_)) => {
-                let m = a.tensor(n)?;
-                if m.sizes.is_empty() {
-                    Tiers::add(&mut t.zero, m.dtype)
-                } else {
-                    Tiers::add(&mut t.dim, m.dtype)
-                }
-            }
-            Some(Arg::Float(_)) => Tiers::add(&mut t.number, DType::F32),
-            Some(Arg::Int(_)) | Some(Arg::SymInt(_)) => Tiers::add(&mut t.number, DType::I64),
-            Some(Arg::Bool(_)) => Tiers::add(&mut t.number, DType::Bool),
-            _ => Ok(()),
-        };
-        r.map_err(|m| a.err(m))?;
-    }
-    let lower = Tiers::combine(t.zero, t.number).map_err(|m| a.err(m))?;
-    Tiers::combine(t.dim, lower).map_err(|m| a.err(m))?.ok_or_else(|| a.err("no operands"))
-}
-
-/// The broadcast shape of the named tensor arguments (numbers do not take part), and the first
-/// tensor's metadata (the output is laid out like it).
-fn broadcast<'a>(a: &Args<'a>, names: &[&str]) -> Result<(Vec<Expr>, &'a TensorMeta), InferError> {
-    let mut out: Option<(Vec<Expr>, &'a TensorMeta)> = None;
-    for n in names {
-        if let Some(Arg::Tensor(_)) = a.get(n) {
-            let m = a.tensor(n)?;
-            out = Some(match out {
-                None => (m.sizes.clone(), m),
-                Some((s, first)) => (broadcast_shapes(&s, &m.sizes).map_err(|e| a.err(e))?, first),
-            });
-        }
-    }
-    out.ok_or_else(|| a.err("no tensor operand"))
-}
-
-fn one(like: &TensorMeta, dtype: DType, sizes: Vec<Expr>) -> Out {
-    Ok(vec![ValueKind::Tensor(contiguous(like, dtype, sizes))])
-}
-
-/// Elementwise binary ops (`self` with a tensor or number `other`): broadcast shape, promoted
-/// dtype; true division of integers gives the default float dtype.
-pub(crate) fn binary(a: &Args) -> Out {
-    let (sizes, first) = broadcast(a, &["self", "other"])?;
-    let mut dtype = result_type(a, &["self", "other"])?;
-    let true_div = matches!(a.target, "aten.div.Tensor" | "aten.div.Scalar");
-    if true_div && !dtype.is_floating() {
-        dtype = DType::F32;
-    }
-    one(first, dtype, sizes)
-}
-
-/// Comparisons (`eq`, `lt`, ... with a tensor or number `other`): bool, broadcast.
-pub(crate) fn compare(a: &Args) -> Out {
-    let (sizes, first) = broadcast(a, &["self", "other"])?;
-    result_type(a, &["self", "other"])?;
-    one(first, DType::Bool, sizes)
-}
+type Out = Result<Vec<ValueKind>, super::InferError>;
 
 /// `lerp(self, end, weight)`: the three broadcast, in `self`'s dtype.
 pub(crate) fn lerp(a: &Args) -> Out {
-    let (sizes, x) = broadcast(a, &["self", "end", "weight"])?;
-    one(x, x.dtype, sizes)
+    let (x, sizes) = broadcast_operands(a, &["self", "end", "weight"])?;
+    Ok(vec![ValueKind::Tensor(contiguous(x, x.dtype, sizes))])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::infer::ops::binary;
+    use crate::ir::{Arg, DType, TensorMeta};
+    use crate::sym::Expr;
     use crate::ir::{Graph, InputKind, NamedArg};
 
     fn input(g: &mut Graph, name: &str, dtype: DType, sizes: &[i64]) -> Arg {

@@ -35,13 +35,6 @@ pub(crate) fn searchsorted(a: &Args) -> Out {
     one(contiguous(v, dtype, v.sizes.clone()))
 }
 
-/// `gather(self, dim, index)`: shaped like `index`, in `self`'s dtype.
-pub(crate) fn gather(a: &Args) -> Out {
-    let (x, i) = (a.tensor("self")?, a.tensor("index")?);
-    dim_arg(a, "dim", None, x.sizes.len())?;
-    one(contiguous(x, x.dtype, i.sizes.clone()))
-}
-
 /// `cumsum` / `cumprod`: shaped like `self`; integers and bools accumulate in int64 unless a
 /// `dtype` is given.
 pub(crate) fn scan(a: &Args) -> Out {

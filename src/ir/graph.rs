@@ -195,6 +195,18 @@ impl Graph {
         Ok(id)
     }
 
+    /// Drops every node from `nodes` on and every value from `values` on: undoes appends made
+    /// since the graph had that many (a rewrite that failed half-way). Inputs and outputs that
+    /// name a dropped value go too.
+    pub fn truncate(&mut self, nodes: usize, values: usize) {
+        self.nodes.truncate(nodes);
+        for v in self.values.drain(values.min(self.values.len())..) {
+            self.by_name.remove(&v.name);
+        }
+        self.inputs.retain(|(v, _)| v.index() < values);
+        self.outputs.retain(|o| o.values().iter().all(|v| v.index() < values));
+    }
+
     fn define(&mut self, name: &str, kind: ValueKind, producer: Option<NodeId>) -> Result<ValueId, GraphError> {
         if self.by_name.contains_key(name) {
             return Err(GraphError::Redefined(name.to_string()));
@@ -263,5 +275,19 @@ mod tests {
         ));
         assert_eq!(g.users()[x.index()], vec![NodeId(0)]);
         assert_eq!(g.op_histogram().get("aten.relu.default"), Some(&1));
+    }
+
+    #[test]
+    fn truncating_undoes_appends_and_frees_their_names() {
+        let mut g = Graph::new("g");
+        let x = g.add_input("x", t(), InputKind::UserInput).unwrap();
+        let arg = vec![NamedArg { name: "self".into(), arg: Arg::Tensor(x), kwarg: false }];
+        let (nodes, values) = (g.nodes.len(), g.values.len());
+        g.add_node("relu", "aten.relu.default", arg.clone(), vec![("relu".into(), t())], NodeMeta::default()).unwrap();
+        g.truncate(nodes, values);
+        assert_eq!((g.nodes.len(), g.values.len()), (0, 1));
+        assert_eq!(g.value_id("relu"), None);
+        assert_eq!(g.value_id("x"), Some(x));
+        g.add_node("relu", "aten.relu.default", arg, vec![("relu".into(), t())], NodeMeta::default()).unwrap();
     }
 }

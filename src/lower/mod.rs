@@ -13,8 +13,12 @@
 //!
 //! Views never get kernels: consumers read through them. Kernels take symbolic sizes as i64
 //! arguments, so one compiled plan serves every binding that passes the plan's guards.
+//!
+//! A node whose op has no kernel lowering but a decomposition rule is expanded first and its
+//! products lowered ([`expand`]), in every mode; the plan attributes their kernels to it.
 
 mod ctx;
+mod expand;
 pub mod kernel;
 pub mod ops;
 pub mod schedule;
@@ -26,6 +30,7 @@ use crate::decomp::{self, DecompError, Decomposition, Marks, Mode};
 use crate::ir::{Arg, Graph, Model, NodeId, ValueId};
 use ctx::Ctx;
 use kernel::{Access, KernelBuilder, KernelError, Store, VarId};
+pub use expand::{Expanded, EXPANDED_NOTE};
 pub use kernel::Kernel;
 pub use ops::OpKind;
 
@@ -68,14 +73,42 @@ impl Step {
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub mode: Mode,
+    /// The decomposed graph, with the nodes that had no kernel lowering expanded.
     pub graph: Graph,
     pub steps: Vec<Step>,
     /// Conditions the compiled kernels assume (the model's guards and symbol ranges): a binding
     /// that flips one needs a new plan; any other binding reuses every binary.
     pub guards: Vec<String>,
+    /// The nodes expanded for lowering (no direct kernel), in graph order.
+    pub expanded: Vec<Expanded>,
+    /// Per node of `graph`: its entry in `expanded`, if it is a product of one.
+    expansion: Vec<Option<usize>>,
 }
 
 impl Plan {
+    /// The node that kernels computing node `n` of `graph` are attributed to: `n` itself, or the
+    /// node whose expansion emitted it (the user's node, in mode `none`).
+    pub fn attributed(&self, n: NodeId) -> &str {
+        self.expansion_of(n).map_or(self.graph.node(n).name.as_str(), |x| x.node.as_str())
+    }
+
+    /// The expanded node that node `n` of `graph` is a product of, if any.
+    pub fn expansion_of(&self, n: NodeId) -> Option<&Expanded> {
+        self.expansion.get(n.index()).copied().flatten().and_then(|i| self.expanded.get(i))
+    }
+
+    /// The nodes `step` is attributed to ([`Self::attributed`]), in order, each once.
+    pub fn step_names(&self, step: &Step) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for n in step.nodes() {
+            let name = self.attributed(n);
+            if !names.iter().any(|m| m == name) {
+                names.push(name.to_string());
+            }
+        }
+        names
+    }
+
     pub fn kernels(&self) -> impl Iterator<Item = &Kernel> {
         self.steps.iter().filter_map(Step::kernel)
     }
@@ -92,6 +125,9 @@ pub enum LowerError {
     Decomp(#[from] DecompError),
     #[error("node `{node}`: no kernel lowering for `{target}`")]
     NoLowering { node: String, target: String },
+    /// It has a decomposition, but expanding it did not give ops that all lower.
+    #[error("node `{node}`: no kernel lowering for `{target}`, and {why}")]
+    NotExpanded { node: String, target: String, why: String },
     #[error("no kernel lowering for {} ops the graph needs: {}", .0.len(), crate::coverage::describe(.0))]
     NoLowerings(Vec<crate::coverage::MissingOp>),
     #[error("node `{node}` ({target}): {message}")]
@@ -159,14 +195,19 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     } else {
         d
     };
-    let graph = &d.graph;
-    let fallback = fallbacks(d);
-    let mut missing = crate::coverage::missing_in_kernels(graph);
+    let lowerable = expand::expand(d)?;
+    let graph = &lowerable.ex.graph;
+    let fallback = &lowerable.fallback;
+    let mut missing = crate::coverage::missing_after_expansion(&d.graph, &lowerable.ex, |n| n);
     if missing.len() > 1 || missing.first().is_some_and(|m| m.nodes.len() > 1) {
         return Err(LowerError::NoLowerings(missing));
     }
     if let Some(m) = missing.pop() {
-        return Err(LowerError::NoLowering { node: m.nodes[0].clone(), target: m.target });
+        let (node, target) = (m.nodes[0].clone(), m.target);
+        return Err(match m.why.is_empty() {
+            true => LowerError::NoLowering { node, target },
+            false => LowerError::NotExpanded { node, target, why: m.why.join("; ") },
+        });
     }
     let kinds = graph.node_ids().map(|n| kind_of(graph, n)).collect::<Result<Vec<_>, _>>()?;
     let users = graph.users();
@@ -188,8 +229,9 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
                 }
         })
         .collect();
-    realize_heavy_operands(graph, &kinds, &fallback, &mut inlinable);
-    fuse_matmul_epilogues(graph, &kinds, &fallback, &users, &outputs, &mut inlinable);
+    realize_heavy_operands(graph, &kinds, fallback, &mut inlinable);
+    fuse_matmul_epilogues(graph, &kinds, fallback, &users, &outputs, &mut inlinable);
+    expand::keep_within_domains(graph, &kinds, &lowerable.domain, &mut inlinable);
     let mut materialized: HashSet<ValueId> = graph.inputs.iter().map(|(v, _)| *v).collect();
     for (i, node) in graph.nodes.iter().enumerate() {
         let kind = kinds[i];
@@ -221,9 +263,12 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
             steps.push(Step::Meta { node: id });
             continue;
         }
-        let at = |e: LowerError| match e {
-            e @ (LowerError::Unsupported { .. } | LowerError::NoLowering { .. } | LowerError::NoLowerings(_)) => e,
-            e => LowerError::At { node: node.name.clone(), target: node.target.clone(), source: Box::new(e) },
+        // A product of an expansion is the user's node to the user: its errors say so.
+        let expanded_from = lowerable.expansion[i].map(|x| &lowerable.expanded[x]);
+        let at = |e: LowerError| match (e, expanded_from) {
+            (e, Some(x)) => LowerError::At { node: x.node.clone(), target: format!("{}, {EXPANDED_NOTE}", x.target), source: Box::new(e) },
+            (e @ (LowerError::Unsupported { .. } | LowerError::NoLowering { .. } | LowerError::NoLowerings(_)), None) => e,
+            (e, None) => LowerError::At { node: node.name.clone(), target: node.target.clone(), source: Box::new(e) },
         };
         let is_fallback = fallback[i];
         let fuse = if fallback[i] { None } else { Some(&inlinable) };
@@ -244,7 +289,8 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     }
     let mut guards: Vec<String> = model.symbols.iter().map(|s| format!("{} in {}", s.name, s.range)).collect();
     guards.extend(model.guards.iter().map(|g| g.source.clone()));
-    Ok(Plan { mode: d.mode, graph: graph.clone(), steps, guards })
+    let expand::Lowerable { ex, expanded, expansion, .. } = lowerable;
+    Ok(Plan { mode: d.mode, graph: ex.graph, steps, guards, expanded, expansion })
 }
 
 /// Takes out of `inlinable` every producer that a matrix product, convolution, attention or

@@ -89,11 +89,14 @@ impl OpDef {
     }
 
     /// The decomposition rule that applies under `table`: Inductor's own rule wins there, and
-    /// core rules apply under both tables except the core-only ones.
+    /// core rules apply under both tables except the core-only ones. The lowering's table takes
+    /// Inductor's rule, else core's, and only for ops without a kernel lowering.
     pub fn rule(&self, table: Table) -> Option<Build> {
         match table {
             Table::Core => self.core.or(self.core_only),
             Table::Inductor => self.inductor.or(self.core),
+            Table::Lowering if self.lower.is_some() => None,
+            Table::Lowering => self.inductor.or(self.core).or(self.core_only),
         }
     }
 

@@ -34,7 +34,8 @@ pub fn launch_labels(plan: &Plan, b: &Bindings) -> HashMap<String, LaunchInfo> {
         .iter()
         .filter_map(|step| {
             let k = step.kernel()?;
-            let nodes: Vec<String> = step.nodes().iter().map(|n| graph.node(*n).name.clone()).collect();
+            // Kernels of an expanded node are its own: the span names the user's node.
+            let nodes = plan.step_names(step);
             let shapes = k
                 .buffers
                 .iter()

@@ -61,8 +61,9 @@ pub fn compile_plan(plan: &Plan) -> Result<Vec<Option<SpirvModule>>, CodegenErro
     plan.steps.iter().map(|s| s.kernel().map(spirv::compile).transpose()).collect()
 }
 
+/// The nodes a step computes, as the user knows them ([`Plan::step_names`]).
 pub(crate) fn step_nodes(plan: &Plan, step: &Step) -> Vec<String> {
-    step.nodes().iter().map(|n| plan.graph.node(*n).name.clone()).collect()
+    plan.step_names(step)
 }
 
 /// Parameters, buffers and constants of `graph`, loaded from the model, as contiguous tensors.

@@ -1069,7 +1069,9 @@ fn lowering_node(e: &crate::lower::LowerError) -> Option<String> {
     use crate::lower::LowerError as E;
     match e {
         E::Decomp(d) => Some(d.node.clone()),
-        E::NoLowering { node, .. } | E::Unsupported { node, .. } | E::At { node, .. } => Some(node.clone()),
+        E::NoLowering { node, .. } | E::NotExpanded { node, .. } | E::Unsupported { node, .. } | E::At { node, .. } => {
+            Some(node.clone())
+        }
         _ => None,
     }
 }

@@ -304,21 +304,21 @@ pub fn einsum(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         let b = ops.remove(j).ok_or_else(|| RuleError::Unsupported("contraction index".into()))?;
         let a = ops.remove(i).ok_or_else(|| RuleError::Unsupported("contraction index".into()))?;
         let (mut sum_dims, mut a_sum, mut b_sum) = (Vec::new(), Vec::new(), Vec::new());
-        for d in lay.out_num_dim..lay.total {
+        for (d, count) in dim_counts.iter_mut().enumerate().take(lay.total).skip(lay.out_num_dim) {
             let (sa, sb) = (not_one(rw, a, d)?, not_one(rw, b, d)?);
             if sa && sb {
-                dim_counts[d] = dim_counts[d].saturating_sub(1);
-                if dim_counts[d] == 1 {
+                *count = count.saturating_sub(1);
+                if *count == 1 {
                     sum_dims.push(d);
-                    dim_counts[d] = 0;
+                    *count = 0;
                 }
-            } else if dim_counts[d] == 1 {
+            } else if *count == 1 {
                 if sa {
                     a_sum.push(d);
-                    dim_counts[d] = 0;
+                    *count = 0;
                 } else if sb {
                     b_sum.push(d);
-                    dim_counts[d] = 0;
+                    *count = 0;
                 }
             }
         }

@@ -35,6 +35,10 @@ pub enum Table {
     Core,
     /// Inductor's default table (`select_decomp_table()`), which includes most core rules.
     Inductor,
+    /// What the lowering expands: ops with no kernel lowering, by Inductor's rule, else core's
+    /// (eager PyTorch runs such an op as its composite body; Inductor decomposes it). Ops that
+    /// lower directly have no rule here, so nested rules stop at the first op that has a kernel.
+    Lowering,
 }
 
 /// A rule's builder: reads its node through [`Rw`], emits the replacement, returns its outputs.
@@ -51,6 +55,16 @@ pub fn decomposes_in_torch(target: &str) -> bool {
     !(target.starts_with("_operator.") || crate::ops::get(target).is_some_and(|d| d.keep))
 }
 
+/// Whether a node of `target` that `table` has no rule for is worth reporting: under the
+/// decomposition tables, when PyTorch would decompose it; under [`Table::Lowering`], when it
+/// has no kernel lowering either.
+pub fn wants_rule(table: Table, target: &str) -> bool {
+    match table {
+        Table::Core | Table::Inductor => decomposes_in_torch(target),
+        Table::Lowering => crate::ops::lowering(target).is_none(),
+    }
+}
+
 /// Normalises a possibly negative dim against `rank`, as a rule argument error when out of range.
 pub(crate) fn dim(d: i64, rank: usize, name: &str) -> Result<usize, RuleError> {
     crate::infer::norm_dim(d, rank)
@@ -65,6 +79,20 @@ mod tests {
     fn core_only_rules_stay_out_of_inductors_table() {
         assert!(find(Table::Core, "aten.squeeze.dim").is_some());
         assert!(find(Table::Inductor, "aten.squeeze.dim").is_none());
+    }
+
+    #[test]
+    fn the_lowering_table_holds_rules_only_for_ops_without_a_kernel() {
+        // `silu` lowers directly: nothing to expand, whatever the tables say.
+        assert!(find(Table::Inductor, "aten.silu.default").is_some());
+        assert!(find(Table::Lowering, "aten.silu.default").is_none());
+        assert!(!wants_rule(Table::Lowering, "aten.silu.default"));
+        assert!(wants_rule(Table::Lowering, "aten.made_up.default"));
+        // Core-only rules count too: the lowering takes any rule there is.
+        let core_only = crate::ops::all().find(|d| d.lower.is_none() && d.inductor.is_none() && d.core.is_none() && d.core_only.is_some());
+        if let Some(d) = core_only {
+            assert!(find(Table::Lowering, d.target).is_some(), "{}", d.target);
+        }
     }
 
     #[test]

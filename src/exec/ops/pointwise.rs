@@ -92,20 +92,38 @@ fn combine(higher: Option<DType>, lower: Option<DType>) -> OpResult<Option<DType
 /// `torch.result_type` over operands: tensors with dimensions outrank zero-dim tensors, which
 /// outrank Python numbers; a Python float counts as the default dtype (float32).
 pub fn result_type(operands: &[Operand]) -> OpResult<DType> {
+    let kinds: Vec<(DType, Rank)> = operands
+        .iter()
+        .map(|o| match o {
+            Operand::Tensor(t) if t.ndim() > 0 => (t.dtype(), Rank::Dim),
+            Operand::Tensor(t) => (t.dtype(), Rank::ZeroDim),
+            Operand::Scalar(Scalar::Int(_)) => (DType::I64, Rank::Number),
+            Operand::Scalar(Scalar::Float(_)) => (DType::F32, Rank::Number),
+            Operand::Scalar(Scalar::Bool(_)) => (DType::Bool, Rank::Number),
+        })
+        .collect();
+    result_dtype(&kinds)
+}
+
+/// What an operand is to type promotion: a tensor with dimensions, a zero-dim tensor, or a
+/// Python number (which counts as int64, float32 or bool).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Rank {
+    Dim,
+    ZeroDim,
+    Number,
+}
+
+/// [`result_type`] over operands known by dtype and [`Rank`] only (what shape inference has).
+pub(crate) fn result_dtype(operands: &[(DType, Rank)]) -> OpResult<DType> {
     let (mut dim, mut zero, mut wrapped) = (None, None, None);
-    for o in operands {
-        match o {
-            Operand::Tensor(t) if t.ndim() > 0 => dim = Some(promote(dim, t.dtype())?),
-            Operand::Tensor(t) => zero = Some(promote(zero, t.dtype())?),
-            Operand::Scalar(s) => {
-                let d = match s {
-                    Scalar::Int(_) => DType::I64,
-                    Scalar::Float(_) => DType::F32,
-                    Scalar::Bool(_) => DType::Bool,
-                };
-                wrapped = Some(promote(wrapped, d)?);
-            }
-        }
+    for &(d, rank) in operands {
+        let tier = match rank {
+            Rank::Dim => &mut dim,
+            Rank::ZeroDim => &mut zero,
+            Rank::Number => &mut wrapped,
+        };
+        *tier = Some(promote(*tier, d)?);
     }
     combine(dim, combine(zero, wrapped)?)?.ok_or_else(|| OpError::Shape("no operands".into()))
 }
