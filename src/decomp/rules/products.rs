@@ -85,6 +85,18 @@ pub fn linalg_vecdot(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![build::sum(rw, p, &[d], false)?])
 }
 
+/// Where ATen's `multi_dot` splits each sub-chain `i..=j` (`order[i][j]`: the last matrix of the
+/// left factor) of matrices with dims `p[k] x p[k + 1]`: three matrices take the cheaper of
+/// `(AB)C` and `A(BC)`, ties to `(AB)C` (`multi_dot_three`); more the cheapest order.
+pub(crate) fn multi_dot_order(p: &[i64]) -> Vec<Vec<usize>> {
+    let mut s = chain_order(p);
+    if let [a, b, c, d] = *p {
+        let (cost1, cost2) = ((a * c) * (b + d), (b * d) * (a + c));
+        s[0][2] = if cost1 > cost2 { 0 } else { 1 };
+    }
+    s
+}
+
 /// The split points of the cheapest multiplication order of a chain of matrices with dims
 /// `p[i] x p[i + 1]` (Cormen et al., as ATen's `matrix_chain_order`; the first cheapest split wins).
 fn chain_order(p: &[i64]) -> Vec<Vec<usize>> {
@@ -162,18 +174,7 @@ pub fn linalg_multi_dot(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let p: Option<Vec<i64>> = dims.into_iter().collect();
     let product = match (n, p) {
         (2, _) => build::mm(rw, ts[0], ts[1])?,
-        (3, Some(p)) => {
-            let (a, b, c, d) = (p[0], p[1], p[2], p[3]);
-            let (cost1, cost2) = ((a * c) * (b + d), (b * d) * (a + c));
-            if cost1 > cost2 {
-                let bc = build::mm(rw, ts[1], ts[2])?;
-                build::mm(rw, ts[0], bc)?
-            } else {
-                let ab = build::mm(rw, ts[0], ts[1])?;
-                build::mm(rw, ab, ts[2])?
-            }
-        }
-        (_, Some(p)) => chain(rw, &ts, &chain_order(&p), 0, n - 1)?,
+        (_, Some(p)) => chain(rw, &ts, &multi_dot_order(&p), 0, n - 1)?,
         (_, None) => {
             let mut acc = ts[0];
             for &t in &ts[1..] {

@@ -340,7 +340,26 @@ pub fn linalg_multi_dot(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     if ts[n - 1].ndim() == 2 {
         out.push(n as u32);
     }
-    one(contract(&terms, &out)?.to(dtype)?)
+    // The order ATen multiplies in, each product rounded to the dtype as its `mm` stores it.
+    // Matrix i is p[i] x p[i + 1]; 1-D ends are a row and a column vector.
+    let mut p: Vec<i64> = terms.iter().enumerate().map(|(i, t)| if i == 0 && t.labels.len() == 1 { 1 } else { t.f.shape[0] as i64 }).collect();
+    let last = &terms[n - 1];
+    p.push(if last.labels.len() == 1 { 1 } else { last.f.shape[1] as i64 });
+    let order = crate::decomp::rules::products::multi_dot_order(&p);
+    let chained = chain(&terms, &order, 0, n - 1, dtype)?;
+    one(contract(&[chained], &out)?.to(dtype)?)
+}
+
+/// The product of `terms[i..=j]`, split as `order` says, rounded to `dtype` after each product.
+fn chain(terms: &[Term], order: &[Vec<usize>], i: usize, j: usize, dtype: crate::ir::DType) -> OpResult<Term> {
+    if i == j {
+        return Ok(Term { f: terms[i].f.clone(), labels: terms[i].labels.clone() });
+    }
+    let k = order[i][j];
+    let (l, r) = (chain(terms, order, i, k, dtype)?, chain(terms, order, k + 1, j, dtype)?);
+    let labels: Vec<u32> = l.labels.iter().chain(&r.labels).copied().filter(|x| *x != k as u32 + 1).collect();
+    let f = F::of(&contract(&[l, r], &labels)?.to(dtype)?);
+    Ok(Term { f, labels })
 }
 
 #[cfg(test)]
