@@ -93,13 +93,12 @@ pub(super) fn keep_within_domains(graph: &Graph, kinds: &[OpKind], domain: &[Opt
 mod tests {
     use super::*;
     use crate::decomp::{decompose, Marks, Mode};
-    use crate::exec::Tensor;
     use crate::ir::{Arg, DType, Format, InputKind, Model, NamedArg, NodeMeta, TensorMeta, ValueId, ValueKind};
     use crate::lower::{lower, LowerError, Step};
     use crate::sym::Expr;
 
-    /// `_native_batch_norm_legit_no_training` has no kernel but Inductor's rule: the op expanded.
-    const BN: &str = "aten._native_batch_norm_legit_no_training.default";
+    /// `huber_loss` has no kernel but a core rule: the op expanded.
+    const HUBER: &str = "aten.huber_loss.default";
 
     fn t(sizes: &[i64]) -> ValueKind {
         let sizes: Vec<Expr> = sizes.iter().map(|s| Expr::int(*s)).collect();
@@ -122,28 +121,27 @@ mod tests {
         g.node(n).outputs[0]
     }
 
-    /// `relu → batch norm (no training) → silu`, on an input of `sizes` with 3 channels.
-    fn graph(sizes: &[i64]) -> Graph {
+    /// `relu → huber_loss(·, target, reduction none, delta) → silu`, on inputs of `sizes`.
+    fn graph_with(sizes: &[i64], delta: f64) -> Graph {
         let mut g = Graph::new("g");
         let x = g.add_input("x", t(sizes), InputKind::UserInput).unwrap();
-        let mean = g.add_input("mean", t(&[3]), InputKind::UserInput).unwrap();
-        let var = g.add_input("var", t(&[3]), InputKind::UserInput).unwrap();
+        let target = g.add_input("target", t(sizes), InputKind::UserInput).unwrap();
         let r = unary(&mut g, "relu", "aten.relu.default", x, sizes);
         let args = vec![
-            arg("input", Arg::Tensor(r)),
-            arg("weight", Arg::None),
-            arg("bias", Arg::None),
-            arg("running_mean", Arg::Tensor(mean)),
-            arg("running_var", Arg::Tensor(var)),
-            arg("momentum", Arg::Float(0.1)),
-            arg("eps", Arg::Float(1e-5)),
+            arg("self", Arg::Tensor(r)),
+            arg("target", Arg::Tensor(target)),
+            arg("reduction", Arg::Int(0)),
+            arg("delta", Arg::Float(delta)),
         ];
-        let outs = vec![("bn".into(), t(sizes)), ("bn_mean".into(), t(&[0])), ("bn_rstd".into(), t(&[0]))];
-        let n = g.add_node("bn", BN, args, outs, NodeMeta::default()).unwrap();
+        let n = g.add_node("huber", HUBER, args, vec![("huber".into(), t(sizes))], NodeMeta::default()).unwrap();
         let y = g.node(n).outputs[0];
         let s = unary(&mut g, "silu", "aten.silu.default", y, sizes);
         g.outputs.push(Arg::Tensor(s));
         g
+    }
+
+    fn graph(sizes: &[i64]) -> Graph {
+        graph_with(sizes, 0.5)
     }
 
     fn steps_of<'p>(plan: &'p crate::lower::Plan, name: &str) -> Vec<&'p Step> {
@@ -154,12 +152,6 @@ mod tests {
     fn assert_runs_like_the_graph(plan: &crate::lower::Plan, g: &Graph) {
         let model = Model::new(Format::Pt2, "test");
         let inputs = crate::exec::random_inputs(g, &Default::default(), 3).unwrap();
-        // A positive variance, as a running variance is.
-        let inputs: Vec<Tensor> = inputs
-            .into_iter()
-            .enumerate()
-            .map(|(i, x)| if i == 2 { Tensor::from_vec(x.shape(), x.to_f64_vec().iter().map(|v| v.abs() as f32 + 0.5).collect()).unwrap() } else { x })
-            .collect();
         let want = crate::exec::run(&model, g, &inputs).unwrap();
         let got = crate::runtime::reference::run_reference(plan, &model, &inputs, &Default::default()).unwrap().outputs;
         for (a, b) in got[0].to_f64_vec().iter().zip(want[0].to_f64_vec()) {
@@ -174,13 +166,13 @@ mod tests {
         let plan = lower(&model, &g, Mode::None, &Marks::default()).unwrap();
         assert_eq!(plan.expanded.len(), 1);
         let x = &plan.expanded[0];
-        assert_eq!((x.node.as_str(), x.target.as_str()), ("bn", BN));
+        assert_eq!((x.node.as_str(), x.target.as_str()), ("huber", HUBER));
         assert!(x.products.len() > 3, "{:?}", x.products);
         // Its pointwise products make one fused kernel standing for the node; its neighbours
         // stay eager fallbacks that compute nothing of it.
-        let bn = steps_of(&plan, "bn");
-        assert_eq!(bn.len(), 1);
-        assert!(matches!(bn[0], Step::Fused { nodes, .. } if nodes.len() > 1 && nodes.iter().all(|n| x.products.contains(n))));
+        let huber = steps_of(&plan, "huber");
+        assert_eq!(huber.len(), 1);
+        assert!(matches!(huber[0], Step::Fused { nodes, .. } if nodes.len() > 1 && nodes.iter().all(|n| x.products.contains(n))));
         for name in ["relu", "silu"] {
             assert!(matches!(steps_of(&plan, name)[..], [Step::Fallback { .. }]), "{name}");
         }
@@ -193,15 +185,15 @@ mod tests {
         let model = Model::new(Format::Pt2, "test");
         let marks = Marks::parse(&["silu".to_string()]).unwrap();
         let plan = lower(&model, &g, Mode::Lite, &marks).unwrap();
-        assert_eq!(plan.expanded.iter().map(|x| x.node.as_str()).collect::<Vec<_>>(), ["bn"]);
+        assert_eq!(plan.expanded.iter().map(|x| x.node.as_str()).collect::<Vec<_>>(), ["huber"]);
         let products: HashSet<NodeId> = plan.expanded[0].products.iter().copied().collect();
-        // The marked silu's products are fused among themselves, the batch norm's among
+        // The marked silu's products are fused among themselves, the Huber loss's among
         // themselves: no kernel mixes the two, though both are pointwise and adjacent.
         for s in plan.steps.iter().filter(|s| s.kernel().is_some()) {
             let mine = s.nodes().iter().filter(|n| products.contains(n)).count();
             assert!(mine == 0 || mine == s.nodes().len(), "{:?}", plan.step_names(s));
         }
-        assert_eq!(steps_of(&plan, "bn").len(), 1);
+        assert_eq!(steps_of(&plan, "huber").len(), 1);
         // The marked silu, decomposed by the mode (not expanded), is a fused kernel of its own.
         let silu = plan.steps.iter().filter(|s| matches!(s, Step::Fused { nodes, .. } if !nodes.iter().any(|n| products.contains(n))));
         assert_eq!(silu.count(), 1);
@@ -214,7 +206,7 @@ mod tests {
         let model = Model::new(Format::Pt2, "test");
         let plan = lower(&model, &g, Mode::Full, &Marks::default()).unwrap();
         assert!(plan.expanded.is_empty());
-        assert!(!plan.graph.nodes.iter().any(|n| n.target == BN));
+        assert!(!plan.graph.nodes.iter().any(|n| n.target == HUBER));
     }
 
     #[test]
@@ -222,41 +214,41 @@ mod tests {
         let g = graph(&[2, 3, 4]);
         let d = decompose(&g, Mode::None, &Marks::default()).unwrap();
         let l = expand(&d).unwrap();
-        let bn = g.node_by_name("bn").unwrap();
-        let products = &l.ex.provenance.products[bn.index()];
+        let huber = g.node_by_name("huber").unwrap();
+        let products = &l.ex.provenance.products[huber.index()];
         assert_eq!(products, &l.expanded[0].products);
         for p in products {
-            assert_eq!(l.ex.provenance.origin[p.index()], bn);
+            assert_eq!(l.ex.provenance.origin[p.index()], huber);
             assert_eq!(l.expansion[p.index()], Some(0));
             // The graph's own record of where a node came from names the user's node too.
-            assert_eq!(l.ex.graph.node(*p).meta.from_node.first().map(|o| o.name.as_str()), Some("bn"));
+            assert_eq!(l.ex.graph.node(*p).meta.from_node.first().map(|o| o.name.as_str()), Some("huber"));
         }
         let plan = lower(&Model::new(Format::Pt2, "test"), &g, Mode::None, &Marks::default()).unwrap();
         for p in &plan.expanded[0].products {
-            assert_eq!(plan.attributed(*p), "bn");
+            assert_eq!(plan.attributed(*p), "huber");
         }
         let relu = plan.graph.node_by_name("relu").unwrap();
         assert_eq!((plan.attributed(relu), plan.expansion_of(relu)), ("relu", None));
         // Kernels and profiles are labelled with the user's node.
         let labels = crate::profile::launch_labels(&plan, &Default::default());
-        let bn_kernel = &steps_of(&plan, "bn")[0].kernel().unwrap().name;
-        assert_eq!(labels[bn_kernel].node, "bn");
+        let huber_kernel = &steps_of(&plan, "huber")[0].kernel().unwrap().name;
+        assert_eq!(labels[huber_kernel].node, "huber");
     }
 
     #[test]
     fn a_rule_that_fails_keeps_the_node_and_the_error_names_it() {
-        // Batch norm needs a channel dimension: the rule refuses a 1-D input.
-        let mut g = graph(&[3]);
+        // Huber loss needs a positive delta: the rule refuses -1.
+        let mut g = graph_with(&[3], -1.0);
         g.name = "one_d".into();
         let model = Model::new(Format::Pt2, "test");
         let e = lower(&model, &g, Mode::None, &Marks::default()).unwrap_err();
-        assert!(matches!(&e, LowerError::NotExpanded { node, target, .. } if node == "bn" && target == BN), "{e}");
+        assert!(matches!(&e, LowerError::NotExpanded { node, target, .. } if node == "huber" && target == HUBER), "{e}");
         let text = e.to_string();
-        assert!(text.contains("node `bn`: no kernel lowering for") && text.contains("channel dimension"), "{text}");
+        assert!(text.contains("node `huber`: no kernel lowering for") && text.contains("positive delta"), "{text}");
         // `inspect` and the coverage count say the same.
         let missing = crate::coverage::missing_in_kernels(&g);
         assert_eq!(missing.len(), 1);
-        assert_eq!((missing[0].target.as_str(), missing[0].nodes.as_slice()), (BN, ["bn".to_string()].as_slice()));
+        assert_eq!((missing[0].target.as_str(), missing[0].nodes.as_slice()), (HUBER, ["huber".to_string()].as_slice()));
         assert!(crate::coverage::missing_in_kernels(&graph(&[2, 3, 4])).is_empty());
     }
 }
