@@ -111,8 +111,9 @@ fn gradient_along(f: &F, d: usize, h: f64, edge_order: i64) -> OpResult<F> {
 
 /// Second-order differences on samples at coordinates `c` along `d`: inside, the weights of
 /// the neighbours follow from the spacings before and after each sample; at the edges first-
-/// or second-order one-sided differences, as ATen's `gradient_helper` computes them.
-fn gradient_along_coords(f: &F, d: usize, c: &[f64], edge_order: i64) -> OpResult<F> {
+/// or second-order one-sided differences. The steps are ATen's `gradient_helper`'s, each
+/// rounded by `r` as its tensor op stores it (half-precision spacings cancel).
+fn gradient_along_coords(f: &F, d: usize, c: &[f64], edge_order: i64, r: &dyn Fn(f64) -> f64) -> OpResult<F> {
     let (outer, len, inner) = around(&f.shape, d);
     if len < edge_order as usize + 1 {
         return shape_err(format!("gradient needs at least {} samples along dim {d}, got {len}", edge_order + 1));
@@ -120,30 +121,43 @@ fn gradient_along_coords(f: &F, d: usize, c: &[f64], edge_order: i64) -> OpResul
     if c.len() != len {
         return shape_err(format!("{} coordinates for {len} samples along dim {d}", c.len()));
     }
-    let h: Vec<f64> = c.windows(2).map(|w| w[1] - w[0]).collect();
+    let h: Vec<f64> = c.windows(2).map(|w| r(w[1] - w[0])).collect();
+    // `a * y0 + b * y1 + c * y2`, each product and sum rounded.
+    let combine = |w: (f64, f64, f64), y: (f64, f64, f64)| r(r(r(w.0 * y.0) + r(w.1 * y.1)) + r(w.2 * y.2));
+    let inside: Vec<(f64, f64, f64)> = (1..len - 1)
+        .map(|i| {
+            let (d1, d2) = (h[i - 1], h[i]);
+            let s = r(d1 + d2);
+            (r(-d2 / r(d1 * s)), r(r(d2 - d1) / r(d1 * d2)), r(d1 / r(d2 * s)))
+        })
+        .collect();
+    let n = len - 1;
+    let edges = (edge_order == 2).then(|| {
+        let (h0, h1) = (h[0], h[1]);
+        let s = r(h0 + h1);
+        let first = (r(-r(2.0 * h0 + h1) / r(h0 * s)), r(s / r(h0 * h1)), r(-h0 / r(h1 * s)));
+        let (hl, hm) = (h[n - 1], h[n - 2]);
+        let s = r(hl + hm);
+        let last = (r(hl / r(hm * s)), r(-s / r(hl * hm)), r(r(2.0 * hl + hm) / r(hl * s)));
+        (first, last)
+    });
     let mut v = vec![0.0; f.v.len()];
     for o in 0..outer {
         for k in 0..inner {
             let at = |i: usize| (o * len + i) * inner + k;
             let y = |i: usize| f.v[at(i)];
-            for i in 1..len - 1 {
-                let (d1, d2) = (h[i - 1], h[i]);
-                let a = -d2 / (d1 * (d1 + d2));
-                let b = (d2 - d1) / (d1 * d2);
-                let cc = d1 / (d2 * (d1 + d2));
-                v[at(i)] = a * y(i - 1) + b * y(i) + cc * y(i + 1);
+            for (i, w) in (1..).zip(&inside) {
+                v[at(i)] = combine(*w, (y(i - 1), y(i), y(i + 1)));
             }
-            let n = len - 1;
-            if edge_order == 1 {
-                v[at(0)] = (y(1) - y(0)) / h[0];
-                v[at(n)] = (y(n) - y(n - 1)) / h[n - 1];
-            } else {
-                let (h0, h1) = (h[0], h[1]);
-                let (a, b, cc) = (-(2.0 * h0 + h1) / (h0 * (h0 + h1)), (h0 + h1) / (h0 * h1), -h0 / (h1 * (h0 + h1)));
-                v[at(0)] = a * y(0) + b * y(1) + cc * y(2);
-                let (hl, hm) = (h[n - 1], h[n - 2]);
-                let (a, b, cc) = (hl / (hm * (hl + hm)), -(hl + hm) / (hl * hm), (2.0 * hl + hm) / (hl * (hl + hm)));
-                v[at(n)] = a * y(n - 2) + b * y(n - 1) + cc * y(n);
+            match edges {
+                None => {
+                    v[at(0)] = r(r(y(1) - y(0)) / h[0]);
+                    v[at(n)] = r(r(y(n) - y(n - 1)) / h[n - 1]);
+                }
+                Some((first, last)) => {
+                    v[at(0)] = combine(first, (y(0), y(1), y(2)));
+                    v[at(n)] = combine(last, (y(n - 2), y(n - 1), y(n)));
+                }
             }
         }
     }
@@ -172,10 +186,14 @@ pub fn gradient(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         let mut all = vec![x];
         all.extend(coords.iter().copied());
         let dtype = float_type(&all)?;
+        // Float samples compute in their dtype step by step; integer ones as they are.
+        let exact = |v: f64| v;
+        let rounded = super::fvec::round_to(dtype);
+        let round: &dyn Fn(f64) -> f64 = if all.iter().all(|t| t.dtype().is_floating()) { &rounded } else { &exact };
         let out = dims
             .iter()
             .zip(&coords)
-            .map(|(&d, c)| gradient_along_coords(&f, d, &c.to_f64_vec(), edge)?.to(dtype))
+            .map(|(&d, c)| gradient_along_coords(&f, d, &c.to_f64_vec(), edge, &round)?.to(dtype))
             .collect::<OpResult<Vec<_>>>()?;
         return many(out);
     }
