@@ -44,15 +44,15 @@ struct Case {
     args: Vec<(&'static str, P)>,
     /// Inputs that must stay positive (variances).
     positive: &'static [&'static str],
-    /// Inputs drawn from [0, 1] (probabilities, quantiles).
-    unit: &'static [&'static str],
     /// Integer index inputs (int64 in `0..bound`) and boolean masks, instead of float32.
     indices: &'static [(&'static str, i64)],
     masks: &'static [&'static str],
+    /// Inputs in (0, 1) (probabilities, quantiles).
+    unit: &'static [&'static str],
 }
 
 fn case(target: &'static str, table: Table, inputs: &'static [(&'static str, &'static [D])], args: Vec<(&'static str, P)>) -> Case {
-    Case { target, table, inputs, args, positive: &[], unit: &[], indices: &[], masks: &[] }
+    Case { target, table, inputs, args, positive: &[], indices: &[], masks: &[], unit: &[] }
 }
 
 impl Case {
@@ -149,6 +149,37 @@ fn cases() -> Vec<Case> {
         case("aten.roll.default", I, &[("x", &[S, N(6)])], vec![x("self"), ("shifts", P::Is(&[-8])), ("dims", P::Is(&[-1]))]),
         Case { indices: &[("i", 5)], ..case("aten.index_select.default", I, &[("x", &[S, N(5), N(2)]), ("i", &[N(7)])], vec![x("self"), ("dim", P::I(1)), ("index", P::In("i"))]) },
         case("aten.scaled_dot_product_attention.default", C, &[("q", &[S, N(5), N(4)]), ("k", &[S, N(3), N(4)]), ("v", &[S, N(3), N(4)]), ("m", &[N(5), N(3)])], vec![("query", P::In("q")), ("key", P::In("k")), ("value", P::In("v")), ("attn_mask", P::In("m")), ("scale", P::F(0.3))]),
+        // Losses, distances and gates (ATen's composite bodies and PyTorch's decompositions).
+        case("aten.mse_loss.default", C, &[("x", &[S, N(4)]), ("y", &[S, N(4)])], vec![x("self"), ("target", P::In("y")), ("reduction", P::I(1))]),
+        case("aten.l1_loss.default", C, &[("x", &[S, N(4)]), ("y", &[S, N(4)])], vec![x("self"), ("target", P::In("y")), ("reduction", P::I(2))]),
+        case("aten.smooth_l1_loss.default", C, &[("x", &[S, N(4)]), ("y", &[S, N(4)])], vec![x("self"), ("target", P::In("y")), ("reduction", P::I(0)), ("beta", P::F(0.5))]),
+        case("aten.huber_loss.default", C, &[("x", &[S, N(4)]), ("y", &[S, N(4)])], vec![x("self"), ("target", P::In("y")), ("reduction", P::I(1)), ("delta", P::F(1.5))]),
+        case("aten.soft_margin_loss.default", C, &[("x", &[S, N(4)]), ("y", &[S, N(4)])], vec![x("self"), ("target", P::In("y")), ("reduction", P::I(2))]),
+        Case { positive: &["t"], ..case("aten.kl_div.default", C, &[("x", &[S, N(4)]), ("t", &[S, N(4)])], vec![x("self"), ("target", P::In("t")), ("reduction", P::I(1)), ("log_target", P::B(false))]) },
+        Case { unit: &["x", "t"], positive: &["w"], ..case("aten.binary_cross_entropy.default", C, &[("x", &[S, N(4)]), ("t", &[S, N(4)]), ("w", &[N(4)])], vec![x("self"), ("target", P::In("t")), ("weight", P::In("w")), ("reduction", P::I(1))]) },
+        Case { unit: &["t"], positive: &["w", "pw"], ..case("aten.binary_cross_entropy_with_logits.default", C, &[("x", &[S, N(4)]), ("t", &[S, N(4)]), ("w", &[N(4)]), ("pw", &[N(4)])], vec![x("self"), ("target", P::In("t")), ("weight", P::In("w")), ("pos_weight", P::In("pw")), ("reduction", P::I(2))]) },
+        Case { positive: &["t"], ..case("aten.poisson_nll_loss.default", C, &[("x", &[S, N(4)]), ("t", &[S, N(4)])], vec![("input", P::In("x")), ("target", P::In("t")), ("log_input", P::B(true)), ("full", P::B(true)), ("eps", P::F(1e-8)), ("reduction", P::I(1))]) },
+        case("aten.margin_ranking_loss.default", C, &[("a", &[S, N(4)]), ("b", &[S, N(4)]), ("t", &[S, N(4)])], vec![("input1", P::In("a")), ("input2", P::In("b")), ("target", P::In("t")), ("margin", P::F(0.2)), ("reduction", P::I(1))]),
+        Case { indices: &[("t", 2)], ..case("aten.hinge_embedding_loss.default", C, &[("x", &[S, N(4)]), ("t", &[S, N(4)])], vec![x("self"), ("target", P::In("t")), ("margin", P::F(1.0)), ("reduction", P::I(0))]) },
+        Case { indices: &[("t", 2)], ..case("aten.cosine_embedding_loss.default", C, &[("a", &[S, N(5)]), ("b", &[S, N(5)]), ("t", &[S])], vec![("input1", P::In("a")), ("input2", P::In("b")), ("target", P::In("t")), ("margin", P::F(0.1)), ("reduction", P::I(1))]) },
+        case("aten.triplet_margin_loss.default", C, &[("a", &[S, N(5)]), ("p", &[S, N(5)]), ("n", &[S, N(5)])], vec![("anchor", P::In("a")), ("positive", P::In("p")), ("negative", P::In("n")), ("margin", P::F(1.0)), ("p", P::F(2.0)), ("eps", P::F(1e-6)), ("swap", P::B(true)), ("reduction", P::I(1))]),
+        Case { indices: &[("t", 4)], ..case("aten.multilabel_margin_loss.default", C, &[("x", &[S, N(4)]), ("t", &[S, N(4)])], vec![x("self"), ("target", P::In("t")), ("reduction", P::I(1))]) },
+        Case { indices: &[("t", 4)], ..case("aten.multilabel_margin_loss_forward.default", C, &[("x", &[S, N(4)]), ("t", &[S, N(4)])], vec![x("self"), ("target", P::In("t")), ("reduction", P::I(0))]) },
+        Case { indices: &[("t", 5)], positive: &["w"], ..case("aten.multi_margin_loss.default", C, &[("x", &[S, N(5)]), ("t", &[S]), ("w", &[N(5)])], vec![x("self"), ("target", P::In("t")), ("p", P::I(2)), ("margin", P::F(0.5)), ("weight", P::In("w")), ("reduction", P::I(0))]) },
+        Case { indices: &[("t", 5)], positive: &["w"], ..case("aten.nll_loss.default", C, &[("x", &[S, N(5)]), ("t", &[S]), ("w", &[N(5)])], vec![x("self"), ("target", P::In("t")), ("weight", P::In("w")), ("reduction", P::I(1)), ("ignore_index", P::I(2))]) },
+        Case { indices: &[("t", 3)], ..case("aten.nll_loss2d.default", C, &[("x", &[S, N(3), N(2), N(4)]), ("t", &[S, N(2), N(4)])], vec![x("self"), ("target", P::In("t")), ("weight", P::None), ("reduction", P::I(2)), ("ignore_index", P::I(-100))]) },
+        Case { indices: &[("t", 5)], ..case("aten.nll_loss_forward.default", C, &[("x", &[S, N(5)]), ("t", &[S])], vec![x("self"), ("target", P::In("t")), ("weight", P::None), ("reduction", P::I(0)), ("ignore_index", P::I(1))]) },
+        Case { indices: &[("t", 3)], positive: &["w"], ..case("aten.nll_loss2d_forward.default", C, &[("x", &[S, N(3), N(2), N(2)]), ("t", &[S, N(2), N(2)]), ("w", &[N(3)])], vec![x("self"), ("target", P::In("t")), ("weight", P::In("w")), ("reduction", P::I(1)), ("ignore_index", P::I(-100))]) },
+        Case { indices: &[("t", 3)], ..case("aten.nll_loss_nd.default", C, &[("x", &[S, N(3), N(5)]), ("t", &[S, N(5)])], vec![x("self"), ("target", P::In("t")), ("weight", P::None), ("reduction", P::I(0)), ("ignore_index", P::I(1))]) },
+        Case { indices: &[("t", 4)], positive: &["w"], ..case("aten.cross_entropy_loss.default", C, &[("x", &[S, N(4)]), ("t", &[S]), ("w", &[N(4)])], vec![x("self"), ("target", P::In("t")), ("weight", P::In("w")), ("reduction", P::I(1)), ("ignore_index", P::I(0)), ("label_smoothing", P::F(0.1))]) },
+        case("aten.cosine_similarity.default", C, &[("a", &[S, N(5)]), ("b", &[S, N(5)])], vec![("x1", P::In("a")), ("x2", P::In("b")), ("dim", P::I(1)), ("eps", P::F(1e-8))]),
+        case("aten.pairwise_distance.default", C, &[("a", &[S, N(5)]), ("b", &[N(5)])], vec![("x1", P::In("a")), ("x2", P::In("b")), ("p", P::F(3.0)), ("eps", P::F(1e-6)), ("keepdim", P::B(false))]),
+        case("aten.glu.default", C, &[("x", &[S, N(6)])], vec![x("self"), ("dim", P::I(-1))]),
+        case("aten.prelu.default", C, &[("x", &[S, N(3), N(4)]), ("w", &[N(3)])], vec![x("self"), ("weight", P::In("w"))]),
+        case("aten._prelu_kernel.default", C, &[("x", &[S, N(3), N(4)]), ("w", &[N(1)])], vec![x("self"), ("weight", P::In("w"))]),
+        case("aten.rrelu.default", C, &[("x", &[S, N(4)])], vec![x("self"), ("lower", P::F(0.1)), ("upper", P::F(0.3)), ("training", P::B(false))]),
+        Case { masks: &["m"], ..case("aten.native_dropout_backward.default", C, &[("g", &[S, N(4)]), ("m", &[S, N(4)])], vec![("grad_output", P::In("g")), ("mask", P::In("m")), ("scale", P::F(2.0))]) },
+        case("aten._softmax_backward_data.default", C, &[("g", &[S, N(4)]), ("y", &[S, N(4)])], vec![("grad_output", P::In("g")), ("output", P::In("y")), ("dim", P::I(1)), ("input_dtype", P::Dtype(DType::F32))]),
     ]
     .into_iter()
     .chain(composite_cases())
@@ -309,9 +340,10 @@ fn random_inputs(c: &Case, s0: usize, rng: &mut StdRng) -> Vec<Tensor> {
                 let values: Vec<bool> = (0..numel).map(|_| rng.gen_bool(0.5)).collect();
                 return Tensor::from_vec(&shape, values).unwrap();
             }
-            let (positive, unit) = (c.positive.contains(name), c.unit.contains(name));
+            let positive = c.positive.contains(name);
+            let unit = c.unit.contains(name);
             let values: Vec<f32> = (0..numel)
-                .map(|_| if unit { rng.gen_range(0.0f32..=1.0) } else if positive { rng.gen_range(0.1f32..2.0) } else { rng.gen_range(-3.0f32..3.0) })
+                .map(|_| if unit { rng.gen_range(0.05f32..0.95) } else if positive { rng.gen_range(0.1f32..2.0) } else { rng.gen_range(-3.0f32..3.0) })
                 .collect();
             Tensor::from_vec(&shape, values).unwrap()
         })

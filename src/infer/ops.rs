@@ -11,6 +11,7 @@ pub(crate) use super::promote::lerp;
 pub(crate) use super::select::{
     diagonal, diff, dot, eye, inv_ex, like_input, like_matrix, linalg_solve, scan, searchsorted, sort, stack, svdvals,
 };
+pub(crate) use super::loss::{class_loss, cosine_similarity, dropout_backward, glu, margin_loss, pairwise_distance, pointwise_loss, softmax_backward_data, target_shaped_loss, triplet_loss};
 
 /// Unary elementwise ops and others whose output is laid out like their first tensor input.
 pub(crate) fn same_as_input(a: &Args) -> Out {

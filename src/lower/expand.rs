@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use super::{fallbacks, LowerError, OpKind};
 use crate::decomp::{self, Decomposition};
-use crate::ir::{Graph, NodeId};
+use crate::ir::{DType, Graph, NodeId};
 
 /// What plan output says about a node expanded for lowering.
 pub const EXPANDED_NOTE: &str = "expanded for lowering (no direct kernel)";
@@ -62,13 +62,21 @@ pub(super) fn expand(d: &Decomposition) -> Result<Lowerable, LowerError> {
 
 /// Takes out of `inlinable` every node read (through views) by a node of another fusion domain:
 /// a kernel standing for one node's eager call computes nothing of another's, so what crosses
-/// goes through memory, as between eager kernels.
+/// goes through memory, as between eager kernels. Within an expanded node's domain, a product
+/// of a dtype that kernels compute in a wider type (float16/bfloat16 in float32, the narrow
+/// integers in int64) is written out too: eager runs a composite body op by op, rounding or
+/// wrapping every intermediate in its dtype, which a fused kernel would not.
 pub(super) fn keep_within_domains(graph: &Graph, kinds: &[OpKind], domain: &[Option<NodeId>], inlinable: &mut HashSet<NodeId>) {
     let users = graph.users();
+    let narrow = |t: &crate::ir::TensorMeta| matches!(t.dtype, DType::F16 | DType::BF16 | DType::U8 | DType::I8 | DType::I16 | DType::I32);
+    let rounds = |p: NodeId| graph.node(p).outputs.iter().any(|o| graph.value(*o).tensor().is_some_and(narrow));
     let crossing: Vec<NodeId> = inlinable
         .iter()
         .copied()
         .filter(|&p| {
+            if domain[p.index()].is_some() && rounds(p) {
+                return true;
+            }
             let mut stack: Vec<NodeId> = graph.node(p).outputs.iter().flat_map(|o| users[o.index()].iter().copied()).collect();
             let mut seen = HashSet::new();
             while let Some(u) = stack.pop() {
@@ -93,7 +101,7 @@ pub(super) fn keep_within_domains(graph: &Graph, kinds: &[OpKind], domain: &[Opt
 mod tests {
     use super::*;
     use crate::decomp::{decompose, Marks, Mode};
-    use crate::ir::{Arg, DType, Format, InputKind, Model, NamedArg, NodeMeta, TensorMeta, ValueId, ValueKind};
+    use crate::ir::{Arg, Format, InputKind, Model, NamedArg, NodeMeta, TensorMeta, ValueId, ValueKind};
     use crate::lower::{lower, LowerError, Step};
     use crate::sym::Expr;
 
@@ -101,9 +109,13 @@ mod tests {
     const HUBER: &str = "aten.huber_loss.default";
 
     fn t(sizes: &[i64]) -> ValueKind {
+        t_of(sizes, DType::F32)
+    }
+
+    fn t_of(sizes: &[i64], dtype: DType) -> ValueKind {
         let sizes: Vec<Expr> = sizes.iter().map(|s| Expr::int(*s)).collect();
         ValueKind::Tensor(TensorMeta {
-            dtype: DType::F32,
+            dtype,
             strides: TensorMeta::contiguous_strides(&sizes),
             sizes,
             storage_offset: Expr::int(0),
@@ -198,6 +210,35 @@ mod tests {
         let silu = plan.steps.iter().filter(|s| matches!(s, Step::Fused { nodes, .. } if !nodes.iter().any(|n| products.contains(n))));
         assert_eq!(silu.count(), 1);
         assert_runs_like_the_graph(&plan, &g);
+    }
+
+    /// `l1_loss(x, y, reduction none)` (`sub`, then `abs`, no casts) on inputs of `dtype`.
+    fn l1_graph(dtype: DType) -> Graph {
+        let mut g = Graph::new("l1");
+        let x = g.add_input("x", t_of(&[2, 3], dtype), InputKind::UserInput).unwrap();
+        let y = g.add_input("y", t_of(&[2, 3], dtype), InputKind::UserInput).unwrap();
+        let args = vec![arg("self", Arg::Tensor(x)), arg("target", Arg::Tensor(y)), arg("reduction", Arg::Int(0))];
+        let n = g.add_node("l1", "aten.l1_loss.default", args, vec![("l1".into(), t_of(&[2, 3], dtype))], NodeMeta::default()).unwrap();
+        let out = g.node(n).outputs[0];
+        g.outputs.push(Arg::Tensor(out));
+        g
+    }
+
+    #[test]
+    fn products_that_eager_rounds_or_wraps_are_written_out_the_others_fuse() {
+        let model = Model::new(Format::Pt2, "test");
+        let kernels = |dtype| {
+            let plan = lower(&model, &l1_graph(dtype), Mode::None, &Marks::default()).unwrap();
+            assert_eq!(plan.expanded.len(), 1);
+            steps_of(&plan, "l1").len()
+        };
+        // float32 and int64 are what kernels compute in: `sub` and `abs` make one kernel.
+        assert_eq!(kernels(DType::F32), 1);
+        assert_eq!(kernels(DType::I64), 1);
+        // Eager rounds (float16, bfloat16) or wraps (uint8) the difference before `abs`.
+        for dtype in [DType::F16, DType::BF16, DType::U8] {
+            assert_eq!(kernels(dtype), 2, "{dtype:?}");
+        }
     }
 
     #[test]

@@ -51,6 +51,13 @@ pub fn cosine_similarity(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let rank = rw.rank(x1)?.max(rw.rank(x2)?);
     let dim = rw.int("dim", Some(1))?;
     let d = norm_dim(dim, rank.max(1)).ok_or_else(|| RuleError::Arg { name: "dim".into(), message: format!("{dim} out of range for rank {rank}") })?;
+    // Both broadcast first (`expand_outplace`), so `dim` names a dimension of each.
+    let (x1, x2) = if rw.meta(x1)?.sizes == rw.meta(x2)?.sizes {
+        (x1, x2)
+    } else {
+        let shape = broadcast(rw, x1, x2)?;
+        (expand_to(rw, x1, &shape)?, expand_to(rw, x2, &shape)?)
+    };
     let x1 = super::loss::cast(rw, x1, dtype)?;
     let x2 = super::loss::cast(rw, x2, dtype)?;
     let mut normed = Vec::new();
@@ -123,3 +130,28 @@ pub fn triplet_margin_loss(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![reduce(rw, l, r)?])
 }
 
+
+/// The broadcast shape of two tensors of static shapes.
+fn broadcast(rw: &Rw, a: ValueId, b: ValueId) -> Result<Vec<i64>, RuleError> {
+    let (sa, sb) = match (rw.static_sizes(a), rw.static_sizes(b)) {
+        (Some(sa), Some(sb)) => (sa, sb),
+        _ => return Err(RuleError::Unsupported("broadcasting dynamic shapes".into())),
+    };
+    let rank = sa.len().max(sb.len());
+    let at = |s: &[i64], i: usize| if i + s.len() >= rank { s[i + s.len() - rank] } else { 1 };
+    (0..rank)
+        .map(|i| match (at(&sa, i), at(&sb, i)) {
+            (x, y) if x == y || y == 1 => Ok(x),
+            (1, y) => Ok(y),
+            (x, y) => Err(RuleError::Arg { name: "x2".into(), message: format!("sizes {x} and {y} at dimension {i} do not broadcast") }),
+        })
+        .collect()
+}
+
+/// `x` expanded to `shape` (itself when it has that shape).
+fn expand_to(rw: &mut Rw, x: ValueId, shape: &[i64]) -> R {
+    if rw.static_sizes(x).as_deref() == Some(shape) {
+        return Ok(x);
+    }
+    rw.op("aten.expand.default", vec![("self", A::T(x)), ("size", A::Is(shape.to_vec()))])
+}

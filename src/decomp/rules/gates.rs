@@ -21,7 +21,7 @@ pub fn glu(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let rank = rw.rank(x)?;
     let dim = rw.int("dim", Some(-1))?;
     let d = norm_dim(dim, rank.max(1)).filter(|_| rank > 0).ok_or_else(|| RuleError::Arg { name: "dim".into(), message: format!("{dim} out of range for rank {rank} (glu needs a dimension to halve)") })?;
-    let n = rw.static_sizes(x).and_then(|s| s.get(d).copied()).ok_or_else(|| RuleError::Unsupported("glu over a dynamic dimension".into()))?;
+    let n = rw.meta(x)?.sizes.get(d).and_then(|s| s.as_int()).ok_or_else(|| RuleError::Unsupported("glu over a dynamic dimension".into()))?;
     if n % 2 != 0 {
         return Err(RuleError::Arg { name: "self".into(), message: format!("halving dimension {d} must be even, it is {n}") });
     }
@@ -50,7 +50,7 @@ pub fn prelu(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         return Err(RuleError::Arg { name: "weight".into(), message: format!("expected a weight of rank 0 or 1, got rank {}", wsizes.len()) });
     }
     let count: i64 = wsizes.iter().product();
-    let channels = if rank >= 2 { rw.static_sizes(x).and_then(|s| s.get(1).copied()) } else { Some(1) };
+    let channels = if rank >= 2 { rw.meta(x)?.sizes.get(1).and_then(|s| s.as_int()) } else { Some(1) };
     if count != 1 && channels != Some(count) {
         return Err(RuleError::Arg { name: "weight".into(), message: format!("{count} slopes for {channels:?} channels") });
     }

@@ -145,16 +145,16 @@ pub fn huber_loss(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![cast(rw, l, out)?])
 }
 
-/// `log1p(exp(-self · target))`, reduced.
+/// `log1p(exp(-self · target))`, reduced, op by op in the inputs' dtype as ATen's kernel
+/// does (a half-precision `exp` overflows to infinity there).
 pub fn soft_margin_loss(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let r = reduction(rw)?;
-    let (xs, out) = opmath(rw, &[rw.t("self")?, rw.t("target")?])?;
-    let n = un(rw, "aten.neg.default", xs[0])?;
-    let m = bin(rw, "aten.mul.Tensor", n, A::T(xs[1]))?;
+    let (x, t) = (rw.t("self")?, rw.t("target")?);
+    let n = un(rw, "aten.neg.default", x)?;
+    let m = bin(rw, "aten.mul.Tensor", n, A::T(t))?;
     let e = un(rw, "aten.exp.default", m)?;
     let l = un(rw, "aten.log1p.default", e)?;
-    let l = reduce(rw, l, r)?;
-    Ok(vec![cast(rw, l, out)?])
+    Ok(vec![reduce(rw, l, r)?])
 }
 
 /// `(target - 1) max(log1p(-self), -100) - target max(log(self), -100)`, times `weight`,

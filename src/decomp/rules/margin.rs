@@ -38,7 +38,7 @@ fn arange(rw: &mut Rw, n: i64, like: ValueId) -> R {
 }
 
 fn classes(rw: &Rw, x: ValueId) -> Result<i64, RuleError> {
-    rw.static_sizes(x).and_then(|s| s.get(1).copied()).ok_or_else(|| RuleError::Unsupported("a dynamic number of classes".into()))
+    rw.meta(x)?.sizes.get(1).and_then(|s| s.as_int()).ok_or_else(|| RuleError::Unsupported("a dynamic number of classes".into()))
 }
 
 fn sum_dims(rw: &mut Rw, x: ValueId, dims: Vec<i64>) -> R {

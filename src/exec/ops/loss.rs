@@ -248,6 +248,25 @@ pub fn multilabel_margin_loss(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(reduce_loss(F::new(row_shape(x.shape()), v), reduction(cx)?, x.dtype())?)
 }
 
+/// `multilabel_margin_loss_forward`: the loss and `is_target` (1 where a class is among its
+/// row's labels, in the input's dtype and the target's shape).
+pub fn multilabel_margin_loss_forward(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let mut out = multilabel_margin_loss(cx)?;
+    let (x, y) = (cx.tensor("self")?, cx.tensor("target")?);
+    let (n, c) = rows_classes(x.shape())?;
+    let yv = y.to_i64_vec();
+    let mut is_target = vec![0.0; n * c];
+    for r in 0..n {
+        for &t in yv[r * c..(r + 1) * c].iter().take_while(|&&t| t >= 0) {
+            if let Some(v) = usize::try_from(t).ok().filter(|&t| t < c).map(|t| &mut is_target[r * c + t]) {
+                *v = 1.0;
+            }
+        }
+    }
+    out.push(RtValue::Tensor(F::new(y.shape().to_vec(), is_target).to(x.dtype())?));
+    Ok(out)
+}
+
 pub fn multi_margin_loss(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let (x, y) = (cx.tensor("self")?, cx.tensor("target")?);
     need_float(x)?;

@@ -110,6 +110,21 @@ pub fn nll_loss_nd(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(reduce_weighted(v, lp.pos_shape.clone(), total, reduction, x.dtype())?)
 }
 
+/// `nll_loss_forward` / `nll_loss2d_forward`: the loss and the summed weight of the kept
+/// targets (zero for an unreduced batched loss, as ATen leaves it).
+pub fn nll_loss_forward(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("self")?;
+    need_float(x)?;
+    let (reduction, ignore) = (cx.int_or("reduction", 1)?, cx.int_or("ignore_index", -100)?);
+    let lp = Classes::new(&F::of(x))?;
+    let w = class_weights(cx, lp.c)?;
+    let tv = targets(cx.tensor("target")?, &lp, ignore)?;
+    let (v, total) = nll(&lp, &tv, w.as_deref(), ignore);
+    let total = if reduction == 0 && x.shape().len() > 1 { 0.0 } else { total };
+    let loss = reduce_weighted(v, lp.pos_shape.clone(), total, reduction, x.dtype())?;
+    Ok(vec![RtValue::Tensor(loss), RtValue::Tensor(F::new(vec![], vec![total]).to(x.dtype())?)])
+}
+
 pub fn cross_entropy_loss(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let (x, t) = (cx.tensor("self")?, cx.tensor("target")?);
     need_float(x)?;

@@ -33,6 +33,6 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten._chunk_cat.default").run(x::unique::chunk_cat).lower(K::Pointwise, l::layout::chunk_cat),
     op("aten.resize_.default").run(x::unique::resize_).lower(K::View, l::view::reshape),
     op("aten.resize_as_.default").run(x::unique::resize_as_).lower(K::View, l::view::reshape),
-    op("aten.native_dropout_backward.default").run(x::unique::native_dropout_backward).core(r::gates::native_dropout_backward),
-    op("aten._softmax_backward_data.default").run(x::unique::softmax_backward_data).core(r::gates::softmax_backward_data),
+    op("aten.native_dropout_backward.default").run(x::unique::native_dropout_backward).core(r::gates::native_dropout_backward).meta(m::dropout_backward),
+    op("aten._softmax_backward_data.default").run(x::unique::softmax_backward_data).core(r::gates::softmax_backward_data).meta(m::softmax_backward_data),
 ];
