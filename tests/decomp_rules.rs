@@ -27,6 +27,8 @@ enum P {
     I(i64),
     Is(&'static [i64]),
     F(f64),
+    /// A list of floats (`Scalar[]` spacings).
+    Fs(&'static [f64]),
     B(bool),
     Str(&'static str),
     None,
@@ -45,7 +47,7 @@ struct Case {
     /// Integer index inputs (int64 in `0..bound`) and boolean masks, instead of float32.
     indices: &'static [(&'static str, i64)],
     masks: &'static [&'static str],
-    /// Inputs in (0, 1) (probabilities).
+    /// Inputs in (0, 1) (probabilities, quantiles).
     unit: &'static [&'static str],
 }
 
@@ -179,6 +181,78 @@ fn cases() -> Vec<Case> {
         Case { masks: &["m"], ..case("aten.native_dropout_backward.default", C, &[("g", &[S, N(4)]), ("m", &[S, N(4)])], vec![("grad_output", P::In("g")), ("mask", P::In("m")), ("scale", P::F(2.0))]) },
         case("aten._softmax_backward_data.default", C, &[("g", &[S, N(4)]), ("y", &[S, N(4)])], vec![("grad_output", P::In("g")), ("output", P::In("y")), ("dim", P::I(1)), ("input_dtype", P::Dtype(DType::F32))]),
     ]
+    .into_iter()
+    .chain(composite_cases())
+    .collect()
+}
+
+/// Composite products and numeric routines (CompositeImplicitAutograd in PyTorch): contractions,
+/// integration, differences, membership and quantiles, each in several spellings and shapes.
+fn composite_cases() -> Vec<Case> {
+    let x = |name| (name, P::In("x"));
+    let eq = |e: &'static str| ("equation", P::Str(e));
+    let ab = || ("tensors", P::Ins(&["a", "b"]));
+    vec![
+        case("aten.einsum.default", C, &[("a", &[S, N(3)]), ("b", &[N(3), N(4)])], vec![eq("ij,jk->ik"), ab()]),
+        case("aten.einsum.default", C, &[("a", &[S, N(2), N(3)]), ("b", &[S, N(3), N(4)])], vec![eq("bij,bjk->bik"), ab()]),
+        case("aten.einsum.default", C, &[("a", &[S, N(2), N(3)]), ("b", &[N(3), N(4)])], vec![eq("...ij,...jk"), ab()]),
+        case("aten.einsum.default", C, &[("a", &[N(4), S, N(4)])], vec![eq("iji->j"), ("tensors", P::Ins(&["a"]))]),
+        case("aten.einsum.default", C, &[("a", &[S, N(5)])], vec![eq("ij->"), ("tensors", P::Ins(&["a"]))]),
+        case("aten.einsum.default", C, &[("a", &[S, N(5)])], vec![eq("ij->ji"), ("tensors", P::Ins(&["a"]))]),
+        case("aten.einsum.default", C, &[("a", &[S]), ("b", &[S])], vec![eq("i,i"), ab()]),
+        case("aten.einsum.default", C, &[("a", &[S, N(3)]), ("b", &[N(3), N(4)]), ("c", &[N(4), N(2)])], vec![eq("ij,jk,kl->il"), ("tensors", P::Ins(&["a", "b", "c"]))]),
+        case("aten.einsum.default", C, &[("a", &[S, N(3)]), ("b", &[N(2), N(3), N(4)]), ("c", &[S, N(4)])], vec![eq("bn,anm,bm->ba"), ("tensors", P::Ins(&["a", "b", "c"])), ("path", P::Is(&[0, 2, 0, 1]))]),
+        case("aten.einsum.default", C, &[("a", &[N(1), N(3)]), ("b", &[S, N(3)])], vec![eq("ij,kj->ik"), ab()]),
+        Case { indices: &[("a", 7)], ..case("aten.einsum.default", C, &[("a", &[S, N(3)])], vec![eq("ij->i"), ("tensors", P::Ins(&["a"]))]) },
+        case("aten.tensordot.default", C, &[("a", &[S, N(3), N(4)]), ("b", &[N(4), N(3), N(5)])], vec![("self", P::In("a")), ("other", P::In("b")), ("dims_self", P::Is(&[1, -1])), ("dims_other", P::Is(&[1, 0]))]),
+        case("aten.tensordot.default", C, &[("a", &[N(1), N(1), S]), ("b", &[N(2), N(1), N(2)])], vec![("self", P::In("a")), ("other", P::In("b")), ("dims_self", P::Is(&[0, 1])), ("dims_other", P::Is(&[2, 0]))]),
+        case("aten.linalg_vecdot.default", C, &[("a", &[S, N(4)]), ("b", &[N(1), N(4)])], vec![("x", P::In("a")), ("y", P::In("b")), ("dim", P::I(-1))]),
+        case("aten.linalg_vecdot.default", C, &[("a", &[S]), ("b", &[S])], vec![("x", P::In("a")), ("y", P::In("b"))]),
+        case("aten.linalg_multi_dot.default", C, &[("a", &[S, N(3)]), ("b", &[N(3), N(4)]), ("c", &[N(4), N(2)])], vec![("tensors", P::Ins(&["a", "b", "c"]))]),
+        case("aten.linalg_multi_dot.default", C, &[("a", &[N(5)]), ("b", &[N(5), N(3)]), ("c", &[N(3), N(7)]), ("d", &[N(7)])], vec![("tensors", P::Ins(&["a", "b", "c", "d"]))]),
+        case("aten.linalg_multi_dot.default", C, &[("a", &[N(2), N(6)]), ("b", &[N(6), N(3)]), ("c", &[N(3), N(5)])], vec![("tensors", P::Ins(&["a", "b", "c"]))]),
+        case("aten.linalg_matrix_power.default", C, &[("x", &[S, N(3), N(3)])], vec![x("self"), ("n", P::I(0))]),
+        case("aten.linalg_matrix_power.default", C, &[("x", &[S, N(3), N(3)])], vec![x("self"), ("n", P::I(3))]),
+        case("aten.linalg_matrix_power.default", C, &[("x", &[N(3), N(3)])], vec![x("self"), ("n", P::I(6))]),
+        case("aten.linalg_matrix_power.default", C, &[("x", &[S, N(2), N(2)])], vec![x("self"), ("n", P::I(-2))]),
+        case("aten.linalg_tensorinv.default", C, &[("x", &[N(2), N(3), N(6)])], vec![x("self"), ("ind", P::I(2))]),
+        case("aten.linalg_tensorsolve.default", C, &[("a", &[N(6), N(2), N(3)]), ("b", &[N(2), N(3)])], vec![("self", P::In("a")), ("other", P::In("b")), ("dims", P::Is(&[0]))]),
+        case("aten.linalg_matrix_norm.str_ord", C, &[("x", &[S, N(3), N(4)])], vec![("self", P::In("x")), ("ord", P::Str("nuc"))]),
+        case("aten.linalg_matrix_norm.str_ord", C, &[("x", &[N(3), S, N(4)])], vec![("self", P::In("x")), ("ord", P::Str("nuc")), ("dim", P::Is(&[0, 2])), ("keepdim", P::B(true))]),
+        case("aten.linalg_matrix_norm.str_ord", C, &[("x", &[S, N(3), N(4)])], vec![("self", P::In("x")), ("ord", P::Str("fro")), ("keepdim", P::B(true))]),
+        case("aten.matrix_exp.default", C, &[("x", &[S, N(3), N(3)])], vec![x("self")]),
+        case("aten.trapz.x", C, &[("y", &[S, N(5)]), ("t", &[S, N(5)])], vec![("y", P::In("y")), ("x", P::In("t"))]),
+        case("aten.trapezoid.x", C, &[("y", &[N(5), S]), ("t", &[N(5)])], vec![("y", P::In("y")), ("x", P::In("t")), ("dim", P::I(0))]),
+        Case { indices: &[("y", 9), ("t", 9)], ..case("aten.trapezoid.x", C, &[("y", &[S, N(4)]), ("t", &[N(4)])], vec![("y", P::In("y")), ("x", P::In("t"))]) },
+        case("aten.trapz.dx", C, &[("y", &[S, N(4)])], vec![("y", P::In("y")), ("dx", P::F(0.5))]),
+        case("aten.trapezoid.dx", C, &[("y", &[N(3), S])], vec![("y", P::In("y")), ("dx", P::F(2.0)), ("dim", P::I(0))]),
+        case("aten.cumulative_trapezoid.x", C, &[("y", &[S, N(5)]), ("t", &[N(1), N(5)])], vec![("y", P::In("y")), ("x", P::In("t"))]),
+        case("aten.cumulative_trapezoid.dx", C, &[("y", &[N(4), S])], vec![("y", P::In("y")), ("dx", P::F(3.0)), ("dim", P::I(0))]),
+        case("aten.gradient.scalarint", C, &[("x", &[S, N(5)])], vec![x("self"), ("spacing", P::F(2.0)), ("dim", P::I(1))]),
+        case("aten.gradient.scalarrayarray", C, &[("x", &[S, N(4), N(5)])], vec![x("self"), ("spacing", P::Fs(&[2.0, 0.5])), ("dim", P::Is(&[1, 2])), ("edge_order", P::I(2))]),
+        case("aten.gradient.array", C, &[("x", &[N(3), S])], vec![x("self"), ("dim", P::Is(&[0])), ("edge_order", P::I(2))]),
+        case("aten.gradient.scalararray", C, &[("x", &[N(6), S])], vec![x("self"), ("spacing", P::F(0.25)), ("dim", P::Is(&[0]))]),
+        case("aten.gradient.tensorarray", C, &[("x", &[S, N(5)]), ("c", &[N(5)])], vec![x("self"), ("spacing", P::Ins(&["c"])), ("dim", P::Is(&[1]))]),
+        case("aten.gradient.tensorarray", C, &[("x", &[S, N(4)]), ("c", &[N(4)])], vec![x("self"), ("spacing", P::Ins(&["c"])), ("dim", P::Is(&[-1])), ("edge_order", P::I(2))]),
+        case("aten.linalg_vander.default", C, &[("x", &[S, N(3)])], vec![x("x"), ("N", P::I(4))]),
+        case("aten.linalg_vander.default", C, &[("x", &[S, N(4)])], vec![x("x")]),
+        Case { indices: &[("e", 6), ("t", 6)], ..case("aten.isin.Tensor_Tensor", C, &[("e", &[S, N(4)]), ("t", &[N(3)])], vec![("elements", P::In("e")), ("test_elements", P::In("t"))]) },
+        Case { indices: &[("e", 20), ("t", 20)], ..case("aten.isin.Tensor_Tensor", C, &[("e", &[N(2)]), ("t", &[N(5), N(6)])], vec![("elements", P::In("e")), ("test_elements", P::In("t")), ("invert", P::B(true))]) },
+        case("aten.isin.Tensor_Tensor", C, &[("e", &[N(3)]), ("t", &[N(40)])], vec![("elements", P::In("e")), ("test_elements", P::In("t")), ("assume_unique", P::B(true))]),
+        Case { indices: &[("e", 4)], ..case("aten.isin.Tensor_Scalar", C, &[("e", &[S, N(3)])], vec![("elements", P::In("e")), ("test_element", P::I(2)), ("invert", P::B(true))]) },
+        Case { indices: &[("t", 4)], ..case("aten.isin.Scalar_Tensor", C, &[("t", &[S, N(3)])], vec![("element", P::I(1)), ("test_elements", P::In("t"))]) },
+        case("aten.quantile.scalar", C, &[("x", &[S, N(5)])], vec![x("self"), ("q", P::F(0.3)), ("dim", P::I(1)), ("keepdim", P::B(true))]),
+        case("aten.quantile.scalar", C, &[("x", &[N(3), S, N(2)])], vec![x("self"), ("q", P::F(0.75)), ("dim", P::I(2)), ("interpolation", P::Str("nearest"))]),
+        case("aten.quantile.scalar", C, &[("x", &[N(3), N(4), N(2)])], vec![x("self"), ("q", P::F(0.6))]),
+        case("aten.quantile.scalar", C, &[("x", &[N(4), S])], vec![x("self"), ("q", P::F(0.4)), ("dim", P::I(0)), ("interpolation", P::Str("midpoint"))]),
+        Case { unit: &["q"], ..case("aten.quantile.default", C, &[("x", &[S, N(6)]), ("q", &[N(3)])], vec![x("self"), ("q", P::In("q")), ("dim", P::I(-1)), ("interpolation", P::Str("lower"))]) },
+        Case { unit: &["q"], ..case("aten.nanquantile.default", C, &[("x", &[N(5), S]), ("q", &[N(2)])], vec![x("self"), ("q", P::In("q")), ("dim", P::I(0)), ("keepdim", P::B(true)), ("interpolation", P::Str("higher"))]) },
+        case("aten.nanquantile.scalar", C, &[("x", &[S, N(3)])], vec![x("self"), ("q", P::F(0.5)), ("dim", P::I(1))]),
+        case("aten.cartesian_prod.default", C, &[("a", &[S]), ("b", &[N(3)])], vec![ab()]),
+        case("aten.cartesian_prod.default", C, &[("a", &[S])], vec![("tensors", P::Ins(&["a"]))]),
+        case("aten.combinations.default", C, &[("x", &[S])], vec![x("self")]),
+        case("aten.combinations.default", C, &[("x", &[N(5)])], vec![x("self"), ("r", P::I(3)), ("with_replacement", P::B(true))]),
+    ]
 }
 
 fn meta(dims: &[D], dtype: DType) -> TensorMeta {
@@ -228,6 +302,7 @@ fn build(c: &Case) -> (Model, Graph) {
                 P::I(v) => Arg::Int(*v),
                 P::Is(v) => Arg::Ints(v.to_vec()),
                 P::F(v) => Arg::Float(*v),
+                P::Fs(v) => Arg::Floats(v.to_vec()),
                 P::B(v) => Arg::Bool(*v),
                 P::Str(v) => Arg::String(v.to_string()),
                 P::None => Arg::None,

@@ -223,6 +223,17 @@ pub(super) struct Emitter {
 }
 
 impl Emitter {
+    /// An emitter that appends to a copy of `graph`, every value standing for itself.
+    fn scratch(graph: &Graph) -> Emitter {
+        let map = (0..graph.values.len()).map(|i| Some(ValueId(i as u32))).collect();
+        let mut taken: HashSet<String> = graph.values.iter().map(|v| v.name.clone()).collect();
+        taken.extend(graph.nodes.iter().map(|n| n.name.clone()));
+        let mut em = Emitter { out: graph.clone(), map, taken, counter: 0, origin: Vec::new(), sym_values: HashMap::new() };
+        let ids: Vec<ValueId> = (0..graph.values.len()).map(|i| ValueId(i as u32)).collect();
+        em.register_sym_ints(&ids);
+        em
+    }
+
     /// The output-graph value input-graph value `v` stands for now, if any.
     pub(super) fn image(&self, v: ValueId) -> Option<ValueId> {
         self.map.get(v.index()).copied().flatten()
@@ -311,6 +322,22 @@ impl Emitter {
             }
         }
     }
+}
+
+/// The outputs' metadata of `target(args)` (arguments are values of `graph`) read off the op's
+/// decomposition, built on a scratch copy of `graph` with nothing decomposed further: a
+/// composite op's meta function is its decomposition, as PyTorch traces composite ops on fake
+/// tensors. `None` when the op has no rule.
+pub(crate) fn infer_by_rule(target: &str, args: &[NamedArg], graph: &Graph) -> Option<Result<Vec<ValueKind>, RuleError>> {
+    let def = crate::ops::get(target)?;
+    let rule = def.rule(Table::Core).or(def.rule(Table::Inductor))?;
+    let mut em = Emitter::scratch(graph);
+    let node = Node { name: "meta".into(), target: target.into(), args: args.to_vec(), outputs: Vec::new(), meta: NodeMeta::default() };
+    let outs = {
+        let mut rw = Rw { em: &mut em, node: &node, table: None, origin: NodeId(0), depth: 0, nested: true };
+        rule(&mut rw)
+    };
+    Some(outs.map(|outs| outs.iter().map(|v| em.out.value(*v).kind.clone()).collect()))
 }
 
 /// The size of the output graph at some point of a rewrite.

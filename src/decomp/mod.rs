@@ -24,6 +24,7 @@ pub mod lite_trace;
 pub mod predict;
 pub use check::{check_decomposed, check_lite, is_symbolic_size_op, Violation};
 pub use emit::RuleError;
+pub(crate) use emit::infer_by_rule;
 pub use marks::{MarkError, Marks};
 
 /// The decomposition policy.

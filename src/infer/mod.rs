@@ -5,6 +5,8 @@
 mod broadcast;
 pub(crate) mod loss;
 pub(crate) mod ops;
+mod promote;
+mod select;
 
 use crate::ir::{Arg, Graph, NamedArg, SymIntArg, TensorMeta, ValueKind};
 use crate::sym::Expr;
@@ -20,11 +22,15 @@ pub struct InferError {
 }
 
 /// Output metadata of `target` applied to `args` (values refer to `graph`), one per output.
-/// The meta function comes from the op registry (`crate::ops`, `.meta(..)`).
+/// The meta function comes from the op registry (`crate::ops`, `.meta(..)`); a composite op
+/// without one has its decomposition's ([`crate::decomp::infer_by_rule`]).
 pub fn infer(target: &str, args: &[NamedArg], graph: &Graph) -> Result<Vec<ValueKind>, InferError> {
     let a = Args { target, args, graph };
-    match crate::ops::get(target).and_then(|d| d.meta) {
-        Some(meta) => meta(&a),
+    if let Some(meta) = crate::ops::get(target).and_then(|d| d.meta) {
+        return meta(&a);
+    }
+    match crate::decomp::infer_by_rule(target, args, graph) {
+        Some(kinds) => kinds.map_err(|e| a.err(format!("through its decomposition: {e}"))),
         None => Err(a.err("no meta function for this op")),
     }
 }

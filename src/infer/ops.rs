@@ -7,6 +7,10 @@ use crate::sym::Expr;
 
 pub(crate) type Out = Result<Vec<ValueKind>, InferError>;
 
+pub(crate) use super::promote::lerp;
+pub(crate) use super::select::{
+    diagonal, diff, dot, eye, inv_ex, like_input, like_matrix, linalg_solve, scan, searchsorted, sort, stack, svdvals,
+};
 pub(crate) use super::loss::{class_loss, cosine_similarity, dropout_backward, glu, margin_loss, pairwise_distance, pointwise_loss, softmax_backward_data, target_shaped_loss, triplet_loss};
 
 /// Unary elementwise ops and others whose output is laid out like their first tensor input.
@@ -619,6 +623,15 @@ fn slice_extent(a: &Args, n: &Expr, step: i64) -> Result<(Expr, Expr), InferErro
             Ok((Expr::int(s), Expr::int(((e - s).max(0) + step - 1) / step)))
         }
         None if start >= 0 && end == i64::MAX => Ok((Expr::int(start), ceil_div(Expr::sub(n.clone(), Expr::int(start))))),
+        // Bounds counted from the end (`x[:-1]`, `x[-2:]`): exact when the size covers both
+        // bounds, which tracing a slice of a dynamic dim guards (as export does) and the ops
+        // that slice this way require of their sample counts.
+        None if end < 0 || (start < 0 && end == i64::MAX) => {
+            let at = |i: i64| if i < 0 { Expr::add(n.clone(), Expr::int(i)) } else { Expr::int(i) };
+            let s = at(start);
+            let e = if end == i64::MAX { n.clone() } else { at(end) };
+            Ok((s.clone(), ceil_div(Expr::sub(e, s))))
+        }
         None => Err(a.err(format!("slice [{start}:{end}] of a dynamic dim `{n}` needs its range to clamp"))),
     }
 }
@@ -664,7 +677,7 @@ pub(crate) fn binary(a: &Args) -> Out {
 
 /// The tensor operands among `names` broadcast together, and the first of them (whose device
 /// the result takes).
-fn broadcast_operands<'a>(a: &Args<'a>, names: &[&str]) -> Result<(&'a TensorMeta, Vec<Expr>), InferError> {
+pub(super) fn broadcast_operands<'a>(a: &Args<'a>, names: &[&str]) -> Result<(&'a TensorMeta, Vec<Expr>), InferError> {
     let mut like = None;
     let mut sizes: Vec<Expr> = Vec::new();
     for n in names {

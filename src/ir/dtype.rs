@@ -192,6 +192,42 @@ impl DType {
             d => d,
         }
     }
+
+    /// `torch.promote_types` over the real dtypes: bool < integers < floats; uint8 with a signed
+    /// integer needs the next wider signed type; float16 with bfloat16 meets at float32. `None`
+    /// for pairs PyTorch does not promote here (complex, float8, uint16 with another type).
+    pub fn promote_types(a: DType, b: DType) -> Option<DType> {
+        use DType::*;
+        fn int_rank(d: DType) -> Option<u8> {
+            Some(match d {
+                I8 => 0,
+                I16 => 1,
+                I32 => 2,
+                I64 => 3,
+                _ => return None,
+            })
+        }
+        let plain = |d: DType| matches!(d, U8 | I8 | I16 | I32 | I64 | F16 | BF16 | F32 | F64 | Bool);
+        Some(match (a, b) {
+            _ if a == b => a,
+            _ if !plain(a) || !plain(b) => return None,
+            (Bool, o) | (o, Bool) => o,
+            (U8, I8) | (I8, U8) => I16,
+            (U8, o) | (o, U8) if int_rank(o).is_some() => o,
+            (x, y) if int_rank(x).is_some() && int_rank(y).is_some() => {
+                if int_rank(x) > int_rank(y) {
+                    x
+                } else {
+                    y
+                }
+            }
+            (x, y) if x.is_floating() && !y.is_floating() => x,
+            (x, y) if y.is_floating() && !x.is_floating() => y,
+            (F16, BF16) | (BF16, F16) => F32,
+            (F64, _) | (_, F64) => F64,
+            _ => F32,
+        })
+    }
 }
 
 impl fmt::Display for DType {

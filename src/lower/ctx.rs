@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use super::kernel::{Access, BinOp, Elem, ExprId, KernelBuilder, RedOp, VarId};
+use super::kernel::{Access, BinOp, Elem, ExprId, KernelBuilder, RedOp, Ty, VarId};
 use super::ops::OpKind;
 use super::LowerError;
 use crate::ir::{Arg, Graph, Node, NodeId, SymIntArg, TensorMeta, ValueId, ValueKind};
@@ -106,9 +106,39 @@ impl<'a> Ctx<'a> {
         let saved = self.node.replace(node);
         let r = lower(self, node, out, idx);
         self.node = saved;
-        let e = r?;
+        let mut e = r?;
+        if kind != OpKind::View {
+            e = self.wrap_to(e, meta.dtype)?;
+        }
         self.reads.insert(key, e);
         Ok(e)
+    }
+
+    /// An inlined integer result narrowed (wrapping) to its tensor's dtype, as the eager op
+    /// stores it: kernels compute integers in i64, so `u8` `3 - 5` would stay `-2` where PyTorch
+    /// reads back `254` (trapezoid's `x[1:] - x[:-1]` on uint8 samples).
+    fn wrap_to(&mut self, e: ExprId, dtype: crate::ir::DType) -> Result<ExprId, LowerError> {
+        use crate::ir::DType;
+        if self.kb.ty(e) != Ty::I64 {
+            return Ok(e);
+        }
+        Ok(match dtype {
+            DType::U8 => {
+                let mask = self.kb.i64(0xff);
+                self.kb.binary(BinOp::BitAnd, e, mask)?
+            }
+            DType::I8 | DType::I16 | DType::I32 => {
+                let bits = match dtype {
+                    DType::I8 => 56,
+                    DType::I16 => 48,
+                    _ => 32,
+                };
+                let shift = self.kb.i64(bits);
+                let high = self.kb.binary(BinOp::Shl, e, shift)?;
+                self.kb.binary(BinOp::Shr, high, shift)?
+            }
+            _ => e,
+        })
     }
 
     /// Runs `f` with every load masked by `m` (and by any mask already in force).

@@ -7,17 +7,25 @@
 
 pub(crate) mod activation;
 pub(crate) mod attention;
+mod build;
 pub(crate) mod cat;
+pub(crate) mod combine;
 pub(crate) mod distance;
+pub(crate) mod einsum;
 pub(crate) mod fill;
 pub(crate) mod gates;
 pub(crate) mod gather;
+pub(crate) mod gradient;
+pub(crate) mod linalg;
 pub(crate) mod linear;
 pub(crate) mod loss;
 pub(crate) mod margin;
 pub(crate) mod nll;
 pub(crate) mod norm;
+pub(crate) mod numeric;
 pub(crate) mod pool;
+pub(crate) mod products;
+pub(crate) mod search;
 pub(crate) mod softmax;
 pub(crate) mod view;
 

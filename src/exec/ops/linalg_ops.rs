@@ -7,7 +7,7 @@
 use super::fvec::F;
 use super::lapack::{self as la, Mat};
 use super::shape::many;
-use super::{one, shape_err, OpCx, OpError, OpResult};
+use super::{one, shape_err, wrap_dim, OpCx, OpError, OpResult};
 use crate::exec::tensor::Tensor;
 use crate::exec::value::RtValue;
 use crate::ir::DType;
@@ -506,9 +506,21 @@ pub fn tensorinv(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 
 pub fn tensorsolve(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let (a, bt) = (cx.tensor("self")?, cx.tensor("other")?);
-    if cx.opt_ints("dims")?.is_some_and(|d| !d.is_empty()) {
-        return Err(OpError::Unsupported("tensorsolve with dims".into()));
-    }
+    // `dims` of `self` move to the end, in order, before the fold.
+    let moved;
+    let a = match cx.opt_ints("dims")? {
+        Some(dims) if !dims.is_empty() => {
+            let picked = dims.iter().map(|&d| wrap_dim(d, a.ndim())).collect::<OpResult<Vec<_>>>()?;
+            let mut order: Vec<usize> = (0..a.ndim()).filter(|d| !picked.contains(d)).collect();
+            order.extend(&picked);
+            if order.len() != a.ndim() {
+                return Err(OpError::Arg { arg: "dims".into(), message: "a dim is repeated".into() });
+            }
+            moved = super::shape::permute_tensor(a, &order)?;
+            &moved
+        }
+        _ => a,
+    };
     let n: usize = bt.numel();
     let rest: Vec<usize> = a.shape()[bt.ndim()..].to_vec();
     let k: usize = rest.iter().product();

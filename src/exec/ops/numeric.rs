@@ -109,11 +109,66 @@ fn gradient_along(f: &F, d: usize, h: f64, edge_order: i64) -> OpResult<F> {
     Ok(F::new(f.shape.clone(), v))
 }
 
-/// `gradient.scalarint`, `.scalararray`, `.scalarrayint`, `.scalarrayarray`, `.array`:
-/// one tensor per differentiated dim.
+/// Second-order differences on samples at coordinates `c` along `d`: inside, the weights of
+/// the neighbours follow from the spacings before and after each sample; at the edges first-
+/// or second-order one-sided differences. The steps are ATen's `gradient_helper`'s, each
+/// rounded by `r` as its tensor op stores it (half-precision spacings cancel).
+fn gradient_along_coords(f: &F, d: usize, c: &[f64], edge_order: i64, r: &dyn Fn(f64) -> f64) -> OpResult<F> {
+    let (outer, len, inner) = around(&f.shape, d);
+    if len < edge_order as usize + 1 {
+        return shape_err(format!("gradient needs at least {} samples along dim {d}, got {len}", edge_order + 1));
+    }
+    if c.len() != len {
+        return shape_err(format!("{} coordinates for {len} samples along dim {d}", c.len()));
+    }
+    let h: Vec<f64> = c.windows(2).map(|w| r(w[1] - w[0])).collect();
+    // `a * y0 + b * y1 + c * y2`, each product and sum rounded.
+    let combine = |w: (f64, f64, f64), y: (f64, f64, f64)| r(r(r(w.0 * y.0) + r(w.1 * y.1)) + r(w.2 * y.2));
+    let inside: Vec<(f64, f64, f64)> = (1..len - 1)
+        .map(|i| {
+            let (d1, d2) = (h[i - 1], h[i]);
+            let s = r(d1 + d2);
+            (r(-d2 / r(d1 * s)), r(r(d2 - d1) / r(d1 * d2)), r(d1 / r(d2 * s)))
+        })
+        .collect();
+    let n = len - 1;
+    let edges = (edge_order == 2).then(|| {
+        let (h0, h1) = (h[0], h[1]);
+        let s = r(h0 + h1);
+        let first = (r(-r(2.0 * h0 + h1) / r(h0 * s)), r(s / r(h0 * h1)), r(-h0 / r(h1 * s)));
+        let (hl, hm) = (h[n - 1], h[n - 2]);
+        let s = r(hl + hm);
+        let last = (r(hl / r(hm * s)), r(-s / r(hl * hm)), r(r(2.0 * hl + hm) / r(hl * s)));
+        (first, last)
+    });
+    let mut v = vec![0.0; f.v.len()];
+    for o in 0..outer {
+        for k in 0..inner {
+            let at = |i: usize| (o * len + i) * inner + k;
+            let y = |i: usize| f.v[at(i)];
+            for (i, w) in (1..).zip(&inside) {
+                v[at(i)] = combine(*w, (y(i - 1), y(i), y(i + 1)));
+            }
+            match edges {
+                None => {
+                    v[at(0)] = r(r(y(1) - y(0)) / h[0]);
+                    v[at(n)] = r(r(y(n) - y(n - 1)) / h[n - 1]);
+                }
+                Some((first, last)) => {
+                    v[at(0)] = combine(first, (y(0), y(1), y(2)));
+                    v[at(n)] = combine(last, (y(n - 2), y(n - 1), y(n)));
+                }
+            }
+        }
+    }
+    Ok(F::new(f.shape.clone(), v))
+}
+
+/// `gradient.scalarint`, `.scalararray`, `.scalarrayint`, `.scalarrayarray`, `.array` (uniform
+/// spacings) and `.tensorarrayint`, `.tensorarray` (coordinates): one tensor per
+/// differentiated dim.
 pub fn gradient(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let x = cx.tensor("self")?;
-    let dtype = float_type(&[x])?;
     let f = F::of(x);
     let edge = cx.int_or("edge_order", 1)?;
     if !(1..=2).contains(&edge) {
@@ -123,6 +178,26 @@ pub fn gradient(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         Some(ds) => ds.iter().map(|&d| wrap_dim(d, f.shape.len())).collect::<OpResult<_>>()?,
         None => (0..f.shape.len()).collect(),
     };
+    if let Some(crate::ir::Arg::Tensors(_)) = cx.arg("spacing") {
+        let coords = cx.tensors("spacing")?;
+        if coords.len() != dims.len() {
+            return shape_err(format!("{} coordinate tensors for {} dims", coords.len(), dims.len()));
+        }
+        let mut all = vec![x];
+        all.extend(coords.iter().copied());
+        let dtype = float_type(&all)?;
+        // Float samples compute in their dtype step by step; integer ones as they are.
+        let exact = |v: f64| v;
+        let rounded = super::fvec::round_to(dtype);
+        let round: &dyn Fn(f64) -> f64 = if all.iter().all(|t| t.dtype().is_floating()) { &rounded } else { &exact };
+        let out = dims
+            .iter()
+            .zip(&coords)
+            .map(|(&d, c)| gradient_along_coords(&f, d, &c.to_f64_vec(), edge, &round)?.to(dtype))
+            .collect::<OpResult<Vec<_>>>()?;
+        return many(out);
+    }
+    let dtype = float_type(&[x])?;
     let spacing: Vec<f64> = match cx.arg("spacing") {
         None => vec![1.0; dims.len()],
         Some(crate::ir::Arg::Floats(v)) => v.clone(),

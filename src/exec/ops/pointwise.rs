@@ -54,44 +54,14 @@ impl Operand<'_> {
     }
 }
 
-/// `torch.promote_types` over the dtypes the interpreter holds: bool < integers < floats;
-/// uint8 with a signed integer needs the next wider signed type; float16 with bfloat16 meets at
-/// float32.
+/// [`DType::promote_types`] over the dtypes the interpreter holds.
 pub(crate) fn promote_types(a: DType, b: DType) -> OpResult<DType> {
-    use DType::*;
-    fn int_rank(d: DType) -> Option<u8> {
-        Some(match d {
-            I8 => 0,
-            I16 => 1,
-            I32 => 2,
-            I64 => 3,
-            _ => return None,
-        })
-    }
     for d in [a, b] {
         if !crate::exec::tensor::DTYPES.contains(&d) {
             return Err(OpError::DType(d));
         }
     }
-    Ok(match (a, b) {
-        _ if a == b => a,
-        (Bool, o) | (o, Bool) => o,
-        (U8, I8) | (I8, U8) => I16,
-        (U8, o) | (o, U8) if int_rank(o).is_some() => o,
-        (x, y) if int_rank(x).is_some() && int_rank(y).is_some() => {
-            if int_rank(x) > int_rank(y) {
-                x
-            } else {
-                y
-            }
-        }
-        (x, y) if x.is_floating() && !y.is_floating() => x,
-        (x, y) if y.is_floating() && !x.is_floating() => y,
-        (F16, BF16) | (BF16, F16) => F32,
-        (F64, _) | (_, F64) => F64,
-        (F32, _) | (_, F32) => F32,
-        (x, y) => return Err(OpError::Unsupported(format!("no promotion of {x} and {y}"))),
-    })
+    DType::promote_types(a, b).ok_or_else(|| OpError::Unsupported(format!("no promotion of {a} and {b}")))
 }
 
 fn promote(a: Option<DType>, b: DType) -> OpResult<DType> {

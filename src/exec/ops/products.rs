@@ -145,12 +145,77 @@ pub fn einsum(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     };
     let terms: Vec<Term> = ts.iter().zip(labels).map(|(t, labels)| Term { f: F::of(t), labels }).collect();
     let mut dtype = promoted(&ts)?;
-    // One operand with summed labels is a `sum`, which widens integers to int64.
-    let sums = terms.len() == 1 && terms[0].labels.iter().any(|l| !out.contains(l));
-    if sums && !dtype.is_floating() {
+    let path = cx.opt_ints("path")?;
+    if !dtype.is_floating() && sums_an_operand(&terms, &out, path.as_deref()) {
         dtype = crate::ir::DType::I64;
     }
     one(contract(&terms, &out)?.to(dtype)?)
+}
+
+/// Whether ATen's `einsum` sums some operand on its own (`at::sum`, which widens integers to
+/// int64): one operand with contracted labels; else, walking the pairs in ATen's order (left to
+/// right, or `path`'s), a contracted label that only one side of a pair holds with a size
+/// other than 1 and that no later operand holds.
+fn sums_an_operand(terms: &[Term], out: &[u32], path: Option<&[i64]>) -> bool {
+    if terms.len() == 1 {
+        return terms[0].labels.iter().any(|l| !out.contains(l));
+    }
+    // Per operand: each label's size (1 where it lacks the label).
+    let mut count: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut ops: std::collections::VecDeque<BTreeMap<u32, usize>> = terms
+        .iter()
+        .map(|t| {
+            let mut m = BTreeMap::new();
+            for (l, &n) in t.labels.iter().zip(&t.f.shape) {
+                m.insert(*l, n);
+            }
+            for l in m.keys() {
+                *count.entry(*l).or_default() += 1;
+            }
+            m
+        })
+        .collect();
+    let contracted: Vec<u32> = count.keys().copied().filter(|l| !out.contains(l)).collect();
+    let mut steps = path.into_iter().flatten().copied();
+    while ops.len() > 1 {
+        let (i, j) = match path {
+            None => (0, 1),
+            Some(_) => {
+                let (a, b) = (steps.next().unwrap_or(0), steps.next().unwrap_or(1));
+                let (i, j) = (a.min(b).max(0) as usize, a.max(b).max(0) as usize);
+                if i == j || j >= ops.len() {
+                    return false;
+                }
+                (i, j)
+            }
+        };
+        let (Some(b), Some(a)) = (ops.remove(j), ops.remove(i)) else { return false };
+        let size = |m: &BTreeMap<u32, usize>, l: &u32| m.get(l).copied().unwrap_or(1);
+        let mut product = a.clone();
+        for (l, &n) in &b {
+            let e = product.entry(*l).or_insert(1);
+            *e = (*e).max(n);
+        }
+        for l in &contracted {
+            let (sa, sb) = (size(&a, l) != 1, size(&b, l) != 1);
+            let c = count.entry(*l).or_default();
+            if sa && sb {
+                *c = c.saturating_sub(1);
+                if *c == 1 {
+                    *c = 0;
+                    product.insert(*l, 1);
+                }
+            } else if *c == 1 && (sa || sb) {
+                return true;
+            }
+        }
+        if path.is_some() {
+            ops.push_back(product);
+        } else {
+            ops.push_front(product);
+        }
+    }
+    false
 }
 
 fn labelled(t: &Tensor, labels: Vec<u32>) -> Term {
@@ -289,7 +354,26 @@ pub fn linalg_multi_dot(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     if ts[n - 1].ndim() == 2 {
         out.push(n as u32);
     }
-    one(contract(&terms, &out)?.to(dtype)?)
+    // The order ATen multiplies in, each product rounded to the dtype as its `mm` stores it.
+    // Matrix i is p[i] x p[i + 1]; 1-D ends are a row and a column vector.
+    let mut p: Vec<i64> = terms.iter().enumerate().map(|(i, t)| if i == 0 && t.labels.len() == 1 { 1 } else { t.f.shape[0] as i64 }).collect();
+    let last = &terms[n - 1];
+    p.push(if last.labels.len() == 1 { 1 } else { last.f.shape[1] as i64 });
+    let order = crate::decomp::rules::products::multi_dot_order(&p);
+    let chained = chain(&terms, &order, 0, n - 1, dtype)?;
+    one(contract(&[chained], &out)?.to(dtype)?)
+}
+
+/// The product of `terms[i..=j]`, split as `order` says, rounded to `dtype` after each product.
+fn chain(terms: &[Term], order: &[Vec<usize>], i: usize, j: usize, dtype: crate::ir::DType) -> OpResult<Term> {
+    if i == j {
+        return Ok(Term { f: terms[i].f.clone(), labels: terms[i].labels.clone() });
+    }
+    let k = order[i][j];
+    let (l, r) = (chain(terms, order, i, k, dtype)?, chain(terms, order, k + 1, j, dtype)?);
+    let labels: Vec<u32> = l.labels.iter().chain(&r.labels).copied().filter(|x| *x != k as u32 + 1).collect();
+    let f = F::of(&contract(&[l, r], &labels)?.to(dtype)?);
+    Ok(Term { f, labels })
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.scatter_reduce.two").run(x::index::scatter_reduce).lower(K::Heavy, l::scatter::scatter_reduce),
     op("aten.index_select.default").run(x::index::index_select).lower(K::Pointwise, l::math::index_select).inductor(r::gather::index_select).keep().meta(m::index_select),
     op("aten.index_add.default").run(x::index::index_add).lower(K::Heavy, l::scatter::index_add),
-    op("aten.index_copy.default").run(x::index::index_copy).lower(K::Heavy, l::scatter::index_copy),
+    op("aten.index_copy.default").run(x::index::index_copy).lower(K::Heavy, l::scatter::index_copy).meta(m::same_as_input),
     op("aten.index_reduce.default").run(x::index::index_reduce).lower(K::Heavy, l::scatter::index_reduce),
     op("aten.index_fill.int_Scalar").run(x::index::index_fill).lower(K::Heavy, l::scatter::index_fill),
     op("aten.index_fill.int_Tensor").run(x::index::index_fill).lower(K::Heavy, l::scatter::index_fill),

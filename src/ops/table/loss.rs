@@ -39,6 +39,6 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten._prelu_kernel.default").run(x::distance::prelu).core(r::gates::prelu_kernel).meta(m::same_as_input),
     op("aten.rrelu.default").run(x::distance::rrelu).lower(K::Pointwise, l::random::rrelu).random_if("training", false).core(r::gates::rrelu).meta(m::same_as_input),
     op("aten.block_diag.default").run(x::distance::block_diag).lower(K::Pointwise, l::layout::block_diag),
-    op("aten.cartesian_prod.default").run(x::distance::cartesian_prod),
-    op("aten.combinations.default").run(x::distance::combinations),
+    op("aten.cartesian_prod.default").run(x::distance::cartesian_prod).core(r::combine::cartesian_prod),
+    op("aten.combinations.default").run(x::distance::combinations).core(r::combine::combinations),
 ];

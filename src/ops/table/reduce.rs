@@ -9,7 +9,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.all.default").run(x::reduce::all).lower(K::Reduction, l::reduce::all),
     op("aten.all.dim").run(x::reduce::all).lower(K::Reduction, l::reduce::all),
     op("aten.all.dims").run(x::reduce::all).lower(K::Reduction, l::reduce::all),
-    op("aten.any.dims").run(x::reduce::any).lower(K::Reduction, l::reduce::any),
+    op("aten.any.dims").run(x::reduce::any).lower(K::Reduction, l::reduce::any).meta(m::reduce),
     op("aten.hash_tensor.default").run(x::reduce::hash_tensor).lower(K::Reduction, l::reduce::hash_tensor),
     op("aten.count_nonzero.default").run(x::reduce::count_nonzero).lower(K::Reduction, l::reduce::count_nonzero),
     op("aten.count_nonzero.dim_IntList").run(x::reduce::count_nonzero).lower(K::Reduction, l::reduce::count_nonzero),

@@ -4,8 +4,8 @@ use super::prelude::*;
 
 #[rustfmt::skip]
 pub(super) const OPS: &[OpDef] = &[
-    op("aten.sort.default").run(x::sort::sort).lower(K::Heavy, l::sort::sort),
-    op("aten.sort.stable").run(x::sort::sort).lower(K::Heavy, l::sort::sort),
+    op("aten.sort.default").run(x::sort::sort).lower(K::Heavy, l::sort::sort).meta(m::sort),
+    op("aten.sort.stable").run(x::sort::sort).lower(K::Heavy, l::sort::sort).meta(m::sort),
     op("aten.argsort.default").run(x::sort::argsort).lower(K::Heavy, l::sort::sort),
     op("aten.argsort.stable").run(x::sort::argsort).lower(K::Heavy, l::sort::sort),
     op("aten.msort.default").run(x::sort::msort).lower(K::Heavy, l::sort::sort),
@@ -22,8 +22,8 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.min.default").run(x::sort::min_all).lower(K::Reduction, l::reduce::min_all),
     op("aten.argmax.default").run(x::sort::argmax).lower(K::Reduction, l::reduce::argmax),
     op("aten.argmin.default").run(x::sort::argmin).lower(K::Reduction, l::reduce::argmin),
-    op("aten.cumsum.default").run(x::sort::cumsum).lower(K::Heavy, l::reduce::cumsum),
-    op("aten.cumprod.default").run(x::sort::cumprod).lower(K::Heavy, l::reduce::cumprod),
+    op("aten.cumsum.default").run(x::sort::cumsum).lower(K::Heavy, l::reduce::cumsum).meta(m::scan),
+    op("aten.cumprod.default").run(x::sort::cumprod).lower(K::Heavy, l::reduce::cumprod).meta(m::scan),
     op("aten.logcumsumexp.default").run(x::sort::logcumsumexp).lower(K::Heavy, l::sort::logcumsumexp),
     op("aten.cummax.default").run(x::sort::cummax).lower(K::Heavy, l::sort::cummax),
     op("aten.cummin.default").run(x::sort::cummin).lower(K::Heavy, l::sort::cummin),
