@@ -224,7 +224,7 @@ fn run_functional(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bi
         values.set(*v, RtValue::Tensor(t));
     }
     for node in &graph.nodes {
-        let results = run_node(node, &values, bindings)?;
+        let results = run_node(graph, node, &values, bindings)?;
         for (v, r) in node.outputs.iter().zip(results) {
             check_meta(graph, *v, &r, bindings, &format!("node `{}` ({})", node.name, node.target))?;
             values.set(*v, r);
@@ -235,10 +235,10 @@ fn run_functional(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bi
 
 /// Runs one node on computed values (the interpreter's implementation from the op registry),
 /// checking it returns as many values as the node declares.
-pub fn run_node(node: &Node, values: &Values, bindings: &Bindings) -> Result<Vec<RtValue>, ExecError> {
+pub fn run_node(graph: &Graph, node: &Node, values: &Values, bindings: &Bindings) -> Result<Vec<RtValue>, ExecError> {
     let (n, t) = (node.name.clone(), node.target.clone());
     let op = crate::ops::run_fn(&node.target).ok_or_else(|| ExecError::UnsupportedOp { node: n.clone(), target: t.clone() })?;
-    let cx = ops::OpCx { node, values, bindings };
+    let cx = ops::OpCx { node, values, bindings, graph: Some(graph) };
     let results = op(&cx).map_err(|e| match e {
         OpError::DType(d) => ExecError::UnsupportedDType { node: n.clone(), target: t.clone(), dtype: d.name().into() },
         OpError::Arg { arg, message } => ExecError::BadArg { node: n.clone(), target: t.clone(), arg, message },

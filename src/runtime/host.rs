@@ -147,7 +147,7 @@ impl RunScalars {
         for v in node.inputs() {
             values.set(v, self.value_at(graph, v, depth)?);
         }
-        exec::run_node(node, &values, &self.bindings).map_err(|e| match e {
+        exec::run_node(graph, node, &values, &self.bindings).map_err(|e| match e {
             // The node is named by the caller's error already.
             exec::ExecError::Unsupported { message, .. } | exec::ExecError::BadArg { message, .. } | exec::ExecError::Shape { message, .. } => message,
             e => e.to_string(),
@@ -231,7 +231,7 @@ pub fn run_host_node(
         };
         values.set(v, x);
     }
-    let results = exec::run_node(node, &values, &scalars.bindings)?;
+    let results = exec::run_node(graph, node, &values, &scalars.bindings)?;
     scalars.bind_outputs(graph, node, &results)?;
     Ok(results)
 }

@@ -35,7 +35,7 @@ pub fn run_reference(plan: &Plan, model: &Model, inputs: &[Tensor], bindings: &B
             if node.outputs.iter().all(|o| values.get(*o).is_some()) && !node.outputs.is_empty() {
                 continue;
             }
-            let results = exec::run_node(node, &values, &scalars.bindings)?;
+            let results = exec::run_node(graph, node, &values, &scalars.bindings)?;
             scalars.bind_outputs(graph, node, &results)?;
             for (o, r) in node.outputs.iter().zip(results) {
                 values.set(*o, r);

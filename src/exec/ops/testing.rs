@@ -36,7 +36,7 @@ pub fn call(target: &str, args: Vec<(&str, A)>) -> OpResult<Vec<RtValue>> {
     let node = Node { name: "n".into(), target: target.into(), args: named, outputs: vec![], meta: NodeMeta::default() };
     let op = lookup(target).unwrap_or_else(|| panic!("{target} is not registered"));
     let b = Bindings::new();
-    op(&OpCx { node: &node, values: &values, bindings: &b })
+    op(&OpCx { node: &node, values: &values, bindings: &b, graph: None })
 }
 
 /// Feeds several tensors as one `Tensor[]` argument.
@@ -60,7 +60,7 @@ pub fn call_list(target: &str, list: Vec<Tensor>, rest: Vec<(&str, A)>) -> OpRes
     }
     let node = Node { name: "n".into(), target: target.into(), args: named, outputs: vec![], meta: NodeMeta::default() };
     let b = Bindings::new();
-    lookup(target).expect("registered")(&OpCx { node: &node, values: &vals, bindings: &b })
+    lookup(target).expect("registered")(&OpCx { node: &node, values: &vals, bindings: &b, graph: None })
 }
 
 /// The single tensor result of [`call`].
