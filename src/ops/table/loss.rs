@@ -21,6 +21,9 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.multi_margin_loss.default").run(x::loss::multi_margin_loss),
     op("aten.nll_loss_nd.default").run(x::nll::nll_loss_nd),
     op("aten.cross_entropy_loss.default").run(x::nll::cross_entropy_loss),
+    // `F.linear_cross_entropy`'s custom ops: Inductor calls them as fallback kernels.
+    op("torch_nn._linear_cross_entropy_batch_chunked.default").run(x::linear_ce::linear_cross_entropy).eager(),
+    op("torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default").run(x::linear_ce::linear_cross_entropy_no_reduction).eager(),
     op("aten.cosine_similarity.default").run(x::distance::cosine_similarity),
     op("aten.pairwise_distance.default").run(x::distance::pairwise_distance),
     op("aten.pdist.default").run(x::distance::pdist).lower(K::Heavy, l::distance::pdist),
