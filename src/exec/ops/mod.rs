@@ -19,6 +19,7 @@ pub(crate) mod fvec;
 pub(crate) mod index;
 pub(crate) mod lapack;
 pub(crate) mod layout;
+pub(crate) mod ldl;
 pub(crate) mod linalg;
 pub(crate) mod linalg_ops;
 pub(crate) mod linalg_svd;
