@@ -6,7 +6,7 @@
 //! pair of equal negative pivots `-p` is a 2×2 block after swapping the second with `p`.
 //! PyTorch (MKL) gives the same pivots as the unblocked `sytf2` on sizes up to at least 100.
 
-use super::fvec::F;
+use super::fvec::{round_to, F};
 use super::lapack::Mat;
 use super::shape::many;
 use super::{one, shape_err, OpCx, OpError, OpResult};
@@ -26,7 +26,7 @@ fn amax(items: impl Iterator<Item = (usize, f64)>) -> (usize, f64) {
 
 /// `sytf2('L')`: the packed factor (upper triangle zeroed), 1-based pivots, and `info` (the
 /// 1-based index of the first zero pivot block, 0 when `D` is nonsingular).
-pub(crate) fn sytf2_lower(a: &Mat) -> (Mat, Vec<i64>, usize) {
+pub(crate) fn sytf2_lower(a: &Mat, r: &dyn Fn(f64) -> f64) -> (Mat, Vec<i64>, usize) {
     let n = a.rows;
     let mut m = a.clone();
     let (mut piv, mut info, mut k) = (vec![0i64; n], 0usize, 0usize);
@@ -83,27 +83,28 @@ pub(crate) fn sytf2_lower(a: &Mat) -> (Mat, Vec<i64>, usize) {
             }
             if kstep == 1 {
                 // A₂₂ -= a·aᵀ / d, then the column becomes L's.
-                let d11 = 1.0 / g(&m, k, k);
+                let d11 = r(1.0 / g(&m, k, k));
                 for j in k + 1..n {
+                    let t = r(-d11 * g(&m, j, k));
                     for i in j..n {
-                        let v = g(&m, i, j) - d11 * g(&m, i, k) * g(&m, j, k);
+                        let v = r(g(&m, i, j) + r(g(&m, i, k) * t));
                         m.set(i, j, v);
                     }
                 }
                 for i in k + 1..n {
-                    let v = g(&m, i, k) * d11;
+                    let v = r(g(&m, i, k) * d11);
                     m.set(i, k, v);
                 }
             } else if k + 2 < n {
                 // A₂₂ -= [a b]·D⁻¹·[a b]ᵀ with the 2×2 block D, in LAPACK's scaled form.
                 let d21 = g(&m, k + 1, k);
-                let (d11, d22) = (g(&m, k + 1, k + 1) / d21, g(&m, k, k) / d21);
-                let d21 = 1.0 / (d11 * d22 - 1.0) / d21;
+                let (d11, d22) = (r(g(&m, k + 1, k + 1) / d21), r(g(&m, k, k) / d21));
+                let d21 = r(r(1.0 / r(r(d11 * d22) - 1.0)) / d21);
                 for j in k + 2..n {
-                    let wk = d21 * (d11 * g(&m, j, k) - g(&m, j, k + 1));
-                    let wkp1 = d21 * (d22 * g(&m, j, k + 1) - g(&m, j, k));
+                    let wk = r(d21 * r(r(d11 * g(&m, j, k)) - g(&m, j, k + 1)));
+                    let wkp1 = r(d21 * r(r(d22 * g(&m, j, k + 1)) - g(&m, j, k)));
                     for i in j..n {
-                        let v = g(&m, i, j) - (g(&m, i, k) * wk + g(&m, i, k + 1) * wkp1);
+                        let v = r(g(&m, i, j) - r(r(g(&m, i, k) * wk) + r(g(&m, i, k + 1) * wkp1)));
                         m.set(i, j, v);
                     }
                     m.set(j, k, wk);
@@ -225,8 +226,10 @@ pub fn ldl_factor(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         return shape_err(format!("ldl_factor takes square matrices, got {n}×{c}"));
     }
     let (mut lds, mut pivs, mut infos) = (Vec::new(), Vec::new(), Vec::new());
+    // LAPACK factors in the matrix's precision (ssytrf for float32): round every step to it.
+    let r = round_to(a.dtype());
     for m in &ms {
-        let (ld, piv, info) = sytf2_lower(m);
+        let (ld, piv, info) = sytf2_lower(m, &r);
         lds.extend(ld.a);
         pivs.extend(piv.into_iter().map(|p| p as f64));
         infos.push(info as f64);
@@ -292,7 +295,7 @@ mod tests {
 
     /// `P·L·D·Lᵀ·Pᵀ` rebuilt through the solver: `A·X = B` for `X = sytrs(B)`.
     fn residual(a: &Mat, b: &Mat) -> f64 {
-        let (ld, piv, info) = sytf2_lower(a);
+        let (ld, piv, info) = sytf2_lower(a, &|x| x);
         assert_eq!(info, 0);
         let x = sytrs_lower(&ld, &piv, b).unwrap();
         let ax = a.mul(&x);
@@ -309,7 +312,7 @@ mod tests {
                 -0.2977, 4.2279, -0.8211, 0.947, -0.1358, 0.3223, -0.8211, 2.4511,
             ],
         );
-        let (ld, piv, _) = sytf2_lower(&a);
+        let (ld, piv, _) = sytf2_lower(&a, &|x| x);
         assert_eq!(piv, vec![3, 2, 3, 4, 5]);
         assert!((ld.at(0, 0) - 11.9567).abs() < 1e-12 && ld.at(0, 1) == 0.0);
         assert!(residual(&a, &Mat::eye(5)) < 1e-12);
@@ -319,10 +322,10 @@ mod tests {
     fn two_by_two_blocks_solve() {
         // A zero diagonal forces a 2×2 block: pivots come out negative and paired.
         let a = mat(3, &[0., 1., 2., 1., 0., 3., 2., 3., 0.]);
-        let (_, piv, _) = sytf2_lower(&a);
+        let (_, piv, _) = sytf2_lower(&a, &|x| x);
         assert!(piv.iter().any(|&p| p < 0), "{piv:?}");
         assert!(residual(&a, &mat(3, &[1., 2., 3., 4., 5., 6.])) < 1e-12);
-        let (_, piv, info) = sytf2_lower(&Mat::zeros(2, 2));
+        let (_, piv, info) = sytf2_lower(&Mat::zeros(2, 2), &|x| x);
         assert_eq!((piv, info), (vec![1, 2], 1), "a zero matrix is singular at its first pivot");
     }
 
