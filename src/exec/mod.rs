@@ -241,7 +241,7 @@ fn run_functional(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bi
     let streams = crate::ops::rng::streams(graph);
     for (node, stream) in graph.nodes.iter().zip(streams) {
         let rng = gen.stream(stream);
-        let results = run_node(node, &values, bindings, rng)?;
+        let results = run_node(graph, node, &values, bindings, rng)?;
         for (v, r) in node.outputs.iter().zip(results) {
             check_meta(graph, *v, &r, bindings, &format!("node `{}` ({})", node.name, node.target))?;
             values.set(*v, r);
@@ -252,10 +252,10 @@ fn run_functional(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bi
 
 /// Runs one node on computed values (the interpreter's implementation from the op registry),
 /// checking it returns as many values as the node declares; a random op draws from `rng`.
-pub fn run_node(node: &Node, values: &Values, bindings: &Bindings, rng: NodeStream) -> Result<Vec<RtValue>, ExecError> {
+pub fn run_node(graph: &Graph, node: &Node, values: &Values, bindings: &Bindings, rng: NodeStream) -> Result<Vec<RtValue>, ExecError> {
     let (n, t) = (node.name.clone(), node.target.clone());
     let op = crate::ops::run_fn(&node.target).ok_or_else(|| ExecError::UnsupportedOp { node: n.clone(), target: t.clone() })?;
-    let cx = ops::OpCx { node, values, bindings, rng };
+    let cx = ops::OpCx { node, values, bindings, rng, graph: Some(graph) };
     let results = op(&cx).map_err(|e| match e {
         OpError::DType(d) => ExecError::UnsupportedDType { node: n.clone(), target: t.clone(), dtype: d.name().into() },
         OpError::Arg { arg, message } => ExecError::BadArg { node: n.clone(), target: t.clone(), arg, message },

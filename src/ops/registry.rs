@@ -181,7 +181,7 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for d in all() {
             assert!(seen.insert(d.target), "{} registered twice", d.target);
-            let namespaced = ["aten.", "prims.", "_operator."].iter().any(|p| d.target.starts_with(p));
+            let namespaced = ["aten.", "prims.", "_operator.", "torch_nn."].iter().any(|p| d.target.starts_with(p));
             assert!(namespaced, "{}: targets are written without `torch.ops.`", d.target);
         }
     }

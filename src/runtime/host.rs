@@ -148,7 +148,7 @@ impl RunScalars {
             values.set(v, self.value_at(graph, v, depth)?);
         }
         // It computes a symbolic scalar, and random ops yield tensors: it draws nothing.
-        exec::run_node(node, &values, &self.bindings, exec::NodeStream::default()).map_err(|e| match e {
+        exec::run_node(graph, node, &values, &self.bindings, exec::NodeStream::default()).map_err(|e| match e {
             // The node is named by the caller's error already.
             exec::ExecError::Unsupported { message, .. } | exec::ExecError::BadArg { message, .. } | exec::ExecError::Shape { message, .. } => message,
             e => e.to_string(),
@@ -233,7 +233,7 @@ pub fn run_host_node(
         };
         values.set(v, x);
     }
-    let results = exec::run_node(node, &values, &scalars.bindings, gen.stream(crate::ops::rng::stream_of(graph, node)))?;
+    let results = exec::run_node(graph, node, &values, &scalars.bindings, gen.stream(crate::ops::rng::stream_of(graph, node)))?;
     scalars.bind_outputs(graph, node, &results)?;
     Ok(results)
 }

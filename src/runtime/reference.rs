@@ -41,7 +41,7 @@ pub fn run_reference_with(plan: &Plan, model: &Model, inputs: &[Tensor], binding
             if node.outputs.iter().all(|o| values.get(*o).is_some()) && !node.outputs.is_empty() {
                 continue;
             }
-            let results = exec::run_node(node, &values, &scalars.bindings, gen.stream(streams[n.index()]))?;
+            let results = exec::run_node(graph, node, &values, &scalars.bindings, gen.stream(streams[n.index()]))?;
             scalars.bind_outputs(graph, node, &results)?;
             for (o, r) in node.outputs.iter().zip(results) {
                 values.set(*o, r);

@@ -20,9 +20,11 @@ pub(crate) mod fvec;
 pub(crate) mod index;
 pub(crate) mod lapack;
 pub(crate) mod layout;
+pub(crate) mod ldl;
 pub(crate) mod linalg;
 pub(crate) mod linalg_ops;
 pub(crate) mod linalg_svd;
+pub(crate) mod linear_ce;
 pub(crate) mod loss;
 pub(crate) mod math;
 pub(crate) mod matrix_exp;
@@ -48,7 +50,7 @@ pub(crate) mod unique;
 
 use super::tensor::Tensor;
 use super::value::{RtValue, Values};
-use crate::ir::{Arg, DType, Node, SymIntArg};
+use crate::ir::{Arg, DType, Graph, Node, SymIntArg, ValueKind};
 use crate::sym::Bindings;
 
 pub use pointwise::{result_type, Operand, Scalar};
@@ -78,6 +80,8 @@ pub struct OpCx<'a> {
     pub bindings: &'a Bindings,
     /// The Philox stream the node draws from, when its op is random (`crate::ops::rng`).
     pub rng: crate::ops::rng::NodeStream,
+    /// The node's graph, for the metadata it records (absent when an op runs on its own).
+    pub graph: Option<&'a Graph>,
 }
 
 pub(crate) fn shape_err<T>(message: impl Into<String>) -> OpResult<T> {
@@ -265,6 +269,17 @@ impl<'a> OpCx<'a> {
         match self.arg("output_mask") {
             Some(Arg::Bools(b)) if b.len() == 3 => Ok([b[0], b[1], b[2]]),
             other => self.bad("output_mask", format!("expected 3 bools, got {other:?}")),
+        }
+    }
+
+    /// The dtype the graph's metadata records for output `i`, when it records one. Outputs
+    /// whose dtype PyTorch left to the version (the empty outputs a caller did not ask for)
+    /// take it from here, as PyTorch did when it exported the graph.
+    pub fn out_dtype(&self, i: usize) -> Option<DType> {
+        let v = *self.node.outputs.get(i)?;
+        match &self.graph?.values.get(v.index())?.kind {
+            ValueKind::Tensor(m) => Some(m.dtype),
+            _ => None,
         }
     }
 

@@ -6,6 +6,7 @@ use super::fvec::{around, need_float, reduce_loss, F};
 use super::{one, shape_err, OpCx, OpError, OpResult};
 use crate::exec::tensor::Tensor;
 use crate::exec::value::RtValue;
+use crate::ir::DType;
 
 /// Log-probabilities laid out as `(outer, classes, inner)` around the class dim (dim 1, or 0
 /// for an unbatched `[C]` input).
@@ -92,7 +93,7 @@ fn nll(lp: &Classes, tv: &[i64], w: Option<&[f64]>, ignore: i64) -> (Vec<f64>, f
     (v, total_w)
 }
 
-fn reduce_weighted(v: Vec<f64>, shape: Vec<usize>, divisor: f64, reduction: i64, dtype: crate::ir::DType) -> OpResult<Tensor> {
+fn reduce_weighted(v: Vec<f64>, shape: Vec<usize>, divisor: f64, reduction: i64, dtype: DType) -> OpResult<Tensor> {
     if reduction == 1 {
         return F::new(vec![], vec![v.iter().sum::<f64>() / divisor]).to(dtype);
     }
@@ -128,15 +129,32 @@ pub fn nll_loss_forward(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 pub fn cross_entropy_loss(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let (x, t) = (cx.tensor("self")?, cx.tensor("target")?);
     need_float(x)?;
-    let (reduction, ignore) = (cx.int_or("reduction", 1)?, cx.int_or("ignore_index", -100)?);
-    let ls = cx.float_or("label_smoothing", 0.0)?;
-    let lp = Classes::new(&F::of(x))?.log_softmax();
-    let w = class_weights(cx, lp.c)?;
+    let w = cx.opt_tensor("weight")?.map(Tensor::to_f64_vec);
+    let how = CrossEntropy { reduction: cx.int_or("reduction", 1)?, ignore: cx.int_or("ignore_index", -100)?, label_smoothing: cx.float_or("label_smoothing", 0.0)? };
+    one(cross_entropy(&F::of(x), t, w.as_deref(), how, x.dtype())?)
+}
+
+/// How a cross entropy reduces: `reduction` as ATen numbers it (0 none, 1 mean, 2 sum).
+#[derive(Clone, Copy)]
+pub(crate) struct CrossEntropy {
+    pub reduction: i64,
+    pub ignore: i64,
+    pub label_smoothing: f64,
+}
+
+/// `cross_entropy(x, t)` of logits `x` (classes on dim 1, or dim 0 unbatched), the loss in
+/// `dtype`: class indices or class probabilities as target, optional class weights.
+pub(crate) fn cross_entropy(x: &F, t: &Tensor, w: Option<&[f64]>, how: CrossEntropy, dtype: DType) -> OpResult<Tensor> {
+    let CrossEntropy { reduction, ignore, label_smoothing: ls } = how;
+    let lp = Classes::new(x)?.log_softmax();
+    if w.is_some_and(|w| w.len() != lp.c) {
+        return shape_err(format!("{} class weights for {} classes", w.map_or(0, <[f64]>::len), lp.c));
+    }
     let c = lp.c as f64;
     if t.dtype().is_floating() {
         // Class probabilities: -Σ_c w_c·t_c·logp_c, the mean over positions (not weights).
-        if t.shape() != x.shape() {
-            return shape_err(format!("probability target {:?} must match the input {:?}", t.shape(), x.shape()));
+        if t.shape() != x.shape.as_slice() {
+            return shape_err(format!("probability target {:?} must match the input {:?}", t.shape(), x.shape));
         }
         let tp = Classes::new(&F::of(t))?;
         let v: Vec<f64> = (0..lp.positions())
@@ -144,22 +162,22 @@ pub fn cross_entropy_loss(cx: &OpCx) -> OpResult<Vec<RtValue>> {
                 -(0..lp.c)
                     .map(|k| {
                         let tk = tp.at(p, k) * (1.0 - ls) + ls / c;
-                        w.as_ref().map_or(1.0, |w| w[k]) * tk * lp.at(p, k)
+                        w.map_or(1.0, |w| w[k]) * tk * lp.at(p, k)
                     })
                     .sum::<f64>()
             })
             .collect();
-        return one(reduce_loss(F::new(lp.pos_shape.clone(), v), reduction, x.dtype())?);
+        return reduce_loss(F::new(lp.pos_shape.clone(), v), reduction, dtype);
     }
     let tv = targets(t, &lp, ignore)?;
-    let (v, total) = nll(&lp, &tv, w.as_deref(), ignore);
+    let (v, total) = nll(&lp, &tv, w, ignore);
     if ls == 0.0 {
-        return one(reduce_weighted(v, lp.pos_shape.clone(), total, reduction, x.dtype())?);
+        return reduce_weighted(v, lp.pos_shape.clone(), total, reduction, dtype);
     }
     // Label smoothing: (1 - ls)·nll + ls/C·smooth, smooth = -Σ_c w_c·logp_c, normalised for
     // the mean like nll (by the weights of the kept targets, or by their count).
     let smooth: Vec<f64> = (0..lp.positions())
-        .map(|p| if tv[p] == ignore { 0.0 } else { -(0..lp.c).map(|k| w.as_ref().map_or(1.0, |w| w[k]) * lp.at(p, k)).sum::<f64>() })
+        .map(|p| if tv[p] == ignore { 0.0 } else { -(0..lp.c).map(|k| w.map_or(1.0, |w| w[k]) * lp.at(p, k)).sum::<f64>() })
         .collect();
     let (nll_r, smooth_r): (Vec<f64>, Vec<f64>) = match reduction {
         0 => (v, smooth),
@@ -172,5 +190,5 @@ pub fn cross_entropy_loss(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     };
     let out: Vec<f64> = nll_r.iter().zip(&smooth_r).map(|(n, s)| (1.0 - ls) * n + s * (ls / c)).collect();
     let shape = if reduction == 0 { lp.pos_shape.clone() } else { vec![] };
-    one(F::new(shape, out).to(x.dtype())?)
+    F::new(shape, out).to(dtype)
 }

@@ -3,7 +3,7 @@
 //! (`histc`, `histogram`, `histogramdd`, `bincount`), `isin`, `gcd`/`lcm`, `frexp`, and
 //! `quantile`/`nanquantile`.
 
-use super::fvec::{around, float_type, need_float, promoted, F};
+use super::fvec::{around, float_type, need_float, promoted, round_to, F};
 use super::shape::many;
 use super::{one, shape_err, wrap_dim, OpCx, OpError, OpResult};
 use crate::exec::tensor::Tensor;
@@ -246,9 +246,23 @@ pub fn histc(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         lo -= 1.0;
         hi += 1.0;
     }
+    // ATen's bins are `linspace(lo, hi)` in the input's dtype, and it places a value by
+    // `(x - lo) * bins / (hi - lo)` in that dtype (through float32 for the half types), so a
+    // half-precision value near a bin edge lands where the rounded arithmetic puts it.
+    let dt = x.dtype();
+    let r = |v: f64| match dt {
+        DType::F16 | DType::BF16 => round_to(dt)(v as f32 as f64),
+        _ => round_to(dt)(v),
+    };
+    let (lo, hi) = (r(lo), r(hi));
     let mut h = vec![0.0; bins];
-    xv.iter().filter_map(|&v| bin_of(v, lo, hi, bins)).for_each(|b| h[b] += 1.0);
-    one(F::new(vec![bins], h).to(x.dtype())?)
+    for &v in &xv {
+        if v >= lo && v <= hi {
+            let pos = r(r(r(v - lo) * r(bins as f64)) / r(hi - lo));
+            h[(pos as usize).min(bins - 1)] += 1.0;
+        }
+    }
+    one(F::new(vec![bins], h).to(dt)?)
 }
 
 /// The outer edges of each of `d` coordinates: `range` pairs, or the data's extent, widened by

@@ -31,6 +31,9 @@ impl Scalar {
     fn to_tensor(self, dtype: DType) -> OpResult<Tensor> {
         match (self, dtype) {
             (Scalar::Int(i), DType::I64) => Ok(Tensor::scalar(i)),
+            // An integer scalar wraps into a narrower integer dtype (two's complement), as
+            // PyTorch converts one: `uint8 + (-3)` adds 253.
+            (Scalar::Int(i), d @ (DType::I32 | DType::I16 | DType::I8 | DType::U8)) => dtype_ok(Tensor::scalar(i).cast(d)),
             (s, d) => dtype_ok(Tensor::full(d, &[], s.to_f64())),
         }
     }

@@ -42,7 +42,7 @@ pub fn call_drawing(target: &str, args: Vec<(&str, A)>, rng: NodeStream) -> OpRe
     let node = Node { name: "n".into(), target: target.into(), args: named, outputs: vec![], meta: NodeMeta::default() };
     let op = lookup(target).unwrap_or_else(|| panic!("{target} is not registered"));
     let b = Bindings::new();
-    op(&OpCx { node: &node, values: &values, bindings: &b, rng })
+    op(&OpCx { node: &node, values: &values, bindings: &b, rng, graph: None })
 }
 
 /// Feeds several tensors as one `Tensor[]` argument.
@@ -66,7 +66,7 @@ pub fn call_list(target: &str, list: Vec<Tensor>, rest: Vec<(&str, A)>) -> OpRes
     }
     let node = Node { name: "n".into(), target: target.into(), args: named, outputs: vec![], meta: NodeMeta::default() };
     let b = Bindings::new();
-    lookup(target).expect("registered")(&OpCx { node: &node, values: &vals, bindings: &b, rng: NodeStream::default() })
+    lookup(target).expect("registered")(&OpCx { node: &node, values: &vals, bindings: &b, rng: NodeStream::default(), graph: None })
 }
 
 /// The single tensor result of [`call`].

@@ -31,6 +31,16 @@ mod pointwise {
     }
 
     #[test]
+    fn integer_scalars_wrap_into_narrow_dtypes() {
+        // PyTorch: uint8 5 + (-3)·2 = -1, which wraps to 255; alpha -3 is 253 in uint8.
+        let u8s = |v: &[i64]| A::T(Tensor::from_vec(&[v.len()], v.to_vec()).unwrap().cast(DType::U8).unwrap());
+        let r = call1("aten.add.Tensor", vec![("self", u8s(&[5, 0])), ("other", u8s(&[2, 9])), ("alpha", int(-3))]);
+        assert_eq!((r.dtype(), v(&r)), (DType::U8, vec![255., 229.]));
+        let r = call1("aten.add.Tensor", vec![("self", u8s(&[1, 200])), ("other", int(-2))]);
+        assert_eq!((r.dtype(), v(&r)), (DType::U8, vec![255., 198.]));
+    }
+
+    #[test]
     fn type_promotion_follows_pytorch() {
         // int tensor * python float → float32; int * int stays int64.
         let r = call1("aten.mul.Tensor", vec![("self", ti(&[2], &[1, 2])), ("other", float(0.5))]);
@@ -118,6 +128,20 @@ mod pointwise {
 
 mod reduce {
     use super::*;
+
+    #[test]
+    fn histc_places_half_values_by_half_arithmetic() {
+        // torch.histc(torch.tensor([-1.837], dtype=float16)) counts bin 49 (f64 would say 50):
+        // the edges and `(x - lo) * bins / (hi - lo)` round to float16.
+        let x = Tensor::from_vec(&[1], vec![-1.837f64]).unwrap().cast(DType::F16).unwrap();
+        let r = call1("aten.histc.default", vec![("self", A::T(x))]);
+        assert_eq!(r.dtype(), DType::F16);
+        let h = v(&r);
+        assert_eq!((h.len(), h[49], h.iter().sum::<f64>()), (100, 1.0, 1.0));
+        // PyTorch: bin 49 in float64 too, and bin 50 for -1.5, whose arithmetic is exact.
+        let bin = |x: f64| v(&call1("aten.histc.default", vec![("self", t64(&[1], &[x]))])).iter().position(|&c| c == 1.0);
+        assert_eq!((bin(-1.837), bin(-1.5)), (Some(49), Some(50)));
+    }
 
     #[test]
     fn sums_and_means_over_dims() {

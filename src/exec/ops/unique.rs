@@ -65,9 +65,12 @@ fn unique_slices(ss: Vec<Vec<f64>>, consecutive: bool) -> (Vec<Vec<f64>>, Vec<us
 fn outputs(cx: &OpCx, values: F, dtype: DType, inverse: (Vec<usize>, Vec<usize>), counts: Vec<usize>) -> OpResult<Vec<RtValue>> {
     let (ret_inv, ret_cnt) = (cx.bool_or("return_inverse", false)?, cx.bool_or("return_counts", false)?);
     let longs = |shape: Vec<usize>, v: Vec<usize>| F::new(shape, v.into_iter().map(|x| x as f64).collect()).to(DType::I64);
-    let inv = if ret_inv { longs(inverse.0, inverse.1)? } else { longs(vec![0], vec![])? };
+    // An output not asked for is empty, and its dtype is the exporting PyTorch's choice (the
+    // input's in 2.11, int64 in 2.15): the graph's metadata records which.
+    let unasked = |i: usize| F::new(vec![0], vec![]).to(cx.out_dtype(i).unwrap_or(DType::I64));
+    let inv = if ret_inv { longs(inverse.0, inverse.1)? } else { unasked(1)? };
     let n = counts.len();
-    let cnt = if ret_cnt { longs(vec![n], counts)? } else { longs(vec![0], vec![])? };
+    let cnt = if ret_cnt { longs(vec![n], counts)? } else { unasked(2)? };
     many(vec![values.to(dtype)?, inv, cnt])
 }
 

@@ -28,6 +28,9 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.cross_entropy_loss.default").run(x::nll::cross_entropy_loss).core(r::nll::cross_entropy_loss).meta(m::class_loss),
     op("aten.cosine_similarity.default").run(x::distance::cosine_similarity).core(r::distance::cosine_similarity).meta(m::cosine_similarity),
     op("aten.pairwise_distance.default").run(x::distance::pairwise_distance).core(r::distance::pairwise_distance).meta(m::pairwise_distance),
+    // `F.linear_cross_entropy`'s custom ops: Inductor calls them as fallback kernels.
+    op("torch_nn._linear_cross_entropy_batch_chunked.default").run(x::linear_ce::linear_cross_entropy).eager(),
+    op("torch_nn._linear_cross_entropy_batch_chunked_no_reduction.default").run(x::linear_ce::linear_cross_entropy_no_reduction).eager(),
     op("aten.pdist.default").run(x::distance::pdist).lower(K::Heavy, l::distance::pdist),
     op("aten._pdist_forward.default").run(x::distance::pdist).lower(K::Heavy, l::distance::pdist),
     op("aten.cdist.default").run(x::distance::cdist).lower(K::Heavy, l::distance::cdist),
