@@ -146,7 +146,7 @@ impl<'k> Writer<'k> {
         };
         enum Vars {
             Elementwise { gid: Word },
-            Rows { gid: Word, group_id: Word, lid: Word },
+            Rows { gid: Word, group_id: Word, lid: Word, groups: Word },
             Tiled { gid: Word, lid: Word, tiles: [Word; 2] },
         }
         let vars = match k.schedule {
@@ -162,6 +162,7 @@ impl<'k> Writer<'k> {
                     gid: id(self, BuiltIn::GlobalInvocationId, "global_id"),
                     group_id: id(self, BuiltIn::WorkgroupId, "group_id"),
                     lid: id(self, BuiltIn::LocalInvocationId, "local_id"),
+                    groups: id(self, BuiltIn::NumWorkgroups, "num_groups"),
                 }
             }
             Schedule::Tiled { tile, .. } => Vars::Tiled {
@@ -188,7 +189,9 @@ impl<'k> Writer<'k> {
         self.label = self.b.begin_block(None)?;
         match (vars, k.schedule) {
             (Vars::Elementwise { gid }, _) => self.elementwise(gid)?,
-            (Vars::Rows { gid, group_id, lid }, Schedule::Rows { outer, coop, .. }) => self.rows(outer, coop, [gid, group_id, lid])?,
+            (Vars::Rows { gid, group_id, lid, groups }, Schedule::Rows { outer, coop, .. }) => {
+                self.rows(outer, coop, [gid, group_id, lid, groups])?
+            }
             (Vars::Tiled { gid, lid, tiles }, Schedule::Tiled { tile, reduce, a, b }) => self.tiled(tile, reduce, a, b, gid, lid, tiles)?,
             _ => unreachable!("variables are declared from the same schedule"),
         }
