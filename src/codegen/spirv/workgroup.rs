@@ -168,9 +168,15 @@ impl<'k> Writer<'k> {
         self.bind_coords(row, &shape.outer_ext, 0)?;
         self.coop = coop;
         self.uniform = coop.is_some();
+        if self.stash.is_some() {
+            let i64t = self.types.get(&mut self.b, LocalType::I64);
+            self.stash_base = Some(self.b.i_mul(i64t, None, row, shape.inner)?);
+            self.stash_written = false;
+        }
         for store in &k.stores {
             self.hoist(store.value, &mut Default::default())?;
         }
+        self.stash_base = None;
         self.uniform = false;
         self.coop = None;
         let Some(Coop { lid, group }) = coop.filter(|_| !self.row_cache.is_empty()) else {
@@ -201,9 +207,12 @@ impl<'k> Writer<'k> {
         self.counted_loop(first, shape.inner, step, &[], &mut |w, e, _| {
             w.bind_coords(e, &shape.inner_ext, shape.outer as u32)?;
             let at = w.b.i_add(i64t, None, base, e)?;
+            w.stash_at = w.stash_written.then_some(at);
             for store in &k.stores {
-                let v = w.emit(store.value)?;
-                w.store_elem(store.buf, at, v)?;
+                let v = w.emit(store.value);
+                let v = v.and_then(|v| w.store_elem(store.buf, at, v));
+                w.stash_at = None;
+                v?;
             }
             Ok(vec![])
         })?;

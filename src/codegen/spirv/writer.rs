@@ -12,6 +12,7 @@ use rspirv::spirv::{
 };
 
 use super::rowcache::{row_vectors, RowVector, ROW_CACHE};
+use super::stash::{self, Stash};
 use super::types::{LocalType, Types};
 use super::CodegenError;
 use crate::lower::kernel::{ExprId, Kernel, VarId};
@@ -48,6 +49,15 @@ pub struct Writer<'k> {
     pub row_cache: Vec<(RowVector, Word)>,
     /// Set while the row vectors' arrays hold the current row.
     pub cache_live: bool,
+    /// The row statistic whose summands the row schedule keeps in the output (`stash`).
+    pub stash: Option<Stash>,
+    /// The row's first output index, while the row's statistics are emitted.
+    pub stash_base: Option<Word>,
+    /// Whether this row's statistics wrote the summands.
+    pub stash_written: bool,
+    /// The output index of the current output, while the row's outputs are emitted and the
+    /// summands were written.
+    pub stash_at: Option<Word>,
 }
 
 /// What a cooperative reduction needs: the work-item's index in its group and the group size
@@ -94,6 +104,10 @@ pub(super) fn write(k: &Kernel) -> Result<Vec<u32>, CodegenError> {
         uniform: false,
         row_cache: Vec::new(),
         cache_live: false,
+        stash: None,
+        stash_base: None,
+        stash_written: false,
+        stash_at: None,
     };
     w.kernel()?;
     let module = w.b.module();
@@ -157,6 +171,10 @@ impl<'k> Writer<'k> {
                         let array = self.scratch(ROW_CACHE, "row_cache");
                         self.row_cache.push((rv, array));
                     }
+                }
+                // Kernels with cached row vectors read them back from local memory instead.
+                if self.row_cache.is_empty() {
+                    self.stash = stash::stash(k, (outer as usize).min(k.domain.len()));
                 }
                 Vars::Rows {
                     gid: id(self, BuiltIn::GlobalInvocationId, "global_id"),
