@@ -84,7 +84,7 @@ fn csv_has_a_row_per_value_and_mode() {
     let (code, out, err) = run(&["sweep", &sample("sym_views.pt2"), "--dim", "s77=1..32", "--bind", "s27=4", "--values", "1,32", "--device", "reference", "--repeat", "1", "--csv"]);
     assert_eq!(code, 0, "{err}");
     let lines: Vec<&str> = out.lines().collect();
-    assert!(lines[0].starts_with("s77,mode,device_us,bytes_read,bytes_written,gb_per_s,kernels_launched,repetitions,recompiled,kernel:"), "{}", lines[0]);
+    assert!(lines[0].starts_with("s77,mode,device_us,bytes_read,bytes_written,gb_per_s,kernels_launched,repetitions,recompiled,host_us,kernel:"), "{}", lines[0]);
     assert_eq!(lines.len(), 1 + 2 * 2);
     assert!(lines[1].starts_with("1,lite,") && lines[4].starts_with("32,full,"), "{out}");
 }
