@@ -166,8 +166,19 @@ fn row_reductions_match_the_oracle_at_awkward_extents() {
     for op in [RowOp::Sum, RowOp::Max, RowOp::Var, RowOp::Softmax] {
         let k = row_kernel(op);
         let rows_k = Kernel { schedule: schedule::rows(&k, schedule::ROW_GROUP).expect("dynamic rows get the row schedule"), ..k.clone() };
+        if matches!(op, RowOp::Softmax) {
+            // The denominator's fold writes each `exp(x − max)` to its output, the output loop
+            // reads it back instead of a second `exp`.
+            let text = spirv::disassemble(&spirv::compile(&rows_k).unwrap_or_else(|e| panic!("{e}")));
+            assert_eq!(text.matches(" exp ").count(), 2, "one exp per arm's fold and none in its output loop:\n{text}");
+        }
         for e in [1usize, 63, 64, 65, 1000, 4097] {
-            let rows = if e == 63 { 300 } else { rng.gen_range(1..6) };
+            // More rows than a launch starts groups for (each group then folds several rows).
+            let rows = match e {
+                63 => 300,
+                64 => schedule::MAX_ROW_GROUPS * 2 + 3,
+                _ => rng.gen_range(1..6),
+            };
             let x: Vec<f32> = (0..rows * e).map(|_| rng.gen_range(-2.0..2.0)).collect();
             let mut b = Bindings::new();
             b.set("r", rows as i64);
@@ -238,8 +249,9 @@ fn attention_rows_agree_with_and_without_the_row_cache() {
     let text = spirv::disassemble(&spirv::compile(&rows_k).unwrap_or_else(|e| panic!("{e}")));
     assert!(text.contains("row_cache"), "the scores are cached per row:\n{text}");
     let mut rng = rand::rngs::StdRng::seed_from_u64(5);
-    // Keys within the cache, at its length, and one past it (the uncached branch).
-    for (rows, d, s) in [(3usize, 5usize, 1usize), (4, 8, 77), (2, 3, 4096), (2, 3, 4097)] {
+    // Keys within the cache, at its length, and one past it (the uncached branch); more rows
+    // than a launch starts groups for (a group refills the cache for each of its rows).
+    for (rows, d, s) in [(3usize, 5usize, 1usize), (4, 8, 77), (2, 3, 4096), (2, 3, 4097), (schedule::MAX_ROW_GROUPS + 5, 2, 9)] {
         let q: Vec<f32> = (0..rows * d).map(|_| rng.gen_range(-1.0..1.0)).collect();
         let key: Vec<f32> = (0..s * d).map(|_| rng.gen_range(-1.0..1.0)).collect();
         let v: Vec<f32> = (0..s * d).map(|_| rng.gen_range(-1.0..1.0)).collect();

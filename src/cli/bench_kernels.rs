@@ -32,6 +32,10 @@ enum Bench {
     Reduction,
     /// The same kernel on the row schedule.
     ReductionRows,
+    /// Row sums of `x` (no `exp`) over rows of [`ROW`] on the row schedule: the memory path
+    /// of [`Bench::ReductionRows`] alone, to tell memory time from `exp` time (as
+    /// [`Bench::Arith`] does for the pointwise kernel).
+    ReductionRowsPlain,
     /// Many short rows ([`SHORT`] elements).
     ReductionShortRows,
     /// [`FEW`] long rows.
@@ -51,12 +55,13 @@ const SHORT: i64 = 64;
 /// Rows of the few-rows benchmark.
 const FEW: i64 = 16;
 
-const BANDWIDTH: [Bench; 8] = [
+const BANDWIDTH: [Bench; 9] = [
     Bench::Copy,
     Bench::Pointwise,
     Bench::Arith,
     Bench::Reduction,
     Bench::ReductionRows,
+    Bench::ReductionRowsPlain,
     Bench::ReductionShortRows,
     Bench::ReductionFewRows,
     Bench::Softmax,
@@ -134,10 +139,11 @@ fn synthetic(which: Bench) -> Kernel {
     let whole = |e: i64| Expr::floordiv(n.clone(), Expr::int(e));
     let (mut k, lowering_schedule) = match which {
         Bench::Copy | Bench::Pointwise | Bench::Arith => (pointwise(which, n), false),
-        Bench::Reduction => (row_sums("fused_reduction", whole(ROW), Expr::int(ROW)), false),
-        Bench::ReductionRows => (row_sums("fused_reduction_rows", whole(ROW), Expr::int(ROW)), true),
-        Bench::ReductionShortRows => (row_sums("fused_reduction_short_rows", whole(SHORT), Expr::int(SHORT)), true),
-        Bench::ReductionFewRows => (row_sums("fused_reduction_few_rows", Expr::int(FEW), whole(FEW)), true),
+        Bench::Reduction => (row_sums("fused_reduction", whole(ROW), Expr::int(ROW), true), false),
+        Bench::ReductionRows => (row_sums("fused_reduction_rows", whole(ROW), Expr::int(ROW), true), true),
+        Bench::ReductionRowsPlain => (row_sums("reduction_rows_plain", whole(ROW), Expr::int(ROW), false), true),
+        Bench::ReductionShortRows => (row_sums("fused_reduction_short_rows", whole(SHORT), Expr::int(SHORT), true), true),
+        Bench::ReductionFewRows => (row_sums("fused_reduction_few_rows", Expr::int(FEW), whole(FEW), true), true),
         Bench::Softmax => (softmax(whole(ROW)), true),
         Bench::Matmul => (matmul("matmul", n), false),
         Bench::MatmulTiled => (matmul("matmul_tiled", n), true),
@@ -182,8 +188,9 @@ fn pointwise(which: Bench, n: Expr) -> Kernel {
     kb.finish("fused_pointwise".into(), vec![n], vec![d], vec![Store { buf: out, value: v }])
 }
 
-/// Row sums of `exp(x)`: `rows` outputs, each folding `row` contiguous elements.
-fn row_sums(name: &str, rows: Expr, row: Expr) -> Kernel {
+/// Row sums of `exp(x)` (of `x` without `exp`): `rows` outputs, each folding `row` contiguous
+/// elements.
+fn row_sums(name: &str, rows: Expr, row: Expr, exp: bool) -> Kernel {
     let mut kb = KernelBuilder::new(1);
     let i = kb.var(VarId(0));
     let (a, out) = (kb.buffer("a", Access::Read), kb.buffer("out", Access::Write));
@@ -193,7 +200,7 @@ fn row_sums(name: &str, rows: Expr, row: Expr) -> Kernel {
     let base = kb.binary(BinOp::Mul, i, len).expect(OK);
     let at = kb.binary(BinOp::Add, base, jv).expect(OK);
     let x = kb.load(a, at);
-    let x = kb.unary(UnOp::Exp, x);
+    let x = if exp { kb.unary(UnOp::Exp, x) } else { x };
     let s = kb.reduce(RedOp::Sum, j, len, x).expect(OK);
     kb.finish(name.into(), vec![rows], vec![d], vec![Store { buf: out, value: s }])
 }

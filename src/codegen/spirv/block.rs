@@ -48,8 +48,23 @@ impl<'k> Writer<'k> {
         if let Some(w) = self.read_row_cache(e)? {
             return Ok(w);
         }
+        if let Some(w) = self.read_stash(e)? {
+            return Ok(w);
+        }
         self.emit_operands(e)?;
         self.emit_one(e)
+    }
+
+    /// `e` read back from the output (and visible from here on) when it is the stashed
+    /// summand of the current output (see `stash`).
+    fn read_stash(&mut self, e: ExprId) -> Result<Option<Word>, CodegenError> {
+        let (Some(st), Some(at)) = (self.stash, self.stash_at) else { return Ok(None) };
+        if st.value != e {
+            return Ok(None);
+        }
+        let w = self.load_elem(st.buf, at)?;
+        self.scopes.last_mut().expect("the body scope is never popped").insert(e, w);
+        Ok(Some(w))
     }
 
     /// `e` read from the row cache (and visible from here on) when it is a cached row vector
@@ -80,7 +95,7 @@ impl<'k> Writer<'k> {
         // Operands pushed in reverse, so they are emitted in the order the recursion took.
         let mut stack: Vec<(ExprId, bool)> = self.operands(e).into_iter().rev().map(|c| (c, false)).collect();
         while let Some((x, ready)) = stack.pop() {
-            if self.lookup(x).is_some() || self.read_row_cache(x)?.is_some() {
+            if self.lookup(x).is_some() || self.read_row_cache(x)?.is_some() || self.read_stash(x)?.is_some() {
                 continue;
             }
             if ready {
@@ -373,6 +388,14 @@ impl<'k> Writer<'k> {
             w.bound |= 1u128 << var;
             let v = w.emit(body)?;
             w.bound &= !(1u128 << var);
+            if let (Some(st), Some(base)) = (w.stash, w.stash_base) {
+                if st.body == body && st.var == VarId(var) {
+                    let i64t = w.ty_word(Ty::I64);
+                    let at = w.b.i_add(i64t, None, base, i)?;
+                    w.store_elem(st.buf, at, v)?;
+                    w.stash_written = true;
+                }
+            }
             Ok(vec![w.combine_ty(op, acc[0], v, body_ty)?])
         })?;
         Ok(out[0])

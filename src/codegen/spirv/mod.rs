@@ -7,6 +7,7 @@
 mod block;
 mod elem;
 mod rowcache;
+mod stash;
 mod workgroup;
 pub mod types;
 mod writer;

@@ -111,12 +111,15 @@ impl<'k> Writer<'k> {
 
     /// The row schedule: rows are the indices of the first `outer` coordinates. The launch's
     /// `row_group` argument picks the mapping: 0 gives each work-item one row (rows numbered by
-    /// global id, bounds-checked); otherwise each work-group of `row_group` work-items one row
-    /// (numbered by group id; `coop` kernels only). Either way the row statistics (every
-    /// subexpression that depends on the row coordinates only) are emitted once, before the
-    /// loop over the row's outputs. The branch is on a kernel argument, so every work-item of
-    /// a group takes the same arm, as the work-group reductions in the second one require.
-    pub(super) fn rows(&mut self, outer: u32, coop: bool, [gid_var, group_var, lid_var]: [Word; 3]) -> Result<(), CodegenError> {
+    /// global id, bounds-checked); otherwise each work-group of `row_group` work-items folds
+    /// rows `group_id, group_id + num_groups, …` one after the other (`coop` kernels only): the
+    /// launch caps the groups ([`crate::lower::schedule::MAX_ROW_GROUPS`]), so many short rows
+    /// do not pay a group's start-up each. Either way the row statistics (every subexpression
+    /// that depends on the row coordinates only) are emitted once, before the loop over the
+    /// row's outputs. The branch is on a kernel argument and the row loop's bounds are the
+    /// group's, so every work-item of a group takes the same path, as the work-group
+    /// reductions and barriers in the second one require.
+    pub(super) fn rows(&mut self, outer: u32, coop: bool, [gid_var, group_var, lid_var, groups_var]: [Word; 4]) -> Result<(), CodegenError> {
         let k = self.k;
         let rank = k.domain.len();
         let outer = (outer as usize).min(rank);
@@ -138,10 +141,19 @@ impl<'k> Writer<'k> {
                 Ok(())
             },
             &mut |w| {
-                let row = w.load_id(group_var, 0)?;
+                let first = w.load_id(group_var, 0)?;
+                let groups = w.load_id(groups_var, 0)?;
                 let lid = w.load_id(lid_var, 0)?;
                 let coop = coop.then_some(Coop { lid, group: row_group });
-                w.row_body(&shape, row, lid, row_group, coop)?;
+                w.counted_loop(first, rows, groups, &[], &mut |w, row, _| {
+                    w.row_body(&shape, row, lid, row_group, coop)?;
+                    // The next row refills the row cache: every work-item must be done
+                    // reading this row's first.
+                    if coop.is_some() && !w.row_cache.is_empty() {
+                        w.barrier()?;
+                    }
+                    Ok(vec![])
+                })?;
                 (w.vars, w.bound) = saved.clone();
                 Ok(())
             },
@@ -156,9 +168,15 @@ impl<'k> Writer<'k> {
         self.bind_coords(row, &shape.outer_ext, 0)?;
         self.coop = coop;
         self.uniform = coop.is_some();
+        if self.stash.is_some() {
+            let i64t = self.types.get(&mut self.b, LocalType::I64);
+            self.stash_base = Some(self.b.i_mul(i64t, None, row, shape.inner)?);
+            self.stash_written = false;
+        }
         for store in &k.stores {
             self.hoist(store.value, &mut Default::default())?;
         }
+        self.stash_base = None;
         self.uniform = false;
         self.coop = None;
         let Some(Coop { lid, group }) = coop.filter(|_| !self.row_cache.is_empty()) else {
@@ -189,9 +207,12 @@ impl<'k> Writer<'k> {
         self.counted_loop(first, shape.inner, step, &[], &mut |w, e, _| {
             w.bind_coords(e, &shape.inner_ext, shape.outer as u32)?;
             let at = w.b.i_add(i64t, None, base, e)?;
+            w.stash_at = w.stash_written.then_some(at);
             for store in &k.stores {
-                let v = w.emit(store.value)?;
-                w.store_elem(store.buf, at, v)?;
+                let v = w.emit(store.value);
+                let v = v.and_then(|v| w.store_elem(store.buf, at, v));
+                w.stash_at = None;
+                v?;
             }
             Ok(vec![])
         })?;

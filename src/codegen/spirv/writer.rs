@@ -12,6 +12,7 @@ use rspirv::spirv::{
 };
 
 use super::rowcache::{row_vectors, RowVector, ROW_CACHE};
+use super::stash::{self, Stash};
 use super::types::{LocalType, Types};
 use super::CodegenError;
 use crate::lower::kernel::{ExprId, Kernel, VarId};
@@ -48,6 +49,15 @@ pub struct Writer<'k> {
     pub row_cache: Vec<(RowVector, Word)>,
     /// Set while the row vectors' arrays hold the current row.
     pub cache_live: bool,
+    /// The row statistic whose summands the row schedule keeps in the output (`stash`).
+    pub stash: Option<Stash>,
+    /// The row's first output index, while the row's statistics are emitted.
+    pub stash_base: Option<Word>,
+    /// Whether this row's statistics wrote the summands.
+    pub stash_written: bool,
+    /// The output index of the current output, while the row's outputs are emitted and the
+    /// summands were written.
+    pub stash_at: Option<Word>,
 }
 
 /// What a cooperative reduction needs: the work-item's index in its group and the group size
@@ -94,6 +104,10 @@ pub(super) fn write(k: &Kernel) -> Result<Vec<u32>, CodegenError> {
         uniform: false,
         row_cache: Vec::new(),
         cache_live: false,
+        stash: None,
+        stash_base: None,
+        stash_written: false,
+        stash_at: None,
     };
     w.kernel()?;
     let module = w.b.module();
@@ -148,7 +162,7 @@ impl<'k> Writer<'k> {
         };
         enum Vars {
             Elementwise { gid: Word },
-            Rows { gid: Word, group_id: Word, lid: Word },
+            Rows { gid: Word, group_id: Word, lid: Word, groups: Word },
             Tiled { gid: Word, lid: Word, tiles: [Word; 2] },
         }
         let vars = match k.schedule {
@@ -160,10 +174,15 @@ impl<'k> Writer<'k> {
                         self.row_cache.push((rv, array));
                     }
                 }
+                // Kernels with cached row vectors read them back from local memory instead.
+                if self.row_cache.is_empty() {
+                    self.stash = stash::stash(k, (outer as usize).min(k.domain.len()));
+                }
                 Vars::Rows {
                     gid: id(self, BuiltIn::GlobalInvocationId, "global_id"),
                     group_id: id(self, BuiltIn::WorkgroupId, "group_id"),
                     lid: id(self, BuiltIn::LocalInvocationId, "local_id"),
+                    groups: id(self, BuiltIn::NumWorkgroups, "num_groups"),
                 }
             }
             Schedule::Tiled { tile, .. } => Vars::Tiled {
@@ -192,7 +211,9 @@ impl<'k> Writer<'k> {
         self.label = self.b.begin_block(None)?;
         match (vars, k.schedule) {
             (Vars::Elementwise { gid }, _) => self.elementwise(gid)?,
-            (Vars::Rows { gid, group_id, lid }, Schedule::Rows { outer, coop, .. }) => self.rows(outer, coop, [gid, group_id, lid])?,
+            (Vars::Rows { gid, group_id, lid, groups }, Schedule::Rows { outer, coop, .. }) => {
+                self.rows(outer, coop, [gid, group_id, lid, groups])?
+            }
             (Vars::Tiled { gid, lid, tiles }, Schedule::Tiled { tile, reduce, a, b }) => self.tiled(tile, reduce, a, b, gid, lid, tiles)?,
             _ => unreachable!("variables are declared from the same schedule"),
         }
