@@ -260,14 +260,7 @@ fn meta(dims: &[D], dtype: DType) -> TensorMeta {
         S => Expr::symbol("s0"),
         N(n) => Expr::int(*n),
     }).collect();
-    TensorMeta {
-        dtype,
-        strides: TensorMeta::contiguous_strides(&sizes),
-        sizes,
-        storage_offset: Expr::int(0),
-        device: "cpu".into(),
-        requires_grad: false,
-    }
+    TensorMeta::contiguous(dtype, sizes)
 }
 
 fn build(c: &Case) -> (Model, Graph) {

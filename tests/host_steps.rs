@@ -18,14 +18,7 @@ use xpu_workbench::runtime::Backend;
 use xpu_workbench::sym::Expr;
 
 fn tensor(dtype: DType, sizes: Vec<Expr>) -> ValueKind {
-    ValueKind::Tensor(TensorMeta {
-        dtype,
-        strides: TensorMeta::contiguous_strides(&sizes),
-        sizes,
-        storage_offset: Expr::int(0),
-        device: "cpu".into(),
-        requires_grad: false,
-    })
+    ValueKind::Tensor(TensorMeta::contiguous(dtype, sizes))
 }
 
 fn ints(sizes: &[i64]) -> Vec<Expr> {

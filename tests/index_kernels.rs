@@ -20,14 +20,7 @@ fn kind(dtype: DType, shape: &[usize]) -> ValueKind {
 }
 
 fn sym_kind(dtype: DType, sizes: Vec<Expr>) -> ValueKind {
-    ValueKind::Tensor(TensorMeta {
-        dtype,
-        strides: TensorMeta::contiguous_strides(&sizes),
-        sizes,
-        storage_offset: Expr::int(0),
-        device: "cpu".into(),
-        requires_grad: false,
-    })
+    ValueKind::Tensor(TensorMeta::contiguous(dtype, sizes))
 }
 
 /// A graph under construction with the tensors fed to its inputs.

@@ -15,14 +15,7 @@ use xpu_workbench::sym::Expr;
 
 fn kind(dtype: DType, shape: &[usize]) -> ValueKind {
     let sizes: Vec<Expr> = shape.iter().map(|&s| Expr::int(s as i64)).collect();
-    ValueKind::Tensor(TensorMeta {
-        dtype,
-        strides: TensorMeta::contiguous_strides(&sizes),
-        sizes,
-        storage_offset: Expr::int(0),
-        device: "cpu".into(),
-        requires_grad: false,
-    })
+    ValueKind::Tensor(TensorMeta::contiguous(dtype, sizes))
 }
 
 /// A graph of one node over its inputs.

@@ -21,14 +21,7 @@ const N: usize = 100_000;
 
 fn kind(dtype: DType, shape: &[usize]) -> ValueKind {
     let sizes: Vec<Expr> = shape.iter().map(|&s| Expr::int(s as i64)).collect();
-    ValueKind::Tensor(TensorMeta {
-        dtype,
-        strides: TensorMeta::contiguous_strides(&sizes),
-        sizes,
-        storage_offset: Expr::int(0),
-        device: "cpu".into(),
-        requires_grad: false,
-    })
+    ValueKind::Tensor(TensorMeta::contiguous(dtype, sizes))
 }
 
 /// A graph under construction and the tensors fed to its inputs.

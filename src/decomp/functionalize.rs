@@ -475,14 +475,7 @@ mod tests {
         use crate::sym::Expr;
         let t = |sizes: &[i64]| {
             let sizes: Vec<Expr> = sizes.iter().map(|s| Expr::int(*s)).collect();
-            ValueKind::Tensor(TensorMeta {
-                dtype: DType::F32,
-                strides: TensorMeta::contiguous_strides(&sizes),
-                sizes,
-                storage_offset: Expr::int(0),
-                device: "cpu".into(),
-                requires_grad: false,
-            })
+            ValueKind::Tensor(TensorMeta::contiguous(DType::F32, sizes))
         };
         let arg = |name: &str, arg: Arg| NamedArg { name: name.into(), arg, kwarg: false };
         let mut g = Graph::new("g");

@@ -109,14 +109,7 @@ mod tests {
 
     fn t(dtype: DType, sizes: &[i64]) -> ValueKind {
         let sizes: Vec<Expr> = sizes.iter().map(|s| Expr::int(*s)).collect();
-        ValueKind::Tensor(TensorMeta {
-            dtype,
-            strides: TensorMeta::contiguous_strides(&sizes),
-            sizes,
-            storage_offset: Expr::int(0),
-            device: "cpu".into(),
-            requires_grad: false,
-        })
+        ValueKind::Tensor(TensorMeta::contiguous(dtype, sizes))
     }
 
     /// `max_pool2d_with_indices` whose indices are (or are not) a graph output.

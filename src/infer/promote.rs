@@ -25,14 +25,7 @@ mod tests {
 
     fn input(g: &mut Graph, name: &str, dtype: DType, sizes: &[i64]) -> Arg {
         let sizes: Vec<Expr> = sizes.iter().map(|&s| Expr::int(s)).collect();
-        let m = TensorMeta {
-            dtype,
-            strides: TensorMeta::contiguous_strides(&sizes),
-            sizes,
-            storage_offset: Expr::int(0),
-            device: "cpu".into(),
-            requires_grad: false,
-        };
+        let m = TensorMeta::contiguous(dtype, sizes);
         Arg::Tensor(g.add_input(name, ValueKind::Tensor(m), InputKind::UserInput).unwrap())
     }
 

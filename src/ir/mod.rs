@@ -29,6 +29,11 @@ pub struct TensorMeta {
 }
 
 impl TensorMeta {
+    /// A contiguous tensor of `sizes` on the CPU, as tests and rewrites build fresh values.
+    pub fn contiguous(dtype: DType, sizes: Vec<Expr>) -> TensorMeta {
+        TensorMeta { dtype, strides: TensorMeta::contiguous_strides(&sizes), sizes, storage_offset: Expr::int(0), device: "cpu".into(), requires_grad: false }
+    }
+
     /// Contiguous (row-major) strides for `sizes`. PyTorch multiplies by `max(size, 1)`; sizes
     /// here are symbols with ranges starting at 1 or more (or literals), where that is the size
     /// itself, and FX graphs record the plain product (`8*s27`), so that is what we write.

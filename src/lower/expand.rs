@@ -114,14 +114,7 @@ mod tests {
 
     fn t_of(sizes: &[i64], dtype: DType) -> ValueKind {
         let sizes: Vec<Expr> = sizes.iter().map(|s| Expr::int(*s)).collect();
-        ValueKind::Tensor(TensorMeta {
-            dtype,
-            strides: TensorMeta::contiguous_strides(&sizes),
-            sizes,
-            storage_offset: Expr::int(0),
-            device: "cpu".into(),
-            requires_grad: false,
-        })
+        ValueKind::Tensor(TensorMeta::contiguous(dtype, sizes))
     }
 
     fn arg(name: &str, arg: Arg) -> NamedArg {
