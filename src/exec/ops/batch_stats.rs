@@ -193,7 +193,7 @@ mod tests {
     fn float16_keeps_the_squared_deviations_in_float32() {
         // Rounding their sum (106.90) to float16 (106.875) would move invstd by one ulp and
         // the outputs with it.
-        let got = instance_norm(&[1.822265625, -3.521484375, -4.4140625, 2.328125, 8.3984375], -8.4765625, 3.611328125, DType::F16);
+        let got = instance_norm(&[1.822_265_6, -3.521_484_4, -4.4140625, 2.328125, 8.3984375], -8.4765625, 3.611_328_1, DType::F16);
         assert_eq!(got, vec![1.9853515625, 11.6484375, 13.2578125, 1.0712890625, -9.8984375]);
     }
 

@@ -32,7 +32,7 @@ fn ndtr_is_a_chain_of_rounded_tensor_ops() {
 
 #[test]
 fn trigamma_follows_single_precision() {
-    let r = out("aten.polygamma.default", vec![("n", int(1)), ("self", t32(&[1], &[-7.950586795806885]))]);
+    let r = out("aten.polygamma.default", vec![("n", int(1)), ("self", t32(&[1], &[-7.950_587]))]);
     assert_eq!(r, vec![412.7525939941406]);
     // At a pole float32 gives a huge finite number, not infinity.
     let r = out("aten.polygamma.default", vec![("n", int(1)), ("self", typed(&[1], &[-8.0], DType::I8))]);
@@ -41,8 +41,8 @@ fn trigamma_follows_single_precision() {
 
 #[test]
 fn hermite_he_uses_fused_multiply_adds() {
-    let x = t32(&[2], &[3.7644824981689453, -3.327920913696289]);
-    let n = t32(&[2], &[7.958866119384766, 6.791782379150391]);
+    let x = t32(&[2], &[3.764_482_5, -3.327_921]);
+    let n = t32(&[2], &[7.958_866, 6.791_782_4]);
     assert_eq!(out("aten.special_hermite_polynomial_he.default", vec![("x", x), ("n", n)]), vec![43.709285736083984, 1.956298828125]);
 }
 

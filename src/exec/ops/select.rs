@@ -297,7 +297,7 @@ impl<C: Fn(&Pair, &Pair) -> bool> Stl<'_, C> {
             self.q[first + hole] = self.q[first + child];
             hole = child;
         }
-        if len % 2 == 0 && len >= 2 && child == (len - 2) / 2 {
+        if len.is_multiple_of(2) && len >= 2 && child == (len - 2) / 2 {
             child = 2 * (child + 1);
             self.q[first + hole] = self.q[first + child - 1];
             hole = child - 1;

@@ -166,14 +166,14 @@ pub fn grid_sampler(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> 
     let sp: Vec<ExprId> = xs[2..].iter().rev().copied().collect();
     let mut raw = Vec::with_capacity(k);
     let mut src = Vec::with_capacity(k);
-    for d in 0..k {
+    for (d, &size) in sp.iter().enumerate().take(k) {
         let mut at = vec![n];
         at.extend(&idx[2..]);
         at.push(cx.kb.i64(d as i64));
         let g = cx.read(grid, &at)?;
         let g = cx.kb.cast(g, ty);
-        let r = s.unnormalize(cx, g, sp[d])?;
-        let p = s.pad_coord(cx, r, sp[d])?;
+        let r = s.unnormalize(cx, g, size)?;
+        let p = s.pad_coord(cx, r, size)?;
         src.push(s.safe(cx, p)?);
         raw.push(r);
     }

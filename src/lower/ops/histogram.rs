@@ -239,9 +239,9 @@ fn counts(cx: &mut Ctx<'_>, h: &Hist, idx: &[ExprId]) -> R {
     let var = cx.kb.fresh_var()?;
     let p = cx.kb.var(var);
     let mut inside = cx.kb.bool(true);
-    for k in 0..h.d {
+    for (k, &(lo, hi)) in outer.iter().enumerate().take(h.d) {
         let x = h.coord(cx, p, k)?;
-        let (ok, _) = bin_of(&mut cx.kb, x, outer[k].0, outer[k].1, h.bins[k], search)?;
+        let (ok, _) = bin_of(&mut cx.kb, x, lo, hi, h.bins[k], search)?;
         inside = cx.kb.and(inside, ok)?;
     }
     let w = h.weight_of(cx, p)?;
