@@ -57,9 +57,14 @@ pub fn missing_in_kernels(graph: &Graph) -> Vec<MissingOp> {
     }
 }
 
-/// Eager-only ops a plan runs as host steps through the interpreter (no kernel is generated).
+/// Ops a plan runs as host steps through the interpreter (no kernel is generated): eager-only
+/// ops, and every node that reads or produces a complex tensor ([`crate::lower::runs_on_host`]).
 pub fn host_fallbacks(graph: &Graph) -> Vec<MissingOp> {
-    missing(graph, |t| !crate::ops::host_fallback(t))
+    let mut by: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for n in graph.nodes.iter().filter(|n| crate::lower::runs_on_host(graph, n)) {
+        by.entry(n.target.as_str()).or_default().push(n.name.clone());
+    }
+    by.into_iter().map(|(t, nodes)| MissingOp { target: t.to_string(), nodes, why: Vec::new() }).collect()
 }
 
 /// The nodes of `ex`'s graph (an [`decomp::expand_for_lowering`] of a graph derived from
@@ -69,7 +74,7 @@ pub fn missing_after_expansion(user: &Graph, ex: &Decomposition, to_user: impl F
     let mut by: BTreeMap<String, MissingOp> = BTreeMap::new();
     let mut seen_nodes = std::collections::HashSet::new();
     for (i, n) in ex.graph.nodes.iter().enumerate() {
-        if crate::ops::lowering(&n.target).is_some() || crate::ops::host_fallback(&n.target) {
+        if crate::ops::lowering(&n.target).is_some() || crate::lower::runs_on_host(&ex.graph, n) {
             continue;
         }
         let from = ex.provenance.origin[i];

@@ -4,6 +4,8 @@
 //! host fallback step (an eager-only op run through the interpreter) is labelled and timed as
 //! host time in the plan, the run and the profile trace, never as a kernel or device time; and
 //! an op with neither a kernel nor `.eager()` still fails to lower (no silent host fallback).
+//! Every node reading or producing a complex tensor is a host step; complex values stay on the
+//! host between them, and a complex graph output is refused.
 
 mod common;
 
@@ -197,4 +199,66 @@ fn an_op_without_a_kernel_that_is_not_eager_only_still_fails_to_lower() {
     let model = model_of(g);
     let e = lower::lower(&model, &model.graphs[0], Mode::None, &Marks::default()).unwrap_err();
     assert!(matches!(e, LowerError::NoLowering { .. }), "{e}");
+}
+
+/// `x: f32[2, 6]` → `_fft_r2c` (complex64[2, 4]) → `then` (a node reading the complex value, a
+/// host step too) → `· 2` (a kernel) when `then` gives a real tensor.
+fn spectrum_model(then: &str) -> Model {
+    let mut g = Graph::new("spectrum");
+    let x = g.add_input("x", tensor(DType::F32, ints(&[2, 6])), InputKind::UserInput).expect("input");
+    let r2c_args = vec![("self", Arg::Tensor(x)), ("dim", Arg::Ints(vec![1])), ("normalization", Arg::Int(0)), ("onesided", Arg::Bool(true))];
+    let z = node(&mut g, "fft_r2c", "aten._fft_r2c.default", r2c_args, Some(tensor(DType::Complex64, ints(&[2, 4])))).unwrap();
+    let (target, args, sizes): (&str, Vec<(&str, Arg)>, &[i64]) = match then {
+        "c2r" => (
+            "aten._fft_c2r.default",
+            vec![("self", Arg::Tensor(z)), ("dim", Arg::Ints(vec![1])), ("normalization", Arg::Int(2)), ("last_dim_size", Arg::Int(6))],
+            &[2, 6],
+        ),
+        "view_as_real" => ("aten.view_as_real.default", vec![("self", Arg::Tensor(z))], &[2, 4, 2]),
+        "abs" => ("aten.abs.default", vec![("self", Arg::Tensor(z))], &[2, 4]),
+        _ => {
+            g.outputs.push(Arg::Tensor(z));
+            return model_of(g);
+        }
+    };
+    let real = node(&mut g, then, target, args, Some(tensor(DType::F32, ints(sizes)))).unwrap();
+    let twice = node(&mut g, "mul", "aten.mul.Tensor", vec![("self", Arg::Tensor(real)), ("other", Arg::Float(2.0))], Some(tensor(DType::F32, ints(sizes)))).unwrap();
+    g.outputs.push(Arg::Tensor(twice));
+    model_of(g)
+}
+
+#[test]
+fn nodes_on_complex_values_run_as_host_steps_and_keep_them_on_the_host() {
+    let x = Tensor::from_vec(&[2, 6], vec![1f32, -2.0, 3.5, 0.0, 4.0, -1.0, 0.25, 8.0, -3.0, 2.0, 1.0, 5.0]).unwrap();
+    let rows: Vec<f32> = x.to_f64_vec().chunks(6).map(|r| r.iter().sum::<f64>() as f32).collect();
+    for then in ["c2r", "view_as_real", "abs"] {
+        let model = spectrum_model(then);
+        let plan = plan_of(&model);
+        assert_eq!(plan.host_steps(), 2, "{then}: the transform and its complex-reading consumer are host steps");
+        assert!(plan.kernels().all(|k| !k.name.contains("fft") && !k.name.contains(then)), "{then}: no kernel reads a complex value");
+        assert!(plan.kernels().any(|k| k.name.contains("mul")), "{then}: the real result goes on to a kernel");
+        let want = exec::run(&model, &model.graphs[0], std::slice::from_ref(&x)).expect("interpreter");
+        let want = want[0].to_f64_vec();
+        match then {
+            // The round trip gives `x` back (normalized by n on the way back).
+            "c2r" => assert!(want.iter().zip(x.to_f64_vec()).all(|(w, x)| (w - 2.0 * x).abs() < 1e-5), "{want:?}"),
+            // Bin 0 of each row is its sum, a real number.
+            "view_as_real" => assert!(rows.iter().enumerate().all(|(r, s)| (want[r * 8] - 2.0 * *s as f64).abs() < 1e-4 && want[r * 8 + 1] == 0.0), "{want:?}"),
+            _ => assert!(rows.iter().enumerate().all(|(r, s)| (want[r * 4] - 2.0 * s.abs() as f64).abs() < 1e-4), "{want:?}"),
+        }
+        for (device, r) in runs(&model, std::slice::from_ref(&x)) {
+            let r = r.unwrap_or_else(|e| panic!("{then} on {device}: {e}"));
+            let got = r.outputs[0].to_f64_vec();
+            assert!(got.len() == want.len() && got.iter().zip(&want).all(|(g, w)| (g - w).abs() < 1e-5), "{then} on {device}: {got:?} vs {want:?}");
+            let host: Vec<&str> = r.steps.iter().filter(|s| s.kind == "host").map(|s| s.name.as_str()).collect();
+            assert_eq!(host, ["fft_r2c", then], "{then} on {device}");
+        }
+    }
+}
+
+#[test]
+fn a_complex_graph_output_is_refused_by_dtype() {
+    let model = spectrum_model("none");
+    let e = lower::lower(&model, &model.graphs[0], Mode::None, &Marks::default()).unwrap_err();
+    assert!(matches!(&e, LowerError::DType { value, dtype } if value == "fft_r2c" && dtype == "complex64"), "{e}");
 }

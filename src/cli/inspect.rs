@@ -181,7 +181,7 @@ pub fn summary(model: &Model) -> String {
         for (what, missing) in [
             ("no interpreter implementation", crate::coverage::missing_in_interpreter(g)),
             ("no kernel lowering", crate::coverage::missing_in_kernels(g)),
-            ("host fallback (interpreter, no kernel: eager-only ops)", crate::coverage::host_fallbacks(g)),
+            ("host fallback (interpreter, no kernel: eager-only ops, complex values)", crate::coverage::host_fallbacks(g)),
         ] {
             if !missing.is_empty() {
                 let _ = writeln!(s, "  {what}:");

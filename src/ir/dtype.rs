@@ -155,6 +155,10 @@ impl DType {
         }
     }
 
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::Complex32 | DType::Complex64 | DType::Complex128)
+    }
+
     pub fn is_floating(self) -> bool {
         matches!(
             self,

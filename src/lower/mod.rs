@@ -18,7 +18,10 @@
 //! gets a [`Step::Sync`] (its size kernel runs, the runner reads the sizes back and binds the
 //! unbacked symbols, `sizes`), and an op Inductor only ever runs eagerly (`.eager()` in the
 //! registry: LAPACK-backed linear algebra) with no kernel lowering runs as a [`Step::Host`]
-//! through the interpreter. Nothing else falls back to the host: any other op without a kernel
+//! through the interpreter. So does every node that reads or produces a complex tensor
+//! ([`runs_on_host`]): generated kernels store real dtypes only, and Inductor likewise leaves
+//! complex ops to eager ATen. Complex values stay on the host between such steps; a complex
+//! graph output is refused. Nothing else falls back to the host: any other op without a kernel
 //! lowering fails to lower.
 //!
 //! A node whose op has no kernel lowering but a decomposition rule is expanded first and its
@@ -194,6 +197,17 @@ pub fn lower(model: &Model, graph: &Graph, mode: Mode, marks: &Marks) -> Result<
     lower_decomposed(model, &d)
 }
 
+/// Whether `node` runs as a [`Step::Host`] through the interpreter: an eager-only op
+/// (`.eager()` in the registry, with no kernel lowering), or any node that reads or produces a
+/// complex tensor, which kernels cannot store (Inductor falls back to eager ATen for those).
+pub fn runs_on_host(graph: &Graph, node: &crate::ir::Node) -> bool {
+    crate::ops::host_fallback(&node.target) || node.inputs().chain(node.outputs.iter().copied()).any(|v| is_complex(graph, v))
+}
+
+fn is_complex(graph: &Graph, v: ValueId) -> bool {
+    graph.value(v).tensor().is_some_and(|t| t.dtype.is_complex())
+}
+
 /// Whether each node of the decomposed graph runs as an eager fallback.
 fn fallbacks(d: &Decomposition) -> Vec<bool> {
     let kept: HashSet<NodeId> = d.kept.iter().chain(&d.no_rule).copied().collect();
@@ -255,7 +269,11 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
             false => LowerError::NotExpanded { node, target, why: m.why.join("; ") },
         });
     }
-    let host: Vec<bool> = graph.nodes.iter().map(|n| crate::ops::host_fallback(&n.target)).collect();
+    if let Some(v) = graph.outputs.iter().filter_map(Arg::as_tensor).find(|v| is_complex(graph, *v)) {
+        let value = graph.value(v);
+        return Err(LowerError::DType { value: value.name.clone(), dtype: value.tensor().map_or("?", |t| t.dtype.name()).into() });
+    }
+    let host: Vec<bool> = graph.nodes.iter().map(|n| runs_on_host(graph, n)).collect();
     // A host step reads its inputs from memory and writes its outputs there: for fusion it is
     // a heavy kernel (never inlined, its operands realized).
     let kinds = graph.node_ids().map(|n| if host[n.index()] { Ok(OpKind::Heavy) } else { kind_of(graph, n) }).collect::<Result<Vec<_>, _>>()?;

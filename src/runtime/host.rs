@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::plan::RunError;
-use crate::exec::{self, Generator, RtValue, Tensor, Values};
+use crate::exec::{self, Generator, RtValue, Values};
 use crate::ir::{Graph, Node, ValueId, ValueKind};
 use crate::lower::{bare_symbol, SyncValue};
 use crate::sym::{Bindings, Expr};
@@ -215,19 +215,19 @@ fn expr_of(kind: &ValueKind) -> Expr {
 }
 
 /// Runs host step `node` on tensors the runner gathered: each tensor input (through `tensor`,
-/// which reads it back from the device or takes the host copy), each symbolic input from
+/// which reads it back from the device or takes the host copy, complex or real), each symbolic input from
 /// `scalars`. Returns its outputs after binding the symbols they reveal.
 pub fn run_host_node(
     graph: &Graph,
     node: &Node,
     scalars: &mut RunScalars,
     gen: &Generator,
-    tensor: &mut dyn FnMut(ValueId) -> Result<Tensor, RunError>,
+    tensor: &mut dyn FnMut(ValueId) -> Result<RtValue, RunError>,
 ) -> Result<Vec<RtValue>, RunError> {
     let mut values = Values::new(graph);
     for v in node.inputs() {
         let x = match &graph.value(v).kind {
-            ValueKind::Tensor(_) => RtValue::Tensor(tensor(v)?),
+            ValueKind::Tensor(_) => tensor(v)?,
             ValueKind::Other(_) => continue,
             _ => scalars.value_of(graph, v).map_err(|message| RunError::Host { node: node.name.clone(), target: node.target.clone(), message })?,
         };

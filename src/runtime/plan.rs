@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::host::{self, RunScalars};
 use super::{BufferId, Device, EventId, KernelArg, ProgramId, RuntimeError};
 use crate::codegen::spirv::{self, CodegenError, SpirvModule};
+use crate::exec::complex::ComplexTensor;
 use crate::exec::{self, ExecError, Generator, RtValue, Tensor};
 use crate::ir::{Arg, DType, Graph, InputKind, Model, SymIntArg, ValueId, WeightData};
 use crate::lower::schedule::{self, Schedule};
@@ -201,7 +202,7 @@ pub fn run_built(
     t0: Instant,
 ) -> Result<PlanRun, RunError> {
     let graph = &plan.graph;
-    let mut state = RunState { host: load_weights(model, graph)?, buffers: HashMap::new(), scalars: RunScalars::new(bindings), gen: *gen, records: Vec::new() };
+    let mut state = RunState { host: load_weights(model, graph)?, complex: HashMap::new(), buffers: HashMap::new(), scalars: RunScalars::new(bindings), gen: *gen, records: Vec::new() };
     for (v, t) in exec::user_inputs(graph).into_iter().zip(inputs) {
         state.host.insert(v, t.clone());
     }
@@ -247,6 +248,9 @@ struct RunState {
     /// Tensors on the host: inputs, weights and host steps' outputs (uploaded when a kernel
     /// first reads them).
     host: HashMap<ValueId, Tensor>,
+    /// Complex tensors host steps computed: kernels cannot store them, so they stay here for
+    /// the host steps that read them (every node touching a complex value is one).
+    complex: HashMap<ValueId, ComplexTensor>,
     /// Device buffers by graph value name.
     buffers: HashMap<String, BufferId>,
     scalars: RunScalars,
@@ -286,11 +290,20 @@ fn run_steps(dev: &mut dyn Device, plan: &Plan, programs: &HashMap<String, Progr
                     puffin::profile_scope!("host fallback", &node.name);
                     dev.finish()?;
                     let b = st.scalars.bindings.clone();
-                    let (on_host, buffers) = (&st.host, &st.buffers);
-                    let results = host::run_host_node(graph, node, &mut st.scalars, &st.gen, &mut |v| read_value(dev, graph, on_host, buffers, &b, v))?;
+                    let (on_host, complex, buffers) = (&st.host, &st.complex, &st.buffers);
+                    let results = host::run_host_node(graph, node, &mut st.scalars, &st.gen, &mut |v| match complex.get(&v) {
+                        Some(c) => Ok(RtValue::Complex(c.clone())),
+                        None => read_value(dev, graph, on_host, buffers, &b, v).map(RtValue::Tensor),
+                    })?;
                     for (o, r) in node.outputs.iter().zip(results) {
-                        if let RtValue::Tensor(t) = r {
-                            st.host.insert(*o, t);
+                        match r {
+                            RtValue::Tensor(t) => {
+                                st.host.insert(*o, t);
+                            }
+                            RtValue::Complex(c) => {
+                                st.complex.insert(*o, c);
+                            }
+                            _ => {}
                         }
                     }
                 }
