@@ -44,3 +44,13 @@ fn cat_skips_a_legacy_empty_input_beside_higher_rank_ones() {
     let e = lower_one("aten.cat.default", &[&[3], &[5, 5]], &[5, 5], |v| vec![("tensors", Arg::Tensors(v.to_vec())), ("dim", Arg::Int(1))]).unwrap_err();
     assert!(e.contains("`op`") && e.contains("aten.cat.default") && e.contains("tensors"), "{e}");
 }
+
+#[test]
+fn softmaxes_of_a_0d_tensor_reduce_over_its_one_element() {
+    for target in ["aten.log_softmax.int", "aten._log_softmax.default", "aten._softmax.default"] {
+        for dim in [0, -1] {
+            let r = lower_one(target, &[&[]], &[], |v| vec![("self", Arg::Tensor(v[0])), ("dim", Arg::Int(dim)), ("half_to_float", Arg::Bool(false))]);
+            assert_eq!(r, Ok(()), "{target} dim {dim}");
+        }
+    }
+}
