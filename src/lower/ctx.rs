@@ -299,9 +299,16 @@ impl<'a> Ctx<'a> {
         let mut idx = base.to_vec();
         let mut vars: Vec<(VarId, ExprId)> = Vec::new();
         for &d in dims {
+            // A 0-d tensor's dim 0 (or -1, as `wrap_dims` accepts) is its one element.
+            if sizes.is_empty() {
+                continue;
+            }
+            let (Some(size), Some(slot)) = (sizes.get(d), idx.get_mut(d)) else {
+                return Err(reduced_dim_out_of_range(d, sizes.len()));
+            };
             let var = self.kb.fresh_var()?;
-            idx[d] = self.kb.var(var);
-            let extent = self.kb.size(&sizes[d]);
+            *slot = self.kb.var(var);
+            let extent = self.kb.size(size);
             vars.push((var, extent));
         }
         let mut acc = body(self, &idx)?;
@@ -316,7 +323,10 @@ impl<'a> Ctx<'a> {
     pub fn count(&mut self, sizes: &[sym::Expr], dims: &[usize]) -> Result<ExprId, LowerError> {
         let mut n = self.kb.i64(1);
         for &d in dims {
-            let s = self.kb.size(&sizes[d]);
+            if sizes.is_empty() {
+                continue;
+            }
+            let s = self.kb.size(sizes.get(d).ok_or_else(|| reduced_dim_out_of_range(d, sizes.len()))?);
             n = self.kb.binary(BinOp::Mul, n, s)?;
         }
         Ok(self.kb.to_f32(n))
@@ -334,14 +344,20 @@ impl<'a> Ctx<'a> {
 pub type ReduceBody<'f, 'a> = dyn FnMut(&mut Ctx<'a>, &[ExprId]) -> Result<ExprId, LowerError> + 'f;
 
 /// Normalises possibly negative `dims` for rank `ndim` (an empty list means every dim).
+fn reduced_dim_out_of_range(d: usize, rank: usize) -> LowerError {
+    LowerError::Internal(format!("reduced dim {d} is out of range for rank {rank}"))
+}
+
 pub fn wrap_dims(dims: &[i64], ndim: usize) -> Result<Vec<usize>, String> {
     if dims.is_empty() {
         return Ok((0..ndim).collect());
     }
     let mut out: Vec<usize> = Vec::with_capacity(dims.len());
     for &d in dims {
-        let w = if d < 0 { d + ndim as i64 } else { d };
-        if w < 0 || w >= ndim.max(1) as i64 {
+        // As PyTorch's maybe_wrap_dim: a 0-d tensor takes dims 0 and -1, as if it had one.
+        let n = ndim.max(1) as i64;
+        let w = if d < 0 { d + n } else { d };
+        if w < 0 || w >= n {
             return Err(format!("dim {d} out of range for rank {ndim}"));
         }
         if !out.contains(&(w as usize)) {

@@ -254,10 +254,8 @@ pub fn log_softmax(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 /// `prod`: integers and bool multiply in int64 (wrapping), as PyTorch does.
 pub fn prod(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let t = cx.tensor("self")?;
-    let dims = match cx.opt_int("dim")? {
-        Some(d) => vec![wrap_dim(d, t.ndim())?],
-        None => reduce_dims(None, t.ndim())?,
-    };
+    // A 0-d input's dim 0 (or -1) is its one element: reduce_dims leaves nothing to reduce.
+    let dims = reduce_dims(cx.opt_int("dim")?.map(|d| vec![d]), t.ndim())?;
     let keep = keepdim(cx)?;
     let out = match cx.opt_dtype("dtype")? {
         Some(d) => d,

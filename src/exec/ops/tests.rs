@@ -161,6 +161,19 @@ mod reduce {
     }
 
     #[test]
+    fn prod_over_dim_of_a_0d_tensor_is_the_tensor() {
+        // PyTorch: a 0-d tensor's dim 0 (or -1) is its one element; keepdim leaves it 0-d.
+        for (dim, keep) in [(0, false), (-1, true)] {
+            let r = call1("aten.prod.dim_int", vec![("self", t32(&[], &[-2.5])), ("dim", int(dim)), ("keepdim", boolean(keep))]);
+            assert_eq!((r.shape(), v(&r)), (&[][..], vec![-2.5]));
+        }
+        let r = call1("aten.prod.dim_int", vec![("self", ti(&[], &[7])), ("dim", int(0))]);
+        assert_eq!((r.dtype(), v(&r)), (DType::I64, vec![7.]));
+        let e = super::super::testing::call("aten.prod.dim_int", vec![("self", t32(&[], &[1.])), ("dim", int(1))]);
+        assert!(matches!(e, Err(OpError::Shape(_))), "{e:?}");
+    }
+
+    #[test]
     fn variance_follows_correction_and_matches_mean_of_squares() {
         let data = noise(4 * 9, 3);
         let x = || t32(&[4, 9], &data);

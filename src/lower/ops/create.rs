@@ -72,11 +72,19 @@ pub(super) fn cat_at(cx: &mut Ctx<'_>, node: &Node, parts: &[(ValueId, Vec<sym::
     let mut picked: Option<ExprId> = None;
     let mut read = Vec::new();
     for (v, sizes) in parts {
-        if sizes[d].as_int() == Some(0) {
+        // A legacy empty input (1-D, size 0) may sit beside inputs of any rank.
+        let legacy_empty = sizes.len() == 1 && sizes[0].as_int() == Some(0);
+        if legacy_empty || sizes.get(d).and_then(sym::Expr::as_int) == Some(0) {
             continue;
         }
-        let n = cx.kb.size(&sizes[d]);
-        let local = cx.kb.binary(BinOp::Sub, idx[d], offset)?;
+        let (Some(extent), Some(&at_d)) = (sizes.get(d), idx.get(d)) else {
+            return Err(cx.err(node, format!("tensors: an input of rank {} cannot be concatenated along dim {d}", sizes.len())));
+        };
+        if sizes.len() != idx.len() {
+            return Err(cx.err(node, format!("tensors: an input of rank {} in a concatenation of rank {}", sizes.len(), idx.len())));
+        }
+        let n = cx.kb.size(extent);
+        let local = cx.kb.binary(BinOp::Sub, at_d, offset)?;
         let last = cx.kb.binary(BinOp::Sub, n, one)?;
         let clamped = cx.kb.binary(BinOp::Min, local, last)?;
         let clamped = cx.kb.binary(BinOp::Max, clamped, zero)?;

@@ -12,6 +12,8 @@ pub(crate) mod distance;
 pub(crate) mod dropout;
 pub(crate) mod embed;
 pub(crate) mod create;
+#[cfg(test)]
+mod edge_tests;
 pub(crate) mod embedding_bag;
 pub(crate) mod fft;
 pub(crate) mod grid_sample;
