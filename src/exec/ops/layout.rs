@@ -418,8 +418,8 @@ pub fn ravel(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(t.reshape(&[t.numel()]).ok_or_else(|| OpError::Shape("ravel".into()))?)
 }
 
-fn atleast(cx: &OpCx, n: usize) -> OpResult<Vec<RtValue>> {
-    let t = cx.tensor("self")?;
+/// `t` viewed with at least `n` dims, as `atleast_{n}d` lifts it.
+fn lift(t: &Tensor, n: usize) -> OpResult<Tensor> {
     let s = t.shape();
     let shape: Vec<usize> = match (n, s.len()) {
         (_, k) if k >= n => s.to_vec(),
@@ -428,9 +428,17 @@ fn atleast(cx: &OpCx, n: usize) -> OpResult<Vec<RtValue>> {
         (2, _) => vec![1, s[0]],
         (3, 0) => vec![1, 1, 1],
         (3, 1) => vec![1, s[0], 1],
-        (_, _) => vec![1, s[0], s[1]],
+        (_, _) => vec![s[0], s[1], 1],
     };
-    one(t.reshape(&shape).ok_or_else(|| OpError::Shape("atleast".into()))?)
+    t.reshape(&shape).ok_or_else(|| OpError::Shape("atleast".into()))
+}
+
+/// `atleast_{n}d(self)`, or its `.Sequence` overload: every tensor of `tensors` lifted.
+fn atleast(cx: &OpCx, n: usize) -> OpResult<Vec<RtValue>> {
+    if cx.arg("tensors").is_some() {
+        return many(cx.tensors("tensors")?.into_iter().map(|t| lift(t, n)).collect::<OpResult<_>>()?);
+    }
+    one(lift(cx.tensor("self")?, n)?)
 }
 
 pub fn atleast_1d(cx: &OpCx) -> OpResult<Vec<RtValue>> {
