@@ -86,8 +86,8 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.replication_pad3d.default").run(x::layout::replication_pad).lower(K::Pointwise, l::math::pad),
     op("aten.copy.default").run(x::layout::copy).lower(K::Pointwise, l::math::copy).keep().meta(m::copy),
     op("aten.empty_strided.default").run(x::layout::empty_strided).lower(K::Pointwise, l::math::zeros),
-    op("aten.linspace.Tensor_Scalar").lower(K::Pointwise, l::create::linspace),
-    op("aten.linspace.Scalar_Tensor").lower(K::Pointwise, l::create::linspace),
-    op("aten.logspace.Tensor_Scalar").lower(K::Pointwise, l::create::logspace),
-    op("aten.logspace.Scalar_Tensor").lower(K::Pointwise, l::create::logspace),
+    op("aten.linspace.Tensor_Scalar").run(x::layout::linspace).lower(K::Pointwise, l::create::linspace),
+    op("aten.linspace.Scalar_Tensor").run(x::layout::linspace).lower(K::Pointwise, l::create::linspace),
+    op("aten.logspace.Tensor_Scalar").run(x::layout::logspace).lower(K::Pointwise, l::create::logspace),
+    op("aten.logspace.Scalar_Tensor").run(x::layout::logspace).lower(K::Pointwise, l::create::logspace),
 ];
