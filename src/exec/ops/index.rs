@@ -466,6 +466,19 @@ pub fn nonzero(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(Tensor::from_vec(&[nz.len(), t.ndim()], flat).ok_or_else(|| OpError::Shape("nonzero".into()))?)
 }
 
+/// `nonzero_numpy(self)`: the coordinates of the nonzero elements, one 1-D tensor per dim (a
+/// 0-dim input counts as 1-D, as PyTorch unsqueezes it).
+pub fn nonzero_numpy(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let nz = nonzero_coords(t);
+    let per_dim = |d: usize| -> Vec<i64> { nz.iter().map(|c| c.get(d).copied().unwrap_or(0) as i64).collect() };
+    super::shape::many(
+        (0..t.ndim().max(1))
+            .map(|d| Tensor::from_vec(&[nz.len()], per_dim(d)).ok_or_else(|| OpError::Shape("nonzero_numpy".into())))
+            .collect::<OpResult<_>>()?,
+    )
+}
+
 pub fn nonzero_static(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let t = cx.tensor("self")?;
     let size = cx.int("size")?.max(0) as usize;
