@@ -7,17 +7,6 @@ use super::{dim, Rw, A};
 use crate::decomp::RuleError;
 use crate::ir::{Arg, ValueId};
 
-/// `nonzero_numpy(x)` → `unbind(nonzero(x), 1)`, a 0-dim `x` unsqueezed first (PyTorch's
-/// composite body).
-pub fn nonzero_numpy(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
-    let mut x = rw.t("self")?;
-    if rw.rank(x)? == 0 {
-        x = rw.op("aten.unsqueeze.default", vec![("self", A::T(x)), ("dim", A::I(0))])?;
-    }
-    let nz = rw.op("aten.nonzero.default", vec![("self", A::T(x))])?;
-    rw.op_n("aten.unbind.int", vec![("self", A::T(nz)), ("dim", A::I(1))])
-}
-
 /// `pad(x, pad, mode="constant", value)` → `constant_pad_nd(x, pad, value or 0)`.
 pub fn pad(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
