@@ -516,6 +516,37 @@ pub fn repeat_interleave(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     }))
 }
 
+/// `repeat_interleave(self, repeats: Tensor, dim, output_size)`: element `i` along `dim` (of the
+/// flattened tensor when `dim` is None) repeated `repeats[i]` times; a one-element `repeats`
+/// applies to every element.
+pub fn repeat_interleave_tensor(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let reps = cx.tensor("repeats")?.to_i64_vec();
+    let (t, d) = match cx.opt_int("dim")? {
+        Some(d) => (t.clone(), wrap_dim(d, t.ndim())?),
+        None => (t.reshape(&[t.numel()]).ok_or_else(|| OpError::Shape("repeat_interleave".into()))?, 0),
+    };
+    let n = t.shape().get(d).copied().unwrap_or(1);
+    let reps: Vec<i64> = if reps.len() == 1 { vec![reps[0]; n] } else { reps };
+    if reps.len() != n {
+        return Err(OpError::Arg { arg: "repeats".into(), message: format!("{} repeats for {n} elements along dim {d}", reps.len()) });
+    }
+    if let Some(&r) = reps.iter().find(|&&r| r < 0) {
+        return Err(OpError::Arg { arg: "repeats".into(), message: format!("repeats must be non-negative, got {r}") });
+    }
+    // Source index of each output position along `dim`.
+    let src: Vec<usize> = reps.iter().enumerate().flat_map(|(i, &r)| std::iter::repeat_n(i, r as usize)).collect();
+    if let Some(want) = cx.opt_int("output_size")? {
+        if want != src.len() as i64 {
+            return Err(OpError::Arg { arg: "output_size".into(), message: format!("{want}, but the repeats sum to {}", src.len()) });
+        }
+    }
+    let mut shape = t.shape().to_vec();
+    shape[d] = src.len();
+    let st = strides(t.shape());
+    one(remap(&t, &shape, 0.0, |idx| Some(idx.iter().enumerate().map(|(k, &i)| if k == d { src[i] } else { i } * st[k]).sum())))
+}
+
 /// `unfold(dim, size, step)`: windows along `dim` become a new last dim.
 pub fn unfold(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let t = cx.tensor("self")?;
