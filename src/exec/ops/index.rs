@@ -132,10 +132,8 @@ pub fn take_along_dim(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         None => {
             let f = t.reshape(&[t.numel()]).ok_or_else(|| OpError::Shape("take_along_dim".into()))?;
             let iv = index_values(index, t.numel(), "take_along_dim")?;
-            one(remap(&f, index.shape(), 0.0, |idx| {
-                let k = idx.iter().zip(strides(index.shape())).map(|(i, s)| i * s).sum::<usize>();
-                Some(iv[k])
-            }))
+            // `self.view(-1).gather(0, indices.view(-1))`: 1-D whatever the indices' shape.
+            one(remap(&f, &[iv.len()], 0.0, |idx| iv.get(idx[0]).copied()))
         }
         Some(d) => {
             let dim = wrap_dim(d, t.ndim())?;
