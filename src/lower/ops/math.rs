@@ -884,6 +884,14 @@ pub fn gather(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
         // A 0-dim input gathers its one element (every index must be 0).
         return cx.read(v, &[]);
     }
+    if idx.len() != sizes.len() {
+        // PyTorch accepts an index of another rank only when it is empty: no element is read.
+        if !out_sizes(cx, node)?.iter().any(|s| s.as_int() == Some(0)) {
+            return Err(cx.err(node, format!("index of rank {} for a rank-{} input", idx.len(), sizes.len())));
+        }
+        let zero = cx.kb.i64(0);
+        return cx.read(v, &vec![zero; sizes.len()]);
+    }
     let d = dim_arg(cx, node, sizes.len())?;
     let mut in_idx = idx.to_vec();
     in_idx[d] = index_at(cx, ix, idx, &sizes[d])?;
