@@ -32,8 +32,20 @@ fn promoted(ts: &[&Tensor]) -> OpResult<DType> {
 
 /// `beta * self + alpha * product`, `self` broadcast to the product's shape; `beta = 0` ignores
 /// `self` (NaN included), as PyTorch does.
+/// `(beta, alpha)` as PyTorch uses them: converted to the result's dtype first, so an integer
+/// product truncates them (beta 0.2 is 0, and `self` is then ignored) and a bool one keeps
+/// whether they are nonzero.
+pub(super) fn beta_alpha(cx: &OpCx, out: DType) -> OpResult<(f64, f64)> {
+    let as_out = |x: f64| match out {
+        DType::Bool => f64::from(u8::from(x != 0.0)),
+        DType::U8 | DType::I8 | DType::I16 | DType::U16 | DType::I32 | DType::U32 | DType::I64 | DType::U64 => x.trunc(),
+        _ => x,
+    };
+    Ok((as_out(cx.float_or("beta", 1.0)?), as_out(cx.float_or("alpha", 1.0)?)))
+}
+
 fn scaled_sum(cx: &OpCx, s: &Tensor, prod: Vec<f64>, shape: &[usize], out: DType) -> OpResult<Tensor> {
-    let (beta, alpha) = (cx.float_or("beta", 1.0)?, cx.float_or("alpha", 1.0)?);
+    let (beta, alpha) = beta_alpha(cx, out)?;
     let sb = super::shape::expand_tensor(s, &shape.iter().map(|&d| d as i64).collect::<Vec<_>>())?;
     let sv = sb.to_f64_vec();
     let v: Vec<f64> = prod.iter().zip(&sv).map(|(p, s)| if beta == 0.0 { alpha * p } else { beta * s + alpha * p }).collect();
@@ -97,7 +109,7 @@ pub fn addbmm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     if bs == 0 {
         return one(scaled_sum(cx, s, vec![0.0; m * n], &[m, n], out)?);
     }
-    let (beta, alpha) = (cx.float_or("beta", 1.0)?, cx.float_or("alpha", 1.0)?);
+    let (beta, alpha) = beta_alpha(cx, out)?;
     let sv = super::shape::expand_tensor(s, &[m as i64, n as i64])?.to_f64_vec();
     let store = round_to(out);
     let mut acc: Vec<f64> = sv.iter().map(|&x| if beta == 0.0 { 0.0 } else { beta * x }).collect();

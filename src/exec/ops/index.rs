@@ -132,10 +132,8 @@ pub fn take_along_dim(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         None => {
             let f = t.reshape(&[t.numel()]).ok_or_else(|| OpError::Shape("take_along_dim".into()))?;
             let iv = index_values(index, t.numel(), "take_along_dim")?;
-            one(remap(&f, index.shape(), 0.0, |idx| {
-                let k = idx.iter().zip(strides(index.shape())).map(|(i, s)| i * s).sum::<usize>();
-                Some(iv[k])
-            }))
+            // `self.view(-1).gather(0, indices.view(-1))`: 1-D whatever the indices' shape.
+            one(remap(&f, &[iv.len()], 0.0, |idx| iv.get(idx[0]).copied()))
         }
         Some(d) => {
             let dim = wrap_dim(d, t.ndim())?;
@@ -464,6 +462,19 @@ pub fn nonzero(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let nz = nonzero_coords(t);
     let flat: Vec<i64> = nz.iter().flat_map(|c| c.iter().map(|&i| i as i64)).collect();
     one(Tensor::from_vec(&[nz.len(), t.ndim()], flat).ok_or_else(|| OpError::Shape("nonzero".into()))?)
+}
+
+/// `nonzero_numpy(self)`: the coordinates of the nonzero elements, one 1-D tensor per dim (a
+/// 0-dim input counts as 1-D, as PyTorch unsqueezes it).
+pub fn nonzero_numpy(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let nz = nonzero_coords(t);
+    let per_dim = |d: usize| -> Vec<i64> { nz.iter().map(|c| c.get(d).copied().unwrap_or(0) as i64).collect() };
+    super::shape::many(
+        (0..t.ndim().max(1))
+            .map(|d| Tensor::from_vec(&[nz.len()], per_dim(d)).ok_or_else(|| OpError::Shape("nonzero_numpy".into())))
+            .collect::<OpResult<_>>()?,
+    )
 }
 
 pub fn nonzero_static(cx: &OpCx) -> OpResult<Vec<RtValue>> {

@@ -418,8 +418,8 @@ pub fn ravel(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(t.reshape(&[t.numel()]).ok_or_else(|| OpError::Shape("ravel".into()))?)
 }
 
-fn atleast(cx: &OpCx, n: usize) -> OpResult<Vec<RtValue>> {
-    let t = cx.tensor("self")?;
+/// `t` viewed with at least `n` dims, as `atleast_{n}d` lifts it.
+fn lift(t: &Tensor, n: usize) -> OpResult<Tensor> {
     let s = t.shape();
     let shape: Vec<usize> = match (n, s.len()) {
         (_, k) if k >= n => s.to_vec(),
@@ -428,9 +428,17 @@ fn atleast(cx: &OpCx, n: usize) -> OpResult<Vec<RtValue>> {
         (2, _) => vec![1, s[0]],
         (3, 0) => vec![1, 1, 1],
         (3, 1) => vec![1, s[0], 1],
-        (_, _) => vec![1, s[0], s[1]],
+        (_, _) => vec![s[0], s[1], 1],
     };
-    one(t.reshape(&shape).ok_or_else(|| OpError::Shape("atleast".into()))?)
+    t.reshape(&shape).ok_or_else(|| OpError::Shape("atleast".into()))
+}
+
+/// `atleast_{n}d(self)`, or its `.Sequence` overload: every tensor of `tensors` lifted.
+fn atleast(cx: &OpCx, n: usize) -> OpResult<Vec<RtValue>> {
+    if cx.arg("tensors").is_some() {
+        return many(cx.tensors("tensors")?.into_iter().map(|t| lift(t, n)).collect::<OpResult<_>>()?);
+    }
+    one(lift(cx.tensor("self")?, n)?)
 }
 
 pub fn atleast_1d(cx: &OpCx) -> OpResult<Vec<RtValue>> {
@@ -506,6 +514,37 @@ pub fn repeat_interleave(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(remap(&t, &shape, 0.0, |idx| {
         Some(idx.iter().enumerate().map(|(k, &i)| if k == d { i / r.max(1) } else { i } * st[k]).sum())
     }))
+}
+
+/// `repeat_interleave(self, repeats: Tensor, dim, output_size)`: element `i` along `dim` (of the
+/// flattened tensor when `dim` is None) repeated `repeats[i]` times; a one-element `repeats`
+/// applies to every element.
+pub fn repeat_interleave_tensor(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    let reps = cx.tensor("repeats")?.to_i64_vec();
+    let (t, d) = match cx.opt_int("dim")? {
+        Some(d) => (t.clone(), wrap_dim(d, t.ndim())?),
+        None => (t.reshape(&[t.numel()]).ok_or_else(|| OpError::Shape("repeat_interleave".into()))?, 0),
+    };
+    let n = t.shape().get(d).copied().unwrap_or(1);
+    let reps: Vec<i64> = if reps.len() == 1 { vec![reps[0]; n] } else { reps };
+    if reps.len() != n {
+        return Err(OpError::Arg { arg: "repeats".into(), message: format!("{} repeats for {n} elements along dim {d}", reps.len()) });
+    }
+    if let Some(&r) = reps.iter().find(|&&r| r < 0) {
+        return Err(OpError::Arg { arg: "repeats".into(), message: format!("repeats must be non-negative, got {r}") });
+    }
+    // Source index of each output position along `dim`.
+    let src: Vec<usize> = reps.iter().enumerate().flat_map(|(i, &r)| std::iter::repeat_n(i, r as usize)).collect();
+    if let Some(want) = cx.opt_int("output_size")? {
+        if want != src.len() as i64 {
+            return Err(OpError::Arg { arg: "output_size".into(), message: format!("{want}, but the repeats sum to {}", src.len()) });
+        }
+    }
+    let mut shape = t.shape().to_vec();
+    shape[d] = src.len();
+    let st = strides(t.shape());
+    one(remap(&t, &shape, 0.0, |idx| Some(idx.iter().enumerate().map(|(k, &i)| if k == d { src[i] } else { i } * st[k]).sum())))
 }
 
 /// `unfold(dim, size, step)`: windows along `dim` become a new last dim.

@@ -127,7 +127,7 @@ pub fn addmm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     }
     let dt = same_dtype(a, b)?;
     same_dtype(s, a)?;
-    let (beta, alpha) = (cx.float_or("beta", 1.0)?, cx.float_or("alpha", 1.0)?);
+    let (beta, alpha) = super::extra::beta_alpha(cx, dt)?;
     one(add_bias(matmul_wide(a, b)?, Some(s), beta, alpha)?.round(dt)?)
 }
 

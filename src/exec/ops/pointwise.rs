@@ -547,11 +547,9 @@ pub fn masked_fill(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let t = cx.tensor("self")?;
     let mask = dtype_ok(cx.tensor("mask")?.cast(DType::Bool))?;
     let v = cx.operand("value")?.cast(t.dtype())?;
-    let r = select3(&mask, &v, t)?;
-    if r.shape() != t.shape() {
-        return shape_err(format!("mask {:?} broadcasts beyond self {:?}", mask.shape(), t.shape()));
-    }
-    one(r)
+    // The out-of-place op broadcasts `self` with the mask too (a [5] self under a [5, 5] mask
+    // gives [5, 5]); only the in-place `masked_fill_` must keep `self`'s shape.
+    one(select3(&mask, &v, t)?)
 }
 
 pub(crate) fn compare(cx: &OpCx, f: fn(f64, f64) -> bool, i: fn(i64, i64) -> bool) -> OpResult<Vec<RtValue>> {

@@ -387,10 +387,20 @@ pub fn arange(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     if s == 0.0 || !((b - a) / s).is_finite() {
         return shape_err(format!("arange({a}, {b}, {s}) has no finite length"));
     }
-    let n = ((b - a) / s).ceil().max(0.0) as usize;
-    if all_int && dtype == DType::I64 {
+    let mut n = ((b - a) / s).ceil().max(0.0) as usize;
+    if !dtype.is_floating() && !matches!(dtype, DType::Complex32 | DType::Complex64 | DType::Complex128) {
+        // An integer arange takes its scalars as int64 first (truncated); an int64 one also
+        // sizes itself from them: arange(-0.9, 2.1, 2.0) is [0] in int64, [0, 2] in int32.
         let (a, s) = (start_int(start), start_int(step));
-        return one(Tensor::from_array(ArrayD::from_shape_fn(IxDyn(&[n]), |i| a + s * i[0] as i64)));
+        if dtype == DType::I64 {
+            let b = start_int(end);
+            if s == 0 {
+                return shape_err(format!("arange({a}, {b}, {s}) has no finite length"));
+            }
+            n = ((b - a) as f64 / s as f64).ceil().max(0.0) as usize;
+        }
+        let t = Tensor::from_array(ArrayD::from_shape_fn(IxDyn(&[n]), |i| a + s * i[0] as i64));
+        return one(dtype_ok(t.cast(dtype))?);
     }
     let t = Tensor::from_array(ArrayD::from_shape_fn(IxDyn(&[n]), |i| a + s * i[0] as f64));
     one(dtype_ok(t.cast(dtype))?)

@@ -132,6 +132,18 @@ pub fn nonzero(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     pick_coord(cx, &coords, *d)
 }
 
+/// `nonzero_numpy(x)`: `nonzero`'s columns, one output per dim of `x` (a 0-dim `x` counts as
+/// 1-D: its one coordinate is 0).
+pub fn nonzero_numpy(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
+    let x = Flat::of(cx, cx.tensor(node, "self")?)?;
+    let [j] = idx else { return Err(cx.err(node, "nonzero_numpy's outputs have one dim")) };
+    let n = x.n;
+    let pos = nth_where(cx, n, *j, &mut |cx, p| nonzero_at(cx, &x, p))?;
+    let coords = x.coords(cx, pos)?;
+    let d = cx.kb.i64(out as i64);
+    pick_coord(cx, &coords, d)
+}
+
 /// `nonzero_static(x, size, fill_value=-1)`: `nonzero`'s rows padded with `fill_value` (or cut)
 /// to exactly `size` rows: no data-dependent size.
 pub fn nonzero_static(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {

@@ -15,11 +15,29 @@ use crate::sym;
 /// `start + step * i` at coordinate `i`, as f32.
 fn ramp(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     let i = *idx.first().ok_or_else(|| cx.err(node, "a ramp has one dimension"))?;
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let is_float = |a: Option<&Arg>| matches!(a, Some(Arg::Float(_)));
+    if is_float(node.arg("start")) || is_float(node.arg("step")) {
+        let (start, step) = (cx.float_or(node, "start", 0.0)?, cx.float_or(node, "step", 1.0)?);
+        if !ty.is_float() {
+            // An integer result takes the scalars in its own type first (truncated), as
+            // PyTorch's integer arange accumulates in int64.
+            let (start, step) = (cx.kb.i64(start.trunc() as i64), cx.kb.i64(step.trunc() as i64));
+            let scaled = cx.kb.binary(BinOp::Mul, i, step)?;
+            let v = cx.kb.binary(BinOp::Add, scaled, start)?;
+            return Ok(cx.kb.cast(v, ty));
+        }
+        // `start + i * step` in double, then rounded to the result's type (PyTorch's CPU kernel).
+        let (start, step) = (cx.kb.f64(start), cx.kb.f64(step));
+        let i = cx.kb.cast(i, Ty::F64);
+        let scaled = cx.kb.binary(BinOp::Mul, i, step)?;
+        let v = cx.kb.binary(BinOp::Add, scaled, start)?;
+        return Ok(cx.kb.cast(v, ty));
+    }
     let (start, step) = (cx.int_or(node, "start", 0)?, cx.int_or(node, "step", 1)?);
     let (start, step) = (cx.kb.i64(start), cx.kb.i64(step));
     let scaled = cx.kb.binary(BinOp::Mul, i, step)?;
     let v = cx.kb.binary(BinOp::Add, scaled, start)?;
-    let ty = super::pointwise::out_ty(cx, node)?;
     Ok(cx.kb.cast(v, ty))
 }
 

@@ -261,7 +261,11 @@ pub fn take_along_dim(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -
     let v = cx.tensor(node, "self")?;
     let ix = cx.tensor(node, "indices")?;
     if matches!(node.arg("dim"), None | Some(Arg::None)) {
-        let i = cx.read(ix, idx)?;
+        // `self.view(-1).gather(0, indices.view(-1))`: a 1-D output over the flattened indices.
+        let [p] = idx else { return Err(cx.err(node, "take_along_dim without dim has a 1-D output")) };
+        let ks = cx.ksizes(ix)?;
+        let at = super::compact::unravel(cx, &ks, *p)?;
+        let i = cx.read(ix, &at)?;
         return flat_read(cx, v, i);
     }
     let out = out_sizes(cx, node)?;

@@ -679,10 +679,13 @@ pub fn roll(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let v = input(cx, node)?;
     let shifts = cx.ints_or(node, "shifts", &[])?;
     let dims = cx.ints_or(node, "dims", &[])?;
-    if dims.is_empty() || dims.len() != shifts.len() {
-        return Err(cx.err(node, "roll without dims (over the flattened tensor) is not lowered"));
-    }
     let sizes = cx.sizes(v)?;
+    if dims.is_empty() {
+        return roll_flat(cx, node, v, &sizes, &shifts, idx);
+    }
+    if dims.len() != shifts.len() {
+        return Err(cx.err(node, format!("{} shifts for {} dims", shifts.len(), dims.len())));
+    }
     let mut in_idx = idx.to_vec();
     for (&d, &s) in dims.iter().zip(&shifts) {
         let d = wrap_dims(&[d], idx.len()).map_err(|m| cx.err(node, m))?[0];
@@ -697,6 +700,37 @@ pub fn roll(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
         in_idx[d] = cx.kb.binary(BinOp::Rem, r, n)?;
     }
     cx.read(v, &in_idx)
+}
+
+/// `roll(shifts=[s])` without dims: the flattened tensor rolled by `s`, then viewed back, so
+/// output position `p` (row-major) reads input position `(p - s) mod numel`.
+fn roll_flat(cx: &mut Ctx<'_>, node: &Node, v: ValueId, sizes: &[crate::sym::Expr], shifts: &[i64], idx: &[ExprId]) -> R {
+    let &[shift] = shifts else {
+        return Err(cx.err(node, format!("roll without dims takes one shift, got {}", shifts.len())));
+    };
+    if idx.is_empty() {
+        return cx.read(v, idx);
+    }
+    let ks: Vec<ExprId> = sizes.iter().map(|s| cx.kb.size(s)).collect();
+    let mut p = cx.kb.i64(0);
+    let mut n = cx.kb.i64(1);
+    for (&i, &k) in idx.iter().zip(&ks) {
+        p = cx.kb.binary(BinOp::Mul, p, k)?;
+        p = cx.kb.binary(BinOp::Add, p, i)?;
+        n = cx.kb.binary(BinOp::Mul, n, k)?;
+    }
+    let s = cx.kb.i64(shift);
+    let q = cx.kb.binary(BinOp::Sub, p, s)?;
+    let q = cx.kb.binary(BinOp::Rem, q, n)?;
+    let q = cx.kb.binary(BinOp::Add, q, n)?;
+    let mut rest = cx.kb.binary(BinOp::Rem, q, n)?;
+    let mut at = vec![rest; ks.len()];
+    for d in (1..ks.len()).rev() {
+        at[d] = cx.kb.binary(BinOp::Rem, rest, ks[d])?;
+        rest = cx.kb.binary(BinOp::Div, rest, ks[d])?;
+    }
+    at[0] = rest;
+    cx.read(v, &at)
 }
 
 /// `repeat(repeats)` / `tile(dims)`: `i mod n` per input dim (leading new dims dropped).
@@ -849,6 +883,14 @@ pub fn gather(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     if sizes.is_empty() {
         // A 0-dim input gathers its one element (every index must be 0).
         return cx.read(v, &[]);
+    }
+    if idx.len() != sizes.len() {
+        // PyTorch accepts an index of another rank only when it is empty: no element is read.
+        if !out_sizes(cx, node)?.iter().any(|s| s.as_int() == Some(0)) {
+            return Err(cx.err(node, format!("index of rank {} for a rank-{} input", idx.len(), sizes.len())));
+        }
+        let zero = cx.kb.i64(0);
+        return cx.read(v, &vec![zero; sizes.len()]);
     }
     let d = dim_arg(cx, node, sizes.len())?;
     let mut in_idx = idx.to_vec();

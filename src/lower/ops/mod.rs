@@ -35,6 +35,7 @@ pub(crate) mod products;
 pub(crate) mod put;
 pub(crate) mod random;
 pub(crate) mod reduce;
+pub(crate) mod repeat;
 pub(crate) mod resample;
 pub(crate) mod resample_u8;
 pub(crate) mod scatter;

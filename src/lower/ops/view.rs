@@ -63,6 +63,18 @@ pub fn reshape(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Resul
     reshape_read(cx, v, idx, &out)
 }
 
+/// Ops that view each tensor of `tensors` under a new shape (`atleast_*d.Sequence`): output
+/// `out` reads tensor `out` reshaped to that output's sizes.
+pub fn reshape_each(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
+    let v = match node.arg("tensors") {
+        Some(Arg::Tensors(vs)) => *vs.get(out).ok_or_else(|| cx.err(node, format!("output {out}: no tensor {out} in `tensors`")))?,
+        _ => return Err(cx.err(node, "argument `tensors`: expected a tensor list")),
+    };
+    let o = *node.outputs.get(out).ok_or_else(|| cx.err(node, format!("has no output {out}")))?;
+    let sizes = cx.sizes(o)?;
+    reshape_read(cx, v, idx, &sizes)
+}
+
 /// `resize(size)` / `resize_as(the_template)` (what functionalization makes of `resize_` and
 /// `resize_as_`): the input's storage read row-major under the new shape, so the leading
 /// elements keep their values; positions past the input's elements (growth, uninitialised

@@ -31,6 +31,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.masked_select.default").run(x::index::masked_select).lower(K::Heavy, l::compact::masked_select).sizes(l::compact::masked_select_sizes),
     op("aten.masked_scatter.default").run(x::index::masked_scatter).lower(K::Heavy, l::put::masked_scatter),
     op("aten.nonzero.default").run(x::index::nonzero).lower(K::Heavy, l::compact::nonzero).sizes(l::compact::nonzero_sizes),
+    op("aten.nonzero_numpy.default").run(x::index::nonzero_numpy).lower(K::Heavy, l::compact::nonzero_numpy).sizes(l::compact::nonzero_sizes),
     op("aten.nonzero_static.default").run(x::index::nonzero_static).lower(K::Heavy, l::compact::nonzero_static),
     op("aten.argwhere.default").run(x::index::argwhere).lower(K::Heavy, l::compact::nonzero).sizes(l::compact::nonzero_sizes),
     op("aten.select_scatter.default").run(x::index::select_scatter).lower(K::Pointwise, l::view_scatter::select_scatter).keep().meta(m::slice_scatter),
