@@ -960,6 +960,22 @@ impl KernelBuilder {
 mod tests {
     use super::*;
 
+    /// Half-precision sums round every partial sum (a state loop stepping through `RoundF16`);
+    /// float32 storages keep the plain fold.
+    #[test]
+    fn sum_in_rounds_partial_sums_only_for_half_storages() {
+        let mut kb = KernelBuilder::new(1);
+        let var = kb.fresh_var().unwrap();
+        let (n, i) = (kb.i64(4), kb.var(var));
+        let body = kb.cast(i, Ty::F32);
+        let plain = kb.sum_in(var, n, body, Elem::F32).unwrap();
+        assert!(matches!(kb.get(plain), KExpr::Reduce { op: RedOp::Sum, .. }));
+        let half = kb.sum_in(var, n, body, Elem::F16).unwrap();
+        let KExpr::LoopOut { lp, .. } = kb.get(half).clone() else { panic!("a state loop") };
+        let KExpr::Loop { next, .. } = kb.get(lp).clone() else { panic!("a state loop") };
+        assert!(matches!(kb.get(next[0]), KExpr::Unary(UnOp::RoundF16, _)));
+    }
+
     /// A state loop's slots depend on its variable only inside the loop: its results are free
     /// of it (so codegen may hoist them), its `next` values are not.
     #[test]
