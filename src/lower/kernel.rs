@@ -888,6 +888,20 @@ impl KernelBuilder {
         Ok(self.intern(KExpr::Reduce { op, var, extent, body }, ty))
     }
 
+    /// The sum of `body` over `var in 0..extent`, accumulated as a buffer of `elem` holds it:
+    /// for float16/bfloat16 each partial sum is rounded to `elem`, as ATen's CPU kernels that
+    /// add into a half-precision tensor do; otherwise a plain `Sum` fold.
+    pub fn sum_in(&mut self, var: VarId, extent: ExprId, body: ExprId, elem: Elem) -> Result<ExprId, KernelError> {
+        if self.ty(body) != Ty::F32 || !matches!(elem, Elem::F16 | Elem::BF16) {
+            return self.reduce(RedOp::Sum, var, extent, body);
+        }
+        let acc = self.carried(var, 0, Ty::F32);
+        let sum = self.binary(BinOp::Add, acc, body)?;
+        let next = self.round_to(sum, elem);
+        let zero = self.f32(0.0);
+        Ok(self.iterate(var, extent, vec![zero], vec![next])?[0])
+    }
+
     /// Slot `slot` (of type `ty`) of the loop over `var`, as its `next` expressions read it.
     pub fn carried(&mut self, var: VarId, slot: u32, ty: Ty) -> ExprId {
         self.intern(KExpr::Carried { var, slot }, ty)
@@ -945,6 +959,22 @@ impl KernelBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Half-precision sums round every partial sum (a state loop stepping through `RoundF16`);
+    /// float32 storages keep the plain fold.
+    #[test]
+    fn sum_in_rounds_partial_sums_only_for_half_storages() {
+        let mut kb = KernelBuilder::new(1);
+        let var = kb.fresh_var().unwrap();
+        let (n, i) = (kb.i64(4), kb.var(var));
+        let body = kb.cast(i, Ty::F32);
+        let plain = kb.sum_in(var, n, body, Elem::F32).unwrap();
+        assert!(matches!(kb.get(plain), KExpr::Reduce { op: RedOp::Sum, .. }));
+        let half = kb.sum_in(var, n, body, Elem::F16).unwrap();
+        let KExpr::LoopOut { lp, .. } = kb.get(half).clone() else { panic!("a state loop") };
+        let KExpr::Loop { next, .. } = kb.get(lp).clone() else { panic!("a state loop") };
+        assert!(matches!(kb.get(next[0]), KExpr::Unary(UnOp::RoundF16, _)));
+    }
 
     /// A state loop's slots depend on its variable only inside the loop: its results are free
     /// of it (so codegen may hoist them), its `next` values are not.

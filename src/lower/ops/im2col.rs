@@ -5,7 +5,7 @@
 //! window that lands on it, so no two work-items write one element.
 
 use super::super::ctx::Ctx;
-use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp};
+use super::super::kernel::{BinOp, CmpOp, Elem, ExprId};
 use super::super::LowerError;
 use super::conv::{constant, in_range, read_masked, spatial, tap};
 use crate::ir::Node;
@@ -97,8 +97,13 @@ pub fn col2im(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let (oh, ow) = (win.count(cx, 0, h)?, win.count(cx, 1, w)?);
     let ty = super::pointwise::out_ty(cx, node)?;
     let (ch, py, pz) = (idx[lead], idx[lead + 1], idx[lead + 2]);
-    let (vi, vj) = (cx.kb.fresh_var()?, cx.kb.fresh_var()?);
-    let (i, j) = (cx.kb.var(vi), cx.kb.var(vj));
+    // One loop over the taps (i, j), row-major: the order ATen's CPU col2im adds them in, which
+    // matters where a half-precision image rounds every partial sum.
+    let kw = cx.kb.i64(win.ks[1]);
+    let khw = cx.kb.i64(win.ks[0] * win.ks[1]);
+    let vt = cx.kb.fresh_var()?;
+    let t = cx.kb.var(vt);
+    let (i, j) = (cx.kb.binary(BinOp::Div, t, kw)?, cx.kb.binary(BinOp::Rem, t, kw)?);
     let zero = cx.kb.i64(0);
     let mut mask = cx.kb.bool(true);
     let mut window = Vec::with_capacity(2);
@@ -117,18 +122,15 @@ pub fn col2im(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
         }
         window.push(q);
     }
-    let (kh, kw) = (cx.kb.i64(win.ks[0]), cx.kb.i64(win.ks[1]));
-    let khw = cx.kb.i64(win.ks[0] * win.ks[1]);
     let row = cx.kb.binary(BinOp::Mul, ch, khw)?;
-    let ik = cx.kb.binary(BinOp::Mul, i, kw)?;
-    let row = cx.kb.binary(BinOp::Add, row, ik)?;
-    let row = cx.kb.binary(BinOp::Add, row, j)?;
+    let row = cx.kb.binary(BinOp::Add, row, t)?;
     let col = cx.kb.binary(BinOp::Mul, window[0], ow)?;
     let col = cx.kb.binary(BinOp::Add, col, window[1])?;
     let mut at = idx[..lead].to_vec();
     at.extend([row, col]);
     let zero_v = constant(cx, 0.0, ty);
     let v = read_masked(cx, x, &at, mask, zero_v)?;
-    let acc = cx.kb.reduce(RedOp::Sum, vj, kw, v)?;
-    Ok(cx.kb.reduce(RedOp::Sum, vi, kh, acc)?)
+    let dtype = cx.meta(x)?.dtype;
+    let elem = Elem::from_dtype(dtype).ok_or_else(|| cx.err(node, format!("col2im of {}", dtype.name())))?;
+    Ok(cx.kb.sum_in(vt, khw, v, elem)?)
 }

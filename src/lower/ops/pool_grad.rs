@@ -5,7 +5,7 @@
 //! (a constant number of candidates) rather than over the whole output plane.
 
 use super::super::ctx::Ctx;
-use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp, Ty, VarId};
+use super::super::kernel::{BinOp, CmpOp, Elem, ExprId, Ty, VarId};
 use super::super::LowerError;
 use super::conv::{constant, read_masked, spatial};
 use super::pooling::spatial_rank;
@@ -56,36 +56,37 @@ fn adaptive(cx: &mut Ctx<'_>, h: ExprId, n: ExprId, m: ExprId) -> Result<Run, Lo
     Ok(Run { lo, hi, extent, n_out: m })
 }
 
-/// One candidate window per dim: its output coordinates, whether all are valid, and the loop
-/// variables to fold over.
+/// One candidate window per dim: its output coordinates, whether all are valid, and the one
+/// loop variable (over every dim's run, the last dim fastest) to fold over.
 struct Candidate {
     o: Vec<ExprId>,
     valid: ExprId,
-    vars: Vec<(VarId, ExprId)>,
+    var: VarId,
+    extent: ExprId,
 }
 
+/// One loop over the candidates in row-major order of their output coordinates, the order in
+/// which ATen's CPU kernels add the windows' gradients (it matters where each step rounds).
 fn candidate(cx: &mut Ctx<'_>, runs: &[Run]) -> Result<Candidate, LowerError> {
-    let mut c = Candidate { o: Vec::new(), valid: cx.kb.bool(true), vars: Vec::new() };
-    for r in runs {
-        let v = cx.kb.fresh_var()?;
-        let e = cx.kb.var(v);
+    let var = cx.kb.fresh_var()?;
+    let flat = cx.kb.var(var);
+    let mut c = Candidate { o: vec![flat; runs.len()], valid: cx.kb.bool(true), var, extent: cx.kb.i64(1) };
+    for (d, r) in runs.iter().enumerate().rev() {
+        let q = cx.kb.binary(BinOp::Div, flat, c.extent)?;
+        let e = cx.kb.binary(BinOp::Rem, q, r.extent)?;
+        c.extent = cx.kb.binary(BinOp::Mul, c.extent, r.extent)?;
         let o = cx.kb.binary(BinOp::Add, r.lo, e)?;
         let le = cx.kb.cmp(CmpOp::Le, o, r.hi)?;
         let lt = cx.kb.cmp(CmpOp::Lt, o, r.n_out)?;
         let ok = cx.kb.and(le, lt)?;
         c.valid = cx.kb.and(c.valid, ok)?;
-        c.o.push(o);
-        c.vars.push((v, r.extent));
+        c.o[d] = o;
     }
     Ok(c)
 }
 
-fn fold(cx: &mut Ctx<'_>, c: &Candidate, body: ExprId) -> R {
-    let mut acc = body;
-    for (v, e) in c.vars.iter().rev() {
-        acc = cx.kb.reduce(RedOp::Sum, *v, *e, acc)?;
-    }
-    Ok(acc)
+fn fold(cx: &mut Ctx<'_>, op: &Operands, c: &Candidate, body: ExprId) -> R {
+    Ok(cx.kb.sum_in(c.var, c.extent, body, op.elem)?)
 }
 
 /// The gradient, its sizes and the split of the element's coordinates into leading and
@@ -97,6 +98,8 @@ struct Operands {
     in_size: Vec<ExprId>,
     out_size: Vec<ExprId>,
     ty: Ty,
+    /// The gradient's storage: half-precision gradients round every step to it.
+    elem: Elem,
 }
 
 fn operands(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], sd: usize) -> Result<Operands, LowerError> {
@@ -107,7 +110,9 @@ fn operands(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], sd: usize) -> Result<
         return Err(cx.err(node, format!("{sd}-D pooling gradients need inputs of rank {} or {}", sd + 1, sd + 2)));
     }
     let ty = super::pointwise::out_ty(cx, node)?;
-    Ok(Operands { g, lead: idx[..r - sd].to_vec(), h: idx[r - sd..].to_vec(), in_size: xs[r - sd..].to_vec(), out_size: gs[r - sd..].to_vec(), ty })
+    let dtype = cx.meta(g)?.dtype;
+    let elem = Elem::from_dtype(dtype).ok_or_else(|| cx.err(node, format!("pooling gradient of {}", dtype.name())))?;
+    Ok(Operands { g, lead: idx[..r - sd].to_vec(), h: idx[r - sd..].to_vec(), in_size: xs[r - sd..].to_vec(), out_size: gs[r - sd..].to_vec(), ty, elem })
 }
 
 /// `grad_output` at the candidate (zero where it is not a window holding the element).
@@ -145,7 +150,7 @@ pub fn max_pool_backward(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]
     let gv = grad_at(cx, &op, &c)?;
     let zero = constant(cx, 0.0, op.ty);
     let body = cx.kb.select(hit, gv, zero)?;
-    fold(cx, &c, body)
+    fold(cx, &op, &c, body)
 }
 
 /// `avg_pool2d_backward`: each window's gradient over the forward's divisor
@@ -195,7 +200,8 @@ pub fn avg_pool2d_backward(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprI
     };
     let n = cx.kb.cast(n, op.ty);
     let body = cx.kb.binary(BinOp::Div, gv, n)?;
-    fold(cx, &c, body)
+    let body = cx.kb.round_to(body, op.elem);
+    fold(cx, &op, &c, body)
 }
 
 /// `_adaptive_avg_pool2d_backward(grad_output, self)`: each window's gradient over its size.
@@ -203,8 +209,8 @@ pub fn adaptive_avg_pool2d_backward(cx: &mut Ctx<'_>, node: &Node, _: usize, idx
     let op = operands(cx, node, idx, 2)?;
     let runs = (0..2).map(|d| adaptive(cx, op.h[d], op.in_size[d], op.out_size[d])).collect::<Result<Vec<_>, _>>()?;
     let c = candidate(cx, &runs)?;
-    let gv = grad_at(cx, &op, &c)?;
-    let mut n = cx.kb.i64(1);
+    let mut body = grad_at(cx, &op, &c)?;
+    // ATen divides by each dim's extent in turn, rounding each quotient to the dtype.
     for d in 0..2 {
         let (len, m, one) = (op.in_size[d], op.out_size[d], cx.kb.i64(1));
         let start = cx.kb.binary(BinOp::Mul, c.o[d], len)?;
@@ -215,11 +221,11 @@ pub fn adaptive_avg_pool2d_backward(cx: &mut Ctx<'_>, node: &Node, _: usize, idx
         let end = cx.kb.binary(BinOp::Sub, end, one)?;
         let end = cx.kb.binary(BinOp::Div, end, m)?;
         let extent = cx.kb.binary(BinOp::Sub, end, start)?;
-        n = cx.kb.binary(BinOp::Mul, n, extent)?;
+        // Candidates that are not windows may have an empty extent: divide by 1 there.
+        let n = cx.kb.select(c.valid, extent, one)?;
+        let n = cx.kb.cast(n, op.ty);
+        let q = cx.kb.binary(BinOp::Div, body, n)?;
+        body = cx.kb.round_to(q, op.elem);
     }
-    let one = cx.kb.i64(1);
-    let n = cx.kb.select(c.valid, n, one)?;
-    let n = cx.kb.cast(n, op.ty);
-    let body = cx.kb.binary(BinOp::Div, gv, n)?;
-    fold(cx, &c, body)
+    fold(cx, &op, &c, body)
 }
