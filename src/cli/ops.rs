@@ -128,7 +128,7 @@ fn pct(n: usize, d: usize) -> String {
     if d == 0 {
         "—".into()
     } else {
-        format!("{:.0} %", 100.0 * n as f64 / d as f64)
+        format!("{:.1} %", 100.0 * n as f64 / d as f64)
     }
 }
 
