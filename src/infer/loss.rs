@@ -1,8 +1,8 @@
 //! Meta functions of the losses, distances and gates (registered in `ops/table/loss.rs`): a
 //! reduced loss is zero-dim, an unreduced one has its per-element or per-sample shape.
 
-use super::ops::Out;
-use super::{broadcast_shapes, contiguous, norm_dim, Args, InferError};
+use super::ops::{broadcast_operands, Out};
+use super::{contiguous, norm_dim, Args, InferError};
 use crate::ir::{Arg, TensorMeta, ValueKind};
 use crate::sym::Expr;
 
@@ -14,24 +14,10 @@ fn reduced(a: &Args) -> Result<bool, InferError> {
     Ok(a.int("reduction", Some(1))? != 0)
 }
 
-/// The tensors among `names`, broadcast, and the first of them.
-fn broadcast<'a>(a: &Args<'a>, names: &[&str]) -> Result<(&'a TensorMeta, Vec<Expr>), InferError> {
-    let mut like = None;
-    let mut sizes: Vec<Expr> = Vec::new();
-    for n in names {
-        if let Some(Arg::Tensor(_)) = a.get(n) {
-            let t = a.tensor(n)?;
-            sizes = broadcast_shapes(&sizes, &t.sizes).map_err(|m| a.err(m))?;
-            like.get_or_insert(t);
-        }
-    }
-    Ok((like.ok_or_else(|| a.err("no tensor operand"))?, sizes))
-}
-
 /// A loss that is elementwise before its reduction: its operands broadcast, or zero-dim.
 pub(crate) fn pointwise_loss(a: &Args) -> Out {
     let names = ["self", "input", "input1", "input2", "target", "weight", "pos_weight"];
-    let (like, sizes) = broadcast(a, &names)?;
+    let (like, sizes) = broadcast_operands(a, &names)?;
     one(contiguous(like, like.dtype, if reduced(a)? { Vec::new() } else { sizes }))
 }
 
@@ -49,7 +35,7 @@ pub(crate) fn target_shaped_loss(a: &Args) -> Out {
 
 /// `triplet_margin_loss`: the broadcast of the three inputs without its last dimension.
 pub(crate) fn triplet_loss(a: &Args) -> Out {
-    let (like, mut sizes) = broadcast(a, &["anchor", "positive", "negative"])?;
+    let (like, mut sizes) = broadcast_operands(a, &["anchor", "positive", "negative"])?;
     sizes.pop();
     one(per_sample(a, like, sizes)?)
 }
@@ -87,7 +73,7 @@ pub(crate) fn class_loss(a: &Args) -> Out {
 
 /// `cosine_similarity`: the broadcast inputs without `dim`.
 pub(crate) fn cosine_similarity(a: &Args) -> Out {
-    let (like, mut sizes) = broadcast(a, &["x1", "x2"])?;
+    let (like, mut sizes) = broadcast_operands(a, &["x1", "x2"])?;
     let dim = a.int("dim", Some(1))?;
     if !sizes.is_empty() {
         let d = norm_dim(dim, sizes.len()).ok_or_else(|| a.err(format!("dim {dim} out of range")))?;
@@ -98,7 +84,7 @@ pub(crate) fn cosine_similarity(a: &Args) -> Out {
 
 /// `pairwise_distance`: the broadcast inputs without (or, keepdim, with a 1 for) the last.
 pub(crate) fn pairwise_distance(a: &Args) -> Out {
-    let (like, mut sizes) = broadcast(a, &["x1", "x2"])?;
+    let (like, mut sizes) = broadcast_operands(a, &["x1", "x2"])?;
     if let Some(last) = sizes.last_mut() {
         if a.bool("keepdim", false)? {
             *last = Expr::int(1);
