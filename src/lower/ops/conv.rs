@@ -5,7 +5,7 @@
 //! buffer.
 
 use super::super::ctx::Ctx;
-use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp, Ty};
+use super::super::kernel::{BinOp, CmpOp, ExprId, RedOp, Ty, VarId};
 use super::super::LowerError;
 use crate::ir::{Arg, Node, ValueId};
 use crate::sym;
@@ -116,14 +116,32 @@ pub fn conv(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result
         let extent = cx.kb.size(&ws[2 + d]);
         loops.push((v, extent));
     }
+    let taps = Taps { x_at, w_at, mask, loops, channel: (vc, cin_g) };
+    fold_taps(cx, node, (x, w), taps, co, ty)
+}
+/// A convolution's reads for one output element: input and weight coordinates (in terms of the
+/// fold variables), the mask of in-range input taps, the spatial tap loops and the input-channel
+/// loop of the group.
+struct Taps {
+    x_at: Vec<ExprId>,
+    w_at: Vec<ExprId>,
+    mask: ExprId,
+    loops: Vec<(VarId, ExprId)>,
+    channel: (VarId, ExprId),
+}
+
+/// `Σ_channel Σ_taps x·w (+ bias[co])`: what direct and transposed convolution share once their
+/// coordinates are set up; masked-out taps read zero.
+fn fold_taps(cx: &mut Ctx<'_>, node: &Node, (x, w): (ValueId, ValueId), taps: Taps, co: ExprId, ty: Ty) -> Result<ExprId, LowerError> {
     let zero = constant(cx, 0.0, ty);
-    let xv = read_masked(cx, x, &x_at, mask, zero)?;
-    let wv = cx.read(w, &w_at)?;
+    let xv = read_masked(cx, x, &taps.x_at, taps.mask, zero)?;
+    let wv = cx.read(w, &taps.w_at)?;
     let wv = cx.kb.cast(wv, ty);
     let mut acc = cx.kb.binary(BinOp::Mul, xv, wv)?;
-    for (v, extent) in loops.into_iter().rev() {
+    for (v, extent) in taps.loops.into_iter().rev() {
         acc = cx.kb.reduce(RedOp::Sum, v, extent, acc)?;
     }
+    let (vc, cin_g) = taps.channel;
     acc = cx.kb.reduce(RedOp::Sum, vc, cin_g, acc)?;
     if let Some(b) = cx.opt_tensor(node, "bias") {
         let bv = cx.read(b, &[co])?;
@@ -132,6 +150,7 @@ pub fn conv(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result
     }
     Ok(acc)
 }
+
 
 /// The dims of a convolution's operands: (spatial dims, 1 when batched else 0).
 fn conv_dims(cx: &Ctx<'_>, node: &Node, xs: &[sym::Expr], ws: &[sym::Expr], idx: &[ExprId]) -> Result<(usize, usize), LowerError> {
@@ -207,19 +226,6 @@ pub fn conv_transpose(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -
         let extent = cx.kb.size(&ws[2 + d]);
         loops.push((v, extent));
     }
-    let zero_v = constant(cx, 0.0, ty);
-    let xv = read_masked(cx, x, &x_at, mask, zero_v)?;
-    let wv = cx.read(w, &w_at)?;
-    let wv = cx.kb.cast(wv, ty);
-    let mut acc = cx.kb.binary(BinOp::Mul, xv, wv)?;
-    for (v, extent) in loops.into_iter().rev() {
-        acc = cx.kb.reduce(RedOp::Sum, v, extent, acc)?;
-    }
-    acc = cx.kb.reduce(RedOp::Sum, vc, cin_g, acc)?;
-    if let Some(b) = cx.opt_tensor(node, "bias") {
-        let bv = cx.read(b, &[co])?;
-        let bv = cx.kb.cast(bv, ty);
-        acc = cx.kb.binary(BinOp::Add, acc, bv)?;
-    }
-    Ok(acc)
+    let taps = Taps { x_at, w_at, mask, loops, channel: (vc, cin_g) };
+    fold_taps(cx, node, (x, w), taps, co, ty)
 }
