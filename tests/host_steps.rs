@@ -262,3 +262,30 @@ fn a_complex_graph_output_is_refused_by_dtype() {
     let e = lower::lower(&model, &model.graphs[0], Mode::None, &Marks::default()).unwrap_err();
     assert!(matches!(&e, LowerError::DType { value, dtype } if value == "fft_r2c" && dtype == "complex64"), "{e}");
 }
+
+/// `linalg_matrix_norm(a, ord)` on `a: f32[3, 4]`.
+fn matrix_norm_model(ord: &str) -> Model {
+    let mut g = Graph::new("norm");
+    let a = g.add_input("a", tensor(DType::F32, ints(&[3, 4])), InputKind::UserInput).expect("input");
+    let args = vec![("self", Arg::Tensor(a)), ("ord", Arg::String(ord.into())), ("dim", Arg::Ints(vec![-2, -1])), ("keepdim", Arg::Bool(false))];
+    let n = node(&mut g, "norm", "aten.linalg_matrix_norm.str_ord", args, Some(tensor(DType::F32, vec![]))).unwrap();
+    g.outputs.push(Arg::Tensor(n));
+    model_of(g)
+}
+
+/// An op whose kernel covers some arguments only: the Frobenius norm is a kernel, the nuclear
+/// norm (singular values) a host step, and both give the interpreter's answer.
+#[test]
+fn a_node_its_kernel_does_not_cover_runs_as_a_host_step() {
+    let a = Tensor::from_vec(&[3, 4], (0..12).map(|i| (i as f32 - 5.0) / 3.0).collect()).expect("tensor");
+    for (ord, host) in [("fro", 0), ("nuc", 1)] {
+        let model = matrix_norm_model(ord);
+        let plan = plan_of(&model);
+        assert_eq!(plan.host_steps(), host, "{ord}");
+        let want = exec::run(&model, &model.graphs[0], std::slice::from_ref(&a)).expect("interpreter")[0].to_f64_vec()[0];
+        for (backend, run) in runs(&model, std::slice::from_ref(&a)) {
+            let got = run.unwrap_or_else(|e| panic!("{ord} on {backend}: {e}")).outputs[0].to_f64_vec()[0];
+            assert!((got - want).abs() <= 1e-5 * want.abs(), "{ord} on {backend}: {got}, interpreter {want}");
+        }
+    }
+}

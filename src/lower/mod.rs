@@ -198,10 +198,11 @@ pub fn lower(model: &Model, graph: &Graph, mode: Mode, marks: &Marks) -> Result<
 }
 
 /// Whether `node` runs as a [`Step::Host`] through the interpreter: an eager-only op
-/// (`.eager()` in the registry, with no kernel lowering), or any node that reads or produces a
-/// complex tensor, which kernels cannot store (Inductor falls back to eager ATen for those).
+/// (`.eager()` in the registry, with no kernel lowering), a node whose arguments its op's kernel
+/// does not cover (`.eager_when(..)`), or any node that reads or produces a complex tensor,
+/// which kernels cannot store (Inductor falls back to eager ATen for those).
 pub fn runs_on_host(graph: &Graph, node: &crate::ir::Node) -> bool {
-    crate::ops::host_fallback(&node.target) || node.inputs().chain(node.outputs.iter().copied()).any(|v| is_complex(graph, v))
+    crate::ops::node_on_host(graph, node) || node.inputs().chain(node.outputs.iter().copied()).any(|v| is_complex(graph, v))
 }
 
 fn is_complex(graph: &Graph, v: ValueId) -> bool {

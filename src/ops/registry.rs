@@ -42,6 +42,10 @@ pub struct OpDef {
     /// an eager fallback: the interpreter is the reference, and no kernel lowering is expected.
     /// Without a lowering, a plan runs it as a host step through the interpreter.
     pub eager: bool,
+    /// For an op whose kernel covers some argument values only: the nodes for which this holds
+    /// run as host steps through the interpreter, as Inductor falls back to ATen for them
+    /// (`linalg_matrix_norm` with 'nuc' needs singular values; 'fro' has a kernel).
+    pub host_when: Option<HostWhen>,
     /// Its output sizes depend on data (unbacked symbols): the size kernel a plan's sync step
     /// runs to compute them before the outputs' kernels (`lower::sizes`).
     pub sizes: Option<SizesFn>,
@@ -49,6 +53,9 @@ pub struct OpDef {
     /// stream, and its values are compared by rule (support, distribution), never by value.
     pub random: Random,
 }
+
+/// Whether one node of an op with a partial kernel runs on the host (see [`OpDef::host_when`]).
+pub type HostWhen = fn(&crate::ir::Graph, &crate::ir::Node) -> bool;
 
 /// When an op draws random numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +69,7 @@ pub enum Random {
 
 /// Starts an entry for `target`.
 pub const fn op(target: &'static str) -> OpDef {
-    OpDef { target, run: None, lower: None, meta: None, core: None, core_only: None, inductor: None, keep: false, eager: false, sizes: None, random: Random::Never }
+    OpDef { target, run: None, lower: None, meta: None, core: None, core_only: None, inductor: None, keep: false, eager: false, host_when: None, sizes: None, random: Random::Never }
 }
 
 impl OpDef {
@@ -103,6 +110,12 @@ impl OpDef {
 
     pub const fn eager(mut self) -> Self {
         self.eager = true;
+        self
+    }
+
+    /// Eager for the nodes `f` picks (and only those): they run as host steps.
+    pub const fn eager_when(mut self, f: HostWhen) -> Self {
+        self.host_when = Some(f);
         self
     }
 
@@ -165,6 +178,12 @@ pub fn lowering(target: &str) -> Option<(OpKind, LowerFn)> {
 /// Whether a plan runs `target` as a host step ([`OpDef::host_fallback`]).
 pub fn host_fallback(target: &str) -> bool {
     get(target).is_some_and(OpDef::host_fallback)
+}
+
+/// Whether this node of its op runs as a host step: the op is eager-only, or its kernel does not
+/// cover this node's arguments ([`OpDef::host_when`]).
+pub fn node_on_host(graph: &crate::ir::Graph, node: &crate::ir::Node) -> bool {
+    get(&node.target).is_some_and(|d| d.host_fallback() || d.run.is_some() && d.host_when.is_some_and(|f| f(graph, node)))
 }
 
 /// Every entry, family by family.

@@ -221,9 +221,28 @@ pub fn vector_norm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R
     norm_of(cx, node, &r, ord)
 }
 
+/// Whether a `linalg_norm` / `linalg_matrix_norm` node asks for a matrix norm other than
+/// Frobenius ('nuc' and ±2 need singular values, ±1 and ±inf per-axis folds): [`linalg_norm`]
+/// has no kernel for those, so the registry runs such nodes as host steps.
+pub fn matrix_norm_needs_host(graph: &crate::ir::Graph, node: &Node) -> bool {
+    let matrix = || {
+        node.target.contains("matrix_norm")
+            || match node.arg("dim") {
+                Some(Arg::Ints(d)) => d.len() == 2,
+                Some(Arg::Int(_)) => false,
+                _ => node.arg("self").and_then(|a| a.values().first().copied()).and_then(|v| graph.value(v).tensor()).is_some_and(|t| t.sizes.len() == 2),
+            }
+    };
+    match node.arg("ord") {
+        None | Some(Arg::None) => false,
+        Some(Arg::String(s)) => s != "fro",
+        Some(_) => matrix(),
+    }
+}
+
 /// `linalg_norm` / `linalg_matrix_norm`: vector norms (no dim, or one), and the Frobenius norm
 /// of matrices (`ord` None or 'fro'), which is the 2-norm of their elements. Other matrix norms
-/// need singular values or per-axis folds and are refused.
+/// need singular values or per-axis folds and run on the host ([`matrix_norm_needs_host`]).
 pub fn linalg_norm(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result<ExprId, LowerError> {
     let keepdim = cx.bool_or(node, "keepdim", false)?;
     let dims = dims_arg(cx, node)?;
