@@ -154,6 +154,20 @@ fn markdown(results: &Results, rows: &BTreeMap<String, Row>) -> String {
         core.iter().filter(|r| r.kernel || r.via_decomposition).count(),
         core.iter().filter(|r| r.via_decomposition).count()
     );
+    let (core_cases, core_ip, core_op) = core.iter().fold((0, 0, 0), |(c, i, o), r| (c + r.cases, i + r.interp_pass, o + r.opencl_pass));
+    let _ = writeln!(
+        s,
+        "- Cases of Core ATen ops (a case once per core op its graph calls): {core_cases}; pass in the interpreter {core_ip} ({}), through OpenCL {core_op} ({}).",
+        pct(core_ip, core_cases),
+        pct(core_op, core_cases)
+    );
+    let _ = writeln!(
+        s,
+        "- A case passes as `torch.testing.assert_close` would (PyTorch's default tolerances per dtype). A float16/bfloat16/float32 \
+         output outside them still passes when it is no farther from PyTorch's float64 answer on the same sample than eager's own \
+         output (PyTorch's test_decomp rule: eager rounds intermediate results at steps of its own). Random ops, uninitialised \
+         tensors and outputs whose eager shape contradicts the exported graph's metadata are checked by rule (`tests/opinfo.rs`)."
+    );
     let _ = writeln!(
         s,
         "- A case counts for every op its graph calls, so an op's numbers include cases of the ops built on it. \
@@ -163,7 +177,7 @@ fn markdown(results: &Results, rows: &BTreeMap<String, Row>) -> String {
     let table = crate::ops::table_for(None);
     let _ = writeln!(
         s,
-        "- \"host fallback (interpreter)\" in the kernel column: linear algebra Inductor never lowers (it calls ATen's LAPACK-backed kernels); a plan runs it as a host step: the queue is drained, the inputs read back, the reference interpreter (f64) computes it on the host and the outputs go back to the device. No kernel is generated, and its time is host time.\n\
+        "- \"host fallback (interpreter)\" in the kernel column: linear algebra Inductor never lowers (it calls ATen's LAPACK-backed kernels); a plan runs it as a host step, as it does a node whose arguments its op's kernel does not cover (matrix norms other than Frobenius): the queue is drained, the inputs read back, the reference interpreter (f64) computes it on the host and the outputs go back to the device. No kernel is generated, and its time is host time.\n\
          - \"via decomposition\": no kernel of its own; the lowering expands it through its decomposition rule (as eager PyTorch runs a composite op), and an OpInfo case calling it ran through OpenCL that way.\n\
          - An in-place or out= overload (`atan2.out`) runs as its functional op after functionalization, so its interpreter and kernel columns are that op's.\n\
          - \"torch kernels\": the backends PyTorch {} itself has a kernel for (op registry, `xpu-workbench backends --op NAME`); \
