@@ -7,53 +7,34 @@
 
 mod common;
 
-use xpu_workbench::decomp::{Marks, Mode};
+use common::graph_case::{lowered, GraphCase};
+
+use xpu_workbench::decomp::Mode;
 use xpu_workbench::exec::{self, Tensor};
-use xpu_workbench::ir::{Arg, DType, Format, Graph, InputKind, Model, NamedArg, NodeMeta, TensorMeta, ValueId, ValueKind};
-use xpu_workbench::lower;
+use xpu_workbench::ir::{Arg, DType, ValueId};
 use xpu_workbench::lower::kernel::KExpr;
-use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
+use xpu_workbench::runtime::plan::run_on_device;
 use xpu_workbench::sym::Expr;
 
-fn kind(dtype: DType, shape: &[usize]) -> ValueKind {
-    sym_kind(dtype, shape.iter().map(|&s| Expr::int(s as i64)).collect())
-}
-
-fn sym_kind(dtype: DType, sizes: Vec<Expr>) -> ValueKind {
-    ValueKind::Tensor(TensorMeta::contiguous(dtype, sizes))
-}
-
 /// A graph under construction with the tensors fed to its inputs.
-struct Case {
-    g: Graph,
-    inputs: Vec<Tensor>,
-}
+struct Case(GraphCase);
 
 impl Case {
     fn new() -> Case {
-        Case { g: Graph::new("case"), inputs: Vec::new() }
+        Case(GraphCase::new("index_kernels"))
     }
 
     fn input(&mut self, t: Tensor) -> ValueId {
-        let name = format!("in{}", self.inputs.len());
-        let v = self.g.add_input(&name, kind(t.dtype(), t.shape()), InputKind::UserInput).expect("input");
-        self.inputs.push(t);
-        v
+        self.0.input(t)
     }
 
     /// An input whose sizes are `sizes` (symbols bound from the tensor fed to it at run time).
     fn sym_input(&mut self, t: Tensor, sizes: Vec<Expr>) -> ValueId {
-        let name = format!("in{}", self.inputs.len());
-        let v = self.g.add_input(&name, sym_kind(t.dtype(), sizes), InputKind::UserInput).expect("input");
-        self.inputs.push(t);
-        v
+        self.0.sym_input(t, sizes)
     }
 
     fn sym_node(&mut self, target: &str, args: Vec<(&str, Arg)>, dtype: DType, sizes: Vec<Expr>) -> ValueId {
-        let name = format!("n{}", self.g.nodes.len());
-        let args = args.into_iter().map(|(n, a)| NamedArg { name: n.into(), arg: a, kwarg: false }).collect();
-        let id = self.g.add_node(&name, target, args, vec![(name.clone(), sym_kind(dtype, sizes))], NodeMeta::default()).expect("node");
-        self.g.node(id).outputs[0]
+        self.0.sym_node(target, args, dtype, sizes)
     }
 
     fn f32(&mut self, shape: &[usize], v: &[f32]) -> ValueId {
@@ -65,30 +46,19 @@ impl Case {
     }
 
     fn node(&mut self, target: &str, args: Vec<(&str, Arg)>, dtype: DType, shape: &[usize]) -> ValueId {
-        let name = format!("n{}", self.g.nodes.len());
-        let args = args.into_iter().map(|(n, a)| NamedArg { name: n.into(), arg: a, kwarg: false }).collect();
-        let id = self.g.add_node(&name, target, args, vec![(name.clone(), kind(dtype, shape))], NodeMeta::default()).expect("node");
-        self.g.node(id).outputs[0]
+        self.0.node(target, args, &[(dtype, shape)])[0]
     }
 
     /// Runs the graph with output `out` through the interpreter and through OpenCL in `mode`;
     /// returns both results as f64 (OpenCL `None` where no device is present).
-    fn run(mut self, out: ValueId, mode: Mode) -> (Vec<f64>, Option<Vec<f64>>, usize) {
-        self.g.outputs.push(Arg::Tensor(out));
-        let mut model = Model::new(Format::Pt2, "index_kernels");
-        model.graphs.push(self.g);
+    fn run(self, out: ValueId, mode: Mode) -> (Vec<f64>, Option<Vec<f64>>, usize) {
+        let (model, inputs) = self.0.model(&[out]);
         let graph = &model.graphs[0];
-        let interp = exec::run(&model, graph, &self.inputs).expect("interpreter")[0].to_f64_vec();
-        let plan = lower::lower(&model, graph, mode, &Marks::default()).expect("lowers");
-        let modules = compile_plan(&plan).expect("compiles");
-        for m in modules.iter().flatten() {
-            if let Some(Err(e)) = common::spirv_val(m) {
-                panic!("spirv-val rejects `{}`: {e}", m.name);
-            }
-        }
+        let interp = exec::run(&model, graph, &inputs).expect("interpreter")[0].to_f64_vec();
+        let (plan, modules) = lowered(&model, mode);
         let Some(mut dev) = common::opencl_device() else { return (interp, None, plan.kernel_count()) };
-        let b = exec::infer_bindings(&model, &plan.graph, &self.inputs).expect("bindings");
-        let r = run_on_device(&mut dev, &plan, &modules, &model, &self.inputs, &b).expect("runs");
+        let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
+        let r = run_on_device(&mut dev, &plan, &modules, &model, &inputs, &b).expect("runs");
         (interp, Some(r.outputs[0].to_f64_vec()), plan.kernel_count())
     }
 }
@@ -230,16 +200,13 @@ fn out_of_range_indices_stay_in_bounds() {
     let x = c.f32(&[3], &[1.0, 2.0, 3.0]);
     let i = c.i64(&[2], &[100, -100]);
     let out = c.node("aten.take.default", vec![("self", Arg::Tensor(x)), ("index", Arg::Tensor(i))], DType::F32, &[2]);
-    let mut model = Model::new(Format::Pt2, "oob");
-    c.g.outputs.push(Arg::Tensor(out));
-    model.graphs.push(c.g);
+    let (model, inputs) = c.0.model(&[out]);
     let graph = &model.graphs[0];
-    assert!(exec::run(&model, graph, &c.inputs).is_err(), "the interpreter must reject an out-of-range index");
-    let plan = lower::lower(&model, graph, Mode::None, &Marks::default()).expect("lowers");
-    let modules = compile_plan(&plan).expect("compiles");
+    assert!(exec::run(&model, graph, &inputs).is_err(), "the interpreter must reject an out-of-range index");
+    let (plan, modules) = lowered(&model, Mode::None);
     let Some(mut dev) = common::opencl_device() else { return };
-    let b = exec::infer_bindings(&model, &plan.graph, &c.inputs).expect("bindings");
-    let r = run_on_device(&mut dev, &plan, &modules, &model, &c.inputs, &b).expect("runs");
+    let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
+    let r = run_on_device(&mut dev, &plan, &modules, &model, &inputs, &b).expect("runs");
     assert_eq!(r.outputs[0].to_f64_vec(), vec![3.0, 1.0]);
 
     let mut c = Case::new();
@@ -248,13 +215,10 @@ fn out_of_range_indices_stay_in_bounds() {
     let s = c.f32(&[2], &[10.0, 20.0]);
     let args = vec![("self", Arg::Tensor(x)), ("dim", Arg::Int(0)), ("index", Arg::Tensor(i)), ("src", Arg::Tensor(s))];
     let out = c.node("aten.scatter_add.default", args, DType::F32, &[3]);
-    c.g.outputs.push(Arg::Tensor(out));
-    let mut model = Model::new(Format::Pt2, "oob");
-    model.graphs.push(c.g);
-    let plan = lower::lower(&model, &model.graphs[0], Mode::None, &Marks::default()).expect("lowers");
-    let modules = compile_plan(&plan).expect("compiles");
-    let b = exec::infer_bindings(&model, &plan.graph, &c.inputs).expect("bindings");
-    let r = run_on_device(&mut dev, &plan, &modules, &model, &c.inputs, &b).expect("runs");
+    let (model, inputs) = c.0.model(&[out]);
+    let (plan, modules) = lowered(&model, Mode::None);
+    let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
+    let r = run_on_device(&mut dev, &plan, &modules, &model, &inputs, &b).expect("runs");
     assert_eq!(r.outputs[0].to_f64_vec(), vec![1.0, 22.0, 3.0]);
 }
 
@@ -312,10 +276,8 @@ fn a_scatter_along_a_dim_loops_over_that_dim_of_the_index_only() {
     let s = c.f32(&[3, 5], &[1.0; 15]);
     let args = vec![("self", Arg::Tensor(x)), ("dim", Arg::Int(1)), ("index", Arg::Tensor(i)), ("src", Arg::Tensor(s))];
     let out = c.node("aten.scatter_add.default", args, DType::F32, &[4, 6]);
-    c.g.outputs.push(Arg::Tensor(out));
-    let mut model = Model::new(Format::Pt2, "loops");
-    model.graphs.push(c.g);
-    let plan = lower::lower(&model, &model.graphs[0], Mode::None, &Marks::default()).expect("lowers");
+    let (model, _) = c.0.model(&[out]);
+    let (plan, _) = lowered(&model, Mode::None);
     let k = plan.kernels().next().expect("one kernel");
     let extents: Vec<Option<i64>> = k
         .exprs

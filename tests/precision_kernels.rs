@@ -6,34 +6,22 @@
 
 mod common;
 
-use xpu_workbench::decomp::{Marks, Mode};
+use common::graph_case::{lowered, GraphCase};
+use xpu_workbench::decomp::Mode;
 use xpu_workbench::exec::{self, Tensor};
-use xpu_workbench::ir::{Arg, DType, Format, Graph, InputKind, Model, NamedArg, NodeMeta, TensorMeta, ValueId, ValueKind};
-use xpu_workbench::lower;
-use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
-use xpu_workbench::sym::Expr;
-
-fn kind(dtype: DType, shape: &[usize]) -> ValueKind {
-    let sizes: Vec<Expr> = shape.iter().map(|&s| Expr::int(s as i64)).collect();
-    ValueKind::Tensor(TensorMeta::contiguous(dtype, sizes))
-}
+use xpu_workbench::ir::{Arg, DType, ValueId};
+use xpu_workbench::runtime::plan::run_on_device;
 
 /// A graph of one node over its inputs.
-struct Case {
-    g: Graph,
-    inputs: Vec<Tensor>,
-}
+struct Case(GraphCase);
 
 impl Case {
     fn new() -> Case {
-        Case { g: Graph::new("case"), inputs: Vec::new() }
+        Case(GraphCase::new("precision_kernels"))
     }
 
     fn input(&mut self, t: Tensor) -> ValueId {
-        let name = format!("in{}", self.inputs.len());
-        let v = self.g.add_input(&name, kind(t.dtype(), t.shape()), InputKind::UserInput).expect("input");
-        self.inputs.push(t);
-        v
+        self.0.input(t)
     }
 
     fn typed(&mut self, shape: &[usize], v: &[f64], dtype: DType) -> ValueId {
@@ -42,30 +30,18 @@ impl Case {
 
     /// A node with outputs of `outs` (dtype, shape).
     fn node(&mut self, target: &str, args: Vec<(&str, Arg)>, outs: &[(DType, &[usize])]) -> Vec<ValueId> {
-        let name = format!("n{}", self.g.nodes.len());
-        let args = args.into_iter().map(|(n, a)| NamedArg { name: n.into(), arg: a, kwarg: false }).collect();
-        let outs = outs.iter().enumerate().map(|(i, (d, s))| (format!("{name}_{i}"), kind(*d, s))).collect();
-        let id = self.g.add_node(&name, target, args, outs, NodeMeta::default()).expect("node");
-        self.g.node(id).outputs.clone()
+        self.0.node(target, args, outs)
     }
 
     /// The outputs through the interpreter and (with a device) through OpenCL kernels.
-    fn run(mut self, outs: &[ValueId]) -> (Vec<Vec<f64>>, Option<Vec<Vec<f64>>>) {
-        self.g.outputs.extend(outs.iter().map(|&v| Arg::Tensor(v)));
-        let mut model = Model::new(Format::Pt2, "precision_kernels");
-        model.graphs.push(self.g);
+    fn run(self, outs: &[ValueId]) -> (Vec<Vec<f64>>, Option<Vec<Vec<f64>>>) {
+        let (model, inputs) = self.0.model(outs);
         let graph = &model.graphs[0];
-        let interp: Vec<Vec<f64>> = exec::run(&model, graph, &self.inputs).expect("interpreter").iter().map(Tensor::to_f64_vec).collect();
-        let plan = lower::lower(&model, graph, Mode::None, &Marks::default()).expect("lowers");
-        let modules = compile_plan(&plan).expect("compiles");
-        for m in modules.iter().flatten() {
-            if let Some(Err(e)) = common::spirv_val(m) {
-                panic!("spirv-val rejects `{}`: {e}", m.name);
-            }
-        }
+        let interp: Vec<Vec<f64>> = exec::run(&model, graph, &inputs).expect("interpreter").iter().map(Tensor::to_f64_vec).collect();
+        let (plan, modules) = lowered(&model, Mode::None);
         let Some(mut dev) = common::opencl_device() else { return (interp, None) };
-        let b = exec::infer_bindings(&model, &plan.graph, &self.inputs).expect("bindings");
-        let r = run_on_device(&mut dev, &plan, &modules, &model, &self.inputs, &b).expect("runs");
+        let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
+        let r = run_on_device(&mut dev, &plan, &modules, &model, &inputs, &b).expect("runs");
         (interp, Some(r.outputs.iter().map(Tensor::to_f64_vec).collect()))
     }
 }

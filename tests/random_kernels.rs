@@ -9,56 +9,35 @@
 
 mod common;
 
+use common::graph_case::{lowered, GraphCase};
+
 use xpu_workbench::decomp::{Marks, Mode};
 use xpu_workbench::exec::{self, Generator, Tensor};
-use xpu_workbench::ir::{Arg, DType, Format, Graph, InputKind, Model, NamedArg, NodeMeta, TensorMeta, ValueId, ValueKind};
+use xpu_workbench::ir::{Arg, DType, Model, ValueId};
 use xpu_workbench::lower::{self, Plan};
 use xpu_workbench::runtime::plan::{compile_plan, run_on_device_with};
 use xpu_workbench::runtime::{Device, KernelArg};
-use xpu_workbench::sym::Expr;
 
 const N: usize = 100_000;
 
-fn kind(dtype: DType, shape: &[usize]) -> ValueKind {
-    let sizes: Vec<Expr> = shape.iter().map(|&s| Expr::int(s as i64)).collect();
-    ValueKind::Tensor(TensorMeta::contiguous(dtype, sizes))
-}
-
 /// A graph under construction and the tensors fed to its inputs.
-struct Case {
-    g: Graph,
-    inputs: Vec<Tensor>,
-}
+struct Case(GraphCase);
 
 impl Case {
     fn new() -> Case {
-        Case { g: Graph::new("random"), inputs: Vec::new() }
+        Case(GraphCase::new("random_kernels"))
     }
 
     fn input(&mut self, t: Tensor) -> ValueId {
-        let name = format!("in{}", self.inputs.len());
-        let v = self.g.add_input(&name, kind(t.dtype(), t.shape()), InputKind::UserInput).expect("input");
-        self.inputs.push(t);
-        v
+        self.0.input(t)
     }
 
     fn node(&mut self, target: &str, args: Vec<(&str, Arg)>, outs: &[(DType, &[usize])]) -> Vec<ValueId> {
-        let name = format!("n{}", self.g.nodes.len());
-        let args = args.into_iter().map(|(n, a)| NamedArg { name: n.into(), arg: a, kwarg: false }).collect();
-        let outs = outs.iter().enumerate().map(|(i, (d, s))| (format!("{name}_{i}"), kind(*d, s))).collect();
-        let id = self.g.add_node(&name, target, args, outs, NodeMeta::default()).expect("node");
-        self.g.node(id).outputs.clone()
+        self.0.node(target, args, outs)
     }
 
     fn one(&mut self, target: &str, args: Vec<(&str, Arg)>, dtype: DType, shape: &[usize]) -> ValueId {
         self.node(target, args, &[(dtype, shape)])[0]
-    }
-
-    fn model(mut self, outs: &[ValueId]) -> (Model, Vec<Tensor>) {
-        self.g.outputs = outs.iter().map(|v| Arg::Tensor(*v)).collect();
-        let mut model = Model::new(Format::Pt2, "random_kernels");
-        model.graphs.push(self.g);
-        (model, self.inputs)
     }
 }
 
@@ -75,13 +54,8 @@ struct Ran {
 
 impl Ran {
     fn new(case: Case, outs: &[ValueId], mode: Mode) -> Ran {
-        let (model, inputs) = case.model(outs);
-        let plan = lower::lower(&model, &model.graphs[0], mode, &Marks::default()).expect("lowers");
-        for m in compile_plan(&plan).expect("compiles").iter().flatten() {
-            if let Some(Err(e)) = common::spirv_val(m) {
-                panic!("spirv-val rejects `{}`: {e}", m.name);
-            }
-        }
+        let (model, inputs) = case.0.model(outs);
+        let (plan, _) = lowered(&model, mode);
         Ran { model, inputs, plan }
     }
 
@@ -453,7 +427,7 @@ fn a_random_producer_fused_into_a_row_reduction_draws_what_it_draws_alone() {
     let r = c.one("aten.rand.default", vec![("size", size(&[64, 300]))], DType::F32, &[64, 300]);
     let s = c.one("aten.sum.dim_IntList", vec![("self", Arg::Tensor(r)), ("dim", Arg::Ints(vec![1]))], DType::F32, &[64]);
     let e = c.one("aten.exp.default", vec![("self", Arg::Tensor(r))], DType::F32, &[64, 300]);
-    let (model, inputs) = c.model(&[s, e]);
+    let (model, inputs) = c.0.model(&[s, e]);
     let gen = Generator::seeded(3);
     let mut run = |mode: Mode| {
         let plan = lower::lower(&model, &model.graphs[0], mode, &Marks::default()).expect("lowers");

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+pub mod graph_case;
 pub mod trace_format;
 pub mod ui;
 
