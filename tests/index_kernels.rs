@@ -321,3 +321,30 @@ fn dynamic_sizes_reach_the_kernels_as_arguments() {
     let want = [11.0, 11.0, 11.0, 11.0, 0.0, 0.0, 0.0, 0.0, 10.0, 10.0, 10.0, 10.0];
     check(c, out, Mode::None, &want);
 }
+
+#[test]
+fn flattened_overloads_run_as_kernels() {
+    // torch.roll(x, 1) with no dims: the flattened tensor shifted, the shape kept.
+    let mut c = Case::new();
+    let x = c.f32(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let out = c.node("aten.roll.default", vec![("self", Arg::Tensor(x)), ("shifts", Arg::Ints(vec![1])), ("dims", Arg::Ints(vec![]))], DType::F32, &[2, 3]);
+    check(c, out, Mode::None, &[6.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    // torch.take_along_dim(x, idx) with no dim: x.view(-1).gather(0, idx.view(-1)).
+    let mut c = Case::new();
+    let x = c.f32(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let i = c.i64(&[2, 2], &[5, 0, 3, 3]);
+    let out = c.node("aten.take_along_dim.default", vec![("self", Arg::Tensor(x)), ("indices", Arg::Tensor(i))], DType::F32, &[4]);
+    check(c, out, Mode::None, &[6.0, 1.0, 4.0, 4.0]);
+}
+
+#[test]
+fn repeat_interleave_with_counts_sizes_its_output_from_the_data() {
+    // torch.repeat_interleave(x, tensor([2, 0, 1]), dim=0): the output's row count u0 = 3 is
+    // the counts' sum, computed by a size step before the kernel.
+    let mut c = Case::new();
+    let x = c.f32(&[3, 2], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let r = c.i64(&[3], &[2, 0, 1]);
+    let args = vec![("self", Arg::Tensor(x)), ("repeats", Arg::Tensor(r)), ("dim", Arg::Int(0))];
+    let out = c.sym_node("aten.repeat_interleave.self_Tensor", args, DType::F32, vec![Expr::symbol("u0"), Expr::int(2)]);
+    check(c, out, Mode::None, &[1.0, 2.0, 1.0, 2.0, 5.0, 6.0]);
+}

@@ -322,6 +322,8 @@ pub(crate) mod testing;
 #[cfg(test)]
 pub(crate) mod tail_tests;
 #[cfg(test)]
+mod overload_tests;
+#[cfg(test)]
 mod rounding_tests;
 #[cfg(test)]
 mod tests;

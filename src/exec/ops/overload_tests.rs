@@ -1,0 +1,64 @@
+//! Overloads that real graphs reach but their everyday siblings do not cover: `roll` and
+//! `take_along_dim` without a dim (both work on the flattened tensor), `repeat_interleave` with
+//! per-element counts, `nonzero_numpy`'s one tensor per dim, and `atleast_*d` of a sequence.
+//! Expected values are PyTorch's (worked by hand from its documented semantics).
+
+use super::testing::*;
+use crate::exec::value::RtValue;
+
+fn shapes_and_values(out: Vec<RtValue>) -> Vec<(Vec<usize>, Vec<f64>)> {
+    out.iter().map(|r| r.as_tensor().expect("tensor output")).map(|t| (t.shape().to_vec(), t.to_f64_vec())).collect()
+}
+
+#[test]
+fn roll_without_dims_shifts_the_flattened_tensor_and_keeps_the_shape() {
+    // torch.roll(tensor([[1, 2], [3, 4]]), 1) == [[4, 1], [2, 3]]; a negative shift the other way.
+    let r = call1("aten.roll.default", vec![("self", t32(&[2, 2], &[1., 2., 3., 4.])), ("shifts", ints(&[1])), ("dims", ints(&[]))]);
+    assert_eq!((r.shape().to_vec(), r.to_f64_vec()), (vec![2, 2], vec![4., 1., 2., 3.]));
+    let r = call1("aten.roll.default", vec![("self", t32(&[2, 2], &[1., 2., 3., 4.])), ("shifts", ints(&[-5]))]);
+    assert_eq!(r.to_f64_vec(), vec![2., 3., 4., 1.], "shifts wrap modulo numel");
+}
+
+#[test]
+fn take_along_dim_without_dim_gathers_from_the_flattened_tensor() {
+    // torch.take_along_dim(t, idx) == t.view(-1).gather(0, idx.view(-1)): 1-D, idx's numel.
+    let r = call1("aten.take_along_dim.default", vec![("self", t32(&[2, 2], &[10., 30., 20., 40.])), ("indices", ti(&[2, 1], &[3, 0]))]);
+    assert_eq!((r.shape().to_vec(), r.to_f64_vec()), (vec![2], vec![40., 10.]));
+}
+
+#[test]
+fn repeat_interleave_with_counts_repeats_each_slice_its_own_times() {
+    // Along dim 0: row 0 once, row 1 twice.
+    let r = call1("aten.repeat_interleave.self_Tensor", vec![("self", t32(&[2, 2], &[1., 2., 3., 4.])), ("repeats", ti(&[2], &[1, 2])), ("dim", int(0))]);
+    assert_eq!((r.shape().to_vec(), r.to_f64_vec()), (vec![3, 2], vec![1., 2., 3., 4., 3., 4.]));
+    // No dim: the flattened tensor, zero counts dropping elements.
+    let r = call1("aten.repeat_interleave.self_Tensor", vec![("self", t32(&[3], &[1., 2., 3.])), ("repeats", ti(&[3], &[0, 2, 1]))]);
+    assert_eq!(r.to_f64_vec(), vec![2., 2., 3.]);
+    // A single count applies to every element; an output_size that disagrees is an error.
+    let r = call1("aten.repeat_interleave.self_Tensor", vec![("self", t32(&[2], &[5., 6.])), ("repeats", ti(&[1], &[2]))]);
+    assert_eq!(r.to_f64_vec(), vec![5., 5., 6., 6.]);
+    let bad = call("aten.repeat_interleave.self_Tensor", vec![("self", t32(&[2], &[5., 6.])), ("repeats", ti(&[1], &[2])), ("output_size", int(3))]);
+    assert!(bad.is_err(), "output_size 3 where the counts sum to 4");
+}
+
+#[test]
+fn nonzero_numpy_returns_one_coordinate_tensor_per_dim() {
+    // numpy.nonzero([[0, 1], [2, 0]]) == ([0, 1], [1, 0]).
+    let out = call("aten.nonzero_numpy.default", vec![("self", t32(&[2, 2], &[0., 1., 2., 0.]))]).expect("runs");
+    assert_eq!(shapes_and_values(out), vec![(vec![2], vec![0., 1.]), (vec![2], vec![1., 0.])]);
+}
+
+#[test]
+fn atleast_nd_of_a_sequence_reshapes_each_tensor_as_pytorch_does() {
+    let x0 = || crate::exec::tensor::Tensor::from_vec(&[], vec![7f32]).expect("0-d");
+    let x1 = || crate::exec::tensor::Tensor::from_vec(&[3], vec![1f32, 2., 3.]).expect("1-d");
+    let x2 = || crate::exec::tensor::Tensor::from_vec(&[2, 3], vec![0f32; 6]).expect("2-d");
+    let shapes = |target: &str| -> Vec<Vec<usize>> {
+        let out = call_list(target, vec![x0(), x1(), x2()], vec![]).expect("runs");
+        shapes_and_values(out).into_iter().map(|(s, _)| s).collect()
+    };
+    assert_eq!(shapes("aten.atleast_1d.Sequence"), vec![vec![1], vec![3], vec![2, 3]]);
+    assert_eq!(shapes("aten.atleast_2d.Sequence"), vec![vec![1, 1], vec![1, 3], vec![2, 3]]);
+    // A 1-D tensor becomes [1, n, 1] and a 2-D one [m, n, 1] (not [1, m, n]).
+    assert_eq!(shapes("aten.atleast_3d.Sequence"), vec![vec![1, 1, 1], vec![1, 3, 1], vec![2, 3, 1]]);
+}
