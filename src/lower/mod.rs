@@ -303,6 +303,7 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     let reads_memory: Vec<bool> = (0..graph.nodes.len()).map(|i| kinds[i] == OpKind::Heavy || !defined[i].is_empty()).collect();
     realize_heavy_operands(graph, &reads_memory, fallback, &mut inlinable);
     fuse_matmul_epilogues(graph, &kinds, fallback, &users, &outputs, &mut inlinable);
+    fuse_conv_epilogues(graph, &kinds, fallback, &users, &outputs, &mut inlinable);
     expand::keep_within_domains(graph, &kinds, &lowerable.domain, &mut inlinable);
     // A matrix product computed inside a kernel that does not get the tiled schedule is a
     // serial dot product per read: per output element, twice where the epilogue reads it at
@@ -470,12 +471,44 @@ fn fuse_matmul_epilogues(
     inlinable: &mut HashSet<NodeId>,
 ) {
     let is_matmul = |n: NodeId| !fallback[n.index()] && MATMULS.contains(&graph.node(n).target.as_str());
-    // The kernel roots that would compute each node inline (a root reads itself), consumers
-    // first; `None` when one of them is a fallback or graph output forces memory anyway.
+    let roots = kernel_roots(graph, kinds, fallback, users, outputs, inlinable);
+    let mut fused_into: HashSet<NodeId> = HashSet::new();
+    for i in 0..graph.nodes.len() {
+        let id = NodeId(i as u32);
+        if !is_matmul(id) {
+            continue;
+        }
+        let Some(r) = &roots[i] else { continue };
+        let [root] = r.iter().copied().collect::<Vec<_>>()[..] else { continue };
+        // Every matrix product the root's kernel would read, through what it inlines.
+        let products = graph.nodes.iter().enumerate().filter(|(j, _)| is_matmul(NodeId(*j as u32)) && roots[*j].as_ref().is_some_and(|r| r.contains(&root))).count();
+        if products == 1 && fused_into.insert(root) {
+            inlinable.insert(id);
+        }
+    }
+}
+
+/// Per node, the kernel roots that would compute it inline (a root reads itself, and an
+/// inlined pointwise node that is a graph output is also the root of its own kernel),
+/// consumers first; `None` when a fallback, a non-pointwise root or another graph output
+/// forces memory anyway.
+fn kernel_roots(
+    graph: &Graph,
+    kinds: &[OpKind],
+    fallback: &[bool],
+    users: &[Vec<NodeId>],
+    outputs: &HashSet<ValueId>,
+    inlinable: &HashSet<NodeId>,
+) -> Vec<Option<BTreeSet<NodeId>>> {
     let mut roots: Vec<Option<BTreeSet<NodeId>>> = vec![None; graph.nodes.len()];
     for (i, node) in graph.nodes.iter().enumerate().rev() {
         let mut set = BTreeSet::new();
-        let mut ok = !node.outputs.iter().any(|o| outputs.contains(o));
+        let mut ok = true;
+        if node.outputs.iter().any(|o| outputs.contains(o)) {
+            let id = NodeId(i as u32);
+            ok = inlinable.contains(&id) && !fallback[i] && kinds[i] == OpKind::Pointwise;
+            set.insert(id);
+        }
         for u in node.outputs.iter().flat_map(|o| &users[o.index()]) {
             let through = kinds[u.index()] == OpKind::View || inlinable.contains(u);
             match (through, &roots[u.index()]) {
@@ -489,17 +522,51 @@ fn fuse_matmul_epilogues(
         }
         roots[i] = ok.then_some(set);
     }
-    let mut fused_into: HashSet<NodeId> = HashSet::new();
+    roots
+}
+
+/// Lets a convolution be computed inside its pointwise epilogue's kernel (bias already in it;
+/// a batch norm in eval, an activation, a residual add), as the matrix products above are:
+/// `relu(bn(conv(x)))` is one kernel and the convolution's output never goes through memory.
+/// A convolution kernel computes one output element per work-item, so this is safe only where
+/// the root computes each convolution element once: the root has the convolution's sizes (no
+/// broadcast of a pooled squeeze-excite product over a feature map) and every path from the
+/// convolution to it reads it once (one user at each step, each listing it once). A `cat` root
+/// would pick between its inputs with a select, which evaluates every input per element.
+fn fuse_conv_epilogues(
+    graph: &Graph,
+    kinds: &[OpKind],
+    fallback: &[bool],
+    users: &[Vec<NodeId>],
+    outputs: &HashSet<ValueId>,
+    inlinable: &mut HashSet<NodeId>,
+) {
+    let roots = kernel_roots(graph, kinds, fallback, users, outputs, inlinable);
+    let sizes = |n: NodeId| graph.node(n).outputs.first().and_then(|v| graph.value(*v).tensor()).map(|t| t.sizes.clone());
     for i in 0..graph.nodes.len() {
         let id = NodeId(i as u32);
-        if !is_matmul(id) {
+        if fallback[i] || !CONVOLUTIONS.contains(&graph.node(id).target.as_str()) || graph.node(id).outputs.len() != 1 {
             continue;
         }
         let Some(r) = &roots[i] else { continue };
         let [root] = r.iter().copied().collect::<Vec<_>>()[..] else { continue };
-        // Every matrix product the root's kernel would read, through what it inlines.
-        let products = graph.nodes.iter().enumerate().filter(|(j, _)| is_matmul(NodeId(*j as u32)) && roots[*j].as_ref().is_some_and(|r| r.contains(&root))).count();
-        if products == 1 && fused_into.insert(root) {
+        if sizes(root).is_none() || sizes(root) != sizes(id) {
+            continue;
+        }
+        // Follow the single chain of readers up to the root: one user, reading the value once.
+        let mut at = id;
+        let once = loop {
+            let v = graph.node(at).outputs[0];
+            let [u] = users[v.index()][..] else { break false };
+            if graph.node(u).inputs().filter(|x| *x == v).count() != 1 || graph.node(u).outputs.len() != 1 {
+                break false;
+            }
+            if u == root {
+                break true;
+            }
+            at = u;
+        };
+        if once {
             inlinable.insert(id);
         }
     }
@@ -523,6 +590,8 @@ pub const MAX_INLINE_REDUCTION: i64 = 1024;
 
 /// Roots that get the tiled matrix-product schedule when their kernel has the shape for it.
 const MATMULS: &[&str] = &["aten.mm.default", "aten.bmm.default", "aten.addmm.default", "aten.linear.default"];
+/// Convolutions [`fuse_conv_epilogues`] computes inside their epilogue.
+const CONVOLUTIONS: &[&str] = &["aten.convolution.default", "aten._convolution.default", "aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default"];
 
 /// Elements folded into each output of reduction node `n`, when static.
 fn reduction_size(graph: &Graph, n: NodeId) -> Option<i64> {
