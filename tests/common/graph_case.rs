@@ -70,7 +70,7 @@ impl GraphCase {
     /// The model whose graph returns `outs`, and the tensors to feed it.
     pub fn model(mut self, outs: &[ValueId]) -> (Model, Vec<Tensor>) {
         self.g.outputs = outs.iter().map(|v| Arg::Tensor(*v)).collect();
-        let mut model = Model::new(Format::Pt2, &self.g.name.clone());
+        let mut model = Model::new(Format::Pt2, self.g.name.clone());
         model.graphs.push(self.g);
         (model, self.inputs)
     }
