@@ -41,8 +41,9 @@ The support is read from the random node's arguments when that node produces the
 the random values flow through other ops first, the support is null (shape and dtype only).
 An output whose eager shape contradicts the exported graph's own metadata carries
 `{"kind": "metadata_shape", "outputs": [[i, sizes], ...]}`: checked against the metadata's shape.
-Eigenvectors (unique up to sign) carry `{"kind": "up_to_sign", "outputs": [...]}`: those outputs
-are compared after aligning each column's sign with PyTorch's. The per-op archives stay small
+Eigenvectors and singular vectors (unique up to sign) carry `{"kind": "up_to_sign", "outputs":
+[...], "rows": [...]}`: those outputs are compared after aligning each column's (for `rows`:
+each row's) sign with PyTorch's. The per-op archives stay small
 (the archive's sample_inputs entry, which the importer does not read, is left out).
 """
 import gzip
@@ -207,7 +208,14 @@ TRAINING = {
 # Decompositions whose vectors are unique only up to sign: target -> the outputs holding one
 # vector per column. Their cases compare those outputs after aligning each column's sign with
 # PyTorch's (`{"kind": "up_to_sign", "outputs": [graph output indices]}`).
-SIGN_FREE = {"aten.linalg_eigh.default": [1]}
+# Outputs holding vectors unique only up to sign: (outputs whose columns are the vectors,
+# outputs whose rows are). Singular vectors come in pairs whose signs flip together; LAPACK and
+# another SVD may pick either.
+SIGN_FREE = {
+    "aten.linalg_eigh.default": ([1], []),
+    "aten.linalg_svd.default": ([0], [2]),
+    "aten.svd.default": ([0, 2], []),
+}
 UNINITIALIZED = {
     "aten.empty.memory_format", "aten.empty_like.default", "aten.new_empty.default",
     "aten.empty_strided.default", "aten.empty_permuted.default", "aten.new_empty_strided.default",
@@ -286,10 +294,14 @@ def check_of(pt2):
     for n in nodes:
         if name(n) in SIGN_FREE:
             outs = produced_by(n)
-            vec_names = {outs[i] for i in SIGN_FREE[name(n)] if i < len(outs)}
-            idx = [i for i, o in enumerate(graph_outs) if o in vec_names]
-            if idx:
-                return {"kind": "up_to_sign", "outputs": idx}
+            cols, rows = ({outs[i] for i in which if i < len(outs)} for which in SIGN_FREE[name(n)])
+            idx = [i for i, o in enumerate(graph_outs) if o in cols]
+            by_row = [i for i, o in enumerate(graph_outs) if o in rows]
+            if idx or by_row:
+                rec = {"kind": "up_to_sign", "outputs": idx}
+                if by_row:
+                    rec["rows"] = by_row
+                return rec
     def draws(n):
         arg, default = TRAINING.get(name(n), (None, True))
         return arg is None or named_args(g, n).get(arg, default)

@@ -16,8 +16,8 @@
 //! the sampler is), finite when PyTorch's whole sample is, and a median within half an
 //! interquartile range of PyTorch's on samples of at least 100 values (one range on 20);
 //! uninitialised: shape and dtype only; an output whose eager shape contradicts the exported
-//! graph's own metadata (bfloat16 `_embedding_bag`'s `offset2bag`): the metadata's shape. The summary prints how many cases were checked by rule. Eigenvectors, unique only up to sign, are compared by value
-//! after each column's sign is aligned with PyTorch's.
+//! graph's own metadata (bfloat16 `_embedding_bag`'s `offset2bag`): the metadata's shape. The summary prints how many cases were checked by rule. Eigenvectors and singular vectors, unique only up to
+//! sign, are compared by value after each vector's sign is aligned with PyTorch's.
 //!
 //! An op Inductor only runs eagerly (`.eager()` linear algebra) runs on OpenCL as a host step
 //! of the plan (the interpreter, between launches); the summary says how many OpenCL passes
@@ -96,7 +96,12 @@ enum Check {
     /// Outputs holding one vector per column, each unique only up to sign (eigenvectors):
     /// compared after aligning each column's sign with PyTorch's; other outputs by value.
     #[serde(rename = "up_to_sign")]
-    UpToSign { outputs: Vec<usize> },
+    UpToSign {
+        outputs: Vec<usize>,
+        /// Outputs whose rows are the vectors (`linalg_svd`'s `Vh`): aligned row by row.
+        #[serde(default)]
+        rows: Vec<usize>,
+    },
     /// Outputs whose eager shape contradicts the exported graph's own metadata (`[index,
     /// sizes]`): compiled code follows the metadata, so these are checked against its sizes and
     /// eager's dtype; their values cannot be compared. Other outputs by value.
@@ -104,20 +109,25 @@ enum Check {
     MetadataShape { outputs: Vec<(usize, Vec<usize>)> },
 }
 
-/// `got` with each column (last-dim index) negated where it points away from `want`'s.
-fn align_columns(got: &Tensor, want: &Tensor) -> Result<Tensor, String> {
+/// `got` with each column (last-dim index; with `by_row`, each row) negated where it points away
+/// from `want`'s.
+fn align_columns(got: &Tensor, want: &Tensor, by_row: bool) -> Result<Tensor, String> {
     if got.shape() != want.shape() || got.ndim() < 2 {
         return Ok(got.clone());
     }
     let (g, w) = (got.to_f64_vec(), want.to_f64_vec());
     let s = got.shape();
     let (rows, cols) = (s[s.len() - 2], s[s.len() - 1]);
+    // Vector `v` of a matrix, as (count, length, position of element `e` of vector `v`).
+    let (count, len) = if by_row { (rows, cols) } else { (cols, rows) };
+    let at = |v: usize, e: usize| if by_row { v * cols + e } else { e * cols + v };
     let mut out = g.clone();
     for (m, chunk) in out.chunks_mut((rows * cols).max(1)).enumerate() {
-        for c in 0..cols {
-            let dot: f64 = (0..rows).map(|r| g[m * rows * cols + r * cols + c] * w[m * rows * cols + r * cols + c]).sum();
+        let base = m * rows * cols;
+        for v in 0..count {
+            let dot: f64 = (0..len).map(|e| g[base + at(v, e)] * w[base + at(v, e)]).sum();
             if dot < 0.0 {
-                (0..rows).for_each(|r| chunk[r * cols + c] = -chunk[r * cols + c]);
+                (0..len).for_each(|e| chunk[at(v, e)] = -chunk[at(v, e)]);
             }
         }
     }
@@ -316,7 +326,9 @@ fn compare(case: &Case, got: &[Tensor], want: &[Tensor], refs: &BTreeMap<usize, 
     let mut by_reference = false;
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
         match &case.check {
-            Some(Check::UpToSign { outputs }) if outputs.contains(&i) => align_columns(g, w).and_then(|g| close(&g, w, case.rtol[i], case.atol[i])),
+            Some(Check::UpToSign { outputs, rows }) if outputs.contains(&i) || rows.contains(&i) => {
+                align_columns(g, w, rows.contains(&i)).and_then(|g| close(&g, w, case.rtol[i], case.atol[i]))
+            }
             Some(Check::MetadataShape { outputs }) if outputs.iter().any(|(o, _)| *o == i) => {
                 let sizes = outputs.iter().find(|(o, _)| *o == i).map(|(_, s)| s.as_slice());
                 if Some(g.shape()) == sizes && g.dtype() == w.dtype() {

@@ -194,6 +194,8 @@ impl<'a> Ctx<'a> {
             None | Some(Arg::None) => Ok(default),
             Some(Arg::Float(f)) => Ok(*f),
             Some(Arg::Int(i)) => Ok(*i as f64),
+            // A Scalar may be a bool (`constant_pad_nd(bool_tensor, pad, True)`): 1 or 0.
+            Some(Arg::Bool(b)) => Ok(f64::from(u8::from(*b))),
             Some(other) => Err(self.err(node, format!("argument `{name}`: expected a constant number, got {other:?}"))),
         }
     }

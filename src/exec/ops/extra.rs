@@ -12,7 +12,7 @@ use super::shape::{concat, many, slice_tensor};
 use super::{dtype_ok, one, shape_err, wrap_dim, OpCx, OpError, OpResult};
 use crate::exec::tensor::Tensor;
 use crate::exec::value::RtValue;
-use crate::ir::DType;
+use crate::ir::{Arg, DType};
 
 fn f64s(v: Vec<f64>, shape: &[usize], out: DType) -> OpResult<Tensor> {
     let t = Tensor::from_vec(shape, v).ok_or_else(|| OpError::Shape(format!("{shape:?}")))?;
@@ -308,23 +308,47 @@ pub fn bucketize(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(index_result(v, t.shape(), cx.bool_or("out_int32", false)?)?)
 }
 
+/// `searchsorted.Tensor` / `.Scalar(sorted_sequence, self, out_int32, right, side, sorter)`: per
+/// value, the insertion point in its row of `sorted_sequence` (read through `sorter`, a
+/// permutation per row, when given); a scalar `self` gives a 0-dim result.
 pub fn searchsorted(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let (seq, t) = (cx.tensor("sorted_sequence")?, cx.tensor("self")?);
+    let seq = cx.tensor("sorted_sequence")?;
     let right = cx.bool_or("right", false)? || cx.str_or("side", "left")? == "right";
     let int32 = cx.bool_or("out_int32", false)?;
-    let sv = seq.to_f64_vec();
-    if seq.ndim() <= 1 {
-        let v = t.to_f64_vec().iter().map(|&x| position(&sv, x, right)).collect();
-        return one(index_result(v, t.shape(), int32)?);
-    }
     let m = *seq.shape().last().unwrap_or(&1);
-    let k = *t.shape().last().unwrap_or(&1);
-    let tv = t.to_f64_vec();
-    let v = tv.iter().enumerate().map(|(i, &x)| {
+    let mut sv = seq.to_f64_vec();
+    if let Some(sorter) = cx.opt_tensor("sorter")? {
+        if sorter.shape() != seq.shape() {
+            return shape_err(format!("sorter {:?} must have sorted_sequence's shape {:?}", sorter.shape(), seq.shape()));
+        }
+        let order = sorter.to_i64_vec();
+        let orig = std::mem::take(&mut sv);
+        sv = order
+            .iter()
+            .enumerate()
+            .map(|(i, &j)| match usize::try_from(j) {
+                Ok(j) if j < m => Ok(orig[i - i % m.max(1) + j]),
+                _ => shape_err(format!("sorter index {j} out of range for rows of {m}")),
+            })
+            .collect::<OpResult<_>>()?;
+    }
+    let (values, shape) = match cx.arg("self") {
+        Some(Arg::Tensor(_)) => {
+            let t = cx.tensor("self")?;
+            (t.to_f64_vec(), t.shape().to_vec())
+        }
+        _ => (vec![cx.opt_float("self")?.ok_or_else(|| OpError::Arg { arg: "self".into(), message: "missing".into() })?], vec![]),
+    };
+    if seq.ndim() <= 1 {
+        let v = values.iter().map(|&x| position(&sv, x, right)).collect();
+        return one(index_result(v, &shape, int32)?);
+    }
+    let k = *shape.last().unwrap_or(&1);
+    let v = values.iter().enumerate().map(|(i, &x)| {
         let row = i / k.max(1);
         position(&sv[row * m..(row + 1) * m], x, right)
     });
-    one(index_result(v.collect(), t.shape(), int32)?)
+    one(index_result(v.collect(), &shape, int32)?)
 }
 
 fn shift(cx: &OpCx, inverse: bool) -> OpResult<Vec<RtValue>> {

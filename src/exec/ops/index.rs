@@ -440,9 +440,12 @@ pub fn masked_select(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(remap(&tb, &[keep.len()], 0.0, |i| Some(keep[i[0]])))
 }
 
+/// `masked_scatter(self, mask, source)`: `self` and `mask` broadcast together (the output has
+/// their common shape); the source's elements fill the set positions in row-major order.
 pub fn masked_scatter(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let t = cx.tensor("self")?;
-    let m = expand_tensor(cx.tensor("mask")?, &t.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?;
+    let (t, m) = (cx.tensor("self")?, cx.tensor("mask")?);
+    let shape: Vec<i64> = super::pointwise::broadcast_shapes(&[t.shape(), m.shape()])?.iter().map(|&s| s as i64).collect();
+    let (t, m) = (&expand_tensor(t, &shape)?, expand_tensor(m, &shape)?);
     let src = cx.tensor("source")?;
     let pairs: Vec<(usize, usize)> =
         m.to_i64_vec().iter().enumerate().filter(|(_, &v)| v != 0).map(|(i, _)| i).enumerate().map(|(k, d)| (d, k)).collect();

@@ -37,17 +37,18 @@ fn flat(idx: &[usize], strides: &[usize]) -> usize {
 }
 
 /// `F.pad` / `constant_pad_nd`: `pad` holds (before, after) pairs from the last dim backwards;
-/// negative amounts crop.
+/// negative amounts crop. Circular padding wraps around what is left after cropping (PyTorch
+/// copies the cropped input into place first, then the wrapped borders from it).
 fn pad_impl(t: &Tensor, pad: &[i64], mode: &str, value: f64) -> OpResult<Tensor> {
     if !pad.len().is_multiple_of(2) || pad.len() / 2 > t.ndim() {
         return shape_err(format!("pad {pad:?} does not fit a tensor of rank {}", t.ndim()));
     }
     let nd = t.ndim();
-    let mut lo = vec![0i64; nd];
+    let (mut lo, mut hi) = (vec![0i64; nd], vec![0i64; nd]);
     let mut out = t.shape().iter().map(|&s| s as i64).collect::<Vec<_>>();
     for (k, pair) in pad.chunks(2).enumerate() {
         let d = nd - 1 - k;
-        lo[d] = pair[0];
+        (lo[d], hi[d]) = (pair[0], pair[1]);
         out[d] += pair[0] + pair[1];
         if out[d] < 0 {
             return shape_err(format!("pad {pad:?} leaves dim {d} of {:?} negative", t.shape()));
@@ -84,7 +85,12 @@ fn pad_impl(t: &Tensor, pad: &[i64], mode: &str, value: f64) -> OpResult<Tensor>
                     }
                 }
                 "replicate" => i = i.clamp(0, n - 1),
-                _ => i = i.rem_euclid(n.max(1)),
+                _ => {
+                    // The kept part of the input starts at `-lo` (when cropped) and is `kept` long.
+                    let start = (-lo[d]).max(0);
+                    let kept = n - start - (-hi[d]).max(0);
+                    i = start + (idx[d] as i64 - lo[d].max(0)).rem_euclid(kept.max(1));
+                }
             }
             k += i as usize * st[d];
         }

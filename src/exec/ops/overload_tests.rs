@@ -1,6 +1,7 @@
 //! Overloads that real graphs reach but their everyday siblings do not cover: `roll` and
 //! `take_along_dim` without a dim (both work on the flattened tensor), `repeat_interleave` with
-//! per-element counts, `nonzero_numpy`'s one tensor per dim, and `atleast_*d` of a sequence.
+//! per-element counts, `nonzero_numpy`'s one tensor per dim, `atleast_*d` of a sequence, and
+//! `masked_scatter` whose mask is larger than `self`.
 //! Expected values are PyTorch's (worked by hand from its documented semantics).
 
 use super::testing::*;
@@ -61,4 +62,40 @@ fn atleast_nd_of_a_sequence_reshapes_each_tensor_as_pytorch_does() {
     assert_eq!(shapes("aten.atleast_2d.Sequence"), vec![vec![1, 1], vec![1, 3], vec![2, 3]]);
     // A 1-D tensor becomes [1, n, 1] and a 2-D one [m, n, 1] (not [1, m, n]).
     assert_eq!(shapes("aten.atleast_3d.Sequence"), vec![vec![1, 1, 1], vec![1, 3, 1], vec![2, 3, 1]]);
+}
+
+#[test]
+fn masked_scatter_broadcasts_self_and_mask_together() {
+    // torch.zeros(3).masked_scatter(tensor([[True, False, True], [False, True, False]]),
+    // arange(1., 7.)) == [[1, 0, 2], [0, 3, 0]]: the output has the mask's larger shape.
+    let mask = crate::exec::tensor::Tensor::from_vec(&[2, 3], vec![1i64, 0, 1, 0, 1, 0]).expect("mask").cast(crate::ir::DType::Bool).expect("bool");
+    let r = call1("aten.masked_scatter.default", vec![("self", t32(&[3], &[0., 0., 0.])), ("mask", A::T(mask)), ("source", t32(&[6], &[1., 2., 3., 4., 5., 6.]))]);
+    assert_eq!((r.shape().to_vec(), r.to_f64_vec()), (vec![2, 3], vec![1., 0., 2., 0., 3., 0.]));
+}
+
+#[test]
+fn circular_padding_wraps_around_what_cropping_leaves() {
+    // F.pad(arange(4.), (-1, 1), mode="circular") == [1, 2, 3, 1]: the left crop drops 0, and
+    // the right border wraps to the first kept element, not to the input's first.
+    let r = call1("aten.pad.default", vec![("self", t32(&[1, 1, 4], &[0., 1., 2., 3.])), ("pad", ints(&[-1, 1])), ("mode", A::L(crate::ir::Arg::String("circular".into())))]);
+    assert_eq!(r.to_f64_vec(), vec![1., 2., 3., 1.]);
+    let r = call1("aten.pad.default", vec![("self", t32(&[1, 1, 4], &[0., 1., 2., 3.])), ("pad", ints(&[2, -1])), ("mode", A::L(crate::ir::Arg::String("circular".into())))]);
+    assert_eq!(r.to_f64_vec(), vec![1., 2., 0., 1., 2.], "right crop, left wrap over [0, 1, 2]");
+}
+
+#[test]
+fn searchsorted_takes_a_scalar_value_and_a_sorter() {
+    // torch.searchsorted(tensor([1., 3., 5.]), 4.0) == tensor(2), a 0-dim result; right=True
+    // puts an equal value after its match.
+    let seq = || t32(&[3], &[1., 3., 5.]);
+    let r = call1("aten.searchsorted.Scalar", vec![("sorted_sequence", seq()), ("self", float(4.0))]);
+    assert_eq!((r.shape().to_vec(), r.to_f64_vec()), (vec![], vec![2.]));
+    let r = call1("aten.searchsorted.Scalar", vec![("sorted_sequence", seq()), ("self", float(3.0)), ("right", boolean(true))]);
+    assert_eq!(r.to_f64_vec(), vec![2.]);
+    // Unsorted [5, 1, 3] read through sorter [1, 2, 0] is [1, 3, 5].
+    let r = call1(
+        "aten.searchsorted.Tensor",
+        vec![("sorted_sequence", t32(&[3], &[5., 1., 3.])), ("self", t32(&[2], &[0., 4.])), ("sorter", ti(&[3], &[1, 2, 0]))],
+    );
+    assert_eq!(r.to_f64_vec(), vec![0., 2.]);
 }

@@ -36,18 +36,23 @@ pub fn linear(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> Result
     let x = cx.tensor(node, "input")?;
     let w = cx.tensor(node, "weight")?;
     let xs = cx.sizes(x)?;
-    let n = idx.len();
+    let Some(last) = xs.last() else { return Err(cx.err(node, "linear needs an input of rank 1 or more")) };
+    // A 1-D weight is a vector: the output drops the input's last dim (`x @ w`), and a bias is 0-dim.
+    let vector = cx.sizes(w)?.len() == 1;
+    let lead = if vector { idx.len() } else { idx.len().saturating_sub(1) };
+    let out_col: Vec<ExprId> = idx[lead..].to_vec();
     let var = cx.kb.fresh_var()?;
     let k = cx.kb.var(var);
-    let extent = cx.kb.size(&xs[xs.len() - 1]);
-    let mut xi = idx[..n - 1].to_vec();
+    let extent = cx.kb.size(last);
+    let mut xi = idx[..lead].to_vec();
     xi.push(k);
     let a = cx.read(x, &xi)?;
-    let b = cx.read(w, &[idx[n - 1], k])?;
+    let wi: Vec<ExprId> = out_col.iter().copied().chain([k]).collect();
+    let b = cx.read(w, &wi)?;
     let p = cx.kb.binary(BinOp::Mul, a, b)?;
     let mut acc = cx.kb.reduce(RedOp::Sum, var, extent, p)?;
     if let Some(bias) = cx.opt_tensor(node, "bias") {
-        let b = cx.read(bias, &[idx[n - 1]])?;
+        let b = cx.read(bias, &out_col)?;
         acc = cx.kb.binary(BinOp::Add, acc, b)?;
     }
     Ok(acc)

@@ -624,10 +624,18 @@ pub fn pad(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
                 kb.binary(BinOp::Min, c, last)?
             }
             "circular" => {
-                // ((i mod n) + n) mod n: s_rem keeps the dividend's sign.
-                let r = kb.binary(BinOp::Rem, i, n)?;
-                let r = kb.binary(BinOp::Add, r, n)?;
-                kb.binary(BinOp::Rem, r, n)?
+                // Wrapped around the part left after cropping: it starts at `-lo` (when cropped)
+                // and is `n - crop` long; ((j mod m) + m) mod m, as s_rem keeps the dividend's sign.
+                let start = (-pair[0]).max(0);
+                let crop = kb.i64(start + (-pair[1]).max(0));
+                let m = kb.binary(BinOp::Sub, n, crop)?;
+                let at = kb.i64(pair[0].max(0));
+                let j = kb.binary(BinOp::Sub, idx[d], at)?;
+                let r = kb.binary(BinOp::Rem, j, m)?;
+                let r = kb.binary(BinOp::Add, r, m)?;
+                let r = kb.binary(BinOp::Rem, r, m)?;
+                let start = kb.i64(start);
+                kb.binary(BinOp::Add, r, start)?
             }
             m => return Err(cx.err(node, format!("padding mode `{m}` is not supported"))),
         };

@@ -162,10 +162,15 @@ pub fn put(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
 /// `masked_scatter(self, mask, source)`: the k-th element where `mask` holds (row-major) takes
 /// `source.flatten()[k]`; `k` is counted by a loop over the elements before this one.
 pub fn masked_scatter(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let (v, base, ty) = base_of(cx, node, idx)?;
+    // `self` and `mask` broadcast together: the output has their common shape, and the source's
+    // elements go to the mask's set positions in the output's row-major order.
+    let v = cx.tensor(node, "self")?;
+    let ty = super::pointwise::out_ty(cx, node)?;
+    let sizes = super::pointwise::out_sizes(cx, node)?;
+    let base = cx.read_broadcast(v, idx, &sizes)?;
+    let base = cx.kb.cast(base, ty);
     let mask = cx.tensor(node, "mask")?;
     let source = cx.tensor(node, "source")?;
-    let sizes = cx.sizes(v)?;
     let me = linear(cx, idx, &sizes)?;
     let m = cx.read_broadcast(mask, idx, &sizes)?;
     let m = cx.kb.cast(m, Ty::Bool);
