@@ -300,6 +300,34 @@ fn index_result(v: Vec<i64>, shape: &[usize], int32: bool) -> OpResult<Tensor> {
     }
 }
 
+/// `one_hot(self, num_classes=-1)`: int64 `[*self.shape, C]` with a 1 at each value's class;
+/// `C` is `num_classes`, or the largest value plus one when -1 (a data-dependent size).
+/// Negative values and values from `C` up are errors, as in PyTorch.
+pub fn one_hot(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    if t.dtype() != DType::I64 {
+        return Err(OpError::Arg { arg: "self".into(), message: format!("one_hot needs int64 class values, got {}", t.dtype()) });
+    }
+    let v = t.to_i64_vec();
+    let classes = match cx.int_or("num_classes", -1)? {
+        -1 => match v.iter().max() {
+            Some(m) => m + 1,
+            None => return shape_err("one_hot cannot infer the number of classes from an empty tensor"),
+        },
+        c => c,
+    };
+    if let Some(bad) = v.iter().find(|&&x| x < 0 || x >= classes) {
+        return Err(OpError::Arg { arg: "self".into(), message: format!("class value {bad} outside [0, {classes})") });
+    }
+    let c = classes as usize;
+    let mut out = vec![0i64; v.len() * c];
+    for (i, &x) in v.iter().enumerate() {
+        out[i * c + x as usize] = 1;
+    }
+    let shape: Vec<usize> = t.shape().iter().copied().chain([c]).collect();
+    one(Tensor::from_vec(&shape, out).ok_or_else(|| OpError::Shape("one_hot".into()))?)
+}
+
 pub fn bucketize(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let (t, b) = (cx.tensor("self")?, cx.tensor("boundaries")?);
     let right = cx.bool_or("right", false)?;

@@ -99,3 +99,14 @@ fn searchsorted_takes_a_scalar_value_and_a_sorter() {
     );
     assert_eq!(r.to_f64_vec(), vec![0., 2.]);
 }
+
+#[test]
+fn one_hot_marks_each_class_and_refuses_values_out_of_range() {
+    // F.one_hot(tensor([2, 0]), 3) == [[0, 0, 1], [1, 0, 0]]; without num_classes, max + 1.
+    let r = call1("aten.one_hot.default", vec![("self", ti(&[2], &[2, 0])), ("num_classes", int(3))]);
+    assert_eq!((r.shape().to_vec(), r.to_f64_vec()), (vec![2, 3], vec![0., 0., 1., 1., 0., 0.]));
+    let r = call1("aten.one_hot.default", vec![("self", ti(&[2], &[1, 0]))]);
+    assert_eq!(r.shape(), &[2, 2]);
+    assert!(call("aten.one_hot.default", vec![("self", ti(&[1], &[3])), ("num_classes", int(3))]).is_err());
+    assert!(call("aten.one_hot.default", vec![("self", ti(&[1], &[-1]))]).is_err());
+}

@@ -111,11 +111,16 @@ fn attention(cx: &mut Ctx<'_>, node: &Node, row: &[ExprId], part: Part) -> Resul
     }
     let e_size = qs[n - 1].clone();
     let s_size = ks[n - 2].clone();
+    // Scores in the inputs' compute type: float64 attention keeps its scale and an additive
+    // float mask in float64 (a float32 scale alone moved results by 2e-7 relative).
+    let wide = cx.meta(q)?.dtype == crate::ir::DType::F64;
+    let ct = if wide { crate::lower::kernel::Ty::F64 } else { crate::lower::kernel::Ty::F32 };
     let scale = match cx.float_or(node, "scale", f64::NAN)? {
+        s if !s.is_nan() && wide => cx.kb.f64(s),
         s if !s.is_nan() => cx.kb.f32(s as f32),
         _ => {
             let e = cx.kb.size(&e_size);
-            let e = cx.kb.to_f32(e);
+            let e = cx.kb.cast(e, ct);
             cx.kb.unary(UnOp::Rsqrt, e)
         }
     };
@@ -167,7 +172,7 @@ fn attention(cx: &mut Ctx<'_>, node: &Node, row: &[ExprId], part: Part) -> Resul
                 let ninf = cx.kb.f32(f32::NEG_INFINITY);
                 cx.kb.select(mval, s, ninf)?
             } else {
-                let mf = cx.kb.cast(mval, crate::lower::kernel::Ty::F32);
+                let mf = cx.kb.cast(mval, ct);
                 cx.kb.binary(BinOp::Add, s, mf)?
             };
         }

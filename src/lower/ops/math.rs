@@ -392,6 +392,18 @@ pub fn where_(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     Ok(cx.kb.select(c, x, y)?)
 }
 
+/// `one_hot(self, num_classes)`: element `[..., c]` is 1 where `self[...] == c` (int64). With
+/// `num_classes` -1 the class count depends on the data, and the plan refuses the node for want
+/// of a size kernel before this runs. A value out of range gives a row of zeros here (a kernel
+/// cannot raise); the interpreter reports it as PyTorch does.
+pub fn one_hot(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    let v = cx.tensor(node, "self")?;
+    let Some((class, at)) = idx.split_last() else { return Err(cx.err(node, "one_hot output has no class dim")) };
+    let x = cx.read(v, at)?;
+    let hit = cx.kb.cmp(CmpOp::Eq, x, *class)?;
+    Ok(cx.kb.cast(hit, Ty::I64))
+}
+
 /// `masked_fill(self, mask, value)`.
 pub fn masked_fill(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let m = as_bool(cx, node, "mask", idx)?;

@@ -26,6 +26,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.dsplit.array").run(x::extra::dsplit).lower(K::View, l::layout::split),
     op("aten.bucketize.Tensor").run(x::extra::bucketize).lower(K::Heavy, l::sort::bucketize),
     op("aten.searchsorted.Tensor").run(x::extra::searchsorted).lower(K::Heavy, l::sort::searchsorted).meta(m::searchsorted),
+    op("aten.one_hot.default").run(x::extra::one_hot).lower(K::Pointwise, l::math::one_hot),
     op("aten.searchsorted.Scalar").run(x::extra::searchsorted).lower(K::Heavy, l::sort::searchsorted),
     op("aten.fft_fftshift.default").run(x::extra::fftshift).lower(K::View, l::math::fftshift),
     op("aten.fft_ifftshift.default").run(x::extra::ifftshift).lower(K::View, l::math::ifftshift),
