@@ -141,9 +141,10 @@ fn pass(v: &[f64], shape: &[usize], dim: usize, axis: &Axis, dtype: DType) -> (V
     (out, out_shape)
 }
 
-/// `_upsample_bilinear2d_aa.vec(input, output_size, align_corners, scale_factors)`.
+/// `_upsample_bilinear2d_aa.vec(input, output_size, align_corners, scale_factors)` and
+/// `.default(self, output_size, align_corners, scales_h, scales_w)`.
 pub fn upsample_bilinear2d_aa(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let x = cx.tensor("input")?;
+    let x = cx.tensor(if cx.arg("input").is_some() { "input" } else { "self" })?;
     let dtype = x.dtype();
     if !matches!(dtype, DType::F32 | DType::F64 | DType::U8) {
         return Err(OpError::DType(dtype));
@@ -152,8 +153,9 @@ pub fn upsample_bilinear2d_aa(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         return shape_err(format!("antialiased bilinear resizing takes [N, C, H, W], got {:?}", x.shape()));
     }
     let align = cx.bool_or("align_corners", false)?;
-    let scales: Option<Vec<f64>> = match cx.arg("scale_factors") {
-        Some(crate::ir::Arg::Floats(v)) if v.len() == 2 => Some(v.clone()),
+    let scales: Option<Vec<f64>> = match (cx.arg("scale_factors"), cx.opt_float("scales_h")?, cx.opt_float("scales_w")?) {
+        (Some(crate::ir::Arg::Floats(v)), _, _) if v.len() == 2 => Some(v.clone()),
+        (_, Some(h), Some(w)) => Some(vec![h, w]),
         _ => None,
     };
     let shape = x.shape().to_vec();

@@ -138,9 +138,10 @@ impl AxisK {
     }
 }
 
-/// `_upsample_bilinear2d_aa.vec(input, output_size, align_corners, scale_factors)`.
+/// `_upsample_bilinear2d_aa.vec(input, output_size, align_corners, scale_factors)` and
+/// `.default(self, output_size, align_corners, scales_h, scales_w)`.
 pub fn bilinear_aa(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-    let x = cx.tensor(node, "input")?;
+    let x = cx.tensor(node, if node.arg("input").is_some() { "input" } else { "self" })?;
     let dtype = cx.meta(x)?.dtype;
     let ty = match dtype {
         DType::F32 => Ty::F32,
@@ -155,8 +156,13 @@ pub fn bilinear_aa(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R
         return Err(cx.err(node, "antialiased resizing needs static spatial sizes"));
     };
     let align = cx.bool_or(node, "align_corners", false)?;
-    let scales: Option<Vec<f64>> = match node.arg("scale_factors") {
-        Some(Arg::Floats(v)) if v.len() == 2 => Some(v.clone()),
+    let scale = |name: &str| match node.arg(name) {
+        Some(Arg::Float(f)) => Some(*f),
+        _ => None,
+    };
+    let scales: Option<Vec<f64>> = match (node.arg("scale_factors"), scale("scales_h"), scale("scales_w")) {
+        (Some(Arg::Floats(v)), _, _) if v.len() == 2 => Some(v.clone()),
+        (_, Some(h), Some(w)) => Some(vec![h, w]),
         _ => None,
     };
     let narrow = dtype == DType::F32;
