@@ -326,6 +326,88 @@ fn histogram_nd(cx: &OpCx, x: &Tensor, bins: &[usize]) -> OpResult<(F, Vec<F>)> 
     Ok((F::new(bins.to_vec(), h), edge_f))
 }
 
+/// `std::upper_bound` as libstdc++ writes it: the same probes, so edges that are not sorted
+/// (PyTorch does not check them) land points in the bins ATen's binary search picks.
+fn upper_bound(a: &[f64], v: f64) -> usize {
+    let (mut first, mut len) = (0, a.len());
+    while len > 0 {
+        let half = len >> 1;
+        if v < a[first + half] {
+            len = half;
+        } else {
+            first += half + 1;
+            len -= half + 1;
+        }
+    }
+    first
+}
+
+/// A histogram of `d`-coordinate points over given bin edges per coordinate (`bins_tensor`,
+/// `TensorList_bins`), as ATen's binary-search kernel bins them: a point between the first and
+/// the last edge (inclusive) falls in bin `upper_bound(e, v) - 1`, the last edge closing the last
+/// bin; points outside are left out. Densities divide by the total and each bin's own volume.
+fn histogram_given(cx: &OpCx, x: &Tensor, edges: &[&Tensor]) -> OpResult<(F, Vec<F>)> {
+    need_float(x)?;
+    let d = edges.len();
+    let e: Vec<Vec<f64>> = edges.iter().map(|t| t.to_f64_vec()).collect();
+    if let Some(k) = e.iter().position(|v| v.len() < 2) {
+        return shape_err(format!("bin edges of coordinate {k} must hold at least 2 values"));
+    }
+    let bins: Vec<usize> = e.iter().map(|v| v.len() - 1).collect();
+    let pts = x.to_f64_vec();
+    let w = cx.opt_tensor("weight")?.map(|w| w.to_f64_vec());
+    let mut h = vec![0.0; bins.iter().product()];
+    for (p, row) in pts.chunks(d.max(1)).enumerate() {
+        let mut flat = Some(0);
+        for k in 0..d {
+            let (v, ek) = (row[k], &e[k]);
+            let b = if v >= ek[0] && v <= ek[bins[k]] { Some(upper_bound(ek, v).saturating_sub(1).min(bins[k] - 1)) } else { None };
+            flat = flat.zip(b).map(|(f, b)| f * bins[k] + b);
+        }
+        if let Some(f) = flat {
+            h[f] += w.as_ref().map_or(1.0, |w| w[p]);
+        }
+    }
+    if cx.bool_or("density", false)? {
+        let total: f64 = h.iter().sum();
+        for (i, x) in h.iter_mut().enumerate() {
+            let (mut rest, mut vol) = (i, 1.0);
+            for k in (0..d).rev() {
+                let b = rest % bins[k];
+                rest /= bins[k];
+                vol *= e[k][b + 1] - e[k][b];
+            }
+            *x /= total * vol;
+        }
+    }
+    Ok((F::new(bins.clone(), h), e.into_iter().map(|v| F::new(vec![v.len()], v)).collect()))
+}
+
+/// `histogram.bins_tensor(self, bins, weight, density)`: a 1-D histogram over given edges.
+pub fn histogram_edges(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("self")?;
+    let flat = x.reshape(&[x.numel(), 1]).ok_or_else(|| OpError::Shape("histogram input".into()))?;
+    let (h, e) = histogram_given(cx, &flat, &[cx.tensor("bins")?])?;
+    many(vec![h.to(x.dtype())?, e[0].to(x.dtype())?])
+}
+
+/// `histogramdd.TensorList_bins(self, bins, range, weight, density)`: edges per coordinate.
+pub fn histogramdd_edges(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("self")?;
+    let edges = cx.tensors("bins")?;
+    let d = edges.len();
+    if x.shape().last() != Some(&d) {
+        return shape_err(format!("{d} edge tensors for points of shape {:?}", x.shape()));
+    }
+    let pts = x.reshape(&[x.numel() / d.max(1), d]).ok_or_else(|| OpError::Shape("histogramdd input".into()))?;
+    let (h, e) = histogram_given(cx, &pts, &edges)?;
+    let mut out = vec![RtValue::Tensor(h.to(x.dtype())?)];
+    for f in e {
+        out.push(RtValue::Tensor(f.to(x.dtype())?));
+    }
+    Ok(out)
+}
+
 pub fn histogram(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let x = cx.tensor("self")?;
     let bins = cx.int_or("bins", 100)?.max(1) as usize;

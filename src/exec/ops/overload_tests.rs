@@ -110,3 +110,14 @@ fn one_hot_marks_each_class_and_refuses_values_out_of_range() {
     assert!(call("aten.one_hot.default", vec![("self", ti(&[1], &[3])), ("num_classes", int(3))]).is_err());
     assert!(call("aten.one_hot.default", vec![("self", ti(&[1], &[-1]))]).is_err());
 }
+
+#[test]
+fn histogram_over_given_edges_closes_the_last_bin() {
+    // torch.histogram(tensor([0., 1., 2.5, 3., 4.]), bins=tensor([0., 1., 3.])) ==
+    // ([1, 3], edges): 3 sits on the last edge and counts, 4 lies outside.
+    let out = call("aten.histogram.bins_tensor", vec![("self", t32(&[5], &[0., 1., 2.5, 3., 4.])), ("bins", t32(&[3], &[0., 1., 3.]))]).expect("runs");
+    assert_eq!(shapes_and_values(out), vec![(vec![2], vec![1., 3.]), (vec![3], vec![0., 1., 3.])]);
+    // density=True: counts over (total · bin width): 1/(4·1), 3/(4·2).
+    let out = call("aten.histogram.bins_tensor", vec![("self", t32(&[5], &[0., 1., 2.5, 3., 4.])), ("bins", t32(&[3], &[0., 1., 3.])), ("density", boolean(true))]).expect("runs");
+    assert_eq!(shapes_and_values(out)[0].1, vec![0.25, 0.375]);
+}

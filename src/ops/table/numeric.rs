@@ -20,6 +20,9 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.histogram.bin_ct").run(x::numeric::histogram).lower(K::Heavy, l::histogram::histogram),
     op("aten.histogramdd.default").run(x::numeric::histogramdd).lower(K::Heavy, l::histogram::histogram),
     op("aten.histogramdd.int_bins").run(x::numeric::histogramdd).lower(K::Heavy, l::histogram::histogram),
+    // Given edges: binary searches Inductor leaves to ATen; a plan runs them as host steps.
+    op("aten.histogram.bins_tensor").run(x::numeric::histogram_edges).eager(),
+    op("aten.histogramdd.TensorList_bins").run(x::numeric::histogramdd_edges).eager(),
     op("aten.bincount.default").run(x::numeric::bincount).lower(K::Heavy, l::compact::bincount).sizes(l::compact::bincount_sizes),
     op("aten.isin.Tensor_Tensor").run(x::numeric::isin).core(r::search::isin),
     op("aten.isin.Tensor_Scalar").run(x::numeric::isin).core(r::search::isin_scalar),
