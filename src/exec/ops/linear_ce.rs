@@ -1,9 +1,10 @@
 //! `torch_nn::_linear_cross_entropy_batch_chunked` and its `_no_reduction` sibling, the
 //! custom ops `F.linear_cross_entropy` exports as (torch 2.15,
 //! `torch/nn/modules/linear_cross_entropy.py`): `cross_entropy(linear(input, W, b), target)`
-//! computed chunk by chunk over the batch. Chunking and the accumulation policy only change
-//! the rounding, so the reference computes the logits as `linear` does (rounded to the input's
-//! dtype) and the loss as `cross_entropy_loss` does, in f64.
+//! computed chunk by chunk over the batch. Chunking only changes the summation order, so the
+//! reference computes the logits in f64 rounded where the op stores them (its logits buffer:
+//! `acc_dtype` when that differs from the input's dtype, except float16 under the `compact`
+//! policy; else the input's dtype) and the loss as `cross_entropy_loss` does, in f64.
 
 use super::fvec::{need_float, round_to, F};
 use super::nll::{cross_entropy, CrossEntropy};
@@ -13,7 +14,15 @@ use crate::exec::tensor::Tensor;
 use crate::exec::value::RtValue;
 use crate::ir::DType;
 
-/// `input [N, F] @ linear_weight[C, F]ᵀ + linear_bias[C]`, rounded to the input's dtype.
+/// The dtype the op keeps its logits in (`logits_buf_dtype` in torch's implementation).
+fn logits_dtype(cx: &OpCx, dtype: DType) -> OpResult<DType> {
+    Ok(match cx.opt_dtype("acc_dtype")? {
+        Some(acc) if acc != dtype && !(dtype == DType::F16 && cx.str_or("acc_policy", "accurate")? == "compact") => acc,
+        _ => dtype,
+    })
+}
+
+/// `input [N, F] @ linear_weight[C, F]ᵀ + linear_bias[C]`, rounded to the logits' dtype.
 fn logits(cx: &OpCx) -> OpResult<(F, DType)> {
     let (x, w) = (cx.tensor("input")?, cx.tensor("linear_weight")?);
     need_float(x)?;
@@ -29,7 +38,7 @@ fn logits(cx: &OpCx) -> OpResult<(F, DType)> {
         return shape_err(format!("linear_bias does not have the {c} classes of linear_weight {ws:?}"));
     }
     let (xv, wv) = (x.to_f64_vec(), w.to_f64_vec());
-    let r = round_to(x.dtype());
+    let r = round_to(logits_dtype(cx, x.dtype())?);
     let v = (0..n * c)
         .map(|i| {
             let (row, k) = (i / c, i % c);
