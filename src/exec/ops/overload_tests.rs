@@ -121,3 +121,13 @@ fn histogram_over_given_edges_closes_the_last_bin() {
     let out = call("aten.histogram.bins_tensor", vec![("self", t32(&[5], &[0., 1., 2.5, 3., 4.])), ("bins", t32(&[3], &[0., 1., 3.])), ("density", boolean(true))]).expect("runs");
     assert_eq!(shapes_and_values(out)[0].1, vec![0.25, 0.375]);
 }
+
+#[test]
+fn stft_of_one_frame_is_its_dft() {
+    // torch.stft(arange(4.), 4, center=False, return_complex=False): one frame, bins 0..=2 of
+    // [0, 1, 2, 3]:
+    // 6, -2 + 2i, -2.
+    let r = call1("aten.stft.default", vec![("self", t32(&[4], &[0., 1., 2., 3.])), ("n_fft", int(4)), ("return_complex", boolean(false))]);
+    assert_eq!(r.shape(), &[3, 1, 2]);
+    assert!(close(&r.to_f64_vec(), &[6., 0., -2., 2., -2., 0.], 1e-6), "{:?}", r.to_f64_vec());
+}

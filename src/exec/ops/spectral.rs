@@ -130,3 +130,73 @@ pub fn abs(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         Err(_) => super::pointwise::abs(cx),
     }
 }
+
+/// `stft(self, n_fft, hop_length, win_length, window, normalized, onesided, return_complex)`:
+/// the DFT of each frame `x[t·hop .. t·hop + n_fft]` times the window (`win_length` long,
+/// centred in `n_fft`; ones when absent), frames `1 + (L − n_fft) / hop`, `hop` defaulting to
+/// `n_fft / 4`. Output `[batch?, freq, frames]`, complex, or with `return_complex=False` real
+/// with a trailing `[re, im]` dim; one-sided (the default for real input) keeps `n_fft/2 + 1`
+/// bins; `normalized` scales by `1/√n_fft`. The centre padding `torch.stft` adds is a `pad`
+/// node of its own in exported graphs.
+pub fn stft(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let x = cx.tensor("self")?;
+    need_float(x)?;
+    let (batch, len) = match x.shape() {
+        [l] => (None, *l),
+        [b, l] => (Some(*b), *l),
+        s => return shape_err(format!("stft takes a 1-D or 2-D signal, got {s:?}")),
+    };
+    let n_fft = usize::try_from(cx.int("n_fft")?).ok().filter(|&n| n > 0 && n <= len).ok_or_else(|| OpError::Arg {
+        arg: "n_fft".into(),
+        message: format!("must lie in 1..={len} (the signal's length)"),
+    })?;
+    let positive = |name: &str, default: usize| -> OpResult<usize> {
+        match cx.opt_int(name)? {
+            None => Ok(default),
+            Some(v) if v > 0 => Ok(v as usize),
+            Some(v) => Err(OpError::Arg { arg: name.into(), message: format!("must be positive, got {v}") }),
+        }
+    };
+    let hop = positive("hop_length", (n_fft / 4).max(1))?;
+    let win_length = positive("win_length", n_fft)?;
+    if win_length > n_fft {
+        return shape_err(format!("win_length {win_length} exceeds n_fft {n_fft}"));
+    }
+    let mut window = vec![0.0; n_fft];
+    let left = (n_fft - win_length) / 2;
+    match cx.opt_tensor("window")? {
+        Some(w) if w.numel() == win_length => window[left..left + win_length].copy_from_slice(&w.to_f64_vec()),
+        Some(w) => return shape_err(format!("window of {} values for win_length {win_length}", w.numel())),
+        None => window[left..left + win_length].iter_mut().for_each(|v| *v = 1.0),
+    }
+    let onesided = cx.opt_scalar("onesided")?.map_or(true, |s| s.to_f64() != 0.0);
+    let bins = if onesided { n_fft / 2 + 1 } else { n_fft };
+    let frames = 1 + (len - n_fft) / hop;
+    let scale = if cx.bool_or("normalized", false)? { 1.0 / (n_fft as f64).sqrt() } else { 1.0 };
+    let signal = x.to_f64_vec();
+    let b = batch.unwrap_or(1);
+    let (mut re, mut im) = (vec![0.0; b * bins * frames], vec![0.0; b * bins * frames]);
+    for s in 0..b {
+        for t in 0..frames {
+            let frame = &signal[s * len + t * hop..s * len + t * hop + n_fft];
+            for f in 0..bins {
+                let (mut a, mut c) = (0.0, 0.0);
+                for (k, (&v, &w)) in frame.iter().zip(&window).enumerate() {
+                    let angle = -2.0 * std::f64::consts::PI * ((f * k) % n_fft) as f64 / n_fft as f64;
+                    a += v * w * angle.cos();
+                    c += v * w * angle.sin();
+                }
+                let o = (s * bins + f) * frames + t;
+                (re[o], im[o]) = (a * scale, c * scale);
+            }
+        }
+    }
+    let mut shape: Vec<usize> = batch.into_iter().chain([bins, frames]).collect();
+    if cx.bool_or("return_complex", true)? {
+        let dtype = ComplexTensor::dtype_of(x.dtype()).ok_or(OpError::DType(x.dtype()))?;
+        return Ok(complex_value(dtype, C { shape, re, im }, 1.0));
+    }
+    shape.push(2);
+    let pairs = re.iter().zip(&im).flat_map(|(&a, &c)| [a, c]).collect();
+    one(F::new(shape, pairs).to(x.dtype())?)
+}

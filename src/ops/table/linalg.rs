@@ -20,6 +20,8 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.linalg_multi_dot.default").run(x::products::linalg_multi_dot).core(r::products::linalg_multi_dot),
     // Complex values stay inside the graph (exec::complex); Inductor runs FFTs as ATen fallbacks.
     op("aten._fft_r2c.default").run(x::spectral::fft_r2c).eager(),
+    // Framed DFTs: ATen's pocketfft per frame, which Inductor calls eagerly too.
+    op("aten.stft.default").run(x::spectral::stft).eager(),
     op("aten._fft_c2r.default").run(x::spectral::fft_c2r).eager(),
     op("aten._fft_c2c.default").run(x::spectral::fft_c2c).eager(),
     op("aten.view_as_real.default").run(x::spectral::view_as_real),
