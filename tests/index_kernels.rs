@@ -348,3 +348,15 @@ fn repeat_interleave_with_counts_sizes_its_output_from_the_data() {
     let out = c.sym_node("aten.repeat_interleave.self_Tensor", args, DType::F32, vec![Expr::symbol("u0"), Expr::int(2)]);
     check(c, out, Mode::None, &[1.0, 2.0, 1.0, 2.0, 5.0, 6.0]);
 }
+
+#[test]
+fn a_boolean_mask_index_sizes_its_output_from_the_mask() {
+    // x = arange(12.).reshape(2, 3, 2); x[tensor([[True, False, True], [False, False, True]])]
+    // == rows (0, 0), (0, 2), (1, 2): [[0, 1], [4, 5], [10, 11]], u0 = 3 from a size step.
+    let mut c = Case::new();
+    let x = c.f32(&[2, 3, 2], &(0..12).map(|i| i as f32).collect::<Vec<_>>());
+    let mask = Tensor::from_vec(&[2, 3], vec![1i64, 0, 1, 0, 0, 1]).expect("mask").cast(DType::Bool).expect("bool");
+    let m = c.input(mask);
+    let out = c.sym_node("aten.index.Tensor", vec![("self", Arg::Tensor(x)), ("indices", optional(&[Some(m)]))], DType::F32, vec![Expr::symbol("u0"), Expr::int(2)]);
+    check(c, out, Mode::None, &[0.0, 1.0, 4.0, 5.0, 10.0, 11.0]);
+}

@@ -344,3 +344,51 @@ pub fn tensor_split(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -
     at[d] = cx.kb.binary(BinOp::Add, idx[d], start)?;
     cx.read(x, &at)
 }
+
+/// `x[mask]`: an `index.Tensor` whose one index (after `at` leading `None`s) is a boolean mask.
+pub(super) struct MaskIndex {
+    mask: ValueId,
+    at: usize,
+}
+
+/// The boolean-mask form of an `index.Tensor` node, if it is one.
+pub(super) fn mask_index(cx: &Ctx<'_>, node: &Node) -> Result<Option<MaskIndex>, LowerError> {
+    let given: Vec<(usize, ValueId)> = match node.arg("indices") {
+        Some(crate::ir::Arg::OptionalTensors(ix)) => ix.iter().enumerate().filter_map(|(i, v)| v.map(|v| (i, v))).collect(),
+        Some(crate::ir::Arg::Tensors(ix)) => ix.iter().copied().enumerate().collect(),
+        _ => return Ok(None),
+    };
+    let [(at, mask)] = given[..] else { return Ok(None) };
+    let is_mask = matches!(cx.meta(mask)?.dtype, crate::ir::DType::Bool | crate::ir::DType::U8);
+    Ok(is_mask.then_some(MaskIndex { mask, at }))
+}
+
+/// The mask's sizes as kernel values, and its element count.
+fn mask_extent(cx: &mut Ctx<'_>, m: ValueId) -> Result<(Vec<sym::Expr>, Vec<ExprId>, ExprId), LowerError> {
+    let shape = cx.sizes(m)?;
+    let ks: Vec<ExprId> = shape.iter().map(|s| cx.kb.size(s)).collect();
+    let n = product(cx, &ks)?;
+    Ok((shape, ks, n))
+}
+
+/// Size of `x[mask]` along the masked dims: the mask's set elements.
+pub fn index_mask_sizes(cx: &mut Ctx<'_>, node: &Node) -> Result<Vec<Size>, LowerError> {
+    let Some(mi) = mask_index(cx, node)? else {
+        return Err(cx.err(node, "data-dependent index sizes are computed for one boolean mask only"));
+    };
+    let (shape, ks, n) = mask_extent(cx, mi.mask)?;
+    let value = count_where(cx, n, &mut |cx, p| mask_at(cx, mi.mask, &shape, &ks, p))?;
+    Ok(vec![Size { expr: output_size(cx, node, 0, mi.at)?, value, what: "set mask elements" }])
+}
+
+/// `x[..., mask, ...]`: output coordinate `j` at the mask's place is the mask's `j`-th set
+/// position (row-major), which stands for the mask's dims of `x`; the other coordinates pass.
+pub(super) fn index_by_mask(cx: &mut Ctx<'_>, node: &Node, mi: &MaskIndex, idx: &[ExprId]) -> R {
+    let x = cx.tensor(node, "self")?;
+    let (shape, ks, n) = mask_extent(cx, mi.mask)?;
+    let Some(&j) = idx.get(mi.at) else { return Err(cx.err(node, "the output has no coordinate for the mask")) };
+    let pos = nth_where(cx, n, j, &mut |cx, p| mask_at(cx, mi.mask, &shape, &ks, p))?;
+    let coords = unravel(cx, &ks, pos)?;
+    let at: Vec<ExprId> = idx[..mi.at].iter().copied().chain(coords).chain(idx[mi.at + 1..].iter().copied()).collect();
+    cx.read(x, &at)
+}

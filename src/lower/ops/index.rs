@@ -210,6 +210,9 @@ fn nonempty(cx: &mut Ctx<'_>, sizes: &[sym::Expr]) -> R {
 /// `index.Tensor(self, indices)`: advanced indexing with integer index tensors (`None` keeps a
 /// dim), broadcast together.
 pub fn index(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
+    if let Some(mi) = super::compact::mask_index(cx, node)? {
+        return super::compact::index_by_mask(cx, node, &mi, idx);
+    }
     let v = cx.tensor(node, "self")?;
     let adv = Advanced::new(cx, node, v, "indices")?;
     let at = adv.source(cx, v, idx, Bound::Clamp)?;

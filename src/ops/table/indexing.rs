@@ -19,7 +19,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.index_reduce.default").run(x::index::index_reduce).lower(K::Heavy, l::scatter::index_reduce),
     op("aten.index_fill.int_Scalar").run(x::index::index_fill).lower(K::Heavy, l::scatter::index_fill),
     op("aten.index_fill.int_Tensor").run(x::index::index_fill).lower(K::Heavy, l::scatter::index_fill),
-    op("aten.index.Tensor").run(x::index::index).lower(K::Pointwise, l::index::index).keep().meta(m::index_tensor),
+    op("aten.index.Tensor").run(x::index::index).lower(K::Pointwise, l::index::index).keep().meta(m::index_tensor).sizes(l::compact::index_mask_sizes),
     op("aten.index_put.default").run(x::index::index_put).lower(K::Heavy, l::put::index_put),
     op("aten.embedding_bag.default").run(x::embedding_bag::embedding_bag).lower(K::Heavy, l::embedding_bag::embedding_bag),
     op("aten.embedding_bag.padding_idx").run(x::embedding_bag::embedding_bag).lower(K::Heavy, l::embedding_bag::embedding_bag),
