@@ -169,7 +169,7 @@ pub fn stft(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         Some(w) => return shape_err(format!("window of {} values for win_length {win_length}", w.numel())),
         None => window[left..left + win_length].iter_mut().for_each(|v| *v = 1.0),
     }
-    let onesided = cx.opt_scalar("onesided")?.map_or(true, |s| s.to_f64() != 0.0);
+    let onesided = cx.opt_scalar("onesided")?.is_none_or(|s| s.to_f64() != 0.0);
     let bins = if onesided { n_fft / 2 + 1 } else { n_fft };
     let frames = 1 + (len - n_fft) / hop;
     let scale = if cx.bool_or("normalized", false)? { 1.0 / (n_fft as f64).sqrt() } else { 1.0 };
