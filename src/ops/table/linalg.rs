@@ -37,6 +37,8 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.linalg_solve.default").run(x::linalg_ops::solve).eager().meta(m::linalg_solve),
     op("aten.linalg_solve_ex.default").run(x::linalg_ops::solve).eager(),
     op("aten.linalg_cholesky.default").run(x::linalg_ops::cholesky).eager(),
+    // The deprecated torch.cholesky(self, upper): the same factor, same arguments.
+    op("aten.cholesky.default").run(x::linalg_ops::cholesky).eager(),
     op("aten.linalg_cholesky_ex.default").run(x::linalg_ops::cholesky).eager(),
     op("aten.linalg_qr.default").run(x::linalg_ops::qr).eager(),
     op("aten.linalg_eigh.default").run(x::linalg_ops::eigh).eager(),
