@@ -45,6 +45,7 @@ pub(crate) mod segment;
 pub(crate) mod select;
 pub(crate) mod shape;
 pub(crate) mod sort;
+pub(crate) mod std_sort;
 pub(crate) mod spectral;
 pub(crate) mod unique;
 

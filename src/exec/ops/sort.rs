@@ -6,6 +6,7 @@ use super::layout::{remap, strides};
 use super::reduce::along_dim;
 use super::select::{kth_smallest, topk_order};
 use super::shape::many;
+use super::std_sort::std_sort;
 use super::{dtype_ok, one, shape_err, wrap_dim, OpCx, OpError, OpResult};
 use crate::exec::tensor::Tensor;
 use crate::exec::value::RtValue;
@@ -179,23 +180,29 @@ pub fn nanmedian(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 }
 
 /// Most frequent value (the smallest among equals), at its last position.
+/// `mode(self, dim, keepdim)`: the most frequent value along `dim` (the smallest of equally
+/// frequent ones) and an index of it. ATen sorts `(value, index)` pairs with libstdc++'s
+/// unstable `std::sort` and returns the index at the end of the value's run; [`std_sort`]
+/// repeats that sort, so the index is PyTorch's among equal values too.
 pub fn mode(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let t = cx.tensor("self")?;
     let dim = wrap_dim(cx.int_or("dim", -1)?, t.ndim())?;
     let keep = cx.bool_or("keepdim", false)?;
     let (v, i) = pick_along(t, Some(dim), keep, |l| {
-        let order = sorted_order(l, false);
+        let mut e: Vec<(f64, usize)> = l.iter().copied().zip(0..).collect();
+        std_sort(&mut e);
         let (mut best, mut best_n, mut run) = (0usize, 0usize, 0usize);
-        for (k, &p) in order.iter().enumerate() {
-            run = if k > 0 && cmp(l[order[k - 1]], l[p]).is_eq() { run + 1 } else { 1 };
-            if run > best_n {
-                best_n = run;
-                best = p;
+        for k in 0..e.len() {
+            run += 1;
+            // `!=`, as ATen compares: NaN ends a run of its own.
+            if k + 1 == e.len() || e[k].0 != e[k + 1].0 {
+                if run > best_n {
+                    (best, best_n) = (e[k].1, run);
+                }
+                run = 0;
             }
         }
-        let value = l.get(best).copied().unwrap_or(0.0);
-        let last = (0..l.len()).rev().find(|&k| cmp(l[k], value).is_eq()).unwrap_or(best);
-        vec![last]
+        vec![best]
     })?;
     many(vec![v, i])
 }

@@ -286,8 +286,27 @@ pub fn median(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
     Ok(if out == 1 { cx.kb.select(any_nan, first_nan, i)? } else { cx.kb.select(any_nan, x_at_nan, x)? })
 }
 
+/// Whether a `mode` node's lines are longer than 16 (or of unknown length). ATen takes the
+/// index among equal values from libstdc++'s `std::sort`, which is an insertion sort (stable:
+/// the last position, as [`mode`] returns) on 16 elements or fewer and an unstable introsort
+/// beyond; the registry runs longer lines as host steps through the interpreter, which repeats
+/// that sort (`exec::ops::std_sort`).
+pub fn mode_needs_host(graph: &crate::ir::Graph, node: &Node) -> bool {
+    let Some(t) = node.arg("self").and_then(|a| a.values().first().copied()).and_then(|v| graph.value(v).tensor()) else { return true };
+    let rank = t.sizes.len() as i64;
+    if rank == 0 {
+        return false;
+    }
+    let dim = match node.arg("dim") {
+        Some(Arg::Int(d)) => *d,
+        _ => -1,
+    };
+    let d = if dim < 0 { dim + rank } else { dim };
+    usize::try_from(d).ok().and_then(|d| t.sizes.get(d)).and_then(crate::sym::Expr::as_int).is_none_or(|n| n > 16)
+}
+
 /// `mode(self, dim, keepdim)`: the most frequent value (the smallest among equally frequent
-/// ones) and the last position holding it.
+/// ones) and the last position holding it (PyTorch's index on lines of up to 16).
 pub fn mode(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
     let v = cx.tensor(node, "self")?;
     if cx.sizes(v)?.is_empty() {

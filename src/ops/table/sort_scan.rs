@@ -15,7 +15,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.median.dim").run(x::sort::median).lower(K::Heavy, l::sort::median),
     op("aten.nanmedian.default").run(x::sort::nanmedian).lower(K::Heavy, l::sort::median),
     op("aten.nanmedian.dim").run(x::sort::nanmedian).lower(K::Heavy, l::sort::median),
-    op("aten.mode.default").run(x::sort::mode).lower(K::Heavy, l::sort::mode),
+    op("aten.mode.default").run(x::sort::mode).lower(K::Heavy, l::sort::mode).eager_when(l::sort::mode_needs_host),
     op("aten.max.dim").run(x::sort::max_dim).lower(K::Heavy, l::sort::max_dim),
     op("aten.min.dim").run(x::sort::min_dim).lower(K::Heavy, l::sort::min_dim),
     op("aten.max.default").run(x::sort::max_all).lower(K::Reduction, l::reduce::max_all),
