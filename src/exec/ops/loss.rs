@@ -53,8 +53,12 @@ pub fn huber_loss(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     })
 }
 
+/// `log1p(exp(-y·x))`, rounded to the inputs' dtype after each step as ATen's composite does
+/// (its ops run in that dtype): in float16, `exp` of a product above 11.1 is infinite and so is
+/// the loss, which PyTorch returns.
 pub fn soft_margin_loss(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    pointwise_loss(cx, "self", "target", |x, y| (-y * x).exp().ln_1p())
+    let r = round_to(float_type(&[cx.tensor("self")?, cx.tensor("target")?])?);
+    pointwise_loss(cx, "self", "target", move |x, y| r(r(r(-y * x).exp()).ln_1p()))
 }
 
 pub fn kl_div(cx: &OpCx) -> OpResult<Vec<RtValue>> {

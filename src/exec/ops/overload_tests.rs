@@ -131,3 +131,18 @@ fn stft_of_one_frame_is_its_dft() {
     assert_eq!(r.shape(), &[3, 1, 2]);
     assert!(close(&r.to_f64_vec(), &[6., 0., -2., 2., -2., 0.], 1e-6), "{:?}", r.to_f64_vec());
 }
+
+#[test]
+fn edge_values_follow_pytorch() {
+    // median.dim of a 0-dim tensor is 0-dim, keepdim or not.
+    let x = || A::T(crate::exec::tensor::Tensor::from_vec(&[], vec![3f32]).expect("0-d"));
+    let out = call("aten.median.dim", vec![("self", x()), ("dim", int(0)), ("keepdim", boolean(true))]).expect("runs");
+    assert_eq!(shapes_and_values(out), vec![(vec![], vec![3.]), (vec![], vec![0.])]);
+    // soft_margin_loss in float16: exp(12) overflows half, so the loss is infinite as in PyTorch.
+    let h = |v: f64| A::T(crate::exec::tensor::Tensor::from_vec(&[1], vec![v as f32]).expect("t").cast(crate::ir::DType::F16).expect("half"));
+    let r = call1("aten.soft_margin_loss.default", vec![("self", h(-12.0)), ("target", h(1.0))]);
+    assert_eq!(r.to_f64_vec(), vec![f64::INFINITY]);
+    // An integer arange truncates its step (-0.5 → 0) but is as long as the scalars say.
+    let r = call1("aten.arange.start_step", vec![("start", int(5)), ("end", int(0)), ("step", float(-0.5)), ("dtype", A::L(crate::ir::Arg::ScalarType(crate::ir::DType::I64)))]);
+    assert_eq!(r.to_f64_vec(), vec![5.; 10]);
+}

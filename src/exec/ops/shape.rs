@@ -387,23 +387,30 @@ pub fn arange(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     if s == 0.0 || !((b - a) / s).is_finite() {
         return shape_err(format!("arange({a}, {b}, {s}) has no finite length"));
     }
-    let mut n = ((b - a) / s).ceil().max(0.0) as usize;
+    let n = ((b - a) / s).ceil().max(0.0) as usize;
     if !dtype.is_floating() && !matches!(dtype, DType::Complex32 | DType::Complex64 | DType::Complex128) {
-        // An integer arange takes its scalars as int64 first (truncated); an int64 one also
-        // sizes itself from them: arange(-0.9, 2.1, 2.0) is [0] in int64, [0, 2] in int32.
-        let (a, s) = (start_int(start), start_int(step));
-        if dtype == DType::I64 {
-            let b = start_int(end);
-            if s == 0 {
-                return shape_err(format!("arange({a}, {b}, {s}) has no finite length"));
-            }
-            n = ((b - a) as f64 / s as f64).ceil().max(0.0) as usize;
-        }
-        let t = Tensor::from_array(ArrayD::from_shape_fn(IxDyn(&[n]), |i| a + s * i[0] as i64));
+        // An integer arange computes its values from its scalars truncated to int64:
+        // arange(5, 0, -0.5) in int64 is ten 5s. Its length depends on the torch version
+        // (torch 2.15 takes it from the scalars as given, arange(-0.9, 2.1, 2.0) is [0, 2];
+        // earlier int64 ones from the truncations, [0]); the exported graph records the length
+        // its torch computed, so a static one is taken from there.
+        let (ai, si) = (start_int(start), start_int(step));
+        let n = recorded_length(cx).unwrap_or(n);
+        let t = Tensor::from_array(ArrayD::from_shape_fn(IxDyn(&[n]), |i| ai + si * i[0] as i64));
         return one(dtype_ok(t.cast(dtype))?);
     }
     let t = Tensor::from_array(ArrayD::from_shape_fn(IxDyn(&[n]), |i| a + s * i[0] as f64));
     one(dtype_ok(t.cast(dtype))?)
+}
+
+/// The static length the graph's metadata records for this node's 1-D output, if any.
+fn recorded_length(cx: &OpCx) -> Option<usize> {
+    let out = *cx.node.outputs.first()?;
+    let sizes = &cx.graph?.value(out).tensor()?.sizes;
+    match sizes.as_slice() {
+        [n] => n.as_int().and_then(|n| usize::try_from(n).ok()),
+        _ => None,
+    }
 }
 
 fn start_int(s: Scalar) -> i64 {

@@ -26,6 +26,8 @@ fn cmp(a: f64, b: f64) -> std::cmp::Ordering {
 /// `shape` with `dim` replaced by the picks' length (dropped when `keep` is false and there is
 /// exactly one pick).
 fn pick_along(t: &Tensor, dim: Option<usize>, keep: bool, pick: impl Fn(&[f64]) -> Vec<usize>) -> OpResult<(Tensor, Tensor)> {
+    // A 0-dim input gives 0-dim results, keepdim or not (there is no dim to keep).
+    let keep = keep && t.ndim() > 0;
     let (t, dim) = match dim {
         Some(d) if t.ndim() > 0 => (t.clone(), d),
         _ => (t.reshape(&[t.numel()]).ok_or_else(|| OpError::Shape("flatten".into()))?, 0),
@@ -179,7 +181,6 @@ pub fn nanmedian(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     median_like(cx, true)
 }
 
-/// Most frequent value (the smallest among equals), at its last position.
 /// `mode(self, dim, keepdim)`: the most frequent value along `dim` (the smallest of equally
 /// frequent ones) and an index of it. ATen sorts `(value, index)` pairs with libstdc++'s
 /// unstable `std::sort` and returns the index at the end of the value's run; [`std_sort`]
