@@ -302,8 +302,9 @@ pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerE
     // A size kernel reads its node's operands from memory, as heavy kernels do.
     let reads_memory: Vec<bool> = (0..graph.nodes.len()).map(|i| kinds[i] == OpKind::Heavy || !defined[i].is_empty()).collect();
     realize_heavy_operands(graph, &reads_memory, fallback, &mut inlinable);
-    fuse_matmul_epilogues(graph, &kinds, fallback, &users, &outputs, &mut inlinable);
-    fuse_conv_epilogues(graph, &kinds, fallback, &users, &outputs, &mut inlinable);
+    let fusion = Fusion { graph, kinds: &kinds, fallback, users: &users, outputs: &outputs };
+    fuse_matmul_epilogues(&fusion, &mut inlinable);
+    fuse_conv_epilogues(&fusion, &mut inlinable);
     expand::keep_within_domains(graph, &kinds, &lowerable.domain, &mut inlinable);
     // A matrix product computed inside a kernel that does not get the tiled schedule is a
     // serial dot product per read: per output element, twice where the epilogue reads it at
@@ -456,22 +457,27 @@ fn realize_heavy_operands(graph: &Graph, reads_memory: &[bool], fallback: &[bool
     }
 }
 
+/// What the epilogue fusions read about the graph: each node's kind and whether it runs as an
+/// eager fallback, each value's users, and the graph's outputs.
+#[derive(Clone, Copy)]
+struct Fusion<'a> {
+    graph: &'a Graph,
+    kinds: &'a [OpKind],
+    fallback: &'a [bool],
+    users: &'a [Vec<NodeId>],
+    outputs: &'a HashSet<ValueId>,
+}
+
 /// Lets a matrix product be computed inside the one kernel that reads it when that kernel's
 /// root is pointwise (bias, activation, residual add, reached through views and inlined
 /// pointwise ops): the tiled schedule takes pointwise epilogues around its dot product, so
 /// `gelu(x·w + b)` is one kernel and the product never goes through memory. Only when that
 /// kernel reads no other matrix product (one dot product per tiled kernel) and the product is
 /// not a graph output.
-fn fuse_matmul_epilogues(
-    graph: &Graph,
-    kinds: &[OpKind],
-    fallback: &[bool],
-    users: &[Vec<NodeId>],
-    outputs: &HashSet<ValueId>,
-    inlinable: &mut HashSet<NodeId>,
-) {
+fn fuse_matmul_epilogues(f: &Fusion, inlinable: &mut HashSet<NodeId>) {
+    let Fusion { graph, fallback, .. } = *f;
     let is_matmul = |n: NodeId| !fallback[n.index()] && MATMULS.contains(&graph.node(n).target.as_str());
-    let roots = kernel_roots(graph, kinds, fallback, users, outputs, inlinable);
+    let roots = kernel_roots(f, inlinable);
     let mut fused_into: HashSet<NodeId> = HashSet::new();
     for i in 0..graph.nodes.len() {
         let id = NodeId(i as u32);
@@ -492,14 +498,8 @@ fn fuse_matmul_epilogues(
 /// inlined pointwise node that is a graph output is also the root of its own kernel),
 /// consumers first; `None` when a fallback, a non-pointwise root or another graph output
 /// forces memory anyway.
-fn kernel_roots(
-    graph: &Graph,
-    kinds: &[OpKind],
-    fallback: &[bool],
-    users: &[Vec<NodeId>],
-    outputs: &HashSet<ValueId>,
-    inlinable: &HashSet<NodeId>,
-) -> Vec<Option<BTreeSet<NodeId>>> {
+fn kernel_roots(f: &Fusion, inlinable: &HashSet<NodeId>) -> Vec<Option<BTreeSet<NodeId>>> {
+    let Fusion { graph, kinds, fallback, users, outputs } = *f;
     let mut roots: Vec<Option<BTreeSet<NodeId>>> = vec![None; graph.nodes.len()];
     for (i, node) in graph.nodes.iter().enumerate().rev() {
         let mut set = BTreeSet::new();
@@ -533,15 +533,9 @@ fn kernel_roots(
 /// broadcast of a pooled squeeze-excite product over a feature map) and every path from the
 /// convolution to it reads it once (one user at each step, each listing it once). A `cat` root
 /// would pick between its inputs with a select, which evaluates every input per element.
-fn fuse_conv_epilogues(
-    graph: &Graph,
-    kinds: &[OpKind],
-    fallback: &[bool],
-    users: &[Vec<NodeId>],
-    outputs: &HashSet<ValueId>,
-    inlinable: &mut HashSet<NodeId>,
-) {
-    let roots = kernel_roots(graph, kinds, fallback, users, outputs, inlinable);
+fn fuse_conv_epilogues(f: &Fusion, inlinable: &mut HashSet<NodeId>) {
+    let Fusion { graph, fallback, users, .. } = *f;
+    let roots = kernel_roots(f, inlinable);
     let sizes = |n: NodeId| graph.node(n).outputs.first().and_then(|v| graph.value(*v).tensor()).map(|t| t.sizes.clone());
     for i in 0..graph.nodes.len() {
         let id = NodeId(i as u32);

@@ -401,11 +401,13 @@ pub fn histogramdd_edges(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     }
     let pts = x.reshape(&[x.numel() / d.max(1), d]).ok_or_else(|| OpError::Shape("histogramdd input".into()))?;
     let (h, e) = histogram_given(cx, &pts, &edges)?;
-    let mut out = vec![RtValue::Tensor(h.to(x.dtype())?)];
-    for f in e {
-        out.push(RtValue::Tensor(f.to(x.dtype())?));
-    }
-    Ok(out)
+    dd_outputs(x.dtype(), h, e)
+}
+
+/// `histogramdd`'s outputs in the input's dtype: the counts, then the edge list, which the
+/// interpreter stores as the values following the counts.
+fn dd_outputs(dtype: DType, h: F, edges: Vec<F>) -> OpResult<Vec<RtValue>> {
+    std::iter::once(h).chain(edges).map(|f| Ok(RtValue::Tensor(f.to(dtype)?))).collect()
 }
 
 pub fn histogram(cx: &OpCx) -> OpResult<Vec<RtValue>> {
@@ -428,12 +430,7 @@ pub fn histogramdd(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     }
     let pts = x.reshape(&[x.numel() / d.max(1), d]).ok_or_else(|| OpError::Shape("histogramdd input".into()))?;
     let (h, e) = histogram_nd(cx, &pts, &bins)?;
-    let mut out = vec![RtValue::Tensor(h.to(x.dtype())?)];
-    // The edges are one list output: the interpreter stores it as the following values.
-    for f in e {
-        out.push(RtValue::Tensor(f.to(x.dtype())?));
-    }
-    Ok(out)
+    dd_outputs(x.dtype(), h, e)
 }
 
 pub fn bincount(cx: &OpCx) -> OpResult<Vec<RtValue>> {
