@@ -89,7 +89,7 @@ pub fn grid_sampler(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         return shape_err(format!("grid {gs:?} does not fit input {xs:?}"));
     }
     if mode == 2 && k == 3 {
-        return Err(OpError::Unsupported("bicubic grid sampling of 3-D inputs (PyTorch has none)".into()));
+        return Err(OpError::Unsupported("bicubic grid sampling of a 5-D (volumetric) input: F.grid_sample refuses it, and what aten.grid_sampler computes for it is not reproduced here".into()));
     }
     let (n, c) = (xs[0], xs[1]);
     // Spatial sizes in (x, y, z) order: the grid's last dim lists x (width) first.

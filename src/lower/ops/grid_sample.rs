@@ -151,7 +151,7 @@ pub fn grid_sampler(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> 
         _ => return Err(cx.err(node, format!("grid sampling of a {}-D input", xs.len()))),
     };
     if mode == 2 && k == 3 {
-        return Err(cx.err(node, "bicubic grid sampling of a 3-D input (PyTorch has none)"));
+        return Err(cx.err(node, "bicubic grid sampling of a 5-D (volumetric) input: F.grid_sample refuses it, and what aten.grid_sampler computes for it is not reproduced here"));
     }
     let dtype = cx.meta(x)?.dtype;
     let elem = Elem::from_dtype(dtype).ok_or_else(|| cx.err(node, format!("grid sampling of {}", dtype.name())))?;
