@@ -200,7 +200,12 @@ pub(crate) fn sdpa_flash_cpu(a: &Args) -> Out {
 }
 
 pub(crate) fn full(a: &Args) -> Out {
-    let sizes = a.sym_sizes("size")?;
+    factory(a, a.sym_sizes("size")?)
+}
+
+/// A fresh contiguous tensor of `sizes` from a factory's `dtype` (float32 when absent) and
+/// `device` (cpu when absent) arguments.
+pub(crate) fn factory(a: &Args, sizes: Vec<Expr>) -> Out {
     let dtype = match a.get("dtype") {
         Some(Arg::ScalarType(d)) => *d,
         _ => DType::F32,
@@ -228,15 +233,7 @@ pub(crate) fn to_copy(a: &Args) -> Out {
 }
 
 pub(crate) fn scalar_tensor(a: &Args) -> Out {
-    let dtype = match a.get("dtype") {
-        Some(Arg::ScalarType(d)) => *d,
-        _ => DType::F32,
-    };
-    let device = match a.get("device") {
-        Some(Arg::Device(d)) => d.clone(),
-        _ => "cpu".to_string(),
-    };
-    one(TensorMeta { dtype, sizes: vec![], strides: vec![], storage_offset: Expr::int(0), device, requires_grad: false })
+    factory(a, vec![])
 }
 
 pub(crate) fn unsqueeze(a: &Args) -> Out {

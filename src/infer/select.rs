@@ -99,16 +99,7 @@ pub(crate) fn diagonal(a: &Args) -> Out {
 pub(crate) fn eye(a: &Args) -> Out {
     let n = a.sym_int("n")?;
     let m = if a.get("m").is_some() { a.sym_int("m")? } else { n.clone() };
-    let dtype = match a.get("dtype") {
-        Some(Arg::ScalarType(d)) => *d,
-        _ => DType::F32,
-    };
-    let device = match a.get("device") {
-        Some(Arg::Device(d)) => d.clone(),
-        _ => "cpu".to_string(),
-    };
-    let sizes = vec![n, m];
-    one(TensorMeta { dtype, strides: TensorMeta::contiguous_strides(&sizes), sizes, storage_offset: Expr::int(0), device, requires_grad: false })
+    super::ops::factory(a, vec![n, m])
 }
 
 /// `dot` / `vdot` of two vectors: a zero-dim tensor.
