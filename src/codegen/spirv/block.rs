@@ -160,6 +160,7 @@ impl<'k> Writer<'k> {
                     (UnOp::Log, _) => self.cl(ty, CLOp::log, &[x])?,
                     (UnOp::Sqrt, _) => self.cl(ty, CLOp::sqrt, &[x])?,
                     (UnOp::Rsqrt, _) => self.cl(ty, CLOp::rsqrt, &[x])?,
+                    (UnOp::Erf, Ty::F32) => self.erf_f32(x)?,
                     (UnOp::Erf, _) => self.cl(ty, CLOp::erf, &[x])?,
                     (UnOp::Tanh, _) => self.cl(ty, CLOp::tanh, &[x])?,
                     (UnOp::Floor, _) => self.cl(ty, CLOp::floor, &[x])?,

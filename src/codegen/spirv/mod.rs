@@ -6,6 +6,7 @@
 
 mod block;
 mod elem;
+mod erf;
 mod rowcache;
 mod stash;
 mod workgroup;
