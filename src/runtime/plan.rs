@@ -20,8 +20,11 @@ use crate::lower::{Plan, Step};
 use crate::sym::{Bindings, SymError};
 
 /// Work-group size of elementwise launches; kernels bounds-check the rounded-up grid. The
-/// work-group schedules carry their own sizes.
-pub const WORK_GROUP: usize = 64;
+/// work-group schedules carry their own sizes. 256 rather than 64: on the OpenCL CPU device
+/// each group is a task whose start-up 64 work-items (4 vectors of 16) did not pay for, so a
+/// copy ran 1.2–1.8× and the bench's GELU kernel 1.25× faster at 8 MB (docs/PERFORMANCE.md);
+/// 256 is within every Intel GPU's work-group limit.
+pub const WORK_GROUP: usize = 256;
 
 /// What one step cost.
 #[derive(Clone, Debug, Serialize)]
