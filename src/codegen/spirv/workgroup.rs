@@ -12,7 +12,10 @@ use rspirv::spirv::{self, CLOp, GroupOperation, MemorySemantics, Scope, Selectio
 use super::types::LocalType;
 use super::writer::{Coop, Writer};
 use super::CodegenError;
-use crate::lower::kernel::{ExprId, KExpr, RedOp, VarId};
+use crate::lower::kernel::{ExprId, KExpr, RedOp, Ty, VarId};
+
+/// Accumulators per work-item of a cooperative fold ([`Writer::fold_unrolled`]).
+const UNROLL: usize = 4;
 
 /// The row and output coordinates of the row schedule: extents (SPIR-V ids) of the first
 /// `outer` coordinates and of the rest, and the outputs per row.
@@ -69,7 +72,11 @@ impl<'k> Writer<'k> {
     pub(super) fn coop_reduce(&mut self, op: RedOp, var: u32, n: Word, body: ExprId) -> Result<Word, CodegenError> {
         let Coop { lid, group } = self.coop.expect("called with a cooperative group");
         self.uniform = false;
-        let partial = self.fold(op, var, lid, group, n, body)?;
+        let stashed = self.stash.is_some_and(|st| st.body == body && st.var == VarId(var));
+        let partial = match (op, stashed) {
+            (RedOp::Sum | RedOp::Max | RedOp::Min, false) => self.fold_unrolled(op, var, lid, group, n, body)?,
+            _ => self.fold(op, var, lid, group, n, body)?,
+        };
         self.uniform = true;
         let f32t = self.types.get(&mut self.b, LocalType::F32);
         let scope = self.types.u32(&mut self.b, Scope::Workgroup as u32);
@@ -82,6 +89,63 @@ impl<'k> Writer<'k> {
                 return Err(CodegenError::Unsupported(format!("a work-group {op:?} (the row schedule folds it serially)")))
             }
         })
+    }
+
+    /// A work-item's float32 partial of a cooperative fold (`start, start + step, …` below `n`)
+    /// with [`UNROLL`] independent accumulators: the summands of one iteration (an `exp` each,
+    /// in a softmax) do not wait for each other's additions. Whole groups of [`UNROLL`] of the
+    /// work-item's elements go through the unrolled loop, the rest through a plain one; the
+    /// accumulators are combined pairwise at the end. Only the summation order differs from
+    /// [`Self::fold`].
+    fn fold_unrolled(&mut self, op: RedOp, var: u32, start: Word, step: Word, n: Word, body: ExprId) -> Result<Word, CodegenError> {
+        let (i64t, f32t) = (self.types.get(&mut self.b, LocalType::I64), self.types.get(&mut self.b, LocalType::F32));
+        let init = self.types.f32(
+            &mut self.b,
+            match op {
+                RedOp::Max => f32::NEG_INFINITY,
+                RedOp::Min => f32::INFINITY,
+                _ => 0.0,
+            },
+        );
+        // The unrolled loop runs while all its UNROLL elements are below `n`; it carries its
+        // counter out, and the plain loop takes the rest from there (no division: a 64-bit
+        // divide per lane cost more than a row of 64 elements).
+        let unroll = self.types.i64(&mut self.b, UNROLL as i64);
+        let stride = self.b.i_mul(i64t, None, step, unroll)?;
+        let last = self.b.i_sub(i64t, None, stride, step)?;
+        let main_end = self.b.i_sub(i64t, None, n, last)?;
+        let mut carried = vec![(f32t, init); UNROLL];
+        carried.push((i64t, start));
+        let out = self.counted_loop(start, main_end, stride, &carried, &mut |w, i, acc| {
+            let mut next = Vec::with_capacity(UNROLL + 1);
+            let mut at = i;
+            for (u, a) in acc[..UNROLL].iter().enumerate() {
+                if u > 0 {
+                    at = w.b.i_add(i64t, None, at, step)?;
+                }
+                // Each copy of the body in a scope of its own: its subexpressions depend on `at`.
+                w.scopes.push(Default::default());
+                w.vars.insert(VarId(var), at);
+                w.bound |= 1u128 << var;
+                let v = w.emit(body);
+                w.bound &= !(1u128 << var);
+                w.scopes.pop();
+                next.push(w.combine_ty(op, *a, v?, Ty::F32)?);
+            }
+            next.push(w.b.i_add(i64t, None, i, stride)?);
+            Ok(next)
+        })?;
+        let (accs, rest) = (&out[..UNROLL], out[UNROLL]);
+        let tail = self.counted_loop(rest, n, step, &[(f32t, accs[0])], &mut |w, i, acc| {
+            w.vars.insert(VarId(var), i);
+            w.bound |= 1u128 << var;
+            let v = w.emit(body);
+            w.bound &= !(1u128 << var);
+            Ok(vec![w.combine_ty(op, acc[0], v?, Ty::F32)?])
+        })?;
+        let lo = self.combine_ty(op, tail[0], accs[1], Ty::F32)?;
+        let hi = self.combine_ty(op, accs[2], accs[3], Ty::F32)?;
+        self.combine_ty(op, lo, hi, Ty::F32)
     }
 
     /// `if cond { then } else { other }`, as a structured selection; each arm in its own scope.
