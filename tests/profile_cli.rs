@@ -30,6 +30,30 @@ fn opencl_or_skip() -> bool {
     }
 }
 
+/// `bench kernels` at its smallest size: every kernel ran, each row carries its ratio to the
+/// copy kernel of the same round, and the math floors (`exp_only`, `erf_only`) are there.
+#[test]
+fn bench_kernels_rates_every_kernel_against_the_copy_of_its_round() {
+    if !opencl_or_skip() {
+        return;
+    }
+    let (code, out, err) = run(&["bench", "kernels", "--max-mb", "1", "--repeat", "1", "--no-matmul", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let rows = v["kernels"].as_array().expect("a kernels array");
+    let names: Vec<&str> = rows.iter().filter_map(|r| r["kernel"].as_str()).collect();
+    for want in ["copy", "fused_pointwise", "exp_only", "erf_only", "fused_reduction_rows", "fused_softmax"] {
+        assert!(names.contains(&want), "{want} missing from {names:?}");
+    }
+    for r in rows {
+        let (gbs, ratio) = (r["gb_per_s"].as_f64().unwrap_or(-1.0), r["ratio_to_copy"].as_f64().unwrap_or(-1.0));
+        assert!(gbs > 0.0 && ratio > 0.0, "{r}");
+        if r["kernel"] == "copy" {
+            assert!((ratio - 1.0).abs() < 1e-9, "{r}");
+        }
+    }
+}
+
 #[test]
 fn profile_writes_a_valid_chrome_trace_whose_kernels_add_up_to_the_runs_device_time() {
     if !opencl_or_skip() {

@@ -27,6 +27,11 @@ enum Bench {
     /// `(a·b + 1)·a`: the same two inputs and one output as [`Bench::Pointwise`] without its
     /// `erf` and `exp`, to tell memory time from math time.
     Arith,
+    /// `out[i] = exp(a[i])`: the copy's bytes and one `exp` per element, the least time any
+    /// kernel with an `exp` per element can take (its ratio to copy caps theirs).
+    ExpOnly,
+    /// `out[i] = erf(a[i])`, the same for `erf`.
+    ErfOnly,
     /// Row sums of `exp(x)` over rows of [`ROW`], one work-item folding each row serially (the
     /// elementwise schedule: the baseline).
     Reduction,
@@ -55,10 +60,12 @@ const SHORT: i64 = 64;
 /// Rows of the few-rows benchmark.
 const FEW: i64 = 16;
 
-const BANDWIDTH: [Bench; 9] = [
+const BANDWIDTH: [Bench; 11] = [
     Bench::Copy,
     Bench::Pointwise,
     Bench::Arith,
+    Bench::ExpOnly,
+    Bench::ErfOnly,
     Bench::Reduction,
     Bench::ReductionRows,
     Bench::ReductionRowsPlain,
@@ -138,7 +145,7 @@ fn synthetic(which: Bench) -> Kernel {
     let n = Expr::symbol("n");
     let whole = |e: i64| Expr::floordiv(n.clone(), Expr::int(e));
     let (mut k, lowering_schedule) = match which {
-        Bench::Copy | Bench::Pointwise | Bench::Arith => (pointwise(which, n), false),
+        Bench::Copy | Bench::Pointwise | Bench::Arith | Bench::ExpOnly | Bench::ErfOnly => (pointwise(which, n), false),
         Bench::Reduction => (row_sums("fused_reduction", whole(ROW), Expr::int(ROW), true), false),
         Bench::ReductionRows => (row_sums("fused_reduction_rows", whole(ROW), Expr::int(ROW), true), true),
         Bench::ReductionRowsPlain => (row_sums("reduction_rows_plain", whole(ROW), Expr::int(ROW), false), true),
@@ -154,17 +161,23 @@ fn synthetic(which: Bench) -> Kernel {
     k
 }
 
-/// `out[i] = a[i]`, the six-op chain `gelu(a·b + 1) · exp(-|a|)` or `(a·b + 1)·a`.
+/// `out[i] = a[i]` (or `exp(a[i])`, `erf(a[i])`), the six-op chain `gelu(a·b + 1) · exp(-|a|)`
+/// or `(a·b + 1)·a`.
 fn pointwise(which: Bench, n: Expr) -> Kernel {
     let mut kb = KernelBuilder::new(1);
     let i = kb.var(VarId(0));
     let a = kb.buffer("a", Access::Read);
-    let b = (which != Bench::Copy).then(|| kb.buffer("b", Access::Read));
+    let b = matches!(which, Bench::Pointwise | Bench::Arith).then(|| kb.buffer("b", Access::Read));
     let out = kb.buffer("out", Access::Write);
     let d = kb.size(&n);
     let x = kb.load(a, i);
     let Some(b) = b else {
-        return kb.finish("copy".into(), vec![n], vec![d], vec![Store { buf: out, value: x }]);
+        let (name, value) = match which {
+            Bench::ExpOnly => ("exp_only", kb.unary(UnOp::Exp, x)),
+            Bench::ErfOnly => ("erf_only", kb.unary(UnOp::Erf, x)),
+            _ => ("copy", x),
+        };
+        return kb.finish(name.into(), vec![n], vec![d], vec![Store { buf: out, value }]);
     };
     let y = kb.load(b, i);
     let one = kb.f32(1.0);
