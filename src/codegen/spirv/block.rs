@@ -385,21 +385,29 @@ impl<'k> Writer<'k> {
             _ => self.types.f32(&mut self.b, init as f32),
         };
         let out = self.counted_loop(start, end, step, &[(f32t, init)], &mut |w, i, acc| {
-            w.vars.insert(VarId(var), i);
-            w.bound |= 1u128 << var;
-            let v = w.emit(body)?;
-            w.bound &= !(1u128 << var);
-            if let (Some(st), Some(base)) = (w.stash, w.stash_base) {
-                if st.body == body && st.var == VarId(var) {
-                    let i64t = w.ty_word(Ty::I64);
-                    let at = w.b.i_add(i64t, None, base, i)?;
-                    w.store_elem(st.buf, at, v)?;
-                    w.stash_written = true;
-                }
-            }
+            let v = w.fold_element(var, i, body)?;
             Ok(vec![w.combine_ty(op, acc[0], v, body_ty)?])
         })?;
         Ok(out[0])
+    }
+
+    /// A fold's `body` at index `i` of its variable; where the row schedule stashes this fold's
+    /// summands (`stash`), the value is also stored to its output element.
+    pub(super) fn fold_element(&mut self, var: u32, i: Word, body: ExprId) -> Result<Word, CodegenError> {
+        self.vars.insert(VarId(var), i);
+        self.bound |= 1u128 << var;
+        let v = self.emit(body);
+        self.bound &= !(1u128 << var);
+        let v = v?;
+        if let (Some(st), Some(base)) = (self.stash, self.stash_base) {
+            if st.body == body && st.var == VarId(var) {
+                let i64t = self.ty_word(Ty::I64);
+                let at = self.b.i_add(i64t, None, base, i)?;
+                self.store_elem(st.buf, at, v)?;
+                self.stash_written = true;
+            }
+        }
+        Ok(v)
     }
 
     pub(super) fn combine_ty(&mut self, op: RedOp, acc: Word, v: Word, ty: Ty) -> Result<Word, CodegenError> {

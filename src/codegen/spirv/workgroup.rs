@@ -72,9 +72,8 @@ impl<'k> Writer<'k> {
     pub(super) fn coop_reduce(&mut self, op: RedOp, var: u32, n: Word, body: ExprId) -> Result<Word, CodegenError> {
         let Coop { lid, group } = self.coop.expect("called with a cooperative group");
         self.uniform = false;
-        let stashed = self.stash.is_some_and(|st| st.body == body && st.var == VarId(var));
-        let partial = match (op, stashed) {
-            (RedOp::Sum | RedOp::Max | RedOp::Min, false) => self.fold_unrolled(op, var, lid, group, n, body)?,
+        let partial = match op {
+            RedOp::Sum | RedOp::Max | RedOp::Min => self.fold_unrolled(op, var, lid, group, n, body)?,
             _ => self.fold(op, var, lid, group, n, body)?,
         };
         self.uniform = true;
@@ -125,10 +124,7 @@ impl<'k> Writer<'k> {
                 }
                 // Each copy of the body in a scope of its own: its subexpressions depend on `at`.
                 w.scopes.push(Default::default());
-                w.vars.insert(VarId(var), at);
-                w.bound |= 1u128 << var;
-                let v = w.emit(body);
-                w.bound &= !(1u128 << var);
+                let v = w.fold_element(var, at, body);
                 w.scopes.pop();
                 next.push(w.combine_ty(op, *a, v?, Ty::F32)?);
             }
@@ -137,11 +133,8 @@ impl<'k> Writer<'k> {
         })?;
         let (accs, rest) = (&out[..UNROLL], out[UNROLL]);
         let tail = self.counted_loop(rest, n, step, &[(f32t, accs[0])], &mut |w, i, acc| {
-            w.vars.insert(VarId(var), i);
-            w.bound |= 1u128 << var;
-            let v = w.emit(body);
-            w.bound &= !(1u128 << var);
-            Ok(vec![w.combine_ty(op, acc[0], v?, Ty::F32)?])
+            let v = w.fold_element(var, i, body)?;
+            Ok(vec![w.combine_ty(op, acc[0], v, Ty::F32)?])
         })?;
         let lo = self.combine_ty(op, tail[0], accs[1], Ty::F32)?;
         let hi = self.combine_ty(op, accs[2], accs[3], Ty::F32)?;
