@@ -16,6 +16,7 @@ use super::schedule::Schedule;
 use crate::sym;
 
 mod index;
+mod linear;
 
 /// Handle of an expression in a kernel's arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -301,6 +302,9 @@ pub struct Kernel {
     pub vars: u32,
     /// How the work is spread over work-items; codegen and the launch both follow it.
     pub schedule: Schedule,
+    /// The variable holding the linear (row-major) output index, when the output coordinates
+    /// were rewritten as its digits ([`Kernel::linearize`]); codegen binds it to the work-item.
+    pub linear: Option<VarId>,
 }
 
 fn ser_exprs<S: serde::Serializer>(v: &[sym::Expr], s: S) -> Result<S::Ok, S::Error> {
@@ -435,6 +439,8 @@ pub struct KernelBuilder {
     /// them; every fold's when the kernel is finished): `(m + r) / n` folds to `m / n` when `m`
     /// is a multiple of `n` and `r` is known to run below `n` (see `index`).
     var_extents: HashMap<VarId, sym::Expr>,
+    /// The linear output index whose digits are the coordinates ([`Kernel::linearize`]).
+    linear: Option<VarId>,
 }
 
 impl KernelBuilder {
@@ -450,6 +456,7 @@ impl KernelBuilder {
             buffer_ids: HashMap::new(),
             vars: rank as u32,
             var_extents: HashMap::new(),
+            linear: None,
         }
     }
 
@@ -715,6 +722,9 @@ impl KernelBuilder {
         }
         Some(match hi {
             None => l,
+            // The linear index's digits are all computed for the coordinates: re-joining some of
+            // them is a multiply-add each, a remainder by a kernel argument a division per element.
+            Some(m) if m.simplify().as_int().is_none() && self.linear.is_some_and(|v| *self.get(l) == KExpr::Var(v)) => return None,
             Some(m) => {
                 let m = self.size(&m);
                 self.intern(KExpr::Binary(BinOp::Rem, l, m), Ty::I64)
@@ -778,32 +788,45 @@ impl KernelBuilder {
             KExpr::Binary(BinOp::Add, a, b) => self.digits_of_sum(a, b),
             // l % z = l % z - l % 1
             KExpr::Binary(BinOp::Rem, l, z) => Some((l, sym::Expr::int(1), Some(self.sym_size(z)?))),
-            KExpr::Binary(BinOp::Mul, x, y) => {
-                let (q, s) = if self.is_div_by(x, y) || self.is_rem_of_div_by(x, y) { (x, y) } else { (y, x) };
-                match *self.get(q) {
-                    // (l / s) · s = l - l % s
-                    KExpr::Binary(BinOp::Div, l, s2) if s2 == s => Some((l, self.sym_size(s)?, None)),
-                    // ((l / s) % z) · s = l % (s·z) - l % s
-                    KExpr::Binary(BinOp::Rem, d, z) => match *self.get(d) {
-                        KExpr::Binary(BinOp::Div, l, s2) if s2 == s => {
-                            let st = self.sym_size(s)?;
-                            Some((l, st.clone(), Some(sym::Expr::mul(st, self.sym_size(z)?))))
-                        }
-                        _ => None,
-                    },
-                    _ => None,
+            KExpr::Binary(BinOp::Mul, x, y) => [(x, y), (y, x)].into_iter().find_map(|(q, s)| match *self.get(q) {
+                // (l / s) · s = l - l % s
+                KExpr::Binary(BinOp::Div, ..) => {
+                    let l = self.quotient_by(q, s)?;
+                    Some((l, self.sym_size(s)?, None))
                 }
-            }
+                // ((l / s) % z) · s = l % (s·z) - l % s
+                KExpr::Binary(BinOp::Rem, d, z) => {
+                    let l = self.quotient_by(d, s)?;
+                    let st = self.sym_size(s)?;
+                    Some((l, st.clone(), Some(sym::Expr::mul(st, self.sym_size(z)?))))
+                }
+                _ => None,
+            }),
             _ => None,
         }
     }
 
-    fn is_div_by(&self, q: ExprId, s: ExprId) -> bool {
-        matches!(*self.get(q), KExpr::Binary(BinOp::Div, _, s2) if s2 == s)
-    }
-
-    fn is_rem_of_div_by(&self, q: ExprId, s: ExprId) -> bool {
-        matches!(*self.get(q), KExpr::Binary(BinOp::Rem, d, _) if self.is_div_by(d, s))
+    /// `l` when `q` is the truncating quotient `l / s`, directly or as nested quotients whose
+    /// divisors multiply to `s` (`(l / 8) / n` is `l / (8·n)`: truncation toward zero by
+    /// positive sizes composes). Digits of a linear index are built as such a chain
+    /// (`Kernel::linearize`), so that each step divides by one extent, a constant where the
+    /// extent is one, instead of by a product that a dynamic extent makes a kernel argument.
+    fn quotient_by(&self, q: ExprId, s: ExprId) -> Option<ExprId> {
+        let KExpr::Binary(BinOp::Div, a, d) = *self.get(q) else { return None };
+        if d == s {
+            return Some(a);
+        }
+        // Nested: peel the divisors off the outermost quotient until they make up `s`.
+        let (mut l, mut p) = (a, self.sym_size(d)?);
+        let target = self.sym_size(s)?.simplify();
+        while let KExpr::Binary(BinOp::Div, inner, d2) = *self.get(l) {
+            p = sym::Expr::mul(p, self.sym_size(d2)?);
+            l = inner;
+            if p.simplify() == target {
+                return Some(l);
+            }
+        }
+        None
     }
 
     /// A positive size as a symbolic expression: a constant, a size argument or their product.
@@ -952,6 +975,7 @@ impl KernelBuilder {
             types: self.types,
             vars: self.vars,
             schedule: Schedule::Elementwise,
+            linear: None,
         }
     }
 }

@@ -659,7 +659,7 @@ fn build_kernel(
     let prefix = if is_fallback { "fallback" } else { "fused" };
     let name = format!("{prefix}_{}", ident(&node.name));
     let inlined = std::mem::take(&mut cx.inlined);
-    let mut kernel = cx.kb.finish(name, sizes, domain, stores);
+    let kernel = cx.kb.finish(name, sizes, domain, stores);
     // The tiled schedule stages float32 operands in local memory: f64 kernels, integer
     // reductions and products keep their dot products serial (the row schedule checks its own).
     let f32_only = !kernel.types.contains(&kernel::Ty::F64)
@@ -668,6 +668,5 @@ fn build_kernel(
         });
     let matmul = f32_only
         && std::iter::once(root).chain(inlined.iter().copied()).any(|n| MATMULS.contains(&graph.node(n).target.as_str()));
-    kernel.schedule = schedule::choose(&kernel, matmul);
-    Ok((kernel, inlined))
+    Ok((schedule::apply(kernel, matmul), inlined))
 }

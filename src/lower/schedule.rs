@@ -213,6 +213,14 @@ pub fn tiled(k: &Kernel, tile: u32) -> Option<Schedule> {
     Some(Schedule::Tiled { tile, reduce, a, b })
 }
 
+/// `k` on the schedule [`choose`] picks; on the elementwise schedule its output coordinates
+/// become digits of the linear output index, so reads laid out like the output fold back to
+/// it ([`Kernel::linearize`]).
+pub fn apply(mut k: Kernel, matmul: bool) -> Kernel {
+    k.schedule = choose(&k, matmul);
+    k.linearize()
+}
+
 /// The schedule the lowering picks: tiles for a matrix product (`matmul`: the root op is one)
 /// that has the shape for them, else rows for any kernel with row statistics (a reduction, or
 /// a norm or softmax whose statistics were fused into their consumer), else one work-item per

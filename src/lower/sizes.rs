@@ -149,9 +149,8 @@ pub(super) fn sync_kernel(
     }
     read_back.reverse();
     let buf = cx.kb.buffer_of(out, Access::Write, Elem::I64);
-    let mut kernel = cx.kb.finish(format!("sync_{}", ident(&node.name)), vec![sym::Expr::int(k)], vec![extent], vec![Store { buf, value: word }]);
-    kernel.schedule = schedule::choose(&kernel, false);
-    Ok((kernel, read_back))
+    let kernel = cx.kb.finish(format!("sync_{}", ident(&node.name)), vec![sym::Expr::int(k)], vec![extent], vec![Store { buf, value: word }]);
+    Ok((schedule::apply(kernel, false), read_back))
 }
 
 #[cfg(test)]

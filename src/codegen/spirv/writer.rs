@@ -264,7 +264,14 @@ impl<'k> Writer<'k> {
         self.b.branch_conditional(in_range, body, end, [])?;
 
         self.label = self.b.begin_block(Some(body))?;
-        self.bind_coords(gid, &extents, 0)?;
+        match k.linear {
+            // The coordinates were rewritten as digits of the linear index (`Kernel::linearize`).
+            Some(l) => {
+                self.vars.insert(l, gid);
+                self.bound |= 1u128 << l.0;
+            }
+            None => self.bind_coords(gid, &extents, 0)?,
+        }
         for store in &k.stores {
             let v = self.emit(store.value)?;
             self.store_elem(store.buf, gid, v)?;

@@ -162,6 +162,12 @@ impl KernelBuilder {
     /// The arena rebuilt in order through the folding constructors, now that every loop
     /// variable's range is known; returns the new id of every old one.
     pub(super) fn refold(&mut self) -> Vec<ExprId> {
+        self.refold_with(&mut |_, _| None)
+    }
+
+    /// [`Self::refold`], with each variable `v` for which `subst` builds an expression (in the
+    /// new arena, when the rebuild reaches it) replaced by that expression.
+    pub(super) fn refold_with(&mut self, subst: &mut dyn FnMut(&mut KernelBuilder, VarId) -> Option<ExprId>) -> Vec<ExprId> {
         for (v, s) in loop_extents(self) {
             self.var_extents.entry(v).or_insert(s);
         }
@@ -177,6 +183,7 @@ impl KernelBuilder {
                 KExpr::Select(c, a, b) => self.select(m(c), m(a), m(b)).ok(),
                 KExpr::Cast(a, t) => Some(self.cast(m(a), t)),
                 KExpr::ToF32(a) => Some(self.to_f32(m(a))),
+                KExpr::Var(v) => subst(self, v),
                 _ => None,
             };
             let id = new.filter(|n| self.ty(*n) == ty).unwrap_or_else(|| {
