@@ -31,7 +31,8 @@ fn opencl_or_skip() -> bool {
 }
 
 /// `bench kernels` at its smallest size: every kernel ran, each row carries its ratio to the
-/// copy kernel of the same round, and the math floors (`exp_only`, `erf_only`) are there.
+/// copy kernel of the same round, and the math floors (`exp_only`, `erf_only`) and the
+/// index-arithmetic pair (`bias_add_3d` and its split-coordinates baseline) are there.
 #[test]
 fn bench_kernels_rates_every_kernel_against_the_copy_of_its_round() {
     if !opencl_or_skip() {
@@ -42,7 +43,7 @@ fn bench_kernels_rates_every_kernel_against_the_copy_of_its_round() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     let rows = v["kernels"].as_array().expect("a kernels array");
     let names: Vec<&str> = rows.iter().filter_map(|r| r["kernel"].as_str()).collect();
-    for want in ["copy", "fused_pointwise", "exp_only", "erf_only", "fused_reduction_rows", "fused_softmax"] {
+    for want in ["copy", "fused_pointwise", "exp_only", "erf_only", "bias_add_3d", "bias_add_3d_split", "fused_reduction_rows", "fused_softmax"] {
         assert!(names.contains(&want), "{want} missing from {names:?}");
     }
     for r in rows {

@@ -32,6 +32,13 @@ enum Bench {
     ExpOnly,
     /// `out[i] = erf(a[i])`, the same for `erf`.
     ErfOnly,
+    /// `out[b, t, e] = a[b, t, e] + bias[e]` over `[4, s, 768]` with `s` dynamic: a
+    /// transformer's bias add, the copy's bytes through three output coordinates (the index
+    /// arithmetic real kernels have and the 1-D kernels above do not).
+    BiasAdd3d,
+    /// The same kernel with its output coordinates split from the work-item id by codegen and
+    /// joined again by the read (no [`Kernel::linearize`]): the baseline for [`Bench::BiasAdd3d`].
+    BiasAdd3dSplit,
     /// Row sums of `exp(x)` over rows of [`ROW`], one work-item folding each row serially (the
     /// elementwise schedule: the baseline).
     Reduction,
@@ -60,10 +67,16 @@ const SHORT: i64 = 64;
 /// Rows of the few-rows benchmark.
 const FEW: i64 = 16;
 
-const BANDWIDTH: [Bench; 11] = [
+/// Batch and hidden size of [`Bench::BiasAdd3d`] (its sequence length is the dynamic `s`).
+const BIAS_BATCH: i64 = 4;
+const HIDDEN: i64 = 768;
+
+const BANDWIDTH: [Bench; 13] = [
     Bench::Copy,
     Bench::Pointwise,
     Bench::Arith,
+    Bench::BiasAdd3d,
+    Bench::BiasAdd3dSplit,
     Bench::ExpOnly,
     Bench::ErfOnly,
     Bench::Reduction,
@@ -146,6 +159,8 @@ fn synthetic(which: Bench) -> Kernel {
     let whole = |e: i64| Expr::floordiv(n.clone(), Expr::int(e));
     let (mut k, lowering_schedule) = match which {
         Bench::Copy | Bench::Pointwise | Bench::Arith | Bench::ExpOnly | Bench::ErfOnly => (pointwise(which, n), false),
+        Bench::BiasAdd3d => return schedule::apply(bias_add_3d("bias_add_3d"), false),
+        Bench::BiasAdd3dSplit => (bias_add_3d("bias_add_3d_split"), false),
         Bench::Reduction => (row_sums("fused_reduction", whole(ROW), Expr::int(ROW), true), false),
         Bench::ReductionRows => (row_sums("fused_reduction_rows", whole(ROW), Expr::int(ROW), true), true),
         Bench::ReductionRowsPlain => (row_sums("reduction_rows_plain", whole(ROW), Expr::int(ROW), false), true),
@@ -199,6 +214,25 @@ fn pointwise(which: Bench, n: Expr) -> Kernel {
     let ex = kb.unary(UnOp::Exp, nx);
     let v = kb.binary(BinOp::Mul, g, ex).expect(OK);
     kb.finish("fused_pointwise".into(), vec![n], vec![d], vec![Store { buf: out, value: v }])
+}
+
+/// `a + bias` over `[BIAS_BATCH, s, HIDDEN]`, read and written contiguously, `bias` broadcast.
+fn bias_add_3d(name: &str) -> Kernel {
+    let sizes = vec![Expr::int(BIAS_BATCH), Expr::symbol("s"), Expr::int(HIDDEN)];
+    let mut kb = KernelBuilder::new(3);
+    let domain: Vec<_> = sizes.iter().map(|s| kb.size(s)).collect();
+    kb.set_coord_extents(&domain);
+    let (a, bias, out) = (kb.buffer("a", Access::Read), kb.buffer("bias", Access::Read), kb.buffer("out", Access::Write));
+    let mut index = kb.i64(0);
+    for (d, stride) in crate::ir::TensorMeta::contiguous_strides(&sizes).iter().enumerate() {
+        let (c, st) = (kb.var(VarId(d as u32)), kb.size(stride));
+        let term = kb.binary(BinOp::Mul, c, st).expect(OK);
+        index = kb.binary(BinOp::Add, index, term).expect(OK);
+    }
+    let e = kb.var(VarId(2));
+    let (x, b) = (kb.load(a, index), kb.load(bias, e));
+    let v = kb.binary(BinOp::Add, x, b).expect(OK);
+    kb.finish(name.into(), sizes, domain, vec![Store { buf: out, value: v }])
 }
 
 /// Row sums of `exp(x)` (of `x` without `exp`): `rows` outputs, each folding `row` contiguous
@@ -269,6 +303,7 @@ fn time_kernel(dev: &mut OpenClDevice, kernel: &Kernel, module: &spirv::SpirvMod
     let b = {
         let mut b = crate::sym::Bindings::new();
         b.set("n", n);
+        b.set("s", n / (BIAS_BATCH * HIDDEN));
         b
     };
     let grid: i64 = kernel.domain_sizes.iter().map(|d| d.eval_int(&b).unwrap_or(0)).product();
@@ -334,6 +369,7 @@ fn bandwidth_round(dev: &mut OpenClDevice, mb: usize, repeat: usize) -> Result<V
     let b = {
         let mut b = crate::sym::Bindings::new();
         b.set("n", n);
+        b.set("s", n / (BIAS_BATCH * HIDDEN));
         b
     };
     // Every kernel reads `a` (and `b`) of `bytes` and writes at most as many elements.
@@ -362,8 +398,14 @@ fn bandwidth_round(dev: &mut OpenClDevice, mb: usize, repeat: usize) -> Result<V
                 moved += grid as u64 * 4;
                 held[2]
             } else {
-                moved += bytes as u64;
                 reads += 1;
+                moved += match (which, reads) {
+                    // `a` covers the grid (a whole number of [4, 1, 768] slices); the broadcast
+                    // bias is one row of HIDDEN floats.
+                    (Bench::BiasAdd3d | Bench::BiasAdd3dSplit, 1) => grid as u64 * 4,
+                    (Bench::BiasAdd3d | Bench::BiasAdd3dSplit, _) => HIDDEN as u64 * 4,
+                    _ => bytes as u64,
+                };
                 held[reads - 1]
             };
             args.push(KernelArg::Buffer(id));
