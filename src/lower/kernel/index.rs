@@ -210,36 +210,44 @@ impl KernelBuilder {
     }
 }
 
+/// Test helper: the value of index expression `e` (sums, differences, products, truncating
+/// quotients and remainders of constants, size arguments and variables), reading the arena
+/// through `expr`, with variables from `var` and the symbols of the size arguments from `b`.
+#[cfg(test)]
+pub(super) fn eval_index(expr: &dyn Fn(ExprId) -> KExpr, params: &[sym::Expr], e: ExprId, var: &dyn Fn(VarId) -> i64, b: &sym::Bindings) -> i64 {
+    let go = |x| eval_index(expr, params, x, var, b);
+    match expr(e) {
+        KExpr::I64(v) => v,
+        KExpr::Var(v) => var(v),
+        KExpr::Param(i) => params[i as usize].eval_int(b).expect("the test binds every symbol of its sizes"),
+        KExpr::Binary(op, x, y) => {
+            let (x, y) = (go(x), go(y));
+            match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                BinOp::Mul => x * y,
+                BinOp::Div => x / y,
+                BinOp::Rem => x % y,
+                _ => unreachable!("index arithmetic only"),
+            }
+        }
+        other => unreachable!("not index arithmetic: {other:?}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use rand::{Rng, SeedableRng};
 
     use super::super::{BinOp, ExprId, KExpr, KernelBuilder, VarId};
+    use super::eval_index;
     use crate::sym;
 
     /// The value of integer expression `e` with variables `vars` and symbol `s` = `s`.
     fn eval(kb: &KernelBuilder, e: ExprId, vars: &[i64], s: i64) -> i64 {
-        match *kb.get(e) {
-            KExpr::I64(v) => v,
-            KExpr::Var(v) => vars[v.0 as usize],
-            KExpr::Param(i) => {
-                let mut b = sym::Bindings::new();
-                b.set("s", s);
-                kb.params[i as usize].eval_int(&b).expect("sizes over `s` evaluate")
-            }
-            KExpr::Binary(op, a, c) => {
-                let (x, y) = (eval(kb, a, vars, s), eval(kb, c, vars, s));
-                match op {
-                    BinOp::Add => x + y,
-                    BinOp::Sub => x - y,
-                    BinOp::Mul => x * y,
-                    BinOp::Div => x / y,
-                    BinOp::Rem => x % y,
-                    _ => unreachable!("index arithmetic only"),
-                }
-            }
-            ref other => unreachable!("not index arithmetic: {other:?}"),
-        }
+        let mut b = sym::Bindings::new();
+        b.set("s", s);
+        eval_index(&|x| kb.get(x).clone(), &kb.params, e, &|v| vars[v.0 as usize], &b)
     }
 
     fn divisions(kb: &KernelBuilder, e: ExprId) -> usize {

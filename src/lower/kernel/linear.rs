@@ -88,35 +88,20 @@ fn coordinate_digits(kb: &mut KernelBuilder, linear: VarId, sizes: &[sym::Expr])
 
 #[cfg(test)]
 mod tests {
+    use super::super::index::eval_index;
     use super::super::{Access, KExpr, Store};
     use std::collections::HashMap;
 
     use super::*;
     use crate::ir::TensorMeta;
 
-    /// The value of integer expression `e` of `k` with variables `vars` and symbol `s` bound.
+    /// The value of integer expression `e` of `k` with variables `vars` bound, `s` = `s` and
+    /// `t` = `s + 1`.
     fn eval(k: &Kernel, e: ExprId, vars: &HashMap<u32, i64>, s: i64) -> i64 {
-        match *k.expr(e) {
-            KExpr::I64(v) => v,
-            KExpr::Var(v) => vars[&v.0],
-            KExpr::Param(i) => {
-                let mut b = sym::Bindings::new();
-                b.set("s", s);
-                b.set("t", s + 1);
-                k.params[i as usize].eval_int(&b).expect("sizes over `s` and `t` evaluate")
-            }
-            KExpr::Binary(op, a, c) => {
-                let (x, y) = (eval(k, a, vars, s), eval(k, c, vars, s));
-                match op {
-                    BinOp::Add => x + y,
-                    BinOp::Mul => x * y,
-                    BinOp::Div => x / y,
-                    BinOp::Rem => x % y,
-                    _ => unreachable!("index arithmetic only"),
-                }
-            }
-            ref other => unreachable!("not index arithmetic: {other:?}"),
-        }
+        let mut b = sym::Bindings::new();
+        b.set("s", s);
+        b.set("t", s + 1);
+        eval_index(&|x| k.expr(x).clone(), &k.params, e, &|v| vars[&v.0], &b)
     }
 
     fn divisions(k: &Kernel, e: ExprId) -> usize {
