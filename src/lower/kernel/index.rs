@@ -200,7 +200,19 @@ impl KernelBuilder {
                         KExpr::Loop { var, extent: m(extent), init: init.into_iter().map(m).collect(), next: next.into_iter().map(m).collect() }
                     }
                     KExpr::LoopOut { lp, slot } => KExpr::LoopOut { lp: m(lp), slot },
-                    leaf => leaf,
+                    KExpr::MulAdd(a, b, c) => KExpr::MulAdd(m(a), m(b), m(c)),
+                    KExpr::Bits(a) => KExpr::Bits(m(a)),
+                    // Listed, not matched by a catch-all: a new kind with operands must be
+                    // mapped here, or it would keep ids of the old arena.
+                    leaf @ (KExpr::F32(_)
+                    | KExpr::F64(_)
+                    | KExpr::I64(_)
+                    | KExpr::Bool(_)
+                    | KExpr::U32(_)
+                    | KExpr::Param(_)
+                    | KExpr::Rng(_)
+                    | KExpr::Var(_)
+                    | KExpr::Carried { .. }) => leaf,
                 };
                 self.intern(e, ty)
             });

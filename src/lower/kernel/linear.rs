@@ -213,6 +213,47 @@ mod tests {
         }
     }
 
+    /// The rebuild maps the operands of every kind of expression into the new arena: a
+    /// fused multiply-add and a bit pattern once kept their old ids, which the digits inserted
+    /// before them shifted (OpInfo's `hermite_polynomial_he` then recursed without end).
+    #[test]
+    fn every_operand_is_rebuilt_into_the_new_arena() {
+        let sizes = [sym::Expr::symbol("s"), sym::Expr::int(8)];
+        let mut kb = KernelBuilder::new(2);
+        let domain: Vec<ExprId> = sizes.iter().map(|s| kb.size(s)).collect();
+        kb.set_coord_extents(&domain);
+        let (c0, c1) = (kb.var(VarId(0)), kb.var(VarId(1)));
+        let (a, out) = (kb.buffer("a", Access::Read), kb.buffer("out", Access::Write));
+        // A broadcast read keeps its digit (`L % 8`), so the rebuilt arena is longer.
+        let x = kb.load(a, c1);
+        let y = kb.cast(c0, super::super::Ty::F32);
+        let fma = kb.mul_add(x, y, x).unwrap();
+        let wide = kb.cast(x, super::super::Ty::F64);
+        let bits = kb.bits(wide).unwrap();
+        let back = kb.cast(bits, super::super::Ty::F32);
+        let v = kb.binary(BinOp::Add, fma, back).unwrap();
+        let before = kb.finish("k".into(), sizes.to_vec(), domain, vec![Store { buf: out, value: v }]);
+        let load_at = |k: &Kernel| k.exprs.iter().position(|e| matches!(e, KExpr::Load { .. })).expect("one load");
+        let old_load = load_at(&before);
+        let k = before.linearize();
+        assert!(k.linear.is_some());
+        let load = load_at(&k);
+        assert_ne!(old_load, load, "the digits shift the arena, or this test could not tell old ids from new ones");
+        for (i, e) in k.exprs.iter().enumerate() {
+            for c in k.children(ExprId(i as u32)) {
+                assert!((c.0 as usize) < i, "{e:?} at {i} reads {c:?}, not built before it");
+            }
+            match *e {
+                KExpr::MulAdd(p, q, r) => {
+                    assert_eq!((p.0 as usize, r.0 as usize), (load, load), "{e:?} reads the load through its old id");
+                    assert!(matches!(k.expr(q), KExpr::ToF32(_) | KExpr::Cast(..)), "{e:?}: {:?}", k.expr(q));
+                }
+                KExpr::Bits(p) => assert!(matches!(k.expr(p), KExpr::Cast(..)), "{e:?}: {:?}", k.expr(p)),
+                _ => {}
+            }
+        }
+    }
+
     #[test]
     fn one_coordinate_and_other_schedules_are_left_alone() {
         let mut kb = KernelBuilder::new(1);
