@@ -130,7 +130,10 @@ fn sweeps_on_the_reference_device_plots_flips_binds_and_exports() {
     let mut ms: Vec<f64> = frames.iter().map(|d| d.as_secs_f64() * 1e3).collect();
     ms.sort_by(f64::total_cmp);
     eprintln!("frames while sweeping: {}, median {:.2} ms, max {:.2} ms", ms.len(), ms[ms.len() / 2], ms[ms.len() - 1]);
-    assert!(ms.len() > 3, "the sweep ran inside one frame: the UI thread waited for it");
+    // Had the UI thread run the sweep, the click's frame would have returned with the app
+    // idle: one frame. How many more it draws depends on how fast the sweep is (5 points × 2
+    // modes of a small MLP: a few milliseconds here), so only "more than one" is checked.
+    assert!(ms.len() > 1, "the sweep ran inside one frame: the UI thread waited for it");
 
     // With the heat overlay on a run of ours, a clicked point binds the slider there, and the
     // shapes, the guards and the overlay (profiled again at the point) follow.
