@@ -32,7 +32,8 @@ fn opencl_or_skip() -> bool {
 
 /// `bench kernels` at its smallest size: every kernel ran, each row carries its ratio to the
 /// copy kernel of the same round, and the math floors (`exp_only`, `erf_only`) and the
-/// index-arithmetic pair (`bias_add_3d` and its split-coordinates baseline) are there.
+/// index-arithmetic pair (`bias_add_3d` and its split-coordinates baseline) are there, and the
+/// one-row reduction runs as the lowering splits it: two launches, against one unsplit.
 #[test]
 fn bench_kernels_rates_every_kernel_against_the_copy_of_its_round() {
     if !opencl_or_skip() {
@@ -46,6 +47,9 @@ fn bench_kernels_rates_every_kernel_against_the_copy_of_its_round() {
     for want in ["copy", "fused_pointwise", "exp_only", "erf_only", "bias_add_3d", "bias_add_3d_split", "fused_reduction_rows", "fused_softmax"] {
         assert!(names.contains(&want), "{want} missing from {names:?}");
     }
+    let launches = |name: &str| rows.iter().find(|r| r["kernel"] == name).map(|r| r["launches"].clone());
+    assert_eq!(launches("fused_reduction_one_row"), Some(serde_json::json!(2)), "{rows:?}");
+    assert_eq!(launches("fused_reduction_one_row_unsplit"), Some(serde_json::json!(1)), "{rows:?}");
     for r in rows {
         let (gbs, ratio) = (r["gb_per_s"].as_f64().unwrap_or(-1.0), r["ratio_to_copy"].as_f64().unwrap_or(-1.0));
         assert!(gbs > 0.0 && ratio > 0.0, "{r}");

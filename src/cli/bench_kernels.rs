@@ -14,7 +14,7 @@ use serde_json::json;
 use super::bench::median;
 use crate::codegen::spirv;
 use crate::import;
-use crate::lower::kernel::{Access, BinOp, KernelBuilder, RedOp, Store, UnOp, VarId};
+use crate::lower::kernel::{split, Access, BinOp, KernelBuilder, RedOp, Store, UnOp, VarId};
 use crate::lower::{schedule, Kernel};
 use crate::runtime::opencl::OpenClDevice;
 use crate::runtime::{Device, KernelArg, RuntimeError};
@@ -52,6 +52,11 @@ enum Bench {
     ReductionShortRows,
     /// [`FEW`] long rows.
     ReductionFewRows,
+    /// One row of all `n` elements (a full `sum(exp(x))`), split over many work-groups in two
+    /// kernels as the lowering splits it (`lower::kernel::split`).
+    ReductionOneRow,
+    /// The same row on one work-group: the baseline for [`Bench::ReductionOneRow`].
+    ReductionOneRowUnsplit,
     /// `softmax` over rows of [`ROW`]: maximum, denominator and output in one kernel.
     Softmax,
     /// `n × n` matrix product, one work-item per output.
@@ -71,7 +76,7 @@ const FEW: i64 = 16;
 const BIAS_BATCH: i64 = 4;
 const HIDDEN: i64 = 768;
 
-const BANDWIDTH: [Bench; 13] = [
+const BANDWIDTH: [Bench; 15] = [
     Bench::Copy,
     Bench::Pointwise,
     Bench::Arith,
@@ -84,6 +89,8 @@ const BANDWIDTH: [Bench; 13] = [
     Bench::ReductionRowsPlain,
     Bench::ReductionShortRows,
     Bench::ReductionFewRows,
+    Bench::ReductionOneRow,
+    Bench::ReductionOneRowUnsplit,
     Bench::Softmax,
 ];
 
@@ -166,6 +173,8 @@ fn synthetic(which: Bench) -> Kernel {
         Bench::ReductionRowsPlain => (row_sums("reduction_rows_plain", whole(ROW), Expr::int(ROW), false), true),
         Bench::ReductionShortRows => (row_sums("fused_reduction_short_rows", whole(SHORT), Expr::int(SHORT), true), true),
         Bench::ReductionFewRows => (row_sums("fused_reduction_few_rows", Expr::int(FEW), whole(FEW), true), true),
+        Bench::ReductionOneRow => (row_sums("fused_reduction_one_row", Expr::int(1), n, true), true),
+        Bench::ReductionOneRowUnsplit => (row_sums("fused_reduction_one_row_unsplit", Expr::int(1), n, true), true),
         Bench::Softmax => (softmax(whole(ROW)), true),
         Bench::Matmul => (matmul("matmul", n), false),
         Bench::MatmulTiled => (matmul("matmul_tiled", n), true),
@@ -349,15 +358,33 @@ fn time_kernel(dev: &mut OpenClDevice, kernel: &Kernel, module: &spirv::SpirvMod
     Ok((median(&mut times).as_nanos() as u64, fastest.as_nanos() as u64, moved))
 }
 
-/// One benchmark kernel built and bound to its arguments at one size.
-struct Prepared {
+/// One launch of a benchmark: its kernel built and bound to its arguments at one size.
+struct Launch {
     kernel: Kernel,
     program: crate::runtime::ProgramId,
     args: Vec<KernelArg>,
     shape: crate::runtime::plan::LaunchShape,
-    /// Bytes each launch reads and writes.
+}
+
+/// One benchmark at one size: its launches (two for a split reduction), the bytes the
+/// unsplit kernel reads and writes, and the time of each round (all launches).
+struct Prepared {
+    name: String,
+    launches: Vec<Launch>,
     moved: u64,
     times: Vec<Duration>,
+}
+
+/// The kernels of benchmark `which` in launch order: the lowering's split into partials and
+/// finish for [`Bench::ReductionOneRow`], else the one kernel.
+fn launches_of(which: Bench) -> Result<Vec<Kernel>, String> {
+    let kernel = synthetic(which);
+    if which != Bench::ReductionOneRow {
+        return Ok(vec![kernel]);
+    }
+    let names = ["one_row_partials".to_string()];
+    let split = split::split(&kernel, &names).ok_or_else(|| format!("`{}` was not split", kernel.name))?;
+    Ok(vec![split.partials, split.finish])
 }
 
 /// The bandwidth kernels at inputs of `mb` MB each, timed in interleaved rounds (one launch
@@ -372,7 +399,7 @@ fn bandwidth_round(dev: &mut OpenClDevice, mb: usize, repeat: usize) -> Result<V
         b.set("s", n / (BIAS_BATCH * HIDDEN));
         b
     };
-    // Every kernel reads `a` (and `b`) of `bytes` and writes at most as many elements.
+    // Every kernel reads `a` (and `b`) of `bytes` and writes at most as many elements to `out`.
     let mut held = Vec::new();
     for _ in 0..3 {
         let id = dev.alloc(bytes).map_err(|e| e.to_string())?;
@@ -380,53 +407,76 @@ fn bandwidth_round(dev: &mut OpenClDevice, mb: usize, repeat: usize) -> Result<V
         dev.write(id, &0x3f00_0000u32.to_le_bytes().repeat(bytes / 4)).map_err(|e| e.to_string())?;
         held.push(id);
     }
+    // Scratch buffers of split reductions, by name (a few hundred floats).
+    let mut scratch: Vec<(String, crate::runtime::BufferId)> = Vec::new();
     let mut prepared = Vec::new();
     for which in BANDWIDTH {
-        let kernel = synthetic(which);
-        let module = spirv::compile(&kernel).map_err(|e| e.to_string())?;
-        let program = dev.build(&kernel.name, &module.words).map_err(|e| e.to_string())?;
-        let shape = crate::runtime::plan::launch_shape(&kernel, &b)
-            .ok()
-            .flatten()
-            .ok_or_else(|| format!("`{}` has an empty grid", kernel.name))?;
-        let grid: i64 = kernel.domain_sizes.iter().map(|d| d.eval_int(&b).unwrap_or(0)).product();
-        let mut args = Vec::new();
+        let mut launches = Vec::new();
         let mut moved = 0u64;
-        let mut reads = 0;
-        for buf in &kernel.buffers {
-            let id = if buf.access == Access::Write {
-                moved += grid as u64 * 4;
-                held[2]
-            } else {
-                reads += 1;
-                moved += match (which, reads) {
-                    // `a` covers the grid (a whole number of [4, 1, 768] slices); the broadcast
-                    // bias is one row of HIDDEN floats.
-                    (Bench::BiasAdd3d | Bench::BiasAdd3dSplit, 1) => grid as u64 * 4,
-                    (Bench::BiasAdd3d | Bench::BiasAdd3dSplit, _) => HIDDEN as u64 * 4,
-                    _ => bytes as u64,
+        for kernel in launches_of(which)? {
+            let module = spirv::compile(&kernel).map_err(|e| e.to_string())?;
+            let program = dev.build(&kernel.name, &module.words).map_err(|e| e.to_string())?;
+            let shape = crate::runtime::plan::launch_shape(&kernel, &b)
+                .ok()
+                .flatten()
+                .ok_or_else(|| format!("`{}` has an empty grid", kernel.name))?;
+            let grid: i64 = kernel.domain_sizes.iter().map(|d| d.eval_int(&b).unwrap_or(0)).product();
+            let mut args = Vec::new();
+            for buf in &kernel.buffers {
+                let id = match buf.value.as_str() {
+                    "out" => {
+                        moved += grid as u64 * 4;
+                        held[2]
+                    }
+                    input @ ("a" | "b") => {
+                        moved += match (which, input) {
+                            // `a` covers the grid (a whole number of [4, 1, 768] slices); the
+                            // broadcast bias is one row of HIDDEN floats.
+                            (Bench::BiasAdd3d | Bench::BiasAdd3dSplit, "a") => grid as u64 * 4,
+                            (Bench::BiasAdd3d | Bench::BiasAdd3dSplit, _) => HIDDEN as u64 * 4,
+                            _ => bytes as u64,
+                        };
+                        held[usize::from(input == "b")]
+                    }
+                    // A split's partials: its own traffic is not counted, so both variants of
+                    // a reduction are measured against the same bytes.
+                    name => match scratch.iter().find(|(n, _)| n == name) {
+                        Some((_, id)) => *id,
+                        None => {
+                            let id = dev.alloc(grid.max(1) as usize * 4).map_err(|e| e.to_string())?;
+                            scratch.push((name.to_string(), id));
+                            id
+                        }
+                    },
                 };
-                held[reads - 1]
-            };
-            args.push(KernelArg::Buffer(id));
+                args.push(KernelArg::Buffer(id));
+            }
+            args.extend(kernel.params.iter().map(|p| KernelArg::I64(p.eval_int(&b).unwrap_or(0))));
+            args.extend(shape.schedule_args.iter().map(|a| KernelArg::I64(*a)));
+            launches.push(Launch { kernel, program, args, shape });
         }
-        args.extend(kernel.params.iter().map(|p| KernelArg::I64(p.eval_int(&b).unwrap_or(0))));
-        args.extend(shape.schedule_args.iter().map(|a| KernelArg::I64(*a)));
-        prepared.push(Prepared { kernel, program, args, shape, moved, times: Vec::with_capacity(repeat) });
+        let name = synthetic(which).name;
+        prepared.push(Prepared { name, launches, moved, times: Vec::with_capacity(repeat) });
     }
     // Round 0 is the warm-up: the first launch pays for the driver's lazy JIT and page faults.
     for round in 0..=repeat.max(1) {
         for p in &mut prepared {
-            let ev = dev.launch(p.program, &p.kernel.name, &p.args, p.shape.global, Some(p.shape.local)).map_err(|e| e.to_string())?;
-            dev.finish().map_err(|e| e.to_string())?;
-            let t = dev.timing(ev).map_err(|e| e.to_string())?;
+            let mut ns = 0;
+            for l in &p.launches {
+                let ev = dev.launch(l.program, &l.kernel.name, &l.args, l.shape.global, Some(l.shape.local)).map_err(|e| e.to_string())?;
+                dev.finish().map_err(|e| e.to_string())?;
+                ns += dev.timing(ev).map_err(|e| e.to_string())?.duration_ns();
+            }
             if round > 0 {
-                p.times.push(Duration::from_nanos(t.duration_ns()));
+                p.times.push(Duration::from_nanos(ns));
             }
         }
     }
-    for id in held {
+    for id in held.into_iter().chain(scratch.into_iter().map(|(_, id)| id)) {
         dev.free(id).map_err(|e| e.to_string())?;
+    }
+    for l in prepared.iter().flat_map(|p| &p.launches) {
+        dev.release(l.program).map_err(|e| e.to_string())?;
     }
     let stats: Vec<(u64, u64)> = prepared
         .iter_mut()
@@ -444,7 +494,8 @@ fn bandwidth_round(dev: &mut OpenClDevice, mb: usize, repeat: usize) -> Result<V
             let gbs = p.moved as f64 / *med as f64;
             let copy_gbs = copy.moved as f64 / copy_med as f64;
             json!({
-                "kernel": p.kernel.name,
+                "kernel": p.name,
+                "launches": p.launches.len(),
                 "mb": mb,
                 "bytes_moved": p.moved,
                 "median_ns": med,

@@ -15,8 +15,10 @@ use serde::Serialize;
 use super::schedule::Schedule;
 use crate::sym;
 
+mod compact;
 mod index;
 mod linear;
+pub mod split;
 
 /// Handle of an expression in a kernel's arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -199,6 +201,59 @@ pub enum KExpr {
     LoopOut { lp: ExprId, slot: u32 },
 }
 
+impl KExpr {
+    /// This node with every operand `x` replaced by `f(x)`, visited in evaluation order: the one
+    /// list of which variants have operands, shared by [`Kernel::children`] and every rebuild of
+    /// an arena (a new variant with operands is added here, or rebuilds keep stale ids).
+    pub fn map_operands(&self, f: &mut dyn FnMut(ExprId) -> ExprId) -> KExpr {
+        match self {
+            leaf @ (KExpr::F32(_)
+            | KExpr::F64(_)
+            | KExpr::I64(_)
+            | KExpr::Bool(_)
+            | KExpr::U32(_)
+            | KExpr::Param(_)
+            | KExpr::Rng(_)
+            | KExpr::Var(_)
+            | KExpr::Carried { .. }) => leaf.clone(),
+            KExpr::Load { buf, index, mask, other } => {
+                let index = f(*index);
+                KExpr::Load { buf: *buf, index, mask: mask.map(&mut *f), other: *other }
+            }
+            KExpr::Unary(op, a) => KExpr::Unary(*op, f(*a)),
+            KExpr::ToF32(a) => KExpr::ToF32(f(*a)),
+            KExpr::Cast(a, t) => KExpr::Cast(f(*a), *t),
+            KExpr::Bits(a) => KExpr::Bits(f(*a)),
+            KExpr::Binary(op, a, b) => {
+                let a = f(*a);
+                KExpr::Binary(*op, a, f(*b))
+            }
+            KExpr::Cmp(op, a, b) => {
+                let a = f(*a);
+                KExpr::Cmp(*op, a, f(*b))
+            }
+            KExpr::Select(c, a, b) => {
+                let (c, a) = (f(*c), f(*a));
+                KExpr::Select(c, a, f(*b))
+            }
+            KExpr::MulAdd(a, b, c) => {
+                let (a, b) = (f(*a), f(*b));
+                KExpr::MulAdd(a, b, f(*c))
+            }
+            KExpr::Reduce { op, var, extent, body } => {
+                let extent = f(*extent);
+                KExpr::Reduce { op: *op, var: *var, extent, body: f(*body) }
+            }
+            KExpr::Loop { var, extent, init, next } => {
+                let extent = f(*extent);
+                let init = init.iter().map(|x| f(*x)).collect();
+                KExpr::Loop { var: *var, extent, init, next: next.iter().map(|x| f(*x)).collect() }
+            }
+            KExpr::LoopOut { lp, slot } => KExpr::LoopOut { lp: f(*lp), slot: *slot },
+        }
+    }
+}
+
 /// How a buffer stores its elements. Kernels compute in three types ([`Ty`]): float storages
 /// (float32, and float16/bfloat16 converted on load and rounded to nearest-even on store) in
 /// `F32`; float64 in `F64`; integer storages in `I64`, with real integer arithmetic, narrowed
@@ -322,24 +377,12 @@ impl Kernel {
 
     /// Children of an expression, in evaluation order.
     pub fn children(&self, id: ExprId) -> Vec<ExprId> {
-        match self.expr(id) {
-            KExpr::F32(_)
-            | KExpr::F64(_)
-            | KExpr::I64(_)
-            | KExpr::Bool(_)
-            | KExpr::U32(_)
-            | KExpr::Param(_)
-            | KExpr::Rng(_)
-            | KExpr::Var(_)
-            | KExpr::Carried { .. } => vec![],
-            KExpr::Load { index, mask, .. } => std::iter::once(*index).chain(*mask).collect(),
-            KExpr::Unary(_, a) | KExpr::ToF32(a) | KExpr::Cast(a, _) | KExpr::Bits(a) => vec![*a],
-            KExpr::Binary(_, a, b) | KExpr::Cmp(_, a, b) => vec![*a, *b],
-            KExpr::Select(c, a, b) | KExpr::MulAdd(c, a, b) => vec![*c, *a, *b],
-            KExpr::Reduce { extent, body, .. } => vec![*extent, *body],
-            KExpr::Loop { extent, init, next, .. } => std::iter::once(*extent).chain(init.iter().copied()).chain(next.iter().copied()).collect(),
-            KExpr::LoopOut { lp, .. } => vec![*lp],
-        }
+        let mut out = Vec::new();
+        self.expr(id).map_operands(&mut |x| {
+            out.push(x);
+            x
+        });
+        out
     }
 
     /// Free loop variables of every expression, as bit sets (variables are < 128).
@@ -458,6 +501,24 @@ impl KernelBuilder {
             var_extents: HashMap::new(),
             linear: None,
         }
+    }
+
+    /// A builder holding `k`'s arena, arguments and variables, with the output coordinates'
+    /// extents known: to rebuild `k` into another kernel ([`Self::rebuild_with`]).
+    pub fn reopen(k: &Kernel) -> KernelBuilder {
+        let mut kb = KernelBuilder::new(0);
+        kb.exprs = k.exprs.clone();
+        kb.types = k.types.clone();
+        kb.param_ids = k.params.iter().enumerate().map(|(i, p)| (p.clone(), i as u32)).collect();
+        kb.params = k.params.clone();
+        kb.buffer_ids = k.buffers.iter().enumerate().map(|(i, b)| ((b.value.clone(), b.access == Access::Write), i as u32)).collect();
+        kb.buffers = k.buffers.clone();
+        kb.vars = k.vars;
+        kb.linear = k.linear;
+        for (d, s) in k.domain_sizes.iter().enumerate() {
+            kb.set_var_extent(VarId(d as u32), s.clone());
+        }
+        kb
     }
 
     /// Declares the extents of the output coordinates (the kernel's domain), so index
@@ -830,7 +891,7 @@ impl KernelBuilder {
     }
 
     /// A positive size as a symbolic expression: a constant, a size argument or their product.
-    fn sym_size(&self, e: ExprId) -> Option<sym::Expr> {
+    pub(crate) fn sym_size(&self, e: ExprId) -> Option<sym::Expr> {
         match *self.get(e) {
             KExpr::I64(v) if v > 0 => Some(sym::Expr::int(v)),
             KExpr::Param(i) => self.params.get(i as usize).cloned(),
@@ -964,6 +1025,11 @@ impl KernelBuilder {
         let map = self.refold();
         let domain = domain.into_iter().map(|d| map[d.0 as usize]).collect();
         let stores = stores.into_iter().map(|s| Store { buf: s.buf, value: map[s.value.0 as usize] }).collect();
+        self.into_kernel(name, domain_sizes, domain, stores)
+    }
+
+    /// The kernel as built, its ids as they are (no refold), on the elementwise schedule.
+    fn into_kernel(self, name: String, domain_sizes: Vec<sym::Expr>, domain: Vec<ExprId>, stores: Vec<Store>) -> Kernel {
         Kernel {
             name,
             buffers: self.buffers,
@@ -975,7 +1041,7 @@ impl KernelBuilder {
             types: self.types,
             vars: self.vars,
             schedule: Schedule::Elementwise,
-            linear: None,
+            linear: self.linear,
         }
     }
 }

@@ -424,13 +424,11 @@ fn build_steps(
             if !matches!(kernel.schedule, schedule::Schedule::Tiled { .. }) {
                 untiled.extend(inlined.iter().copied().filter(|n| MATMULS.contains(&graph.node(*n).target.as_str())));
             }
-            steps.push(if is_fallback {
-                Step::Fallback { node: id, kernel }
-            } else {
-                let mut nodes: Vec<NodeId> = inlined.into_iter().collect();
-                nodes.push(id);
-                Step::Fused { nodes, kernel }
-            });
+            let mut nodes: Vec<NodeId> = inlined.into_iter().collect();
+            nodes.push(id);
+            for kernel in split_reduction(&mut plan_graph, kernel)? {
+                steps.push(if is_fallback { Step::Fallback { node: id, kernel } } else { Step::Fused { nodes: nodes.clone(), kernel } });
+            }
         }
     }
     Ok((steps, plan_graph, untiled))
@@ -600,6 +598,19 @@ fn reduction_size(graph: &Graph, n: NodeId) -> Option<i64> {
     };
     let dims = ctx::wrap_dims(&dims, sizes.len()).ok()?;
     dims.iter().try_fold(1i64, |acc, d| sizes[*d].as_int().and_then(|s| acc.checked_mul(s)))
+}
+
+/// `kernel`, or the two kernels of its split reduction (`kernel::split`: few long rows folded
+/// by many work-groups), their scratch buffers declared in `graph` as float32 values.
+fn split_reduction(graph: &mut Graph, kernel: Kernel) -> Result<Vec<Kernel>, LowerError> {
+    let Some(count) = kernel::split::split_statistics(&kernel) else { return Ok(vec![kernel]) };
+    let names: Vec<String> = (0..count).map(|i| fresh_name(graph, &format!("{}_partials{i}", kernel.name))).collect();
+    let Some(split) = kernel::split::split(&kernel, &names) else { return Ok(vec![kernel]) };
+    for (name, sizes) in split.scratch {
+        let meta = TensorMeta::contiguous(DType::F32, sizes);
+        graph.add_free_value(&name, ValueKind::Tensor(meta)).map_err(|e| LowerError::Internal(e.to_string()))?;
+    }
+    Ok(vec![split.partials, split.finish])
 }
 
 /// `base`, or `base_1`, `base_2`, … : the first name no value of `graph` has.

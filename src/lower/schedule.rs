@@ -54,7 +54,7 @@ pub enum Schedule {
 
 /// Reduce nodes reachable from the stores whose free variables are output coordinates only:
 /// the statistics computed once per output (or row), outside any other loop.
-fn top_reduces(k: &Kernel, free: &[u128]) -> Vec<ExprId> {
+pub(crate) fn top_reduces(k: &Kernel, free: &[u128]) -> Vec<ExprId> {
     let coords = coord_mask(k);
     let mut seen = vec![false; k.exprs.len()];
     let mut stack: Vec<ExprId> = k.stores.iter().map(|s| s.value).collect();

@@ -168,6 +168,16 @@ impl KernelBuilder {
     /// [`Self::refold`], with each variable `v` for which `subst` builds an expression (in the
     /// new arena, when the rebuild reaches it) replaced by that expression.
     pub(super) fn refold_with(&mut self, subst: &mut dyn FnMut(&mut KernelBuilder, VarId) -> Option<ExprId>) -> Vec<ExprId> {
+        self.rebuild_with(&mut |kb, _, e| match e {
+            KExpr::Var(v) => subst(kb, *v),
+            _ => None,
+        })
+    }
+
+    /// [`Self::refold`], with any node for which `hook` builds a replacement of the same type
+    /// replaced by it. The hook gets the old id and the node with its operands already mapped
+    /// into the new arena.
+    pub(crate) fn rebuild_with(&mut self, hook: &mut dyn FnMut(&mut KernelBuilder, ExprId, &KExpr) -> Option<ExprId>) -> Vec<ExprId> {
         for (v, s) in loop_extents(self) {
             self.var_extents.entry(v).or_insert(s);
         }
@@ -175,47 +185,17 @@ impl KernelBuilder {
         let types = std::mem::take(&mut self.types);
         self.dedup.clear();
         let mut map: Vec<ExprId> = Vec::with_capacity(exprs.len());
-        for (e, ty) in exprs.into_iter().zip(types) {
-            let m = |x: ExprId| map[x.0 as usize];
-            let new = match e {
-                KExpr::Binary(op, a, b) => self.binary(op, m(a), m(b)).ok(),
-                KExpr::Cmp(op, a, b) => self.cmp(op, m(a), m(b)).ok(),
-                KExpr::Select(c, a, b) => self.select(m(c), m(a), m(b)).ok(),
-                KExpr::Cast(a, t) => Some(self.cast(m(a), t)),
-                KExpr::ToF32(a) => Some(self.to_f32(m(a))),
-                KExpr::Var(v) => subst(self, v),
+        for (old, (e, ty)) in exprs.into_iter().zip(types).enumerate() {
+            let e = e.map_operands(&mut |x| map[x.0 as usize]);
+            let new = hook(self, ExprId(old as u32), &e).or_else(|| match e {
+                KExpr::Binary(op, a, b) => self.binary(op, a, b).ok(),
+                KExpr::Cmp(op, a, b) => self.cmp(op, a, b).ok(),
+                KExpr::Select(c, a, b) => self.select(c, a, b).ok(),
+                KExpr::Cast(a, t) => Some(self.cast(a, t)),
+                KExpr::ToF32(a) => Some(self.to_f32(a)),
                 _ => None,
-            };
-            let id = new.filter(|n| self.ty(*n) == ty).unwrap_or_else(|| {
-                let e = match e {
-                    KExpr::Load { buf, index, mask, other } => KExpr::Load { buf, index: m(index), mask: mask.map(m), other },
-                    KExpr::Unary(op, a) => KExpr::Unary(op, m(a)),
-                    KExpr::Binary(op, a, b) => KExpr::Binary(op, m(a), m(b)),
-                    KExpr::Cmp(op, a, b) => KExpr::Cmp(op, m(a), m(b)),
-                    KExpr::Select(c, a, b) => KExpr::Select(m(c), m(a), m(b)),
-                    KExpr::ToF32(a) => KExpr::ToF32(m(a)),
-                    KExpr::Cast(a, t) => KExpr::Cast(m(a), t),
-                    KExpr::Reduce { op, var, extent, body } => KExpr::Reduce { op, var, extent: m(extent), body: m(body) },
-                    KExpr::Loop { var, extent, init, next } => {
-                        KExpr::Loop { var, extent: m(extent), init: init.into_iter().map(m).collect(), next: next.into_iter().map(m).collect() }
-                    }
-                    KExpr::LoopOut { lp, slot } => KExpr::LoopOut { lp: m(lp), slot },
-                    KExpr::MulAdd(a, b, c) => KExpr::MulAdd(m(a), m(b), m(c)),
-                    KExpr::Bits(a) => KExpr::Bits(m(a)),
-                    // Listed, not matched by a catch-all: a new kind with operands must be
-                    // mapped here, or it would keep ids of the old arena.
-                    leaf @ (KExpr::F32(_)
-                    | KExpr::F64(_)
-                    | KExpr::I64(_)
-                    | KExpr::Bool(_)
-                    | KExpr::U32(_)
-                    | KExpr::Param(_)
-                    | KExpr::Rng(_)
-                    | KExpr::Var(_)
-                    | KExpr::Carried { .. }) => leaf,
-                };
-                self.intern(e, ty)
             });
+            let id = new.filter(|n| self.ty(*n) == ty).unwrap_or_else(|| self.intern(e, ty));
             map.push(id);
         }
         map

@@ -25,21 +25,12 @@ impl Kernel {
             return self;
         }
         let sizes = self.domain_sizes.clone();
-        let mut kb = KernelBuilder::new(0);
-        kb.exprs = self.exprs;
-        kb.types = self.types;
-        kb.param_ids = self.params.iter().enumerate().map(|(i, p)| (p.clone(), i as u32)).collect();
-        kb.params = self.params;
-        kb.buffers = self.buffers;
-        kb.vars = self.vars;
+        let mut kb = KernelBuilder::reopen(&self);
         let linear = VarId(kb.vars);
         kb.vars += 1;
         kb.linear = Some(linear);
         let total = sizes.iter().fold(sym::Expr::int(1), |acc, s| sym::Expr::mul(acc, s.clone())).simplify();
         kb.set_var_extent(linear, total);
-        for (d, s) in sizes.iter().enumerate() {
-            kb.set_var_extent(VarId(d as u32), s.clone());
-        }
         // The digits are built once, at the first coordinate the rebuild meets, as codegen split
         // the index before: `q_{n-1} = L`, `q_d = q_{d+1} / S_{d+1}`, `c_d = q_d % S_d`, `c_0 = q_0`
         // (each step divides by one extent; `quotient_by` sees the chain as `L / P_d`).
