@@ -28,8 +28,8 @@ use super::kernel::{BinOp, ExprId, KExpr, Kernel, RedOp, Ty};
 pub const ROW_GROUP: u32 = 16;
 /// Side of the square output tile (and of the contraction slice staged per step).
 pub const TILE: u32 = 16;
-/// Most work-groups a launch of the cooperative row schedule starts; each folds every
-/// `MAX_ROW_GROUPS`-th row. Many short rows (131,072 rows of 64) otherwise pay a group's
+/// Most work-groups a launch of the cooperative row schedule starts; each folds a contiguous
+/// block of `⌈rows / groups⌉` rows. Many short rows (131,072 rows of 64) otherwise pay a group's
 /// start-up per row on the OpenCL CPU device, where that was as long as folding the row;
 /// 4096 groups still give every hardware thread of a CPU or an Intel GPU several.
 pub const MAX_ROW_GROUPS: usize = 4096;

@@ -169,7 +169,8 @@ impl<'k> Writer<'k> {
     /// The row schedule: rows are the indices of the first `outer` coordinates. The launch's
     /// `row_group` argument picks the mapping: 0 gives each work-item one row (rows numbered by
     /// global id, bounds-checked); otherwise each work-group of `row_group` work-items folds
-    /// rows `group_id, group_id + num_groups, …` one after the other (`coop` kernels only): the
+    /// the block of rows `group_id · ⌈rows / num_groups⌉, …` one after the other (`coop`
+    /// kernels only): the
     /// launch caps the groups ([`crate::lower::schedule::MAX_ROW_GROUPS`]), so many short rows
     /// do not pay a group's start-up each. Either way the row statistics (every subexpression
     /// that depends on the row coordinates only) are emitted once, before the loop over the
@@ -198,11 +199,22 @@ impl<'k> Writer<'k> {
                 Ok(())
             },
             &mut |w| {
-                let first = w.load_id(group_var, 0)?;
+                let group = w.load_id(group_var, 0)?;
                 let groups = w.load_id(groups_var, 0)?;
                 let lid = w.load_id(lid_var, 0)?;
                 let coop = coop.then_some(Coop { lid, group: row_group });
-                w.counted_loop(first, rows, groups, &[], &mut |w, row, _| {
+                // A contiguous block of ⌈rows / groups⌉ rows per group: one stream through
+                // memory that the hardware prefetcher follows. Rows `group, group + groups, …`
+                // jumped `groups` rows between a group's rows and ran 64 short rows per group
+                // at half the speed on the OpenCL CPU device once they spilled out of cache.
+                let i64t = w.types.get(&mut w.b, LocalType::I64);
+                let spare = w.b.i_sub(i64t, None, groups, one)?;
+                let per = w.b.i_add(i64t, None, rows, spare)?;
+                let per = w.b.s_div(i64t, None, per, groups)?;
+                let first = w.b.i_mul(i64t, None, group, per)?;
+                let end = w.b.i_add(i64t, None, first, per)?;
+                let end = w.cl(i64t, CLOp::s_min, &[end, rows])?;
+                w.counted_loop(first, end, one, &[], &mut |w, row, _| {
                     w.row_body(&shape, row, lid, row_group, coop)?;
                     // The next row refills the row cache: every work-item must be done
                     // reading this row's first.
