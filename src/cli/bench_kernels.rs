@@ -39,6 +39,10 @@ enum Bench {
     /// The same kernel with its output coordinates split from the work-item id by codegen and
     /// joined again by the read (no [`Kernel::linearize`]): the baseline for [`Bench::BiasAdd3d`].
     BiasAdd3dSplit,
+    /// The same kernel on the one-dimensional elementwise schedule, its coordinates digits of
+    /// the linear index (the bias read `b[L % 768]`): the baseline for the column schedule
+    /// that [`Bench::BiasAdd3d`] gets.
+    BiasAdd3dLinear,
     /// Row sums of `exp(x)` over rows of [`ROW`], one work-item folding each row serially (the
     /// elementwise schedule: the baseline).
     Reduction,
@@ -76,12 +80,13 @@ const FEW: i64 = 16;
 const BIAS_BATCH: i64 = 4;
 const HIDDEN: i64 = 768;
 
-const BANDWIDTH: [Bench; 15] = [
+const BANDWIDTH: [Bench; 16] = [
     Bench::Copy,
     Bench::Pointwise,
     Bench::Arith,
     Bench::BiasAdd3d,
     Bench::BiasAdd3dSplit,
+    Bench::BiasAdd3dLinear,
     Bench::ExpOnly,
     Bench::ErfOnly,
     Bench::Reduction,
@@ -168,6 +173,7 @@ fn synthetic(which: Bench) -> Kernel {
         Bench::Copy | Bench::Pointwise | Bench::Arith | Bench::ExpOnly | Bench::ErfOnly => (pointwise(which, n), false),
         Bench::BiasAdd3d => return schedule::apply(bias_add_3d("bias_add_3d"), false),
         Bench::BiasAdd3dSplit => (bias_add_3d("bias_add_3d_split"), false),
+        Bench::BiasAdd3dLinear => return bias_add_3d("bias_add_3d_linear").linearize(),
         Bench::Reduction => (row_sums("fused_reduction", whole(ROW), Expr::int(ROW), true), false),
         Bench::ReductionRows => (row_sums("fused_reduction_rows", whole(ROW), Expr::int(ROW), true), true),
         Bench::ReductionRowsPlain => (row_sums("reduction_rows_plain", whole(ROW), Expr::int(ROW), false), true),
@@ -432,8 +438,8 @@ fn bandwidth_round(dev: &mut OpenClDevice, mb: usize, repeat: usize) -> Result<V
                         moved += match (which, input) {
                             // `a` covers the grid (a whole number of [4, 1, 768] slices); the
                             // broadcast bias is one row of HIDDEN floats.
-                            (Bench::BiasAdd3d | Bench::BiasAdd3dSplit, "a") => grid as u64 * 4,
-                            (Bench::BiasAdd3d | Bench::BiasAdd3dSplit, _) => HIDDEN as u64 * 4,
+                            (Bench::BiasAdd3d | Bench::BiasAdd3dSplit | Bench::BiasAdd3dLinear, "a") => grid as u64 * 4,
+                            (Bench::BiasAdd3d | Bench::BiasAdd3dSplit | Bench::BiasAdd3dLinear, _) => HIDDEN as u64 * 4,
                             _ => bytes as u64,
                         };
                         held[usize::from(input == "b")]

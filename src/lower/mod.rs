@@ -600,12 +600,14 @@ fn reduction_size(graph: &Graph, n: NodeId) -> Option<i64> {
     dims.iter().try_fold(1i64, |acc, d| sizes[*d].as_int().and_then(|s| acc.checked_mul(s)))
 }
 
-/// `kernel`, or the two kernels of its split reduction (`kernel::split`: few long rows folded
-/// by many work-groups), their scratch buffers declared in `graph` as float32 values.
+/// `kernel` (its schedule chosen) [`schedule::finish`]ed, or the two kernels of its split
+/// reduction (`kernel::split`: few long rows folded by many work-groups), their scratch
+/// buffers declared in `graph` as float32 values. The split looks at the output coordinates
+/// before `finish` rewrites them.
 fn split_reduction(graph: &mut Graph, kernel: Kernel) -> Result<Vec<Kernel>, LowerError> {
-    let Some(count) = kernel::split::split_statistics(&kernel) else { return Ok(vec![kernel]) };
+    let Some(count) = kernel::split::split_statistics(&kernel) else { return Ok(vec![schedule::finish(kernel)]) };
     let names: Vec<String> = (0..count).map(|i| fresh_name(graph, &format!("{}_partials{i}", kernel.name))).collect();
-    let Some(split) = kernel::split::split(&kernel, &names) else { return Ok(vec![kernel]) };
+    let Some(split) = kernel::split::split(&kernel, &names) else { return Ok(vec![schedule::finish(kernel)]) };
     for (name, sizes) in split.scratch {
         let meta = TensorMeta::contiguous(DType::F32, sizes);
         graph.add_free_value(&name, ValueKind::Tensor(meta)).map_err(|e| LowerError::Internal(e.to_string()))?;
@@ -679,5 +681,7 @@ fn build_kernel(
         });
     let matmul = f32_only
         && std::iter::once(root).chain(inlined.iter().copied()).any(|n| MATMULS.contains(&graph.node(n).target.as_str()));
-    Ok((schedule::apply(kernel, matmul), inlined))
+    let mut kernel = kernel;
+    kernel.schedule = schedule::choose(&kernel, matmul);
+    Ok((kernel, inlined))
 }

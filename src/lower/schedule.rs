@@ -40,6 +40,14 @@ pub const MIN_ROW_EXTENT: i64 = 8;
 pub enum Schedule {
     #[default]
     Elementwise,
+    /// One work-item per output element on a two-dimensional grid: the last output coordinate
+    /// (of static extent `C`, a multiple of `group`) on the grid's first dimension, the other
+    /// coordinates (flattened: the *row*) on its second. Neighbouring work-items then hold
+    /// neighbouring columns of one row, so an operand broadcast along the rows (a bias
+    /// `b[c]`) is one contiguous vector load and one broadcast along the columns (`m[row]`)
+    /// one scalar, where the linear index of [`Schedule::Elementwise`] needs a remainder or a
+    /// quotient per element and the OpenCL CPU runtime gathers (docs/PERFORMANCE.md).
+    Columns { group: u32 },
     /// Row statistics over the first `outer` output coordinates (a row is one index of them),
     /// folded over `extent` elements. `group` is the largest work-group the launch may give a
     /// row; `coop` says whether a group may fold a row together (float32 sums, maxima and
@@ -213,12 +221,50 @@ pub fn tiled(k: &Kernel, tile: u32) -> Option<Schedule> {
     Some(Schedule::Tiled { tile, reduce, a, b })
 }
 
-/// `k` on the schedule [`choose`] picks; on the elementwise schedule its output coordinates
-/// become digits of the linear output index, so reads laid out like the output fold back to
-/// it ([`Kernel::linearize`]).
+/// `k` on the schedule [`choose`] picks, [`finish`]ed.
 pub fn apply(mut k: Kernel, matmul: bool) -> Kernel {
     k.schedule = choose(&k, matmul);
+    finish(k)
+}
+
+/// `k` ready for code generation: on the elementwise schedule, laid out in [`Schedule::Columns`]
+/// where [`columns`] finds it worth it, and with its output coordinates rewritten as digits of
+/// the linear output (or row) index, so reads laid out like the output fold back to it
+/// ([`Kernel::linearize`]). Other schedules are left as they are.
+pub fn finish(mut k: Kernel) -> Kernel {
+    if k.schedule == Schedule::Elementwise {
+        if let Some(group) = columns(&k) {
+            k.schedule = Schedule::Columns { group };
+        }
+    }
     k.linearize()
+}
+
+/// Work-items per group along the columns, tried largest first: each divides the extent, so
+/// the grid is the output itself and no work-item is idle.
+const COLUMN_GROUPS: [u32; 3] = [256, 128, 64];
+
+/// The column group of [`Schedule::Columns`] for elementwise kernel `k`: when it has two or
+/// more output coordinates, the last of a static extent that [`COLUMN_GROUPS`] divide, and
+/// some read broadcast along the rows or the columns (its index uses some output coordinates
+/// but not all). Kernels whose reads all follow the output gain nothing from it.
+pub fn columns(k: &Kernel) -> Option<u32> {
+    let rank = k.domain.len();
+    if rank < 2 {
+        return None;
+    }
+    let KExpr::I64(c) = *k.expr(*k.domain.last()?) else { return None };
+    let group = COLUMN_GROUPS.into_iter().find(|g| c >= *g as i64 && c % *g as i64 == 0)?;
+    let free = k.free_vars();
+    let coords = coord_mask(k);
+    let broadcast = k.exprs.iter().any(|e| match e {
+        KExpr::Load { index, .. } => {
+            let used = free[index.0 as usize] & coords;
+            used != 0 && used != coords
+        }
+        _ => false,
+    });
+    broadcast.then_some(group)
 }
 
 /// The schedule the lowering picks: tiles for a matrix product (`matmul`: the root op is one)

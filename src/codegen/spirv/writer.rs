@@ -166,7 +166,7 @@ impl<'k> Writer<'k> {
             Tiled { gid: Word, lid: Word, tiles: [Word; 2] },
         }
         let vars = match k.schedule {
-            Schedule::Elementwise => Vars::Elementwise { gid: id(self, BuiltIn::GlobalInvocationId, "global_id") },
+            Schedule::Elementwise | Schedule::Columns { .. } => Vars::Elementwise { gid: id(self, BuiltIn::GlobalInvocationId, "global_id") },
             Schedule::Rows { outer, coop, .. } => {
                 if coop {
                     for rv in row_vectors(k, (outer as usize).min(k.domain.len())) {
@@ -254,6 +254,9 @@ impl<'k> Writer<'k> {
 
     /// One work-item per output element.
     fn elementwise(&mut self, gid_var: Word) -> Result<(), CodegenError> {
+        if matches!(self.k.schedule, Schedule::Columns { .. }) {
+            return self.columns(gid_var);
+        }
         let k = self.k;
         let bool_t = self.types.get(&mut self.b, LocalType::Bool);
         let gid = self.load_id(gid_var, 0)?;
@@ -278,6 +281,35 @@ impl<'k> Writer<'k> {
         }
         self.b.branch(end)?;
         self.label = self.b.begin_block(Some(end))?;
+        Ok(())
+    }
+
+    /// One work-item per output element, the last coordinate from the grid's first dimension
+    /// and the row (the other coordinates, flattened) from its second. The launch covers the
+    /// output exactly (the column group divides the last extent), so nothing is bounds-checked.
+    fn columns(&mut self, gid_var: Word) -> Result<(), CodegenError> {
+        let k = self.k;
+        let rank = k.domain.len();
+        let i64t = self.types.get(&mut self.b, LocalType::I64);
+        let (column, row) = (self.load_id(gid_var, 0)?, self.load_id(gid_var, 1)?);
+        let (extents, _) = self.extents(0..rank)?;
+        let last = VarId(rank as u32 - 1);
+        self.vars.insert(last, column);
+        self.bound |= 1u128 << last.0;
+        match k.linear {
+            // The coordinates before the last were rewritten as digits of the row.
+            Some(l) => {
+                self.vars.insert(l, row);
+                self.bound |= 1u128 << l.0;
+            }
+            None => self.bind_coords(row, &extents[..rank - 1], 0)?,
+        }
+        let at = self.b.i_mul(i64t, None, row, extents[rank - 1])?;
+        let at = self.b.i_add(i64t, None, at, column)?;
+        for store in &k.stores {
+            let v = self.emit(store.value)?;
+            self.store_elem(store.buf, at, v)?;
+        }
         Ok(())
     }
 }

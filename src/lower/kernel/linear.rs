@@ -18,13 +18,20 @@ use crate::sym;
 impl Kernel {
     /// This kernel with its output coordinates rewritten as digits of a new variable, the
     /// linear output index ([`Kernel::linear`]); unchanged unless it is on the elementwise
-    /// schedule over two or more coordinates.
+    /// schedule over two or more coordinates. On the column schedule only the coordinates
+    /// before the last are, as digits of the row index (when there are two or more of them).
     pub fn linearize(self) -> Kernel {
         let rank = self.domain.len();
-        if rank < 2 || self.linear.is_some() || self.schedule != Schedule::Elementwise || self.vars >= 128 {
+        if rank < 2 || self.linear.is_some() || self.vars >= 128 {
             return self;
         }
-        let sizes = self.domain_sizes.clone();
+        // On the column schedule the last coordinate is the grid's own; the rest is the row.
+        let digits_of = match self.schedule {
+            Schedule::Elementwise => rank,
+            Schedule::Columns { .. } if rank > 2 => rank - 1,
+            _ => return self,
+        };
+        let sizes: Vec<sym::Expr> = self.domain_sizes[..digits_of].to_vec();
         let mut kb = KernelBuilder::reopen(&self);
         let linear = VarId(kb.vars);
         kb.vars += 1;
@@ -37,7 +44,7 @@ impl Kernel {
         let mut digits: Option<Vec<ExprId>> = None;
         let map = kb.refold_with(&mut |kb, v| {
             let d = v.0 as usize;
-            if d >= rank {
+            if d >= digits_of {
                 return None;
             }
             if digits.is_none() {
