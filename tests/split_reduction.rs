@@ -143,3 +143,23 @@ fn a_variance_is_not_split() {
         assert!((got[0][0] - want).abs() <= 1e-4 * want, "var: got {}, want {want}", got[0][0]);
     }
 }
+
+/// Row sums over the last two dims of `[2, 3, 100, 100]`: six outputs of 10,000 elements each,
+/// a rank-2 output whose folds stride through memory (one work-item per output unsplit). The
+/// split sees the row coordinates before the elementwise schedule rewrites them.
+#[test]
+fn sums_over_trailing_dims_of_a_rank_four_input() {
+    let (rows, n) = (6usize, 10_000usize);
+    let x = values(rows * n, 11);
+    let mut c = GraphCase::new("split_trailing");
+    let xin = c.input(Tensor::from_vec(&[2, 3, 100, 100], x.iter().map(|v| *v as f64).collect()).expect("shape").cast(DType::F32).expect("cast"));
+    let sum = c.node("aten.sum.dim_IntList", vec![("self", Arg::Tensor(xin)), ("dim", Arg::Ints(vec![2, 3]))], &[(DType::F32, &[2, 3])])[0];
+    let (plan, got) = run(c, &[sum]);
+    let names = kernel_names(&plan);
+    assert_eq!(names.iter().filter(|n| n.ends_with("_partials")).count(), 1, "{names:?}");
+    if let Some(got) = got {
+        let want: Vec<f64> = x.chunks(n).map(|r| r.iter().map(|v| *v as f64).sum()).collect();
+        let scale: Vec<f64> = x.chunks(n).map(|r| r.iter().map(|v| v.abs() as f64).sum()).collect();
+        close_sum(&got[0], &want, &scale, "sums over dims [2, 3]");
+    }
+}

@@ -762,6 +762,13 @@ impl KernelBuilder {
             if let Some(folded) = self.fold_digits(a, b) {
                 return Ok(folded);
             }
+            // `(x + hi) + lo`, the digits after an offset (a row's base before a flattened
+            // range's digits): join `hi + lo` and add `x` to the join.
+            if let KExpr::Binary(BinOp::Add, x, hi) = *self.get(a) {
+                if let Some(joined) = self.fold_digits(hi, b) {
+                    return self.binary(BinOp::Add, x, joined);
+                }
+            }
         }
         if ta == Ty::I64 && matches!(op, BinOp::Div | BinOp::Rem) {
             if let Some(folded) = self.split_below(op, a, b) {
@@ -1129,6 +1136,20 @@ mod tests {
             let l = kb.var(VarId(0));
             assert_eq!(relinearize(&mut kb, l, &sizes), l, "{sizes:?}");
         }
+    }
+
+    #[test]
+    fn digits_after_an_offset_join_into_the_index() {
+        // (x + (l / 6) · 6) + l % 6 is x + l: the join looks past the offset.
+        let mut kb = KernelBuilder::new(2);
+        let (x, l) = (kb.var(VarId(0)), kb.var(VarId(1)));
+        let six = kb.i64(6);
+        let q = kb.binary(BinOp::Div, l, six).unwrap();
+        let hi = kb.binary(BinOp::Mul, q, six).unwrap();
+        let lo = kb.binary(BinOp::Rem, l, six).unwrap();
+        let head = kb.binary(BinOp::Add, x, hi).unwrap();
+        let sum = kb.binary(BinOp::Add, head, lo).unwrap();
+        assert_eq!(*kb.get(sum), KExpr::Binary(BinOp::Add, x, l));
     }
 
     #[test]

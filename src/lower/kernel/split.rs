@@ -80,8 +80,9 @@ struct Candidate {
 impl Candidate {
     fn of(k: &Kernel) -> Option<Candidate> {
         let rank = k.domain.len();
-        // Matrix products keep their tiles; state loops (sorts, scans) do not split.
-        if matches!(k.schedule, Schedule::Tiled { .. }) || k.exprs.iter().any(|e| matches!(e, KExpr::Loop { .. })) {
+        // Matrix products keep their tiles; state loops (sorts, scans) do not split; coordinates
+        // already rewritten as digits of a linear index are no row coordinates any more.
+        if k.linear.is_some() || matches!(k.schedule, Schedule::Tiled { .. } | Schedule::Columns { .. }) || k.exprs.iter().any(|e| matches!(e, KExpr::Loop { .. })) {
             return None;
         }
         let free = k.free_vars();
@@ -201,11 +202,14 @@ fn partials_kernel(k: &Kernel, c: &Candidate, names: &[String]) -> Option<Kernel
         let (sv, chunk) = (kb.var(s), kb.size(&c.chunk));
         kb.binary(BinOp::Mul, sv, chunk).ok()
     };
-    // Digit `d` of the flat index `f = s·C + t` over the chain's extents (row-major).
+    // The chain's variables become digits of one flat index `f` (row-major over the chain's
+    // extents), first as a variable of its own: the index folds see `(f / P)·P + f % P` and
+    // join it back into `f`. Only then is `f` replaced by `s·C + t`, which a divisor of `C`
+    // would otherwise split into pieces the folds do not join again.
+    let f = kb.fresh_var().ok()?;
+    kb.set_var_extent(f, c.n.clone());
     let digit = |kb: &mut KernelBuilder, d: usize| {
-        let start = chunk_start(kb)?;
-        let tv = kb.var(t);
-        let mut q = kb.binary(BinOp::Add, start, tv).ok()?;
+        let mut q = kb.var(f);
         for e in c.extents[d + 1..].iter().rev() {
             let e = kb.size(e);
             q = kb.binary(BinOp::Div, q, e).ok()?;
@@ -216,7 +220,7 @@ fn partials_kernel(k: &Kernel, c: &Candidate, names: &[String]) -> Option<Kernel
         let e = kb.size(&c.extents[d]);
         kb.binary(BinOp::Rem, q, e).ok()
     };
-    let map = kb.rebuild_with(&mut |kb, old, e| match e {
+    let flat = kb.rebuild_with(&mut |kb, old, e| match e {
         KExpr::Var(v) => chain_vars.iter().find(|(w, _)| w == v).and_then(|(_, d)| digit(kb, *d)),
         KExpr::Reduce { op, body, .. } => match c.depth(old)? {
             // An inner fold of a chain is gone: its variable is a digit of `f`.
@@ -235,6 +239,15 @@ fn partials_kernel(k: &Kernel, c: &Candidate, names: &[String]) -> Option<Kernel
         },
         _ => None,
     });
+    let placed = kb.rebuild_with(&mut |kb, _, e| match e {
+        KExpr::Var(v) if *v == f => {
+            let start = chunk_start(kb)?;
+            let tv = kb.var(t);
+            kb.binary(BinOp::Add, start, tv).ok()
+        }
+        _ => None,
+    });
+    let map: Vec<ExprId> = flat.iter().map(|x| placed[x.0 as usize]).collect();
     let stores = c
         .tops
         .iter()
