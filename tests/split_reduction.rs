@@ -163,3 +163,25 @@ fn sums_over_trailing_dims_of_a_rank_four_input() {
         close_sum(&got[0], &want, &scale, "sums over dims [2, 3]");
     }
 }
+
+/// Row sums of `[s0, 50,000]` with the row count dynamic, at 0 rows (an empty batch: nothing
+/// to launch, and the chunk count must still evaluate) and at 2.
+#[test]
+fn a_dynamic_row_count_including_none() {
+    let n = 50_000usize;
+    for rows in [0usize, 2] {
+        let x = values(rows * n, 5);
+        let mut c = GraphCase::new("split_dynamic_rows");
+        let t = Tensor::from_vec(&[rows, n], x.iter().map(|v| *v as f64).collect()).expect("shape").cast(DType::F32).expect("cast");
+        let xin = c.sym_input(t, vec![Expr::symbol("s0"), Expr::int(n as i64)]);
+        let sum = c.sym_node("aten.sum.dim_IntList", vec![("self", Arg::Tensor(xin)), ("dim", Arg::Ints(vec![1]))], DType::F32, vec![Expr::symbol("s0")]);
+        let (plan, got) = run(c, &[sum]);
+        let names = kernel_names(&plan);
+        assert_eq!(names.iter().filter(|n| n.ends_with("_partials")).count(), 1, "{names:?}");
+        if let Some(got) = got {
+            let want: Vec<f64> = x.chunks(n).map(|r| r.iter().map(|v| *v as f64).sum()).collect();
+            let scale: Vec<f64> = x.chunks(n).map(|r| r.iter().map(|v| v.abs() as f64).sum()).collect();
+            close_sum(&got[0], &want, &scale, &format!("{rows} rows"));
+        }
+    }
+}

@@ -6,6 +6,8 @@
 //! nor the row length is known when the kernel is compiled.
 //!
 //! - [`Schedule::Elementwise`]: one work-item per output element, reductions as serial loops.
+//! - [`Schedule::Columns`]: the same on a two-dimensional grid (columns × rows), for kernels
+//!   with a broadcast read ([`finish`] picks it after the lowering's choice).
 //! - [`Schedule::Rows`]: the kernel has row statistics (reductions that depend on the leading
 //!   output coordinates only: a sum, a norm's mean and variance, a softmax's maximum and
 //!   denominator). They are computed once per row, never once per output element; then the

@@ -117,7 +117,8 @@ impl Candidate {
         }
         // S = max(1, min(n / MIN_CHUNK, ⌈SPLIT_GROUPS / rows⌉))
         let by_len = Expr::floordiv(n.clone(), Expr::int(MIN_CHUNK));
-        let by_rows = Expr::floordiv(Expr::add(Expr::int(SPLIT_GROUPS - 1), rows.clone()), rows);
+        // (An empty batch has no rows: the divisor stays positive so the sizes still evaluate.)
+        let by_rows = Expr::floordiv(Expr::add(Expr::int(SPLIT_GROUPS - 1), rows.clone()), Expr::max(rows, Expr::int(1)));
         let chunks = Expr::max(Expr::int(1), Expr::min(by_len, by_rows)).simplify();
         if chunks.as_int() == Some(1) {
             return None;
