@@ -46,6 +46,13 @@ fn close_sum(got: &[f64], want: &[f64], scale: &[f64], what: &str) {
     }
 }
 
+/// `got` against the float64 sums of `x`'s rows of `n` (within [`close_sum`]'s bound).
+fn close_row_sums(got: &[f64], x: &[f32], n: usize, what: &str) {
+    let want: Vec<f64> = x.chunks(n).map(|r| r.iter().map(|v| *v as f64).sum()).collect();
+    let scale: Vec<f64> = x.chunks(n).map(|r| r.iter().map(|v| v.abs() as f64).sum()).collect();
+    close_sum(got, &want, &scale, what);
+}
+
 /// `rows × n` values of a dynamic `n`: row sums, row maxima and row means.
 fn rows_of_dynamic_length(rows: usize, n: usize) {
     let x = values(rows * n, n as u64);
@@ -110,17 +117,13 @@ fn static_shapes_split_only_few_long_rows() {
         let total: f64 = x.iter().map(|v| *v as f64).sum();
         let scale: f64 = x.iter().map(|v| v.abs() as f64).sum();
         close_sum(&got[0], &[total], &[scale], "total of 4 × 50,000");
-        let rows: Vec<f64> = x.chunks(50_000).map(|r| r.iter().map(|v| *v as f64).sum()).collect();
-        let scales: Vec<f64> = x.chunks(50_000).map(|r| r.iter().map(|v| v.abs() as f64).sum()).collect();
-        close_sum(&got[1], &rows, &scales, "row sums of 4 × 50,000");
+        close_row_sums(&got[1], &x, 50_000, "row sums of 4 × 50,000");
     }
     // 1,024 rows of 64: the total (65,536 elements) is split, the short rows are not.
     let (names, got, x) = static_sums(1024, 64);
     assert_eq!(names.iter().filter(|n| n.ends_with("_partials")).count(), 1, "{names:?}");
     if let Some(got) = got {
-        let rows: Vec<f64> = x.chunks(64).map(|r| r.iter().map(|v| *v as f64).sum()).collect();
-        let scales: Vec<f64> = x.chunks(64).map(|r| r.iter().map(|v| v.abs() as f64).sum()).collect();
-        close_sum(&got[1], &rows, &scales, "row sums of 1,024 × 64");
+        close_row_sums(&got[1], &x, 64, "row sums of 1,024 × 64");
     }
     // A short tensor: nothing to split.
     let (names, _, _) = static_sums(2, 100);
@@ -158,9 +161,7 @@ fn sums_over_trailing_dims_of_a_rank_four_input() {
     let names = kernel_names(&plan);
     assert_eq!(names.iter().filter(|n| n.ends_with("_partials")).count(), 1, "{names:?}");
     if let Some(got) = got {
-        let want: Vec<f64> = x.chunks(n).map(|r| r.iter().map(|v| *v as f64).sum()).collect();
-        let scale: Vec<f64> = x.chunks(n).map(|r| r.iter().map(|v| v.abs() as f64).sum()).collect();
-        close_sum(&got[0], &want, &scale, "sums over dims [2, 3]");
+        close_row_sums(&got[0], &x, n, "sums over dims [2, 3]");
     }
 }
 
@@ -179,9 +180,7 @@ fn a_dynamic_row_count_including_none() {
         let names = kernel_names(&plan);
         assert_eq!(names.iter().filter(|n| n.ends_with("_partials")).count(), 1, "{names:?}");
         if let Some(got) = got {
-            let want: Vec<f64> = x.chunks(n).map(|r| r.iter().map(|v| *v as f64).sum()).collect();
-            let scale: Vec<f64> = x.chunks(n).map(|r| r.iter().map(|v| v.abs() as f64).sum()).collect();
-            close_sum(&got[0], &want, &scale, &format!("{rows} rows"));
+            close_row_sums(&got[0], &x, n, &format!("{rows} rows"));
         }
     }
 }
