@@ -509,6 +509,8 @@ impl KernelBuilder {
         let mut kb = KernelBuilder::new(0);
         kb.exprs = k.exprs.clone();
         kb.types = k.types.clone();
+        // Interned again, so a node built anew that `k` already has is the same id.
+        kb.dedup = k.exprs.iter().enumerate().map(|(i, e)| (e.clone(), ExprId(i as u32))).collect();
         kb.param_ids = k.params.iter().enumerate().map(|(i, p)| (p.clone(), i as u32)).collect();
         kb.params = k.params.clone();
         kb.buffer_ids = k.buffers.iter().enumerate().map(|(i, b)| ((b.value.clone(), b.access == Access::Write), i as u32)).collect();

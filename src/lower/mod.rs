@@ -605,9 +605,9 @@ fn reduction_size(graph: &Graph, n: NodeId) -> Option<i64> {
 /// buffers declared in `graph` as float32 values. The split looks at the output coordinates
 /// before `finish` rewrites them.
 fn split_reduction(graph: &mut Graph, kernel: Kernel) -> Result<Vec<Kernel>, LowerError> {
-    let Some(count) = kernel::split::split_statistics(&kernel) else { return Ok(vec![schedule::finish(kernel)]) };
-    let names: Vec<String> = (0..count).map(|i| fresh_name(graph, &format!("{}_partials{i}", kernel.name))).collect();
-    let Some(split) = kernel::split::split(&kernel, &names) else { return Ok(vec![schedule::finish(kernel)]) };
+    let Some(split) = kernel::split::split(&kernel, |i| fresh_name(graph, &format!("{}_partials{i}", kernel.name))) else {
+        return Ok(vec![schedule::finish(kernel)]);
+    };
     for (name, sizes) in split.scratch {
         let meta = TensorMeta::contiguous(DType::F32, sizes);
         graph.add_free_value(&name, ValueKind::Tensor(meta)).map_err(|e| LowerError::Internal(e.to_string()))?;

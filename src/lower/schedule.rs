@@ -82,7 +82,8 @@ pub(crate) fn top_reduces(k: &Kernel, free: &[u128]) -> Vec<ExprId> {
     out
 }
 
-fn coord_mask(k: &Kernel) -> u128 {
+/// The free-variable bits of `k`'s output coordinates (variables `0..rank`).
+pub(crate) fn coord_mask(k: &Kernel) -> u128 {
     (1u128 << k.domain.len()) - 1
 }
 

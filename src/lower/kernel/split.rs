@@ -38,24 +38,16 @@ pub struct Split {
     pub scratch: Vec<(String, Vec<Expr>)>,
 }
 
-/// How many scratch buffers [`split`] needs for `k` (one per statistic), or `None` when `k`
-/// is not split.
-pub fn split_statistics(k: &Kernel) -> Option<usize> {
-    Candidate::of(k).map(|c| c.tops.len())
-}
-
-/// `k` as a split reduction with scratch buffers named `names` (one per statistic, see
-/// [`split_statistics`]), or `None` when it is not split.
-pub fn split(k: &Kernel, names: &[String]) -> Option<Split> {
+/// `k` as a split reduction, or `None` when it is not split. `name(i)` names the scratch buffer
+/// of statistic `i` (called once per statistic, only when `k` is split).
+pub fn split(k: &Kernel, mut name: impl FnMut(usize) -> String) -> Option<Split> {
     let c = Candidate::of(k)?;
-    if names.len() != c.tops.len() {
-        return None;
-    }
-    let partials = partials_kernel(k, &c, names)?;
-    let finish = finish_kernel(k, &c, names)?;
+    let names: Vec<String> = (0..c.tops.len()).map(&mut name).collect();
+    let partials = partials_kernel(k, &c, &names)?;
+    let finish = finish_kernel(k, &c, &names)?;
     let mut sizes = k.domain_sizes.clone();
     sizes.push(c.chunks.clone());
-    let scratch = names.iter().map(|n| (n.clone(), sizes.clone())).collect();
+    let scratch = names.into_iter().map(|n| (n, sizes.clone())).collect();
     Some(Split { partials, finish, scratch })
 }
 
@@ -88,7 +80,7 @@ impl Candidate {
         let free = k.free_vars();
         let tops = schedule::top_reduces(k, &free);
         // One output per row: every statistic depends on all output coordinates.
-        let coords = (1u128 << rank) - 1;
+        let coords = schedule::coord_mask(k);
         let per_output = |r: &ExprId| (128 - (free[r.0 as usize] & coords).leading_zeros()) as usize == rank;
         let splittable = |r: &ExprId| matches!(k.expr(*r), KExpr::Reduce { op: RedOp::Sum | RedOp::Max | RedOp::Min, .. }) && k.ty(*r) == Ty::F32;
         if tops.is_empty() || !tops.iter().all(|r| splittable(r) && per_output(r)) || tops.iter().any(|r| reaches_any(k, *r, &tops)) {
@@ -294,15 +286,16 @@ fn finish_kernel(k: &Kernel, c: &Candidate, names: &[String]) -> Option<Kernel> 
         let uv = kb.var(u);
         let at = kb.binary(BinOp::Add, base, uv).ok()?;
         let x = kb.load(bufs[i], at);
-        let chunks = kb.size(&c.chunks);
         kb.reduce(*op, u, chunks, x).ok()
     });
     let stores = k.stores.iter().map(|s| Store { buf: s.buf, value: map[s.value.0 as usize] }).collect();
     let domain = k.domain.iter().map(|d| map[d.0 as usize]).collect();
     let built = kb.into_kernel(k.name.clone(), k.domain_sizes.clone(), domain, stores);
     let (mut out, _) = built.compact();
+    // Its folds are over `S` partials: on the row schedule when it has rows, else (a rank-0
+    // total) the one work-item, finished like any other kernel.
     out.schedule = schedule::rows(&out, schedule::ROW_GROUP).unwrap_or_default();
-    Some(out)
+    Some(schedule::finish(out))
 }
 
 #[cfg(test)]
@@ -337,8 +330,7 @@ mod tests {
     fn a_whole_tensor_sum_is_one_flat_range_read_contiguously() {
         let k = total(4, 50_000);
         assert_eq!(k.schedule, Schedule::Elementwise, "unsplit, one work-item folds it all");
-        assert_eq!(split_statistics(&k), Some(1));
-        let sp = split(&k, &["p".into()]).expect("split");
+        let sp = split(&k, |_| "p".into()).expect("split");
         // S = min(200,000 / 4,096, 256) = 48 chunks of ⌈200,000 / 48⌉ = 4,167.
         assert_eq!(sp.scratch, vec![("p".to_string(), vec![Expr::int(48)])]);
         assert!(matches!(sp.partials.schedule, Schedule::Rows { outer: 1, coop: true, .. }), "{:?}", sp.partials.schedule);
@@ -381,9 +373,10 @@ mod tests {
     /// Short rows, many rows and statistics that read each other are left alone.
     #[test]
     fn short_or_many_rows_and_dependent_statistics_are_not_split() {
-        assert_eq!(split_statistics(&total(2, 4_000)), None, "8,000 elements: one chunk");
-        assert_eq!(split_statistics(&row_stats(4, false)), Some(1), "4 rows of 50,000");
-        assert_eq!(split_statistics(&row_stats(256, false)), None, "the rows alone fill the groups");
-        assert_eq!(split_statistics(&row_stats(4, true)), None, "the second fold reads the first");
+        let statistics = |k: &Kernel| split(k, |i| format!("p{i}")).map(|s| s.scratch.len());
+        assert_eq!(statistics(&total(2, 4_000)), None, "8,000 elements: one chunk");
+        assert_eq!(statistics(&row_stats(4, false)), Some(1), "4 rows of 50,000");
+        assert_eq!(statistics(&row_stats(256, false)), None, "the rows alone fill the groups");
+        assert_eq!(statistics(&row_stats(4, true)), None, "the second fold reads the first");
     }
 }
