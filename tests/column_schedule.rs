@@ -1,5 +1,5 @@
 //! The column schedule (`lower::schedule::Schedule::Columns`): elementwise kernels with a
-//! broadcast read and a last extent that the column group divides run on a two-dimensional
+//! broadcast read and a last extent (or last two) that the column group divides run on a two-dimensional
 //! grid. Checked against the reference interpreter bit for bit (adds and products round the
 //! same on both) on transformer-like shapes with a dynamic sequence length (1, 3, 17), a rank-2
 //! output whose row operand is broadcast along the columns, a transposed read, and the shapes
@@ -54,7 +54,7 @@ fn a_bias_add_over_a_dynamic_sequence_runs_on_columns() {
         let y = c.sym_node("aten.add.Tensor", vec![("self", Arg::Tensor(x)), ("other", Arg::Tensor(bias))], DType::F32, sizes.clone());
         let z = c.sym_node("aten.mul.Tensor", vec![("self", Arg::Tensor(y)), ("other", Arg::Float(0.5))], DType::F32, sizes);
         let schedules = agree(c, z, &format!("s = {s}"));
-        assert_eq!(schedules, vec![Schedule::Columns { group: 256 }], "s = {s}");
+        assert_eq!(schedules, vec![Schedule::Columns { group: 256, dims: 1 }], "s = {s}");
     }
 }
 
@@ -68,7 +68,7 @@ fn row_and_column_broadcasts_and_a_transposed_read() {
     let b = c.input(tensor(&[128], 0.2));
     let xm = c.node("aten.mul.Tensor", vec![("self", Arg::Tensor(x)), ("other", Arg::Tensor(m))], &[(DType::F32, &[5, 128])])[0];
     let out = c.node("aten.add.Tensor", vec![("self", Arg::Tensor(xm)), ("other", Arg::Tensor(b))], &[(DType::F32, &[5, 128])])[0];
-    assert_eq!(agree(c, out, "[5, 128]"), vec![Schedule::Columns { group: 128 }]);
+    assert_eq!(agree(c, out, "[5, 128]"), vec![Schedule::Columns { group: 128, dims: 1 }]);
 
     // y[i, j, k] = x[k, j, i]ᵀ-like read of `t` ([64, 3, 2] permuted to [2, 3, 64]) plus a bias.
     let mut c = GraphCase::new("columns");
@@ -76,7 +76,24 @@ fn row_and_column_broadcasts_and_a_transposed_read() {
     let bias = c.input(tensor(&[64], 0.7));
     let p = c.node("aten.permute.default", vec![("self", Arg::Tensor(t)), ("dims", Arg::Ints(vec![2, 1, 0]))], &[(DType::F32, &[2, 3, 64])])[0];
     let out = c.node("aten.add.Tensor", vec![("self", Arg::Tensor(p)), ("other", Arg::Tensor(bias))], &[(DType::F32, &[2, 3, 64])])[0];
-    assert_eq!(agree(c, out, "[2, 3, 64] transposed"), vec![Schedule::Columns { group: 64 }]);
+    assert_eq!(agree(c, out, "[2, 3, 64] transposed"), vec![Schedule::Columns { group: 64, dims: 1 }]);
+}
+
+/// A batch norm's per-channel scale and shift over `[n, 3, 8, 16]` images: the last extent (16)
+/// takes no column group, the last two (128 pixels) do, so the column is the pixel and the
+/// channel's scale is one value per row. Also for a batch of 1 and a dynamic batch.
+#[test]
+fn per_channel_operands_of_images_run_on_pixel_columns() {
+    for n in [1usize, 2, 5] {
+        let mut c = GraphCase::new("columns");
+        let sizes = vec![Expr::symbol("s0"), Expr::int(3), Expr::int(8), Expr::int(16)];
+        let x = c.sym_input(tensor(&[n, 3, 8, 16], 0.01), sizes.clone());
+        let scale = c.input(tensor(&[3, 1, 1], 0.3));
+        let shift = c.input(tensor(&[3, 1, 1], 0.2));
+        let y = c.sym_node("aten.mul.Tensor", vec![("self", Arg::Tensor(x)), ("other", Arg::Tensor(scale))], DType::F32, sizes.clone());
+        let z = c.sym_node("aten.add.Tensor", vec![("self", Arg::Tensor(y)), ("other", Arg::Tensor(shift))], DType::F32, sizes);
+        assert_eq!(agree(c, z, &format!("n = {n}")), vec![Schedule::Columns { group: 128, dims: 2 }], "n = {n}");
+    }
 }
 
 /// A last extent no column group divides, and a kernel whose reads all follow the output,

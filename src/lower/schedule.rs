@@ -42,14 +42,16 @@ pub const MIN_ROW_EXTENT: i64 = 8;
 pub enum Schedule {
     #[default]
     Elementwise,
-    /// One work-item per output element on a two-dimensional grid: the last output coordinate
-    /// (of static extent `C`, a multiple of `group`) on the grid's first dimension, the other
-    /// coordinates (flattened: the *row*) on its second. Neighbouring work-items then hold
-    /// neighbouring columns of one row, so an operand broadcast along the rows (a bias
-    /// `b[c]`) is one contiguous vector load and one broadcast along the columns (`m[row]`)
-    /// one scalar, where the linear index of [`Schedule::Elementwise`] needs a remainder or a
-    /// quotient per element and the OpenCL CPU runtime gathers (docs/PERFORMANCE.md).
-    Columns { group: u32 },
+    /// One work-item per output element on a two-dimensional grid: the last `dims` output
+    /// coordinates (1 or 2, of static extents whose product `C` is a multiple of `group`;
+    /// flattened: the *column*) on the grid's first dimension, the other coordinates
+    /// (flattened: the *row*) on its second. Neighbouring work-items then hold neighbouring
+    /// columns of one row, so an operand broadcast along the rows (a bias `b[c]`) is one
+    /// contiguous vector load and one broadcast along the columns (`m[row]`, a convolution's
+    /// weight `w[co, …]` over the pixels of channel `co`) one scalar, where the linear index of
+    /// [`Schedule::Elementwise`] needs a remainder or a quotient per element and the OpenCL CPU
+    /// runtime gathers (docs/PERFORMANCE.md).
+    Columns { group: u32, dims: u32 },
     /// Row statistics over the first `outer` output coordinates (a row is one index of them),
     /// folded over `extent` elements. `group` is the largest work-group the launch may give a
     /// row; `coop` says whether a group may fold a row together (float32 sums, maxima and
@@ -236,8 +238,8 @@ pub fn apply(mut k: Kernel, matmul: bool) -> Kernel {
 /// ([`Kernel::linearize`]). Other schedules are left as they are.
 pub fn finish(mut k: Kernel) -> Kernel {
     if k.schedule == Schedule::Elementwise {
-        if let Some(group) = columns(&k) {
-            k.schedule = Schedule::Columns { group };
+        if let Some((group, dims)) = columns(&k) {
+            k.schedule = Schedule::Columns { group, dims };
         }
     }
     k.linearize()
@@ -247,17 +249,17 @@ pub fn finish(mut k: Kernel) -> Kernel {
 /// the grid is the output itself and no work-item is idle.
 const COLUMN_GROUPS: [u32; 3] = [256, 128, 64];
 
-/// The column group of [`Schedule::Columns`] for elementwise kernel `k`: when it has two or
-/// more output coordinates, the last of a static extent that [`COLUMN_GROUPS`] divide, and
-/// some read broadcast along the rows or the columns (its index uses some output coordinates
-/// but not all). Kernels whose reads all follow the output gain nothing from it.
-pub fn columns(k: &Kernel) -> Option<u32> {
+/// The column group and column dims of [`Schedule::Columns`] for elementwise kernel `k`: when
+/// it has two or more output coordinates, some read broadcast along the rows or the columns
+/// (its index uses some output coordinates but not all), and a column that [`COLUMN_GROUPS`]
+/// divide: the last coordinate when its static extent is one, else the last two (a
+/// convolution's `OH × OW` pixels) when there is a row coordinate left and their static
+/// extents multiply to one. Kernels whose reads all follow the output gain nothing from it.
+pub fn columns(k: &Kernel) -> Option<(u32, u32)> {
     let rank = k.domain.len();
     if rank < 2 {
         return None;
     }
-    let KExpr::I64(c) = *k.expr(*k.domain.last()?) else { return None };
-    let group = COLUMN_GROUPS.into_iter().find(|g| c >= *g as i64 && c % *g as i64 == 0)?;
     let free = k.free_vars();
     let coords = coord_mask(k);
     let broadcast = k.exprs.iter().any(|e| match e {
@@ -267,7 +269,23 @@ pub fn columns(k: &Kernel) -> Option<u32> {
         }
         _ => false,
     });
-    broadcast.then_some(group)
+    if !broadcast {
+        return None;
+    }
+    let group_for = |c: i64| COLUMN_GROUPS.into_iter().find(|g| c >= *g as i64 && c % *g as i64 == 0);
+    let extent = |d: usize| match *k.expr(k.domain[d]) {
+        KExpr::I64(c) => Some(c),
+        _ => None,
+    };
+    let last = extent(rank - 1)?;
+    if let Some(group) = group_for(last) {
+        return Some((group, 1));
+    }
+    if rank < 3 {
+        return None;
+    }
+    let group = group_for(extent(rank - 2)?.checked_mul(last)?)?;
+    Some((group, 2))
 }
 
 /// The schedule the lowering picks: tiles for a matrix product (`matmul`: the root op is one)

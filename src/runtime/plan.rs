@@ -462,9 +462,9 @@ pub fn launch_shape_with(kernel: &crate::lower::Kernel, b: &Bindings, row_group:
     let plain = |global, local| LaunchShape { global, local, schedule_args: Vec::new() };
     Ok(Some(match kernel.schedule {
         Schedule::Elementwise => plain([product(&sizes), 1, 1], [WORK_GROUP, 1, 1]),
-        Schedule::Columns { group } => {
-            let r = sizes.len();
-            plain([sizes[r - 1], product(&sizes[..r - 1]), 1], [group as usize, 1, 1])
+        Schedule::Columns { group, dims } => {
+            let split = sizes.len().saturating_sub(dims as usize);
+            plain([product(&sizes[split..]), product(&sizes[..split]), 1], [group as usize, 1, 1])
         }
         Schedule::Rows { outer, group, coop, extent } => {
             let outer = (outer as usize).min(sizes.len());

@@ -290,21 +290,22 @@ impl<'k> Writer<'k> {
     fn columns(&mut self, gid_var: Word) -> Result<(), CodegenError> {
         let k = self.k;
         let rank = k.domain.len();
+        let Schedule::Columns { dims, .. } = k.schedule else { unreachable!("called on the column schedule") };
+        let split = rank.saturating_sub(dims as usize);
         let i64t = self.types.get(&mut self.b, LocalType::I64);
         let (column, row) = (self.load_id(gid_var, 0)?, self.load_id(gid_var, 1)?);
-        let (extents, _) = self.extents(0..rank)?;
-        let last = VarId(rank as u32 - 1);
-        self.vars.insert(last, column);
-        self.bound |= 1u128 << last.0;
+        let (row_extents, _) = self.extents(0..split)?;
+        let (column_extents, columns) = self.extents(split..rank)?;
+        self.bind_coords(column, &column_extents, split as u32)?;
         match k.linear {
-            // The coordinates before the last were rewritten as digits of the row.
+            // The row's coordinates were rewritten as digits of the row.
             Some(l) => {
                 self.vars.insert(l, row);
                 self.bound |= 1u128 << l.0;
             }
-            None => self.bind_coords(row, &extents[..rank - 1], 0)?,
+            None => self.bind_coords(row, &row_extents, 0)?,
         }
-        let at = self.b.i_mul(i64t, None, row, extents[rank - 1])?;
+        let at = self.b.i_mul(i64t, None, row, columns)?;
         let at = self.b.i_add(i64t, None, at, column)?;
         for store in &k.stores {
             let v = self.emit(store.value)?;

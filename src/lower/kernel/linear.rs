@@ -28,7 +28,7 @@ impl Kernel {
         // On the column schedule the last coordinate is the grid's own; the rest is the row.
         let digits_of = match self.schedule {
             Schedule::Elementwise => rank,
-            Schedule::Columns { .. } if rank > 2 => rank - 1,
+            Schedule::Columns { dims, .. } if rank > dims as usize + 1 => rank - dims as usize,
             _ => return self,
         };
         let sizes: Vec<sym::Expr> = self.domain_sizes[..digits_of].to_vec();
