@@ -1,7 +1,8 @@
 //! The column schedule (`lower::schedule::Schedule::Columns`): elementwise kernels with a
-//! broadcast read and a last extent (or last two) that the column group divides run on a two-dimensional
-//! grid. Checked against the reference interpreter bit for bit (adds and products round the
-//! same on both) on transformer-like shapes with a dynamic sequence length (1, 3, 17), a rank-2
+//! broadcast read run on a two-dimensional grid whose columns are the last output coordinate or
+//! the last two, rounded up to whole groups where no group divides them. Checked against the
+//! reference interpreter bit for bit (adds and products round the same on both) on
+//! transformer-like shapes with a dynamic sequence length (1, 3, 17), a rank-2
 //! output whose row operand is broadcast along the columns, a transposed read, and the shapes
 //! that must keep the one-dimensional schedule; every module also passes spirv-val.
 
@@ -96,15 +97,33 @@ fn per_channel_operands_of_images_run_on_pixel_columns() {
     }
 }
 
-/// A last extent no column group divides, and a kernel whose reads all follow the output,
-/// keep the one-dimensional schedule.
+/// Columns no group divides: rounded up to whole groups when at most a quarter of the work-items
+/// idle (a 7×7 feature map in groups of 64, 96 columns in a group of 128), the work-items past
+/// the end storing nothing.
 #[test]
-fn other_shapes_keep_the_linear_schedule() {
+fn columns_no_group_divides_are_padded() {
     let mut c = GraphCase::new("columns");
     let x = c.input(tensor(&[6, 96], 0.01));
     let b = c.input(tensor(&[96], 0.2));
     let out = c.node("aten.add.Tensor", vec![("self", Arg::Tensor(x)), ("other", Arg::Tensor(b))], &[(DType::F32, &[6, 96])])[0];
-    assert_eq!(agree(c, out, "[6, 96]"), vec![Schedule::Elementwise]);
+    assert_eq!(agree(c, out, "[6, 96]"), vec![Schedule::Columns { group: 128, dims: 1 }]);
+
+    let mut c = GraphCase::new("columns");
+    let x = c.input(tensor(&[2, 5, 7, 7], 0.01));
+    let scale = c.input(tensor(&[5, 1, 1], 0.3));
+    let out = c.node("aten.mul.Tensor", vec![("self", Arg::Tensor(x)), ("other", Arg::Tensor(scale))], &[(DType::F32, &[2, 5, 7, 7])])[0];
+    assert_eq!(agree(c, out, "[2, 5, 7, 7]"), vec![Schedule::Columns { group: 64, dims: 2 }]);
+}
+
+/// A column that would leave more than a quarter of its group idle, and a kernel whose reads
+/// all follow the output, keep the one-dimensional schedule.
+#[test]
+fn other_shapes_keep_the_linear_schedule() {
+    let mut c = GraphCase::new("columns");
+    let x = c.input(tensor(&[6, 40], 0.01));
+    let b = c.input(tensor(&[40], 0.2));
+    let out = c.node("aten.add.Tensor", vec![("self", Arg::Tensor(x)), ("other", Arg::Tensor(b))], &[(DType::F32, &[6, 40])])[0];
+    assert_eq!(agree(c, out, "[6, 40]"), vec![Schedule::Elementwise]);
 
     let mut c = GraphCase::new("columns");
     let x = c.input(tensor(&[6, 256], 0.01));

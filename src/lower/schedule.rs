@@ -43,8 +43,9 @@ pub enum Schedule {
     #[default]
     Elementwise,
     /// One work-item per output element on a two-dimensional grid: the last `dims` output
-    /// coordinates (1 or 2, of static extents whose product `C` is a multiple of `group`;
-    /// flattened: the *column*) on the grid's first dimension, the other coordinates
+    /// coordinates (1 or 2, of static extents whose product is `C`; flattened: the *column*,
+    /// rounded up to whole groups of `group` when no group divides it, the work-items past
+    /// `C` idle) on the grid's first dimension, the other coordinates
     /// (flattened: the *row*) on its second. Neighbouring work-items then hold neighbouring
     /// columns of one row, so an operand broadcast along the rows (a bias `b[c]`) is one
     /// contiguous vector load and one broadcast along the columns (`m[row]`, a convolution's
@@ -249,12 +250,18 @@ pub fn finish(mut k: Kernel) -> Kernel {
 /// the grid is the output itself and no work-item is idle.
 const COLUMN_GROUPS: [u32; 3] = [256, 128, 64];
 
+/// The most of a padded column's work-items that may be idle: a column no group divides (a
+/// 7×7 or 15×15 feature map) is rounded up to whole groups, and the work-items past its end
+/// store nothing. A quarter idle still beat the elementwise schedule's gathered operands.
+const MAX_IDLE: f64 = 0.25;
+
 /// The column group and column dims of [`Schedule::Columns`] for elementwise kernel `k`: when
-/// it has two or more output coordinates, some read broadcast along the rows or the columns
-/// (its index uses some output coordinates but not all), and a column that [`COLUMN_GROUPS`]
-/// divide: the last coordinate when its static extent is one, else the last two (a
-/// convolution's `OH × OW` pixels) when there is a row coordinate left and their static
-/// extents multiply to one. Kernels whose reads all follow the output gain nothing from it.
+/// it has two or more output coordinates and some read broadcast along the rows or the columns
+/// (its index uses some output coordinates but not all). The column is the last coordinate
+/// when a group divides its static extent, else the last two (a convolution's `OH × OW`
+/// pixels, with a row coordinate left) when a group divides their product; failing both, the
+/// first of the two that a group covers with at most [`MAX_IDLE`] of it idle. Kernels whose
+/// reads all follow the output gain nothing from it.
 pub fn columns(k: &Kernel) -> Option<(u32, u32)> {
     let rank = k.domain.len();
     if rank < 2 {
@@ -272,20 +279,43 @@ pub fn columns(k: &Kernel) -> Option<(u32, u32)> {
     if !broadcast {
         return None;
     }
-    let group_for = |c: i64| COLUMN_GROUPS.into_iter().find(|g| c >= *g as i64 && c % *g as i64 == 0);
     let extent = |d: usize| match *k.expr(k.domain[d]) {
-        KExpr::I64(c) => Some(c),
+        KExpr::I64(c) if c > 0 => Some(c),
         _ => None,
     };
+    // The column extent of each candidate `dims`.
     let last = extent(rank - 1)?;
-    if let Some(group) = group_for(last) {
-        return Some((group, 1));
+    let mut candidates = vec![(last, 1u32)];
+    if rank >= 3 {
+        if let Some(c) = extent(rank - 2).and_then(|e| e.checked_mul(last)) {
+            candidates.push((c, 2));
+        }
     }
-    if rank < 3 {
-        return None;
-    }
-    let group = group_for(extent(rank - 2)?.checked_mul(last)?)?;
-    Some((group, 2))
+    let exact = |c: i64| COLUMN_GROUPS.into_iter().find(|g| c % *g as i64 == 0);
+    // The group leaving the smallest share idle (the largest on a tie).
+    let idle = |c: i64, g: u32| {
+        let g = g as i64;
+        let covered = (c + g - 1) / g * g;
+        (covered - c) as f64 / covered as f64
+    };
+    let padded = |c: i64| {
+        let g = COLUMN_GROUPS.into_iter().min_by(|a, b| idle(c, *a).total_cmp(&idle(c, *b)))?;
+        (idle(c, g) <= MAX_IDLE).then_some(g)
+    };
+    candidates
+        .iter()
+        .find_map(|&(c, dims)| exact(c).map(|g| (g, dims)))
+        .or_else(|| candidates.iter().find_map(|&(c, dims)| padded(c).map(|g| (g, dims))))
+}
+
+/// The column extent of a kernel on [`Schedule::Columns`] (the product of its last `dims`
+/// output extents), when static.
+pub fn column_extent(k: &Kernel, dims: u32) -> Option<i64> {
+    let split = k.domain.len().checked_sub(dims as usize)?;
+    k.domain[split..].iter().try_fold(1i64, |acc, d| match *k.expr(*d) {
+        KExpr::I64(c) => acc.checked_mul(c),
+        _ => None,
+    })
 }
 
 /// The schedule the lowering picks: tiles for a matrix product (`matmul`: the root op is one)

@@ -464,7 +464,8 @@ pub fn launch_shape_with(kernel: &crate::lower::Kernel, b: &Bindings, row_group:
         Schedule::Elementwise => plain([product(&sizes), 1, 1], [WORK_GROUP, 1, 1]),
         Schedule::Columns { group, dims } => {
             let split = sizes.len().saturating_sub(dims as usize);
-            plain([product(&sizes[split..]), product(&sizes[..split]), 1], [group as usize, 1, 1])
+            // A column no group divides is rounded up; the kernel skips the work-items past it.
+            plain([product(&sizes[split..]).div_ceil(group as usize) * group as usize, product(&sizes[..split]), 1], [group as usize, 1, 1])
         }
         Schedule::Rows { outer, group, coop, extent } => {
             let outer = (outer as usize).min(sizes.len());

@@ -51,7 +51,7 @@ impl<'k> Writer<'k> {
     }
 
     /// `if cond { then }`, as a structured selection.
-    fn when(&mut self, cond: Word, then: &mut dyn FnMut(&mut Self) -> Result<(), CodegenError>) -> Result<(), CodegenError> {
+    pub(super) fn when(&mut self, cond: Word, then: &mut dyn FnMut(&mut Self) -> Result<(), CodegenError>) -> Result<(), CodegenError> {
         let (body, merge) = (self.b.id(), self.b.id());
         self.b.selection_merge(merge, SelectionControl::NONE)?;
         self.b.branch_conditional(cond, body, merge, [])?;

@@ -16,7 +16,7 @@ use super::stash::{self, Stash};
 use super::types::{LocalType, Types};
 use super::CodegenError;
 use crate::lower::kernel::{ExprId, Kernel, VarId};
-use crate::lower::schedule::Schedule;
+use crate::lower::schedule::{column_extent, Schedule};
 
 /// State of one module being written.
 pub struct Writer<'k> {
@@ -284,33 +284,43 @@ impl<'k> Writer<'k> {
         Ok(())
     }
 
-    /// One work-item per output element, the last coordinate from the grid's first dimension
-    /// and the row (the other coordinates, flattened) from its second. The launch covers the
-    /// output exactly (the column group divides the last extent), so nothing is bounds-checked.
+    /// One work-item per output element, the column (the last `dims` coordinates, flattened)
+    /// from the grid's first dimension and the row (the other coordinates, flattened) from its
+    /// second. Where the column group divides the column extent the launch covers the output
+    /// exactly and nothing is bounds-checked; else the work-items past the column's end skip.
     fn columns(&mut self, gid_var: Word) -> Result<(), CodegenError> {
         let k = self.k;
         let rank = k.domain.len();
-        let Schedule::Columns { dims, .. } = k.schedule else { unreachable!("called on the column schedule") };
+        let Schedule::Columns { group, dims } = k.schedule else { unreachable!("called on the column schedule") };
         let split = rank.saturating_sub(dims as usize);
-        let i64t = self.types.get(&mut self.b, LocalType::I64);
         let (column, row) = (self.load_id(gid_var, 0)?, self.load_id(gid_var, 1)?);
         let (row_extents, _) = self.extents(0..split)?;
         let (column_extents, columns) = self.extents(split..rank)?;
-        self.bind_coords(column, &column_extents, split as u32)?;
-        match k.linear {
-            // The row's coordinates were rewritten as digits of the row.
-            Some(l) => {
-                self.vars.insert(l, row);
-                self.bound |= 1u128 << l.0;
+        let exact = column_extent(k, dims).is_some_and(|c| c % i64::from(group) == 0);
+        let mut body = |w: &mut Self| -> Result<(), CodegenError> {
+            let i64t = w.types.get(&mut w.b, LocalType::I64);
+            w.bind_coords(column, &column_extents, split as u32)?;
+            match k.linear {
+                // The row's coordinates were rewritten as digits of the row.
+                Some(l) => {
+                    w.vars.insert(l, row);
+                    w.bound |= 1u128 << l.0;
+                }
+                None => w.bind_coords(row, &row_extents, 0)?,
             }
-            None => self.bind_coords(row, &row_extents, 0)?,
+            let at = w.b.i_mul(i64t, None, row, columns)?;
+            let at = w.b.i_add(i64t, None, at, column)?;
+            for store in &k.stores {
+                let v = w.emit(store.value)?;
+                w.store_elem(store.buf, at, v)?;
+            }
+            Ok(())
+        };
+        if exact {
+            return body(self);
         }
-        let at = self.b.i_mul(i64t, None, row, columns)?;
-        let at = self.b.i_add(i64t, None, at, column)?;
-        for store in &k.stores {
-            let v = self.emit(store.value)?;
-            self.store_elem(store.buf, at, v)?;
-        }
-        Ok(())
+        let boolt = self.types.get(&mut self.b, LocalType::Bool);
+        let in_range = self.b.s_less_than(boolt, None, column, columns)?;
+        self.when(in_range, &mut body)
     }
 }
