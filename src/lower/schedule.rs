@@ -45,8 +45,8 @@ pub enum Schedule {
     /// One work-item per output element on a two-dimensional grid: the last `dims` output
     /// coordinates (1 or 2, of static extents whose product is `C`; flattened: the *column*,
     /// rounded up to whole groups of `group` when no group divides it, the work-items past
-    /// `C` idle) on the grid's first dimension, the other coordinates
-    /// (flattened: the *row*) on its second. Neighbouring work-items then hold neighbouring
+    /// `C` idle) on the grid's first dimension, the other coordinates (flattened: the *row*)
+    /// on its second. Neighbouring work-items then hold neighbouring
     /// columns of one row, so an operand broadcast along the rows (a bias `b[c]`) is one
     /// contiguous vector load and one broadcast along the columns (`m[row]`, a convolution's
     /// weight `w[co, …]` over the pixels of channel `co`) one scalar, where the linear index of
@@ -246,8 +246,9 @@ pub fn finish(mut k: Kernel) -> Kernel {
     k.linearize()
 }
 
-/// Work-items per group along the columns, tried largest first: each divides the extent, so
-/// the grid is the output itself and no work-item is idle.
+/// Work-items per group along the columns, tried largest first among those that divide the
+/// column (the grid is then the output itself, no work-item idle); a column none divides takes
+/// the one leaving the fewest idle ([`MAX_IDLE`]).
 const COLUMN_GROUPS: [u32; 3] = [256, 128, 64];
 
 /// The most of a padded column's work-items that may be idle: a column no group divides (a

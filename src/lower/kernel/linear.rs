@@ -19,13 +19,15 @@ impl Kernel {
     /// This kernel with its output coordinates rewritten as digits of a new variable, the
     /// linear output index ([`Kernel::linear`]); unchanged unless it is on the elementwise
     /// schedule over two or more coordinates. On the column schedule only the coordinates
-    /// before the last are, as digits of the row index (when there are two or more of them).
+    /// before the column's are, as digits of the row index (when there are two or more of
+    /// them).
     pub fn linearize(self) -> Kernel {
         let rank = self.domain.len();
         if rank < 2 || self.linear.is_some() || self.vars >= 128 {
             return self;
         }
-        // On the column schedule the last coordinate is the grid's own; the rest is the row.
+        // On the column schedule the last `dims` coordinates are the grid's own column; the
+        // rest is the row.
         let digits_of = match self.schedule {
             Schedule::Elementwise => rank,
             Schedule::Columns { dims, .. } if rank > dims as usize + 1 => rank - dims as usize,

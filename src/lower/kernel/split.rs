@@ -350,7 +350,7 @@ mod tests {
         let (r, m) = (kb.i64(rows), kb.i64(50_000));
         kb.set_coord_extents(&[r]);
         let row = kb.var(VarId(0));
-        let mut element = |kb: &mut KernelBuilder| {
+        let element = |kb: &mut KernelBuilder| {
             let j = kb.fresh_var().unwrap();
             let jv = kb.var(j);
             let at = kb.binary(BinOp::Mul, row, m).unwrap();
