@@ -280,18 +280,9 @@ pub fn columns(k: &Kernel) -> Option<(u32, u32)> {
     if !broadcast {
         return None;
     }
-    let extent = |d: usize| match *k.expr(k.domain[d]) {
-        KExpr::I64(c) if c > 0 => Some(c),
-        _ => None,
-    };
-    // The column extent of each candidate `dims`.
-    let last = extent(rank - 1)?;
-    let mut candidates = vec![(last, 1u32)];
-    if rank >= 3 {
-        if let Some(c) = extent(rank - 2).and_then(|e| e.checked_mul(last)) {
-            candidates.push((c, 2));
-        }
-    }
+    // The static column extent of each candidate `dims` (two only with a row coordinate left).
+    let max_dims = if rank >= 3 { 2 } else { 1 };
+    let candidates: Vec<(i64, u32)> = (1..=max_dims).filter_map(|d| column_extent(k, d).filter(|c| *c > 0).map(|c| (c, d))).collect();
     let exact = |c: i64| COLUMN_GROUPS.into_iter().find(|g| c % *g as i64 == 0);
     // The group leaving the smallest share idle (the largest on a tie).
     let idle = |c: i64, g: u32| {

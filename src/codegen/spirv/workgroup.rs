@@ -384,11 +384,7 @@ impl<'k> Writer<'k> {
             let at = w.b.i_add(i64t, None, at, gi)?;
             let at = w.b.i_mul(i64t, None, at, n)?;
             let at = w.b.i_add(i64t, None, at, gj)?;
-            for store in &k.stores {
-                let v = w.emit(store.value)?;
-                w.store_elem(store.buf, at, v)?;
-            }
-            Ok(())
+            w.store_outputs(at)
         })
     }
 }

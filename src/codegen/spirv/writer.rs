@@ -252,6 +252,29 @@ impl<'k> Writer<'k> {
         Ok((extents, total))
     }
 
+    /// Binds the leading output coordinates, of `extents`, from their flattened `index`: the
+    /// linear variable itself where `Kernel::linearize` rewrote them as its digits, else each
+    /// coordinate split off.
+    fn bind_leading(&mut self, index: Word, extents: &[Word]) -> Result<(), CodegenError> {
+        match self.k.linear {
+            Some(l) => {
+                self.vars.insert(l, index);
+                self.bound |= 1u128 << l.0;
+                Ok(())
+            }
+            None => self.bind_coords(index, extents, 0),
+        }
+    }
+
+    /// Every store of the kernel at output index `at`, its coordinates bound.
+    pub(super) fn store_outputs(&mut self, at: Word) -> Result<(), CodegenError> {
+        for store in &self.k.stores {
+            let v = self.emit(store.value)?;
+            self.store_elem(store.buf, at, v)?;
+        }
+        Ok(())
+    }
+
     /// One work-item per output element.
     fn elementwise(&mut self, gid_var: Word) -> Result<(), CodegenError> {
         if matches!(self.k.schedule, Schedule::Columns { .. }) {
@@ -267,18 +290,8 @@ impl<'k> Writer<'k> {
         self.b.branch_conditional(in_range, body, end, [])?;
 
         self.label = self.b.begin_block(Some(body))?;
-        match k.linear {
-            // The coordinates were rewritten as digits of the linear index (`Kernel::linearize`).
-            Some(l) => {
-                self.vars.insert(l, gid);
-                self.bound |= 1u128 << l.0;
-            }
-            None => self.bind_coords(gid, &extents, 0)?,
-        }
-        for store in &k.stores {
-            let v = self.emit(store.value)?;
-            self.store_elem(store.buf, gid, v)?;
-        }
+        self.bind_leading(gid, &extents)?;
+        self.store_outputs(gid)?;
         self.b.branch(end)?;
         self.label = self.b.begin_block(Some(end))?;
         Ok(())
@@ -300,21 +313,10 @@ impl<'k> Writer<'k> {
         let mut body = |w: &mut Self| -> Result<(), CodegenError> {
             let i64t = w.types.get(&mut w.b, LocalType::I64);
             w.bind_coords(column, &column_extents, split as u32)?;
-            match k.linear {
-                // The row's coordinates were rewritten as digits of the row.
-                Some(l) => {
-                    w.vars.insert(l, row);
-                    w.bound |= 1u128 << l.0;
-                }
-                None => w.bind_coords(row, &row_extents, 0)?,
-            }
+            w.bind_leading(row, &row_extents)?;
             let at = w.b.i_mul(i64t, None, row, columns)?;
             let at = w.b.i_add(i64t, None, at, column)?;
-            for store in &k.stores {
-                let v = w.emit(store.value)?;
-                w.store_elem(store.buf, at, v)?;
-            }
-            Ok(())
+            w.store_outputs(at)
         };
         if exact {
             return body(self);
