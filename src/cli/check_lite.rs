@@ -21,6 +21,7 @@ use crate::decomp::predict::{self, NodeFate};
 use crate::decomp::Marks;
 use crate::import::{self, trace};
 use crate::ir::{Format, Model};
+use crate::ops::traced::{self, TracedCalls};
 use crate::ops::{self, Backend};
 
 pub struct Args<'a> {
@@ -28,6 +29,8 @@ pub struct Args<'a> {
     pub marks: &'a [String],
     pub backend: Option<&'a str>,
     pub torch: Option<&'a str>,
+    /// A python with torch that traces the calls the tables lack (logs only).
+    pub python: Option<&'a Path>,
     pub json: bool,
 }
 
@@ -45,7 +48,11 @@ pub fn run(a: Args) -> ExitCode {
                 a.file.display()
             ),
         ),
-        Ok(Format::TorchTrace) => run_log(a.file, a.json),
+        Ok(Format::TorchTrace) => run_log(a.file, a.python, a.json),
+        Ok(_) if a.python.is_some() => super::fail(
+            EXIT_USAGE,
+            &format!("{}: --python traces the calls of a TORCH_TRACE log; a .pt2 is predicted from the kernel tables", a.file.display()),
+        ),
         Ok(Format::Pt2) => match super::load(a.file) {
             Ok(model) => match backend {
                 Some(b) => run_predict(&model, b, a.marks, a.torch, a.json),
@@ -61,7 +68,7 @@ pub fn run(a: Args) -> ExitCode {
     }
 }
 
-fn run_log(file: &Path, as_json: bool) -> ExitCode {
+fn run_log(file: &Path, python: Option<&Path>, as_json: bool) -> ExitCode {
     let log = match trace::load_log(file) {
         Ok(l) => l,
         Err(e) => return fail(EXIT_USAGE, &e),
@@ -69,11 +76,31 @@ fn run_log(file: &Path, as_json: bool) -> ExitCode {
     for w in &log.warnings {
         eprintln!("warning: {w}");
     }
-    let check = lite_trace::check_log(&log);
+    let (mut known, warning) = TracedCalls::user(lite_trace::log_torch(&log).as_deref());
+    if let Some(w) = warning {
+        eprintln!("warning: {w}");
+    }
+    let mut check = lite_trace::check_log_with(&log, &known);
+    let mut traced_note = None;
+    if let Some(py) = python {
+        match trace_missing(&log, &check, py, &mut known) {
+            Ok(note) => {
+                check = lite_trace::check_log_with(&log, &known);
+                traced_note = Some(note);
+            }
+            Err(e) => return fail(EXIT_USAGE, &e),
+        }
+    }
+    explain_untraced(&log, &mut check, &known, python);
     let code = exit_code(check.violations().count(), check.unverified.len());
     if as_json {
-        super::print_json(&log_json(&check, code));
+        let mut out = log_json(&check, code);
+        out["traced"] = json!(traced_note);
+        super::print_json(&out);
         return ExitCode::from(code);
+    }
+    if let Some(note) = &traced_note {
+        println!("{note}");
     }
     let table = format!("op tables of torch {} (log: {})", check.table_torch, check.log_torch.as_deref().unwrap_or("version not recorded"));
     for f in check.violations() {
@@ -101,7 +128,67 @@ fn run_log(file: &Path, as_json: bool) -> ExitCode {
         }
         _ => println!("UNVERIFIED: {} thing(s) could not be checked; no violation in the rest; {summary} ({table})", check.unverified.len()),
     }
+    let untraced = check.unverified.iter().filter(|u| u.untraced.is_some()).count();
+    if untraced > 0 && python.is_none() {
+        println!("hint: {untraced} call(s) have no trace in the tables; `--python PATH` (a python with torch) traces them at this log's shapes");
+    }
     ExitCode::from(code)
+}
+
+/// Traces the calls `check` could not settle with `python`'s torch, adds them to `known` and to the
+/// user's cache of that torch version; says what it did.
+fn trace_missing(log: &trace::TraceLog, check: &LogCheck, python: &Path, known: &mut TracedCalls) -> Result<String, String> {
+    let calls: Vec<traced::CallSpec> =
+        lite_trace::untraced_calls(log, check).into_iter().filter_map(|(_, c)| c.ok()).filter(|c| !known.has(&c.key)).collect();
+    if calls.is_empty() {
+        return Ok(format!("traced nothing with {}: no call is missing a trace it could give", python.display()));
+    }
+    let mut fresh = TracedCalls::default();
+    let run = traced::trace_calls(python, &calls, &mut fresh).map_err(|e| e.to_string())?;
+    let failed = run.answers.values().filter(|a| a.is_err()).count();
+    let cached = match ops::backend::user_dir() {
+        Some(dir) => TracedCalls::load(&dir, &fresh.torch)
+            .and_then(|mut c| {
+                c.merge(&fresh);
+                c.save(&dir)
+            })
+            .map(|p| format!("cached in {}", p.display()))
+            .unwrap_or_else(|e| format!("not cached: {e}")),
+        None => "not cached: no config folder".to_string(),
+    };
+    let log_torch = lite_trace::log_torch(log);
+    let release = |v: &str| {
+        let (major, minor, _) = ops::backend::version_key(v);
+        (major, minor)
+    };
+    let other = match &log_torch {
+        Some(v) if release(v) != release(&run.torch) => format!(" (the log is from torch {v}: these traces say what {} does)", run.torch),
+        _ => String::new(),
+    };
+    known.merge(&fresh);
+    Ok(format!(
+        "traced {} call(s) with torch {} ({}): {} answered, {failed} failed{other}; {cached}",
+        run.answers.len(),
+        run.torch,
+        python.display(),
+        run.answers.len() - failed
+    ))
+}
+
+/// Adds to each unverified call what tracing it said, or that it could not be rebuilt for tracing.
+fn explain_untraced(log: &trace::TraceLog, check: &mut LogCheck, known: &TracedCalls, python: Option<&Path>) {
+    for (i, spec) in lite_trace::untraced_calls(log, check) {
+        let extra = match spec {
+            Err(why) if python.is_some() => format!("; it cannot be traced: {why}"),
+            Err(_) => continue,
+            Ok(c) => match known.traced.get(&c.key) {
+                Some(Some(err)) => format!("; tracing it with torch {} failed: {err}", known.torch),
+                Some(None) => format!("; traced with torch {}, what it became is not in the AOT graph either", known.torch),
+                None => continue,
+            },
+        };
+        check.unverified[i].reason.push_str(&extra);
+    }
 }
 
 fn exit_code(violations: usize, unverified: usize) -> u8 {
@@ -133,7 +220,7 @@ fn log_json(check: &LogCheck, code: u8) -> serde_json::Value {
             "became": f.became,
             "detail": f.to_string(),
         })).collect::<Vec<_>>(),
-        "unverified": check.unverified.iter().map(|u| json!({"compile_id": u.compile_id, "what": u.what, "reason": u.reason})).collect::<Vec<_>>(),
+        "unverified": check.unverified.iter().map(|u| json!({"compile_id": u.compile_id, "what": u.what, "reason": u.reason, "untraced": u.untraced.is_some()})).collect::<Vec<_>>(),
     })
 }
 

@@ -101,6 +101,10 @@ pub enum Command {
         /// The torch version whose kernel tables apply (default: the one the file names).
         #[arg(long, value_name = "VERSION")]
         torch: Option<String>,
+        /// A python with torch: calls of a log the tables have no trace of are traced with it at the
+        /// log's example values (fake tensors on the log's device), cached per torch version.
+        #[arg(long, value_name = "PATH")]
+        python: Option<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -417,11 +421,12 @@ pub fn main() -> ExitCode {
         Some(Command::Decompose { file, mode, marks, json, against_torch, python }) => {
             decompose::run(&file, &mode, &marks, json, against_torch.then_some(python.as_str()))
         }
-        Some(Command::CheckLite { file, marks, backend, torch, json }) => check_lite::run(check_lite::Args {
+        Some(Command::CheckLite { file, marks, backend, torch, python, json }) => check_lite::run(check_lite::Args {
             file: &file,
             marks: &marks,
             backend: backend.as_deref(),
             torch: torch.as_deref(),
+            python: python.as_deref(),
             json,
         }),
         Some(Command::Backends { op, torch, refresh, python, json }) => backends::run(backends::Args {

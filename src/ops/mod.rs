@@ -2,7 +2,7 @@
 //! interpreter implementation, kernel lowering, meta function and decompositions
 //! ([`registry`], entries in `table/`), and the per-torch-version facts of PyTorch itself:
 //! which backends have a kernel for it, whether it is Core ATen, composite or a view
-//! ([`backend`]); and the generator random ops draw from in both backends ([`rng`], [`philox`], [`sample`]).
+//! ([`backend`]), with what the user's own torch traced of calls the tables lack ([`traced`]); and the generator random ops draw from in both backends ([`rng`], [`philox`], [`sample`]).
 
 pub mod backend;
 pub mod cephes;
@@ -11,6 +11,7 @@ pub mod registry;
 pub mod rng;
 pub mod sample;
 mod table;
+pub mod traced;
 
 pub use backend::{aten_name, functional_name, table_for, Backend, BackendTable, OpFacts};
 pub use registry::{all, get, host_fallback, lowering, node_on_host, op, run_fn, OpDef, Random};

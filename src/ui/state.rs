@@ -436,7 +436,9 @@ impl AppState {
         let id = self.stages.as_ref().map(|s| s.compile_id.clone()).unwrap_or_default();
         let version = self.doc.as_ref().and_then(|d| d.model.torch_version.clone());
         let Some(table) = crate::ops::table_for(version.as_deref()) else { return };
-        let (findings, unverified) = check_graphs(&id, &dynamo, &aot, table);
+        // What `check-lite --python` traced with the user's torch for this version counts here too.
+        let (traced, _) = crate::ops::traced::TracedCalls::user(version.as_deref());
+        let (findings, unverified) = check_graphs(&id, &dynamo, &aot, table, &traced);
         let class_of = |v: &Verdict| match v {
             Verdict::Decomposed { .. } => NodeClass::Violation,
             Verdict::NoKernel { .. } => NodeClass::BackendExpanded,

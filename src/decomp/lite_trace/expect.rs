@@ -4,6 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::ops::backend::{self, functional_name, BackendTable};
+use crate::ops::traced::TracedCalls;
 
 /// One way a call can come out of tracing: its ATen ops (views left out), and whether the trace
 /// stopped at kernel level (the op itself, or CUDA's trace, which has a kernel for nearly
@@ -12,25 +13,37 @@ use crate::ops::backend::{self, functional_name, BackendTable};
 pub(super) struct Alt {
     pub(super) ops: Vec<String>,
     pub(super) kernel_level: bool,
+    /// Traced by the user's torch on this device kind (`cpu`): what tracing does there, so it names
+    /// what went missing before any other device's trace does.
+    pub(super) traced_on: Option<String>,
 }
 
 /// What a dynamo-graph call is expected to become, as alternative sets of ATen op names (shape-only
-/// ops left out): from the traced expansions of every embedded table (this version's first), or for
-/// an ATen op with a kernel somewhere, the op itself.
-pub(super) fn alternatives(table: &BackendTable, target: &str) -> Result<Vec<Alt>, String> {
+/// ops left out): from what the user's torch traced of it, the traced expansions of every embedded
+/// table (this version's first), or for an ATen op with a kernel somewhere, the op itself. The error
+/// is a call no table has a trace of: what `--python` can supply.
+pub(super) fn alternatives(table: &BackendTable, traced: &TracedCalls, target: &str) -> Result<Vec<Alt>, String> {
     let keys = expansion_keys(target);
-    let mut alts: Vec<(Vec<String>, bool)> = Vec::new();
+    let mut alts: Vec<(Vec<String>, bool, Option<String>)> = Vec::new();
     let own = backend::aten_name(target).and_then(|(n, _)| table.op_by_name(n).map(|f| (n, f)));
     if let Some((name, facts)) = &own {
         if facts.has_any_kernel() {
-            alts.push((vec![functional_name(name).to_string()], true));
+            alts.push((vec![functional_name(name).to_string()], true, None));
+        }
+    }
+    for k in &keys {
+        // What the user's torch traced at the log's arguments on the log's device (a CPU trace may go
+        // on through ops other backends lack; any other device's stops where its kernels are, as a
+        // CUDA trace does).
+        for (dev, found) in traced.get(k).into_iter().flatten() {
+            alts.extend(found.iter().map(|a| (a.clone(), dev != "cpu", Some(dev.clone()))));
         }
     }
     for t in backend::this_then_others(table) {
         for k in &keys {
             if let Some(exp) = t.expansions.get(k) {
                 for dev in ["cuda", "cpu"] {
-                    alts.extend(exp.get(dev).into_iter().flatten().map(|a| (a.clone(), dev == "cuda")));
+                    alts.extend(exp.get(dev).into_iter().flatten().map(|a| (a.clone(), dev == "cuda", None)));
                 }
             }
         }
@@ -39,7 +52,7 @@ pub(super) fn alternatives(table: &BackendTable, target: &str) -> Result<Vec<Alt
         // A call the traces do not cover: by name, if that names an ATen op with a kernel.
         let name = keys.last().and_then(|k| k.rsplit('.').next()).unwrap_or(target);
         return match table.op_by_name(name) {
-            Some(f) if f.has_any_kernel() => Ok(vec![Alt { ops: vec![functional_name(name).to_string()], kernel_level: true }]),
+            Some(f) if f.has_any_kernel() => Ok(vec![Alt { ops: vec![functional_name(name).to_string()], kernel_level: true, traced_on: None }]),
             Some(_) => Err(format!("aten.{name} is composite and no traced expansion of `{target}` is in the table (torch {})", table.torch)),
             None => Err(format!("`{target}` is neither an ATen op nor a call whose expansion the table holds (torch {})", table.torch)),
         };
@@ -47,11 +60,11 @@ pub(super) fn alternatives(table: &BackendTable, target: &str) -> Result<Vec<Alt
     let mut seen = BTreeSet::new();
     Ok(alts
         .into_iter()
-        .map(|(a, kernel_level)| {
+        .map(|(a, kernel_level, traced_on)| {
             let mut ops: Vec<String> = a.into_iter().filter(|op| !is_shape_only(table, op)).collect();
             ops.sort();
             ops.dedup();
-            Alt { ops, kernel_level }
+            Alt { ops, kernel_level, traced_on }
         })
         .filter(|a| seen.insert(a.clone()))
         .collect())

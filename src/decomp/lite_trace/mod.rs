@@ -15,7 +15,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::import::trace::{node_location, CompileRecord, SourceLoc, Stage, TraceLog};
 use crate::ir::{Graph, NodeId};
 use crate::ops::backend::{self, Backend, BackendTable};
+use crate::ops::traced::TracedCalls;
 
+mod call;
 mod expect;
 mod graph;
 mod node;
@@ -23,6 +25,8 @@ mod node;
 use expect::{alternatives, Alt};
 use graph::{graph_device, is_tensor_op, node_device, Buckets, LocKey};
 use node::check_node;
+
+pub use call::{call_spec, untraced_calls};
 
 /// Why an op of the dynamo graph is, or is not, in the AOT graph.
 #[derive(Clone, Debug, PartialEq)]
@@ -120,6 +124,23 @@ pub struct Unverified {
     /// The node (`graph: node (target)`) or the whole compile.
     pub what: String,
     pub reason: String,
+    /// The dynamo node whose call no table has a trace of (at its arguments, on its device): a trace
+    /// with the user's own torch (`check-lite --python`) can settle it.
+    pub untraced: Option<NodeId>,
+}
+
+/// Why one node could not be checked.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct NotChecked {
+    pub(super) reason: String,
+    /// A trace of the call is what is missing.
+    pub(super) untraced: bool,
+}
+
+impl NotChecked {
+    pub(super) fn untraced(reason: String) -> NotChecked {
+        NotChecked { reason, untraced: true }
+    }
 }
 
 impl std::fmt::Display for Unverified {
@@ -146,15 +167,28 @@ impl LogCheck {
     }
 }
 
-/// Checks every compile of a log against the table of the log's torch version.
+/// The torch version a log names (`pytorch_version` in its compilation metrics).
+pub fn log_torch(log: &TraceLog) -> Option<String> {
+    log.compiles.iter().find_map(|c| c.metrics.as_ref().and_then(|m| m.pytorch_version.clone()))
+}
+
+/// Checks every compile of a log against the tables of the log's torch version and what the user's
+/// torch traced of calls they lack ([`TracedCalls::user`]).
 pub fn check_log(log: &TraceLog) -> LogCheck {
-    let log_torch = log.compiles.iter().find_map(|c| c.metrics.as_ref().and_then(|m| m.pytorch_version.clone()));
+    let (traced, _) = TracedCalls::user(log_torch(log).as_deref());
+    check_log_with(log, &traced)
+}
+
+/// [`check_log`] with the traced calls given.
+pub fn check_log_with(log: &TraceLog, traced: &TracedCalls) -> LogCheck {
+    let log_torch = log_torch(log);
     let Some(table) = backend::table_for(log_torch.as_deref()) else {
         return LogCheck {
             unverified: vec![Unverified {
                 compile_id: "*".into(),
                 what: log.file.clone(),
                 reason: "no backend table is available".into(),
+                untraced: None,
             }],
             log_torch,
             ..LogCheck::default()
@@ -162,19 +196,20 @@ pub fn check_log(log: &TraceLog) -> LogCheck {
     };
     let mut out = LogCheck { log_torch, table_torch: table.torch.clone(), ..LogCheck::default() };
     for rec in &log.compiles {
-        check_compile(rec, table, &mut out);
+        check_compile(rec, table, traced, &mut out);
     }
     if out.compared == 0 && out.unverified.is_empty() {
         out.unverified.push(Unverified {
             compile_id: "*".into(),
             what: log.file.clone(),
             reason: "no compile in the log has a dynamo graph with ops and an AOT graph to compare".into(),
+            untraced: None,
         });
     }
     out
 }
 
-fn check_compile(rec: &CompileRecord, table: &BackendTable, out: &mut LogCheck) {
+fn check_compile(rec: &CompileRecord, table: &BackendTable, traced: &TracedCalls, out: &mut LogCheck) {
     let id = rec.id.to_string();
     let dynamo = rec.graph(Stage::DynamoOutput);
     // The forward half is where the user's ops are; a joint graph stands in when it is alone.
@@ -188,6 +223,7 @@ fn check_compile(rec: &CompileRecord, table: &BackendTable, out: &mut LogCheck) 
                 compile_id: id,
                 what: "the whole compile".into(),
                 reason: "its AOT graph is in the log but its dynamo graph is not (skipped or cut off), so nothing can be attributed".into(),
+                untraced: None,
             });
         }
         return;
@@ -202,12 +238,13 @@ fn check_compile(rec: &CompileRecord, table: &BackendTable, out: &mut LogCheck) 
             compile_id: id,
             what: "the whole compile".into(),
             reason: format!("its dynamo graph has {} op(s) but the log has no AOT graph for it{why}", ops.len()),
+            untraced: None,
         });
         return;
     }
     out.compared += 1;
     for g in aot {
-        let (findings, unverified) = check_pair(&id, dynamo, g, &ops, table);
+        let (findings, unverified) = check_pair(&id, dynamo, g, &ops, table, traced);
         out.findings.extend(findings);
         out.unverified.extend(unverified);
     }
@@ -215,8 +252,8 @@ fn check_compile(rec: &CompileRecord, table: &BackendTable, out: &mut LogCheck) 
 
 /// One compile's dynamo graph against one of its AOT graphs (the app's stage views call this for
 /// the compile they show). The findings carry the dynamo node's id in [`Finding::node_id`].
-pub fn check_graphs(compile_id: &str, dynamo: &Graph, aot: &Graph, table: &BackendTable) -> (Vec<Finding>, Vec<Unverified>) {
-    check_pair(compile_id, dynamo, aot, &compared_ops(dynamo), table)
+pub fn check_graphs(compile_id: &str, dynamo: &Graph, aot: &Graph, table: &BackendTable, traced: &TracedCalls) -> (Vec<Finding>, Vec<Unverified>) {
+    check_pair(compile_id, dynamo, aot, &compared_ops(dynamo), table, traced)
 }
 
 /// The dynamo nodes compared: tensor ops something reads. A node nothing reads (dynamo keeps some,
@@ -228,12 +265,12 @@ fn compared_ops(dynamo: &Graph) -> Vec<NodeId> {
     dynamo.node_ids().filter(|&n| is_tensor_op(dynamo, n) && live(n)).collect()
 }
 
-fn check_pair(id: &str, dynamo: &Graph, g: &Graph, ops: &[NodeId], table: &BackendTable) -> (Vec<Finding>, Vec<Unverified>) {
+fn check_pair(id: &str, dynamo: &Graph, g: &Graph, ops: &[NodeId], table: &BackendTable, traced: &TracedCalls) -> (Vec<Finding>, Vec<Unverified>) {
     let (mut findings, mut unverified) = (Vec::new(), Vec::new());
     let buckets = Buckets::new(g);
     let graph_backend = graph_device(dynamo);
     // What each call may become, looked up once: the claims below and the verdicts both need it.
-    let expected: Vec<Result<Vec<Alt>, String>> = ops.iter().map(|&n| alternatives(table, &dynamo.node(n).target)).collect();
+    let expected: Vec<Result<Vec<Alt>, String>> = ops.iter().map(|&n| alternatives(table, traced, &dynamo.node(n).target)).collect();
     // The AOT ops each location's kept calls account for: what a vanished no-op may leave.
     let mut claimed: HashMap<LocKey, BTreeSet<String>> = HashMap::new();
     for (&n, alts) in ops.iter().zip(&expected) {
@@ -263,10 +300,11 @@ fn check_pair(id: &str, dynamo: &Graph, g: &Graph, ops: &[NodeId], table: &Backe
                 location: loc,
                 marked: node.meta.compile_with_inductor(),
             }),
-            Err(reason) => unverified.push(Unverified {
+            Err(NotChecked { reason, untraced }) => unverified.push(Unverified {
                 compile_id: id.to_string(),
                 what: format!("{}: node `{}` ({})", g.name, node.name, node.target),
                 reason,
+                untraced: untraced.then_some(n),
             }),
         }
     }

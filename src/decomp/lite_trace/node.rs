@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use super::expect::{is_shape_only, Alt};
 use super::graph::{is_identity, names_same_op, node_device, Buckets};
-use super::Verdict;
+use super::{NotChecked, Verdict};
 use crate::import::trace::node_location;
 use crate::ir::{Graph, NodeId};
 use crate::ops::backend::{self, functional_name, Backend, BackendTable, OpFacts};
@@ -17,12 +17,12 @@ pub(super) fn check_node(
     buckets: &Buckets,
     graph_backend: Option<Backend>,
     claimed: &BTreeSet<String>,
-) -> Result<Verdict, String> {
+) -> Result<Verdict, NotChecked> {
     let node = dynamo.node(n);
     let loc = node_location(dynamo, n);
     let here = buckets.at(loc.as_ref());
     let present: BTreeSet<&str> = here.iter().map(|(op, _)| op.as_str()).collect();
-    let alts = alts?;
+    let alts = alts.map_err(NotChecked::untraced)?;
     // The call's own op name: `aten._fused_rms_norm` → `_fused_rms_norm`, `_operator.add` → `add`.
     let own = functional_name(backend::aten_name(&node.target).map(|(n, _)| n).unwrap_or_else(|| node.target.rsplit('.').next().unwrap_or(&node.target))).to_string();
     let fits = |a: &Alt| a.ops.iter().all(|op| present.contains(op.as_str()));
@@ -39,7 +39,7 @@ pub(super) fn check_node(
     let Some(backend) = node_device(dynamo, n).or(graph_backend) else {
         return match alts.iter().find(|a| fits(a)) {
             Some(alt) => Ok(kept(alt)),
-            None => Err("no tensor of the node or graph names a device, so no backend's kernels apply".into()),
+            None => Err(NotChecked { reason: "no tensor of the node or graph names a device, so no backend's kernels apply".into(), untraced: false }),
         };
     };
     // What the call becomes at kernel level holds an op this backend has no kernel for (but
@@ -75,8 +75,12 @@ pub(super) fn check_node(
         return Ok(Verdict::Elided);
     }
     // The alternative closest to what is there names what went missing.
-    let best = alts
-        .iter()
+    // A trace on this very device (the user's torch, at the log's arguments) says what went missing;
+    // other devices' traces only where there is none.
+    let here_traced: Vec<&Alt> = alts.iter().filter(|a| a.traced_on.as_deref().and_then(Backend::parse) == Some(backend)).collect();
+    let pool: Vec<&Alt> = if here_traced.is_empty() { alts.iter().collect() } else { here_traced };
+    let best = pool
+        .into_iter()
         .max_by_key(|a| (a.ops.iter().filter(|op| present.contains(op.as_str())).count(), usize::MAX - a.ops.len()))
         .map(|a| a.ops.clone())
         .unwrap_or_default();
@@ -107,9 +111,9 @@ pub(super) fn check_node(
         return Ok(Verdict::Composite { into });
     }
     let names: Vec<&str> = missing.iter().map(|(op, _)| op.as_str()).collect();
-    Err(format!(
+    Err(NotChecked::untraced(format!(
         "expected {} at its location, and they are kernels of other backends only: the table (torch {}) has no trace of this call on {backend}",
         names.join(", "),
         table.torch
-    ))
+    )))
 }

@@ -17,7 +17,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 pub use compile::{CompileId, CompileMetrics, CompileRecord, OutputCode, Specialization, Stage, TraceLog};
-pub use fx::{parse_annotation, SourceLoc, PY_KIND};
+pub use fx::{parse_annotation, parse_graph, SourceLoc, PY_KIND};
 pub use kernels::{kernels, Kernel, KernelKind, KernelSource, KernelTable, Launch, NodeMappings};
 pub use log::Limits;
 
