@@ -34,6 +34,8 @@ import os
 import sys
 import warnings
 
+from trace_calls import base_name  # one folding of ATen targets for both tracers
+
 BACKENDS = ["CPU", "CUDA", "XPU", "MPS"]
 EXPLICIT = {"CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"}
 
@@ -182,19 +184,6 @@ def cross_check(ops):
             if d != (b in v["kernels"]):
                 bad.append(f"{name}:{b}")
     return bad
-
-
-def base_name(target):
-    """`aten.add_.Tensor` -> `add` (in-place and overload folded: functionalization removes both)."""
-    s = str(target)
-    if not s.startswith("aten."):
-        return None
-    n = s.split(".")[1]
-    if n.endswith("_") and not n.endswith("__"):
-        n = n[:-1]
-    if n.startswith("sym_") or n in ("_assert_tensor_metadata",):
-        return None
-    return n
 
 
 def expansions(samples_per_op, devices):
