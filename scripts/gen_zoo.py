@@ -19,21 +19,20 @@ For each model NAME it writes
                          of `ep.run_decompositions()` (`core`) and of
                          `ep.run_decompositions(select_decomp_table())` (`inductor`), each with
                          its nodes `[target, original node]` (from `from_node`) for node-level diffs.
-Nothing from this script is hard-coded into tests/zoo.rs: it reads these files.
+The writing is scripts/corpus_expect.py's, shared with gen_corpus.py. Nothing from this script
+is hard-coded into tests/zoo.rs: it reads these files.
 """
 import json
 import os
 import random
 import sys
 import traceback
-from collections import Counter
 
-import numpy as np
-import sympy
 import torch
-import torch._inductor.lowering  # noqa: F401  Inductor's max_pool2d decomposition reads it, and
-import torch.nn as nn  # select_decomp_table() does not import it (2.11 and 2.15 raise AttributeError)
+import torch.nn as nn
 from torch.export import Dim
+
+from corpus_expect import save_export, schema_version
 
 OUT = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("--") else "samples/zoo"
 os.makedirs(OUT, exist_ok=True)
@@ -231,130 +230,7 @@ def models():
         lambda i: (torch.randn([1, 3][i], 8, 32),), {"input_features": {0: Dim("batch", min=1, max=16)}}
 
 
-# --------------------------------------------------------------------------- expectations
-
-
-def schema_version():
-    from torch._export.serde.schema import SCHEMA_VERSION
-
-    return ".".join(map(str, SCHEMA_VERSION))
-
-
-def bound(v):
-    """A range end as an int, or None for `int_oo` / `oo` (unbounded)."""
-    try:
-        return int(v) if v.is_integer and v.is_finite is not False and abs(v) < 2**63 else None
-    except (TypeError, AttributeError, OverflowError):
-        return None
-
-
-def fx_target(n):
-    return str(n.target)
-
-
-def origin(n):
-    """The original exported node a decomposed node came from (the root of `from_node`)."""
-    src = n.meta.get("from_node")
-    name = None
-    while src:
-        s = src[0] if isinstance(src, list) else src
-        name = s.name
-        src = getattr(s, "from_node", None)
-    return name
-
-
-def op_nodes(ep):
-    return [[fx_target(n), n.name, origin(n)] for n in ep.graph.nodes if n.op == "call_function"]
-
-
-def hist(nodes):
-    return dict(sorted(Counter(t for t, _, _ in nodes).items()))
-
-
-def flat(v):
-    if isinstance(v, (list, tuple)):
-        for x in v:
-            yield from flat(x)
-    elif isinstance(v, dict):
-        for x in v.values():
-            yield from flat(x)
-    else:
-        yield v
-
-
-def sym_int(e, subs):
-    if isinstance(e, torch.SymInt):
-        e = e.node.expr
-    if isinstance(e, int):
-        return e
-    return int(sympy.sympify(e).xreplace(subs))
-
-
-def binding_of(ep, args):
-    """Symbol → value, read off the placeholders' symbolic shapes and the real inputs."""
-    bind = {}
-    user = [s.arg.name for s in ep.graph_signature.input_specs if s.kind.name == "USER_INPUT"]
-    by_name = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
-    for name, t in zip(user, flat(args)):
-        val = by_name[name].meta["val"]
-        for d, real in zip(val.shape, t.shape):
-            if isinstance(d, torch.SymInt) and isinstance(d.node.expr, sympy.Symbol):
-                bind[str(d.node.expr)] = int(real)
-    return bind
-
-
-def shapes_at(ep, bind):
-    syms = {str(s): s for s in ep.range_constraints}
-    subs = {syms[k]: sympy.Integer(v) for k, v in bind.items() if k in syms}
-    out = {}
-    for n in ep.graph.nodes:
-        val = n.meta.get("val")
-        if val is None:
-            continue
-        items = list(flat(val))
-        if len(items) == 1 and isinstance(items[0], torch.Tensor):
-            t = items[0]
-            out[n.name] = {
-                "dtype": str(t.dtype).replace("torch.", ""),
-                "shape": [sym_int(d, subs) for d in t.shape],
-                "strides": [sym_int(d, subs) for d in t.stride()],
-            }
-        elif len(items) == 1 and isinstance(items[0], torch.SymInt):
-            out[n.name] = {"int": sym_int(items[0], subs)}
-    return out
-
-
-def guards_at(ep, model, args):
-    """Each `guards_code` line as Python evaluates it on the real inputs (`L` = forward's arguments)."""
-    import inspect
-
-    code = list(getattr(ep, "_guards_code", []) or [])
-    params = list(inspect.signature(model.forward).parameters)
-    L = dict(zip(params, args))
-    vals = []
-    for g in code:
-        try:
-            vals.append(bool(eval(g, {"L": L, "torch": torch, "math": __import__("math")})))
-        except Exception as e:  # recorded, not hidden
-            vals.append(f"error: {e!r}")
-    return code, vals
-
-
-def deflate(path):
-    """Re-packs torch's stored (uncompressed) archive with deflate: same entries, same bytes,
-    about 40 % of the size (model.json is most of it)."""
-    import zipfile
-
-    tmp = path + ".tmp"
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as dst:
-        for info in src.infolist():
-            dst.writestr(info.filename, src.read(info.filename))
-    os.replace(tmp, path)
-
-
-def save_npy(prefix, tensors):
-    for i, t in enumerate(tensors):
-        np.save(f"{prefix}{i}.npy", t.detach().cpu().numpy())
+# --------------------------------------------------------------------------- export
 
 
 def export_one(name, source, build, inputs, dyn):
@@ -376,48 +252,8 @@ def export_one(name, source, build, inputs, dyn):
                 (l.strip() for l in str(e).splitlines() if "guard" in l), "")
             auto = {k: {d: Dim.AUTO for d in v} for k, v in dyn.items()}
             ep = torch.export.export(model, args1, dynamic_shapes=auto)
-    path = f"{OUT}/{name}.pt2"
-    torch.export.save(ep, path)
-    ep = torch.export.load(path)  # expectations from the archive as the workbench reads it
-    deflate(path)
-    exp = {
-        "name": name,
-        "source": source,
-        "torch_version": torch.__version__,
-        "schema_version": schema_version(),
-        "symbols": {
-            str(s): {"min": bound(vr.lower), "max": bound(vr.upper)} for s, vr in ep.range_constraints.items()
-        },
-        "bindings": [],
-    }
-    if note:
-        exp["export_note"] = note
-    for i, args in enumerate([args0, args1]):
-        with torch.no_grad():
-            out = model(*args)
-        outs = list(out) if isinstance(out, (tuple, list)) else [out]
-        save_npy(f"{OUT}/{name}.b{i}.in", args)
-        save_npy(f"{OUT}/{name}.b{i}.out", outs)
-        bind = binding_of(ep, args)
-        code, vals = guards_at(ep, model, args)
-        exp["bindings"].append({"bindings": bind, "guards": vals, "values": shapes_at(ep, bind)})
-        exp["guards_code"] = code
-    nodes = {"none": op_nodes(ep)}
-    try:
-        nodes["core"] = op_nodes(ep.run_decompositions())
-    except Exception as e:  # recorded, not hidden (gpt2: torch's SDPA decomposition vs a view)
-        exp["core_error"] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
-    try:
-        from torch._inductor.decomposition import select_decomp_table
-
-        nodes["inductor"] = op_nodes(ep.run_decompositions(select_decomp_table()))
-    except Exception as e:  # recorded, not hidden
-        exp["inductor_error"] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
-    exp["ops"] = {k: hist(v) for k, v in nodes.items()}
-    exp["nodes"] = nodes
-    with open(f"{OUT}/{name}.expect.json", "w") as f:
-        json.dump(exp, f, indent=0, sort_keys=True)
-    size = os.path.getsize(path)
+    exp, size = save_export(OUT, name, source, model, ep, [args0, args1], note)
+    nodes = exp["nodes"]
     print(f"{name}: {len(nodes['none'])} ops, core {len(nodes.get('core', []))}, "
           f"inductor {len(nodes.get('inductor', []))}, {size/1e3:.0f} kB, symbols {exp['symbols']}", flush=True)
 
