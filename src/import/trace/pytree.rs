@@ -46,10 +46,13 @@ pub(super) fn declaration(stmt: &str) -> Option<Result<(String, String), String>
     })
 }
 
+/// The names an unpacking binds, in order, and the containers they come from.
+pub(super) type Unpacked = (Vec<String>, Vec<String>);
+
 /// `a, b, c, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)`: the names bound,
 /// in order, and the containers they come from. `lhs` and `rhs` are the two sides of the `=`;
 /// `None` when the left side is no tuple of names (not an unpacking at all).
-pub(super) fn unpacking(lhs: &str, rhs: &Py) -> Option<Result<(Vec<String>, Vec<String>), String>> {
+pub(super) fn unpacking(lhs: &str, rhs: &Py) -> Option<Result<Unpacked, String>> {
     let lhs = lhs.trim();
     if !lhs.contains(',') || lhs.contains(['"', '\'']) {
         return None;
