@@ -166,6 +166,9 @@ fn hostile_joint_graph_lines_are_typed_errors() {
         assert!(w.iter().all(|w| w.starts_with("hostile.log: line ") && w.contains("expected")), "{w:#?}");
         let check = xpu_workbench::decomp::lite_trace::check_log(&log);
         assert_eq!(check.violations().count(), 0, "{to}");
+        // The restarted attempt had only its joint graph: now nothing to compare, and said so.
+        assert!(check.unverified.iter().any(|u| u.compile_id == "0/0" && u.reason.contains("no AOT graph")), "{to}: {:?}", check.unverified);
+        assert!(check.compared >= 1, "the final attempt's forward graph is still compared");
     }
     // Cut anywhere: no panic.
     for i in 1..30 {
