@@ -106,12 +106,13 @@ fn run_log(file: &Path, python: Option<&Path>, as_json: bool) -> ExitCode {
     for f in check.violations() {
         println!("{}: {f}", f.compile_id);
     }
-    let noted = |f: &&lite_trace::Finding| {
-        matches!(f.verdict, lite_trace::Verdict::Composite { .. } | lite_trace::Verdict::Marked | lite_trace::Verdict::Elided)
-            || (f.verdict == lite_trace::Verdict::Kept && f.marked)
-    };
+    let noted = |f: &&lite_trace::Finding| f.verdict.is_note() || (f.verdict == lite_trace::Verdict::Kept && f.marked);
     for f in check.findings.iter().filter(noted) {
         println!("note: {}: {f}", f.compile_id);
+    }
+    // Training: the backward graph's gradients, notes only (lite mode concerns the forward ops).
+    for b in &check.backward {
+        println!("note: backward: {}: {b}", b.compile_id);
     }
     for u in &check.unverified {
         println!("unverified: {u}");
@@ -221,6 +222,10 @@ fn log_json(check: &LogCheck, code: u8) -> serde_json::Value {
             "detail": f.to_string(),
         })).collect::<Vec<_>>(),
         "unverified": check.unverified.iter().map(|u| json!({"compile_id": u.compile_id, "what": u.what, "reason": u.reason, "untraced": u.untraced.is_some()})).collect::<Vec<_>>(),
+        "backward": check.backward.iter().map(|b| json!({
+            "compile_id": b.compile_id, "graph": b.graph, "forward_op": b.forward_op, "op": b.op,
+            "class": b.class(), "violation": false, "detail": b.to_string(),
+        })).collect::<Vec<_>>(),
     })
 }
 

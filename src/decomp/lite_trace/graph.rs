@@ -19,9 +19,14 @@ pub(super) struct Buckets {
 
 impl Buckets {
     pub(super) fn new(g: &Graph) -> Buckets {
+        Buckets::new_where(g, |_| true)
+    }
+
+    /// The buckets of the nodes `keep` picks (one half of a joint graph).
+    pub(super) fn new_where(g: &Graph, keep: impl Fn(NodeId) -> bool) -> Buckets {
         let mut by_loc: HashMap<_, Vec<(String, bool)>> = HashMap::new();
         let mut located = false;
-        for id in g.node_ids() {
+        for id in g.node_ids().filter(|&n| keep(n)) {
             let node = g.node(id);
             let Some((name, _)) = backend::aten_name(&node.target) else { continue };
             let loc = node_location(g, id).map(|l| (l.file, l.line, l.code));
@@ -29,6 +34,16 @@ impl Buckets {
             by_loc.entry(loc).or_default().push((functional_name(name).to_string(), node.meta.compile_with_inductor()));
         }
         Buckets { located, by_loc }
+    }
+
+    /// Both graphs' ops together (forward and backward: where the partitioner may have moved an
+    /// op); one location for all when either carries none.
+    pub(super) fn merged(&self, other: &Buckets) -> Buckets {
+        let mut by_loc = self.by_loc.clone();
+        for (k, v) in &other.by_loc {
+            by_loc.entry(k.clone()).or_default().extend(v.iter().cloned());
+        }
+        Buckets { located: self.located && other.located, by_loc }
     }
 
     pub(super) fn at(&self, loc: Option<&SourceLoc>) -> Vec<&(String, bool)> {

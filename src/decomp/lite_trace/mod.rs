@@ -21,10 +21,13 @@ mod call;
 mod expect;
 mod graph;
 mod node;
+mod train;
 
 use expect::{alternatives, Alt};
 use graph::{graph_device, is_tensor_op, node_device, Buckets, LocKey};
 use node::check_node;
+use train::Side;
+pub use train::{BackwardNote, BackwardVerdict};
 
 pub use call::{call_spec, untraced_calls};
 
@@ -45,11 +48,20 @@ pub enum Verdict {
     NoKernel { backend: Backend, op: String, elsewhere: Vec<String> },
     /// `op` has a kernel on this backend, yet it was decomposed although not marked.
     Decomposed { op: String, inductor_table: bool },
+    /// Training: not in the forward graph, but `ops` are in the backward graph — the partitioner
+    /// moved or recomputed the call there (it computes `arange`, `silu` again rather than saving
+    /// them), so it was kept, not decomposed.
+    InBackward { ops: Vec<String> },
 }
 
 impl Verdict {
     pub fn is_violation(&self) -> bool {
         matches!(self, Verdict::NoKernel { .. } | Verdict::Decomposed { .. })
+    }
+
+    /// Fine, yet worth a line of its own in a report.
+    pub fn is_note(&self) -> bool {
+        matches!(self, Verdict::Composite { .. } | Verdict::Marked | Verdict::Elided | Verdict::InBackward { .. })
     }
 
     /// A short class name for tables and JSON.
@@ -61,6 +73,7 @@ impl Verdict {
             Verdict::Elided => "elided_no_op",
             Verdict::NoKernel { .. } => "no_backend_kernel",
             Verdict::Decomposed { .. } => "decomposed_unmarked",
+            Verdict::InBackward { .. } => "in_backward",
         }
     }
 }
@@ -108,6 +121,11 @@ impl std::fmt::Display for Finding {
                 f,
                 "became {into}: aten.{op} has a kernel here but was decomposed although not marked{}",
                 if *inductor_table { " (it is in Inductor's default decomposition table)" } else { "" }
+            )?,
+            Verdict::InBackward { ops } => write!(
+                f,
+                "is not in the forward graph, but {} is in the backward graph (moved or recomputed there by the partitioner): kept",
+                ops.join(", ")
             )?,
         }
         if let Some(l) = &self.location {
@@ -159,6 +177,9 @@ pub struct LogCheck {
     pub table_torch: String,
     /// Compiles with graphs that were compared.
     pub compared: usize,
+    /// Training compiles: what the backward graph did with the gradients of the user's ops
+    /// (notes, not violations: lite mode concerns the user's forward ops).
+    pub backward: Vec<BackwardNote>,
 }
 
 impl LogCheck {
@@ -212,11 +233,9 @@ pub fn check_log_with(log: &TraceLog, traced: &TracedCalls) -> LogCheck {
 fn check_compile(rec: &CompileRecord, table: &BackendTable, traced: &TracedCalls, out: &mut LogCheck) {
     let id = rec.id.to_string();
     let dynamo = rec.graph(Stage::DynamoOutput);
-    // The forward half is where the user's ops are; a joint graph stands in when it is alone.
-    let mut aot: Vec<&Graph> = [Stage::AotInference, Stage::AotForward].iter().filter_map(|s| rec.graph(*s)).collect();
-    if aot.is_empty() {
-        aot.extend(rec.graph(Stage::AotJoint));
-    }
+    // The forward side is where the user's ops are; a joint graph's forward half stands in when
+    // the partitioned graphs are not in the log.
+    let aot = train::sides(rec);
     let Some(dynamo) = dynamo else {
         if !aot.is_empty() {
             out.unverified.push(Unverified {
@@ -243,8 +262,21 @@ fn check_compile(rec: &CompileRecord, table: &BackendTable, traced: &TracedCalls
         return;
     }
     out.compared += 1;
-    for g in aot {
-        let (findings, unverified) = check_pair(&id, dynamo, g, &ops, table, traced);
+    for (fwd, bwd) in aot {
+        let (findings, unverified) = check_pair(&id, dynamo, &fwd, bwd.as_ref(), &ops, table, traced);
+        if let Some(bwd) = &bwd {
+            // The gradients of what the forward holds, and of what the user's calls should have
+            // been where the forward lacks them (a decomposed op's gradient was decomposed too).
+            let mut forward_ops = fwd.ops();
+            for f in &findings {
+                match &f.verdict {
+                    Verdict::Decomposed { op, .. } | Verdict::NoKernel { op, .. } => forward_ops.insert(op.clone()),
+                    _ => false,
+                };
+            }
+            let backend = graph_device(dynamo).or_else(|| ops.iter().find_map(|&n| node_device(dynamo, n)));
+            out.backward.extend(train::backward_notes(&id, &forward_ops, bwd, backend, table));
+        }
         out.findings.extend(findings);
         out.unverified.extend(unverified);
     }
@@ -253,7 +285,7 @@ fn check_compile(rec: &CompileRecord, table: &BackendTable, traced: &TracedCalls
 /// One compile's dynamo graph against one of its AOT graphs (the app's stage views call this for
 /// the compile they show). The findings carry the dynamo node's id in [`Finding::node_id`].
 pub fn check_graphs(compile_id: &str, dynamo: &Graph, aot: &Graph, table: &BackendTable, traced: &TracedCalls) -> (Vec<Finding>, Vec<Unverified>) {
-    check_pair(compile_id, dynamo, aot, &compared_ops(dynamo), table, traced)
+    check_pair(compile_id, dynamo, &Side::whole(aot), None, &compared_ops(dynamo), table, traced)
 }
 
 /// The dynamo nodes compared: tensor ops something reads. A node nothing reads (dynamo keeps some,
@@ -265,9 +297,19 @@ fn compared_ops(dynamo: &Graph) -> Vec<NodeId> {
     dynamo.node_ids().filter(|&n| is_tensor_op(dynamo, n) && live(n)).collect()
 }
 
-fn check_pair(id: &str, dynamo: &Graph, g: &Graph, ops: &[NodeId], table: &BackendTable, traced: &TracedCalls) -> (Vec<Finding>, Vec<Unverified>) {
+fn check_pair(
+    id: &str,
+    dynamo: &Graph,
+    side: &Side,
+    backward: Option<&Side>,
+    ops: &[NodeId],
+    table: &BackendTable,
+    traced: &TracedCalls,
+) -> (Vec<Finding>, Vec<Unverified>) {
     let (mut findings, mut unverified) = (Vec::new(), Vec::new());
-    let buckets = Buckets::new(g);
+    let buckets = side.buckets();
+    // Forward and backward together: where an op the forward lacks may have gone.
+    let both = backward.map(|b| buckets.merged(&b.buckets()));
     let graph_backend = graph_device(dynamo);
     // What each call may become, looked up once: the claims below and the verdicts both need it.
     let expected: Vec<Result<Vec<Alt>, String>> = ops.iter().map(|&n| alternatives(table, traced, &dynamo.node(n).target)).collect();
@@ -287,10 +329,14 @@ fn check_pair(id: &str, dynamo: &Graph, g: &Graph, ops: &[NodeId], table: &Backe
         let loc_key = loc.clone().map(|l| (l.file, l.line, l.code));
         let claimed_here = claimed.get(&loc_key).cloned().unwrap_or_default();
         let node = dynamo.node(n);
-        match check_node(table, dynamo, n, alts.as_deref().map_err(String::clone), &buckets, graph_backend, &claimed_here) {
+        let mut verdict = check_node(table, dynamo, n, alts.as_deref().map_err(String::clone), &buckets, graph_backend, &claimed_here);
+        if let (Some(both), true) = (&both, !matches!(&verdict, Ok(v) if !v.is_violation())) {
+            verdict = in_backward(table, dynamo, n, alts, &buckets, both, graph_backend, &claimed_here).map(Ok).unwrap_or(verdict);
+        }
+        match verdict {
             Ok(verdict) => findings.push(Finding {
                 compile_id: id.to_string(),
-                graph: g.name.clone(),
+                graph: side.name.clone(),
                 node: node.name.clone(),
                 node_id: n,
                 target: node.target.clone(),
@@ -302,11 +348,37 @@ fn check_pair(id: &str, dynamo: &Graph, g: &Graph, ops: &[NodeId], table: &Backe
             }),
             Err(NotChecked { reason, untraced }) => unverified.push(Unverified {
                 compile_id: id.to_string(),
-                what: format!("{}: node `{}` ({})", g.name, node.name, node.target),
+                what: format!("{}: node `{}` ({})", side.name, node.name, node.target),
                 reason,
                 untraced: untraced.then_some(n),
             }),
         }
     }
     (findings, unverified)
+}
+
+/// A call the forward graph alone does not account for, judged with the backward graph's ops too:
+/// when that finds it kept, the ops of its expected forms that only the backward holds say where
+/// it went. `None` when the backward explains nothing.
+#[allow(clippy::too_many_arguments)]
+fn in_backward(
+    table: &BackendTable,
+    dynamo: &Graph,
+    n: NodeId,
+    alts: &Result<Vec<Alt>, String>,
+    forward: &Buckets,
+    both: &Buckets,
+    graph_backend: Option<Backend>,
+    claimed: &BTreeSet<String>,
+) -> Option<Verdict> {
+    let v = check_node(table, dynamo, n, alts.as_deref().map_err(String::clone), both, graph_backend, claimed).ok()?;
+    if v.is_violation() {
+        return None;
+    }
+    let loc = node_location(dynamo, n);
+    let fwd: BTreeSet<String> = forward.at(loc.as_ref()).into_iter().map(|(op, _)| op.clone()).collect();
+    let all: BTreeSet<String> = both.at(loc.as_ref()).into_iter().map(|(op, _)| op.clone()).collect();
+    let expected: BTreeSet<&String> = alts.as_ref().ok()?.iter().flat_map(|a| &a.ops).collect();
+    let moved: Vec<String> = all.difference(&fwd).filter(|op| expected.contains(op)).cloned().collect();
+    (!moved.is_empty()).then_some(Verdict::InBackward { ops: moved })
 }

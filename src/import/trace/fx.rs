@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use serde_json::Value as Json;
 
 use super::pyexpr::{self, Py};
+use super::pytree;
 use crate::ir::{Arg, DType, Graph, InputKind, NamedArg, NodeMeta, SymIntArg, TensorMeta, ValueId, ValueKind};
 use crate::sym::{parse_infix, Expr, Func};
 
@@ -91,7 +92,13 @@ pub fn parse_graph(name: &str, text: &str) -> Result<(Graph, Vec<String>), FxErr
         .position(|l| l.trim_start().starts_with("def forward("))
         .ok_or_else(|| FxError { line: 1, message: "no `def forward(` in the graph dump".into() })?;
     let def_indent = indent(lines[def]);
-    let mut cx = Cx { graph: Graph::new(name), names: HashMap::new(), warnings: Vec::new() };
+    let mut cx = Cx {
+        graph: Graph::new(name),
+        names: HashMap::new(),
+        warnings: Vec::new(),
+        containers: Vec::new(),
+        declared: HashMap::new(),
+    };
 
     // The signature may span lines, one parameter per line with `# PlainAOTInput(...)` comments.
     let mut header = String::new();
@@ -107,12 +114,18 @@ pub fn parse_graph(name: &str, text: &str) -> Result<(Graph, Vec<String>), FxErr
     let body_start = body_start.ok_or_else(|| err(def, "the `def forward(` signature never closes (truncated?)".into()))?;
     let open = header.find('(').unwrap_or(0);
     let close = header.rfind(')').unwrap_or(header.len());
+    // A joint graph's parameters are the lists its placeholders are unpacked from (see `pytree`).
+    let pytree_inputs = pytree::flattens_inputs(&lines[body_start..], def_indent);
     for param in split_top(&header[open + 1..close.max(open + 1)], ',') {
         let param = param.trim();
         if param.is_empty() || param == "self" {
             continue;
         }
         let (pname, annot) = split_annotation(param).map_err(|m| err(def, m))?;
+        if pytree_inputs && annot.is_none() {
+            cx.containers.push(pname);
+            continue;
+        }
         let kind = cx.annotation_kind(annot.as_deref(), def);
         let id = cx
             .graph
@@ -154,7 +167,7 @@ pub fn parse_graph(name: &str, text: &str) -> Result<(Graph, Vec<String>), FxErr
             let py = pyexpr::parse(text.trim()).map_err(|e| err(i, format!("return value: {e}")))?;
             // The outputs are the leaves of the returned pytree, as FX flattens them.
             let mut items = Vec::new();
-            flatten(py, &mut items);
+            flatten(pytree::returned_tree(py), &mut items);
             for item in &items {
                 let a = cx.arg(item).map_err(|m| err(i, m))?;
                 cx.graph.outputs.push(a);
@@ -163,6 +176,12 @@ pub fn parse_graph(name: &str, text: &str) -> Result<(Graph, Vec<String>), FxErr
             break;
         }
         let parts = split_top(line, ';');
+        if let Some(decl) = pytree::declaration(strip_comment(parts[0])) {
+            let (pname, annot) = decl.map_err(|m| err(i, m))?;
+            cx.declared.insert(pname, annot);
+            i += 1;
+            continue;
+        }
         match augmented(parts[0]) {
             Some((op, target, value)) => cx.augmented(op, target, value, parts.get(1).copied(), &meta),
             None if is_subscript_assign(parts[0]) => cx.setitem(parts[0], parts.get(1).copied(), &meta),
@@ -170,6 +189,11 @@ pub fn parse_graph(name: &str, text: &str) -> Result<(Graph, Vec<String>), FxErr
         }
         .map_err(|m| err(i, m))?;
         i += 1;
+    }
+    let mut unused: Vec<&String> = cx.declared.keys().collect();
+    unused.sort();
+    if let Some(first) = unused.first() {
+        cx.warnings.push(format!("{name}: {} annotated input(s) never unpacked from the parameters (`{first}` ...)", unused.len()));
     }
     if !returned {
         cx.warnings.push(format!("{name}: the graph dump ends before its `return` (truncated?); it has no outputs"));
@@ -182,12 +206,21 @@ struct Cx {
     /// Names as the dump spells them, aliases (`l_x_ = L_x_`) included.
     names: HashMap<String, ValueId>,
     warnings: Vec<String>,
+    /// A joint graph's parameters (`primals`, `tangents`): lists, not placeholders.
+    containers: Vec<String>,
+    /// Bare annotations (`primals_1: "f32[64][1]cpu"`) of placeholders not unpacked yet.
+    declared: HashMap<String, String>,
 }
 
 impl Cx {
     fn statement(&mut self, stmt: &str, meta: &NodeMeta) -> Result<(), String> {
         let eq = find_assign(stmt).ok_or_else(|| format!("expected `name = expression`, found `{}`", cut(stmt)))?;
         let (lhs, rhs) = (stmt[..eq].trim(), stmt[eq + 1..].trim());
+        if split_top(lhs, ',').len() > 1 {
+            let py = pyexpr::parse(rhs).map_err(|e| format!("`{}`: {e}", cut(rhs)))?;
+            let (names, from) = pytree::unpacking(lhs, &py).unwrap_or_else(|| Err("expected a tuple unpacking".into()))?;
+            return self.unpack(names, &from);
+        }
         let (name, annot) = split_annotation(lhs)?;
         if !is_identifier(&name) {
             return Err(format!("expected a node name on the left of `=`, found `{}`", cut(lhs)));
@@ -206,6 +239,23 @@ impl Cx {
             .map_err(|e| e.to_string())?;
         let out = self.graph.node(id).outputs[0];
         self.names.insert(name, out);
+        Ok(())
+    }
+
+    /// The placeholders a joint graph unpacks from its parameter lists, typed by their declarations.
+    fn unpack(&mut self, names: Vec<String>, from: &[String]) -> Result<(), String> {
+        if let Some(c) = from.iter().find(|c| !self.containers.contains(c)) {
+            return Err(format!("expected the inputs to be unpacked from the parameters of `forward`, but `{c}` is none of them"));
+        }
+        for pname in names {
+            let annot = self.declared.remove(&pname);
+            if annot.is_none() {
+                self.warnings.push(format!("{}: input `{pname}` is unpacked without an annotation line before it", self.graph.name));
+            }
+            let kind = self.annotation_kind(annot.as_deref(), 0);
+            let id = self.graph.add_input(&pname, kind, InputKind::UserInput).map_err(|e| e.to_string())?;
+            self.names.insert(pname, id);
+        }
         Ok(())
     }
 
@@ -655,6 +705,9 @@ fn comment_meta(comment: &str) -> Option<NodeMeta> {
     if c.starts_with("No stacktrace found") {
         return Some(NodeMeta::default());
     }
+    // A joint or backward graph's gradient nodes name the forward node they differentiate: its
+    // location is theirs, which is how an op is followed across the two graphs.
+    let c = c.strip_prefix("Backward of forward node:").map(str::trim_start).unwrap_or(c);
     let mut meta = NodeMeta::default();
     let mut rest = c;
     if let Some(a) = c.strip_prefix("Annotation:") {
@@ -1000,6 +1053,72 @@ mod tests {
         let bad = text.replace(";  setitem = attn_mask;  setitem = None", "");
         let e = parse_graph("g", &bad).unwrap_err();
         assert!(e.message.contains("naming the setitem node"), "{e:?}");
+    }
+
+    /// AOT autograd's joint graph as torch 2.15 prints it (trimmed from a CPU training log).
+    const JOINT: &str = r#"class wrap_fn(torch.nn.Module):
+    def forward(
+        self,
+        primals,
+        tangents,
+    ):
+        primals_1: "f32[16, 8][8, 1]cpu"  # PlainAOTInput(idx=0)
+        primals_2: "Sym(s77)"
+        primals_3: "f32[s77, 8][8, 1]cpu"
+        tangents_1: "f32[s77, 16][16, 1]cpu"
+        primals_1, primals_2, primals_3, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)
+        # No stacktrace found for following nodes
+        t: "f32[8, 16][1, 8]cpu" = torch.ops.aten.t.default(primals_1);  primals_1 = None
+        mm: "f32[s77, 16][16, 1]cpu" = torch.ops.aten.mm.default(primals_3, t)
+        gelu: "f32[s77, 16][16, 1]cpu" = torch.ops.aten.gelu.default(mm)
+        # Backward of forward node: File: /m.py:9 in forward, code: return gelu(x @ w)
+        gelu_backward: "f32[s77, 16][16, 1]cpu" = torch.ops.aten.gelu_backward.default(tangents_1, mm);  tangents_1 = mm = None
+        t_1: "f32[16, s77][1, 16]cpu" = torch.ops.aten.t.default(gelu_backward)
+        mm_1: "f32[16, 8][8, 1]cpu" = torch.ops.aten.mm.default(t_1, primals_3);  t_1 = primals_3 = None
+        return pytree.tree_unflatten([gelu, mm_1, None, None], self._out_spec)
+"#;
+
+    #[test]
+    fn reads_the_joint_graphs_pytree_inputs_and_outputs() {
+        let (g, warnings) = parse_graph("0/0:aot_joint_graph", JOINT).unwrap();
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let inputs: Vec<&str> = g.inputs.iter().map(|(v, _)| g.value(*v).name.as_str()).collect();
+        assert_eq!(inputs, ["primals_1", "primals_2", "primals_3", "tangents_1"], "the containers are no inputs");
+        assert!(matches!(&g.value(g.inputs[1].0).kind, ValueKind::SymInt(e) if e.to_string() == "s77"));
+        let tangent = g.value(g.inputs[3].0).tensor().unwrap();
+        assert_eq!((tangent.sizes[0].to_string().as_str(), tangent.device.as_str()), ("s77", "cpu"));
+        assert_eq!(g.nodes.len(), 6);
+        assert_eq!(g.outputs.len(), 4);
+        assert_eq!((&g.outputs[2], &g.outputs[3]), (&Arg::None, &Arg::None));
+        let gb = g.node(g.node_by_name("gelu_backward").unwrap());
+        let loc = SourceLoc::from_stack_trace(gb.meta.stack_trace.as_deref().unwrap()).unwrap();
+        assert_eq!((loc.file.as_str(), loc.line), ("/m.py", 9), "a gradient node has its forward node's location");
+    }
+
+    #[test]
+    fn hostile_joint_graph_lines_are_errors_that_say_what_was_expected() {
+        for cut_at in (0..JOINT.len()).step_by(5) {
+            let _ = parse_graph("g", &JOINT[..cut_at]);
+        }
+        let cases = [
+            (r#"primals_1: "f32[16, 8][8, 1]cpu"#, 7, "unterminated annotation"),
+            ("primals_1, primals_2, primals_3, tangents_1, = torch.ops.aten.foo(primals, tangents)", 11, "found a call of `torch.ops.aten.foo`"),
+            ("primals_1, primals_2, primals_3, tangents_1, = fx_pytree.tree_flatten_spec([primals, grads], self._in_spec)", 11, "`grads` is none of them"),
+            ("primals_1, primals_2[0], primals_3, tangents_1, = fx_pytree.tree_flatten_spec([primals, tangents], self._in_spec)", 11, "found `primals_2[0]`"),
+            ("primals_1, primals_2, primals_3, tangents_1, = fx_pytree.tree_flatten_spec(7, self._in_spec)", 11, "a list of parameter names first"),
+        ];
+        for (bad, line, expected) in cases {
+            let mut lines: Vec<&str> = JOINT.lines().collect();
+            let replaced = format!("        {bad}");
+            lines[line - 1] = &replaced;
+            let e = parse_graph("g", &lines.join("\n")).unwrap_err();
+            assert_eq!(e.line, line, "{bad}: {e:?}");
+            assert!(e.message.contains(expected), "{bad}: {}", e.message);
+        }
+        // An input unpacked with no annotation line still imports, with a warning.
+        let (g, warnings) = parse_graph("g", &JOINT.replace("        primals_2: \"Sym(s77)\"\n", "")).unwrap();
+        assert_eq!(g.inputs.len(), 4);
+        assert!(warnings.iter().any(|w| w.contains("`primals_2` is unpacked without an annotation")), "{warnings:?}");
     }
 
     #[test]

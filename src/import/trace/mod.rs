@@ -11,6 +11,7 @@ mod fx;
 mod kernels;
 mod log;
 mod pyexpr;
+mod pytree;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
