@@ -10,6 +10,9 @@ call traced there name their ops alike.
 REQUEST: {"calls": [{"key": K, "target": T, "device": D, "args": [A...], "kwargs": {name: A}}]}
   T  the call as dynamo writes it in a graph: `Tensor.type_as`, `torch.tensor`,
      `torch.nn.functional.batch_norm`, `torch._C._nn.pad`, `_operator.add`, `aten.add.Tensor`
+  S  (optional "source") the file the call was made from: a custom op's namespace is imported from
+     it when the op is not registered yet (`transformers/integrations/moe.py` registers
+     `torch.ops.transformers.grouped_mm_fallback`)
   D  the device of the call's tensors in the log (`cpu`, `cuda`, `xpu`): CPU calls are traced on real
      tensors, others on fake tensors of that device (no GPU needed); a device this build cannot make
      fake tensors for is reported as an error for that call
@@ -43,7 +46,35 @@ def base_name(target):
     return n
 
 
-def resolve(target):
+def import_source(path):
+    """Imports the module a source file is: found under an entry of sys.path, or by the part after
+    `site-packages/` (a log made on another machine names that machine's paths)."""
+    import importlib
+    import os
+
+    if not path or not path.endswith(".py"):
+        return
+    rel = None
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            rel = path.rsplit(marker, 1)[1]
+    if rel is None:
+        real = os.path.realpath(path)
+        for root in sorted((os.path.realpath(p) for p in sys.path if p), key=len, reverse=True):
+            if real.startswith(root + os.sep):
+                rel = real[len(root) + 1 :]
+                break
+    if rel is None:
+        return
+    module = rel[: -len(".py")].replace("/", ".").replace(os.sep, ".")
+    module = module[: -len(".__init__")] if module.endswith(".__init__") else module
+    try:
+        importlib.import_module(module)
+    except Exception:
+        pass
+
+
+def resolve(target, source=None):
     """The Python callable a dynamo graph's target names."""
     import torch
 
@@ -67,7 +98,55 @@ def resolve(target):
                 importlib.import_module(".".join(parts[: i + 1]))
             obj = getattr(obj, p)
         return obj
-    raise ValueError(f"`{target}` is not a torch, Tensor or operator call this tracer knows how to name")
+    if target.startswith("torch_") and "." not in target:
+        # FX names a function it cannot import by path with the path's dots made underscores
+        # (`torch__dynamo_utils_wrapped_sqrt` is torch._dynamo.utils.wrapped_sqrt).
+        found = mangled(torch, target[len("torch_"):])
+        if found is not None:
+            return found
+    ns, _, name = target.partition(".")
+    if name and "." not in name:
+        # A custom op (`torch.ops.transformers.grouped_mm_fallback`, printed without `torch.ops.`):
+        # its package registers it on import.
+        import importlib
+
+        try:
+            importlib.import_module(ns)
+        except ImportError:
+            pass
+        if not hasattr(getattr(torch.ops, ns), name):
+            import_source(source)
+        op = getattr(getattr(torch.ops, ns), name, None)
+        if op is not None:
+            return op
+    raise ValueError(f"`{target}` is not a torch, Tensor, operator or custom-op call this tracer knows how to name")
+
+
+def mangled(obj, rest):
+    """The attribute path of `obj` whose names joined by `_` spell `rest`, or None."""
+    import importlib
+    import types
+
+    if rest == "":
+        return obj
+    if not rest.startswith("_"):
+        return None
+    rest = rest[1:]
+    for end in range(len(rest), 0, -1):
+        if end < len(rest) and rest[end] != "_":
+            continue
+        name = rest[:end]
+        child = getattr(obj, name, None)
+        if child is None and isinstance(obj, types.ModuleType):
+            try:
+                child = importlib.import_module(f"{obj.__name__}.{name}")
+            except ImportError:
+                child = None
+        if child is not None:
+            found = mangled(child, rest[end:])
+            if found is not None:
+                return found
+    return None
 
 
 def dtype_of(name):
@@ -127,7 +206,7 @@ def trace_one(call):
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    fn = resolve(call["target"])
+    fn = resolve(call["target"], call.get("source"))
     device = call.get("device") or "cpu"
     fake_mode = None if device.split(":")[0] == "cpu" else FakeTensorMode(allow_non_fake_inputs=True)
     args = [build(a, device, fake_mode) for a in call.get("args", [])]

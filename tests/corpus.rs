@@ -10,11 +10,11 @@
 //! full against torch's decompositions, the interpreter in none/lite/full mode and OpenCL in lite and
 //! full mode against PyTorch's outputs at two bindings. Per compile log: it imports with no graph
 //! skipped (`log import`), check-lite gives a verdict (`check-lite verdict`: exit 0 or 1, not 3) and
-//! each verdict agrees with what torch did (`check-lite truth`: an op called kept is in torch's AOT
-//! graph — and, in lite mode, called whole by the output code; an op called decomposed is in neither).
+//! its verdicts agree with torch's own AOT graph op by op (`check-lite truth`, see [`truth_cell`]).
 //! What torch itself failed to do (an export, `run_decompositions()`, a compile) is recorded as such
 //! and counted apart. Every stage runs under `catch_unwind`: a panic is a failure of its own.
 //!
+//! `CORPUS_ONLY=ID,ID` picks architectures; `CORPUS_STAGES=models|logs` one half of the stages.
 //! The test prints the per-family table and writes it, with every failure, to
 //! `<corpus>/corpus-report.md`; `CORPUS_BLESS=1` also rewrites the table in `docs/MODELS.md`. It fails
 //! when fewer than `CORPUS_MIN_PASS` (default 0.98) of the stages that ran pass.
@@ -50,6 +50,11 @@ struct Arch {
     family: String,
     source: String,
     cells: BTreeMap<String, Vec<Cell>>,
+}
+
+/// `CORPUS_STAGES=models` or `logs` runs one half (default: both).
+fn wanted(half: &str) -> bool {
+    std::env::var("CORPUS_STAGES").map_or(true, |v| v.split(',').any(|h| h == half))
 }
 
 fn corpus_root() -> Option<PathBuf> {
@@ -108,30 +113,8 @@ fn model_stages(c: &Case, a: &mut Arch) {
     }
 }
 
-/// The ATen ops (functional names) of a truth's AOT graphs of one kind, and of its output code.
-fn truth_ops(truth: &serde_json::Value, section: &str, kinds: &[&str]) -> BTreeSet<String> {
-    let names = |m: &serde_json::Value| -> Vec<String> {
-        m.as_object().map(|o| o.keys().cloned().collect()).unwrap_or_default()
-    };
-    let mut out = BTreeSet::new();
-    let sections: Vec<&serde_json::Value> = if kinds.is_empty() {
-        vec![&truth[section]]
-    } else {
-        kinds.iter().map(|k| &truth[section][*k]).collect()
-    };
-    for m in sections {
-        for op in names(m) {
-            // `torch.ops.aten.add.Tensor`, `aten.add.Tensor`, `extern_kernels.mm` → `add`, `mm`.
-            let op = op.trim_start_matches("torch.ops.");
-            let bare = op.strip_prefix("aten.").or_else(|| op.strip_prefix("extern_kernels.")).unwrap_or(op);
-            out.insert(functional_name(bare.split('.').next().unwrap_or(bare)).to_string());
-        }
-    }
-    out
-}
-
 /// One compile log: import, a verdict, and the verdicts against torch's truth.
-fn log_stages(log_path: &Path, truth_path: &Path, mode: &str, a: &mut Arch) {
+fn log_stages(log_path: &Path, truth_path: &Path, a: &mut Arch) {
     let mut put = |col: &str, cell: Cell| a.cells.entry(col.to_string()).or_default().push(cell);
     let name = log_path.file_name().and_then(|n| n.to_str()).unwrap_or("?").to_string();
     let log = match catch_unwind(AssertUnwindSafe(|| trace::load_log(log_path))) {
@@ -156,26 +139,55 @@ fn log_stages(log_path: &Path, truth_path: &Path, mode: &str, a: &mut Arch) {
         },
     );
     let Some(truth) = json_file(truth_path) else { return };
-    let aot = truth_ops(&truth, "aot", &["forward", "inference"]);
-    let called = truth_ops(&truth, "output_code", &[]);
-    let mut wrong = Vec::new();
-    let mut assessed = 0;
+    put("check-lite truth", truth_cell(&name, &check, &truth));
+}
+
+/// check-lite's verdicts against torch's own AOT graph, op by op (torch's counts, read by
+/// `scripts/corpus_truth.py` from the same log with another parser): every call found kept needs
+/// its op in torch's graph, so kept ≤ torch's count; and where calls of an op are found
+/// decomposed, torch's graph must hold fewer of it than there were calls, kept + decomposed > count.
+fn truth_cell(name: &str, check: &lite_trace::LogCheck, truth: &serde_json::Value) -> Cell {
+    let counts = truth_counts(truth, "aot", &["forward", "inference"]);
+    let mut claims: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for f in &check.findings {
         let own = functional_name(xpu_workbench::ops::aten_name(&f.target).map(|(n, _)| n).unwrap_or("")).to_string();
-        let (op, kept) = match &f.verdict {
-            Verdict::Kept if !own.is_empty() => (own, true),
-            Verdict::Decomposed { op, .. } | Verdict::NoKernel { op, .. } => (functional_name(op).to_string(), false),
-            _ => continue,
-        };
-        assessed += 1;
-        let in_torch = aot.contains(&op) && (mode != "lite" || called.contains(&op) || !kept);
-        if kept != in_torch {
-            wrong.push(format!("{name}: `{}` ({}) {} but torch's {}", f.node, f.target, if kept { "kept" } else { "decomposed" }, if in_torch { "graph has it" } else { "graph/output code lacks it" }));
+        match &f.verdict {
+            Verdict::Kept if !own.is_empty() => claims.entry(own).or_default().0 += 1,
+            Verdict::Decomposed { op, .. } | Verdict::NoKernel { op, .. } => claims.entry(functional_name(op).to_string()).or_default().1 += 1,
+            _ => {}
         }
     }
-    if assessed > 0 {
-        put("check-lite truth", if wrong.is_empty() { Cell::Pass } else { Cell::Fail(wrong.join("; ")) });
+    let mut wrong = Vec::new();
+    for (op, (kept, decomposed)) in &claims {
+        let t = counts.get(op).copied().unwrap_or(0);
+        if *kept > t {
+            wrong.push(format!("{kept} `{op}` call(s) kept, torch's graph has {t}"));
+        }
+        if *decomposed > 0 && kept + decomposed <= t {
+            wrong.push(format!("{decomposed} `{op}` call(s) decomposed, yet torch's graph has {t} for {} call(s)", kept + decomposed));
+        }
     }
+    if claims.is_empty() {
+        return Cell::Pass;
+    }
+    if wrong.is_empty() {
+        Cell::Pass
+    } else {
+        Cell::Fail(format!("{name}: {}", wrong.join("; ")))
+    }
+}
+
+/// Torch's op counts of a truth's section (`aot` with its graph kinds), by functional name.
+fn truth_counts(truth: &serde_json::Value, section: &str, kinds: &[&str]) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for k in kinds {
+        for (op, n) in truth[section][*k].as_object().into_iter().flatten() {
+            let op = op.trim_start_matches("torch.ops.");
+            let Some(bare) = op.strip_prefix("aten.") else { continue };
+            *out.entry(functional_name(bare.split('.').next().unwrap_or(bare)).to_string()).or_default() += n.as_u64().unwrap_or(0) as usize;
+        }
+    }
+    out
 }
 
 fn archs_of(set: &Path) -> Vec<Arch> {
@@ -191,20 +203,32 @@ fn archs_of(set: &Path) -> Vec<Arch> {
             source: m["source"].as_str().unwrap_or("").to_string(),
             cells: BTreeMap::new(),
         };
-        let export_ok = m["stages"]["export"]["status"] == "ok";
-        if let (true, Some(exp)) = (export_ok, json_file(&set.join(format!("{id}.expect.json")))) {
-            let c = Case { torch: torch.clone(), name: id.clone(), dir: set.to_path_buf(), exp };
-            model_stages(&c, &mut a);
-        } else if m["stages"]["build"]["status"] == "ok" {
-            let why = m["stages"]["export"]["error"].as_str().unwrap_or("not exported").to_string();
-            a.cells.entry("import".into()).or_default().push(Cell::TorchFailed(format!("torch.export: {why}")));
+        let started = std::time::Instant::now();
+        let export = m["stages"]["export"]["status"].as_str();
+        let expect = json_file(&set.join(format!("{id}.expect.json")));
+        match (export, expect) {
+            (Some("ok"), Some(exp)) if wanted("models") => {
+                let c = Case { torch: torch.clone(), name: id.clone(), dir: set.to_path_buf(), exp };
+                model_stages(&c, &mut a);
+            }
+            // torch.export raised or hung on a model that builds and runs eagerly: torch's failure.
+            (Some("torch_failed" | "timeout" | "crashed"), _) if wanted("models") => {
+                let why = m["stages"]["export"]["error"].as_str().unwrap_or("not exported").to_string();
+                a.cells.entry("import".into()).or_default().push(Cell::TorchFailed(format!("torch.export: {why}")));
+            }
+            _ => {} // not exported in this corpus (a compile-only run), or not asked for
         }
         let artifacts: Vec<String> = m["artifacts"].as_array().into_iter().flatten().filter_map(|x| x.as_str().map(str::to_string)).collect();
-        for f in artifacts.iter().filter(|f| f.ends_with(".log.gz")) {
+        for f in artifacts.iter().filter(|f| f.ends_with(".log.gz") && wanted("logs")) {
             let stem = f.trim_end_matches(".log.gz");
-            let mode = if stem.contains("_lite_") { "lite" } else { "default" };
-            log_stages(&set.join(f), &set.join(format!("{stem}.truth.json")), mode, &mut a);
+            // A slimmed corpus (scripts/slim_trace_log.py) keeps its logs uncompressed.
+            let path = [set.join(f), set.join(format!("{stem}.log"))].into_iter().find(|p| p.exists());
+            if let Some(path) = path {
+                log_stages(&path, &set.join(format!("{stem}.truth.json")), &mut a);
+            }
         }
+        let failed = a.cells.values().flatten().filter(|c| matches!(c, Cell::Fail(_))).count();
+        eprintln!("{} {id}: {} stage(s), {failed} failed, {:.1} s", a.torch, a.cells.values().map(Vec::len).sum::<usize>(), started.elapsed().as_secs_f64());
         out.push(a);
     }
     out

@@ -139,41 +139,29 @@ fn run_log(file: &Path, python: Option<&Path>, as_json: bool) -> ExitCode {
 /// Traces the calls `check` could not settle with `python`'s torch, adds them to `known` and to the
 /// user's cache of that torch version; says what it did.
 fn trace_missing(log: &trace::TraceLog, check: &LogCheck, python: &Path, known: &mut TracedCalls) -> Result<String, String> {
-    let calls: Vec<traced::CallSpec> =
-        lite_trace::untraced_calls(log, check).into_iter().filter_map(|(_, c)| c.ok()).filter(|c| !known.has(&c.key)).collect();
-    if calls.is_empty() {
-        return Ok(format!("traced nothing with {}: no call is missing a trace it could give", python.display()));
+    let calls: Vec<traced::CallSpec> = lite_trace::untraced_calls(log, check).into_iter().filter_map(|(_, c)| c.ok()).collect();
+    let s = traced::trace_and_cache(python, &calls, known).map_err(|e| e.to_string())?;
+    Ok(describe_trace(&s, python, lite_trace::log_torch(log).as_deref()))
+}
+
+/// One line on a trace: how many calls, which torch, where they were cached.
+pub(super) fn describe_trace(s: &traced::TraceSummary, python: &Path, log_torch: Option<&str>) -> String {
+    if s.answered + s.failed == 0 {
+        return format!("traced nothing with {}: no call is missing a trace it could give", python.display());
     }
-    let mut fresh = TracedCalls::default();
-    let run = traced::trace_calls(python, &calls, &mut fresh).map_err(|e| e.to_string())?;
-    let failed = run.answers.values().filter(|a| a.is_err()).count();
-    let cached = match ops::backend::user_dir() {
-        Some(dir) => TracedCalls::load(&dir, &fresh.torch)
-            .and_then(|mut c| {
-                c.merge(&fresh);
-                c.save(&dir)
-            })
-            .map(|p| format!("cached in {}", p.display()))
-            .unwrap_or_else(|e| format!("not cached: {e}")),
-        None => "not cached: no config folder".to_string(),
-    };
-    let log_torch = lite_trace::log_torch(log);
     let release = |v: &str| {
         let (major, minor, _) = ops::backend::version_key(v);
         (major, minor)
     };
-    let other = match &log_torch {
-        Some(v) if release(v) != release(&run.torch) => format!(" (the log is from torch {v}: these traces say what {} does)", run.torch),
+    let other = match log_torch {
+        Some(v) if release(v) != release(&s.torch) => format!(" (the log is from torch {v}: these traces say what {} does)", s.torch),
         _ => String::new(),
     };
-    known.merge(&fresh);
-    Ok(format!(
-        "traced {} call(s) with torch {} ({}): {} answered, {failed} failed{other}; {cached}",
-        run.answers.len(),
-        run.torch,
-        python.display(),
-        run.answers.len() - failed
-    ))
+    let cached = match &s.cached {
+        Ok(p) => format!("cached in {}", p.display()),
+        Err(e) => format!("not cached: {e}"),
+    };
+    format!("traced {} call(s) with torch {} ({}): {} answered, {} failed{other}; {cached}", s.answered + s.failed, s.torch, python.display(), s.answered, s.failed)
 }
 
 /// Adds to each unverified call what tracing it said, or that it could not be rebuilt for tracing.

@@ -8,6 +8,7 @@ mod bench_kernels;
 mod bench_models;
 mod check;
 mod check_lite;
+mod trace_calls;
 pub mod compile;
 mod decompose;
 mod devices;
@@ -105,6 +106,17 @@ pub enum Command {
         /// log's example values (fake tensors on the log's device), cached per torch version.
         #[arg(long, value_name = "PATH")]
         python: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Traces, in one run of PYTHON's torch, the calls of the logs that no table has a trace of, caches
+    /// them (as check-lite --python does for one log) and checks every log again.
+    TraceCalls {
+        #[arg(required = true)]
+        logs: Vec<PathBuf>,
+        /// A python with torch.
+        #[arg(long, value_name = "PATH")]
+        python: PathBuf,
         #[arg(long)]
         json: bool,
     },
@@ -429,6 +441,7 @@ pub fn main() -> ExitCode {
             python: python.as_deref(),
             json,
         }),
+        Some(Command::TraceCalls { logs, python, json }) => trace_calls::run(&logs, &python, json),
         Some(Command::Backends { op, torch, refresh, python, json }) => backends::run(backends::Args {
             op: op.as_deref(),
             torch: torch.as_deref(),

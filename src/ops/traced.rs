@@ -30,6 +30,10 @@ pub struct CallSpec {
     pub device: String,
     pub args: Vec<serde_json::Value>,
     pub kwargs: BTreeMap<String, serde_json::Value>,
+    /// The file the call was made from (`.../transformers/integrations/moe.py`): importing its module
+    /// registers the custom ops it calls (`torch.ops.transformers.grouped_mm_fallback`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 impl CallSpec {
@@ -37,7 +41,7 @@ impl CallSpec {
     /// shapes or flags (`batch_norm` training or not) is traced again.
     pub fn keyed(target: &str, device: &str, args: Vec<serde_json::Value>, kwargs: BTreeMap<String, serde_json::Value>) -> CallSpec {
         let key = format!("{target}@{device}({})", serde_json::json!([args, kwargs]));
-        CallSpec { key, target: target.to_string(), device: device.to_string(), args, kwargs }
+        CallSpec { key, target: target.to_string(), device: device.to_string(), args, kwargs, source: None }
     }
 }
 
@@ -126,9 +130,10 @@ impl TracedCalls {
         self.expansions.get(target)
     }
 
-    /// Whether a call at these arguments was traced already (successfully or not).
+    /// Whether a call at these arguments was traced already. A failed trace is tried again: what
+    /// failed may be the environment (a package not installed then), and the error is kept till then.
     pub fn has(&self, key: &str) -> bool {
-        self.traced.contains_key(key)
+        matches!(self.traced.get(key), Some(None))
     }
 
     /// Takes every expansion and traced key of `other` (a later trace of the same call wins).
@@ -213,6 +218,41 @@ pub fn trace_calls(python: &Path, calls: &[CallSpec], cache: &mut TracedCalls) -
     Ok(run)
 }
 
+/// What [`trace_and_cache`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceSummary {
+    /// The version of the torch that traced.
+    pub torch: String,
+    pub answered: usize,
+    pub failed: usize,
+    /// Where the answers were cached, or why they were not.
+    pub cached: Result<PathBuf, String>,
+}
+
+/// Traces the calls `known` has not seen with `python`, adds the answers to `known` and to the
+/// user's cache of the tracing torch's version ([`super::backend::user_dir`]).
+pub fn trace_and_cache(python: &Path, calls: &[CallSpec], known: &mut TracedCalls) -> Result<TraceSummary, TraceError> {
+    let todo: Vec<CallSpec> = calls.iter().filter(|c| !known.has(&c.key)).cloned().collect();
+    let mut fresh = TracedCalls::default();
+    let run = trace_calls(python, &todo, &mut fresh)?;
+    let failed = run.answers.values().filter(|a| a.is_err()).count();
+    let cached = if run.answers.is_empty() {
+        Err("nothing new to cache".to_string())
+    } else {
+        match super::backend::user_dir() {
+            Some(dir) => TracedCalls::load(&dir, &fresh.torch)
+                .and_then(|mut c| {
+                    c.merge(&fresh);
+                    c.save(&dir)
+                })
+                .map_err(|e| e.to_string()),
+            None => Err("no config folder".to_string()),
+        }
+    };
+    known.merge(&fresh);
+    Ok(TraceSummary { torch: run.torch, answered: run.answers.len() - failed, failed, cached })
+}
+
 /// The version of the torch `python` imports, by running the tracer with no calls.
 pub fn python_torch(python: &Path) -> Result<String, TraceError> {
     run_tracer(python, &[]).map(|r| release(&r.torch))
@@ -268,6 +308,7 @@ mod tests {
         c.record(&spec("Tensor.type_as", "cpu"), Ok(vec!["_to_copy".into()]));
         c.record(&spec("torch.tensor", "cpu"), Err("ValueError: no".into()));
         assert!(c.has(&a.key));
+        assert!(!c.has(&spec("torch.tensor", "cpu").key), "a failed trace is tried again");
         assert_eq!(c.get("Tensor.type_as").unwrap()["cuda"], vec![vec!["_to_copy".to_string()]]);
         assert!(c.get("torch.tensor").is_none());
         let dir = std::env::temp_dir().join(format!("xpuwb-traced-test-{}", std::process::id()));

@@ -45,7 +45,9 @@ pub fn call_spec(g: &Graph, n: NodeId, symbols: &[SymbolInfo], float_symbols: &[
         .find_map(|v| g.value(v).tensor().map(|t| t.device.clone()))
         .or_else(|| g.inputs.iter().find_map(|(v, _)| g.value(*v).tensor().map(|t| t.device.clone())))
         .ok_or("no tensor of the node or graph names a device")?;
-    Ok(CallSpec::keyed(&node.target, &device, args, kwargs))
+    let mut spec = CallSpec::keyed(&node.target, &device, args, kwargs);
+    spec.source = crate::import::trace::node_location(g, n).map(|l| l.file);
+    Ok(spec)
 }
 
 /// The calls of a check's unverified nodes that a trace can settle, each with the index of its
