@@ -1,0 +1,345 @@
+//! What a backend's ATen does with each op, per torch version: runs its own kernel (`native`),
+//! expands its CompositeImplicitAutograd body while tracing (`composite`), sends it to the CPU
+//! (`cpu_fallback`: torch-xpu-ops' fallback list, a device round trip per call), or has nothing
+//! (`not_implemented`: on XPU a NotImplementedError unless `PYTORCH_ENABLE_XPU_FALLBACK=1`).
+//!
+//! In lite mode every unmarked op is kept whole and dispatched to ATen on the device, so this is
+//! what lite mode's graph will do there. The kernel facts are the backend tables ([`super::backend`]);
+//! the CPU-fallback lists are read from torch-xpu-ops' `XPUFallback.template` / `.cpp` of each
+//! release branch by `scripts/gen_xpu_readiness.py` (`assets/ops/xpu-fallback.json.gz`, commits
+//! recorded). A table refreshed from a user's XPU build (`backends --refresh`) carries its own
+//! dispatcher's list (`sources.xpu_cpu_fallback`), which wins.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use super::backend::{aten_name, functional_name, release_key, Backend, BackendTable, OpFacts};
+
+mod report;
+pub use report::{changes, graphs_of, Change, OpEntry, Report};
+
+/// One op's fate on a backend.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Status {
+    Native,
+    Composite,
+    CpuFallback,
+    NotImplemented,
+}
+
+impl Status {
+    pub const ALL: [Status; 4] = [Status::Native, Status::Composite, Status::CpuFallback, Status::NotImplemented];
+
+    /// The name in reports and JSON.
+    pub fn key(self) -> &'static str {
+        match self {
+            Status::Native => "native",
+            Status::Composite => "composite",
+            Status::CpuFallback => "cpu_fallback",
+            Status::NotImplemented => "not_implemented",
+        }
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.key())
+    }
+}
+
+/// The lite/default choice of `torch.compile`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Lite,
+    Default,
+}
+
+/// torch-xpu-ops' lists for one torch version.
+#[derive(Clone, Debug, Deserialize)]
+pub struct FallbackList {
+    /// `2.11`.
+    pub torch: String,
+    /// The branch read (`release/2.11`, or `main` for a torch newer than every release branch).
+    #[serde(rename = "ref")]
+    pub branch: String,
+    pub commit: String,
+    pub date: String,
+    pub file: String,
+    /// Overload keys as the tables spell them (`dot`, `geqrf.a`).
+    pub cpu_fallback: Vec<String>,
+    /// torchvision op name → sent to the CPU (`false`: torch-xpu-ops' own kernel).
+    pub torchvision_cpu: BTreeMap<String, bool>,
+}
+
+#[derive(Deserialize)]
+struct FallbackDoc {
+    versions: Vec<FallbackList>,
+}
+
+const EMBEDDED: &[u8] = include_bytes!("../../../assets/ops/xpu-fallback.json.gz");
+
+/// Every embedded list, oldest torch first. The asset not parsing is a build defect (unit test).
+pub fn fallback_lists() -> &'static [FallbackList] {
+    static LISTS: OnceLock<Vec<FallbackList>> = OnceLock::new();
+    LISTS.get_or_init(|| {
+        let mut v = BackendTable::json_of(EMBEDDED)
+            .ok()
+            .and_then(|text| serde_json::from_slice::<FallbackDoc>(&text).ok())
+            .map(|d| d.versions)
+            .unwrap_or_default();
+        v.sort_by_key(|l| release_key(&l.torch));
+        v
+    })
+}
+
+/// The list of a torch version: the newest not newer than it (the oldest for an older torch).
+pub fn fallback_for(torch: &str) -> Option<&'static FallbackList> {
+    let want = release_key(torch);
+    let lists = fallback_lists();
+    lists.iter().rev().find(|l| release_key(&l.torch) <= want).or_else(|| lists.first())
+}
+
+/// What decides an op's status, besides the kernel table: where the CPU-fallback list came from.
+pub struct Context<'a> {
+    pub table: &'a BackendTable,
+    pub backend: Backend,
+    /// The embedded torch-xpu-ops list of the table's version (XPU only).
+    pub fallback: Option<&'static FallbackList>,
+    /// The user's dispatcher said these are CPU fallbacks (a table refreshed on an XPU build).
+    dispatcher_fallback: Option<Vec<String>>,
+}
+
+impl<'a> Context<'a> {
+    pub fn new(table: &'a BackendTable, backend: Backend) -> Context<'a> {
+        let dispatcher_fallback = table.sources.get("xpu_cpu_fallback").and_then(|v| v.as_array()).map(|a| {
+            a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect::<Vec<_>>()
+        });
+        let fallback = (backend == Backend::Xpu).then(|| fallback_for(&table.torch)).flatten();
+        Context { table, backend, fallback, dispatcher_fallback }
+    }
+
+    /// Where the CPU-fallback facts come from, for reports.
+    pub fn fallback_source(&self) -> Option<String> {
+        if self.backend != Backend::Xpu {
+            return None;
+        }
+        if self.dispatcher_fallback.is_some() {
+            return Some(format!("the dispatcher of your torch build ({})", self.table.origin));
+        }
+        self.fallback.map(|l| format!("torch-xpu-ops {} {} ({}), {}", l.branch, &l.commit[..12.min(l.commit.len())], l.date, l.file))
+    }
+
+    fn in_cpu_fallback_list(&self, key: &str, facts: &OpFacts) -> bool {
+        if self.backend != Backend::Xpu {
+            return false;
+        }
+        match (&self.dispatcher_fallback, self.fallback) {
+            (Some(list), _) => list.iter().any(|k| k == key),
+            // A yaml kernel and a fallback entry together: the kernel is what runs (torch-xpu-ops
+            // main skips fallback entries that already have one).
+            (None, Some(l)) => !facts.has_kernel(Backend::Xpu) && l.cpu_fallback.iter().any(|k| k == key),
+            (None, None) => false,
+        }
+    }
+
+    /// The status of one graph target, or why it is not known. `None`: not an op with a kernel
+    /// at all (Python operators on sizes, asserts).
+    pub fn op(&self, target: &str) -> Option<Result<OpStatus, String>> {
+        if crate::decomp::is_symbolic_size_op(target) || target.starts_with("builtins.") {
+            return None;
+        }
+        if let Some(name) = torchvision_name(target) {
+            return Some(self.torchvision(name));
+        }
+        let Some((name, overload)) = aten_name(target) else {
+            return Some(Err(format!("not an ATen op: what `{target}` runs on {} is not known", self.backend)));
+        };
+        let Some(facts) = self.table.op(target) else {
+            return Some(Err(format!("aten.{name} is not in the op table of torch {}", self.table.torch)));
+        };
+        let key = match overload {
+            Some(o) if o != "default" && self.table.ops.contains_key(&format!("{name}.{o}")) => format!("{name}.{o}"),
+            _ => name.to_string(),
+        };
+        let status = if self.in_cpu_fallback_list(&key, facts) {
+            Status::CpuFallback
+        } else if facts.view || facts.has_kernel(self.backend) {
+            Status::Native
+        } else if facts.composite {
+            Status::Composite
+        } else {
+            Status::NotImplemented
+        };
+        let into = (status == Status::Composite).then(|| expansion(self.table, name, self.backend)).flatten();
+        Some(Ok(OpStatus { key, status, into, inductor: facts.inductor, elsewhere: facts.kernels.clone() }))
+    }
+
+    fn torchvision(&self, name: &str) -> Result<OpStatus, String> {
+        let known = fallback_lists().iter().any(|l| l.torchvision_cpu.contains_key(name));
+        let status = match self.backend {
+            Backend::Xpu => match self.fallback.and_then(|l| l.torchvision_cpu.get(name)) {
+                Some(true) => Status::CpuFallback,
+                Some(false) => Status::Native,
+                None if known => Status::NotImplemented,
+                None => return Err(format!("torchvision::{name} is in no torch-xpu-ops torchvision table")),
+            },
+            // torchvision ships CPU and CUDA kernels for its C++ ops.
+            Backend::Cpu | Backend::Cuda if known => Status::Native,
+            _ => return Err(format!("what torchvision::{name} runs on {} is not known", self.backend)),
+        };
+        Ok(OpStatus { key: format!("torchvision::{name}"), status, into: None, inductor: false, elsewhere: Vec::new() })
+    }
+}
+
+/// One op's status with what explains it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpStatus {
+    /// The table's key: `dot`, `add.Tensor`, `torchvision::nms`.
+    pub key: String,
+    pub status: Status,
+    /// Composite: the ATen ops torch traced it into, where the tables have a trace.
+    pub into: Option<Vec<String>>,
+    /// In Inductor's default decomposition table.
+    pub inductor: bool,
+    /// The backends with a kernel of their own.
+    pub elsewhere: Vec<String>,
+}
+
+impl OpStatus {
+    /// What happens to the op in `mode` on `backend`.
+    pub fn meaning(&self, mode: Mode, backend: Backend) -> String {
+        let into = self.into.as_ref().map(|i| format!(" into {}", i.join(", "))).unwrap_or_default();
+        match (mode, self.status) {
+            (_, Status::Composite) => format!("expanded while tracing{into}, before lite mode or Inductor decide anything"),
+            (Mode::Lite, Status::Native) => format!("kept whole; runs {backend}'s own kernel"),
+            (Mode::Lite, Status::CpuFallback) => format!(
+                "kept whole; falls back to the CPU at run time (\"Aten Op fallback from XPU to CPU\"): arguments copied to the host and results back on every call"
+            ),
+            (Mode::Lite, Status::NotImplemented) => format!(
+                "kept whole; raises NotImplementedError on {backend} at run time{}",
+                if backend == Backend::Xpu { " (with PYTORCH_ENABLE_XPU_FALLBACK=1 it runs on the CPU instead)" } else { "" }
+            ),
+            (Mode::Default, _) if self.inductor => "decomposed by Inductor's default table and lowered to generated kernels".to_string(),
+            (Mode::Default, Status::Native) => format!("lowered by Inductor, or called as a fallback kernel: {backend}'s own"),
+            (Mode::Default, Status::CpuFallback) => "called by Inductor as a fallback kernel, which falls back to the CPU".to_string(),
+            (Mode::Default, Status::NotImplemented) => format!(
+                "unless Inductor lowers it, called as a fallback kernel that raises NotImplementedError on {backend}"
+            ),
+        }
+    }
+}
+
+/// `torchvision.nms.default`, `torch.ops.torchvision.nms`, `torchvision::nms` → `nms`.
+pub fn torchvision_name(target: &str) -> Option<&str> {
+    let t = target.strip_prefix("torch.ops.").unwrap_or(target);
+    let rest = t.strip_prefix("torchvision.").or_else(|| t.strip_prefix("torchvision::"))?;
+    rest.split('.').next().filter(|n| !n.is_empty())
+}
+
+/// What a composite op becomes, as torch traced it: the backend-dependent expansion where this
+/// backend lacks a kernel others have (`_fused_rms_norm` → `pow, mean, ...`), else the most
+/// frequent trace of a torch-level call of the same name (`linear` → `addmm` / `mm`...).
+pub fn expansion(table: &BackendTable, name: &str, backend: Backend) -> Option<Vec<String>> {
+    if let Some(into) = crate::decomp::predict::traced_expansion(table, name, backend) {
+        return Some(into);
+    }
+    let me = functional_name(name);
+    let device = if backend == Backend::Cpu { "cpu" } else { "cuda" };
+    let mut found: BTreeMap<&Vec<String>, usize> = BTreeMap::new();
+    for t in super::backend::this_then_others(table) {
+        for (key, exp) in &t.expansions {
+            if key.rsplit('.').next() != Some(me) {
+                continue;
+            }
+            for alt in exp.get(device).into_iter().flatten().filter(|a| !a.is_empty() && !a.iter().any(|op| op == me)) {
+                *found.entry(alt).or_insert(0) += 1;
+            }
+        }
+    }
+    found.into_iter().max_by_key(|(alt, n)| (*n, usize::MAX - alt.len())).map(|(alt, _)| alt.clone())
+}
+
+/// Every overload of a table by status on `backend`: the per-version summary.
+pub fn counts(ctx: &Context) -> BTreeMap<Status, usize> {
+    let mut out: BTreeMap<Status, usize> = Status::ALL.iter().map(|s| (*s, 0)).collect();
+    for key in ctx.table.ops.keys() {
+        if let Some(Ok(s)) = ctx.op(&format!("aten.{key}")) {
+            *out.entry(s.status).or_insert(0) += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::backend::table_for;
+
+    fn status(torch: &str, backend: Backend, target: &str) -> Status {
+        let t = table_for(Some(torch)).unwrap();
+        Context::new(t, backend).op(target).unwrap().unwrap().status
+    }
+
+    #[test]
+    fn embedded_lists_cover_every_table_version_with_commits() {
+        let lists = fallback_lists();
+        let versions: Vec<&str> = lists.iter().map(|l| l.torch.as_str()).collect();
+        assert_eq!(versions, ["2.9", "2.10", "2.11", "2.12", "2.13", "2.14", "2.15"]);
+        for l in lists {
+            assert_eq!(l.commit.len(), 40, "{}", l.torch);
+            assert!(l.cpu_fallback.len() > 20, "{}: {}", l.torch, l.cpu_fallback.len());
+            assert_eq!(l.torchvision_cpu.get("nms"), Some(&false), "{}", l.torch);
+        }
+        assert_eq!(fallback_for("2.11.0+xpu").unwrap().branch, "release/2.11");
+        assert_eq!(fallback_for("2.15.0").unwrap().branch, "main");
+        assert_eq!(fallback_for("2.8.0").unwrap().torch, "2.9");
+    }
+
+    /// `dot` was in torch-xpu-ops' fallback list up to release/2.10 and got a SYCL kernel in 2.11.
+    #[test]
+    fn dot_falls_back_to_cpu_until_2_11() {
+        for (v, want) in [("2.9.1", Status::CpuFallback), ("2.10.0", Status::CpuFallback), ("2.11.0", Status::Native), ("2.15.0", Status::Native)] {
+            assert_eq!(status(v, Backend::Xpu, "aten.dot.default"), want, "torch {v}");
+        }
+        assert_eq!(status("2.9.1", Backend::Cuda, "aten.dot.default"), Status::Native);
+        assert_eq!(status("2.15.0", Backend::Xpu, "aten.cholesky_inverse.default"), Status::CpuFallback);
+    }
+
+    #[test]
+    fn fused_rms_norm_composite_then_native_and_the_rest() {
+        assert_eq!(status("2.11.0", Backend::Xpu, "aten._fused_rms_norm.default"), Status::Composite);
+        assert_eq!(status("2.12.0", Backend::Xpu, "aten._fused_rms_norm.default"), Status::Native);
+        assert_eq!(status("2.15.0", Backend::Cpu, "aten._fused_rms_norm.default"), Status::Composite);
+        let t = table_for(Some("2.11.0")).unwrap();
+        let s = Context::new(t, Backend::Xpu).op("aten._fused_rms_norm.default").unwrap().unwrap();
+        assert!(s.into.unwrap().iter().any(|o| o == "rsqrt"));
+        // A CUDA-only kernel with no composite body: nothing on XPU or CPU (and not in the list).
+        assert_eq!(status("2.15.0", Backend::Xpu, "aten._cudnn_rnn.default"), Status::NotImplemented);
+        assert_eq!(status("2.15.0", Backend::Xpu, "aten.view.default"), Status::Native);
+        assert_eq!(status("2.15.0", Backend::Xpu, "torchvision.nms.default"), Status::Native);
+        assert_eq!(status("2.15.0", Backend::Xpu, "torchvision.roi_align.default"), Status::Native);
+        assert!(Context::new(t, Backend::Xpu).op("_operator.getitem").is_none());
+        assert!(Context::new(t, Backend::Xpu).op("my_lib.op.default").unwrap().is_err());
+    }
+
+    #[test]
+    fn a_dispatcher_list_wins_over_the_embedded_one() {
+        let doc = r#"{"torch":"2.15.0","sources":{"xpu_cpu_fallback":["add.Tensor"]},
+            "ops":{"add.Tensor":{"kernels":["CPU","CUDA","XPU"]},"dot":{"kernels":["CPU","CUDA"]}}}"#;
+        let t = BackendTable::from_bytes("user.json", doc.as_bytes()).unwrap();
+        let ctx = Context::new(&t, Backend::Xpu);
+        assert_eq!(ctx.op("aten.add.Tensor").unwrap().unwrap().status, Status::CpuFallback);
+        assert_eq!(ctx.op("aten.dot.default").unwrap().unwrap().status, Status::NotImplemented);
+        assert!(ctx.fallback_source().unwrap().contains("dispatcher"));
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(torchvision_name("torchvision.nms.default"), Some("nms"));
+        assert_eq!(torchvision_name("torch.ops.torchvision.roi_align.default"), Some("roi_align"));
+        assert_eq!(torchvision_name("torchvision::nms"), Some("nms"));
+        assert_eq!(torchvision_name("aten.nms"), None);
+    }
+}
