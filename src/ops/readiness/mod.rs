@@ -163,7 +163,27 @@ impl<'a> Context<'a> {
             Some(o) if o != "default" && self.table.ops.contains_key(&format!("{name}.{o}")) => format!("{name}.{o}"),
             _ => name.to_string(),
         };
-        let status = if self.in_cpu_fallback_list(&key, facts) {
+        let status = self.status_of(&key, facts);
+        let (into, traced_on) = match (status == Status::Composite).then(|| expansion(self.table, name, self.backend)).flatten() {
+            Some((ops, device)) => (Some(ops), Some(device)),
+            None => (None, None),
+        };
+        // What the expansion's pieces do here: an expansion into ops the backend lacks too is no help.
+        let pieces = into
+            .iter()
+            .flatten()
+            .filter_map(|op| {
+                let s = self.op(&format!("aten.{op}"))?.ok()?;
+                (s.status != Status::Native && s.status != Status::Composite).then(|| (op.clone(), s.status))
+            })
+            .collect();
+        Some(Ok(OpStatus { key, status, into, traced_on, pieces, inductor: facts.inductor, elsewhere: facts.kernels.clone() }))
+    }
+
+    /// The status of a table entry, by precedence: the CPU-fallback list (a kernel registered for
+    /// the XPU key beats a composite body), a kernel or view, a composite body, nothing.
+    fn status_of(&self, key: &str, facts: &OpFacts) -> Status {
+        if self.in_cpu_fallback_list(key, facts) {
             Status::CpuFallback
         } else if facts.view || facts.has_kernel(self.backend) {
             Status::Native
@@ -171,9 +191,7 @@ impl<'a> Context<'a> {
             Status::Composite
         } else {
             Status::NotImplemented
-        };
-        let into = (status == Status::Composite).then(|| expansion(self.table, name, self.backend)).flatten();
-        Some(Ok(OpStatus { key, status, into, inductor: facts.inductor, elsewhere: facts.kernels.clone() }))
+        }
     }
 
     fn torchvision(&self, name: &str) -> Result<OpStatus, String> {
@@ -189,7 +207,7 @@ impl<'a> Context<'a> {
             Backend::Cpu | Backend::Cuda if known => Status::Native,
             _ => return Err(format!("what torchvision::{name} runs on {} is not known", self.backend)),
         };
-        Ok(OpStatus { key: format!("torchvision::{name}"), status, into: None, inductor: false, elsewhere: Vec::new() })
+        Ok(OpStatus { key: format!("torchvision::{name}"), status, into: None, traced_on: None, pieces: Vec::new(), inductor: false, elsewhere: Vec::new() })
     }
 }
 
@@ -201,6 +219,10 @@ pub struct OpStatus {
     pub status: Status,
     /// Composite: the ATen ops torch traced it into, where the tables have a trace.
     pub into: Option<Vec<String>>,
+    /// The device torch traced `into` on (`cpu`, `cuda`): XPU's own trace may differ (attention).
+    pub traced_on: Option<&'static str>,
+    /// Pieces of `into` that are not native here either (CPU fallback, not implemented).
+    pub pieces: Vec<(String, Status)>,
     /// In Inductor's default decomposition table.
     pub inductor: bool,
     /// The backends with a kernel of their own.
@@ -210,7 +232,15 @@ pub struct OpStatus {
 impl OpStatus {
     /// What happens to the op in `mode` on `backend`.
     pub fn meaning(&self, mode: Mode, backend: Backend) -> String {
-        let into = self.into.as_ref().map(|i| format!(" into {}", i.join(", "))).unwrap_or_default();
+        let mut into = match (&self.into, self.traced_on) {
+            (Some(i), Some(d)) => format!(" into {} (as torch traced it on {})", i.join(", "), d.to_uppercase()),
+            (Some(i), None) => format!(" into {}", i.join(", ")),
+            _ => String::new(),
+        };
+        if !self.pieces.is_empty() {
+            let p: Vec<String> = self.pieces.iter().map(|(op, s)| format!("{op}: {s}")).collect();
+            into.push_str(&format!("; pieces not native on {backend}: {}", p.join(", ")));
+        }
         match (mode, self.status) {
             (_, Status::Composite) => format!("expanded while tracing{into}, before lite mode or Inductor decide anything"),
             (Mode::Lite, Status::Native) => format!("kept whole; runs {backend}'s own kernel"),
@@ -241,9 +271,10 @@ pub fn torchvision_name(target: &str) -> Option<&str> {
 /// What a composite op becomes, as torch traced it: the backend-dependent expansion where this
 /// backend lacks a kernel others have (`_fused_rms_norm` → `pow, mean, ...`), else the most
 /// frequent trace of a torch-level call of the same name (`linear` → `addmm` / `mm`...).
-pub fn expansion(table: &BackendTable, name: &str, backend: Backend) -> Option<Vec<String>> {
+pub fn expansion(table: &BackendTable, name: &str, backend: Backend) -> Option<(Vec<String>, &'static str)> {
     if let Some(into) = crate::decomp::predict::traced_expansion(table, name, backend) {
-        return Some(into);
+        // predict's backend-dependent expansions are CPU traces standing for any backend without the kernel.
+        return Some((into, "cpu"));
     }
     let me = functional_name(name);
     let device = if backend == Backend::Cpu { "cpu" } else { "cuda" };
@@ -258,16 +289,14 @@ pub fn expansion(table: &BackendTable, name: &str, backend: Backend) -> Option<V
             }
         }
     }
-    found.into_iter().max_by_key(|(alt, n)| (*n, usize::MAX - alt.len())).map(|(alt, _)| alt.clone())
+    found.into_iter().max_by_key(|(alt, n)| (*n, usize::MAX - alt.len())).map(|(alt, _)| (alt.clone(), device))
 }
 
 /// Every overload of a table by status on `backend`: the per-version summary.
 pub fn counts(ctx: &Context) -> BTreeMap<Status, usize> {
     let mut out: BTreeMap<Status, usize> = Status::ALL.iter().map(|s| (*s, 0)).collect();
-    for key in ctx.table.ops.keys() {
-        if let Some(Ok(s)) = ctx.op(&format!("aten.{key}")) {
-            *out.entry(s.status).or_insert(0) += 1;
-        }
+    for (key, facts) in &ctx.table.ops {
+        *out.entry(ctx.status_of(key, facts)).or_insert(0) += 1;
     }
     out
 }
@@ -333,6 +362,19 @@ mod tests {
         assert_eq!(ctx.op("aten.add.Tensor").unwrap().unwrap().status, Status::CpuFallback);
         assert_eq!(ctx.op("aten.dot.default").unwrap().unwrap().status, Status::NotImplemented);
         assert!(ctx.fallback_source().unwrap().contains("dispatcher"));
+    }
+
+    #[test]
+    fn every_overload_has_a_status_and_the_lists_shrink() {
+        let fallbacks: Vec<usize> = ["2.9", "2.11", "2.15"]
+            .iter()
+            .map(|v| counts(&Context::new(table_for(Some(v)).unwrap(), Backend::Xpu))[&Status::CpuFallback])
+            .collect();
+        assert!(fallbacks[0] > fallbacks[2] && fallbacks[2] > 5, "{fallbacks:?}");
+        let t = table_for(Some("2.15")).unwrap();
+        let c = counts(&Context::new(t, Backend::Cuda));
+        assert_eq!(c.values().sum::<usize>(), t.ops.len());
+        assert_eq!(c[&Status::CpuFallback], 0);
     }
 
     #[test]
