@@ -177,7 +177,20 @@ impl<'a> Context<'a> {
                 (s.status != Status::Native && s.status != Status::Composite).then(|| (op.clone(), s.status))
             })
             .collect();
-        Some(Ok(OpStatus { key, status, into, traced_on, pieces, inductor: facts.inductor, elsewhere: facts.kernels.clone() }))
+        let sibling = (status == Status::NotImplemented).then(|| self.listed_sibling(name)).flatten();
+        Some(Ok(OpStatus { key, status, into, traced_on, pieces, sibling, inductor: facts.inductor, elsewhere: facts.kernels.clone() }))
+    }
+
+    /// Another overload of `name` in the CPU-fallback list (`linalg_lu.out` for `linalg_lu`): the
+    /// list names structured ops by their out= overload, and whether the functional one reaches that
+    /// fallback on a given build is for its dispatcher to say, not these tables.
+    fn listed_sibling(&self, name: &str) -> Option<String> {
+        let prefix = format!("{name}.");
+        match (&self.dispatcher_fallback, self.fallback) {
+            (Some(_), _) | (None, None) => None,
+            (None, Some(l)) => l.cpu_fallback.iter().find(|k| k.starts_with(&prefix)).cloned(),
+        }
+        .filter(|_| self.backend == Backend::Xpu)
     }
 
     /// The status of a table entry, by precedence: the CPU-fallback list (a kernel registered for
@@ -207,7 +220,16 @@ impl<'a> Context<'a> {
             Backend::Cpu | Backend::Cuda if known => Status::Native,
             _ => return Err(format!("what torchvision::{name} runs on {} is not known", self.backend)),
         };
-        Ok(OpStatus { key: format!("torchvision::{name}"), status, into: None, traced_on: None, pieces: Vec::new(), inductor: false, elsewhere: Vec::new() })
+        Ok(OpStatus {
+            key: format!("torchvision::{name}"),
+            status,
+            into: None,
+            traced_on: None,
+            pieces: Vec::new(),
+            sibling: None,
+            inductor: false,
+            elsewhere: Vec::new(),
+        })
     }
 }
 
@@ -223,6 +245,8 @@ pub struct OpStatus {
     pub traced_on: Option<&'static str>,
     /// Pieces of `into` that are not native here either (CPU fallback, not implemented).
     pub pieces: Vec<(String, Status)>,
+    /// Not implemented, but another overload is in the CPU-fallback list (`linalg_lu.out`).
+    pub sibling: Option<String>,
     /// In Inductor's default decomposition table.
     pub inductor: bool,
     /// The backends with a kernel of their own.
@@ -248,16 +272,25 @@ impl OpStatus {
                 "kept whole; falls back to the CPU at run time (\"Aten Op fallback from XPU to CPU\"): arguments copied to the host and results back on every call"
             ),
             (Mode::Lite, Status::NotImplemented) => format!(
-                "kept whole; raises NotImplementedError on {backend} at run time{}",
-                if backend == Backend::Xpu { " (with PYTORCH_ENABLE_XPU_FALLBACK=1 it runs on the CPU instead)" } else { "" }
+                "kept whole; raises NotImplementedError on {backend} at run time{}{}",
+                if backend == Backend::Xpu { " (with PYTORCH_ENABLE_XPU_FALLBACK=1 it runs on the CPU instead)" } else { "" },
+                self.sibling_note()
             ),
             (Mode::Default, _) if self.inductor => "decomposed by Inductor's default table and lowered to generated kernels".to_string(),
             (Mode::Default, Status::Native) => format!("lowered by Inductor, or called as a fallback kernel: {backend}'s own"),
             (Mode::Default, Status::CpuFallback) => "called by Inductor as a fallback kernel, which falls back to the CPU".to_string(),
             (Mode::Default, Status::NotImplemented) => format!(
-                "unless Inductor lowers it, called as a fallback kernel that raises NotImplementedError on {backend}"
+                "unless Inductor lowers it, called as a fallback kernel that raises NotImplementedError on {backend}{}",
+                self.sibling_note()
             ),
         }
+    }
+
+    fn sibling_note(&self) -> String {
+        self.sibling
+            .as_ref()
+            .map(|o| format!("; torch-xpu-ops sends its overload `{o}` to the CPU, which this overload may reach on your build: `backends --refresh --python PATH` with an XPU torch settles it"))
+            .unwrap_or_default()
     }
 }
 
@@ -347,6 +380,8 @@ mod tests {
         // A CUDA-only kernel with no composite body: nothing on XPU or CPU (and not in the list).
         assert_eq!(status("2.15.0", Backend::Xpu, "aten._cudnn_rnn.default"), Status::NotImplemented);
         assert_eq!(status("2.15.0", Backend::Xpu, "aten.view.default"), Status::Native);
+        let lu = Context::new(table_for(Some("2.15")).unwrap(), Backend::Xpu).op("aten.linalg_lu.default").unwrap().unwrap();
+        assert_eq!((lu.status, lu.sibling.as_deref()), (Status::NotImplemented, Some("linalg_lu.out")));
         assert_eq!(status("2.15.0", Backend::Xpu, "torchvision.nms.default"), Status::Native);
         assert_eq!(status("2.15.0", Backend::Xpu, "torchvision.roi_align.default"), Status::Native);
         assert!(Context::new(t, Backend::Xpu).op("_operator.getitem").is_none());
