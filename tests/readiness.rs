@@ -1,0 +1,106 @@
+//! `readiness` as users call it, on real exports and logs: what XPU's ATen does with each op in the
+//! file's torch version — native, expanded (composite), sent to the CPU (torch-xpu-ops' fallback
+//! list), not implemented — and what changed in another version.
+//! samples/xpu/ is made by scripts/gen_xpu_readiness_samples.py (torch 2.15, CPU); samples/lite/ by
+//! scripts/gen_lite_cases.py.
+
+mod common;
+
+use common::{run_cli as run, sample};
+use serde_json::Value;
+
+fn readiness(args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["readiness"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let (code, out, err) = run(&all);
+    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
+    (code, v)
+}
+
+fn op<'a>(v: &'a Value, target: &str) -> &'a Value {
+    v["ops"].as_array().unwrap().iter().find(|o| o["target"] == target).unwrap_or_else(|| panic!("{target} not in {v}"))
+}
+
+fn path(name: &str) -> String {
+    sample(name).display().to_string()
+}
+
+/// The brief's case: an op in its torch version's CPU-fallback list, reported as such from the .pt2
+/// and from the log of the same function.
+#[test]
+fn cpu_fallback_ops_from_the_export_and_from_the_log() {
+    for file in ["xpu/fallback_ops.pt2", "xpu/fallback_ops_lite_2.15.0.log.gz"] {
+        let (code, v) = readiness(&[&path(file)]);
+        assert_eq!(code, 1, "{file}: {v}");
+        assert_eq!(v["torch"], "2.15.0", "{file}");
+        assert!(v["cpu_fallback_source"].as_str().unwrap().contains("torch-xpu-ops main"), "{file}");
+        for target in ["aten.cholesky_inverse.default", "aten.linalg_matrix_exp.default"] {
+            let o = op(&v, target);
+            assert_eq!(o["status"], "cpu_fallback", "{file} {target}");
+            assert_eq!(o["count"], 1);
+            assert!(o["meaning"].as_str().unwrap().contains("falls back to the CPU"), "{o}");
+        }
+        assert_eq!(op(&v, "aten.dot.default")["status"], "native", "{file}");
+        assert_eq!(op(&v, "aten.add.Tensor")["status"], "native", "{file}");
+        let lu = op(&v, "aten.linalg_lu.default");
+        assert_eq!(lu["status"], "not_implemented", "{file}");
+        assert!(lu["meaning"].as_str().unwrap().contains("linalg_lu.out"), "{lu}");
+        assert_eq!(v["counts"]["cpu_fallback"], 2, "{file}");
+    }
+    let (_, v) = readiness(&[&path("xpu/fallback_ops.pt2")]);
+    assert_eq!(op(&v, "torchvision.nms.default")["status"], "native");
+    assert_eq!(op(&v, "aten.rms_norm.default")["status"], "composite");
+    // Inductor's log keeps F.rms_norm whole only where the device has the kernel: the CPU log holds
+    // its expansion, all native on XPU.
+    let (_, log) = readiness(&[&path("xpu/fallback_ops_lite_2.15.0.log.gz")]);
+    assert!(log["graphs"][0].as_str().unwrap().ends_with(":aot_inference_graph"), "{}", log["graphs"]);
+}
+
+/// `dot` was in the list up to release/2.10 and has had an XPU kernel since 2.11.
+#[test]
+fn dot_across_versions_and_modes() {
+    let f = path("xpu/fallback_ops.pt2");
+    let (_, v) = readiness(&[&f, "--torch", "2.10"]);
+    assert_eq!(op(&v, "aten.dot.default")["status"], "cpu_fallback");
+    assert!(v["cpu_fallback_source"].as_str().unwrap().contains("release/2.10"));
+    let (_, v) = readiness(&[&f, "--torch", "2.10", "--mode", "default"]);
+    assert!(op(&v, "aten.dot.default")["meaning"].as_str().unwrap().contains("Inductor's default table"));
+    let (_, v) = readiness(&[&f, "--against-torch", "2.10"]);
+    let changes = v["against"]["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(changes[0]["target"], "aten.dot.default");
+    assert_eq!((changes[0]["before"].as_str(), changes[0]["after"].as_str()), (Some("native"), Some("cpu_fallback")));
+    // CUDA has no CPU-fallback list and a kernel for everything here but the linalg ops' CPU-less ones.
+    let (_, v) = readiness(&[&f, "--backend", "cuda"]);
+    assert_eq!(op(&v, "aten.cholesky_inverse.default")["status"], "native");
+    assert_eq!(v["cpu_fallback_source"], Value::Null);
+}
+
+/// The seed case: `_fused_rms_norm` expanded on XPU in 2.11, native from 2.12, from the export and
+/// from a log (CUDA 2.11, whose AOT graph kept the op).
+#[test]
+fn fused_rms_norm_expanded_in_2_11_native_from_2_12() {
+    for file in ["lite/fused_rms_norm.pt2", "lite/rms_cuda_lite_2.11.0.log.gz"] {
+        let (code, v) = readiness(&[&path(file), "--against-torch", "2.12"]);
+        assert_eq!(code, 1, "{file}");
+        let o = op(&v, "aten._fused_rms_norm.default");
+        assert_eq!(o["status"], "composite", "{file}");
+        assert!(o["into"].as_array().unwrap().iter().any(|x| x == "rsqrt"), "{o}");
+        let c = &v["against"]["changes"][0];
+        assert_eq!((c["target"].as_str(), c["before"].as_str(), c["after"].as_str()), (Some("aten._fused_rms_norm.default"), Some("composite"), Some("native")));
+        let (code, v) = readiness(&[&path(file), "--torch", "2.12"]);
+        assert_eq!(code, 0, "{file}: {v}");
+    }
+    let (code, out, _) = run(&["readiness", &path("lite/fused_rms_norm.pt2"), "--against-torch", "2.12"]);
+    assert_eq!(code, 1);
+    assert!(out.contains("composite in 2.11.0 → native in 2.12.1"), "{out}");
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    let f = path("xpu/fallback_ops.pt2");
+    assert_eq!(run(&["readiness", &f, "--backend", "tpu"]).0, 2);
+    assert_eq!(run(&["readiness", &f, "--mode", "max-autotune"]).0, 2);
+    assert_eq!(run(&["readiness", &path("no_such_file.pt2")]).0, 2);
+}
