@@ -36,8 +36,6 @@ import os
 import sys
 import warnings
 
-from trace_calls import base_name  # one folding of ATen targets for both tracers
-
 BACKENDS = ["CPU", "CUDA", "XPU", "MPS"]
 EXPLICIT = {"CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"}
 
@@ -210,6 +208,10 @@ def expansions(samples_per_op, devices):
     from torch.testing._internal.common_methods_invocations import op_db
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.utils._pytree import tree_map
+
+    # One folding of ATen targets for both tracers. Imported here, not at the top: `backends
+    # --refresh` pipes this file into python alone (--no-expansions), with no trace_calls.py beside it.
+    from trace_calls import base_name
 
     def keys_for(info):
         keys = []

@@ -6,16 +6,51 @@
 
 mod common;
 
-use common::{run_cli as run, sample};
+use std::path::{Path, PathBuf};
+
+use common::sample;
 use serde_json::Value;
 
-fn readiness(args: &[&str]) -> (i32, Value) {
+/// An ops folder of the test's own, so no table the machine's user refreshed is read.
+fn ops_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("xpuwb-readiness-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run_in(ops: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xpu-workbench"))
+        .args(args)
+        .env("XPU_WORKBENCH_OPS_DIR", ops)
+        .output()
+        .expect("run the binary");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// An empty ops folder shared by the tests that read only the embedded tables (never cleared: tests
+/// run in parallel).
+fn no_user_tables() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("xpuwb-readiness-embedded-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    run_in(&no_user_tables(), args)
+}
+
+fn readiness_in(ops: &Path, args: &[&str]) -> (i32, Value) {
     let mut all = vec!["readiness"];
     all.extend_from_slice(args);
     all.push("--json");
-    let (code, out, err) = run(&all);
+    let (code, out, err) = run_in(ops, &all);
     let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
     (code, v)
+}
+
+fn readiness(args: &[&str]) -> (i32, Value) {
+    readiness_in(&no_user_tables(), args)
 }
 
 fn op<'a>(v: &'a Value, target: &str) -> &'a Value {
@@ -103,4 +138,47 @@ fn bad_flags_are_usage_errors() {
     assert_eq!(run(&["readiness", &f, "--backend", "tpu"]).0, 2);
     assert_eq!(run(&["readiness", &f, "--mode", "max-autotune"]).0, 2);
     assert_eq!(run(&["readiness", &path("no_such_file.pt2")]).0, 2);
+}
+
+/// A table refreshed from an XPU build's dispatcher carries its own CPU-fallback list, which wins
+/// over the embedded one (made by hand here: no XPU build on the machines these tests run on).
+#[test]
+fn a_refreshed_xpu_table_overrides_the_embedded_lists() {
+    let ops = ops_dir("xpu-dispatcher");
+    let table = serde_json::json!({
+        "torch": "2.15.0",
+        "sources": {"kernels": "dispatcher of this torch build for CPU, XPU", "xpu_cpu_fallback": ["dot"]},
+        "ops": {
+            "dot": {"kernels": ["CPU", "CUDA", "XPU"]},
+            "cholesky_inverse": {"kernels": ["CPU", "CUDA", "XPU"]},
+            "linalg_matrix_exp": {"kernels": ["CPU", "CUDA", "XPU"]},
+            "linalg_lu": {"kernels": ["CPU", "CUDA", "XPU"]},
+            "add.Tensor": {"kernels": ["CPU", "CUDA", "XPU"]},
+            "relu": {"kernels": ["CPU", "CUDA", "XPU"]},
+            "rms_norm": {"composite": true}
+        }
+    });
+    std::fs::write(ops.join("torch-2.15.0-dispatcher.json"), table.to_string()).unwrap();
+    let (code, v) = readiness_in(&ops, &[&path("xpu/fallback_ops.pt2")]);
+    assert_eq!(code, 1);
+    assert!(v["cpu_fallback_source"].as_str().unwrap().contains("dispatcher of your torch build"), "{v}");
+    assert_eq!(op(&v, "aten.dot.default")["status"], "cpu_fallback");
+    assert_eq!(op(&v, "aten.cholesky_inverse.default")["status"], "native");
+    assert_eq!(op(&v, "aten.linalg_lu.default")["status"], "native");
+}
+
+/// `backends --refresh` with a real torch (set XPU_WORKBENCH_TORCH_PYTHON): a CPU/CUDA build has no
+/// XPU registrations, so its table keeps the embedded CPU-fallback lists.
+#[test]
+fn refresh_from_a_real_torch_keeps_readiness_working() {
+    let Some(python) = std::env::var_os("XPU_WORKBENCH_TORCH_PYTHON") else {
+        eprintln!("skipped: set XPU_WORKBENCH_TORCH_PYTHON to a python with torch to refresh for real");
+        return;
+    };
+    let ops = ops_dir("refresh");
+    let (code, out, err) = run_in(&ops, &["backends", "--refresh", "--python", python.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (_, v) = readiness_in(&ops, &[&path("xpu/fallback_ops.pt2")]);
+    assert!(v["table"].as_str().unwrap().ends_with("-dispatcher.json"), "{}", v["table"]);
+    assert_eq!(v["counts"]["cpu_fallback"], 2, "{v}");
 }
