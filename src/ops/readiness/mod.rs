@@ -268,9 +268,9 @@ impl OpStatus {
         match (mode, self.status) {
             (_, Status::Composite) => format!("expanded while tracing{into}, before lite mode or Inductor decide anything"),
             (Mode::Lite, Status::Native) => format!("kept whole; runs {backend}'s own kernel"),
-            (Mode::Lite, Status::CpuFallback) => format!(
-                "kept whole; falls back to the CPU at run time (\"Aten Op fallback from XPU to CPU\"): arguments copied to the host and results back on every call"
-            ),
+            (Mode::Lite, Status::CpuFallback) => {
+                "kept whole; falls back to the CPU at run time (\"Aten Op fallback from XPU to CPU\"): arguments copied to the host and results back on every call".to_string()
+            }
             (Mode::Lite, Status::NotImplemented) => format!(
                 "kept whole; raises NotImplementedError on {backend} at run time{}{}",
                 if backend == Backend::Xpu { " (with PYTORCH_ENABLE_XPU_FALLBACK=1 it runs on the CPU instead)" } else { "" },
