@@ -86,10 +86,12 @@ fn cpu_fallback_ops_from_the_export_and_from_the_log() {
     let (_, v) = readiness(&[&path("xpu/fallback_ops.pt2")]);
     assert_eq!(op(&v, "torchvision.nms.default")["status"], "native");
     assert_eq!(op(&v, "aten.rms_norm.default")["status"], "composite");
-    // Inductor's log keeps F.rms_norm whole only where the device has the kernel: the CPU log holds
-    // its expansion, all native on XPU.
+    // The CPU log's AOT graph holds F.rms_norm's expansion (CPU has no _fused_rms_norm kernel); the
+    // dynamo graph's call says what XPU gets: the op, native there in 2.15.
     let (_, log) = readiness(&[&path("xpu/fallback_ops_lite_2.15.0.log.gz")]);
     assert!(log["graphs"][0].as_str().unwrap().ends_with(":aot_inference_graph"), "{}", log["graphs"]);
+    let rms = op(&log, "aten._fused_rms_norm.default");
+    assert_eq!((rms["status"].as_str(), rms["from"].as_str()), (Some("native"), Some("dynamo")), "{rms}");
 }
 
 /// `dot` was in the list up to release/2.10 and has had an XPU kernel since 2.11.
@@ -127,6 +129,14 @@ fn fused_rms_norm_expanded_in_2_11_native_from_2_12() {
         let (code, v) = readiness(&[&path(file), "--torch", "2.12"]);
         assert_eq!(code, 0, "{file}: {v}");
     }
+    // A CPU log's AOT graph holds the expansion (CPU has no kernel); the op is read from the
+    // dynamo graph, which called it.
+    let (_, v) = readiness(&[&path("lite/rms_cpu_lite_2.11.0.log.gz"), "--against-torch", "2.12"]);
+    let o = op(&v, "aten._fused_rms_norm.default");
+    assert_eq!((o["status"].as_str(), o["from"].as_str()), (Some("composite"), Some("dynamo")), "{o}");
+    assert_eq!(v["against"]["changes"][0]["after"], "native", "{v}");
+    let (_, v) = readiness(&[&path("lite/rms_cpu_lite_2.11.0.log.gz"), "--backend", "cpu"]);
+    assert_eq!(op(&v, "aten._fused_rms_norm.default")["status"], "composite");
     let (code, out, _) = run(&["readiness", &path("lite/fused_rms_norm.pt2"), "--against-torch", "2.12"]);
     assert_eq!(code, 1);
     assert!(out.contains("composite in 2.11.0 → native in 2.12.1"), "{out}");

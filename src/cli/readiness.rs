@@ -45,8 +45,8 @@ pub fn run(a: Args) -> ExitCode {
     let Some(table) = backend::table_for(version) else {
         return fail(EXIT_FAILED, &"no op table is embedded in this build");
     };
-    let report = Report::of(&graphs, table, backend);
-    let against = a.against.and_then(|v| backend::table_for(Some(v))).map(|t| Report::of(&graphs, t, backend));
+    let report = Report::of_model(&model, table, backend);
+    let against = a.against.and_then(|v| backend::table_for(Some(v))).map(|t| Report::of_model(&model, t, backend));
     let source = match (a.torch, model.torch_version.as_deref()) {
         (Some(t), _) => format!("--torch {t}"),
         (None, Some(v)) => format!("the file's torch {v}"),
@@ -89,6 +89,9 @@ fn print_text(r: &Report, against: Option<&Report>, mode: Mode, source: &str, gr
             let more = if e.nodes.len() > 6 { format!(", … {} more", e.nodes.len() - 6) } else { String::new() };
             println!("  {:<15} {:<40} ×{:<3} {}", status.key(), e.target, e.nodes.len(), s.meaning(mode, r.backend));
             println!("  {:15} nodes: {nodes}{more}", "");
+            if e.from_dynamo {
+                println!("  {:15} (called in the dynamo graph; the log's own device expanded it before the AOT graph)", "");
+            }
         }
     }
     for e in r.unknown() {
@@ -118,6 +121,7 @@ fn print_json(r: &Report, against: Option<&Report>, mode: Mode, source: &str, gr
             Ok(s) => json!({
                 "target": e.target, "key": s.key, "status": s.status.key(), "nodes": e.nodes, "count": e.nodes.len(),
                 "into": s.into, "kernels": s.elsewhere, "inductor_decomposes": s.inductor, "meaning": s.meaning(mode, r.backend),
+                "from": if e.from_dynamo { "dynamo" } else { "graph" },
             }),
             Err(why) => json!({"target": e.target, "status": "unknown", "nodes": e.nodes, "count": e.nodes.len(), "reason": why}),
         })

@@ -154,10 +154,25 @@ impl<'a> Context<'a> {
             return Some(self.torchvision(name));
         }
         let Some((name, overload)) = aten_name(target) else {
+            if target.starts_with("prims.") || target.starts_with("torch.ops.prims.") {
+                return Some(Err(format!(
+                    "`{target}` is a prim (what Inductor's decompositions produce), not an ATen op the tables know"
+                )));
+            }
             return Some(Err(format!("not an ATen op: what `{target}` runs on {} is not known", self.backend)));
         };
-        let Some(facts) = self.table.op(target) else {
-            return Some(Err(format!("aten.{name} is not in the op table of torch {}", self.table.torch)));
+        // A graph may spell an overload the schema does not have (`transpose.default` for
+        // `transpose.int`): the op's overloads merged stand for it.
+        let merged;
+        let facts = match self.table.op(target) {
+            Some(f) => f,
+            None => match self.table.op_by_name(name) {
+                Some(f) => {
+                    merged = f;
+                    &merged
+                }
+                None => return Some(Err(format!("aten.{name} is not in the op table of torch {}", self.table.torch))),
+            },
         };
         let key = match overload {
             Some(o) if o != "default" && self.table.ops.contains_key(&format!("{name}.{o}")) => format!("{name}.{o}"),
@@ -287,10 +302,17 @@ impl OpStatus {
     }
 
     fn sibling_note(&self) -> String {
-        self.sibling
+        let mut note = self
+            .sibling
             .as_ref()
             .map(|o| format!("; torch-xpu-ops sends its overload `{o}` to the CPU, which this overload may reach on your build: `backends --refresh --python PATH` with an XPU torch settles it"))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if let [only] = self.elsewhere.as_slice() {
+            note.push_str(&format!(
+                "; only {only} has a kernel: a {only}-specific op the graph's own device chose (`_scaled_dot_product_flash_attention_for_cpu`), whose caller traced on this backend would pick another"
+            ));
+        }
+        note
     }
 }
 
@@ -380,6 +402,12 @@ mod tests {
         // A CUDA-only kernel with no composite body: nothing on XPU or CPU (and not in the list).
         assert_eq!(status("2.15.0", Backend::Xpu, "aten._cudnn_rnn.default"), Status::NotImplemented);
         assert_eq!(status("2.15.0", Backend::Xpu, "aten.view.default"), Status::Native);
+        assert_eq!(status("2.15.0", Backend::Xpu, "aten.transpose.default"), Status::Native);
+        let cpu_only = Context::new(table_for(Some("2.15")).unwrap(), Backend::Xpu)
+            .op("aten._scaled_dot_product_flash_attention_for_cpu.default")
+            .unwrap()
+            .unwrap();
+        assert!(cpu_only.meaning(Mode::Lite, Backend::Xpu).contains("only CPU has a kernel"), "{cpu_only:?}");
         let lu = Context::new(table_for(Some("2.15")).unwrap(), Backend::Xpu).op("aten.linalg_lu.default").unwrap().unwrap();
         assert_eq!((lu.status, lu.sibling.as_deref()), (Status::NotImplemented, Some("linalg_lu.out")));
         assert_eq!(status("2.15.0", Backend::Xpu, "torchvision.nms.default"), Status::Native);

@@ -1,9 +1,11 @@
 //! Readiness of a whole model: every op of its graphs with its status on a backend, the nodes
 //! that call it, and what changed between two torch versions.
 
+use std::collections::HashSet;
+
 use super::{Context, OpStatus, Status};
 use crate::ir::{Format, Graph, Model};
-use crate::ops::backend::{Backend, BackendTable};
+use crate::ops::backend::{aten_name, functional_name, this_then_others, Backend, BackendTable};
 
 /// One distinct op target of the model.
 #[derive(Clone, Debug)]
@@ -14,6 +16,9 @@ pub struct OpEntry {
     pub status: Result<OpStatus, String>,
     /// The nodes calling it (`graph:node` where the model has several graphs).
     pub nodes: Vec<String>,
+    /// Called in a log's dynamo graph but not in its AOT graph: the log's own device expanded it
+    /// (`_fused_rms_norm` in a CPU log), so the AOT graph cannot say what another backend does.
+    pub from_dynamo: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -54,7 +59,7 @@ impl Report {
                 let name = if several { format!("{}:{}", g.name, node.name) } else { node.name.clone() };
                 match ops.iter_mut().find(|e| e.target == node.target) {
                     Some(e) => e.nodes.push(name),
-                    None => ops.push(OpEntry { target: node.target.clone(), status, nodes: vec![name] }),
+                    None => ops.push(OpEntry { target: node.target.clone(), status, nodes: vec![name], from_dynamo: false }),
                 }
             }
         }
@@ -65,6 +70,40 @@ impl Report {
             fallback_source: ctx.fallback_source(),
             ops,
         }
+    }
+
+    /// The report of a whole model: [`graphs_of`], and for a TORCH_TRACE log also the ATen ops its
+    /// dynamo graphs call that the same compile's AOT graphs lack — what the log's device expanded
+    /// while tracing, which the asked backend may well keep.
+    pub fn of_model(model: &Model, table: &BackendTable, backend: Backend) -> Report {
+        let graphs = graphs_of(model);
+        let mut report = Report::of(&graphs, table, backend);
+        if model.format != Format::TorchTrace || graphs.iter().all(|g| g.name.contains(":dynamo_")) {
+            return report;
+        }
+        let ctx = Context::new(table, backend);
+        for g in model.graphs.iter().filter(|g| g.name.contains(":dynamo_")) {
+            let compile = g.name.split(':').next().unwrap_or("");
+            let kept: HashSet<&str> = graphs
+                .iter()
+                .filter(|a| a.name.split(':').next() == Some(compile))
+                .flat_map(|a| a.nodes.iter().filter_map(|n| aten_name(&n.target).map(|(name, _)| functional_name(name))))
+                .collect();
+            for node in &g.nodes {
+                let Some(op) = kernel_op(table, &node.target) else { continue };
+                if kept.contains(functional_name(&op)) {
+                    continue;
+                }
+                let target = format!("aten.{op}.default");
+                let Some(status) = ctx.op(&target) else { continue };
+                let name = format!("{}:{}", g.name, node.name);
+                match report.ops.iter_mut().find(|e| e.target == target) {
+                    Some(e) => e.nodes.push(name),
+                    None => report.ops.push(OpEntry { target, status, nodes: vec![name], from_dynamo: true }),
+                }
+            }
+        }
+        report
     }
 
     /// The ops of one status.
@@ -87,6 +126,33 @@ impl Report {
             0
         }
     }
+}
+
+/// The ATen op a dynamo-graph call is at the kernel level: the op itself (`aten._fused_rms_norm`),
+/// or the one op every CUDA trace of a call of that name gave, where that op is named after the call
+/// (`torch.rms_norm` → `_fused_rms_norm`, `torch.dot` → `dot`; not `linear` → `addmm`, nor SDPA →
+/// CUDA's own attention kernel, which says nothing of another backend's).
+fn kernel_op(table: &BackendTable, target: &str) -> Option<String> {
+    if let Some((name, _)) = aten_name(target) {
+        return Some(name.to_string());
+    }
+    let call = target.rsplit('.').next()?;
+    let mut found: Option<&str> = None;
+    for t in this_then_others(table) {
+        for (key, exp) in &t.expansions {
+            if key.rsplit('.').next() != Some(call) {
+                continue;
+            }
+            for alt in exp.get("cuda").into_iter().flatten() {
+                match (alt.as_slice(), found) {
+                    ([op], None) => found = Some(op),
+                    ([op], Some(f)) if op == f => {}
+                    _ => return None,
+                }
+            }
+        }
+    }
+    found.filter(|op| op.ends_with(call)).map(str::to_string)
 }
 
 /// One op whose status differs between two reports of the same graphs.
@@ -125,6 +191,16 @@ mod tests {
             g.add_node(&format!("n{i}"), t, Vec::new(), Vec::new(), Default::default()).unwrap();
         }
         g
+    }
+
+    #[test]
+    fn the_kernel_op_of_a_dynamo_call() {
+        let t = table_for(Some("2.15")).unwrap();
+        assert_eq!(kernel_op(t, "aten._fused_rms_norm").as_deref(), Some("_fused_rms_norm"));
+        assert_eq!(kernel_op(t, "torch.rms_norm").as_deref(), Some("_fused_rms_norm"));
+        assert_eq!(kernel_op(t, "torch.dot").as_deref(), Some("dot"));
+        assert_eq!(kernel_op(t, "torch._C._nn.linear"), None);
+        assert_eq!(kernel_op(t, "torch._C._nn.scaled_dot_product_attention"), None);
     }
 
     #[test]
