@@ -90,7 +90,7 @@ fn print_text(r: &Report, against: Option<&Report>, mode: Mode, source: &str, gr
             println!("  {:<15} {:<40} ×{:<3} {}", status.key(), e.target, e.nodes.len(), s.meaning(mode, r.backend));
             println!("  {:15} nodes: {nodes}{more}", "");
             if e.from_dynamo {
-                println!("  {:15} (called in the dynamo graph; the log's own device expanded it before the AOT graph)", "");
+                println!("  {:15} (called in the dynamo graph, gone from the AOT graph: the log's device expanded it, or Inductor's table decomposed it)", "");
             }
         }
     }

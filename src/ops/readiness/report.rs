@@ -17,7 +17,8 @@ pub struct OpEntry {
     /// The nodes calling it (`graph:node` where the model has several graphs).
     pub nodes: Vec<String>,
     /// Called in a log's dynamo graph but not in its AOT graph: the log's own device expanded it
-    /// (`_fused_rms_norm` in a CPU log), so the AOT graph cannot say what another backend does.
+    /// (`_fused_rms_norm` in a CPU log) or, in default mode, Inductor's table decomposed it; either
+    /// way the AOT graph cannot say what another backend does with the op.
     pub from_dynamo: bool,
 }
 
