@@ -94,7 +94,8 @@ def main():
         "versions": entries,
     }
     data = json.dumps(doc, separators=(",", ":"), sort_keys=True).encode()
-    with gzip.GzipFile(out, "wb", mtime=0) as f:
+    # No name and no time in the gzip header: the same branches give the same bytes.
+    with open(out, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as f:
         f.write(data)
     print(out, len(data), "bytes of JSON")
 
