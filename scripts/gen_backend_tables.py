@@ -18,7 +18,9 @@ For the torch this runs under, per ATen overload:
   core        tagged `core` (the Core ATen opset).
 --from-dispatcher reads `kernels`/`composite` of the backends this build has from its dispatcher
 (`torch._C._dispatch_has_kernel_for_dispatch_key`), the yaml for the rest: the refresh a user runs
-with their own build, which is the only way to see an XPU build's registrations.
+with their own build, which is the only way to see an XPU build's registrations. On an XPU build the
+overloads whose XPU kernel is torch-xpu-ops' CPU fallback (registered from XPUFallback.*) are listed in
+`sources.xpu_cpu_fallback`; readiness reads that list instead of the embedded one.
 
 expansions: what a torch-level call (as dynamo writes it in a graph: `torch.nn.functional.layer_norm`,
 `Tensor.softmax`, `_operator.add`) becomes in ATen ops after tracing with no decomposition table,
@@ -33,8 +35,6 @@ import json
 import os
 import sys
 import warnings
-
-from trace_calls import base_name  # one folding of ATen targets for both tracers
 
 BACKENDS = ["CPU", "CUDA", "XPU", "MPS"]
 EXPLICIT = {"CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional"}
@@ -129,6 +129,7 @@ def table_from_dispatcher(base):
 
     built = built_backends()
     ops = {k: dict(v) for k, v in base.items()}
+    xpu_cpu_fallback = []
     for full in torch._C._dispatch_get_all_op_names():
         if not full.startswith("aten::"):
             continue
@@ -136,6 +137,8 @@ def table_from_dispatcher(base):
         has = lambda k: torch._C._dispatch_has_kernel_for_dispatch_key(full, k)  # noqa: E731
         explicit = any(has(k) for k in EXPLICIT)
         mine = {b for b in built if explicit or has(b)}
+        if "XPU" in built and has("XPU") and xpu_kernel_is_cpu_fallback(full):
+            xpu_cpu_fallback.append(name)
         if name in ops:
             others = {b for b in ops[name]["kernels"] if b not in built}
             ops[name]["kernels"] = sorted(mine | others)
@@ -146,7 +149,19 @@ def table_from_dispatcher(base):
         returns = schema.rsplit("->", 1)[-1]
         view = "(a)" in returns.replace(" ", "") and "!" not in returns
         ops[name] = {"kernels": sorted(mine), "composite": has("CompositeImplicitAutograd"), "core": False, "view": view}
-    return ops, built
+    return ops, built, sorted(xpu_cpu_fallback)
+
+
+def xpu_kernel_is_cpu_fallback(full):
+    """torch-xpu-ops registers its CPU-fallback list as XPU kernels, so the dispatcher says "XPU has a
+    kernel" for them; only the registration's source file (XPUFallback.template / .cpp) tells them apart."""
+    import torch
+
+    try:
+        dump = torch._C._dispatch_dump(full)
+    except RuntimeError:
+        return False
+    return any(line.startswith("XPU:") and "XPUFallback" in line for line in dump.splitlines())
 
 
 def mark_inductor_and_core(ops):
@@ -193,6 +208,10 @@ def expansions(samples_per_op, devices):
     from torch.testing._internal.common_methods_invocations import op_db
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.utils._pytree import tree_map
+
+    # One folding of ATen targets for both tracers. Imported here, not at the top: `backends
+    # --refresh` pipes this file into python alone (--no-expansions), with no trace_calls.py beside it.
+    from trace_calls import base_name
 
     def keys_for(info):
         keys = []
@@ -303,8 +322,11 @@ def main():
     yaml_path = os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native", "native_functions.yaml")
     sources = {"torch": torch.__version__}
     if a.from_dispatcher:
-        ops, built = table_from_dispatcher(table_from_yaml(yaml_path, a.xpu_ops_yaml))
+        ops, built, xpu_cpu_fallback = table_from_dispatcher(table_from_yaml(yaml_path, a.xpu_ops_yaml))
         sources["kernels"] = "dispatcher of this torch build for " + ", ".join(built) + "; native_functions.yaml for the rest"
+        if "XPU" in built:
+            # Read by the workbench's readiness in place of the embedded torch-xpu-ops lists.
+            sources["xpu_cpu_fallback"] = xpu_cpu_fallback
     else:
         ops = table_from_yaml(yaml_path, a.xpu_ops_yaml)
         sources["kernels"] = "torchgen/packaged/ATen/native/native_functions.yaml of this torch"

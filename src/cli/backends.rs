@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::{fail, EXIT_FAILED, EXIT_USAGE};
 use crate::ops::backend::{self, Backend};
+use crate::ops::readiness;
 
 /// The generator, shipped in the binary: `--refresh` runs it with the user's python.
 const GENERATOR: &str = include_str!("../../scripts/gen_backend_tables.py");
@@ -34,7 +35,13 @@ pub fn run(a: Args) -> ExitCode {
     if a.json {
         super::print_json(&json!(tables
             .iter()
-            .map(|t| json!({"torch": t.torch, "origin": t.origin, "ops": t.ops.len(), "expansions": t.expansions.len(), "sources": t.sources}))
+            .map(|t| {
+                let ctx = readiness::Context::new(t, Backend::Xpu);
+                let counts: serde_json::Map<String, serde_json::Value> =
+                    readiness::counts(&ctx).iter().map(|(s, n)| (s.key().to_string(), json!(n))).collect();
+                json!({"torch": t.torch, "origin": t.origin, "ops": t.ops.len(), "expansions": t.expansions.len(), "sources": t.sources,
+                       "xpu_readiness": counts, "xpu_cpu_fallback_source": ctx.fallback_source()})
+            })
             .collect::<Vec<_>>()));
         return ExitCode::SUCCESS;
     }
@@ -44,6 +51,10 @@ pub fn run(a: Args) -> ExitCode {
         if let Some(x) = t.sources.get("xpu").and_then(|v| v.as_str()) {
             println!("{:14} XPU: {x}", "");
         }
+        let ctx = readiness::Context::new(t, Backend::Xpu);
+        let counts = readiness::counts(&ctx);
+        let counts: Vec<String> = counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
+        println!("{:14} XPU readiness: {}; CPU fallbacks from {}", "", counts.join(", "), ctx.fallback_source().unwrap_or_default());
     }
     if let Some(dir) = backend::user_dir() {
         println!("refreshed tables are read from {}", dir.display());
@@ -60,10 +71,11 @@ fn show_op(op: &str, torch: Option<&str>, as_json: bool) -> ExitCode {
     let Some(f) = facts else {
         return fail(EXIT_USAGE, &format!("{op}: not an ATen op in the table of torch {}", table.torch));
     };
+    let xpu = readiness::Context::new(table, Backend::Xpu).op(&spelled).and_then(Result::ok).map(|s| s.status.key());
     if as_json {
         super::print_json(&json!({
             "op": op, "torch": table.torch, "kernels": f.kernels, "composite": f.composite,
-            "inductor_decomposes": f.inductor, "core": f.core, "view": f.view,
+            "inductor_decomposes": f.inductor, "core": f.core, "view": f.view, "xpu_readiness": xpu,
         }));
         return ExitCode::SUCCESS;
     }
@@ -77,6 +89,9 @@ fn show_op(op: &str, torch: Option<&str>, as_json: bool) -> ExitCode {
             "no kernel, no composite body"
         };
         println!("  {:<4} {how}", b.key());
+    }
+    if let Some(s) = xpu {
+        println!("  XPU readiness: {s}");
     }
     println!("  Inductor's default table decomposes it: {}", if f.inductor { "yes" } else { "no" });
     println!("  Core ATen: {}   view: {}", if f.core { "yes" } else { "no" }, if f.view { "yes" } else { "no" });

@@ -18,6 +18,7 @@ mod ops;
 mod kernels;
 mod kernels_compare;
 mod profile;
+mod readiness;
 mod shapes;
 mod sweep;
 
@@ -132,6 +133,27 @@ pub enum Command {
         /// The python whose torch --refresh reads.
         #[arg(long, default_value = "python3")]
         python: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Per op of a model (.pt2, or a TORCH_TRACE log's AOT graphs): native on the backend, expanded
+    /// (composite), sent to the CPU (torch-xpu-ops' fallback list) or not implemented, in the file's
+    /// torch version, and what that means in lite or default mode. Exit 0 all native, 1 some not,
+    /// 3 ops the tables do not know.
+    Readiness {
+        file: PathBuf,
+        /// xpu, cuda or cpu.
+        #[arg(long, default_value = "xpu")]
+        backend: String,
+        /// The torch version whose tables apply (default: the one the file names).
+        #[arg(long, value_name = "VERSION")]
+        torch: Option<String>,
+        /// lite (every unmarked op kept and dispatched to ATen) or default (Inductor's table).
+        #[arg(long, default_value = "lite")]
+        mode: String,
+        /// Also what changed in this torch version's tables.
+        #[arg(long = "against-torch", value_name = "V2")]
+        against_torch: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -442,6 +464,14 @@ pub fn main() -> ExitCode {
             json,
         }),
         Some(Command::TraceCalls { logs, python, json }) => trace_calls::run(&logs, &python, json),
+        Some(Command::Readiness { file, backend, torch, mode, against_torch, json }) => readiness::run(readiness::Args {
+            file: &file,
+            backend: &backend,
+            torch: torch.as_deref(),
+            mode: &mode,
+            against: against_torch.as_deref(),
+            json,
+        }),
         Some(Command::Backends { op, torch, refresh, python, json }) => backends::run(backends::Args {
             op: op.as_deref(),
             torch: torch.as_deref(),

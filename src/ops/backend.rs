@@ -133,16 +133,20 @@ const EMBEDDED: &[(&str, &[u8])] = &[
 impl BackendTable {
     /// Reads a table (plain or gzipped JSON, told apart by content).
     pub fn from_bytes(file: &str, bytes: &[u8]) -> Result<BackendTable, TableError> {
-        let text = if bytes.starts_with(&[0x1f, 0x8b]) {
-            let mut out = Vec::new();
-            flate2::read::GzDecoder::new(bytes)
-                .read_to_end(&mut out)
-                .map_err(|source| TableError::Io { file: file.to_string(), source })?;
-            out
-        } else {
-            bytes.to_vec()
-        };
+        let text = BackendTable::json_of(bytes).map_err(|source| TableError::Io { file: file.to_string(), source })?;
         serde_json::from_slice(&text).map_err(|source| TableError::Json { file: file.to_string(), source })
+    }
+
+    /// The JSON text of plain or gzipped bytes (told apart by content), as every asset of
+    /// `assets/ops/` is stored.
+    pub fn json_of(bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+        if bytes.starts_with(&[0x1f, 0x8b]) {
+            let mut out = Vec::new();
+            flate2::read::GzDecoder::new(bytes).read_to_end(&mut out)?;
+            Ok(out)
+        } else {
+            Ok(bytes.to_vec())
+        }
     }
 
     pub fn load(path: &Path) -> Result<BackendTable, TableError> {
@@ -282,13 +286,21 @@ pub fn this_then_others(table: &BackendTable) -> impl Iterator<Item = &BackendTa
     std::iter::once(table).chain(embedded().iter().filter(move |t| !std::ptr::eq(*t, table)))
 }
 
-/// The table for a torch version: the newest embedded one not newer than `version` (kernels only
-/// ever get added), the oldest one for an older torch, the newest when the version is unknown.
+/// The table for a torch version: the newest embedded one of a release not newer than `version`'s
+/// (kernels only ever get added), the oldest one for an older torch, the newest when the version is
+/// unknown. Releases are compared without the patch level: the 2.12 table was made from 2.12.1's
+/// wheel, and `--torch 2.12` or a 2.12.0 log means that release, not 2.11.
 pub fn table_for(version: Option<&str>) -> Option<&'static BackendTable> {
     let tables = embedded();
     let Some(v) = version else { return tables.last() };
-    let want = version_key(v);
-    tables.iter().rev().find(|t| version_key(&t.torch) <= want).or_else(|| tables.first())
+    let want = release_key(v);
+    tables.iter().rev().find(|t| release_key(&t.torch) <= want).or_else(|| tables.first())
+}
+
+/// `2.12.1+xpu` → (2, 12): the release a version belongs to.
+pub fn release_key(v: &str) -> (u32, u32) {
+    let (major, minor, _) = version_key(v);
+    (major, minor)
 }
 
 /// `2.11.0+cu130` → (2, 11, 0).
@@ -324,7 +336,7 @@ mod tests {
         assert!(f.composite && f.has_kernel(Backend::Cuda));
         assert!(!f.has_kernel(Backend::Cpu) && !f.has_kernel(Backend::Xpu));
         // torch-xpu-ops added the XPU kernel in release 2.12.
-        for (v, xpu) in [("2.9.1", false), ("2.10.0", false), ("2.12.1", true), ("2.13.0", true), ("2.14.1", true)] {
+        for (v, xpu) in [("2.9.1", false), ("2.10.0", false), ("2.12.0", true), ("2.12", true), ("2.12.1", true), ("2.13.0", true), ("2.14.0", true)] {
             let f = table_for(Some(v)).unwrap().op("aten._fused_rms_norm.default").unwrap();
             assert_eq!(f.has_kernel(Backend::Xpu), xpu, "torch {v}");
             assert!(f.has_kernel(Backend::Cuda) && !f.has_kernel(Backend::Cpu), "torch {v}");

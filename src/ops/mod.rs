@@ -2,11 +2,12 @@
 //! interpreter implementation, kernel lowering, meta function and decompositions
 //! ([`registry`], entries in `table/`), and the per-torch-version facts of PyTorch itself:
 //! which backends have a kernel for it, whether it is Core ATen, composite or a view
-//! ([`backend`]), with what the user's own torch traced of calls the tables lack ([`traced`]); and the generator random ops draw from in both backends ([`rng`], [`philox`], [`sample`]).
+//! ([`backend`]), with what the user's own torch traced of calls the tables lack ([`traced`]) and what each op does on XPU — native, expanded, CPU fallback or not implemented ([`readiness`]); and the generator random ops draw from in both backends ([`rng`], [`philox`], [`sample`]).
 
 pub mod backend;
 pub mod cephes;
 pub mod philox;
+pub mod readiness;
 pub mod registry;
 pub mod rng;
 pub mod sample;
