@@ -104,6 +104,16 @@ def resolve(target, source=None):
         found = mangled(torch, target[len("torch_"):])
         if found is not None:
             return found
+        # Dynamo wraps a NumPy function it traces into torch._dynamo.utils.numpy_to_tensor_wrapper,
+        # named `wrapped_<function>` (`np.sqrt` in CTRL's attention scale).
+        prefix = "torch__dynamo_utils_wrapped_"
+        if target.startswith(prefix):
+            import numpy
+            from torch._dynamo.utils import numpy_to_tensor_wrapper
+
+            f = getattr(numpy, target[len(prefix):], None)
+            if callable(f):
+                return numpy_to_tensor_wrapper(f)
     ns, _, name = target.partition(".")
     if name and "." not in name:
         # A custom op (`torch.ops.transformers.grouped_mm_fallback`, printed without `torch.ops.`):
