@@ -4,7 +4,7 @@
     python3 scripts/gen_corpus.py OUT [--family transformers,torchvision,timm] [--only ID_OR_NAME,..]
                                       [--limit N] [--jobs N] [--timeout S] [--stages build,export,compile]
                                       [--devices cpu,cuda] [--modes default,lite] [--phases eval,train]
-                                      [--max-params N] [--max-params-vision N] [--timm-families N]
+                                      [--max-params N] [--max-params-vision N] [--timm-families N] [--resume]
 
 Architectures are enumerated, not listed (scripts/corpus_models.py says how, and how each is shrunk):
 every model type of transformers' CONFIG_MAPPING_NAMES with its config shrunk by attribute name
@@ -397,6 +397,12 @@ def enumerate_archs(opts, outdir):
             archs += cm.tv_list()
         except ImportError as e:
             print(f"family torchvision skipped: {e}")
+    return archs
+
+
+def enumerate_timm(opts, outdir):
+    """timm's selection builds every variant on meta (minutes): cached in timm_select.json."""
+    archs = []
     if "timm" in opts.family:
         try:
             import timm
@@ -420,6 +426,17 @@ def enumerate_archs(opts, outdir):
         except ImportError as e:
             print(f"family timm skipped: {e}")
     return archs
+
+
+def done(e, o):
+    """--resume: the entry has a result for every stage asked for (a skipped build is tried again:
+    the shrinking rules may have learnt something)."""
+    st = e.get("stages", {})
+    if not st or st.get("build", {}).get("status") != "ok":
+        return False
+    want = [s for s in ("export",) if s in o.stages]
+    want += [f"{d}_{m}_{p}" for d in o.devices for m in o.modes for p in o.phases] if "compile" in o.stages else []
+    return all(w in st for w in want)
 
 
 def summary(m, archs):
@@ -465,6 +482,7 @@ def main():
     ap.add_argument("--max-params", type=int, default=5_000_000, help="transformers, after shrinking")
     ap.add_argument("--max-params-vision", type=int, default=25_000_000, help="torchvision and timm")
     ap.add_argument("--timm-families", type=int, default=None, help="the first N timm families only")
+    ap.add_argument("--resume", action="store_true", help="skip what the manifest already has a result for")
     o = ap.parse_args()
     o.family, o.stages = o.family.split(","), o.stages.split(",")
     o.modes, o.phases = o.modes.split(","), o.phases.split(",")
@@ -482,29 +500,30 @@ def main():
         except ImportError:
             m[pkg] = None
     t0 = time.time()
-    archs = enumerate_archs(o, outdir)
-    print(f"enumerated {len(archs)} architectures in {time.time() - t0:.1f} s: "
-          + ", ".join(f"{f} {sum(a['family'] == f for a in archs)}" for f in FAMILIES), flush=True)
     run = Run(o, outdir, m)
-    if o.only:
-        only = set(o.only.split(","))
-        archs = [a for a in archs if {a["id"], a["name"], run.entry(a).get("id")} & only]
-    if "build" not in o.stages:  # compiling only: what the manifest says was built
-        archs = [a for a in archs if run.entry(a).get("stages", {}).get("build", {}).get("status") == "ok"]
-    if o.limit:
-        archs = [a for f in FAMILIES for a in [x for x in archs if x["family"] == f][:o.limit]]
-    todo = queue.Queue()
-    for a in archs:
-        todo.put(a)
+    todo, archs = queue.Queue(), []
+
+    def select(found):
+        """Filters one family's enumeration by --only, --resume, --stages, --limit and queues it."""
+        print(f"enumerated {len(found)} architectures at {time.time() - t0:.1f} s: "
+              + ", ".join(f"{f} {n}" for f in FAMILIES if (n := sum(a['family'] == f for a in found))), flush=True)
+        if o.only:
+            only = set(o.only.split(","))
+            found = [a for a in found if {a["id"], a["name"], run.entry(a).get("id")} & only]
+        if "build" not in o.stages:  # compiling only: what the manifest says was built
+            found = [a for a in found if run.entry(a).get("stages", {}).get("build", {}).get("status") == "ok"]
+        if o.resume:
+            found = [a for a in found if not done(run.entry(a), o)]
+        if o.limit:
+            found = [a for f in FAMILIES for a in [x for x in found if x["family"] == f][:o.limit]]
+        archs.extend(found)
+        for a in found:
+            todo.put(a)
 
     def job(j):
         box = [None]
         with open(f"{outdir}/logs/worker{j}.log", "a") as log:
-            while True:
-                try:
-                    a = todo.get_nowait()
-                except queue.Empty:
-                    break
+            while (a := todo.get()) is not None:
                 try:
                     run.one(a, box, log)
                 except Exception:
@@ -515,6 +534,10 @@ def main():
     threads = [threading.Thread(target=job, args=(j,)) for j in range(max(1, o.jobs))]
     for t in threads:
         t.start()
+    select(enumerate_archs(o, outdir))
+    select(enumerate_timm(o, outdir))  # meanwhile the jobs work on the other families
+    for _ in threads:
+        todo.put(None)
     for t in threads:
         t.join()
     run.save()
