@@ -6,7 +6,11 @@ An architecture is a small dict, `{"id", "family", "name"}`, enumerated without 
                 segmentation and video modules (detection, optical flow and quantization enumerated,
                 then skipped: lists of images in, dicts out / int8 modules)
   timm          per family (name up to the first `_` or digit), the id timm_<name>
-                smallest list_models() entry by parameter count (num_classes=10, built on `meta`)
+                smallest list_models() entry by parameter count (num_classes=10, built on `meta`);
+                one still over the cap is built with depth=2/embed_dim=64 (ViT-like) or depths=1
+                (staged) where its constructor takes them
+A transformers type is shrunk by attribute name (RULES) in its config and every sub-config; its head
+is the first of HF_HEADS the type has that builds and runs, else its config's own `…Model`.
 
 `build(arch, limits)` returns a `Built`: the module (forward takes tensors by name and returns a
 tensor or a tuple of them), `inputs(i)` for the two bindings (i=1 is traced), the dims to make
@@ -375,7 +379,7 @@ def tv_build(arch, limits):
     if arch["module"] == "segmentation":
         base["weights_backbone"] = None
     tries = [dict(base, width_mult=0.25), base]
-    model, errs = None, []
+    model, errs, counts = None, [], []
     for kw in tries:
         try:
             with torch.device("meta"):
@@ -383,6 +387,11 @@ def tv_build(arch, limits):
         except Exception as e:
             errs.append(first_line(e))
             continue
+        counts.append(n)
+        if "width_mult" in kw:
+            continue  # kept only where it changes the model: some builders swallow unknown kwargs
+        if len(counts) == 2 and counts[0] < counts[1]:
+            kw, n = tries[0], counts[0]
         if n > limits["vision"]:
             raise Skip(f"{n} params > {limits['vision']} (smallest constructor arguments {kw})")
         seed()

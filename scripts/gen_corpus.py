@@ -501,7 +501,9 @@ def main():
             m[pkg] = None
     t0 = time.time()
     run = Run(o, outdir, m)
-    todo, archs = queue.Queue(), []
+    # Families interleave (the i-th of each family before the i+1-th of any), so that a run cut short
+    # still covers each family; timm's, selected later, go in at their own ranks.
+    todo, archs = queue.PriorityQueue(), []
 
     def select(found):
         """Filters one family's enumeration by --only, --resume, --stages, --limit and queues it."""
@@ -517,13 +519,14 @@ def main():
         if o.limit:
             found = [a for f in FAMILIES for a in [x for x in found if x["family"] == f][:o.limit]]
         archs.extend(found)
-        for a in found:
-            todo.put(a)
+        for f in FAMILIES:
+            for i, a in enumerate(x for x in found if x["family"] == f):
+                todo.put((i, FAMILIES.index(f), a["id"], a))
 
     def job(j):
         box = [None]
         with open(f"{outdir}/logs/worker{j}.log", "a") as log:
-            while (a := todo.get()) is not None:
+            while (a := todo.get()[-1]) is not None:
                 try:
                     run.one(a, box, log)
                 except Exception:
@@ -536,8 +539,8 @@ def main():
         t.start()
     select(enumerate_archs(o, outdir))
     select(enumerate_timm(o, outdir))  # meanwhile the jobs work on the other families
-    for _ in threads:
-        todo.put(None)
+    for j in threads:
+        todo.put((float("inf"), 0, "", None))
     for t in threads:
         t.join()
     run.save()
