@@ -47,6 +47,7 @@ import gzip
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -439,6 +440,14 @@ def done(e, o):
     return all(w in st for w in want)
 
 
+def reason(err):
+    """An error without what names one architecture (class names, numbers), so that alike ones count together."""
+    err = (err or "").split(" ; ")[0].split(" | ")[0]
+    err = re.sub(r"^[\w.]+(\([^)]*\))?: (build: |eager forward: )?", "", err)
+    err = re.sub(r"\b[A-Z]\w*(Model|Config|ForCausalLM|Encoder|Decoder)\b", "<class>", err)
+    return re.sub(r"\d+", "N", err)[:110]
+
+
 def summary(m, archs):
     rows, fails = {}, Counter()
     tags = sorted({t for e in m["architectures"].values() for t in e["stages"] if t not in ("build", "export")})
@@ -451,7 +460,7 @@ def summary(m, archs):
         for t, s in e["stages"].items():
             r[f"{t} {s['status']}"] += 1
             if s["status"] not in ("ok",):
-                fails[(t if t in ("build", "export") else "compile", s["status"], (s.get("error") or "")[:110])] += 1
+                fails[(t if t in ("build", "export") else "compile", s["status"], reason(s.get("error")))] += 1
         if e["stages"].get("export", {}).get("status") == "ok":
             r[f"export {e.get('export_mode')}"] += 1
     cols = ["tried", "build ok", "build skipped", "export ok", "export auto", "export static", "export torch_failed",
