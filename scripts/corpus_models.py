@@ -404,7 +404,7 @@ def tv_build(arch, limits):
         shapes = [(3, 8, 64, 64), (3, 16, 112, 112)]
     else:
         shapes = [(3, s, s) for s in (64, 96, 128, 224, 299)]
-    cands = [lambda i, s=s: (torch.randn([1, 3][i], *s),) for s in shapes]
+    cands = [lambda i, s=s: (torch.randn([2, 3][i], *s),) for s in shapes]
     make, _ = try_inputs(w, cands)
     kw_used = {k: v for k, v in kw.items() if v is not None}
     info = {"source": f"torchvision:{arch['name']}", "task": arch["module"], "overrides": kw_used,
@@ -488,7 +488,7 @@ def timm_build(arch, limits):
     cfg_size = tuple((getattr(model, "pretrained_cfg", None) or {}).get("input_size", (3, 224, 224)))
     sizes = [(3, 64, 64)] if used else []
     sizes += [s for s in [(3, 64, 64), (3, 96, 96), (3, 128, 128), cfg_size] if s not in sizes]
-    make, _ = try_inputs(w, [lambda i, s=s: (torch.randn([1, 3][i], *s),) for s in sizes])
+    make, _ = try_inputs(w, [lambda i, s=s: (torch.randn([2, 3][i], *s),) for s in sizes])
     info = {"source": f"timm:{arch['name']}", "task": "image_classification",
             "overrides": dict(used, num_classes=10), "params": n_params(model), "input": describe(make(1), ["x"]),
             "timm_family": arch["timm_family"]}

@@ -110,11 +110,15 @@ def export_stage(aid, built, outdir):
         for d, s in enumerate(phs[ph].meta["val"].shape):
             if isinstance(s, torch.SymInt):
                 dims.setdefault(name, {})[str(d)] = str(s.node.expr)
-    # Binding 0: the smaller generated inputs, else binding 1's cut to batch 2, else binding 1.
+    # Binding 0: the smaller generated inputs, else binding 1's cut to batch 2, else binding 1; one
+    # whose values lie in the symbols' ranges (the unlifted module's own check lets a batch of 1
+    # through a Dim.AUTO range [2, oo]) and that the exported module accepts.
     cands = [built.inputs(0), tuple(a[:2] for a in args1), args1]
     args0 = args1
     for c in cands:
         try:
+            if not in_ranges(ep, c):
+                continue
             with torch.no_grad():
                 ep.module()(*c)
             args0 = c
@@ -128,7 +132,19 @@ def export_stage(aid, built, outdir):
         files += [f"{aid}.b{b}.out{i}.npy" for i in range(count_npy(outdir, aid, b))]
     return {"export_mode": mode, "dynamic_dims": dims, "export_note": note, "pt2_bytes": size,
             "ops": {k: sum(v.values()) for k, v in exp["ops"].items()}, "artifacts": files,
-            "binding0_legal": args0 is not args1}
+            "binding0": ["generated", "binding 1 cut to batch 2", "binding 1"][
+                next(i for i, c in enumerate(cands) if c is args0)]}
+
+
+def in_ranges(ep, args):
+    from corpus_expect import binding_of, bound
+
+    ranges = {str(k): v for k, v in ep.range_constraints.items()}
+    for sym, val in binding_of(ep, args).items():
+        lo, hi = bound(ranges[sym].lower), bound(ranges[sym].upper)
+        if (lo is not None and val < lo) or (hi is not None and val > hi):
+            return False
+    return True
 
 
 def count_npy(outdir, aid, b):
@@ -435,9 +451,26 @@ def done(e, o):
     st = e.get("stages", {})
     if not st or st.get("build", {}).get("status") != "ok":
         return False
+    if "export" in o.stages and st.get("export", {}).get("status") == "ok" and not bindings_in_range(o, e["id"]):
+        return False
     want = [s for s in ("export",) if s in o.stages]
     want += [f"{d}_{m}_{p}" for d in o.devices for m in o.modes for p in o.phases] if "compile" in o.stages else []
     return all(w in st for w in want)
+
+
+def bindings_in_range(o, aid):
+    """Whether every binding of ID.expect.json lies in its symbols' ranges (before in_ranges was
+    checked, a batch of 1 was kept against Dim.AUTO's [2, oo])."""
+    try:
+        exp = json.load(open(f"{o.outdir}/{aid}.expect.json"))
+    except (OSError, ValueError):
+        return False
+    for b in exp["bindings"]:
+        for sym, v in b["bindings"].items():
+            r = exp["symbols"].get(sym, {})
+            if (r.get("min") is not None and v < r["min"]) or (r.get("max") is not None and v > r["max"]):
+                return False
+    return True
 
 
 def reason(err):
@@ -499,7 +532,7 @@ def main():
     import torch
 
     o.devices = o.devices.split(",") if o.devices else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    outdir = os.path.join(o.out, "torch-" + ".".join(torch.__version__.split(".")[:2]))
+    outdir = o.outdir = os.path.join(o.out, "torch-" + ".".join(torch.__version__.split(".")[:2]))
     os.makedirs(f"{outdir}/logs", exist_ok=True)
     mpath = f"{outdir}/manifest.json"
     m = json.load(open(mpath)) if os.path.exists(mpath) else {"architectures": {}}
