@@ -37,7 +37,11 @@ OUT/torch-<major.minor>/ gets
                      overrides (config path: [default, applied] or constructor kwargs), params,
                      input {name: [shape, dtype]} of binding 1, dynamic_dims {input: {dim: symbol}},
                      export_mode (auto|static), stages {build|export|<dev>_<mode>_<phase>:
-                     {status, seconds, error?}}, artifacts [file names]}}}
+                     {status, seconds, error?, …}}, artifacts [file names]}}}
+                   export adds export_note (why static), pt2_bytes, ops {none|core|inductor: nodes},
+                   binding0 (generated | binding 1 cut to batch 2 | binding 1: the first that lies in
+                   the symbols' ranges and that the exported module accepts); a compile adds
+                   build_seconds and compile_seconds (both bindings, forward or forward+backward)
   logs/            the workers' stderr
 Ids: hf_<model type>_<task>, tv_<builder>, timm_<variant>; an HF type that never finished its build
 is hf_<model type>. A rerun with --only or --stages updates the manifest's entries in place.
