@@ -382,10 +382,11 @@ def tv_build(arch, limits):
     model, errs, counts = None, [], []
     for kw in tries:
         try:
-            with torch.device("meta"):
+            try:
+                with torch.device("meta"):
+                    n = n_params(fn(**kw))
+            except NotImplementedError:  # regnet copies a tensor in its constructor: counted on the CPU
                 n = n_params(fn(**kw))
-        except NotImplementedError:  # regnet copies a tensor in its constructor: counted on the CPU
-            n = n_params(fn(**kw))
         except Exception as e:
             errs.append(first_line(e))
             continue
