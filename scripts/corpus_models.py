@@ -6,7 +6,11 @@ An architecture is a small dict, `{"id", "family", "name"}`, enumerated without 
                 segmentation and video modules (detection, optical flow and quantization enumerated,
                 then skipped: lists of images in, dicts out / int8 modules)
   timm          per family (name up to the first `_` or digit), the id timm_<name>
-                smallest list_models() entry by parameter count (num_classes=10, built on `meta`)
+                smallest list_models() entry by parameter count (num_classes=10, built on `meta`);
+                one still over the cap is built with depth=2/embed_dim=64 (ViT-like) or depths=1
+                (staged) where its constructor takes them
+A transformers type is shrunk by attribute name (RULES) in its config and every sub-config; its head
+is the first of HF_HEADS the type has that builds and runs, else its config's own `…Model`.
 
 `build(arch, limits)` returns a `Built`: the module (forward takes tensors by name and returns a
 tensor or a tuple of them), `inputs(i)` for the two bindings (i=1 is traced), the dims to make
@@ -133,7 +137,7 @@ RULES = {
     **{k: (64, "cap") for k in HIDDEN}, **{k: (4, "set") for k in HEADS}, **{k: (2, "set") for k in KV_HEADS},
     **{k: (16, "cap") for k in HEAD_DIM}, **{k: (2, "cap") for k in LAYERS}, **{k: (128, "cap") for k in INTER},
     **{k: (64, "cap") for k in MOE_INTER},
-    "qk_rope_head_dim": (8, "cap"), "q_lora_rank": (32, "cap"), "kv_lora_rank": (32, "cap"),
+    "qk_rope_head_dim": (8, "cap"), "rotary_dim": (8, "cap"), "rotary_emb_dim": (8, "cap"), "q_lora_rank": (32, "cap"), "kv_lora_rank": (32, "cap"),
     "num_experts": (4, "cap"), "num_local_experts": (4, "cap"), "n_routed_experts": (4, "cap"),
     "moe_num_experts": (4, "cap"), "num_experts_per_tok": (2, "cap"), "n_shared_experts": (1, "cap"),
     "n_group": (1, "cap"), "topk_group": (1, "cap"),
@@ -223,7 +227,10 @@ def hf_config(model_type):
 
 
 def hf_heads(model_type):
+    """(class name, task) in HF_HEADS order; a type no mapping names (the text or vision half of a
+    two-tower model, `aimv2_text_model`) gets its config's own model, `FooTextConfig` → `FooTextModel`."""
     import transformers.models.auto.modeling_auto as M
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
     out = []
     for mapping, task in HF_HEADS:
@@ -232,6 +239,8 @@ def hf_heads(model_type):
             name = name[0] if name else None
         if name and name not in [n for n, _ in out]:
             out.append((name, task))
+    if not out and CONFIG_MAPPING_NAMES[model_type].endswith("Config"):
+        out.append((CONFIG_MAPPING_NAMES[model_type][: -len("Config")] + "Model", "model"))
     return out
 
 
@@ -246,29 +255,43 @@ def hf_candidates(model, cfg):
         if getattr(cfg, "is_encoder_decoder", False) and "decoder_input_ids" in params:
             names.append("decoder_input_ids")
 
-        def tokens(i):
+        def tokens(i, names=names, size=None):
             b, s = [2, 3][i], [7, 12][i]
             ids = torch.randint(3, vocab, (b, s), dtype=torch.long)
             mask = torch.ones(b, s, dtype=torch.long)
             mask[0, s - 2:] = 0  # right padding of the first sequence: a real attention mask
-            return tuple({"input_ids": ids, "attention_mask": mask, "decoder_input_ids": ids}[n] for n in names)
+            pix = torch.randn(b, channels(cfg), size, size) if size else None
+            return tuple({"input_ids": ids, "attention_mask": mask, "decoder_input_ids": ids,
+                          "pixel_values": pix}[n] for n in names)
 
-        return names, [tokens], {n: [0, 1] for n in names}
+        groups = [(names, [tokens], {n: [0, 1] for n in names})]
+        if "pixel_values" in params:  # two towers (CLIP-like): text and image together
+            both = names + ["pixel_values"]
+            groups.append((both, [lambda i, s=s: tokens(i, both, s) for s in image_sizes(cfg)],
+                           {**{n: [0, 1] for n in names}, "pixel_values": [0]}))
+        return groups
     if main in ("pixel_values",):
-        c = getattr(cfg, "num_channels", None) or getattr(getattr(cfg, "vision_config", None), "num_channels", 3) or 3
-        size = getattr(cfg, "image_size", None) or getattr(getattr(cfg, "vision_config", None), "image_size", 32)
-        size = size if isinstance(size, int) else (size[0] if isinstance(size, (list, tuple)) and size else 32)
-        sizes = list(dict.fromkeys([size, 32, 64, 224]))
-        return [main], [lambda i, s=s: (torch.randn([1, 3][i], c, s, s),) for s in sizes], {main: [0]}
+        c = channels(cfg)
+        return [([main], [lambda i, s=s: (torch.randn([2, 3][i], c, s, s),) for s in image_sizes(cfg)], {main: [0]})]
     if main == "input_values":
-        return [main], [lambda i, t=t: (torch.randn([1, 3][i], t),) for t in (1600, 4000, 16000)], {main: [0]}
+        return [([main], [lambda i, t=t: (torch.randn([2, 3][i], t),) for t in (1600, 4000, 16000)], {main: [0]})]
     if main == "input_features":
         f = [getattr(cfg, k, None) for k in ("num_mel_bins", "feature_size", "input_feat_per_channel", "num_mel_bins")]
         f = [x for x in dict.fromkeys(f + [80, 16]) if isinstance(x, int)]
         t = 2 * (getattr(cfg, "max_source_positions", None) or 32)
-        cands = [lambda i, a=a, b_=b_: (torch.randn([1, 3][i], a, b_),) for x in f for a, b_ in ((x, t), (t, x))]
-        return [main], cands[:6], {main: [0]}
+        cands = [lambda i, a=a, b_=b_: (torch.randn([2, 3][i], a, b_),) for x in f for a, b_ in ((x, t), (t, x))]
+        return [([main], cands[:6], {main: [0]})]
     raise Skip(f"main input {main!r} is not generated")
+
+
+def channels(cfg):
+    return getattr(cfg, "num_channels", None) or getattr(getattr(cfg, "vision_config", None), "num_channels", 3) or 3
+
+
+def image_sizes(cfg):
+    size = getattr(cfg, "image_size", None) or getattr(getattr(cfg, "vision_config", None), "image_size", 32)
+    size = size if isinstance(size, int) else (size[0] if isinstance(size, (list, tuple)) and size else 32)
+    return list(dict.fromkeys([size, 32, 64, 224]))
 
 
 def hf_build(model_type, limits):
@@ -304,16 +327,19 @@ def hf_build(model_type, limits):
             errs.append(f"{cls_name}: {n} params after shrinking > {limits['hf']}")
             continue
         try:
-            names, cands, dyn = hf_candidates(model, cfg)
+            groups = hf_candidates(model, cfg)
         except Skip as e:
             errs.append(f"{cls_name}: {e}")
             continue
         extra = {"use_cache": False} if "use_cache" in inspect.signature(model.forward).parameters else {}
-        w = wrap(model, names, extra).eval()
-        try:
-            make, _ = try_inputs(w, cands)
-        except Skip as e:
-            errs.append(f"{cls_name}: {e}")
+        for names, cands, dyn in groups:
+            w = wrap(model, names, extra).eval()
+            try:
+                make, _ = try_inputs(w, cands)
+                break
+            except Skip as e:
+                errs.append(f"{cls_name}({', '.join(names)}): {e}")
+        else:
             continue
         info = {"source": f"transformers:{cls_name}", "task": task, "overrides": applied, "config_build": how,
                 "params": n, "input": describe(make(1), names)}
@@ -353,14 +379,22 @@ def tv_build(arch, limits):
     if arch["module"] == "segmentation":
         base["weights_backbone"] = None
     tries = [dict(base, width_mult=0.25), base]
-    model, errs = None, []
+    model, errs, counts = None, [], []
     for kw in tries:
         try:
-            with torch.device("meta"):
+            try:
+                with torch.device("meta"):
+                    n = n_params(fn(**kw))
+            except NotImplementedError:  # regnet copies a tensor in its constructor: counted on the CPU
                 n = n_params(fn(**kw))
         except Exception as e:
             errs.append(first_line(e))
             continue
+        counts.append(n)
+        if "width_mult" in kw:
+            continue  # kept only where it changes the model: some builders swallow unknown kwargs
+        if len(counts) == 2 and counts[0] < counts[1]:
+            kw, n = tries[0], counts[0]
         if n > limits["vision"]:
             raise Skip(f"{n} params > {limits['vision']} (smallest constructor arguments {kw})")
         seed()
@@ -373,7 +407,7 @@ def tv_build(arch, limits):
         shapes = [(3, 8, 64, 64), (3, 16, 112, 112)]
     else:
         shapes = [(3, s, s) for s in (64, 96, 128, 224, 299)]
-    cands = [lambda i, s=s: (torch.randn([1, 3][i], *s),) for s in shapes]
+    cands = [lambda i, s=s: (torch.randn([2, 3][i], *s),) for s in shapes]
     make, _ = try_inputs(w, cands)
     kw_used = {k: v for k, v in kw.items() if v is not None}
     info = {"source": f"torchvision:{arch['name']}", "task": arch["module"], "overrides": kw_used,
@@ -414,15 +448,36 @@ def timm_select(max_families=None):
     return out
 
 
+TIMM_SHRINK = [{"depth": 2, "embed_dim": 64, "num_heads": 4}, {"depth": 2, "embed_dim": 64},
+               {"depths": (1, 1, 1, 1), "embed_dim": 32}, {"depths": (1, 1, 1, 1)}]
+
+
+def timm_shrink(name, cap):
+    """Constructor arguments that bring a family's smallest variant under the cap (ViT-like models
+    take depth/embed_dim/num_heads, staged ones depths), or Skip."""
+    import timm
+
+    for kw in TIMM_SHRINK:
+        try:
+            with torch.device("meta"):
+                n = n_params(timm.create_model(name, pretrained=False, num_classes=10, **kw))
+        except Exception:
+            continue
+        if n <= cap:
+            return kw
+    raise Skip(f"smallest of the family over {cap} params, and no shrinking argument brings it under")
+
+
 def timm_build(arch, limits):
     import timm
 
     if arch["name"] is None:
         raise Skip("no variant of the family builds on meta")
+    shrink = {}
     if (arch.get("meta_params") or 0) > limits["vision"]:
-        raise Skip(f"{arch['meta_params']} params > {limits['vision']} (smallest of the family)")
+        shrink = timm_shrink(arch["name"], limits["vision"])
     model, used = None, {}
-    for kw in ({"img_size": 64}, {}):
+    for kw in (dict(shrink, img_size=64), shrink):
         try:
             seed()
             model = timm.create_model(arch["name"], pretrained=False, num_classes=10, **kw).eval()
@@ -436,7 +491,7 @@ def timm_build(arch, limits):
     cfg_size = tuple((getattr(model, "pretrained_cfg", None) or {}).get("input_size", (3, 224, 224)))
     sizes = [(3, 64, 64)] if used else []
     sizes += [s for s in [(3, 64, 64), (3, 96, 96), (3, 128, 128), cfg_size] if s not in sizes]
-    make, _ = try_inputs(w, [lambda i, s=s: (torch.randn([1, 3][i], *s),) for s in sizes])
+    make, _ = try_inputs(w, [lambda i, s=s: (torch.randn([2, 3][i], *s),) for s in sizes])
     info = {"source": f"timm:{arch['name']}", "task": "image_classification",
             "overrides": dict(used, num_classes=10), "params": n_params(model), "input": describe(make(1), ["x"]),
             "timm_family": arch["timm_family"]}

@@ -4,7 +4,7 @@
     python3 scripts/gen_corpus.py OUT [--family transformers,torchvision,timm] [--only ID_OR_NAME,..]
                                       [--limit N] [--jobs N] [--timeout S] [--stages build,export,compile]
                                       [--devices cpu,cuda] [--modes default,lite] [--phases eval,train]
-                                      [--max-params N] [--max-params-vision N] [--timm-families N]
+                                      [--max-params N] [--max-params-vision N] [--timm-families N] [--resume]
 
 Architectures are enumerated, not listed (scripts/corpus_models.py says how, and how each is shrunk):
 every model type of transformers' CONFIG_MAPPING_NAMES with its config shrunk by attribute name
@@ -37,7 +37,11 @@ OUT/torch-<major.minor>/ gets
                      overrides (config path: [default, applied] or constructor kwargs), params,
                      input {name: [shape, dtype]} of binding 1, dynamic_dims {input: {dim: symbol}},
                      export_mode (auto|static), stages {build|export|<dev>_<mode>_<phase>:
-                     {status, seconds, error?}}, artifacts [file names]}}}
+                     {status, seconds, error?, …}}, artifacts [file names]}}}
+                   export adds export_note (why static), pt2_bytes, ops {none|core|inductor: nodes},
+                   binding0 (generated | binding 1 cut to batch 2 | binding 1: the first that lies in
+                   the symbols' ranges and that the exported module accepts); a compile adds
+                   build_seconds and compile_seconds (both bindings, forward or forward+backward)
   logs/            the workers' stderr
 Ids: hf_<model type>_<task>, tv_<builder>, timm_<variant>; an HF type that never finished its build
 is hf_<model type>. A rerun with --only or --stages updates the manifest's entries in place.
@@ -47,6 +51,7 @@ import gzip
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import subprocess
@@ -109,11 +114,15 @@ def export_stage(aid, built, outdir):
         for d, s in enumerate(phs[ph].meta["val"].shape):
             if isinstance(s, torch.SymInt):
                 dims.setdefault(name, {})[str(d)] = str(s.node.expr)
-    # Binding 0: the smaller generated inputs, else binding 1's cut to batch 2, else binding 1.
+    # Binding 0: the smaller generated inputs, else binding 1's cut to batch 2, else binding 1; one
+    # whose values lie in the symbols' ranges (the unlifted module's own check lets a batch of 1
+    # through a Dim.AUTO range [2, oo]) and that the exported module accepts.
     cands = [built.inputs(0), tuple(a[:2] for a in args1), args1]
     args0 = args1
     for c in cands:
         try:
+            if not in_ranges(ep, c):
+                continue
             with torch.no_grad():
                 ep.module()(*c)
             args0 = c
@@ -127,7 +136,19 @@ def export_stage(aid, built, outdir):
         files += [f"{aid}.b{b}.out{i}.npy" for i in range(count_npy(outdir, aid, b))]
     return {"export_mode": mode, "dynamic_dims": dims, "export_note": note, "pt2_bytes": size,
             "ops": {k: sum(v.values()) for k, v in exp["ops"].items()}, "artifacts": files,
-            "binding0_legal": args0 is not args1}
+            "binding0": ["generated", "binding 1 cut to batch 2", "binding 1"][
+                next(i for i, c in enumerate(cands) if c is args0)]}
+
+
+def in_ranges(ep, args):
+    from corpus_expect import binding_of, bound
+
+    ranges = {str(k): v for k, v in ep.range_constraints.items()}
+    for sym, val in binding_of(ep, args).items():
+        lo, hi = bound(ranges[sym].lower), bound(ranges[sym].upper)
+        if (lo is not None and val < lo) or (hi is not None and val > hi):
+            return False
+    return True
 
 
 def count_npy(outdir, aid, b):
@@ -397,6 +418,12 @@ def enumerate_archs(opts, outdir):
             archs += cm.tv_list()
         except ImportError as e:
             print(f"family torchvision skipped: {e}")
+    return archs
+
+
+def enumerate_timm(opts, outdir):
+    """timm's selection builds every variant on meta (minutes): cached in timm_select.json."""
+    archs = []
     if "timm" in opts.family:
         try:
             import timm
@@ -422,6 +449,42 @@ def enumerate_archs(opts, outdir):
     return archs
 
 
+def done(e, o):
+    """--resume: the entry has a result for every stage asked for (a skipped build is tried again:
+    the shrinking rules may have learnt something)."""
+    st = e.get("stages", {})
+    if not st or st.get("build", {}).get("status") != "ok":
+        return False
+    if "export" in o.stages and st.get("export", {}).get("status") == "ok" and not bindings_in_range(o, e["id"]):
+        return False
+    want = [s for s in ("export",) if s in o.stages]
+    want += [f"{d}_{m}_{p}" for d in o.devices for m in o.modes for p in o.phases] if "compile" in o.stages else []
+    return all(w in st for w in want)
+
+
+def bindings_in_range(o, aid):
+    """Whether every binding of ID.expect.json lies in its symbols' ranges (before in_ranges was
+    checked, a batch of 1 was kept against Dim.AUTO's [2, oo])."""
+    try:
+        exp = json.load(open(f"{o.outdir}/{aid}.expect.json"))
+    except (OSError, ValueError):
+        return False
+    for b in exp["bindings"]:
+        for sym, v in b["bindings"].items():
+            r = exp["symbols"].get(sym, {})
+            if (r.get("min") is not None and v < r["min"]) or (r.get("max") is not None and v > r["max"]):
+                return False
+    return True
+
+
+def reason(err):
+    """An error without what names one architecture (class names, numbers), so that alike ones count together."""
+    err = (err or "").split(" ; ")[0].split(" | ")[0]
+    err = re.sub(r"^[\w.]+(\([^)]*\))?: (build: |eager forward: )?", "", err)
+    err = re.sub(r"\b[A-Z]\w*(Model|Config|ForCausalLM|Encoder|Decoder)\b", "<class>", err)
+    return re.sub(r"\d+", "N", err)[:110]
+
+
 def summary(m, archs):
     rows, fails = {}, Counter()
     tags = sorted({t for e in m["architectures"].values() for t in e["stages"] if t not in ("build", "export")})
@@ -434,7 +497,7 @@ def summary(m, archs):
         for t, s in e["stages"].items():
             r[f"{t} {s['status']}"] += 1
             if s["status"] not in ("ok",):
-                fails[(t if t in ("build", "export") else "compile", s["status"], (s.get("error") or "")[:110])] += 1
+                fails[(t if t in ("build", "export") else "compile", s["status"], reason(s.get("error")))] += 1
         if e["stages"].get("export", {}).get("status") == "ok":
             r[f"export {e.get('export_mode')}"] += 1
     cols = ["tried", "build ok", "build skipped", "export ok", "export auto", "export static", "export torch_failed",
@@ -465,6 +528,7 @@ def main():
     ap.add_argument("--max-params", type=int, default=5_000_000, help="transformers, after shrinking")
     ap.add_argument("--max-params-vision", type=int, default=25_000_000, help="torchvision and timm")
     ap.add_argument("--timm-families", type=int, default=None, help="the first N timm families only")
+    ap.add_argument("--resume", action="store_true", help="skip what the manifest already has a result for")
     o = ap.parse_args()
     o.family, o.stages = o.family.split(","), o.stages.split(",")
     o.modes, o.phases = o.modes.split(","), o.phases.split(",")
@@ -472,7 +536,7 @@ def main():
     import torch
 
     o.devices = o.devices.split(",") if o.devices else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    outdir = os.path.join(o.out, "torch-" + ".".join(torch.__version__.split(".")[:2]))
+    outdir = o.outdir = os.path.join(o.out, "torch-" + ".".join(torch.__version__.split(".")[:2]))
     os.makedirs(f"{outdir}/logs", exist_ok=True)
     mpath = f"{outdir}/manifest.json"
     m = json.load(open(mpath)) if os.path.exists(mpath) else {"architectures": {}}
@@ -482,29 +546,33 @@ def main():
         except ImportError:
             m[pkg] = None
     t0 = time.time()
-    archs = enumerate_archs(o, outdir)
-    print(f"enumerated {len(archs)} architectures in {time.time() - t0:.1f} s: "
-          + ", ".join(f"{f} {sum(a['family'] == f for a in archs)}" for f in FAMILIES), flush=True)
     run = Run(o, outdir, m)
-    if o.only:
-        only = set(o.only.split(","))
-        archs = [a for a in archs if {a["id"], a["name"], run.entry(a).get("id")} & only]
-    if "build" not in o.stages:  # compiling only: what the manifest says was built
-        archs = [a for a in archs if run.entry(a).get("stages", {}).get("build", {}).get("status") == "ok"]
-    if o.limit:
-        archs = [a for f in FAMILIES for a in [x for x in archs if x["family"] == f][:o.limit]]
-    todo = queue.Queue()
-    for a in archs:
-        todo.put(a)
+    # Families interleave (the i-th of each family before the i+1-th of any), so that a run cut short
+    # still covers each family; timm's, selected later, go in at their own ranks.
+    todo, archs = queue.PriorityQueue(), []
+
+    def select(found):
+        """Filters one family's enumeration by --only, --resume, --stages, --limit and queues it."""
+        print(f"enumerated {len(found)} architectures at {time.time() - t0:.1f} s: "
+              + ", ".join(f"{f} {n}" for f in FAMILIES if (n := sum(a['family'] == f for a in found))), flush=True)
+        if o.only:
+            only = set(o.only.split(","))
+            found = [a for a in found if {a["id"], a["name"], run.entry(a).get("id")} & only]
+        if "build" not in o.stages:  # compiling only: what the manifest says was built
+            found = [a for a in found if run.entry(a).get("stages", {}).get("build", {}).get("status") == "ok"]
+        if o.resume:
+            found = [a for a in found if not done(run.entry(a), o)]
+        if o.limit:
+            found = [a for f in FAMILIES for a in [x for x in found if x["family"] == f][:o.limit]]
+        archs.extend(found)
+        for f in FAMILIES:
+            for i, a in enumerate(x for x in found if x["family"] == f):
+                todo.put((i, FAMILIES.index(f), a["id"], a))
 
     def job(j):
         box = [None]
         with open(f"{outdir}/logs/worker{j}.log", "a") as log:
-            while True:
-                try:
-                    a = todo.get_nowait()
-                except queue.Empty:
-                    break
+            while (a := todo.get()[-1]) is not None:
                 try:
                     run.one(a, box, log)
                 except Exception:
@@ -515,6 +583,10 @@ def main():
     threads = [threading.Thread(target=job, args=(j,)) for j in range(max(1, o.jobs))]
     for t in threads:
         t.start()
+    select(enumerate_archs(o, outdir))
+    select(enumerate_timm(o, outdir))  # meanwhile the jobs work on the other families
+    for j in threads:
+        todo.put((float("inf"), 0, "", None))
     for t in threads:
         t.join()
     run.save()
