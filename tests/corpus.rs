@@ -148,11 +148,33 @@ fn log_stages(log_path: &Path, truth_path: &Path, a: &mut Arch) {
 /// decomposed, torch's graph must hold fewer of it than there were calls, kept + decomposed > count.
 fn truth_cell(name: &str, check: &lite_trace::LogCheck, truth: &serde_json::Value) -> Cell {
     let counts = truth_counts(truth, "aot", &["forward", "inference"]);
-    let mut claims: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    // Torch counts the last attempt of each compile (`0/0_1` restarts `0/0`); so do the claims.
+    let attempt = |id: &str| -> (String, u32) {
+        match id.rsplit_once('_') {
+            Some((base, a)) if a.chars().all(|c| c.is_ascii_digit()) => (base.to_string(), a.parse().unwrap_or(0)),
+            _ => (id.to_string(), 0),
+        }
+    };
+    let mut last: BTreeMap<String, u32> = BTreeMap::new();
     for f in &check.findings {
-        let own = functional_name(xpu_workbench::ops::aten_name(&f.target).map(|(n, _)| n).unwrap_or("")).to_string();
+        let (base, a) = attempt(&f.compile_id);
+        let e = last.entry(base).or_insert(a);
+        *e = (*e).max(a);
+    }
+    let mut claims: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for f in check.findings.iter().filter(|f| {
+        let (base, a) = attempt(&f.compile_id);
+        last.get(&base) == Some(&a)
+    }) {
+        // The call's own op, as check-lite names it: `aten.cat.default` and `torch.cat` are `cat`.
+        let own = xpu_workbench::ops::aten_name(&f.target).map(|(n, _)| n).unwrap_or_else(|| f.target.rsplit('.').next().unwrap_or(""));
+        let own = functional_name(own).to_string();
         match &f.verdict {
-            Verdict::Kept if !own.is_empty() => claims.entry(own).or_default().0 += 1,
+            Verdict::Kept if counts.contains_key(&own) || !own.is_empty() && f.became.contains_key(&own) => {
+                claims.entry(own).or_default().0 += 1
+            }
+            // A call that always becomes one op (`linear` → `addmm`) claims that op present.
+            Verdict::Composite { into } if into.len() == 1 => claims.entry(functional_name(&into[0]).to_string()).or_default().0 += 1,
             Verdict::Decomposed { op, .. } | Verdict::NoKernel { op, .. } => claims.entry(functional_name(op).to_string()).or_default().1 += 1,
             _ => {}
         }

@@ -288,13 +288,43 @@ pub fn check_graphs(compile_id: &str, dynamo: &Graph, aot: &Graph, table: &Backe
     check_pair(compile_id, dynamo, &Side::whole(aot), None, &compared_ops(dynamo), table, traced)
 }
 
-/// The dynamo nodes compared: tensor ops something reads. A node nothing reads (dynamo keeps some,
-/// `head_arange = None`) is dropped by AOT's dead-code elimination, not decomposed.
+/// The dynamo nodes compared: tensor ops the graph's outputs depend on. A node nothing reads, or
+/// whose readers are themselves dead (BigBird's pooler: `linear` read only by a `tanh` whose result
+/// dynamo sets to None), is dropped by AOT's dead-code elimination, not decomposed. In-place calls
+/// (`Tensor.add_`) write their inputs and count as read.
 fn compared_ops(dynamo: &Graph) -> Vec<NodeId> {
-    let users = dynamo.users();
-    let outputs: BTreeSet<crate::ir::ValueId> = dynamo.outputs.iter().flat_map(|a| a.values()).collect();
-    let live = |n: NodeId| dynamo.node(n).outputs.iter().any(|v| outputs.contains(v) || !users[v.index()].is_empty());
-    dynamo.node_ids().filter(|&n| is_tensor_op(dynamo, n) && live(n)).collect()
+    let live = live_nodes(dynamo);
+    dynamo.node_ids().filter(|&n| is_tensor_op(dynamo, n) && live[n.index()]).collect()
+}
+
+/// Which nodes the outputs (or an in-place write) depend on, walking producers back from them.
+fn live_nodes(g: &Graph) -> Vec<bool> {
+    let mut producer: Vec<Option<NodeId>> = vec![None; g.values.len()];
+    for n in g.node_ids() {
+        for v in &g.node(n).outputs {
+            producer[v.index()] = Some(n);
+        }
+    }
+    let writes = |n: NodeId| {
+        let t = &g.node(n).target;
+        let name = t.rsplit('.').next().unwrap_or(t);
+        let name = if backend::aten_name(t).is_some() { t.split('.').nth(1).unwrap_or(name) } else { name };
+        name.ends_with('_') && !name.ends_with("__")
+    };
+    let mut live = vec![false; g.nodes.len()];
+    let mut stack: Vec<crate::ir::ValueId> = g.outputs.iter().flat_map(|a| a.values()).collect();
+    for n in g.node_ids().filter(|&n| writes(n)) {
+        live[n.index()] = true;
+        stack.extend(g.node(n).inputs());
+    }
+    while let Some(v) = stack.pop() {
+        let Some(p) = producer.get(v.index()).copied().flatten() else { continue };
+        if !live[p.index()] {
+            live[p.index()] = true;
+            stack.extend(g.node(p).inputs());
+        }
+    }
+    live
 }
 
 fn check_pair(
