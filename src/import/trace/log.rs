@@ -12,7 +12,8 @@ use serde_json::{Map, Value as Json};
 /// Limits of one read; [`Limits::default`] suits real logs (the samples are ~2 MB).
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    /// One line, envelope or payload (the dynamo `sizes` map makes envelopes of tens of KB).
+    /// One line, envelope or payload (the dynamo `sizes` map makes envelopes of tens of KB; the
+    /// `compilation_metrics` of a T5 training compile with 2,000 guards is a 5.9 MB line).
     pub max_line: usize,
     /// One envelope's payload (an inductor output code file, a graph dump).
     pub max_payload: usize,
@@ -22,7 +23,7 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_line: 4 << 20, max_payload: 64 << 20, max_total: 1 << 30 }
+        Limits { max_line: 32 << 20, max_payload: 64 << 20, max_total: 1 << 30 }
     }
 }
 
