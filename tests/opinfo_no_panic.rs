@@ -124,3 +124,30 @@ fn no_opinfo_case_panics_at_any_stage() {
     println!("swept {swept} cases from torch {} through {} modes: {} panicking (stage, op) pairs in {} ops", index.torch, modes.len(), report.len(), ops.len());
     assert!(report.is_empty(), "{} ops panic at some stage:\n{}", ops.len(), report.join("\n"));
 }
+
+/// Beyond the OpInfo samples (torch.export traces `movedim` into `permute`, so no exported case
+/// calls it): a graph that keeps `movedim` (a dynamo graph of a TORCH_TRACE log) on a 0-dim
+/// tensor, whose dims 0 and -1 PyTorch accepts, returns the tensor unchanged
+/// (`torch.movedim(torch.tensor(2.5), 0, -1)` is `tensor(2.5)`) in the interpreter and through
+/// OpenCL in every mode; both indexed an empty permutation with the wrapped dim 0.
+#[test]
+fn a_zero_dim_movedim_is_the_identity() {
+    use common::graph_case::{lowered, GraphCase};
+    use xpu_workbench::exec::Tensor;
+    use xpu_workbench::ir::{Arg, DType};
+    let mut g = GraphCase::new("movedim0");
+    let x = g.input(Tensor::from_vec(&[], vec![2.5f32]).expect("tensor"));
+    let args = vec![("self", Arg::Tensor(x)), ("source", Arg::Ints(vec![0])), ("destination", Arg::Ints(vec![-1]))];
+    let out = g.node("aten.movedim.intlist", args, &[(DType::F32, &[])])[0];
+    let (model, inputs) = g.model(&[out]);
+    let got = exec::run(&model, &model.graphs[0], &inputs).expect("interpreter");
+    assert_eq!(got[0].to_f64_vec(), vec![2.5]);
+    let mut dev = common::opencl_device();
+    for mode in [Mode::None, Mode::Core, Mode::Lite, Mode::Full] {
+        let (plan, modules) = lowered(&model, mode);
+        let Some(dev) = dev.as_mut() else { continue };
+        let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
+        let r = run_on_device(dev, &plan, &modules, &model, &inputs, &b).expect("runs");
+        assert_eq!(r.outputs[0].to_f64_vec(), vec![2.5], "{}", mode.name());
+    }
+}
