@@ -81,7 +81,12 @@ for a in sys.argv[1:]:
         SHARD = (int(i), int(n))
 
 torch.manual_seed(SEED)
-from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
+try:
+    from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
+except ModuleNotFoundError as e:
+    # torch's test internals import test-only packages a plain torch install lacks (expecttest
+    # in 2.11 to 2.15): say which, instead of a traceback through torch.testing.
+    sys.exit(f"gen_opinfo.py: torch.testing._internal needs `{e.name}`: pip install {e.name}")
 from torch.testing._internal.opinfo.core import OpInfo, SampleInput  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

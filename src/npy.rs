@@ -69,7 +69,7 @@ pub fn parse(file: &str, bytes: &[u8]) -> Result<NpyArray, NpyError> {
         err(format!("header claims {header_len} bytes but the file holds {}", bytes.len().saturating_sub(start)))
     })?;
     let header = std::str::from_utf8(&bytes[start..end]).map_err(|_| err("header is not text".into()))?;
-    let (dtype, shape) = parse_header(header).map_err(err)?;
+    let (dtype, shape, fortran) = parse_header(header).map_err(err)?;
     let numel = shape
         .iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
@@ -79,11 +79,40 @@ pub fn parse(file: &str, bytes: &[u8]) -> Result<NpyArray, NpyError> {
     if have != need {
         return Err(err(format!("{} {shape:?} needs {need} data bytes, the file holds {have}", dtype.name())));
     }
-    Ok(NpyArray { dtype, shape, data: bytes[end..].to_vec() })
+    let data = if fortran { fortran_to_c(&bytes[end..], &shape, dtype.size_bytes()) } else { bytes[end..].to_vec() };
+    Ok(NpyArray { dtype, shape, data })
+}
+
+/// The C-order bytes of an array stored in Fortran order: element `(i0, …, in-1)` sits at
+/// `Σ ik·(s0·…·sk-1)` in `data`, the first index varying fastest.
+fn fortran_to_c(data: &[u8], shape: &[usize], elem: usize) -> Vec<u8> {
+    let numel: usize = shape.iter().product();
+    let mut strides = Vec::with_capacity(shape.len());
+    let mut s = 1usize;
+    for &d in shape {
+        strides.push(s);
+        s *= d;
+    }
+    let mut out = Vec::with_capacity(data.len());
+    let mut index = vec![0usize; shape.len()];
+    for _ in 0..numel {
+        let at = index.iter().zip(&strides).map(|(i, s)| i * s).sum::<usize>() * elem;
+        out.extend_from_slice(&data[at..at + elem]);
+        // The next C-order index: the last dim varies fastest.
+        for k in (0..shape.len()).rev() {
+            index[k] += 1;
+            if index[k] < shape[k] {
+                break;
+            }
+            index[k] = 0;
+        }
+    }
+    out
 }
 
 /// The dictionary literal: `{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }`.
-fn parse_header(h: &str) -> Result<(DType, Vec<usize>), String> {
+/// The element type, the shape, and whether the data is in Fortran order.
+fn parse_header(h: &str) -> Result<(DType, Vec<usize>, bool), String> {
     let descr = dict_value(h, "descr")?;
     let descr = descr.trim();
     let descr = descr
@@ -107,11 +136,11 @@ fn parse_header(h: &str) -> Result<(DType, Vec<usize>), String> {
         d if d.contains('O') => return Err(format!("object arrays (`{d}`) are not supported")),
         d => return Err(format!("dtype `{d}` is not supported (float16/32/64, int8/16/32/64, uint8/16/32/64, bool)")),
     };
-    match dict_value(h, "fortran_order")?.trim() {
-        "False" => {}
-        "True" => return Err("Fortran-order arrays are not supported; save with C order".into()),
+    let fortran = match dict_value(h, "fortran_order")?.trim() {
+        "False" => false,
+        "True" => true,
         other => return Err(format!("fortran_order is `{other}`, expected True or False")),
-    }
+    };
     let shape_text = dict_value(h, "shape")?;
     let inner = shape_text
         .trim()
@@ -122,7 +151,7 @@ fn parse_header(h: &str) -> Result<(DType, Vec<usize>), String> {
     for part in inner.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         shape.push(part.trim_end_matches('L').parse::<usize>().map_err(|_| format!("shape entry `{part}` is not a size"))?);
     }
-    Ok((dtype, shape))
+    Ok((dtype, shape, fortran))
 }
 
 /// The text of one value of the header dictionary, up to the next top-level comma or brace.
@@ -226,6 +255,45 @@ mod tests {
         assert!(!a.shape.is_empty());
     }
 
+    /// Every pair `scripts/gen_npy_fortran.py` wrote: NumPy's Fortran-order file reads as the
+    /// same array as its C-order twin, and writing it back gives NumPy's C-order bytes exactly.
+    #[test]
+    fn reads_fortran_order_files_numpy_wrote_as_c_order() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/npy_fortran");
+        let mut pairs = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let Some(name) = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_suffix(".f.npy")) else { continue };
+            let c_path = dir.join(format!("{name}.c.npy"));
+            let (f, c) = (read(&path).unwrap(), read(&c_path).unwrap());
+            assert_eq!(f, c, "{name}: Fortran order read as C order");
+            assert!(f.shape.len() >= 2, "{name}");
+            assert_eq!(to_bytes(&f).unwrap(), std::fs::read(&c_path).unwrap(), "{name}: written as NumPy writes C order");
+            pairs += 1;
+        }
+        assert_eq!(pairs, 7);
+        // Independently of the twin: a[i, j, k] = 6k + 2j + i.
+        let a = read(&dir.join("transposed_i64_2x3x4.f.npy")).unwrap();
+        assert_eq!(a.shape, [2, 3, 4]);
+        let got: Vec<i64> = a.data.chunks(8).map(|b| i64::from_le_bytes(b.try_into().unwrap())).collect();
+        let want: Vec<i64> = (0..2).flat_map(|i| (0..3).flat_map(move |j| (0..4).map(move |k| 6 * k + 2 * j + i))).collect();
+        assert_eq!(got, want);
+    }
+
+    /// A hand-made Fortran header: the 2×3 matrix [[1, 2, 3], [4, 5, 6]] is stored column by
+    /// column; a 1-d or 0-d array reads the same in either order.
+    #[test]
+    fn fortran_order_is_the_transposed_layout() {
+        let f32s = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let a = parse("m.npy", &with_header("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", &f32s(&[1., 4., 2., 5., 3., 6.]))).unwrap();
+        assert_eq!((a.shape.as_slice(), a.data), ([2usize, 3].as_slice(), f32s(&[1., 2., 3., 4., 5., 6.])));
+        for (shape, n) in [("(3,)", 3), ("()", 1), ("(0, 2)", 0)] {
+            let data = f32s(&[7., 8., 9.][..n]);
+            let a = parse("v.npy", &with_header(&format!("{{'descr': '<f4', 'fortran_order': True, 'shape': {shape}, }}"), &data)).unwrap();
+            assert_eq!(a.data, data, "{shape}");
+        }
+    }
+
     fn with_header(header: &str, data: &[u8]) -> Vec<u8> {
         let mut b = MAGIC.to_vec();
         b.extend_from_slice(&[1, 0]);
@@ -236,9 +304,9 @@ mod tests {
     }
 
     #[test]
-    fn rejects_fortran_order_objects_and_big_endian_naming_the_file() {
+    fn rejects_objects_big_endian_and_short_data_naming_the_file() {
         let cases = [
-            ("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", "Fortran"),
+            ("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (1,), }", "fortran_order"),
             ("{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", "object"),
             ("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", "big-endian"),
             ("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", "needs 8 data bytes"),

@@ -33,81 +33,14 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
 
+use common::opinfo::{data_dir, read_archive, tensor, Case, Check, Members};
 use serde::{Deserialize, Serialize};
 use xpu_workbench::decomp::{Marks, Mode};
 use xpu_workbench::exec::{self, Tensor};
-use xpu_workbench::ir::DType;
 use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
-use xpu_workbench::{import, lower, npy};
-
-fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data")
-}
-
-/// Where the cases are: the committed set, or `OPINFO_DIR` (a set made with other samples or
-/// another torch, e.g. `gen_opinfo.py DIR --pick=others --seed=1`), which is run and summarised
-/// but not held to the committed floor.
-fn cases_dir() -> PathBuf {
-    std::env::var_os("OPINFO_DIR").map_or_else(|| data_dir().join("opinfo"), PathBuf::from)
-}
-
-#[derive(Deserialize)]
-struct Index {
-    torch: String,
-    cases: Vec<Case>,
-    #[serde(default)]
-    skipped: Vec<serde_json::Value>,
-}
-
-#[derive(Deserialize, Clone)]
-struct Case {
-    op: String,
-    dtype: String,
-    file: String,
-    case: usize,
-    targets: Vec<String>,
-    inputs: Vec<(String, Vec<usize>)>,
-    outputs: Vec<(String, Vec<usize>)>,
-    rtol: Vec<f64>,
-    atol: Vec<f64>,
-    #[serde(default)]
-    check: Option<Check>,
-    /// Outputs with a float64 reference in the archive (`K.refI.npy`, see `closer_to_reference`).
-    #[serde(default)]
-    refs: Vec<usize>,
-}
-
-/// How a case whose values cannot equal PyTorch's is compared (see the module docs).
-#[derive(Deserialize, Clone, Debug)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-enum Check {
-    Random {
-        /// `[lo, hi]`; `hi` is null when unbounded; the whole support is null on the real line
-        /// or when the random values pass through other ops before the output.
-        support: Option<(f64, Option<f64>)>,
-        open_hi: bool,
-        integral: bool,
-    },
-    Uninitialized,
-    /// Outputs holding one vector per column, each unique only up to sign (eigenvectors):
-    /// compared after aligning each column's sign with PyTorch's; other outputs by value.
-    #[serde(rename = "up_to_sign")]
-    UpToSign {
-        outputs: Vec<usize>,
-        /// Outputs whose rows are the vectors (`linalg_svd`'s `Vh`): aligned row by row.
-        #[serde(default)]
-        rows: Vec<usize>,
-    },
-    /// Outputs whose eager shape contradicts the exported graph's own metadata (`[index,
-    /// sizes]`): compiled code follows the metadata, so these are checked against its sizes and
-    /// eager's dtype; their values cannot be compared. Other outputs by value.
-    #[serde(rename = "metadata_shape")]
-    MetadataShape { outputs: Vec<(usize, Vec<usize>)> },
-}
+use xpu_workbench::{import, lower};
 
 /// `got` with each column (last-dim index; with `by_row`, each row) negated where it points away
 /// from `want`'s.
@@ -147,36 +80,6 @@ struct Counts {
     targets: std::collections::BTreeSet<String>,
     #[serde(default, skip_serializing_if = "std::collections::BTreeSet::is_empty")]
     expanded: std::collections::BTreeSet<String>,
-}
-
-/// An archive's members by name.
-type Members = BTreeMap<String, Vec<u8>>;
-
-/// The members of one op archive; an unreadable archive fails its cases (named), not the run.
-fn read_archive(file: &str) -> Result<Members, String> {
-    let gz = std::fs::read(cases_dir().join(file)).map_err(|e| format!("{file}: {e}"))?;
-    let mut raw = Vec::new();
-    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut raw).map_err(|e| format!("{file}: gzip: {e}"))?;
-    let mut z = zip::ZipArchive::new(std::io::Cursor::new(raw)).map_err(|e| format!("{file}: zip: {e}"))?;
-    let mut out = BTreeMap::new();
-    for i in 0..z.len() {
-        let mut f = z.by_index(i).map_err(|e| format!("{file}: zip entry {i}: {e}"))?;
-        let mut data = Vec::new();
-        f.read_to_end(&mut data).map_err(|e| format!("{file}: zip entry {i}: {e}"))?;
-        out.insert(f.name().to_string(), data);
-    }
-    Ok(out)
-}
-
-/// A tensor from `.npy` bytes; `dtype` is the manifest's name (bfloat16 arrives as u16 bits).
-fn tensor(name: &str, bytes: &[u8], dtype: &str) -> Result<Tensor, String> {
-    let a = npy::parse(name, bytes).map_err(|e| e.to_string())?;
-    let want = DType::from_name(dtype).ok_or_else(|| format!("{name}: unknown dtype {dtype}"))?;
-    let dt = if want == DType::BF16 && a.dtype == DType::U16 { DType::BF16 } else { a.dtype };
-    if dt != want {
-        return Err(format!("{name}: .npy holds {}, the manifest says {dtype}", a.dtype));
-    }
-    Tensor::from_le_bytes(dt, &a.shape, &a.data)
 }
 
 /// `assert_close`: shape, dtype, then elementwise closeness with NaN == NaN.
@@ -360,17 +263,13 @@ fn panicked(p: Box<dyn std::any::Any + Send>) -> String {
 /// expanded for lowering.
 type Outcomes = (Outcome, Outcome, bool, Vec<String>);
 
-fn run_case(case: &Case, files: &BTreeMap<String, Vec<u8>>, dev: Option<&mut xpu_workbench::runtime::opencl::OpenClDevice>) -> Result<Outcomes, String> {
+/// Runs one case through the interpreter and, lowered in `mode`, through OpenCL.
+fn run_case(case: &Case, files: &BTreeMap<String, Vec<u8>>, dev: Option<&mut xpu_workbench::runtime::opencl::OpenClDevice>, mode: Mode) -> Result<Outcomes, String> {
     let k = case.case;
     let pt2 = files.get(&format!("{k}.pt2")).ok_or("no .pt2 in the archive")?;
     let name = format!("{}#{k}", case.file);
     let model = import::pt2::load_bytes(&name, pt2).map_err(|e| format!("import: {e}"))?;
-    let inputs = case
-        .inputs
-        .iter()
-        .enumerate()
-        .map(|(i, (dt, _))| tensor(&format!("{k}.in{i}.npy"), files.get(&format!("{k}.in{i}.npy")).ok_or("missing input")?, dt))
-        .collect::<Result<Vec<_>, _>>()?;
+    let inputs = common::opinfo::inputs(case, files)?;
     let want = case
         .outputs
         .iter()
@@ -395,7 +294,7 @@ fn run_case(case: &Case, files: &BTreeMap<String, Vec<u8>>, dev: Option<&mut xpu
     let opencl = match dev {
         None => Err("no OpenCL device".to_string()),
         Some(dev) => catch_unwind(AssertUnwindSafe(|| -> Outcome {
-            let plan = lower::lower(&model, graph, Mode::None, &Marks::default()).map_err(|e| e.to_string())?;
+            let plan = lower::lower(&model, graph, mode, &Marks::default()).map_err(|e| e.to_string())?;
             host_step = plan.host_steps() > 0;
             expanded = plan.expanded.iter().map(|x| x.target.clone()).collect();
             let modules = compile_plan(&plan).map_err(|e| e.to_string())?;
@@ -422,8 +321,7 @@ fn cause(e: &str) -> String {
 
 #[test]
 fn opinfo_samples_match_pytorch() {
-    let text = std::fs::read_to_string(cases_dir().join("index.json")).expect("tests/data/opinfo/index.json (scripts/gen_opinfo.py)");
-    let index: Index = serde_json::from_str(&text).expect("index JSON");
+    let index = common::opinfo::index();
     let only: Option<Vec<String>> = std::env::var("OPINFO_ONLY").ok().map(|s| s.split(',').map(str::to_string).collect());
     let mut dev = xpu_workbench::runtime::opencl::OpenClDevice::open().map_or_else(|e| common::skip_opencl(e.to_string()), Some);
     // Keep the test's output readable: a failing case's panic is reported in the summary.
@@ -448,7 +346,7 @@ fn opinfo_samples_match_pytorch() {
             archive = Some((case.file.clone(), read_archive(&case.file)));
         }
         let files = &archive.as_ref().expect("archive").1;
-        let (interp, opencl, host_step, expanded) = match files.as_ref().map_err(String::clone).and_then(|files| run_case(case, files, dev.as_mut())) {
+        let (interp, opencl, host_step, expanded) = match files.as_ref().map_err(String::clone).and_then(|files| run_case(case, files, dev.as_mut(), Mode::None)) {
             Ok(r) => r,
             Err(e) => (Err(e.clone()), Err(e), false, Vec::new()),
         };
@@ -561,4 +459,35 @@ fn opinfo_samples_match_pytorch() {
         }
     }
     assert!(regressions.is_empty(), "coverage fell below tests/data/opinfo_floor.json:\n{}", regressions.join("\n"));
+}
+
+/// Reductions of a 0-dim tensor (and the ops that reduce inside: norms, normalize) in the modes
+/// that fuse: full and lite mode asked how many elements each output folds and indexed the
+/// sizes of a rank-0 input by its dim 0 (`lower::reduction_size`), a panic; core and full
+/// decomposed a 0-dim `transpose` by swapping two entries of an empty permutation. Every
+/// committed case of those ops, every dtype and shape (the 0-dim samples and the others), must
+/// match PyTorch's outputs through OpenCL in each mode, as it does in mode `none`.
+#[test]
+fn zero_dim_reductions_match_pytorch_in_every_mode() {
+    let ops = ["logsumexp", "norm", "nn.functional.normalize", "masked.normalize", "transpose", "sum", "amax", "mean", "var", "softmax"];
+    let index = common::opinfo::index();
+    let Some(mut dev) = xpu_workbench::runtime::opencl::OpenClDevice::open().map_or_else(|e| common::skip_opencl(e.to_string()), Some) else { return };
+    let (mut failures, mut zero_dim, mut checked) = (Vec::new(), 0, 0);
+    let mut archive: Option<(String, Members)> = None;
+    for case in index.cases.iter().filter(|c| ops.contains(&c.op.as_str())) {
+        if archive.as_ref().is_none_or(|(f, _)| *f != case.file) {
+            archive = Some((case.file.clone(), read_archive(&case.file).expect("archive")));
+        }
+        let files = &archive.as_ref().expect("archive").1;
+        zero_dim += usize::from(case.inputs.iter().any(|(_, s)| s.is_empty()));
+        for mode in [Mode::Core, Mode::Lite, Mode::Full] {
+            checked += 1;
+            match run_case(case, files, Some(&mut dev), mode) {
+                Ok((_, Ok(_), _, _)) => {}
+                Ok((_, Err(e), _, _)) | Err(e) => failures.push(format!("{} #{} {} ({}): {e}", case.op, case.case, case.dtype, mode.name())),
+            }
+        }
+    }
+    assert!(zero_dim >= 12, "the committed set has {zero_dim} 0-dim cases of these ops");
+    assert!(failures.is_empty(), "{} of {checked} runs differ from PyTorch:\n{}", failures.len(), failures.join("\n"));
 }

@@ -597,7 +597,8 @@ fn reduction_size(graph: &Graph, n: NodeId) -> Option<i64> {
         _ => return None,
     };
     let dims = ctx::wrap_dims(&dims, sizes.len()).ok()?;
-    dims.iter().try_fold(1i64, |acc, d| sizes[*d].as_int().and_then(|s| acc.checked_mul(s)))
+    // A 0-dim input takes dim 0 or -1 (`wrap_dims`) and folds its one element: no size to read.
+    dims.iter().filter(|d| **d < sizes.len()).try_fold(1i64, |acc, d| sizes[*d].as_int().and_then(|s| acc.checked_mul(s)))
 }
 
 /// `kernel` (its schedule chosen) [`schedule::finish`]ed, or the two kernels of its split

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 pub mod graph_case;
+pub mod opinfo;
 pub mod stages;
 pub mod trace_format;
 pub mod ui;

@@ -13,7 +13,10 @@ pub fn transpose(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let d0 = dim(rw.int("dim0", None)?, rank, "dim0")?;
     let d1 = dim(rw.int("dim1", None)?, rank, "dim1")?;
     let mut perm: Vec<i64> = (0..rank as i64).collect();
-    perm.swap(d0, d1);
+    // A 0-dim tensor takes dims 0 and -1 (`norm_dim`) and transposes nothing: `permute(x, [])`.
+    if rank > 0 {
+        perm.swap(d0, d1);
+    }
     Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(x)), ("dims", A::Is(perm))])?])
 }
 

@@ -324,6 +324,10 @@ pub fn movedim(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let nd = t.ndim();
     let src = dims_arg(cx, "source", nd)?;
     let dst = dims_arg(cx, "destination", nd)?;
+    // A 0-dim tensor takes dims 0 and -1 (`wrap_dim`) and moves nothing.
+    if nd == 0 {
+        return one(t.clone());
+    }
     let mut perm = vec![usize::MAX; nd];
     for (&s, &d) in src.iter().zip(&dst) {
         perm[d] = s;

@@ -4,14 +4,20 @@
 //!
 //! - one pass along the width, into a uint8 image, then one along the height (a pass is
 //!   skipped when that size does not change);
-//! - per output position, the taps whose filter support covers it, their float weights
-//!   normalised to sum to 1 (taps outside the image are dropped, not clamped), then scaled to
-//!   int16 with `precision` fraction bits, the most that keep the largest weight of the whole
-//!   axis below 2^15 (`_compute_index_ranges_int16_weights`);
+//! - per output position, the float path's taps (`_compute_indices_min_size_weights`): the
+//!   source index `area_pixel_compute_source_index` gives, split into a whole part (through C's
+//!   `floorf`, in single precision) and a fraction `λ`; the filter at each tap's distance from
+//!   `λ`, a tap outside the image adding its weight to the edge pixel it is clamped to (as the
+//!   float kernels clamp the index); no normalisation;
+//! - the weights scaled to int16 with `precision` fraction bits, the most that keep the largest
+//!   weight of the whole axis (the largest running sum, as ATen tracks it) below 2^15
+//!   (`_compute_index_ranges_int16_weights`);
 //! - each output `clamp((2^(precision-1) + Σ w·x) >> precision, 0, 255)`.
 //!
-//! With `align_corners` the sample centres shift by half a pixel (`align_corners_delta`).
-//! Bicubic uses the cubic convolution kernel with a = -0.75, as the float path does.
+//! Bicubic uses the cubic convolution kernel with a = -0.75, as the float path does. (Older
+//! PyTorch's uint8 path took Pillow's antialiasing taps instead, renormalised, with the
+//! sample centres shifted half a pixel under `align_corners`; they agree with these on most
+//! sizes, not on upsampling with `align_corners` or downsampling without it.)
 
 /// The interpolation filter of an axis.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -70,22 +76,54 @@ pub(crate) fn axis_scale(input: usize, output: usize, align_corners: bool, scale
     }
 }
 
-/// The float taps of output position `i`: first input position and normalised weights
-/// (`_compute_indices_min_size_weights_aa` without antialiasing).
-pub(crate) fn float_taps(i: usize, input: usize, scale: f64, align_corners: bool, filter: Filter) -> (usize, Vec<f64>) {
-    let delta = if align_corners { 0.5 } else { 0.0 };
-    let support = filter.taps() as f64 * 0.5;
-    let center = scale * (i as f64 + 0.5 - delta);
-    // C's truncating casts of values that may be negative.
-    let first = ((center - support + 0.5 + delta) as i64).max(0);
-    let end = ((center + support + 0.5 + delta) as i64).min(input as i64);
-    let size = (end - first).clamp(0, filter.taps() as i64) as usize;
-    let mut w: Vec<f64> = (0..size).map(|j| filter.at((j as i64 + first) as f64 - center + 0.5 - delta)).collect();
-    let total: f64 = w.iter().sum();
-    if total != 0.0 {
-        w.iter_mut().for_each(|x| *x /= total);
+/// PyTorch's `area_pixel_compute_source_index`: where output position `i` samples the input.
+pub(crate) fn source_index(scale: f64, i: usize, align_corners: bool, filter: Filter) -> f64 {
+    if align_corners {
+        scale * i as f64
+    } else {
+        let src = scale * (i as f64 + 0.5) - 0.5;
+        // Linear clamps below 0; cubic reads past the edge (the taps are clamped instead).
+        if filter == Filter::Linear && src < 0.0 {
+            0.0
+        } else {
+            src
+        }
     }
-    (first as usize, w)
+}
+
+/// The float taps of output position `i`: the first input position, the weights of the input
+/// positions from there, and the largest running sum of a weight on the way
+/// (`_compute_indices_min_size_weights`, antialias off).
+pub(crate) fn float_taps(i: usize, input: usize, scale: f64, align_corners: bool, filter: Filter) -> (usize, Vec<f64>, f64) {
+    let n = filter.taps() as i64;
+    let input = input as i64;
+    let src = source_index(scale, i, align_corners, filter);
+    // `guard_index_and_lambda`: C's `floorf` rounds the double to float first.
+    let index = ((src as f32).floor() as i64).min(input - 1);
+    let lambda = (src - index as f64).clamp(0.0, 1.0);
+    let support = n / 2;
+    let (lo, hi) = (index - support + 1, index + support + 1);
+    let first = lo.max(0);
+    let size = (hi.min(input) - first).clamp(0, n) as usize;
+    let mut w = vec![0.0f64; n as usize];
+    let mut max = 0.0f64;
+    let mut at = 0usize;
+    for j in 0..n {
+        let v = filter.at((j + 1 - support) as f64 - lambda);
+        // A tap past an edge adds its weight to the edge pixel.
+        if lo + j <= 0 {
+            at = 0;
+        } else if lo + j >= input - 1 {
+            at = size.saturating_sub(1);
+        }
+        if let Some(slot) = w.get_mut(at) {
+            *slot += v;
+            max = max.max(*slot);
+        }
+        at += 1;
+    }
+    w.truncate(size);
+    (first as usize, w, max)
 }
 
 /// The most fraction bits (below 22) with which `max_weight` still rounds below 2^15.
@@ -105,12 +143,12 @@ pub(crate) fn fixed(w: f64, precision: u32) -> i64 {
 
 /// The taps of an axis from `input` to `output` positions.
 pub(crate) fn axis_taps(input: usize, output: usize, scale: f64, align_corners: bool, filter: Filter) -> Taps {
-    let float: Vec<(usize, Vec<f64>)> = (0..output).map(|i| float_taps(i, input, scale, align_corners, filter)).collect();
-    let max = float.iter().flat_map(|(_, w)| w.iter().copied()).fold(0.0, f64::max);
+    let float: Vec<(usize, Vec<f64>, f64)> = (0..output).map(|i| float_taps(i, input, scale, align_corners, filter)).collect();
+    let max = float.iter().map(|(_, _, m)| *m).fold(0.0, f64::max);
     let precision = precision(max);
     Taps {
-        first: float.iter().map(|(f, _)| *f).collect(),
-        weights: float.iter().map(|(_, w)| w.iter().map(|&x| fixed(x, precision)).collect()).collect(),
+        first: float.iter().map(|(f, _, _)| *f).collect(),
+        weights: float.iter().map(|(_, w, _)| w.iter().map(|&x| fixed(x, precision)).collect()).collect(),
         precision,
     }
 }

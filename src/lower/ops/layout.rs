@@ -152,6 +152,10 @@ pub fn movedim(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     if src.len() != dst.len() {
         return Err(cx.err(node, "source and destination name different numbers of dims"));
     }
+    // A 0-dim tensor takes dims 0 and -1 (`wrap_dims`) and moves nothing.
+    if nd == 0 {
+        return cx.read(v, idx);
+    }
     // perm[out dim] = input dim.
     let mut perm = vec![usize::MAX; nd];
     for (&s, &d) in src.iter().zip(&dst) {

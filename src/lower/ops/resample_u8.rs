@@ -1,5 +1,5 @@
-//! uint8 bilinear and bicubic upsampling, as PyTorch's CPU kernel computes it: Pillow's
-//! separable fixed-point resampling, width first into a uint8 image, then height (see
+//! uint8 bilinear and bicubic upsampling, as PyTorch's CPU kernel computes it: separable
+//! fixed-point resampling, width first into a uint8 image, then height (see
 //! `exec::ops::resample_u8`, which this follows step for step). Per output coordinate the
 //! kernel recomputes the float64 taps (as ATen does, in double) and scales them to int16 with
 //! the axis's precision, which depends on the largest weight of the whole axis and so is worked
@@ -21,64 +21,73 @@ struct Axis {
     precision: u32,
 }
 
-/// The fixed-point taps of output coordinate `o`: first input position (unclamped to the last
-/// tap) and the int16 weights, zero past the taps that fall inside the input.
+/// The fixed-point taps of output coordinate `o`: the first input position and the int16
+/// weights of the positions from there (`exec::ops::resample_u8::float_taps`, step for step):
+/// tap `j` reads input `clamp(lo + j, 0, input - 1)`, so a tap past an edge adds its weight to
+/// the edge pixel's; the weights of one position add up in tap order, as ATen's do.
 fn taps_at(cx: &mut Ctx<'_>, axis: &Axis, o: ExprId, align: bool, filter: Filter) -> Result<(ExprId, Vec<ExprId>), LowerError> {
     let kb = &mut cx.kb;
-    let n = match filter {
+    let n: i64 = match filter {
         Filter::Linear => 2,
         Filter::Cubic => 4,
     };
-    let delta = if align { 0.5 } else { 0.0 };
-    let support = n as f64 * 0.5;
+    let support = n / 2;
+    // `area_pixel_compute_source_index`.
     let of = kb.cast(o, Ty::F64);
-    let shift = kb.f64(0.5 - delta);
-    let t = kb.binary(BinOp::Add, of, shift)?;
     let scale = kb.f64(axis.scale);
-    let center = kb.binary(BinOp::Mul, scale, t)?;
-    // C's truncating casts, in the same order of operations as ATen.
-    let edge = |kb: &mut super::super::kernel::KernelBuilder, s: f64| -> R {
-        let c = kb.f64(s);
-        let e = kb.binary(BinOp::Add, center, c)?;
+    let src = if align {
+        kb.binary(BinOp::Mul, scale, of)?
+    } else {
         let half = kb.f64(0.5);
-        let e = kb.binary(BinOp::Add, e, half)?;
-        let d = kb.f64(delta);
-        let e = kb.binary(BinOp::Add, e, d)?;
-        Ok(kb.cast(e, Ty::I64))
+        let t = kb.binary(BinOp::Add, of, half)?;
+        let t = kb.binary(BinOp::Mul, scale, t)?;
+        let src = kb.binary(BinOp::Sub, t, half)?;
+        if filter == Filter::Linear {
+            let z = kb.f64(0.0);
+            let below = kb.cmp(CmpOp::Lt, src, z)?;
+            kb.select(below, z, src)?
+        } else {
+            src
+        }
     };
+    // `guard_index_and_lambda`: C's `floorf` rounds the double to float first.
+    let s32 = kb.cast(src, Ty::F32);
+    let fl = kb.unary(UnOp::Floor, s32);
+    let index = kb.cast(fl, Ty::I64);
+    let last = kb.i64(axis.input - 1);
+    let index = kb.binary(BinOp::Min, index, last)?;
+    let ix = kb.cast(index, Ty::F64);
+    let lambda = kb.binary(BinOp::Sub, src, ix)?;
+    let (z, one) = (kb.f64(0.0), kb.f64(1.0));
+    let lambda = kb.binary(BinOp::Max, lambda, z)?;
+    let lambda = kb.binary(BinOp::Min, lambda, one)?;
+    let shift = kb.i64(1 - support);
+    let lo = kb.binary(BinOp::Add, index, shift)?;
     let zero = kb.i64(0);
-    let first = edge(kb, -support)?;
-    let first = kb.binary(BinOp::Max, first, zero)?;
-    let end = edge(kb, support)?;
-    let input = kb.i64(axis.input);
-    let end = kb.binary(BinOp::Min, end, input)?;
-    let size = kb.binary(BinOp::Sub, end, first)?;
-    let mut w = Vec::with_capacity(n);
-    let mut total = kb.f64(0.0);
+    let first = kb.binary(BinOp::Max, lo, zero)?;
+    // Per tap: its weight and the offset from `first` of the input position it reads.
+    let mut taps = Vec::with_capacity(n as usize);
     for j in 0..n {
-        let ji = kb.i64(j as i64);
-        let p = kb.binary(BinOp::Add, ji, first)?;
-        let x = kb.cast(p, Ty::F64);
-        let x = kb.binary(BinOp::Sub, x, center)?;
-        let h = kb.f64(0.5);
-        let x = kb.binary(BinOp::Add, x, h)?;
-        let d = kb.f64(delta);
-        let x = kb.binary(BinOp::Sub, x, d)?;
-        let v = filter_at(kb, filter, x)?;
-        let inside = kb.cmp(CmpOp::Lt, ji, size)?;
-        let z = kb.f64(0.0);
-        let v = kb.select(inside, v, z)?;
-        total = kb.binary(BinOp::Add, total, v)?;
-        w.push(v);
+        let d = kb.f64((j + 1 - support) as f64);
+        let x = kb.binary(BinOp::Sub, d, lambda)?;
+        let w = filter_at(kb, filter, x)?;
+        let jj = kb.i64(j);
+        let p = kb.binary(BinOp::Add, lo, jj)?;
+        let p = kb.binary(BinOp::Max, p, zero)?;
+        let p = kb.binary(BinOp::Min, p, last)?;
+        let at = kb.binary(BinOp::Sub, p, first)?;
+        taps.push((w, at));
     }
-    let z = kb.f64(0.0);
-    let nonzero = kb.cmp(CmpOp::Ne, total, z)?;
-    let one = kb.f64(1.0);
-    let div = kb.select(nonzero, total, one)?;
     let unit = kb.f64(f64::from(1u32 << axis.precision));
-    let mut fixed = Vec::with_capacity(n);
-    for v in w {
-        let v = kb.binary(BinOp::Div, v, div)?;
+    let mut fixed = Vec::with_capacity(n as usize);
+    for k in 0..n {
+        let kk = kb.i64(k);
+        let mut v = kb.f64(0.0);
+        for &(w, at) in &taps {
+            let here = kb.cmp(CmpOp::Eq, at, kk)?;
+            let add = kb.select(here, w, z)?;
+            v = kb.binary(BinOp::Add, v, add)?;
+        }
         let v = kb.binary(BinOp::Mul, v, unit)?;
         // Half away from zero, as `(int)(v ± 0.5)`.
         let neg = kb.cmp(CmpOp::Lt, v, z)?;
