@@ -27,6 +27,7 @@ pub(crate) mod pool;
 pub(crate) mod products;
 pub(crate) mod search;
 pub(crate) mod softmax;
+pub(crate) mod traced;
 pub(crate) mod view;
 
 pub use super::emit::{Rw, A};
@@ -49,9 +50,24 @@ pub enum Table {
 /// A rule's builder: reads its node through [`Rw`], emits the replacement, returns its outputs.
 pub type Build = fn(&mut Rw) -> Result<Vec<ValueId>, RuleError>;
 
-/// The builder for `target` under `table`, from the op registry (`crate::ops`).
+/// The builder for `target` under `table`, from the op registry (`crate::ops`); for a composite
+/// op with no rule of its own there, the graph torch traced it into ([`traced`]), under every
+/// table (torch's tracing expands a composite op whatever the table) unless Inductor keeps it
+/// whole, and for the lowering only when it has no kernel.
 pub fn find(table: Table, target: &str) -> Option<Build> {
-    crate::ops::get(target).and_then(|d| d.rule(table))
+    let def = crate::ops::get(target);
+    if let Some(rule) = def.and_then(|d| d.rule(table)) {
+        return Some(rule);
+    }
+    let own = def.is_some_and(|d| d.has_rule() || (table == Table::Inductor && d.keep) || (table == Table::Lowering && d.lower.is_some()));
+    (!own && traced::has(Some(table), target)).then_some(traced::expand as Build)
+}
+
+/// What runs when `rule` (found for `target`) declines: the composite op's traced body, unless
+/// `rule` was that already.
+pub fn fallback(rule: Build, target: &str) -> Option<Build> {
+    let traced = traced::expand as Build;
+    (!std::ptr::fn_addr_eq(rule, traced) && traced::has(None, target)).then_some(traced)
 }
 
 /// Whether `target` is an op PyTorch would decompose further (so a missing rule matters): not
