@@ -378,10 +378,11 @@ def trace_all(target, op, decomp):
     schema = op._schema
     variants, seen, last_err = [], set(), None
     scalars = any(ty(a, schema) == "Scalar" and not a.has_default_value() for a in schema.arguments)
-    # Factory arguments (`dtype`, `layout`, `device`, `pin_memory`): left out, all given, or all
-    # but `layout` given (what torch.export writes for `torch.zeros(..., dtype=, device=)`).
+    # Factory arguments (`dtype`, `layout`, `device`, `pin_memory`): left out, all given, all but
+    # `layout`, or all but `layout` and `dtype` (what torch.export writes for `torch.zeros(n)`).
     optional = [a.name for a in schema.arguments if ty(a, schema) in OPTIONAL_SET]
-    opt_sets = [()] + ([tuple(optional), tuple(n for n in optional if n != "layout")] if optional else [])
+    opt_sets = [()] + ([tuple(optional), tuple(n for n in optional if n != "layout"),
+                        tuple(n for n in optional if n not in ("layout", "dtype"))] if optional else [])
     opt_sets = list(dict.fromkeys(opt_sets))
     numbers = [a.name for a in schema.arguments if ty(a, schema) in ("Scalar", "float") and a.has_default_value()][:3]
     subsets = [tuple(n for k, n in enumerate(numbers) if m >> k & 1) for m in range(1 << len(numbers))]

@@ -115,15 +115,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
             Some((table, rule)) => {
                 let mark = em.mark();
                 let mut rw = Rw { em: &mut em, node, table, origin: id, depth: 0, nested: false };
-                let mut result = rule(&mut rw);
-                if matches!(result, Err(RuleError::Declined)) {
-                    // A composite op whose own rule declines runs its traced body, as torch runs
-                    // the CompositeImplicitAutograd kernel when a decomposition declines.
-                    if let Some(fallback) = rules::fallback(rule, &node.target) {
-                        result = fallback(&mut rw);
-                    }
-                }
-                match result {
+                match rule(&mut rw) {
                     Err(RuleError::Declined) => None,
                     Err(e) if matches!(select, Select::NoKernel) => {
                         em.rollback(mark);
@@ -585,16 +577,8 @@ impl<'a> Rw<'a> {
                 outputs: Vec::new(),
                 meta: NodeMeta { from_node, ..self.node.meta.clone() },
             };
-            let fallback = rules::fallback(rule, target);
-            match self.nested(inner.clone(), rule) {
-                Err(RuleError::Declined) => {
-                    if let Some(f) = fallback {
-                        match self.nested(inner, f) {
-                            Err(RuleError::Declined) => {}
-                            done => return done,
-                        }
-                    }
-                }
+            match self.nested(inner, rule) {
+                Err(RuleError::Declined) => {}
                 done => return done,
             }
         }

@@ -139,6 +139,11 @@ pub fn variants(target: &str, version: Option<&str>, kind: Kind) -> Option<&'sta
     t.get(target, kind).map(Vec::as_slice)
 }
 
+/// Whether `target` is traced through torch.export's default table (not as a composite body).
+pub fn in_export_table(target: &str) -> bool {
+    tables().iter().any(|t| t.core.contains_key(target))
+}
+
 /// Whether any table has a trace of `target` of `kind`.
 pub fn has(target: &str, kind: Kind) -> bool {
     tables().iter().any(|t| t.get(target, kind).is_some())

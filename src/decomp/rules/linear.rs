@@ -75,7 +75,7 @@ pub fn matmul(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         return Ok(vec![rw.op("aten.mm.default", vec![("self", A::T(a)), ("mat2", A::T(b))])?]);
     }
     if ra < 3 || ra != rb {
-        // Other ranks run through torch's traced body of `matmul`, where one fits.
+        // Other ranks stay whole (the interpreter and the kernels run `matmul` itself).
         return Err(RuleError::Declined);
     }
     let mut lead = Vec::with_capacity(ra - 2);

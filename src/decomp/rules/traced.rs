@@ -60,6 +60,17 @@ pub(crate) fn expand(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     if v.nodes.iter().any(|n| n.target == target) {
         return Err(RuleError::Declined);
     }
+    // Decline before emitting anything where some node's outputs could not be described: no
+    // meta function, no rule or trace to infer them through, and no metadata recorded.
+    let describable = |n: &traced::TracedNode| {
+        n.meta.as_ref().is_some_and(|m| !m.is_empty() && m.iter().all(|x| !x.is_null()))
+            || n.target.starts_with("_operator.")
+            || crate::ops::get(&n.target).is_some_and(|d| d.meta.is_some() || d.has_rule())
+            || traced::has(&n.target, Kind::Core)
+    };
+    if !v.nodes.iter().all(describable) {
+        return Err(RuleError::Declined);
+    }
     let device = v.guard.iter().find_map(|(name, g)| match g {
         Guard::Tensor { .. } => rw.t(name).ok().and_then(|t| rw.meta(t).ok()).map(|m| m.device.clone()),
         _ => None,
