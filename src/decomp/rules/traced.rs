@@ -4,8 +4,8 @@
 //! A trace holds for the dtypes and ranks of the tensors it was traced with and the values of
 //! its other arguments; sizes are symbolic, so `sym_size` and size arithmetic are re-derived from
 //! this node's tensors ([`Rw::size`], [`Rw::product`]), literals where the sizes are static.
-//! When no trace matches the node's arguments the rule declines and the node stays whole (listed
-//! as having no rule where the mode wants one), never guessed.
+//! When no trace matches the node's arguments the rule declines and the node stays whole, as with
+//! any declining rule: never guessed.
 
 use serde_json::Value;
 
