@@ -11,7 +11,7 @@ pub mod registry;
 pub mod rng;
 pub mod sample;
 mod table;
-pub mod traced;
+pub mod composite_traces;
 
 pub use backend::{aten_name, functional_name, table_for, Backend, BackendTable, OpFacts};
 pub use registry::{all, get, host_fallback, lowering, node_on_host, op, run_fn, OpDef, Random};

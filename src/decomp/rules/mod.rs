@@ -63,7 +63,7 @@ pub fn find(table: Table, target: &str) -> Option<Build> {
     let runs = |d: &crate::ops::OpDef| d.lower.is_some() || d.host_fallback() || d.host_when.is_some();
     // A composite op the interpreter already runs stays as the registry has it (its trace may
     // call ops nothing here runs: `linalg_svd` → `_linalg_svd`); export's table still applies.
-    let kept = |d: &crate::ops::OpDef| d.run.is_some() && !crate::ops::traced::in_export_table(target);
+    let kept = |d: &crate::ops::OpDef| d.run.is_some() && !crate::ops::composite_traces::in_export_table(target);
     let own = def.is_some_and(|d| {
         d.has_rule() || (table == Table::Inductor && d.keep) || (table == Table::Lowering && runs(d)) || (table != Table::Lowering && kept(d))
     });

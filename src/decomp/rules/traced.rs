@@ -1,5 +1,5 @@
 //! The rule of every composite op the registry has no rule for: the graph torch traced it into
-//! (`crate::ops::traced`), substituted node for node.
+//! (`crate::ops::composite_traces`), substituted node for node.
 //!
 //! A trace holds for the dtypes and ranks of the tensors it was traced with and the values of
 //! its other arguments; sizes are symbolic, so `sym_size` and size arithmetic are re-derived from
@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use crate::ir::{Arg, DType, SymIntArg, TensorMeta, ValueId, ValueKind};
 use crate::sym::parse_infix_with;
 use crate::sym::Expr;
-use crate::ops::traced::{self, Guard, Kind, Variant};
+use crate::ops::composite_traces::{self, Guard, Kind, Variant};
 
 /// What a traced value stands for in the output graph.
 #[derive(Clone, Debug)]
