@@ -103,12 +103,18 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
             _ => None,
         };
         let node = functional_node.as_ref().unwrap_or(node);
-        let rule = table.and_then(|t| rules::find(t, &node.target).map(|r| (t, r)));
+        let rule = match table {
+            Some(t) => rules::find(t, &node.target).map(|r| (Some(t), r)),
+            // What the interpreter and the kernels cannot run, tracing would have expanded:
+            // a composite op known only by its traced body becomes that body here.
+            None if functional && rules::traced::only_traced(&node.target) => Some((None, rules::traced::expand as rules::Build)),
+            None => None,
+        };
         let rule_start = em.out.nodes.len();
         let built = match rule {
             Some((table, rule)) => {
                 let mark = em.mark();
-                let mut rw = Rw { em: &mut em, node, table: Some(table), origin: id, depth: 0, nested: false };
+                let mut rw = Rw { em: &mut em, node, table, origin: id, depth: 0, nested: false };
                 match rule(&mut rw) {
                     Err(RuleError::Declined) => None,
                     Err(e) if matches!(select, Select::NoKernel) => {
@@ -329,8 +335,7 @@ impl Emitter {
 /// composite op's meta function is its decomposition, as PyTorch traces composite ops on fake
 /// tensors. `None` when the op has no rule.
 pub(crate) fn infer_by_rule(target: &str, args: &[NamedArg], graph: &Graph) -> Option<Result<Vec<ValueKind>, RuleError>> {
-    let def = crate::ops::get(target)?;
-    let rule = def.rule(Table::Core).or(def.rule(Table::Inductor))?;
+    let rule = rules::find(Table::Core, target).or_else(|| rules::find(Table::Inductor, target))?;
     let mut em = Emitter::scratch(graph);
     let node = Node { name: "meta".into(), target: target.into(), args: args.to_vec(), outputs: Vec::new(), meta: NodeMeta::default() };
     let outs = {
@@ -511,6 +516,26 @@ impl<'a> Rw<'a> {
         }
     }
 
+    /// The target of the node being rewritten (rules shared by several ops read it).
+    pub fn target(&self) -> &str {
+        &self.node.target
+    }
+
+    /// The table this rewrite applies (`None`: nothing is decomposed further).
+    pub fn table(&self) -> Option<Table> {
+        self.table
+    }
+
+    /// The torch version of the graph being rewritten, if the file records it.
+    pub fn torch_version(&self) -> Option<&str> {
+        self.em.out.torch_version.as_deref()
+    }
+
+    /// What output-graph value `v` is (a tensor, a SymInt, ...).
+    pub fn kind(&self, v: ValueId) -> &ValueKind {
+        &self.em.out.value(v).kind
+    }
+
     pub fn meta(&self, v: ValueId) -> Result<&TensorMeta, RuleError> {
         self.em.out.value(v).tensor().ok_or_else(|| RuleError::Unsupported("expected a tensor value".into()))
     }
@@ -530,6 +555,12 @@ impl<'a> Rw<'a> {
     /// Emits `target(args)`; if the table has a rule for `target`, applies it instead
     /// (decomposition to a fixpoint). Returns every output.
     pub fn op_n(&mut self, target: &str, args: Vec<(&str, A)>) -> Result<Vec<ValueId>, RuleError> {
+        self.op_n_with(target, args, None)
+    }
+
+    /// [`Rw::op_n`], with the outputs' metadata to use where the op has no meta function
+    /// (torch's own, recorded with a traced expansion).
+    pub fn op_n_with(&mut self, target: &str, args: Vec<(&str, A)>, known: Option<Vec<ValueKind>>) -> Result<Vec<ValueId>, RuleError> {
         let named: Vec<NamedArg> =
             args.into_iter().map(|(n, a)| NamedArg { name: n.to_string(), arg: a.into_arg(), kwarg: false }).collect();
         if let Some(rule) = self.table.and_then(|t| rules::find(t, target)) {
@@ -551,11 +582,15 @@ impl<'a> Rw<'a> {
                 done => return done,
             }
         }
-        self.emit(target, named)
+        self.emit(target, named, known)
     }
 
-    fn emit(&mut self, target: &str, named: Vec<NamedArg>) -> Result<Vec<ValueId>, RuleError> {
-        let kinds = infer(target, &named, &self.em.out)?;
+    fn emit(&mut self, target: &str, named: Vec<NamedArg>, known: Option<Vec<ValueKind>>) -> Result<Vec<ValueId>, RuleError> {
+        let kinds = match (infer(target, &named, &self.em.out), known) {
+            (Ok(kinds), _) => kinds,
+            (Err(_), Some(kinds)) => kinds,
+            (Err(e), None) => return Err(e.into()),
+        };
         let base = target.split('.').nth(1).unwrap_or(target).trim_start_matches('_').to_string();
         let names: Vec<(String, ValueKind)> = kinds.into_iter().map(|k| (self.em.fresh(&base), k)).collect();
         let node_name = names.first().map(|(n, _)| n.clone()).unwrap_or_else(|| self.em.fresh(&base));

@@ -66,6 +66,12 @@ pub fn mutates(graph: &Graph) -> bool {
     graph.nodes.iter().any(|n| functional_target(&n.target).is_some())
 }
 
+/// Whether [`crate::decomp::functionalize`] changes `graph`: it writes in place, or calls a
+/// composite op known only by its traced body (which functionalization expands).
+pub fn changes(graph: &Graph) -> bool {
+    mutates(graph) || graph.nodes.iter().any(|n| super::rules::traced::only_traced(&n.target))
+}
+
 /// The functional node of an in-place one: its target, and its first argument renamed where the
 /// functional schema spells it differently (`dropout_(Tensor(a!) self, ...)` but
 /// `dropout(Tensor input, ...)`, the whole dropout family), so kept nodes read as PyTorch's do.

@@ -189,7 +189,7 @@ pub fn run_with(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bind
 /// functionalized one, when the graph writes in place) gets its stream as `crate::ops::rng`
 /// numbers them, as a plan lowered from the same graph numbers its kernels' draws.
 pub fn run_with_generator(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bindings, gen: &Generator) -> Result<Values, ExecError> {
-    if !crate::decomp::functionalize::mutates(graph) {
+    if !crate::decomp::functionalize::changes(graph) {
         return run_functional(model, graph, inputs, bindings, gen);
     }
     let f = crate::decomp::functionalize(graph)?;

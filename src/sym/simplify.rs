@@ -376,6 +376,15 @@ fn floordiv(args: &[Expr]) -> Option<Expr> {
     if args[1] == Expr::Int(1) && is_integer_valued(&args[0]) {
         return Some(args[0].clone());
     }
+    // A divisor that is a factor of the dividend divides it exactly: `(32*s0*s1) // (32*s0)` is
+    // `s1` (BLOOM's ALiBi view records that size unsimplified, and `baddbmm`'s sum must broadcast
+    // it against `s1`). Only a quotient with integer coefficients and no negative powers counts.
+    if !matches!(args[1], Expr::Int(0)) && (matches!(args[0], Expr::Mul(_)) || matches!(args[1], Expr::Mul(_))) {
+        let q = mul([args[0].clone(), pow(args[1].clone(), Expr::Int(-1))]);
+        if is_integer_valued(&q) {
+            return Some(q);
+        }
+    }
     // (x // a) // b == x // (a*b) for positive integers a and b.
     if let (Expr::Call(Func::FloorDiv, inner), Expr::Int(b)) = (&args[0], &args[1]) {
         if let (Expr::Int(a), true) = (&inner[1], *b > 0) {

@@ -140,3 +140,16 @@ fn python_builtins_in_guard_text_evaluate() {
     let m = super::parse_infix("max(s0, 3) + abs(s1 - s0)").unwrap();
     assert_eq!(m.eval_int(&bind(&[("s0", 2), ("s1", 5)])).unwrap(), 6);
 }
+
+#[test]
+fn floordiv_by_a_factor_is_the_exact_quotient() {
+    let (s0, s1) = (Expr::symbol("s0"), Expr::symbol("s1"));
+    let num = Expr::mul(Expr::mul(Expr::int(32), s0.clone()), s1.clone());
+    assert_eq!(Expr::floordiv(num.clone(), Expr::mul(Expr::int(32), s0.clone())), s1);
+    assert_eq!(Expr::floordiv(num, s1.clone()), Expr::mul(Expr::int(32), s0.clone()));
+    // Not a factor: stays a floor division.
+    let half = Expr::floordiv(Expr::mul(Expr::int(2), s0.clone()), Expr::int(4));
+    assert!(matches!(half, Expr::Call(..)), "{half}");
+    let sum = Expr::floordiv(Expr::add(s0.clone(), s1.clone()), s0.clone());
+    assert!(matches!(sum, Expr::Call(..)), "{sum}");
+}

@@ -75,7 +75,8 @@ pub fn matmul(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         return Ok(vec![rw.op("aten.mm.default", vec![("self", A::T(a)), ("mat2", A::T(b))])?]);
     }
     if ra < 3 || ra != rb {
-        return Err(RuleError::Unsupported(format!("matmul of ranks {ra} and {rb} (only 2×2 and equal batched ranks)")));
+        // Other ranks stay whole (the interpreter and the kernels run `matmul` itself).
+        return Err(RuleError::Declined);
     }
     let mut lead = Vec::with_capacity(ra - 2);
     for d in 0..ra - 2 {

@@ -27,6 +27,7 @@ pub(crate) mod pool;
 pub(crate) mod products;
 pub(crate) mod search;
 pub(crate) mod softmax;
+pub(crate) mod traced;
 pub(crate) mod view;
 
 pub use super::emit::{Rw, A};
@@ -49,9 +50,24 @@ pub enum Table {
 /// A rule's builder: reads its node through [`Rw`], emits the replacement, returns its outputs.
 pub type Build = fn(&mut Rw) -> Result<Vec<ValueId>, RuleError>;
 
-/// The builder for `target` under `table`, from the op registry (`crate::ops`).
+/// The builder for `target` under `table`, from the op registry (`crate::ops`); for a composite
+/// op with no rule of its own there, the graph torch traced it into ([`traced`]), under every
+/// table (torch's tracing expands a composite op whatever the table) unless Inductor keeps it
+/// whole, and for the lowering only when it has no kernel and is no host step.
 pub fn find(table: Table, target: &str) -> Option<Build> {
-    crate::ops::get(target).and_then(|d| d.rule(table))
+    let def = crate::ops::get(target);
+    if let Some(rule) = def.and_then(|d| d.rule(table)) {
+        return Some(rule);
+    }
+    // The lowering runs an op with a kernel, or an eager-only one as a host step, as it is.
+    let runs = |d: &crate::ops::OpDef| d.lower.is_some() || d.host_fallback() || d.host_when.is_some();
+    // A composite op the interpreter already runs stays as the registry has it (its trace may
+    // call ops nothing here runs: `linalg_svd` → `_linalg_svd`); export's table still applies.
+    let kept = |d: &crate::ops::OpDef| d.run.is_some() && !crate::ops::composite_traces::in_export_table(target);
+    let own = def.is_some_and(|d| {
+        d.has_rule() || (table == Table::Inductor && d.keep) || (table == Table::Lowering && runs(d)) || (table != Table::Lowering && kept(d))
+    });
+    (!own && traced::has(Some(table), target)).then_some(traced::expand as Build)
 }
 
 /// Whether `target` is an op PyTorch would decompose further (so a missing rule matters): not

@@ -1,0 +1,177 @@
+//! What each CompositeImplicitAutograd ATen overload expands to, traced by torch itself.
+//!
+//! `scripts/gen_composite_graphs.py` traces every composite overload of the torch it runs under
+//! with `make_fx` (symbolic sizes, no decomposition table) on sample arguments made from its
+//! schema, and records each trace as data: the ATen graph the op becomes, valid for the tensor
+//! dtypes and ranks and the other argument values it was traced with. The table is committed
+//! gzipped in `assets/ops/` (torch version inside) and embedded. A composite op the registry has
+//! no rule of its own for is rewritten through it (`crate::decomp::rules::traced`), so a model
+//! that calls `type_as` or any other composite op nobody wrote a rule for still decomposes, runs
+//! and lowers as torch would run its body.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The traced expansions of one torch version.
+#[derive(Debug, Deserialize)]
+pub struct TracedTable {
+    /// `2.15.0`.
+    pub torch: String,
+    /// The script that wrote it.
+    #[serde(default)]
+    pub made_by: String,
+    /// Keyed by graph target (`aten.type_as.default`): the traces that succeeded, one per
+    /// argument signature.
+    pub ops: HashMap<String, Vec<Variant>>,
+    /// Composite overloads no sample could trace, with the last error: not expanded.
+    #[serde(default)]
+    pub not_traced: BTreeMap<String, Option<String>>,
+    /// Overloads that are no composite but that torch.export's default table
+    /// (`core_aten_decompositions()`, what `run_decompositions()` applies) decomposes in Python
+    /// (`detach`, `zeros`, `arange.start`, `baddbmm`), traced through that decomposition.
+    #[serde(default)]
+    pub core: HashMap<String, Vec<Variant>>,
+    #[serde(default)]
+    pub core_not_traced: BTreeMap<String, Option<String>>,
+}
+
+/// Which traces a lookup wants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Composite bodies: what any tracing expands.
+    Composite,
+    /// Composite bodies and torch.export's default table: what `run_decompositions()` expands.
+    Core,
+}
+
+impl TracedTable {
+    fn get(&self, target: &str, kind: Kind) -> Option<&Vec<Variant>> {
+        self.ops.get(target).or_else(|| if kind == Kind::Core { self.core.get(target) } else { None })
+    }
+}
+
+/// One trace: the arguments it holds for and the graph it made.
+#[derive(Debug, Deserialize)]
+pub struct Variant {
+    /// Per argument name: a tensor's dtype and rank, or any other argument's value.
+    pub guard: BTreeMap<String, Guard>,
+    pub nodes: Vec<TracedNode>,
+    /// The op's results, as references (see [`TracedNode::args`]).
+    pub outputs: Vec<Value>,
+    /// Per tensor argument, its sizes in the trace (`s12`): the symbols the nodes' recorded
+    /// metadata is written in.
+    #[serde(default)]
+    pub sizes: BTreeMap<String, Vec<String>>,
+    /// Sizes the trace required equal (`Eq(s1, s3)`): the op's own precondition, met by any
+    /// graph torch exported.
+    #[serde(default)]
+    pub requires: Vec<String>,
+}
+
+/// What a variant requires of one argument.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Guard {
+    Tensor { dtype: String, rank: usize },
+    /// Any value of a kind (`i`, `f`, `dtype`, `list` of `len`): the trace reads it where
+    /// `{"arg": NAME}` stands. `default`: the sample was the schema default, so a node that
+    /// leaves the argument out matches too, reading `sample`.
+    Wired {
+        wired: String,
+        sample: Value,
+        #[serde(default)]
+        default: bool,
+        #[serde(default)]
+        len: Option<usize>,
+    },
+    /// Exactly this value, spelled as in [`TracedNode::args`] (null: None); `default` as above.
+    Value {
+        value: Value,
+        #[serde(default)]
+        default: bool,
+    },
+}
+
+/// One node of a trace. Argument values: `{"in": NAME}` an argument of the op, `{"node": I,
+/// "out": K}` output K of node I, `{"i"|"f"|"b"|"s"|"dtype"|"layout"|"device"|"mf": V}`
+/// constants, null for None, and lists of these.
+#[derive(Debug, Deserialize)]
+pub struct TracedNode {
+    pub target: String,
+    pub args: Vec<(String, Value)>,
+    /// torch's metadata of its outputs (`{"dtype", "sizes", "strides"}` or `{"sym"}`, sizes in
+    /// the trace's symbols); left out where the variant reads arguments by value.
+    #[serde(default)]
+    pub meta: Option<Vec<Value>>,
+}
+
+const EMBEDDED: &[(&str, &[u8])] = &[("composite-2.15.json.gz", include_bytes!("../../assets/ops/composite-2.15.json.gz"))];
+
+impl TracedTable {
+    pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<TracedTable, String> {
+        let mut text = Vec::new();
+        flate2::read::GzDecoder::new(bytes).read_to_end(&mut text).map_err(|e| format!("{name}: {e}"))?;
+        serde_json::from_slice(&text).map_err(|e| format!("{name}: {e}"))
+    }
+}
+
+/// The embedded tables, oldest torch first (one that does not parse is a build defect, caught
+/// by the test below, and left out at run time).
+pub fn tables() -> &'static [TracedTable] {
+    static T: OnceLock<Vec<TracedTable>> = OnceLock::new();
+    T.get_or_init(|| {
+        let mut v: Vec<TracedTable> = EMBEDDED.iter().filter_map(|(n, b)| TracedTable::from_bytes(n, b).ok()).collect();
+        v.sort_by_key(|t| super::backend::version_key(&t.torch));
+        v
+    })
+}
+
+/// The traces of `target` for a graph made by torch `version`: the newest table not newer than
+/// it that has the op, else the oldest that has it (an unknown version counts as the newest).
+pub fn variants(target: &str, version: Option<&str>, kind: Kind) -> Option<&'static [Variant]> {
+    let want = version.map(super::backend::version_key).unwrap_or((u32::MAX, 0, 0));
+    let with: Vec<&TracedTable> = tables().iter().filter(|t| t.get(target, kind).is_some()).collect();
+    let t = with.iter().rev().find(|t| super::backend::version_key(&t.torch) <= want).or(with.first())?;
+    t.get(target, kind).map(Vec::as_slice)
+}
+
+/// Whether `target` is traced through torch.export's default table (not as a composite body).
+pub fn in_export_table(target: &str) -> bool {
+    tables().iter().any(|t| t.core.contains_key(target))
+}
+
+/// Whether any table has a trace of `target` of `kind`.
+pub fn has(target: &str, kind: Kind) -> bool {
+    tables().iter().any(|t| t.get(target, kind).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_table_parses_and_covers_composite_ops() {
+        for (name, bytes) in EMBEDDED {
+            let t = TracedTable::from_bytes(name, bytes).unwrap_or_else(|e| panic!("{e}"));
+            assert!(t.ops.len() >= 25, "{name}: only {} ops traced", t.ops.len());
+            assert!(t.core.len() >= 100, "{name}: only {} core-table ops traced", t.core.len());
+            assert_eq!(t.made_by, "scripts/gen_composite_graphs.py");
+        }
+        assert_eq!(tables().len(), EMBEDDED.len());
+        // `type_as` is `self.to(other.dtype)`: nothing when the dtypes agree, `_to_copy` when not.
+        let v = variants("aten.type_as.default", Some("2.15.0"), Kind::Composite).unwrap();
+        let same = v.iter().find(|v| matches!(v.guard.get("other"), Some(Guard::Tensor { dtype, .. }) if dtype == "float32")).unwrap();
+        assert!(same.nodes.is_empty());
+        let cast = v.iter().find(|v| matches!(v.guard.get("other"), Some(Guard::Tensor { dtype, .. }) if dtype == "float16")).unwrap();
+        assert_eq!(cast.nodes[0].target, "aten._to_copy.default");
+        assert!(variants("aten.add.Tensor", None, Kind::Core).is_none());
+        // `zeros` is no composite; export's default table makes it a `full`.
+        assert!(!has("aten.zeros.default", Kind::Composite));
+        let z = variants("aten.zeros.default", None, Kind::Core).unwrap();
+        assert!(z.iter().all(|v| v.nodes.iter().any(|n| n.target == "aten.full.default")));
+    }
+}
