@@ -4,8 +4,10 @@
     python3 scripts/gen_untraced_calls.py OUTDIR
 
 One CPU compile (torch.compile(dynamic=True), eval, no_grad) in lite and in default mode of a model
-that calls `F.batch_norm` in eval mode (the tables hold only CUDA's `cudnn_batch_norm` trace),
-`torch.tensor` and `Tensor.type_as` (OpInfo has no sample of either). Writes
+that calls `torch.as_tensor` and `Tensor.new_tensor` (no table holds a trace of either: OpInfo has
+no sample, and no corpus model called them when the tables were made) besides `F.batch_norm` in eval
+mode, `torch.tensor` and `Tensor.type_as` (once unknown too; the corpus's logs taught the tables
+them). Writes
 OUTDIR/untraced_calls_cpu_{lite,default}_<torch>.log.gz. tests/untraced_calls.rs reads them.
 """
 import glob
@@ -26,7 +28,8 @@ class M(nn.Module):
     def forward(self, x, y):
         h = self.bn(x)
         s = torch.tensor([0.5, 2.0]).sum()
-        return self.lin(h).type_as(y) * s
+        t = torch.as_tensor([1.5, 0.25]).sum() + x.new_tensor([3.0]).sum()
+        return self.lin(h).type_as(y) * s + t
 torch.manual_seed(0)
 m = M().eval()
 x, y = torch.randn(4, 16), torch.randn(4, 16, dtype=torch.float64)
