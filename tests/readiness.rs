@@ -8,25 +8,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::sample;
+use common::{ops_dir, run_cli_in, sample};
 use serde_json::Value;
-
-/// An ops folder of the test's own, so no table the machine's user refreshed is read.
-fn ops_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("xpuwb-readiness-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn run_in(ops: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xpu-workbench"))
-        .args(args)
-        .env("XPU_WORKBENCH_OPS_DIR", ops)
-        .output()
-        .expect("run the binary");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
 
 /// An empty ops folder shared by the tests that read only the embedded tables (never cleared: tests
 /// run in parallel).
@@ -37,14 +20,14 @@ fn no_user_tables() -> PathBuf {
 }
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    run_in(&no_user_tables(), args)
+    run_cli_in(&no_user_tables(), args)
 }
 
 fn readiness_in(ops: &Path, args: &[&str]) -> (i32, Value) {
     let mut all = vec!["readiness"];
     all.extend_from_slice(args);
     all.push("--json");
-    let (code, out, err) = run_in(ops, &all);
+    let (code, out, err) = run_cli_in(ops, &all);
     let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
     (code, v)
 }
@@ -154,7 +137,7 @@ fn bad_flags_are_usage_errors() {
 /// over the embedded one (made by hand here: no XPU build on the machines these tests run on).
 #[test]
 fn a_refreshed_xpu_table_overrides_the_embedded_lists() {
-    let ops = ops_dir("xpu-dispatcher");
+    let ops = ops_dir("readiness-xpu-dispatcher");
     let table = serde_json::json!({
         "torch": "2.15.0",
         "sources": {"kernels": "dispatcher of this torch build for CPU, XPU", "xpu_cpu_fallback": ["dot"]},
@@ -185,8 +168,8 @@ fn refresh_from_a_real_torch_keeps_readiness_working() {
         eprintln!("skipped: set XPU_WORKBENCH_TORCH_PYTHON to a python with torch to refresh for real");
         return;
     };
-    let ops = ops_dir("refresh");
-    let (code, out, err) = run_in(&ops, &["backends", "--refresh", "--python", python.to_str().unwrap()]);
+    let ops = ops_dir("readiness-refresh");
+    let (code, out, err) = run_cli_in(&ops, &["backends", "--refresh", "--python", python.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
     let (_, v) = readiness_in(&ops, &[&path("xpu/fallback_ops.pt2")]);
     assert!(v["table"].as_str().unwrap().ends_with("-dispatcher.json"), "{}", v["table"]);

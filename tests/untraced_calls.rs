@@ -12,7 +12,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::sample;
+use common::{ops_dir, run_cli_in, sample};
 
 fn log(mode: &str) -> PathBuf {
     sample(&format!("lite/untraced_calls_cpu_{mode}_2.15.0.log.gz"))
@@ -22,27 +22,15 @@ fn recorded() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/untraced_calls.traced-2.15.0.json")
 }
 
-/// An empty ops folder of the test's own, so no cache of the machine's user is read.
-fn ops_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("xpuwb-untraced-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 fn check_lite(ops: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xpu-workbench"))
-        .arg("check-lite")
-        .args(args)
-        .env("XPU_WORKBENCH_OPS_DIR", ops)
-        .output()
-        .expect("run the binary");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    let mut all = vec!["check-lite"];
+    all.extend_from_slice(args);
+    run_cli_in(ops, &all)
 }
 
 #[test]
 fn without_a_trace_the_calls_are_named_unverified_and_python_is_suggested() {
-    let ops = ops_dir("none");
+    let ops = ops_dir("untraced-none");
     for mode in ["lite", "default"] {
         let (code, out, err) = check_lite(&ops, &[log(mode).to_str().unwrap()]);
         assert_eq!(code, if mode == "lite" { 3 } else { 1 }, "{mode}: {out}{err}");
@@ -60,7 +48,7 @@ fn without_a_trace_the_calls_are_named_unverified_and_python_is_suggested() {
 
 #[test]
 fn torchs_recorded_traces_give_a_verdict_on_both_logs() {
-    let ops = ops_dir("recorded");
+    let ops = ops_dir("untraced-recorded");
     std::fs::create_dir_all(ops.join("traced")).unwrap();
     std::fs::copy(recorded(), ops.join("traced/torch-2.15.0.json")).unwrap();
     let (code, out, err) = check_lite(&ops, &[log("lite").to_str().unwrap()]);
@@ -77,7 +65,7 @@ fn torchs_recorded_traces_give_a_verdict_on_both_logs() {
 
 #[test]
 fn a_python_that_cannot_run_is_an_error_naming_it() {
-    let ops = ops_dir("nopython");
+    let ops = ops_dir("untraced-nopython");
     let (code, out, err) = check_lite(&ops, &[log("lite").to_str().unwrap(), "--python", "/nonexistent/python3"]);
     assert_eq!(code, 2, "{out}{err}");
     assert!(err.contains("/nonexistent/python3") && err.contains("cannot run"), "{err}");
@@ -95,7 +83,7 @@ fn the_users_torch_traces_and_caches_the_missing_calls() {
         return;
     };
     let python = python.to_string_lossy().into_owned();
-    let ops = ops_dir("real");
+    let ops = ops_dir("untraced-real");
     let (code, out, err) = check_lite(&ops, &[log("default").to_str().unwrap(), "--python", &python]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.starts_with("traced 1 call(s) with torch 2.15"), "{out}");

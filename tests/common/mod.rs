@@ -22,6 +22,29 @@ pub fn run_cli(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// An empty ops folder (`XPU_WORKBENCH_OPS_DIR`) of a test's own, so no table or traced-calls cache
+/// of the machine's user is read.
+pub fn ops_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("xpuwb-ops-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).expect("a temporary ops folder");
+    d
+}
+
+/// [`run_cli`] with `XPU_WORKBENCH_OPS_DIR` set to `ops`.
+pub fn run_cli_in(ops: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_xpu-workbench"))
+        .args(args)
+        .env("XPU_WORKBENCH_OPS_DIR", ops)
+        .output()
+        .expect("run the binary");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 pub fn sample(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples").join(name)
 }
