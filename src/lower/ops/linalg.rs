@@ -142,6 +142,17 @@ fn attention(cx: &mut Ctx<'_>, node: &Node, row: &[ExprId], part: Part) -> Resul
         }
         _ => batch.clone(),
     };
+    // Batch dims broadcast as in PyTorch's math path: a key or value of one head under several
+    // query heads (Falcon's multi-query attention passes [B, 1, S, E]) is read at head 0.
+    let vs = cx.sizes(v)?;
+    let zero = cx.kb.i64(0);
+    let broadcast = |sizes: &[crate::sym::Expr], at: &[ExprId]| -> Vec<ExprId> {
+        at.iter()
+            .enumerate()
+            .map(|(d, &x)| if sizes[d].as_int() == Some(1) && qs[d].as_int() != Some(1) { zero } else { x })
+            .collect()
+    };
+    let (k_batch, v_batch) = (broadcast(&ks, &kv_batch), broadcast(&vs, &kv_batch));
     let s_extent = cx.kb.size(&s_size);
     let e_extent = cx.kb.size(&e_size);
     // score(j) = scale · Σ_e q[i, e] k[j, e], masked to -inf above the diagonal when causal.
@@ -150,7 +161,7 @@ fn attention(cx: &mut Ctx<'_>, node: &Node, row: &[ExprId], part: Part) -> Resul
         let e = cx.kb.var(ev);
         let mut qi = batch.clone();
         qi.extend([i, e]);
-        let mut ki = kv_batch.clone();
+        let mut ki = k_batch.clone();
         ki.extend([j, e]);
         let a = cx.read(q, &qi)?;
         let b = cx.read(k, &ki)?;
@@ -206,7 +217,7 @@ fn attention(cx: &mut Ctx<'_>, node: &Node, row: &[ExprId], part: Part) -> Resul
     let d3 = cx.kb.binary(BinOp::Sub, sj3, m)?;
     let p3 = cx.kb.unary(UnOp::Exp, d3);
     let p3 = p_storage.map_or(p3, |e| cx.kb.round_to(p3, e));
-    let mut vi = kv_batch.clone();
+    let mut vi = v_batch.clone();
     vi.extend([j3, d]);
     let vv = cx.read(v, &vi)?;
     let pv = cx.kb.binary(BinOp::Mul, p3, vv)?;
