@@ -26,14 +26,13 @@ pub fn run(logs: &[PathBuf], python: &Path, as_json: bool) -> ExitCode {
     if let Some(w) = warning {
         eprintln!("warning: {w}");
     }
-    let before: Vec<usize> = loaded.iter().map(|l| lite_trace::check_log_with(l, &known).unverified.len()).collect();
-    let calls: Vec<traced::CallSpec> = loaded
-        .iter()
-        .flat_map(|l| {
-            let check = lite_trace::check_log_with(l, &known);
-            lite_trace::untraced_calls(l, &check).into_iter().filter_map(|(_, c)| c.ok())
-        })
-        .collect();
+    let mut before = Vec::new();
+    let mut calls: Vec<traced::CallSpec> = Vec::new();
+    for l in &loaded {
+        let check = lite_trace::check_log_with(l, &known);
+        before.push(check.unverified.len());
+        calls.extend(lite_trace::untraced_calls(l, &check).into_iter().filter_map(|(_, c)| c.ok()));
+    }
     let summary = match traced::trace_and_cache(python, &calls, &mut known) {
         Ok(s) => s,
         Err(e) => return fail(EXIT_USAGE, &e),
