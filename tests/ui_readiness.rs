@@ -53,6 +53,11 @@ fn check_xpu(h: &mut Harness) {
         assert!(reason.contains(part), "{part:?} not in {reason:?}");
     }
     h.expect(|l| l == "cpu_fallback (cholesky_inverse, torch 2.15.0)", "the inspector's status row");
+    // The node lite keeps, through the inspector's provenance link: the same reason.
+    let name = g.node(ci).name.clone();
+    h.click_label(|l| l == format!("in lite: {name} (cholesky_inverse)"), "the link to the lite node");
+    assert_eq!(h.app.state.selection.map(|s| s.view), Some(View::Lite));
+    h.expect(|l| l.starts_with("Falls back to the CPU: ") && l.contains("torch-xpu-ops main"), "the reason on the lite node");
 
     h.click_label(|l| l == "problem: go to linalg_lu", "the problems panel's link to linalg_lu");
     let (_, missing) = h.expect(|l| l.starts_with("Not implemented on the lite target: "), "the inspector's reason");
