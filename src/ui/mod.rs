@@ -18,6 +18,7 @@ pub mod minimap;
 pub mod neighbourhood;
 mod panels;
 pub mod profiling;
+pub mod readiness;
 pub mod session;
 pub mod stages;
 pub mod state;
