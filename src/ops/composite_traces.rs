@@ -109,7 +109,12 @@ pub struct TracedNode {
     pub meta: Option<Vec<Value>>,
 }
 
-const EMBEDDED: &[(&str, &[u8])] = &[("composite-2.15.json.gz", include_bytes!("../../assets/ops/composite-2.15.json.gz"))];
+const EMBEDDED: &[(&str, &[u8])] = &[
+    // Traced on the GPU machine's torch 2.11 (scripts/device_knowledge.sh): graphs a 2.11 export
+    // or log makes are expanded as that torch expands them, not as a newer one would.
+    ("composite-2.11.json.gz", include_bytes!("../../assets/ops/composite-2.11.json.gz")),
+    ("composite-2.15.json.gz", include_bytes!("../../assets/ops/composite-2.15.json.gz")),
+];
 
 impl TracedTable {
     pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<TracedTable, String> {
