@@ -205,6 +205,8 @@ const IGNORED: &[&str] = &[
     "dynamo_cpp_guards_str",
     "compilation_metrics_runtime",
     "bwd_compilation_metrics",
+    // torch 2.11 CUDA training: metrics of the backward compiled lazily at its first run.
+    "bwd_compilation_metrics_runtime",
     "dynamo_guards",
     "optimize_ddp_split_graph",
     "optimize_ddp_split_child",
