@@ -149,6 +149,12 @@ pub fn in_export_table(target: &str) -> bool {
     tables().iter().any(|t| t.core.contains_key(target))
 }
 
+/// Whether torch.export's default table (`core_aten_decompositions()`) has `target`, traced or not,
+/// in any embedded table: what `run_decompositions()` decomposes besides composite bodies.
+pub fn listed_in_export_table(target: &str) -> bool {
+    tables().iter().any(|t| t.core.contains_key(target) || t.core_not_traced.contains_key(target))
+}
+
 /// Whether any table has a trace of `target` of `kind`.
 pub fn has(target: &str, kind: Kind) -> bool {
     tables().iter().any(|t| t.get(target, kind).is_some())
