@@ -178,6 +178,10 @@ pub enum Command {
         /// named by the graph nodes it computes.
         #[arg(long, value_name = "OUT.json", requires = "profile")]
         chrome: Option<PathBuf>,
+        /// A folder or file the log's named output code may also be read from (by default only the
+        /// log's folder and the Inductor cache are; repeatable).
+        #[arg(long = "allow-file", value_name = "PATH")]
+        allow: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
     },
@@ -479,13 +483,14 @@ pub fn main() -> ExitCode {
             python: &python,
             json,
         }),
-        Some(Command::Kernels { log, compile, profile, against, against_profile, chrome, json }) => kernels::run(kernels::Args {
+        Some(Command::Kernels { log, compile, profile, against, against_profile, chrome, allow, json }) => kernels::run(kernels::Args {
             log: &log,
             compile: compile.as_deref(),
             profile: profile.as_deref(),
             against: against.as_deref(),
             against_profile: against_profile.as_deref(),
             chrome: chrome.as_deref(),
+            allow: &allow,
             json,
         }),
         Some(Command::Devices { json }) => devices::run(json),

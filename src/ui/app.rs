@@ -720,7 +720,7 @@ impl App {
                     .compiles
                     .iter()
                     .filter(|c| !c.output_code.is_empty())
-                    .map(|c| (c.id.to_string(), crate::import::trace::kernels(c)))
+                    .map(|c| (c.id.to_string(), crate::import::trace::kernels(c, &log.file_access())))
                     .unzip();
                 if ids.is_empty() {
                     return Err(format!("{}: no compile in the log has Inductor's output code, so no kernel to attribute to", log.file));
