@@ -19,6 +19,7 @@ mod kernels;
 mod kernels_compare;
 mod profile;
 mod readiness;
+mod report;
 mod shapes;
 mod sweep;
 
@@ -184,6 +185,25 @@ pub enum Command {
         allow: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
+    },
+    /// One self-contained HTML file to share (no network, no server): the folded graph before and
+    /// after, check-lite's verdicts, readiness, kernels with profiler time, guards and ranges, the
+    /// versions and config the file records, and every file it embeds. Files a log only names are
+    /// read from the log's folder and the Inductor cache, else only with --allow-file.
+    Report {
+        /// A TORCH_TRACE log, .pt2 or .onnx file.
+        file: PathBuf,
+        /// torch.profiler trace of the log's run (plain or .gz).
+        #[arg(long, value_name = "TRACE.json")]
+        profile: Option<PathBuf>,
+        /// The backend readiness is told for: xpu, cuda or cpu.
+        #[arg(long, default_value = "xpu")]
+        backend: String,
+        /// A folder or file the log's named files may also be read from (repeatable).
+        #[arg(long = "allow-file", value_name = "PATH")]
+        allow: Vec<PathBuf>,
+        #[arg(short = 'o', long = "out", value_name = "REPORT.html")]
+        out: PathBuf,
     },
     /// Per ATen op: Core ATen or not, interpreter and kernel coverage, OpInfo cases passing
     /// (from the results tests/opinfo.rs writes); --markdown prints docs/OPS.md.
@@ -483,6 +503,9 @@ pub fn main() -> ExitCode {
             python: &python,
             json,
         }),
+        Some(Command::Report { file, profile, backend, allow, out }) => {
+            report::run(report::Args { file: &file, profile: profile.as_deref(), backend: &backend, allow: &allow, out: &out })
+        }
         Some(Command::Kernels { log, compile, profile, against, against_profile, chrome, allow, json }) => kernels::run(kernels::Args {
             log: &log,
             compile: compile.as_deref(),
