@@ -399,6 +399,7 @@ impl App {
             Command::SetHeat(on) => s.profile.heat = on,
             Command::ExportDialog(kind) => self.export_dialog(kind),
             Command::Export(kind, path) => self.export(kind, path),
+            Command::ExportReport => super::report_export::start(&self.jobs, &self.state),
             Command::ImportProfileDialog => self.import_profile_dialog(),
             Command::ImportProfile(path) => self.import_profile(path),
             Command::CompareDialog(slot) => self.compare_dialog(slot),
