@@ -229,7 +229,23 @@ fn load(chromium: &Path, page: &Path, fragment: &str) -> (String, Vec<String>) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "chromium failed on {url}: {stderr}");
     let console = stderr.lines().filter(|l| l.contains(":CONSOLE")).map(str::to_string).collect();
-    (String::from_utf8_lossy(&out.stdout).into_owned(), console)
+    (without_scripts(&String::from_utf8_lossy(&out.stdout)), console)
+}
+
+/// The DOM without its script elements: the page's script and data hold every word the page can
+/// show, so only what the script put in the page may be looked for.
+fn without_scripts(dom: &str) -> String {
+    let mut out = String::with_capacity(dom.len());
+    let mut rest = dom;
+    while let Some(start) = rest.find("<script") {
+        out.push_str(&rest[..start]);
+        match rest[start..].find("</script>") {
+            Some(end) => rest = &rest[start + end + "</script>".len()..],
+            None => return out,
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 #[test]
@@ -259,8 +275,9 @@ fn the_report_opens_in_a_headless_browser_and_search_finds_a_node() {
     let (dom, console) = load(&chromium, &out, &format!("q={name}"));
     assert!(console.is_empty(), "the page logged: {console:#?}");
     // The sections were drawn from the data...
-    for section in ["status-", "Readiness", "device µs", "pytorch_version", "Files in this report"] {
-        assert!(dom.contains(section), "no `{section}` in the page");
+    let status = format!("<span class=\"status-{}\">", d["check_lite"]["status"].as_str().unwrap());
+    for drawn in [status.as_str(), "<th>lite mode</th>", "<th>device µs</th>", "<td>2.11.0+cu130</td>", "<td>read</td>", "No graph diff in this report."] {
+        assert!(dom.contains(drawn), "no `{drawn}` in the page");
     }
     // ...and the search opened the module and marked the node.
     assert!(dom.contains(&format!("data-found=\"{name}\"")), "the pane does not say it found {name}");
@@ -274,4 +291,25 @@ fn the_report_opens_in_a_headless_browser_and_search_finds_a_node() {
     let (dom, console) = load(&chromium, &out, "q=no_such_node_zz");
     assert!(console.is_empty(), "the page logged: {console:#?}");
     assert!(!dom.contains("found\" data-i=") && dom.contains("no node matches"));
+}
+
+/// The diff's place: a value the diff module computes, shown as a tree, in a model file's report
+/// (a .pt2: its graph before and after Inductor's default decomposition).
+#[test]
+fn a_diff_given_to_the_report_shows_in_the_browser() {
+    let Some(chromium) = browser() else { return };
+    let diff = xpu_workbench::report::DiffSection {
+        against: "other.pt2".into(),
+        value: serde_json::json!({"only_in_b": [{"node": "rms_norm_7", "op": "aten.rms_norm.default"}], "changed": []}),
+    };
+    let file = sample("tiny_llama_auto.pt2");
+    let inputs = xpu_workbench::report::Inputs { file: &file, profile: None, backend: xpu_workbench::ops::Backend::Xpu, allow: &[], diff: Some(diff) };
+    let report = xpu_workbench::report::build(inputs).expect("a report of the archive");
+    assert_eq!(report.graphs.len(), 2, "as exported, and decomposed");
+    let out = scratch("diff").join("diff.html");
+    std::fs::write(&out, xpu_workbench::report::render(&report)).unwrap();
+    let (dom, console) = load(&chromium, &out, "");
+    assert!(console.is_empty(), "the page logged: {console:#?}");
+    assert!(dom.contains("Against other.pt2") && dom.contains("rms_norm_7") && dom.contains("aten.rms_norm.default"), "no diff in the page");
+    assert!(!dom.contains("No graph diff in this report"));
 }
