@@ -16,13 +16,23 @@ use crate::profile::attribute::{attribute, CompiledKernels, KernelRef};
 use crate::profile::kernel_time::kernel_times;
 use crate::profile::kineto;
 
-/// Fills `r` from `log`; `files` says where the output code the log only names may be read.
-pub fn fill(r: &mut Report, log: &TraceLog, files: &FileAccess, profile: Option<&Path>, backend: Backend) -> Result<(), ReportError> {
+/// Fills `r` from `log`; `files` says where the output code the log only names may be read. The
+/// log is consumed last, as the model readiness reads (a copy would double a big log's memory).
+pub fn fill(r: &mut Report, log: TraceLog, files: &FileAccess, profile: Option<&Path>, backend: Backend) -> Result<(), ReportError> {
+    fill_sections(r, &log, files, profile)?;
+    let torch = lite_trace::log_torch(&log);
+    match super::readiness_section(&log.into_model(), torch.as_deref(), backend) {
+        Ok(sec) => r.readiness = Some(sec),
+        Err(why) => r.warnings.push(why),
+    }
+    Ok(())
+}
+
+fn fill_sections(r: &mut Report, log: &TraceLog, files: &FileAccess, profile: Option<&Path>) -> Result<(), ReportError> {
     r.warnings.extend(log.warnings.iter().cloned());
     versions_and_config(r, log);
     let mut overlays: HashMap<String, HashMap<String, Overlay>> = HashMap::new();
     check_lite(r, log, &mut overlays);
-    readiness(r, log, backend);
     kernels(r, log, files, profile, &mut overlays)?;
     guards(r, log);
     for c in &log.compiles {
@@ -121,14 +131,6 @@ fn check_lite(r: &mut Report, log: &TraceLog, overlays: &mut HashMap<String, Has
         o.verdict = Some(f.verdict.class().to_string());
     }
     r.check_lite = Some(CheckSection { status: status.into(), summary, rows, unverified: check.unverified.iter().map(|u| u.to_string()).collect() });
-}
-
-fn readiness(r: &mut Report, log: &TraceLog, backend: Backend) {
-    let torch = lite_trace::log_torch(log);
-    match super::readiness_section(&log.clone().into_model(), torch.as_deref(), backend) {
-        Ok(sec) => r.readiness = Some(sec),
-        Err(why) => r.warnings.push(why),
-    }
 }
 
 fn kernels(

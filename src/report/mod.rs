@@ -64,7 +64,7 @@ pub fn build(inputs: Inputs<'_>) -> Result<Report, ReportError> {
         if let Some(p) = inputs.profile {
             r.files.push(embedded("profile", p));
         }
-        log::fill(&mut r, &log, &files, inputs.profile, inputs.backend)?;
+        log::fill(&mut r, log, &files, inputs.profile, inputs.backend)?;
     } else {
         if let Some(p) = inputs.profile {
             return Err(ReportError::Input(format!(
@@ -109,9 +109,17 @@ fn fill_model(r: &mut Report, model: &Model, backend: Backend) {
     r.graphs.push(graph::view(g, "the graph as exported (before)", &none));
     r.panes[0] = Some(0);
     let marks = Marks::default();
-    match decomp::decompose(g, Mode::Lite, &marks) {
+    // As `check-lite FILE.pt2`: a graph already decomposed (its nodes record `from_node`) is checked
+    // as it is, anything else through our lite decomposition.
+    let already = g.nodes.iter().any(|n| n.meta.from_node.last().is_some_and(|o| o.target != n.target));
+    let lite = if already { Ok(None) } else { decomp::decompose(g, Mode::Lite, &marks).map(Some) };
+    match lite {
         Ok(lite) => {
-            let violations = decomp::check_lite(g, &lite, &marks);
+            let violations = match &lite {
+                Some(d) => decomp::check_lite(g, d, &marks),
+                None => decomp::check_decomposed(g, &marks),
+            };
+            let what = if already { "the decomposed graph in the file" } else { "our lite decomposition" };
             let mut overlay = std::collections::HashMap::new();
             for v in &violations {
                 overlay.insert(v.node.clone(), Overlay { verdict: Some("decomposed_unmarked".into()), ..Overlay::default() });
@@ -119,7 +127,7 @@ fn fill_model(r: &mut Report, model: &Model, backend: Backend) {
             r.graphs[0] = graph::view(g, "the graph as exported (before)", &overlay);
             r.check_lite = Some(CheckSection {
                 status: if violations.is_empty() { "ok" } else { "violations" }.into(),
-                summary: format!("our lite decomposition of {} node(s): {} unmarked node(s) decomposed", g.nodes.len(), violations.len()),
+                summary: format!("{what} of {} node(s): {} unmarked node(s) decomposed", g.nodes.len(), violations.len()),
                 rows: violations
                     .iter()
                     .map(|v| CheckRow {
