@@ -546,7 +546,7 @@ impl App {
                     }
                 }
             }
-            JobResult::ImportedProfile { generation, result } => {
+            JobResult::ImportedProfile { generation, path, result } => {
                 let p = &mut self.state.profile;
                 if generation != p.generation {
                     return;
@@ -556,6 +556,7 @@ impl App {
                     Ok(trace) => {
                         let mut r = super::profiling::ProfileResult::new(View::Original, *trace);
                         r.imported = true;
+                        r.imported_from = Some(path);
                         p.result = Some(Arc::new(r));
                         p.heat = true;
                         p.error = None;
@@ -732,7 +733,7 @@ impl App {
                 let owners = attribute(&t, &compiled);
                 Ok(Box::new(crate::profile::kernel_time::attributed_trace(&t, &compiled, &owners)))
             })();
-            JobResult::ImportedProfile { generation, result }
+            JobResult::ImportedProfile { generation, path, result }
         });
     }
 

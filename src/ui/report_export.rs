@@ -14,9 +14,11 @@ pub fn start(jobs: &Jobs, state: &AppState) {
     let Some(Source::File(file)) = state.doc.as_ref().map(|d| d.source.clone()) else {
         return jobs.spawn("report", || JobResult::Exported(Err("open a file first: the embedded sample has no file to report on".into())));
     };
+    // An imported torch.profiler trace of the log's run is attributed again, as `report --profile` does.
+    let profile = state.profile.result.as_ref().and_then(|r| r.imported_from.clone());
     jobs.spawn("report", move || {
         let Some(out) = pick(&file) else { return JobResult::Exported(Ok("report not exported".into())) };
-        let inputs = Inputs { file: &file, profile: None, backend: Backend::Xpu, allow: &[], diff: None };
+        let inputs = Inputs { file: &file, profile: profile.as_deref(), backend: Backend::Xpu, allow: &[], diff: None };
         JobResult::Exported(match report::write(inputs, &out) {
             Ok((r, bytes)) => {
                 let skipped = r.files.iter().filter(|f| matches!(f.state, crate::import::trace::NamedFile::Skipped { .. })).count();
