@@ -399,7 +399,8 @@ impl App {
             Command::SetHeat(on) => s.profile.heat = on,
             Command::ExportDialog(kind) => self.export_dialog(kind),
             Command::Export(kind, path) => self.export(kind, path),
-            Command::ExportReport => super::report_export::start(&self.jobs, &self.state),
+            Command::ExportReportDialog => super::report_export::dialog(&self.jobs, &self.state),
+            Command::ExportReport(path) => super::report_export::write(&self.jobs, &self.state, path),
             Command::ImportProfileDialog => self.import_profile_dialog(),
             Command::ImportProfile(path) => self.import_profile(path),
             Command::CompareDialog(slot) => self.compare_dialog(slot),
@@ -620,7 +621,8 @@ impl App {
             JobResult::ProfilePicked(Some(path)) => self.import_profile(path),
             JobResult::ProfilePicked(None) => {}
             JobResult::ExportPicked(kind, Some(path)) => self.export(kind, path),
-            JobResult::ExportPicked(_, None) => {}
+            JobResult::ExportPicked(_, None) | JobResult::ReportPicked(None) => {}
+            JobResult::ReportPicked(Some(path)) => super::report_export::write(&self.jobs, &self.state, path),
             JobResult::Exported(Ok(m)) | JobResult::Exported(Err(m)) => self.state.message(m),
         }
     }

@@ -44,6 +44,8 @@ pub enum JobResult {
     ExportPicked(super::command::ExportKind, Option<PathBuf>),
     /// A profile export finished: what was written, or why not.
     Exported(Result<String, String>),
+    /// Where to write the HTML report (`None`: the dialog was cancelled).
+    ReportPicked(Option<PathBuf>),
 }
 
 /// Sends a job's intermediate results to the UI and wakes it.

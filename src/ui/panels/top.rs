@@ -23,7 +23,7 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                     ui.close_menu();
                 }
                 if ui.button("Export report… (one HTML file to share)").clicked() {
-                    cmds.push(Command::ExportReport);
+                    cmds.push(Command::ExportReportDialog);
                     ui.close_menu();
                 }
                 if ui.button("Open the embedded sample").clicked() {
