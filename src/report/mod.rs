@@ -6,7 +6,8 @@
 //!
 //! A report is made to be sent, so it holds only what the user chose to share: the file's own
 //! contents, the files passed in [`Inputs`], and files the log only names where torch writes them
-//! ([`FileAccess`]); [`Report::files`] lists each one embedded and each one left out, with why.
+//! ([`FileAccess`](crate::import::trace::FileAccess)); [`Report::files`] lists each one embedded
+//! and each one left out, with why.
 
 mod graph;
 mod html;
