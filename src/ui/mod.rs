@@ -17,6 +17,7 @@ pub mod layout;
 pub mod minimap;
 pub mod neighbourhood;
 mod panels;
+mod report_export;
 pub mod profiling;
 pub mod readiness;
 pub mod session;

@@ -47,6 +47,8 @@ pub struct ProfileResult {
     /// Imported from a torch.profiler trace of a TORCH_TRACE log's run: its node names are those
     /// of the log's dynamo graphs, so the overlay applies to the original and dynamo views.
     pub imported: bool,
+    /// The torch.profiler trace it was imported from.
+    pub imported_from: Option<std::path::PathBuf>,
 }
 
 impl ProfileResult {
@@ -66,7 +68,7 @@ impl ProfileResult {
         let node_ns: HashMap<String, u64> = trace.node_device_ns().into_iter().map(|(n, ns)| (n, ns / timed)).collect();
         let max_node_ns = node_ns.values().copied().max().unwrap_or(0);
         let host_rows = trace.host_median_ns().into_iter().map(|(kind, node, median_ns)| HostRow { kind, node, median_ns }).collect();
-        ProfileResult { view, trace, rows, host_rows, node_ns, max_node_ns, imported: false }
+        ProfileResult { view, trace, rows, host_rows, node_ns, max_node_ns, imported: false, imported_from: None }
     }
 }
 

@@ -22,6 +22,10 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                     cmds.push(Command::CompareDialog(crate::ui::comparing::CompareSlot::OtherLog));
                     ui.close_menu();
                 }
+                if ui.button("Export report… (one HTML file to share)").clicked() {
+                    cmds.push(Command::ExportReportDialog);
+                    ui.close_menu();
+                }
                 if ui.button("Open the embedded sample").clicked() {
                     cmds.push(Command::Open(Source::Embedded));
                     ui.close_menu();
