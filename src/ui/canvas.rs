@@ -196,6 +196,9 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
         if dark { (Color32::from_gray(240), Color32::from_gray(196)) } else { (Color32::from_gray(15), Color32::from_gray(60)) };
     let mut visible: Vec<(usize, Rect)> = Vec::new();
     let mut drawn: PixelSet = PixelSet::default();
+    // Folded modules under the heat overlay: coloured by their summed device time against the
+    // hottest folded module of this layout (its nodes' own ramp would saturate every box).
+    let group_heat = groups::heat_by_item(state, view, graph, layout);
     for (i, item) in layout.items.iter().enumerate() {
         if !item.rect.intersects(world_view) {
             continue;
@@ -223,7 +226,14 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
                 let name = members.first().map(|m| graph.node(*m).name.as_str()).unwrap_or(path);
                 (kernel_fill(state, view, name, dark).unwrap_or(group_fill(dark)), false)
             }
-            ItemKind::Group { path, .. } => (group_fill(dark), state.marks.modules.contains(path)),
+            ItemKind::Group { path, .. } => {
+                let fill = match group_heat.get(&i) {
+                    Some(t) => heat_color(*t),
+                    None if group_heat.is_empty() => group_fill(dark),
+                    None => NO_KERNEL_FILL,
+                };
+                (fill, state.marks.modules.contains(path))
+            }
         };
         if srect.width() < 4.0 {
             // Zoomed far out, many boxes fall on the same pixels: draw each spot once.

@@ -2,10 +2,12 @@
 //! input → output shape, what lite and full did inside it, a bar of those colours), an open one
 //! as a frame with a title tab around its boxes.
 
+use std::collections::HashMap;
+
 use egui::{pos2, Color32, FontId, Painter, Rect, Stroke};
 
 use super::canvas::class_fill;
-use super::layout::{Frame, ItemKind};
+use super::layout::{Frame, ItemKind, Layout};
 use super::state::{format_dims, short_op, AppState, NodeClass, Pane, View};
 use crate::ir::{Graph, NodeId, ValueId};
 
@@ -108,7 +110,31 @@ pub fn lines(state: &AppState, view: View, graph: &Graph, group: &ItemKind) -> V
     if !ready.is_empty() {
         out.push(ready);
     }
+    if let Some(t) = state.profile.group_time(view, member_names(graph, members)) {
+        out.push(t.text());
+    }
     out
+}
+
+fn member_names<'g>(graph: &'g Graph, members: &'g [NodeId]) -> impl Iterator<Item = &'g str> {
+    members.iter().map(|m| graph.node(*m).name.as_str())
+}
+
+/// Per folded module of `layout` (by item index), its heat in [0, 1]: its summed device time over
+/// the largest such sum. Empty when the overlay does not show `view`; a module none of whose nodes
+/// ran a kernel is absent.
+pub fn heat_by_item(state: &AppState, view: View, graph: &Graph, layout: &Layout) -> HashMap<usize, f32> {
+    let times: Vec<(usize, u64)> = layout
+        .items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| match &item.kind {
+            ItemKind::Group { members, .. } => state.profile.group_time(view, member_names(graph, members)).map(|t| (i, t.ns)),
+            _ => None,
+        })
+        .collect();
+    let max = times.iter().map(|(_, ns)| *ns).max().unwrap_or(0);
+    times.into_iter().map(|(i, ns)| (i, if max == 0 { 0.0 } else { ns as f32 / max as f32 })).collect()
 }
 
 /// A folded module's hover text: its ops by count, every input and output shape, how to open it.
@@ -124,6 +150,9 @@ pub fn details(state: &AppState, view: View, graph: &Graph, group: &ItemKind) ->
     let mut text = format!("{path}: {} ops\n", members.len());
     if !ready.is_empty() {
         text.push_str(&format!("{ready} (lite target, torch {})\n", state.readiness.torch));
+    }
+    if let Some(t) = state.profile.group_time(view, member_names(graph, members)) {
+        text.push_str(&format!("{} (mean of the profile's timed runs)\n", t.text()));
     }
     for (op, n) in ops.iter().take(12) {
         text.push_str(&format!("  {n} × {op}\n"));
