@@ -61,12 +61,10 @@ pub fn find(table: Table, target: &str) -> Option<Build> {
     }
     // The lowering runs an op with a kernel, or an eager-only one as a host step, as it is.
     let runs = |d: &crate::ops::OpDef| d.lower.is_some() || d.host_fallback() || d.host_when.is_some();
-    // A composite op the interpreter already runs stays as the registry has it (its trace may
-    // call ops nothing here runs: `linalg_svd` → `_linalg_svd`); export's table still applies.
-    let kept = |d: &crate::ops::OpDef| d.run.is_some() && !crate::ops::composite_traces::in_export_table(target);
-    let own = def.is_some_and(|d| {
-        d.has_rule() || (table == Table::Inductor && d.keep) || (table == Table::Lowering && runs(d)) || (table != Table::Lowering && kept(d))
-    });
+    // A composite op the interpreter already runs is still expanded as torch's tracing expands
+    // it (`square` → `pow`, `expand_as` → `expand`), unless its trace calls ops nothing here
+    // runs (`linalg_svd` → `_linalg_svd`): `traced::expand` declines those.
+    let own = def.is_some_and(|d| d.has_rule() || (table == Table::Inductor && d.keep) || (table == Table::Lowering && runs(d)));
     (!own && traced::has(Some(table), target)).then_some(traced::expand as Build)
 }
 
@@ -77,13 +75,30 @@ pub fn decomposes_in_torch(target: &str) -> bool {
 }
 
 /// Whether a node of `target` that `table` has no rule for is worth reporting: under the
-/// decomposition tables, when PyTorch would decompose it; under [`Table::Lowering`], when it
-/// has no kernel lowering either.
+/// decomposition tables, when PyTorch's own table would decompose it; under
+/// [`Table::Lowering`], when it has no kernel lowering either.
 pub fn wants_rule(table: Table, target: &str) -> bool {
     match table {
-        Table::Core | Table::Inductor => decomposes_in_torch(target),
+        Table::Core | Table::Inductor => decomposes_in_torch(target) && in_torch_table(table, target),
         Table::Lowering => crate::ops::lowering(target).is_none(),
     }
+}
+
+/// Whether torch's table behind `table` decomposes `target`: a composite op always (tracing
+/// expands it), any other op when `core_aten_decompositions()` (export, [`Table::Core`]) or
+/// `select_decomp_table()` (Inductor) lists it. `expm1` is in neither and stays whole;
+/// `unbind` is in export's only. An op the generated tables never saw counts as decomposed, so
+/// a gap is reported rather than hidden.
+fn in_torch_table(table: Table, target: &str) -> bool {
+    let Some(facts) = crate::ops::backend::table_for(None).and_then(|t| t.op(target)) else {
+        return true;
+    };
+    facts.composite
+        || match table {
+            Table::Core => crate::ops::composite_traces::in_core_table(target),
+            Table::Inductor => facts.inductor,
+            Table::Lowering => true,
+        }
 }
 
 /// Normalises a possibly negative dim against `rank`, as a rule argument error when out of range.
@@ -114,6 +129,18 @@ mod tests {
         if let Some(d) = core_only {
             assert!(find(Table::Lowering, d.target).is_some(), "{}", d.target);
         }
+    }
+
+    #[test]
+    fn only_what_torchs_own_table_decomposes_wants_a_rule() {
+        // In neither table: kept whole by torch, so no missing rule to report.
+        assert!(!wants_rule(Table::Core, "aten.expm1.default"));
+        assert!(!wants_rule(Table::Inductor, "aten.expm1.default"));
+        // Export's table has `unbind`, Inductor's does not.
+        assert!(wants_rule(Table::Core, "aten.unbind.int"));
+        assert!(!wants_rule(Table::Inductor, "aten.unbind.int"));
+        // A composite op is expanded by any tracing.
+        assert!(wants_rule(Table::Inductor, "aten.type_as.default"));
     }
 
     #[test]
