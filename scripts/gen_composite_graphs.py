@@ -8,7 +8,7 @@ the workbench embeds (assets/ops/composite-<torch>.json.gz, issue 25).
 For each overload the dispatcher says has a CompositeImplicitAutograd kernel (functional ones: the
 workbench functionalizes in-place and out= overloads first), sample arguments are made from its
 schema (tensors of rank 1 to 4, float32, and for two-tensor ops float32 against the other float and
-integer dtypes; other arguments their schema default, else a small legal value) and the call is
+integer dtypes and tensors of two ranks; integer and boolean tensors for an op that takes no float; other arguments their schema default, else a small legal value) and the call is
 traced by `make_fx(tracing_mode="symbolic")` with no decomposition table and no duck shaping (each
 size its own symbol): the graph torch's own tracing (run_decompositions(), AOT autograd) makes of
 the op. A trace that guards on a size (a branch on a symbol) is left out: it would not hold for
@@ -128,20 +128,24 @@ def tensor_args(schema):
     return [a for a in schema.arguments if ty(a, schema) == "Tensor"]
 
 
-def candidates(schema):
-    """(rank, dtypes) samples: every rank in float32, then float32 against each other dtype for
-    two-tensor ops (ranks 2 and 3); square shapes only where no other sample fit (`trace_all`)."""
+def candidates(schema, dtype=torch.float32):
+    """(ranks, dtypes) samples, one rank and dtype per tensor: every rank in `dtype`, then for
+    two-tensor ops float32 against each other dtype (ranks 2 and 3) and tensors of different
+    ranks (`matmul` of a batch of rows by a matrix is `view` + `mm`, of equal ranks `bmm`);
+    square shapes only where no other sample fit (`trace_all`)."""
     tensors = tensor_args(schema)
     if not tensors:
-        yield 0, []
+        yield (), []
         return
     for rank in (2, 3, 4, 1):
-        yield rank, [torch.float32] * len(tensors)
-    if len(tensors) == 2:
+        yield (rank,) * len(tensors), [dtype] * len(tensors)
+    if len(tensors) == 2 and dtype == torch.float32:
         for rank in (2, 3):
             for d in (MIXED[:4] if rank == 2 else MIXED[:1]):
-                yield rank, [torch.float32, d]
-                yield rank, [d, torch.float32]
+                yield (rank, rank), [torch.float32, d]
+                yield (rank, rank), [d, torch.float32]
+        for ranks in ((3, 2), (4, 2), (2, 3), (2, 4), (1, 2), (2, 1), (4, 3), (3, 4)):
+            yield ranks, [torch.float32] * 2
 
 
 def encode_const(v):
@@ -243,7 +247,7 @@ def perturbed(v):
     if isinstance(v, int):
         return [v + 1, v - 1]
     if isinstance(v, float):
-        return [v + 0.25]
+        return [v + 0.25, v - 0.25]
     if isinstance(v, torch.dtype) and v.is_floating_point:
         return [torch.float64 if v != torch.float64 else torch.float32]
     if isinstance(v, (list, tuple)) and v and all(isinstance(x, int) and not isinstance(x, bool) for x in v):
@@ -308,7 +312,14 @@ def trace_once(op, schema, values, decomp):
     # graph torch exported already meets; any other guard is a branch on a size.
     guards = [g.expr for g in (shape_env.guards if shape_env is not None else [])]
     conj = [c for g in guards for c in (g.args if g.func.__name__ == "And" else [g])]
-    branch = [g for g in conj if not (g.func.__name__ == "Equality" and all(x.is_Symbol for x in g.args))]
+    # A disjunction of such equalities and sizes of 1 (`Eq(s1, s3) | Eq(s3, 1)`) is broadcasting's
+    # precondition (`expand_as`, `matmul`'s batch dims): met by any exported graph as well, and the
+    # graph is the same whichever side holds.
+    def size_eq(g):
+        return g.func.__name__ == "Equality" and all(x.is_Symbol or x == 1 for x in g.args) and any(x.is_Symbol for x in g.args)
+
+    branch = [g for g in conj if not (size_eq(g) and all(x.is_Symbol for x in g.args))
+              and not (g.func.__name__ == "Or" and all(size_eq(x) for x in g.args))]
     if branch:
         raise ValueError("guards on sizes: " + "; ".join(map(str, branch[:3])))
     names = [(schema.arguments[p].name, None) for p in tensor_pos]
@@ -316,20 +327,21 @@ def trace_once(op, schema, values, decomp):
     return {"nodes": nodes, "outputs": outs, "sizes": sizes}, [str(g) for g in guards]
 
 
-OPTIONAL_SET = {"ScalarType?": torch.float32, "Layout?": torch.strided, "Device?": torch.device("cpu"), "bool?": False}
+OPTIONAL_SET = {"ScalarType?": torch.float32, "Layout?": torch.strided, "Device?": torch.device("cpu"), "bool?": False,
+                "int[1]?": [1], "int[]?": [1]}
 
 
-def trace(op, schema, rank, dtypes, float_scalars, decomp, optionals=(), generic=()):
+def trace(op, schema, ranks, dtypes, float_scalars, decomp, optionals=(), generic=()):
     values, guard = [], {}
     ti = 0
     for i, a in enumerate(schema.arguments):
         t = ty(a, schema)
         if t == "Tensor":
-            v = sample_value(a, rank, dtypes[ti], i, schema)
+            v = sample_value(a, ranks[ti], dtypes[ti], i, schema)
             guard[a.name] = {"dtype": dtype_name(v.dtype), "rank": v.dim()}
             ti += 1
         else:
-            v = sample_value(a, rank, None, i, schema)
+            v = sample_value(a, 0, None, i, schema)
             default = a.has_default_value() or t.endswith("?")
             if t == "Scalar" and not a.has_default_value() and not float_scalars:
                 v = 1
@@ -383,24 +395,34 @@ def trace_all(target, op, decomp):
     optional = [a.name for a in schema.arguments if ty(a, schema) in OPTIONAL_SET]
     opt_sets = [()] + ([tuple(optional), tuple(n for n in optional if n != "layout"),
                         tuple(n for n in optional if n not in ("layout", "dtype"))] if optional else [])
+    # An optional dim list given alone (`fft_fftn(x, dim=[1, 2])`).
+    opt_sets += [(n,) for n in optional if ty(next(a for a in schema.arguments if a.name == n), schema).startswith("int[")]
     opt_sets = list(dict.fromkeys(opt_sets))
     numbers = [a.name for a in schema.arguments if ty(a, schema) in ("Scalar", "float") and a.has_default_value()][:3]
     subsets = [tuple(n for k, n in enumerate(numbers) if m >> k & 1) for m in range(1 << len(numbers))]
     flags = [(f, o, g) for f in ([False, True] if scalars else [False]) for o in opt_sets for g in subsets]
-    fitted = set()  # ranks some sample fitted; square shapes are tried for the others
-    for square in (False, True):
+    fitted = set()  # (arguments, ranks) some sample fitted; square shapes are tried for the others
+    # Float samples first; integer and boolean ones only for an op no float sample fitted
+    # (`__or__`, `bitwise_and` have no float kernel).
+    passes = [(False, torch.float32), (True, torch.float32), (False, torch.int64), (False, torch.bool)]
+    float_fit = False
+    for square, dtype in passes:
+        float_fit = float_fit or (dtype == torch.float32 and bool(variants))
+        if dtype != torch.float32 and float_fit:
+            break
         for float_scalars, optionals, generic in flags:
-            for rank, dtypes in candidates(schema):
-                if square and (rank < 2 or rank in fitted or any(d != torch.float32 for d in dtypes)):
+            for ranks, dtypes in candidates(schema, dtype):
+                key = (float_scalars, optionals, generic, ranks)
+                if square and (max(ranks, default=0) < 2 or key in fitted or any(d != torch.float32 for d in dtypes)):
                     continue
                 try:
-                    v = trace(op, schema, -rank if square else rank, dtypes, float_scalars, decomp, optionals, generic)
+                    v = trace(op, schema, tuple(-r for r in ranks) if square else ranks, dtypes, float_scalars, decomp, optionals, generic)
                 except Exception as e:  # the sample does not fit the op, or the trace guards
                     last_err = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
                     if "tensor list" in last_err or "no sample for" in last_err:
                         break
                     continue
-                fitted.add(rank)
+                fitted.add(key)
                 key = json.dumps(v["guard"], sort_keys=True)
                 if key not in seen:
                     seen.add(key)
@@ -454,6 +476,18 @@ def core_table_overloads(only):
         yield f"aten.{name}.{op._overloadname}", op, fn
 
 
+def core_in_inductor(targets):
+    """Of the export-table overloads `targets`, those Inductor's table decomposes with the same
+    function, so their traces hold for `run_decompositions(select_decomp_table())` too."""
+    import torch._inductor.lowering  # noqa: F401  (select_decomp_table needs it loaded)
+    from torch._decomp import core_aten_decompositions
+    from torch._inductor.decomposition import select_decomp_table
+
+    core, ind = core_aten_decompositions(), select_decomp_table()
+    named = {f"aten.{op._schema.name.split('::', 1)[1]}.{op._overloadname}": op for op in core if isinstance(op, torch._ops.OpOverload)}
+    return sorted(t for t in targets if t in named and ind.get(named[t]) is core[named[t]])
+
+
 def finite(x):
     """JSON has no inf or nan: such a float constant is written as its Python string."""
     if isinstance(x, float) and not math.isfinite(x):
@@ -466,7 +500,7 @@ def finite(x):
 
 
 def merge(out, parts):
-    """Merges the `.jsonl` progress files of shards into one table."""
+    """Merges the `.jsonl` progress files of shards into one table, later files over earlier ones."""
     doc = {"torch": torch.__version__.split("+")[0], "torch_build": torch.__version__,
            "made_by": "scripts/gen_composite_graphs.py", "ops": {}, "not_traced": {}, "core": {}, "core_not_traced": {}}
     for p in parts:
@@ -474,10 +508,14 @@ def merge(out, parts):
             for line in f:
                 r = json.loads(line)
                 ok, bad = ("ops", "not_traced") if r["section"] == "ops" else ("core", "core_not_traced")
+                # A later part (a rerun of some overloads) replaces what an earlier one said.
+                doc[ok].pop(r["target"], None)
+                doc[bad].pop(r["target"], None)
                 if r["variants"]:
                     doc[ok][r["target"]] = r["variants"]
                 else:
                     doc[bad][r["target"]] = r["error"]
+    doc["core_in_inductor"] = core_in_inductor(doc["core"])
     with gzip.open(out, "wt") as f:
         json.dump(finite(doc), f, sort_keys=True, separators=(",", ":"), allow_nan=False)
     print(f"{len(doc['ops'])} composite overloads traced, {len(doc['core'])} of export's table", file=sys.stderr)
@@ -530,6 +568,7 @@ def main():
         "not_traced": failures,
         "core": core,
         "core_not_traced": core_failures,
+        "core_in_inductor": core_in_inductor(core),
     }
     with gzip.open(a.out, "wt") as f:
         json.dump(finite(doc), f, sort_keys=True, separators=(",", ":"), allow_nan=False)

@@ -76,6 +76,12 @@ fn cases() -> Vec<Case> {
         case("aten.linear.default", C, &[("x", &[S, N(5)]), ("w", &[N(3), N(5)]), ("b", &[N(3)])], vec![("input", P::In("x")), ("weight", P::In("w")), ("bias", P::In("b"))]),
         case("aten.linear.default", C, &[("x", &[S, N(2), N(5)]), ("w", &[N(3), N(5)])], vec![("input", P::In("x")), ("weight", P::In("w"))]),
         case("aten.t.default", C, &[("x", &[S, N(4)])], vec![x("self")]),
+        // `matmul` folded into one `mm` (a batch of rows times a matrix), and broadcast batches of two ranks.
+        case("aten.matmul.default", C, &[("a", &[S, N(3), N(4)]), ("b", &[N(4), N(5)])], vec![("self", P::In("a")), ("other", P::In("b"))]),
+        case("aten.matmul.default", C, &[("a", &[N(3), N(4)]), ("b", &[S, N(4), N(5)])], vec![("self", P::In("a")), ("other", P::In("b"))]),
+        case("aten.stack.default", C, &[("a", &[S, N(3)]), ("b", &[S, N(3)])], vec![("tensors", P::Ins(&["a", "b"])), ("dim", P::I(1))]),
+        case("aten.stack.default", I, &[("a", &[S, N(3)]), ("b", &[S, N(3)])], vec![("tensors", P::Ins(&["a", "b"])), ("dim", P::I(-1))]),
+        case("aten.unbind.int", C, &[("x", &[S, N(3), N(4)])], vec![x("self"), ("dim", P::I(1))]),
         case("aten.matmul.default", C, &[("a", &[S, N(2), N(3), N(4)]), ("b", &[N(1), N(2), N(4), N(5)])], vec![("self", P::In("a")), ("other", P::In("b"))]),
         case("aten.layer_norm.default", I, &[("x", &[S, N(3), N(6)]), ("w", &[N(6)]), ("b", &[N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[6])), ("weight", P::In("w")), ("bias", P::In("b")), ("eps", P::F(1e-5))]),
         case("aten.layer_norm.default", C, &[("x", &[S, N(3), N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[3, 6]))]),

@@ -178,8 +178,15 @@ pub(crate) fn squeeze_dim(a: &Args) -> Out {
         Some(d) => d.iter().map(|d| norm_dim(*d, rank.max(1)).ok_or_else(|| a.err("dim out of range"))).collect::<Result<Vec<_>, _>>()?,
         None => (0..rank).collect(),
     };
-    let sizes = x.sizes.iter().enumerate().filter(|(i, s)| !(dims.contains(i) && s.as_int() == Some(1))).map(|(_, s)| s.clone()).collect();
-    one(contiguous(x, x.dtype, sizes))
+    let kept: Vec<usize> = (0..rank).filter(|i| !(dims.contains(i) && x.sizes[*i].as_int() == Some(1))).collect();
+    let mut m = contiguous(x, x.dtype, kept.iter().map(|i| x.sizes[*i].clone()).collect());
+    // A view: the kept dims keep their strides (`unbind`'s pieces of a permuted `qkv` are not
+    // contiguous, and whether a later `reshape` copies depends on it).
+    if x.strides.len() == rank {
+        m.strides = kept.iter().map(|i| x.strides[*i].clone()).collect();
+        m.storage_offset = x.storage_offset.clone();
+    }
+    one(m)
 }
 
 pub(crate) fn sdpa_flash_cpu(a: &Args) -> Out {
@@ -258,8 +265,8 @@ pub(crate) fn mm(a: &Args) -> Out {
 pub(crate) fn matmul(a: &Args) -> Out {
     let (x, w) = (a.tensor("self")?, a.tensor("other")?);
     let (rx, rw) = (x.sizes.len(), w.sizes.len());
-    if rx < 2 || rx != rw {
-        return Err(a.err("matmul here takes operands of one rank >= 2"));
+    if rx < 2 || rw < 2 {
+        return Err(a.err("matmul here takes operands of rank >= 2"));
     }
     let mut sizes = broadcast_shapes(&x.sizes[..rx - 2], &w.sizes[..rw - 2]).map_err(|m| a.err(m))?;
     sizes.extend([x.sizes[rx - 2].clone(), w.sizes[rw - 1].clone()]);
@@ -555,6 +562,8 @@ pub(crate) fn arange(a: &Args) -> Out {
     let t = a.target;
     let n = if t == "prims.iota.default" {
         a.sym_int("length")?
+    } else if let Some(n) = float_arange_length(a) {
+        n
     } else {
         let end = a.sym_int("end")?;
         let start = a.int("start", Some(0))?;
@@ -566,6 +575,8 @@ pub(crate) fn arange(a: &Args) -> Out {
     };
     let dtype = match a.get("dtype") {
         Some(Arg::ScalarType(d)) => *d,
+        // A float bound makes the default dtype (float32), as in torch.
+        _ if t != "prims.iota.default" && float_arange_length(a).is_some() => DType::F32,
         _ => DType::I64,
     };
     Ok(vec![ValueKind::Tensor(TensorMeta {
@@ -576,6 +587,20 @@ pub(crate) fn arange(a: &Args) -> Out {
         device: "cpu".into(),
         requires_grad: false,
     })])
+}
+
+/// `ceil((end - start) / step)` of an `arange` with a float bound (`arange(0.5, 4)`), all
+/// bounds static; `None` for integer bounds.
+fn float_arange_length(a: &Args) -> Option<Expr> {
+    let num = |n: &str, d: f64| match a.get(n) {
+        None | Some(Arg::None) => Some((d, false)),
+        Some(Arg::Int(i)) => Some((*i as f64, false)),
+        Some(Arg::Float(f)) => Some((*f, true)),
+        _ => None,
+    };
+    let ((start, f1), (end, f2), (step, f3)) = (num("start", 0.0)?, num("end", f64::NAN)?, num("step", 1.0)?);
+    let n = ((end - start) / step).ceil();
+    ((f1 || f2 || f3) && n.is_finite()).then(|| Expr::int(n.max(0.0) as i64))
 }
 
 pub(crate) fn convert_element_type(a: &Args) -> Out {

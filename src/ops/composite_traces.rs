@@ -9,7 +9,7 @@
 //! that calls `type_as` or any other composite op nobody wrote a rule for still decomposes, runs
 //! and lowers as torch would run its body.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Read;
 use std::sync::OnceLock;
 
@@ -37,6 +37,12 @@ pub struct TracedTable {
     pub core: HashMap<String, Vec<Variant>>,
     #[serde(default)]
     pub core_not_traced: BTreeMap<String, Option<String>>,
+    /// The overloads of [`TracedTable::core`] that Inductor's table (`select_decomp_table()`)
+    /// decomposes with the very same function (`softplus`, `stack`): their traces hold under
+    /// `full` too. Inductor swaps in its own decomposition for a few (`silu`, `lerp`), and leaves
+    /// some out (`baddbmm`, `unbind`).
+    #[serde(default)]
+    pub core_in_inductor: BTreeSet<String>,
 }
 
 /// Which traces a lookup wants.
@@ -46,11 +52,18 @@ pub enum Kind {
     Composite,
     /// Composite bodies and torch.export's default table: what `run_decompositions()` expands.
     Core,
+    /// Composite bodies and the export-table traces Inductor's table shares: what
+    /// `run_decompositions(select_decomp_table())` expands.
+    Inductor,
 }
 
 impl TracedTable {
     fn get(&self, target: &str, kind: Kind) -> Option<&Vec<Variant>> {
-        self.ops.get(target).or_else(|| if kind == Kind::Core { self.core.get(target) } else { None })
+        self.ops.get(target).or_else(|| match kind {
+            Kind::Core => self.core.get(target),
+            Kind::Inductor if self.core_in_inductor.contains(target) => self.core.get(target),
+            _ => None,
+        })
     }
 }
 
@@ -144,14 +157,9 @@ pub fn variants(target: &str, version: Option<&str>, kind: Kind) -> Option<&'sta
     t.get(target, kind).map(Vec::as_slice)
 }
 
-/// Whether `target` is traced through torch.export's default table (not as a composite body).
-pub fn in_export_table(target: &str) -> bool {
-    tables().iter().any(|t| t.core.contains_key(target))
-}
-
-/// Whether torch.export's default table (`core_aten_decompositions()`) has `target`, traced or not,
-/// in any embedded table: what `run_decompositions()` decomposes besides composite bodies.
-pub fn listed_in_export_table(target: &str) -> bool {
+/// Whether torch.export's default table decomposes `target` (traced or not): the non-composite
+/// overloads `core_aten_decompositions()` lists.
+pub fn in_core_table(target: &str) -> bool {
     tables().iter().any(|t| t.core.contains_key(target) || t.core_not_traced.contains_key(target))
 }
 

@@ -2,6 +2,7 @@
 //! `_scaled_dot_product_flash_attention_for_cpu` into `_scaled_dot_product_attention_math`:
 //!
 //! - a boolean `attn_mask` becomes `where(mask, 0, -inf)` (two `scalar_tensor`s and `where.self`);
+//! - with `enable_gqa`, key and value heads are repeated up to the query's (`repeat_interleave`);
 //! - the scale is split as √scale on q and on kᵀ (range safety), each a `mul.Scalar`;
 //! - both products are `matmul`s: `expand` to the batch shape, `view` to 3-D (`clone` first when
 //!   the strides do not allow the view, as `reshape` does), `bmm`, `view` back;
@@ -44,13 +45,11 @@ pub fn sdpa_math(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     if rw.bool("is_causal", false)? {
         return Err(RuleError::Unsupported("is_causal=True".into()));
     }
-    if rw.bool("enable_gqa", false)? {
-        return Err(RuleError::Unsupported("enable_gqa=True".into()));
-    }
     let rank = rw.rank(q)?;
     if rank < 3 || rw.rank(k)? != rank || rw.rank(v)? != rank {
         return Err(RuleError::Unsupported("query, key and value must share a rank >= 3".into()));
     }
+    let (k, v) = if rw.bool("enable_gqa", false)? { gqa_heads(rw, q, k, v)? } else { (k, v) };
     let (qm, km, vm) = (rw.meta(q)?.clone(), rw.meta(k)?.clone(), rw.meta(v)?.clone());
     let dtype = qm.dtype;
     let e = qm.sizes.last().and_then(|d| d.as_int()).ok_or_else(|| RuleError::Unsupported("the head dimension must be static".into()))?;
@@ -92,6 +91,39 @@ pub fn sdpa_math(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(o)), ("dims", A::Is(vec![1, 2, 0, 3]))])?])
 }
 
+/// Grouped-query attention as the math path does it (`pre_process_group_query_attention_input`):
+/// unless query, key and value have as many heads (dim -3), key and value heads are each
+/// `repeat_interleave`d up to the query's, which traces to `unsqueeze` after the head dim,
+/// `expand`, a contiguous `clone` and a `view` merging the repeats into the heads.
+fn gqa_heads(rw: &mut Rw, q: ValueId, k: ValueId, v: ValueId) -> Result<(ValueId, ValueId), RuleError> {
+    let rank = rw.rank(q)?;
+    let h = rank - 3;
+    let heads = |rw: &Rw, t: ValueId| -> Result<i64, RuleError> {
+        rw.meta(t)?.sizes[h].as_int().ok_or_else(|| RuleError::Unsupported("enable_gqa with a dynamic number of heads".into()))
+    };
+    let (hq, hk, hv) = (heads(rw, q)?, heads(rw, k)?, heads(rw, v)?);
+    if hq == hk && hk == hv {
+        return Ok((k, v));
+    }
+    if hk <= 0 || hv <= 0 || hq % hk != 0 || hq % hv != 0 {
+        return Err(RuleError::Arg {
+            name: "key".into(),
+            message: format!("enable_gqa: {hq} query heads are no multiple of {hk} key and {hv} value heads"),
+        });
+    }
+    let repeat = |rw: &mut Rw, t: ValueId, n: i64| -> Result<ValueId, RuleError> {
+        let mut sizes: Vec<SymIntArg> = (0..rank).map(|i| rw.size(t, i)).collect::<Result<_, _>>()?;
+        let mut wide = sizes.clone();
+        wide.insert(h + 1, SymIntArg::Int(hq / n));
+        sizes[h] = SymIntArg::Int(hq);
+        let u = rw.op("aten.unsqueeze.default", vec![("self", A::T(t)), ("dim", A::I(h as i64 + 1))])?;
+        let e = rw.op("aten.expand.default", vec![("self", A::T(u)), ("size", A::Sizes(wide))])?;
+        let c = super::view::contiguous_clone(rw, e)?;
+        rw.op("aten.view.default", vec![("self", A::T(c)), ("size", A::Sizes(sizes))])
+    };
+    Ok((repeat(rw, k, hk)?, repeat(rw, v, hv)?))
+}
+
 /// The `attn_mask` argument as an additive float mask: a boolean one becomes
 /// `where(mask, 0, -inf)`, as `convert_boolean_attn_mask` does.
 fn float_mask(rw: &mut Rw, dtype: DType) -> Result<Option<ValueId>, RuleError> {
@@ -114,7 +146,9 @@ fn float_mask(rw: &mut Rw, dtype: DType) -> Result<Option<ValueId>, RuleError> {
 pub fn sdpa_flash_cpu(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let q = rw.t("query")?;
     let (k, v) = (rw.t("key")?, rw.t("value")?);
-    if rw.rank(q)? != 4 || rw.bool("enable_gqa", false)? {
+    // Grouped-query attention needs no repeat here: the CPU flash kernel reads key/value head
+    // `h / (Hq / Hk)` for query head `h`, so `enable_gqa` is simply dropped, as torch does.
+    if rw.rank(q)? != 4 {
         return sdpa_math(rw);
     }
     let dtype = rw.meta(q)?.dtype;

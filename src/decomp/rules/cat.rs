@@ -51,3 +51,28 @@ pub fn cat(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         _ => Err(RuleError::Declined),
     }
 }
+
+/// `stack` as torch's reference (`torch._refs.stack`, the function both export's and Inductor's
+/// tables hold): before the last dim, one `cat` along the new dim and a `view` that splits it
+/// out; at the end, each input `unsqueeze`d and `cat` along `dim` as given.
+pub fn stack(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let tensors = match rw.passthrough("tensors")? {
+        Some(Arg::Tensors(v)) if !v.is_empty() => v,
+        _ => return Err(RuleError::Arg { name: "tensors".into(), message: "expected a non-empty tensor list".into() }),
+    };
+    let given = rw.int("dim", Some(0))?;
+    let first = tensors[0];
+    let rank = rw.rank(first)?;
+    let d = dim(given, rank + 1, "dim")?;
+    if d < rank {
+        let mut shape: Vec<SymIntArg> = (0..rank).map(|i| rw.size(first, i)).collect::<Result<_, _>>()?;
+        shape.insert(d, SymIntArg::Int(tensors.len() as i64));
+        let joined = rw.op("aten.cat.default", vec![("tensors", A::Raw(Arg::Tensors(tensors))), ("dim", A::I(d as i64))])?;
+        return Ok(vec![rw.op("aten.view.default", vec![("self", A::T(joined)), ("size", A::Sizes(shape))])?]);
+    }
+    let mut parts = Vec::with_capacity(tensors.len());
+    for t in tensors {
+        parts.push(rw.op("aten.unsqueeze.default", vec![("self", A::T(t)), ("dim", A::I(d as i64))])?);
+    }
+    Ok(vec![rw.op("aten.cat.default", vec![("tensors", A::Raw(Arg::Tensors(parts))), ("dim", A::I(given))])?])
+}

@@ -1,9 +1,16 @@
-//! `linear` → `permute` + `addmm` (or `mm`), flattening leading dims with a `view` as
-//! PyTorch does: `[*, K] @ W^T` is `addmm(b, view(x, [prod(*), K]), permute(W))` then `view` back.
+//! `linear` and `matmul` as ATen's C++ bodies trace (`LinearAlgebra.cpp`, `Linear.cpp`):
+//!
+//! - `linear`: a 2-D input with a bias is `addmm(b, x, Wᵀ)`; a contiguous input with a bias has
+//!   its leading dims flattened (`view`, `addmm`, `view` back); anything else is `matmul(x, Wᵀ)`
+//!   and the bias added.
+//! - `matmul`: 2-D × 2-D is `mm`; a batch of rows times a matrix is folded into one `mm` (`view`,
+//!   `mm`, `view` back) when its leading dims merge without a copy; otherwise both operands are
+//!   `expand`ed to the broadcast batch shape, reshaped to 3-D, multiplied with `bmm` and viewed back.
 
 use super::{Rw, A};
 use crate::decomp::RuleError;
 use crate::ir::{SymIntArg, ValueId};
+use crate::sym::Expr;
 
 pub fn linear(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("input")?;
@@ -14,46 +21,30 @@ pub fn linear(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         return Err(RuleError::Unsupported("linear expects input of rank >= 1 and a 2-D weight".into()));
     }
     let wt = rw.op("aten.permute.default", vec![("self", A::T(w)), ("dims", A::Is(vec![1, 0]))])?;
-    if rank == 3 && !super::view::is_contiguous(rw.meta(x)?) {
-        return batched(rw, x, w, wt, b);
+    match b {
+        Some(b) if rank == 2 => Ok(vec![rw.op("aten.addmm.default", vec![("self", A::T(b)), ("mat1", A::T(x)), ("mat2", A::T(wt))])?]),
+        Some(b) if super::view::is_contiguous(rw.meta(x)?) && rw.rank(b)? == 1 => flatten_nd(rw, x, wt, b, rank),
+        _ => {
+            // `matmul`'s own rule (this table's) expands it further.
+            let y = rw.op("aten.matmul.default", vec![("self", A::T(x)), ("other", A::T(wt))])?;
+            match b {
+                Some(b) => Ok(vec![rw.op("aten.add.Tensor", vec![("self", A::T(y)), ("other", A::T(b))])?]),
+                None => Ok(vec![y]),
+            }
+        }
     }
-    // Only inputs of rank > 2 need their leading dims flattened (and so their sizes read).
-    let lead: Vec<SymIntArg> =
-        if rank > 2 { (0..rank - 1).map(|d| rw.size(x, d)).collect::<Result<_, _>>()? } else { Vec::new() };
-    let x2 = if rank > 2 {
-        let rows = rw.product(lead.clone())?;
-        let k = rw.size(x, rank - 1)?;
-        rw.op("aten.view.default", vec![("self", A::T(x)), ("size", A::Sizes(vec![rows, k]))])?
-    } else {
-        x
-    };
-    let y = match b {
-        Some(b) => rw.op("aten.addmm.default", vec![("self", A::T(b)), ("mat1", A::T(x2)), ("mat2", A::T(wt))])?,
-        None => rw.op("aten.mm.default", vec![("self", A::T(x2)), ("mat2", A::T(wt))])?,
-    };
-    if rank <= 2 {
-        return Ok(vec![y]);
-    }
-    let mut out_size = lead;
-    out_size.push(rw.size(w, 0)?);
-    Ok(vec![rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(out_size))])?])
 }
 
-/// A 3-D input that is not contiguous goes through `matmul` (ATen's `linear` flattens only
-/// contiguous 3-D inputs): both operands `expand`ed and `view`ed to 3-D, `bmm`, `view`, and the
-/// bias added.
-fn batched(rw: &mut Rw, x: ValueId, w: ValueId, wt: ValueId, b: Option<ValueId>) -> Result<Vec<ValueId>, RuleError> {
-    let (bs, l, k, n) = (rw.size(x, 0)?, rw.size(x, 1)?, rw.size(x, 2)?, rw.size(w, 0)?);
-    let x3 = rw.op("aten.expand.default", vec![("self", A::T(x)), ("size", A::Sizes(vec![bs.clone(), l.clone(), k.clone()]))])?;
-    let x3 = rw.op("aten.view.default", vec![("self", A::T(x3)), ("size", A::Sizes(vec![bs.clone(), l.clone(), k.clone()]))])?;
-    let w3 = rw.op("aten.expand.default", vec![("self", A::T(wt)), ("size", A::Sizes(vec![bs.clone(), k.clone(), n.clone()]))])?;
-    let w3 = rw.op("aten.view.default", vec![("self", A::T(w3)), ("size", A::Sizes(vec![bs.clone(), k, n.clone()]))])?;
-    let y = rw.op("aten.bmm.default", vec![("self", A::T(x3)), ("mat2", A::T(w3))])?;
-    let mut y = rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(vec![bs, l, n]))])?;
-    if let Some(b) = b {
-        y = rw.op("aten.add.Tensor", vec![("self", A::T(y)), ("other", A::T(b))])?;
-    }
-    Ok(vec![y])
+/// `_flatten_nd_linear`: `[*, K]` viewed as `[prod(*), K]`, `addmm`, viewed back to `[*, N]`.
+fn flatten_nd(rw: &mut Rw, x: ValueId, wt: ValueId, b: ValueId, rank: usize) -> Result<Vec<ValueId>, RuleError> {
+    let lead: Vec<SymIntArg> = (0..rank - 1).map(|d| rw.size(x, d)).collect::<Result<_, _>>()?;
+    let rows = rw.product(lead.clone())?;
+    let k = rw.size(x, rank - 1)?;
+    let x2 = rw.op("aten.view.default", vec![("self", A::T(x)), ("size", A::Sizes(vec![rows, k]))])?;
+    let y = rw.op("aten.addmm.default", vec![("self", A::T(b)), ("mat1", A::T(x2)), ("mat2", A::T(wt))])?;
+    let mut out_size = lead;
+    out_size.push(rw.size(y, 1)?);
+    Ok(vec![rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(out_size))])?])
 }
 
 /// `t` of a 2-D tensor is `permute([1, 0])`; of 0/1-D tensors the identity.
@@ -65,23 +56,40 @@ pub fn t(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(x)), ("dims", A::Is(vec![1, 0]))])?])
 }
 
-/// `matmul` as ATen computes it for the shapes export leaves: 2-D × 2-D is `mm`; batched operands
-/// of one rank (≥ 3) are `expand`ed to the broadcast batch shape, reshaped to 3-D (a `view`, with
-/// a `clone` first where no view exists), multiplied with `bmm` and viewed back.
+/// `matmul` of operands of rank 2 or more (ATen's `_matmul_impl`); a 1-D operand (`dot`, `mv`)
+/// stays whole: the interpreter and the kernels run `matmul` itself.
 pub fn matmul(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let (a, b) = (rw.t("self")?, rw.t("other")?);
     let (ra, rb) = (rw.rank(a)?, rw.rank(b)?);
+    if ra < 2 || rb < 2 {
+        return Err(RuleError::Declined);
+    }
     if ra == 2 && rb == 2 {
         return Ok(vec![rw.op("aten.mm.default", vec![("self", A::T(a)), ("mat2", A::T(b))])?]);
     }
-    if ra < 3 || ra != rb {
-        // Other ranks stay whole (the interpreter and the kernels run `matmul` itself).
-        return Err(RuleError::Declined);
+    if ra >= 3 && rb == 2 && folds(rw, a)? {
+        let lead: Vec<SymIntArg> = (0..ra - 1).map(|d| rw.size(a, d)).collect::<Result<_, _>>()?;
+        let rows = rw.product(lead.clone())?;
+        let k = rw.size(a, ra - 1)?;
+        let a2 = rw.op("aten.view.default", vec![("self", A::T(a)), ("size", A::Sizes(vec![rows, k]))])?;
+        let y = rw.op("aten.mm.default", vec![("self", A::T(a2)), ("mat2", A::T(b))])?;
+        let mut out = lead;
+        out.push(rw.size(b, 1)?);
+        return Ok(vec![rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(out))])?]);
     }
-    let mut lead = Vec::with_capacity(ra - 2);
-    for d in 0..ra - 2 {
-        let a_one = rw.meta(a)?.sizes[d].as_int() == Some(1);
-        lead.push(if a_one { rw.size(b, d)? } else { rw.size(a, d)? });
+    // The batch dims broadcast, aligned from the right; a size-1 dim takes the other's size.
+    let nb = ra.max(rb) - 2;
+    let mut lead = Vec::with_capacity(nb);
+    for i in 0..nb {
+        let da = (i + ra).checked_sub(nb + 2);
+        let db = (i + rb).checked_sub(nb + 2);
+        let one = |t: ValueId, d: usize, rw: &Rw| rw.meta(t).map(|m| m.sizes[d].as_int() == Some(1));
+        lead.push(match (da, db) {
+            (Some(da), Some(db)) if one(a, da, rw)? => rw.size(b, db)?,
+            (Some(da), _) => rw.size(a, da)?,
+            (None, Some(db)) => rw.size(b, db)?,
+            (None, None) => return Err(RuleError::Declined),
+        });
     }
     let batch = rw.product(lead.clone())?;
     let (m, k, n) = (rw.size(a, ra - 2)?, rw.size(a, ra - 1)?, rw.size(b, rb - 1)?);
@@ -92,4 +100,12 @@ pub fn matmul(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let b3 = super::view::view_of(rw, be, vec![batch, k, n.clone()])?;
     let y = rw.op("aten.bmm.default", vec![("self", A::T(a3)), ("mat2", A::T(b3))])?;
     Ok(vec![rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(shaped([m, n])))])?])
+}
+
+/// ATen's `should_fold` for a batch of rows `a` (rank ≥ 3) times a matrix: its leading dims merge
+/// into one without a copy, `stride[i] == stride[i + 1] * size[i + 1]` for each of them.
+fn folds(rw: &Rw, a: ValueId) -> Result<bool, RuleError> {
+    let m = rw.meta(a)?;
+    let r = m.sizes.len();
+    Ok((0..r - 2).all(|i| m.strides[i] == Expr::mul(m.strides[i + 1].clone(), m.sizes[i + 1].clone())))
 }

@@ -61,12 +61,10 @@ pub fn find(table: Table, target: &str) -> Option<Build> {
     }
     // The lowering runs an op with a kernel, or an eager-only one as a host step, as it is.
     let runs = |d: &crate::ops::OpDef| d.lower.is_some() || d.host_fallback() || d.host_when.is_some();
-    // A composite op the interpreter already runs stays as the registry has it (its trace may
-    // call ops nothing here runs: `linalg_svd` → `_linalg_svd`); export's table still applies.
-    let kept = |d: &crate::ops::OpDef| d.run.is_some() && !crate::ops::composite_traces::in_export_table(target);
-    let own = def.is_some_and(|d| {
-        d.has_rule() || (table == Table::Inductor && d.keep) || (table == Table::Lowering && runs(d)) || (table != Table::Lowering && kept(d))
-    });
+    // A composite op the interpreter already runs is still expanded as torch's tracing expands
+    // it (`square` → `pow`, `expand_as` → `expand`), unless its trace calls ops nothing here
+    // runs (`linalg_svd` → `_linalg_svd`): `traced::expand` declines those.
+    let own = def.is_some_and(|d| d.has_rule() || (table == Table::Inductor && d.keep) || (table == Table::Lowering && runs(d)));
     (!own && traced::has(Some(table), target)).then_some(traced::expand as Build)
 }
 
@@ -83,7 +81,7 @@ pub fn decomposes_in_torch(table: Table, target: &str, version: Option<&str>) ->
     }
     let keep = crate::ops::get(target).is_some_and(|d| d.keep);
     match crate::ops::table_for(version).and_then(|t| t.op(target)) {
-        Some(f) if table == Table::Core => !f.core && (f.composite || crate::ops::composite_traces::listed_in_export_table(target)),
+        Some(f) if table == Table::Core => !f.core && (f.composite || crate::ops::composite_traces::in_core_table(target)),
         Some(f) => (f.composite || f.inductor) && !keep,
         None => !keep,
     }
@@ -127,6 +125,18 @@ mod tests {
         if let Some(d) = core_only {
             assert!(find(Table::Lowering, d.target).is_some(), "{}", d.target);
         }
+    }
+
+    #[test]
+    fn only_what_torchs_own_table_decomposes_wants_a_rule() {
+        // In neither table: kept whole by torch, so no missing rule to report.
+        assert!(!wants_rule(Table::Core, "aten.expm1.default", None));
+        assert!(!wants_rule(Table::Inductor, "aten.expm1.default", None));
+        // Export's table has `unbind`, Inductor's does not.
+        assert!(wants_rule(Table::Core, "aten.unbind.int", None));
+        assert!(!wants_rule(Table::Inductor, "aten.unbind.int", None));
+        // A composite op is expanded by any tracing.
+        assert!(wants_rule(Table::Inductor, "aten.type_as.default", None));
     }
 
     #[test]

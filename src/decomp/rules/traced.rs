@@ -32,10 +32,10 @@ pub(crate) fn has(table: Option<Table>, target: &str) -> bool {
 }
 
 fn kind(table: Option<Table>) -> Kind {
-    if table == Some(Table::Core) {
-        Kind::Core
-    } else {
-        Kind::Composite
+    match table {
+        Some(Table::Core) => Kind::Core,
+        Some(Table::Inductor) => Kind::Inductor,
+        _ => Kind::Composite,
     }
 }
 
@@ -58,6 +58,17 @@ pub(crate) fn expand(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         .ok_or(RuleError::Declined)?;
     // A trace that calls the op itself (`sym_size` traces to `sym_size`) expands nothing.
     if v.nodes.iter().any(|n| n.target == target) {
+        return Err(RuleError::Declined);
+    }
+    // An op the interpreter runs whole is expanded only into ops that run too (`linalg_svd`
+    // traces to `_linalg_svd`, which nothing here implements): else the expansion would lose
+    // what already works.
+    let runs = |t: &str| {
+        t.starts_with("_operator.")
+            || crate::ops::get(t).is_some_and(|d| d.run.is_some() || d.has_rule())
+            || composite_traces::has(t, Kind::Core)
+    };
+    if crate::ops::get(&target).is_some_and(|d| d.run.is_some()) && !v.nodes.iter().all(|n| runs(&n.target)) {
         return Err(RuleError::Declined);
     }
     // Decline before emitting anything where some node's outputs could not be described: no
@@ -204,6 +215,9 @@ fn matches(rw: &Rw, v: &Variant, any_dtype: bool) -> bool {
             Ok(None) => *default,
             Ok(Some(a)) => match (wired.as_str(), &a) {
                 ("i", Arg::Int(_) | Arg::SymInt(_)) | ("f", Arg::Float(_)) | ("dtype", Arg::ScalarType(_)) => true,
+                // An int where a float was traced (`arange(0.5, 4)`: samples give both ends
+                // one kind): the trace passes it through, so it holds; tried after exact kinds.
+                ("f", Arg::Int(_)) => any_dtype,
                 // A list read whole holds for any length; one read element by element for its own.
                 ("list", Arg::Ints(xs)) => len.is_none_or(|l| l == xs.len()),
                 ("list", Arg::SymInts(xs)) => len.is_none_or(|l| l == xs.len()),

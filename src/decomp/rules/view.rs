@@ -137,6 +137,23 @@ pub fn chunk(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     rw.op_n("aten.split.Tensor", vec![("self", A::T(x)), ("split_size", A::I(each)), ("dim", A::I(d))])
 }
 
+/// `unbind` as export's table has it (`torch._refs.unbind`): `tensor_split` into one-wide
+/// `slice`s, then each `squeeze`d along `dim`. The number of outputs is the size of `dim`, so it
+/// must be static, as torch requires.
+pub fn unbind(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let d = dim(rw.int("dim", Some(0))?, rw.rank(x)?, "dim")?;
+    let n = rw.meta(x)?.sizes[d]
+        .as_int()
+        .ok_or_else(|| RuleError::Unsupported("unbind along a dynamic dimension".into()))?;
+    let mut slices = Vec::new();
+    for i in 0..n {
+        let args = vec![("self", A::T(x)), ("dim", A::I(d as i64)), ("start", A::I(i)), ("end", A::I(i + 1))];
+        slices.push(rw.op("aten.slice.Tensor", args)?);
+    }
+    slices.into_iter().map(|s| rw.op("aten.squeeze.dims", vec![("self", A::T(s)), ("dim", A::Is(vec![d as i64]))])).collect()
+}
+
 fn ints_or(rw: &Rw, name: &str, default: Vec<i64>) -> Result<Vec<i64>, RuleError> {
     Ok(rw.ints(name)?.filter(|v| !v.is_empty()).unwrap_or(default))
 }
@@ -253,6 +270,10 @@ pub fn arange(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 /// Inductor: `arange(start, end, step)` → `iota(length) * step + start`, cast to the dtype.
 /// Supports literal start and step (what exported graphs carry) and a symbolic end.
 pub fn arange_iota(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let float_arg = |rw: &Rw, n: &str| matches!(rw.passthrough(n), Ok(Some(Arg::Float(_))));
+    if ["start", "end", "step"].iter().any(|n| float_arg(rw, n)) {
+        return arange_float(rw);
+    }
     let (start, step) = (rw.int("start", Some(0))?, rw.int("step", Some(1))?);
     if step <= 0 {
         return Err(RuleError::Unsupported(format!("arange with step {step}")));
@@ -293,6 +314,32 @@ pub fn arange_iota(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         y = rw.op("prims.convert_element_type.default", vec![("a", A::T(y)), ("dtype", A::Raw(Arg::ScalarType(d)))])?;
     }
     Ok(vec![y])
+}
+
+/// `arange` with a float bound (`arange(0.5, 4)`), as `torch._refs.arange`: the length
+/// `ceil((end - start) / step)` is static, the index an int64 `iota` converted to the
+/// accumulation type (float64 on CPU), `index * step + start`, converted to the dtype (the
+/// default float32 unless given).
+fn arange_float(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (start, end, step) = (rw.float("start", Some(0.0))?, rw.float("end", None)?, rw.float("step", Some(1.0))?);
+    if step == 0.0 || !(start.is_finite() && end.is_finite() && step.is_finite()) {
+        return Err(RuleError::Unsupported(format!("arange({start}, {end}, {step})")));
+    }
+    let length = ((end - start) / step).ceil().max(0.0) as i64;
+    let dtype = match rw.passthrough("dtype")? {
+        Some(Arg::ScalarType(d)) => d,
+        _ => crate::ir::DType::F32,
+    };
+    if !dtype.is_floating() {
+        return Err(RuleError::Unsupported(format!("arange with float bounds into {dtype}")));
+    }
+    let int64 = A::Raw(Arg::ScalarType(crate::ir::DType::I64));
+    let iota = rw.op("prims.iota.default", vec![("length", A::I(length)), ("start", A::I(0)), ("step", A::I(1)), ("dtype", int64)])?;
+    let acc = A::Raw(Arg::ScalarType(crate::ir::DType::F64));
+    let index = rw.op("prims.convert_element_type.default", vec![("a", A::T(iota)), ("dtype", acc)])?;
+    let scaled = rw.op("aten.mul.Tensor", vec![("self", A::T(index)), ("other", rw.scalar("step").unwrap_or(A::I(1)))])?;
+    let y = rw.op("aten.add.Tensor", vec![("self", A::T(scaled)), ("other", rw.scalar("start").unwrap_or(A::I(0)))])?;
+    Ok(vec![rw.op("prims.convert_element_type.default", vec![("a", A::T(y)), ("dtype", A::Raw(Arg::ScalarType(dtype)))])?])
 }
 
 /// `__and__.Tensor` → `bitwise_and.Tensor` (`&` on tensors).

@@ -26,7 +26,16 @@ enum Weights {
     Stored,
 }
 
-fn attend(cx: &OpCx, mask_name: &str, weights: Weights) -> OpResult<Attention> {
+/// Whether key/value heads fewer than the query's are repeated to match: under `enable_gqa`
+/// (the math path), or always (the CPU flash kernel maps query head `h` to key/value head
+/// `h / (Hq / Hk)` itself, and takes no `enable_gqa` argument).
+#[derive(Clone, Copy, PartialEq)]
+enum Gqa {
+    WhenAsked,
+    Always,
+}
+
+fn attend(cx: &OpCx, mask_name: &str, weights: Weights, gqa: Gqa) -> OpResult<Attention> {
     let (q, k, v) = (cx.tensor("query")?, cx.tensor("key")?, cx.tensor("value")?);
     let dt = q.dtype();
     if !dt.is_floating() || k.dtype() != dt || v.dtype() != dt {
@@ -50,7 +59,8 @@ fn attend(cx: &OpCx, mask_name: &str, weights: Weights) -> OpResult<Attention> {
     let qb = qs[..qs.len() - 2].to_vec();
     // Grouped-query attention: key/value heads are repeated to match the query heads.
     let (mut k, mut v) = (k.clone(), v.clone());
-    if cx.bool_or("enable_gqa", false)? && !qb.is_empty() && kb.len() == qb.len() {
+    let repeat = gqa == Gqa::Always || cx.bool_or("enable_gqa", false)?;
+    if repeat && !qb.is_empty() && kb.len() == qb.len() {
         let hd = qb.len() - 1;
         for (t, b) in [(&mut k, &mut kb), (&mut v, &mut vb)] {
             let (hq, hk) = (qb[hd], b[hd]);
@@ -138,11 +148,11 @@ fn attend(cx: &OpCx, mask_name: &str, weights: Weights) -> OpResult<Attention> {
 }
 
 pub fn sdpa(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    Ok(vec![RtValue::Tensor(attend(cx, "attn_mask", Weights::Exact)?.out)])
+    Ok(vec![RtValue::Tensor(attend(cx, "attn_mask", Weights::Exact, Gqa::WhenAsked)?.out)])
 }
 
 /// `(output, logsumexp)`.
 pub fn flash_for_cpu(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let a = attend(cx, "attn_mask", Weights::Stored)?;
+    let a = attend(cx, "attn_mask", Weights::Stored, Gqa::Always)?;
     Ok(vec![RtValue::Tensor(a.out), RtValue::Tensor(a.lse)])
 }

@@ -31,7 +31,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.numpy_T.default").run(x::layout::numpy_t).lower(K::View, l::math::numpy_t),
     op("aten.narrow.default").run(x::layout::narrow).lower(K::View, l::layout::narrow),
     op("aten.narrow_copy.default").run(x::layout::narrow).lower(K::View, l::layout::narrow),
-    op("aten.unbind.int").run(x::layout::unbind).lower(K::View, l::math::unbind),
+    op("aten.unbind.int").run(x::layout::unbind).lower(K::View, l::math::unbind).core_only(r::view::unbind),
     op("aten.unbind_copy.int").run(x::layout::unbind).lower(K::View, l::math::unbind),
     op("aten.broadcast_to.default").run(x::layout::broadcast_to).lower(K::View, l::view::expand),
     op("aten.broadcast_tensors.default").run(x::layout::broadcast_tensors).lower(K::View, l::math::broadcast_tensors),

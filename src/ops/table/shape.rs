@@ -28,7 +28,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.slice.Tensor").run(x::shape::slice).lower(K::View, l::view::slice).keep().meta(m::slice_tensor),
     op("aten.select.int").run(x::shape::select).lower(K::View, l::view::select).keep().meta(m::select_int),
     op("aten.cat.default").run(x::shape::cat).lower(K::Pointwise, l::create::cat).inductor(r::cat::cat).keep().meta(m::cat),
-    op("aten.stack.default").run(x::shape::stack).lower(K::Pointwise, l::math::stack).meta(m::stack),
+    op("aten.stack.default").run(x::shape::stack).lower(K::Pointwise, l::math::stack).core(r::cat::stack).meta(m::stack),
     op("aten._to_copy.default").run(x::shape::to_copy).lower(K::View, l::view::to_copy).inductor(r::view::to_copy_convert).keep().meta(m::to_copy),
     op("aten.to.dtype").run(x::shape::to_copy).lower(K::View, l::view::to_copy).core(r::view::to).keep(),
     op("aten.arange.default").run(x::shape::arange).lower(K::Pointwise, l::create::arange).core(r::view::arange).meta(m::arange),
