@@ -153,6 +153,36 @@ fn torch_2_11_and_2_15_exports_of_vit_differ_in_two_reshapes() {
     assert_eq!(groups, vec!["encoder.layers.encoder_layer_0.self_attention", "encoder.layers.encoder_layer_1.self_attention"]);
 }
 
+/// bert exported by torch 2.11 (A) and 2.15 (B): 2.15 puts a `reshape` (to the shape it already
+/// has) between each layer's `scaled_dot_product_attention` and the `transpose` that reads it.
+/// graph_pair_facts.py shows the inserted lines and, since it names values by distance, nothing for
+/// the transposes (each reads the node just before it on both sides) — but what each transpose reads
+/// changed, which the diff names:
+/// ```text
+/// @@ -53,0 +54 @@
+/// +aten.reshape.default({"as_tensor": {"v": "%-1"}}, {"as_sym_ints": [{"v": "%-53"}, {"as_int": -1}, {"v": "%-52"}, {"as_int": 16}]}) -> …
+/// @@ -75 +76,2 @@   (sdpa of layer 1: its mask read one node further back, then)
+/// +aten.reshape.default({"as_tensor": {"v": "%-1"}}, {"as_sym_ints": [{"v": "%-76"}, {"as_int": -1}, {"v": "%-75"}, {"as_int": 16}]}) -> …
+/// ```
+/// (every other differing line differs only in how far back a value was defined).
+#[test]
+fn torch_2_15_bert_reshapes_the_attention_output_before_its_transpose() {
+    let d = diff_files(&sample("zoo/torch-2.11/bert.pt2"), &sample("zoo/torch-2.15/bert.pt2"), None).expect("diff");
+    let g = &d.pairs[0].diff;
+    let args = vec![ChangeKind::Arguments];
+    assert_eq!(
+        differences(g),
+        vec![
+            only_b("reshape"),
+            (Class::Changed, "transpose_3".into(), "transpose_3".into(), args.clone()),
+            only_b("reshape_2"),
+            (Class::Changed, "transpose_7".into(), "transpose_7".into(), args),
+        ]
+    );
+    let rewired: Vec<(&str, &str)> = g.differences().flat_map(|e| e.changes.iter().map(|c| (c.a.as_str(), c.b.as_str()))).collect();
+    assert_eq!(rewired, vec![("scaled_dot_product_attention", "reshape"), ("scaled_dot_product_attention_1", "reshape_2")]);
+}
+
 /// One model's log in default mode (A) and lite mode (B), torch 2.15 on CPU
 /// (samples/lite/symviews_*, scripts/gen_lite_cases.py): default decomposes silu, layer_norm and
 /// softmax and turns linear's `t` into `permute`; lite keeps them. graph_pair_facts.py,

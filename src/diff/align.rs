@@ -7,7 +7,7 @@
 //!    an exact correspondence, walked in B's (topological) order so matches propagate;
 //! 3. provenance: per group of nodes with the same module path and the same origin (the original
 //!    node a decomposition came from, else the source line), the ops in order (a Myers diff);
-//!    a pair is refused where an input of one reads a value matched to something else;
+//!    a pair is refused where the two read values matched to two other values;
 //! 4. structure again, from what 3 matched;
 //! 5. neighbours: a different op on the same matched inputs whose outputs the same matched
 //!    consumers read (`view` in one torch, `reshape` in the next);
@@ -210,16 +210,14 @@ fn provenance(a: &Graph, b: &Graph, (ctx_a, ctx_b): &Contexts, m: &mut Matching)
     }
 }
 
-/// Whether no input of `na` reads a value matched to something other than what `nb` reads at
-/// the same place (a value only one side has is no evidence either way).
+/// Whether no input of `na` and `nb` at the same place are both matched, each to something else:
+/// that is two different computations. Where only one side's value is matched, the other side
+/// may have put a node in between (torch 2.15's bert reshapes the attention output before the
+/// same `transpose`): the pair stands and the diff names the rewired argument.
 fn consistent(na: &Node, nb: &Node, m: &Matching) -> bool {
     na.args.iter().zip(&nb.args).all(|(x, y)| {
         let (vx, vy) = (x.arg.values(), y.arg.values());
-        vx.iter().zip(&vy).all(|(va, vb)| match (m.va2b[va.index()], m.vb2a[vb.index()]) {
-            (Some(mb), _) if mb != *vb => false,
-            (_, Some(ma)) if ma != *va => false,
-            _ => true,
-        })
+        vx.iter().zip(&vy).all(|(va, vb)| !matches!((m.va2b[va.index()], m.vb2a[vb.index()]), (Some(mb), Some(_)) if mb != *vb))
     })
 }
 

@@ -238,11 +238,12 @@ fn node_changes(a: &Graph, b: &Graph, ia: NodeId, ib: NodeId, m: &Matching) -> V
             out.push(Change { kind: ChangeKind::Arguments, what, a: text(x, a), b: text(y, b) });
             continue;
         };
-        // A value read on one side only says nothing about this node: the node that made it is
-        // listed on its own. A value matched to something other than what the other side reads is
-        // a change of wiring; a different constant is a change of argument.
+        // Two values made by nodes only one side has each say nothing about this node: those
+        // nodes are listed on their own. A value matched to something other than what the other
+        // side reads is a change of wiring; a different constant is a change of argument.
         let rewired = x.arg.values().iter().zip(y.arg.values().iter()).any(|(va, vb)| {
-            matches!((m.va2b[va.index()], m.vb2a[vb.index()]), (Some(p), Some(q)) if p != *vb || q != *va)
+            let (p, q) = (m.va2b[va.index()], m.vb2a[vb.index()]);
+            (p.is_some() || q.is_some()) && p != Some(*vb)
         });
         let consts_differ = render_arg(x.arg.clone(), Some(&m.norm), &|_| "%".into()) != render_arg(y.arg.clone(), None, &|_| "%".into());
         if rewired || consts_differ || x.arg.values().len() != y.arg.values().len() {

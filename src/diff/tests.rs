@@ -189,3 +189,24 @@ fn the_result_is_deterministic_and_serialisable() {
     assert_eq!(back, d1);
     assert!(json.contains("\"only_a\""), "{json}");
 }
+
+/// A node put in between on one side: it is only in B, and the node after it is changed in what
+/// it reads — not removed and added again.
+#[test]
+fn an_inserted_node_rewires_its_reader() {
+    let a = chain("", "s0");
+    let mut b = Graph::new("b");
+    let x = input(&mut b, "x", f32(&["s0", "8"]));
+    let r = op(&mut b, "relu", "aten.relu.default", vec![x_arg(x)], f32(&["s0", "8"]));
+    let c = op(&mut b, "clone", "aten.clone.default", vec![x_arg(r)], f32(&["s0", "8"]));
+    let m = op(&mut b, "mul", "aten.mul.Tensor", vec![x_arg(c), arg("other", Arg::Float(2.0))], f32(&["s0", "8"]));
+    let s = op(&mut b, "sum", "aten.sum.default", vec![x_arg(m)], f32(&[]));
+    b.outputs.push(Arg::Tensor(s));
+    let d = diff(&a, &b);
+    assert_eq!(
+        classes(&d),
+        vec![(Class::OnlyB, String::new(), "clone".into()), (Class::Changed, "mul".into(), "mul".into())]
+    );
+    let change = &d.differences().nth(1).unwrap().changes[0];
+    assert_eq!((change.kind, change.a.as_str(), change.b.as_str()), (ChangeKind::Arguments, "relu", "clone"));
+}
