@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{run_cli, sample};
+use common::{edit_model_json, run_cli, sample};
 use xpu_workbench::diff::{diff_files, ChangeKind, Class, FileDiff, GraphDiff, MatchedBy};
 
 /// Differences of one pair as (class, A's node, B's node, change kinds), in entry order.
@@ -322,4 +322,29 @@ fn a_large_graph_against_itself_is_the_same() {
     assert!(!g.differs());
     assert!(g.entries.iter().filter(|e| e.a.as_ref().is_some_and(|r| r.index.is_some())).count() >= 12_000);
     assert!(g.entries.iter().filter(|e| e.a.as_ref().is_some_and(|r| r.index.is_some())).all(|e| e.matched_by == Some(MatchedBy::Structure)));
+}
+
+/// The same export with two of its 2,000 `relu`s (the first, and the 1,001st) turned into
+/// `sigmoid`: exactly those two nodes changed, op only. All 2,000 relus share one source line, so
+/// the in-order alignment of that line's ops is ambiguous after the first change; the diff must
+/// not pair each relu with its neighbour's.
+#[test]
+fn two_changed_ops_in_a_long_chain_are_two_changes() {
+    let edited = edit_model_json("big12k.pt2", |j| {
+        let nodes = j["graph_module"]["graph"]["nodes"].as_array_mut().expect("nodes");
+        let relus: Vec<usize> = nodes.iter().enumerate().filter(|(_, n)| n["target"] == "torch.ops.aten.relu.default").map(|(i, _)| i).collect();
+        for k in [relus[0], relus[1000]] {
+            nodes[k]["target"] = "torch.ops.aten.sigmoid.default".into();
+        }
+    });
+    let path = std::env::temp_dir().join(format!("xpuwb-diff-big12k-{}.pt2", std::process::id()));
+    std::fs::write(&path, edited).expect("write the edited archive");
+    let d = diff_files(&sample("big12k.pt2"), &path, None).expect("diff");
+    let _ = std::fs::remove_file(&path);
+    let g = &d.pairs[0].diff;
+    let op = vec![ChangeKind::Op];
+    assert_eq!(
+        differences(g),
+        vec![(Class::Changed, "relu".into(), "relu".into(), op.clone()), (Class::Changed, "relu_1000".into(), "relu_1000".into(), op)]
+    );
 }

@@ -7,11 +7,14 @@
 //!    an exact correspondence, walked in B's (topological) order so matches propagate;
 //! 3. provenance: per group of nodes with the same module path and the same origin (the original
 //!    node a decomposition came from, else the source line), the ops in order (a Myers diff);
-//!    a pair is refused where the two read values matched to two other values;
+//!    a pair is refused where a value one reads is matched to something other than what the
+//!    other reads (see [`consistent`]);
 //! 4. structure again, from what 3 matched;
 //! 5. neighbours: a different op on the same matched inputs whose outputs the same matched
 //!    consumers read (`view` in one torch, `reshape` in the next);
-//! 6. structure again.
+//! 6. structure again;
+//! 7. 3 to 6 once more on what is left, a pair refused only where both values it reads are
+//!    matched, each to something else (a node put in between on one side).
 //!
 //! `getitem` has no identity of its own (it picks an output of a multi-output node), so it is
 //! matched only through its producer, by structure.
@@ -63,10 +66,12 @@ pub(super) fn align(a: &Graph, b: &Graph) -> Matching {
     let ctx = contexts(a, b);
     match_inputs(a, b, &mut m);
     structure(a, b, &ctx, &mut m);
-    provenance(a, b, &ctx, &mut m);
-    structure(a, b, &ctx, &mut m);
-    neighbours(a, b, &mut m);
-    structure(a, b, &ctx, &mut m);
+    for strict in [true, false] {
+        provenance(a, b, &ctx, &mut m, strict);
+        structure(a, b, &ctx, &mut m);
+        neighbours(a, b, &mut m);
+        structure(a, b, &ctx, &mut m);
+    }
     m
 }
 
@@ -81,14 +86,19 @@ fn match_inputs(a: &Graph, b: &Graph, m: &mut Matching) {
     }
     let mut pairs: Vec<(Option<ValueId>, Option<ValueId>)> =
         a.inputs.iter().map(|(v, kind)| (Some(*v), b_by_key.get(&input_key(a, *v, kind)).copied())).collect();
-    // What names did not pair, position does: the k-th unpaired input of A with the k-th of B
-    // (AOT graphs name inputs `arg0_1`…, dynamo graphs after the user's variable names).
+    // What names did not pair, position does: the k-th unpaired tensor (symbol, other) input of A
+    // with the k-th of B (AOT graphs name inputs `arg0_1`…, dynamo graphs and exports after the
+    // user's variable names; a log's graphs take the symbols as inputs, an export does not).
     let taken: HashSet<ValueId> = pairs.iter().filter_map(|p| p.1).collect();
-    let mut rest_b = b.inputs.iter().map(|(v, _)| *v).filter(|v| !taken.contains(v));
+    let kind = |g: &Graph, v: ValueId| std::mem::discriminant(&g.value(v).kind);
+    let mut rest_b: Vec<Option<ValueId>> = b.inputs.iter().map(|(v, _)| *v).filter(|v| !taken.contains(v)).map(Some).collect();
     for p in pairs.iter_mut().filter(|p| p.1.is_none()) {
-        p.1 = rest_b.next();
+        let Some(va) = p.0 else { continue };
+        if let Some(slot) = rest_b.iter_mut().find(|s| s.is_some_and(|vb| kind(b, vb) == kind(a, va))) {
+            p.1 = slot.take();
+        }
     }
-    pairs.extend(rest_b.map(|v| (None, Some(v))));
+    pairs.extend(rest_b.into_iter().flatten().map(|v| (None, Some(v))));
     for &(va, vb) in &pairs {
         if let (Some(va), Some(vb)) = (va, vb) {
             m.va2b[va.index()] = Some(vb);
@@ -176,7 +186,7 @@ pub(super) fn basename(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
 }
 
-fn provenance(a: &Graph, b: &Graph, (ctx_a, ctx_b): &Contexts, m: &mut Matching) {
+fn provenance(a: &Graph, b: &Graph, (ctx_a, ctx_b): &Contexts, m: &mut Matching, strict: bool) {
     // Unmatched nodes per provenance group, in graph order; groups in A's order of appearance.
     fn groups<'c>(g: &Graph, ctx: &'c [String], mapped: &[Option<NodeId>]) -> (HashMap<&'c str, Vec<NodeId>>, Vec<&'c str>) {
         let mut groups: HashMap<&str, Vec<NodeId>> = HashMap::new();
@@ -204,20 +214,28 @@ fn provenance(a: &Graph, b: &Graph, (ctx_a, ctx_b): &Contexts, m: &mut Matching)
     // In A's order, so a pair is checked against the pairs of the nodes it reads.
     pairs.sort_by_key(|p| p.0);
     for (ia, ib, how) in pairs {
-        if consistent(a.node(ia), b.node(ib), m) {
+        if consistent(a.node(ia), b.node(ib), m, strict) {
             m.pair(a, b, ia, ib, how);
         }
     }
 }
 
-/// Whether no input of `na` and `nb` at the same place are both matched, each to something else:
-/// that is two different computations. Where only one side's value is matched, the other side
-/// may have put a node in between (torch 2.15's bert reshapes the attention output before the
-/// same `transpose`): the pair stands and the diff names the rewired argument.
-fn consistent(na: &Node, nb: &Node, m: &Matching) -> bool {
+/// Whether `na` and `nb` may be one node, as far as the values they read tell. `strict`: no value
+/// either reads is matched to something other than what the other reads at the same place — in a
+/// group of many equal ops (2,000 `relu`s from one source line) the in-order alignment is
+/// ambiguous, and only this keeps it from pairing each `relu` with its neighbour's. Otherwise,
+/// for what the strict round and structure left: only two values matched each to something else
+/// refuse the pair, since where one side's value is unmatched that side may have put a node in
+/// between (torch 2.15's bert reshapes the attention output before the same `transpose`); the pair
+/// stands and the diff names the rewired argument.
+fn consistent(na: &Node, nb: &Node, m: &Matching, strict: bool) -> bool {
     na.args.iter().zip(&nb.args).all(|(x, y)| {
         let (vx, vy) = (x.arg.values(), y.arg.values());
-        vx.iter().zip(&vy).all(|(va, vb)| !matches!((m.va2b[va.index()], m.vb2a[vb.index()]), (Some(mb), Some(_)) if mb != *vb))
+        vx.iter().zip(&vy).all(|(va, vb)| match (m.va2b[va.index()], m.vb2a[vb.index()]) {
+            (Some(mb), Some(_)) => mb == *vb,
+            (Some(_), None) | (None, Some(_)) => !strict,
+            (None, None) => true,
+        })
     })
 }
 

@@ -147,9 +147,11 @@ pub fn graph_pairs(a: &Path, b: &Path, stage: Option<&str>) -> Result<Pairs, Dif
         }
     }
     let mut only_b: Vec<Taken> = b_slots.into_iter().flatten().collect();
-    // One graph each that share no key (a log's stage against an export): those two.
-    if pairs.is_empty() && only_a.len() == 1 && only_b.len() == 1 {
-        if let (Some(x), Some(y)) = (only_a.pop(), only_b.pop()) {
+    // Files that share no key at all (a log's stage against an export, two compile ids): their
+    // graphs in order.
+    if pairs.is_empty() {
+        let n = only_a.len().min(only_b.len());
+        for (x, y) in only_a.drain(..n).zip(only_b.drain(..n)) {
             pairs.push((x.label, x.graph, y.label, y.graph));
         }
     }
