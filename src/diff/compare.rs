@@ -64,14 +64,14 @@ impl Normalizer {
 pub(super) fn const_fingerprint(n: &Node, norm: Option<&Normalizer>) -> String {
     let mut s = String::new();
     for a in &n.args {
-        s.push_str(&render_arg(a.arg.clone(), norm, &|_| "%".to_string()));
+        s.push_str(&render_arg(&a.arg, norm, &|_| "%".to_string()));
         s.push(';');
     }
     s
 }
 
 /// An argument as text; `value` names each value it reads.
-fn render_arg(arg: Arg, norm: Option<&Normalizer>, value: &dyn Fn(ValueId) -> String) -> String {
+fn render_arg(arg: &Arg, norm: Option<&Normalizer>, value: &dyn Fn(ValueId) -> String) -> String {
     let sym = |x: &SymIntArg| match x {
         SymIntArg::Int(i) => i.to_string(),
         SymIntArg::Value(v) => value(*v),
@@ -79,9 +79,9 @@ fn render_arg(arg: Arg, norm: Option<&Normalizer>, value: &dyn Fn(ValueId) -> St
     let list = |items: Vec<String>| format!("[{}]", items.join(", "));
     match arg {
         Arg::None => "None".into(),
-        Arg::Tensor(v) | Arg::SymBool(v) | Arg::SymFloat(v) => value(v),
-        Arg::Tensors(vs) => list(vs.into_iter().map(value).collect()),
-        Arg::OptionalTensors(vs) => list(vs.into_iter().map(|v| v.map_or("None".into(), value)).collect()),
+        Arg::Tensor(v) | Arg::SymBool(v) | Arg::SymFloat(v) => value(*v),
+        Arg::Tensors(vs) => list(vs.iter().map(|v| value(*v)).collect()),
+        Arg::OptionalTensors(vs) => list(vs.iter().map(|v| v.map_or("None".into(), value)).collect()),
         Arg::Int(i) => i.to_string(),
         Arg::Ints(xs) => list(xs.iter().map(i64::to_string).collect()),
         // Exact: `1e-06` and its f32 rounding are different constants.
@@ -91,11 +91,11 @@ fn render_arg(arg: Arg, norm: Option<&Normalizer>, value: &dyn Fn(ValueId) -> St
         Arg::Bools(xs) => list(xs.iter().map(bool::to_string).collect()),
         Arg::String(t) => format!("{t:?}"),
         Arg::Strings(xs) => list(xs.iter().map(|t| format!("{t:?}")).collect()),
-        Arg::SymInt(x) => sym(&x),
+        Arg::SymInt(x) => sym(x),
         Arg::SymInts(xs) => list(xs.iter().map(sym).collect()),
         Arg::ScalarType(d) => d.to_string(),
-        Arg::MemoryFormat(t) | Arg::Layout(t) => t,
-        Arg::Device(d) => norm.map_or(d.clone(), |n| n.device(&d).to_string()),
+        Arg::MemoryFormat(t) | Arg::Layout(t) => t.clone(),
+        Arg::Device(d) => norm.map_or(d.clone(), |n| n.device(d).to_string()),
         Arg::Opaque { kind, json } => format!("{kind}:{json}"),
     }
 }
@@ -234,7 +234,7 @@ fn node_changes(a: &Graph, b: &Graph, ia: NodeId, ib: NodeId, m: &Matching) -> V
         let name = x.or(y).map(|n| n.name.as_str()).unwrap_or("");
         let what = format!("arg {i} ({name})");
         let (Some(x), Some(y)) = (x, y) else {
-            let text = |n: Option<&crate::ir::NamedArg>, g: &Graph| n.map_or("absent".into(), |n| render_arg(n.arg.clone(), None, &|v| g.value(v).name.clone()));
+            let text = |n: Option<&crate::ir::NamedArg>, g: &Graph| n.map_or("absent".into(), |n| render_arg(&n.arg, None, &|v| g.value(v).name.clone()));
             out.push(Change { kind: ChangeKind::Arguments, what, a: text(x, a), b: text(y, b) });
             continue;
         };
@@ -245,13 +245,13 @@ fn node_changes(a: &Graph, b: &Graph, ia: NodeId, ib: NodeId, m: &Matching) -> V
             let (p, q) = (m.va2b[va.index()], m.vb2a[vb.index()]);
             (p.is_some() || q.is_some()) && p != Some(*vb)
         });
-        let consts_differ = render_arg(x.arg.clone(), Some(&m.norm), &|_| "%".into()) != render_arg(y.arg.clone(), None, &|_| "%".into());
+        let consts_differ = render_arg(&x.arg, Some(&m.norm), &|_| "%".into()) != render_arg(&y.arg, None, &|_| "%".into());
         if rewired || consts_differ || x.arg.values().len() != y.arg.values().len() {
             out.push(Change {
                 kind: ChangeKind::Arguments,
                 what,
-                a: render_arg(x.arg.clone(), None, &|v| a.value(v).name.clone()),
-                b: render_arg(y.arg.clone(), None, &|v| b.value(v).name.clone()),
+                a: render_arg(&x.arg, None, &|v| a.value(v).name.clone()),
+                b: render_arg(&y.arg, None, &|v| b.value(v).name.clone()),
             });
         }
     }
