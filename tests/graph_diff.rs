@@ -348,3 +348,36 @@ fn two_changed_ops_in_a_long_chain_are_two_changes() {
         vec![(Class::Changed, "relu".into(), "relu".into(), op.clone()), (Class::Changed, "relu_1000".into(), "relu_1000".into(), op)]
     );
 }
+
+/// Unlike files diffed against each other: no panic, the same result twice, and every input and
+/// node of each graph in exactly one entry.
+#[test]
+fn every_node_is_accounted_for_once_between_unlike_files() {
+    let files = [
+        "mlp.pt2",
+        "transformer_block.pt2",
+        "zoo/torch-2.15/llama.pt2",
+        "zoo/torch-2.11/llama.pt2",
+        "lite/rmsfn_cpu_lite_2.11.0.log.gz",
+        "lite/symviews_cuda_default_2.11.0.log.gz",
+        "mlp.onnx",
+    ];
+    for x in files {
+        for y in files {
+            let (a, b) = (sample(x), sample(y));
+            let d = diff_files(&a, &b, None).unwrap_or_else(|e| panic!("{x} {y}: {e}"));
+            assert_eq!(d, diff_files(&a, &b, None).expect("again"), "{x} {y}: not deterministic");
+            let pairs = xpu_workbench::diff::graph_pairs(&a, &b, None).expect("pairs");
+            for ((_, ga, _, gb), p) in pairs.pairs.iter().zip(&d.pairs) {
+                let c = p.diff.counts;
+                assert_eq!(c.same + c.changed + c.only_a, ga.nodes.len() + ga.inputs.len(), "{x} {y} {}", p.a);
+                assert_eq!(c.same + c.changed + c.only_b, gb.nodes.len() + gb.inputs.len(), "{x} {y} {}", p.b);
+                let in_groups: usize = p.diff.groups.iter().map(|g| g.entries.len()).sum();
+                assert_eq!(in_groups, p.diff.entries.len());
+            }
+            if x == y {
+                assert!(!d.differs(), "{x} against itself differs");
+            }
+        }
+    }
+}
