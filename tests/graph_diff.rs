@@ -254,6 +254,7 @@ fn the_cli_exits_as_diff_does_and_names_what_is_wrong() {
     let cpu = sample("lite/rmsfn_cpu_lite_2.11.0.log.gz");
     let (code, out, err) = run_cli(&["diff", cuda.to_str().unwrap(), cpu.to_str().unwrap(), "--stage", "dynamo"]);
     assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("0/0 dynamo_output_graph: same (6 inputs and nodes; devices cuda:0 → cpu)"), "{out}");
     let (code, out, _) = run_cli(&["diff", cuda.to_str().unwrap(), cpu.to_str().unwrap(), "--stage", "post_grad"]);
     assert_eq!(code, 1);
     assert!(out.contains("- _fused_rms_norm") && out.contains("aten._fused_rms_norm.default") && out.contains("f32[s77, s27, 16]"), "{out}");

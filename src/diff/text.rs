@@ -24,12 +24,19 @@ pub fn file_diff(d: &FileDiff) -> String {
 pub fn graph_diff(label: &str, d: &GraphDiff) -> String {
     let mut s = String::new();
     let c = &d.counts;
+    let renames = |pairs: &[(String, String)]| pairs.iter().map(|(p, q)| format!("{p} → {q}")).collect::<Vec<_>>().join(", ");
     if !d.differs() {
-        let _ = writeln!(s, "{label}: same ({} inputs and nodes)", c.same);
+        // What was mapped to make them equal is still worth saying.
+        let mut mapped = String::new();
+        for (what, pairs) in [("symbols", &d.symbols), ("devices", &d.devices)] {
+            if !pairs.is_empty() {
+                let _ = write!(mapped, "; {what} {}", renames(pairs));
+            }
+        }
+        let _ = writeln!(s, "{label}: same ({} inputs and nodes{mapped})", c.same);
         return s;
     }
     let _ = writeln!(s, "{label}: {} changed, {} only in A, {} only in B, {} same", c.changed, c.only_a, c.only_b, c.same);
-    let renames = |pairs: &[(String, String)]| pairs.iter().map(|(p, q)| format!("{p} → {q}")).collect::<Vec<_>>().join(", ");
     if !d.symbols.is_empty() {
         let _ = writeln!(s, "  symbols: {}", renames(&d.symbols));
     }
