@@ -1,5 +1,5 @@
-//! `bench import`, `puffin`, `slider` and `frame` (`bench kernels` and `bench models` have
-//! their own files). `bench import`: how long loading a model and evaluating every shape takes,
+//! `bench import`, `diff`, `puffin`, `slider` and `frame` (`bench kernels` and `bench models`
+//! have their own files). `bench import`: how long loading a model and evaluating every shape takes,
 //! as a median over repetitions, so `docs/PERFORMANCE.md` numbers can be reproduced with one
 //! command.
 
