@@ -275,7 +275,8 @@ fn the_cli_exits_as_diff_does_and_names_what_is_wrong() {
     assert!(err.contains("--stage none,lite,full: expected one stage"), "{err}");
 }
 
-/// Two stages of one export, as exported and after our full decomposition: what the diff finds
+/// Two stages of one export, as exported and after our full decomposition (lite on the annotated
+/// sample, whose marked nodes decompose): what the diff finds
 /// must be what the decomposition says it did — every decomposed node only in A, every node made
 /// from one only in B, every node kept whole the same (the decomposition's own provenance,
 /// `Decomposition::provenance`, is the independent record here; the diff reads only the graphs).
@@ -283,20 +284,21 @@ fn the_cli_exits_as_diff_does_and_names_what_is_wrong() {
 fn two_decompositions_of_one_export_differ_by_what_was_decomposed() {
     use std::collections::BTreeSet;
     use xpu_workbench::decomp::{decompose, Marks, Mode};
-    for name in ["mlp.pt2", "transformer_block.pt2"] {
+    // Lite mode on the annotated sample: only the nodes it marks `compile_with_inductor` decompose.
+    for (name, mode, stage) in [("mlp.pt2", Mode::Full, "none,full"), ("transformer_block.pt2", Mode::Full, "none,full"), ("annotated.pt2", Mode::Lite, "none,lite")] {
         let file = sample(name);
         let model = xpu_workbench::import::load(&file).expect("load");
         let g = &model.graphs[0];
-        let dec = decompose(g, Mode::Full, &Marks::default()).expect("decompose");
+        let dec = decompose(g, mode, &Marks::default()).expect("decompose");
         let decomposed: BTreeSet<String> = dec.decomposed.iter().map(|x| g.node(x.node).name.clone()).collect();
         let made: BTreeSet<String> = dec
             .decomposed
             .iter()
             .flat_map(|x| dec.provenance.products[x.node.index()].iter().map(|p| dec.graph.node(*p).name.clone()))
             .collect();
-        assert!(!decomposed.is_empty(), "{name}: full mode decomposes something");
+        assert!(!decomposed.is_empty(), "{name}: {stage} decomposes something");
 
-        let d = diff_files(&file, &file, Some("none,full")).expect("diff");
+        let d = diff_files(&file, &file, Some(stage)).expect("diff");
         assert_eq!(d.pairs.len(), 1);
         let diff = &d.pairs[0].diff;
         let names = |c: Class, a_side: bool| -> BTreeSet<String> {
