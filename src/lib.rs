@@ -9,6 +9,7 @@ pub mod codegen;
 pub mod coverage;
 pub mod config;
 pub mod decomp;
+pub mod diff;
 pub mod exec;
 pub mod import;
 pub mod infer;

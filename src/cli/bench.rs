@@ -1,5 +1,5 @@
-//! `bench import`, `puffin`, `slider` and `frame` (`bench kernels` and `bench models` have
-//! their own files). `bench import`: how long loading a model and evaluating every shape takes,
+//! `bench import`, `diff`, `puffin`, `slider` and `frame` (`bench kernels` and `bench models`
+//! have their own files). `bench import`: how long loading a model and evaluating every shape takes,
 //! as a median over repetitions, so `docs/PERFORMANCE.md` numbers can be reproduced with one
 //! command.
 
@@ -50,6 +50,32 @@ pub fn import(file: &Path, repeat: usize) -> ExitCode {
         "total_median_ms": ms(median(&mut load_times.iter().zip(&shape_times).map(|(a, b)| *a + *b).collect::<Vec<_>>())),
     });
     super::print_json(&doc);
+    ExitCode::SUCCESS
+}
+
+/// `bench diff`: median time of [`crate::diff::diff`] on each pair of graphs the files give.
+pub fn diff(a: &Path, b: &Path, stage: Option<&str>, repeat: usize) -> ExitCode {
+    let repeat = repeat.max(1);
+    let pairs = match crate::diff::graph_pairs(a, b, stage) {
+        Ok(p) => p,
+        Err(e) => return super::fail(super::EXIT_USAGE, &e),
+    };
+    let mut rows = Vec::new();
+    for (la, ga, lb, gb) in &pairs.pairs {
+        let mut times = Vec::with_capacity(repeat);
+        let mut counts = None;
+        for _ in 0..repeat {
+            let t0 = Instant::now();
+            let d = crate::diff::diff(ga, gb);
+            times.push(t0.elapsed());
+            counts = Some(d.counts);
+        }
+        rows.push(json!({
+            "a": la, "b": lb, "a_nodes": ga.nodes.len(), "b_nodes": gb.nodes.len(), "counts": counts,
+            "median_ms": median(&mut times).as_secs_f64() * 1e3,
+        }));
+    }
+    super::print_json(&json!({"a": pairs.a_file, "b": pairs.b_file, "repeat": repeat, "pairs": rows, "load_average": load_average()}));
     ExitCode::SUCCESS
 }
 

@@ -11,6 +11,7 @@ mod check_lite;
 mod trace_calls;
 pub mod compile;
 mod decompose;
+mod diff;
 mod devices;
 mod eval;
 mod inspect;
@@ -59,6 +60,18 @@ pub enum Command {
     /// Graphs, op histograms, inputs/outputs and symbols of a model file.
     Inspect {
         file: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Node-level diff of two graphs: one stage of two TORCH_TRACE logs, two exports, or two
+    /// stages of one file. Exit 0 when nothing differs, 1 when something does, 2 on bad input.
+    Diff {
+        a: PathBuf,
+        b: PathBuf,
+        /// Logs: dynamo, aot, aot_forward, aot_backward, aot_inference or post_grad (default: every
+        /// stage). Exports: none, core, lite or full. `SA,SB` picks A's and B's separately.
+        #[arg(long, value_name = "S[,S]")]
+        stage: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -388,6 +401,17 @@ pub enum BenchCommand {
         #[arg(long, default_value_t = 20)]
         repeat: usize,
     },
+    /// Median time of `diff`'s alignment and classification of two loaded graphs (loading and
+    /// decomposing not counted).
+    Diff {
+        a: PathBuf,
+        b: PathBuf,
+        /// As `diff --stage`.
+        #[arg(long, value_name = "S[,S]")]
+        stage: Option<String>,
+        #[arg(long, default_value_t = 20)]
+        repeat: usize,
+    },
     /// Nanoseconds per puffin scope, with scopes off (the default) and on.
     Puffin {
         /// Scopes per round.
@@ -475,6 +499,7 @@ pub fn main() -> ExitCode {
             }
         }
         Some(Command::Inspect { file, json }) => inspect::run(&file, json),
+        Some(Command::Diff { a, b, stage, json }) => diff::run(&a, &b, stage.as_deref(), json),
         Some(Command::Shapes { file, binds, json }) => shapes::run(&file, &binds, json),
         Some(Command::Decompose { file, mode, marks, json, against_torch, python }) => {
             decompose::run(&file, &mode, &marks, json, against_torch.then_some(python.as_str()))
@@ -573,6 +598,7 @@ pub fn main() -> ExitCode {
             sweep::run_profiles(dir.as_deref(), &logs, &traces, &dim, json, csv)
         }
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
+        Some(Command::Bench(BenchCommand::Diff { a, b, stage, repeat })) => bench::diff(&a, &b, stage.as_deref(), repeat),
         Some(Command::Bench(BenchCommand::Puffin { scopes, repeat })) => bench::puffin_overhead(scopes, repeat),
         Some(Command::Bench(BenchCommand::Kernels { max_mb, repeat, no_matmul, json: _ })) => bench_kernels::kernels(max_mb, repeat, !no_matmul),
         Some(Command::Bench(BenchCommand::Models { dirs, device, binds, warmup, repeat, only, json: _ })) => {
