@@ -313,3 +313,21 @@ fn a_diff_given_to_the_report_shows_in_the_browser() {
     assert!(dom.contains("Against other.pt2") && dom.contains("rms_norm_7") && dom.contains("aten.rms_norm.default"), "no diff in the page");
     assert!(!dom.contains("No graph diff in this report"));
 }
+
+/// `--against B`: the report carries the diff `diff FILE B --json` computes (the seed case's CUDA
+/// log against its CPU log: `_fused_rms_norm` on one side, its expansion on the other), and a bad
+/// B is a usage error naming it.
+#[test]
+fn against_puts_the_computed_diff_in_the_report() {
+    let (cuda, cpu) = (sample("lite/rmsfn_cuda_lite_2.11.0.log.gz"), sample("lite/rmsfn_cpu_lite_2.11.0.log.gz"));
+    let out = scratch("against").join("against.html");
+    let (_, page) = report(&[cuda.to_str().unwrap(), "--against", cpu.to_str().unwrap()], &out);
+    let d = data(&page);
+    let want = serde_json::to_value(xpu_workbench::diff::diff_files(&cuda, &cpu, None).unwrap()).unwrap();
+    assert_eq!(d["diff"]["value"], want);
+    assert!(d["diff"]["against"].as_str().unwrap().ends_with("rmsfn_cpu_lite_2.11.0.log.gz"));
+    assert!(want.to_string().contains("_fused_rms_norm"), "the expansion is the difference");
+    let (code, _, err) = run_cli(&["report", cuda.to_str().unwrap(), "--against", "/nonexistent.pt2", "-o", out.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--against /nonexistent.pt2"), "{err}");
+}

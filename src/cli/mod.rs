@@ -215,6 +215,9 @@ pub enum Command {
         /// A folder or file the log's named files may also be read from (repeatable).
         #[arg(long = "allow-file", value_name = "PATH")]
         allow: Vec<PathBuf>,
+        /// Another log or export to diff against (`diff FILE B`), shown in its own section.
+        #[arg(long, value_name = "B")]
+        against: Option<PathBuf>,
         #[arg(short = 'o', long = "out", value_name = "REPORT.html")]
         out: PathBuf,
     },
@@ -528,8 +531,8 @@ pub fn main() -> ExitCode {
             python: &python,
             json,
         }),
-        Some(Command::Report { file, profile, backend, allow, out }) => {
-            report::run(report::Args { file: &file, profile: profile.as_deref(), backend: &backend, allow: &allow, out: &out })
+        Some(Command::Report { file, profile, backend, allow, against, out }) => {
+            report::run(report::Args { file: &file, profile: profile.as_deref(), backend: &backend, allow: &allow, against: against.as_deref(), out: &out })
         }
         Some(Command::Kernels { log, compile, profile, against, against_profile, chrome, allow, json }) => kernels::run(kernels::Args {
             log: &log,
