@@ -16,6 +16,7 @@ pub(crate) mod fill;
 pub(crate) mod gates;
 pub(crate) mod gather;
 pub(crate) mod gradient;
+pub(crate) mod group_norm;
 pub(crate) mod linalg;
 pub(crate) mod linear;
 pub(crate) mod loss;
@@ -28,6 +29,7 @@ pub(crate) mod products;
 pub(crate) mod search;
 pub(crate) mod softmax;
 pub(crate) mod traced;
+pub(crate) mod vector_norm;
 pub(crate) mod view;
 
 pub use super::emit::{Rw, A};
