@@ -91,6 +91,16 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
             views.refresh(&mut rw, graph, node.inputs()).map_err(err)?;
             write_backs.extend((before..em.out.nodes.len()).map(|n| NodeId(n as u32)));
         }
+        if functional && functionalize::writes_nothing(&node.target) {
+            // Nothing to emit: the result is the input as it is now.
+            let input = functionalize::written(node)
+                .ok_or_else(|| err(RuleError::Arg { name: "self".into(), message: "expected a tensor".into() }))?;
+            let now = em.mapped(input).map_err(err)?;
+            em.bind_outputs(graph, node, &[now]).map_err(err)?;
+            functionalized.push(id);
+            products[i] = (first_new..em.out.nodes.len()).map(|n| NodeId(n as u32)).collect();
+            continue;
+        }
         // Every mode but `none` works on the functionalized graph, as PyTorch's do, unless the
         // table has a rule for the in-place op itself (`dropout_`: torch decomposes it whole).
         let inplace_rule = table.is_some_and(|t| rules::find(t, &node.target).is_some());

@@ -186,3 +186,10 @@ pub fn std_dim(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let v = var_dim(rw)?[0];
     Ok(vec![un(rw, "aten.sqrt.default", v)?])
 }
+
+/// `floor_divide(a, b)` → `div(a, b, rounding_mode="floor")` (torch/_decomp), in both tables.
+pub fn floor_divide(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (x, y) = (rw.t("self")?, rw.t("other")?);
+    let args = vec![("self", A::T(x)), ("other", A::T(y)), ("rounding_mode", A::S("floor".into()))];
+    Ok(vec![rw.op("aten.div.Tensor_mode", args)?])
+}

@@ -374,3 +374,10 @@ pub fn to_copy_convert(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         _ => Err(RuleError::Unsupported("a _to_copy that changes the device or layout".into())),
     }
 }
+
+/// `detach(x)` → `alias(x)`: a functional graph has no autograd to detach from, and torch's
+/// tables make it the plain alias (both tables).
+pub fn detach(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    Ok(vec![rw.op("aten.alias.default", vec![("self", A::T(x))])?])
+}

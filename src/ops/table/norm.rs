@@ -18,7 +18,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten._batch_norm_with_update.default").run(x::batch_stats::batch_norm_with_update).lower(K::Reduction, l::batch_norm::native_batch_norm),
     op("aten.native_layer_norm_backward.default").run(x::norm_grad::native_layer_norm_backward).lower(K::Reduction, l::norm_grad::native_layer_norm_backward),
     op("aten.native_group_norm_backward.default").run(x::norm_grad::native_group_norm_backward).lower(K::Reduction, l::norm_grad::native_group_norm_backward),
-    op("aten._weight_norm.default").run(x::norm::weight_norm).core(r::vector_norm::weight_norm).meta(m::same_as_input),
+    op("aten._weight_norm.default").run(x::norm::weight_norm).core(r::vector_norm::weight_norm),
     op("aten._weight_norm_interface.default").run(x::norm::weight_norm_interface).core(r::vector_norm::weight_norm_interface),
     op("aten.instance_norm.default").run(x::batch_stats::instance_norm).lower(K::Reduction, l::batch_norm::instance_norm),
 ];
