@@ -486,14 +486,15 @@ pub(crate) fn clone(a: &Args) -> Out {
 
 pub(crate) fn constant_pad_nd(a: &Args) -> Out {
     let x = a.tensor("self")?;
-    let pads = a.ints("pad")?.unwrap_or_default();
+    // Pad amounts may be SymInts (a pad to a multiple of a dynamic length).
+    let pads = a.sym_sizes("pad")?;
     if pads.len() % 2 != 0 || pads.len() / 2 > x.sizes.len() {
-        return Err(a.err(format!("pad {pads:?} for a rank-{} tensor", x.sizes.len())));
+        return Err(a.err(format!("pad of {} amounts for a rank-{} tensor", pads.len(), x.sizes.len())));
     }
     let mut sizes = x.sizes.clone();
     for (k, pair) in pads.chunks(2).enumerate() {
         let d = x.sizes.len() - 1 - k;
-        sizes[d] = Expr::add(sizes[d].clone(), Expr::int(pair[0] + pair[1]));
+        sizes[d] = Expr::add(sizes[d].clone(), Expr::add(pair[0].clone(), pair[1].clone()));
     }
     one(contiguous(x, x.dtype, sizes))
 }
@@ -601,6 +602,8 @@ pub(crate) fn sym_arith(a: &Args) -> Out {
         "_operator.mul" => Expr::mul(x, y),
         "_operator.add" => Expr::add(x, y),
         "_operator.sub" => Expr::sub(x, y),
+        "torch.sym_min" => Expr::min(x, y),
+        "torch.sym_max" => Expr::max(x, y),
         _ => Expr::floordiv(x, y),
     };
     Ok(vec![ValueKind::SymInt(e)])

@@ -261,6 +261,15 @@ impl<'a> Parser<'a, '_> {
             _ => {}
         }
         let next = self.peek_at(1);
+        // `torch.sym_min(a, b)` / `torch.sym_max(a, b)`: guards_code writes torch's SymInt
+        // functions by module path where the graph called them (a `min()` of sizes).
+        if name == "torch" && next == Tok::Punct(".") && self.peek_at(3) == Tok::Punct("(") {
+            if let Tok::Ident(f @ ("sym_min" | "sym_max")) = self.peek_at(2) {
+                self.bump();
+                self.bump();
+                return self.call(&f[4..]);
+            }
+        }
         let empty_call = next == Tok::Punct("(") && self.peek_at(2) == Tok::Punct(")");
         if next == Tok::Punct("(") && !empty_call {
             return self.call(name);
@@ -390,6 +399,13 @@ mod tests {
         });
         assert_eq!(w, Ok(Expr::int(16)));
         assert_eq!(parse_infix("L['x'].stride()[1]"), Err(SymError::UnknownSource("L['x'].stride()[1]".into())));
+        // torch.sym_min / sym_max as export's guards_code writes them (LongT5's block counts).
+        let m = parse_infix_with("torch.sym_min(5, L['x'].size()[1]) + torch.sym_max(1, L['x'].size()[1])", &mut |s| {
+            (s == "L['x'].size()[1]").then(|| Expr::symbol("s1"))
+        })
+        .unwrap();
+        let at = |v: i64| m.substitute(&|n| (n == "s1").then(|| Expr::int(v))).simplify().as_int();
+        assert_eq!((at(3), at(7)), (Some(6), Some(12)));
         assert_eq!(parse_infix_with("u0 + 1", &mut |_| None), Ok(Expr::add(sym("u0"), Expr::int(1))));
     }
 

@@ -73,9 +73,11 @@ pub fn find(table: Table, target: &str) -> Option<Build> {
 }
 
 /// Whether `target` is an op PyTorch would decompose further (so a missing rule matters): not
-/// a Python operator on symbolic ints, and not one the registry marks as kept by Inductor.
+/// a Python function on symbolic ints, and not one the registry marks as kept by Inductor.
 pub fn decomposes_in_torch(target: &str) -> bool {
-    !(target.starts_with("_operator.") || crate::ops::get(target).is_some_and(|d| d.keep))
+    // Python functions on SymInts (`operator.mul`, `torch.sym_min`) are no ATen ops.
+    let python = target.starts_with("_operator.") || target.starts_with("torch.sym_");
+    !(python || crate::ops::get(target).is_some_and(|d| d.keep))
 }
 
 /// Whether a node of `target` that `table` has no rule for is worth reporting: under the
