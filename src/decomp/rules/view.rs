@@ -30,10 +30,13 @@ pub(super) fn is_contiguous(m: &TensorMeta) -> bool {
 pub(super) fn view_of(rw: &mut Rw, x: ValueId, sizes: Vec<SymIntArg>) -> Result<ValueId, RuleError> {
     let meta = rw.meta(x)?.clone();
     let new: Option<Vec<Expr>> = sizes.iter().map(|s| rw.sym_expr(s).ok()).collect();
-    let copy = match new.and_then(|n| crate::infer::resolve_minus_one(&meta, n)) {
-        Some(new) => crate::infer::view_strides(&meta, &new).is_none(),
-        None => !is_contiguous(&meta),
-    };
+    // A contiguous tensor takes any shape of its size as a view, even where the sizes are
+    // expressions the stride check cannot split (`L + (-L % 4)` into `[-1, 4]`, LongT5's blocks).
+    let copy = !is_contiguous(&meta)
+        && match new.and_then(|n| crate::infer::resolve_minus_one(&meta, n)) {
+            Some(new) => crate::infer::view_strides(&meta, &new).is_none(),
+            None => true,
+        };
     let src = if copy { contiguous_clone(rw, x)? } else { x };
     rw.op("aten.view.default", vec![("self", A::T(src)), ("size", A::Sizes(sizes))])
 }
