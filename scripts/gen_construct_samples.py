@@ -11,6 +11,8 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  (Bloom's alibi slopes, BERT-likes' buffers)
   sym_min_max    `min(seq, n)` / `max(seq, n)` of a dynamic size (HYV4, MPT, MiniMax)
   pad_symint     `F.pad` by `-len % block`, a SymInt (LongT5, Pegasus-X blocks)
+  aranges        `arange` with a negative step from a dynamic start (Parakeet), with a float step
+                 (XLNet, Parakeet) and from a start (`arange.start`)
 """
 import argparse
 import os
@@ -47,10 +49,21 @@ class PadSymInt(torch.nn.Module):
         return y.reshape(x.shape[0], -1, self.block, x.shape[2]).sum(2)
 
 
+class Aranges(torch.nn.Module):
+    def forward(self, x):
+        n = x.shape[1]
+        rel = torch.arange(n - 1, -n, -1)  # Parakeet's relative positions: a negative step
+        freq = torch.arange(0, 8, 2.0, dtype=torch.int64).float()  # XLNet: a float step, int dtype
+        inv = torch.arange(0, 8, 2, dtype=torch.float) / 8  # Parakeet's inverse frequencies
+        tail = torch.arange(2, n)  # arange.start
+        return x.sum(-1, keepdim=True) + rel[:n].float(), freq * inv, tail * 3
+
+
 CASES = {
     "tensor_detach": (TensorDetach, lambda b: (torch.randn(1 + 2 * b, 6),)),
     "sym_min_max": (SymMinMax, lambda b: (torch.randn(2, 2 + 3 * b, 3),)),
     "pad_symint": (PadSymInt, lambda b: (torch.randn(2, 5 + 2 * b, 3),)),
+    "aranges": (Aranges, lambda b: (torch.randn(2, 4 + 3 * b, 3),)),
 }
 
 

@@ -66,3 +66,10 @@ fn pad_by_a_symint() {
 fn weight_norm_and_group_norm_as_torch_decomposes_them() {
     all_stages_pass("hf_hubert_audio_classification");
 }
+
+/// `arange` as Parakeet and XLNet call it: a negative step from a dynamic start, a float step
+/// with an integer dtype, a float dtype, and `arange.start`; Inductor's table makes each `iota`s.
+#[test]
+fn aranges_with_negative_and_float_steps() {
+    all_stages_pass("construct_aranges");
+}

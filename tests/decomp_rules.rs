@@ -126,6 +126,10 @@ fn cases() -> Vec<Case> {
         case("aten._to_copy.default", I, &[("x", &[S, N(3)])], vec![x("self"), ("dtype", P::Dtype(DType::F64))]),
         case("aten.arange.default", I, &[("x", &[S, N(2)])], vec![("end", P::SizeOf("x", 0)), ("dtype", P::Dtype(DType::F32))]),
         case("aten.arange.start_step", I, &[("x", &[S])], vec![("start", P::I(3)), ("end", P::I(20)), ("step", P::I(4))]),
+        case("aten.arange.start_step", I, &[("x", &[S])], vec![("start", P::SizeOf("x", 0)), ("end", P::I(-12)), ("step", P::I(-3))]),
+        case("aten.arange.start_step", I, &[("x", &[S])], vec![("start", P::I(1)), ("end", P::I(12)), ("step", P::F(2.5)), ("dtype", P::Dtype(DType::I64))]),
+        case("aten.arange.start_step", I, &[("x", &[S])], vec![("start", P::F(0.5)), ("end", P::I(6)), ("step", P::F(1.5)), ("dtype", P::Dtype(DType::F32))]),
+        case("aten.arange.start", C, &[("x", &[S])], vec![("start", P::I(-3)), ("end", P::SizeOf("x", 0))]),
         case("aten.scaled_dot_product_attention.default", I, &[("q", &[S, N(2), N(5), N(4)]), ("k", &[S, N(2), N(3), N(4)]), ("v", &[S, N(2), N(3), N(6)])], vec![("query", P::In("q")), ("key", P::In("k")), ("value", P::In("v"))]),
         // Factories and fills (functionalized in-place fills), Inductor's full_like, cat and
         // low-memory max-pool (both outputs: the indices through the offsets).

@@ -696,6 +696,29 @@ impl<'a> Rw<'a> {
         Ok(SymIntArg::Value(self.op(&target, vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::I(b))])?))
     }
 
+    /// `a <op> b` on two sizes, either of which may be symbolic (`end - start` of an `arange`
+    /// from a dynamic start): as [`Rw::sym_arith`], a literal, an existing value, or a new node.
+    pub fn sym_arith2(&mut self, op: &str, a: SymIntArg, b: SymIntArg) -> Result<SymIntArg, RuleError> {
+        if let SymIntArg::Int(i) = b {
+            return self.sym_arith(op, a, i);
+        }
+        let (x, y) = (self.sym_expr(&a)?, self.sym_expr(&b)?);
+        let r = match op {
+            "add" => Expr::add(x, y),
+            "sub" => Expr::sub(x, y),
+            "floordiv" => Expr::floordiv(x, y),
+            _ => return Err(RuleError::Unsupported(format!("size arithmetic `{op}`"))),
+        };
+        if let Some(i) = r.as_int() {
+            return Ok(SymIntArg::Int(i));
+        }
+        if let Some(v) = self.em.sym_values.get(&r) {
+            return Ok(SymIntArg::Value(*v));
+        }
+        let target = format!("_operator.{op}");
+        Ok(SymIntArg::Value(self.op(&target, vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::Raw(Arg::SymInt(b)))])?))
+    }
+
     /// The expression a size argument stands for.
     pub fn sym_expr(&self, s: &SymIntArg) -> Result<Expr, RuleError> {
         match s {

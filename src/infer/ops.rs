@@ -554,19 +554,40 @@ pub(crate) fn max_pool2d_with_indices(a: &Args) -> Out {
 
 pub(crate) fn arange(a: &Args) -> Out {
     let t = a.target;
+    let float = |n: &str| match a.get(n) {
+        Some(Arg::Float(f)) => Some(*f),
+        _ => None,
+    };
+    let floats = ["start", "end", "step"].iter().any(|n| float(n).is_some());
     let n = if t == "prims.iota.default" {
         a.sym_int("length")?
+    } else if floats {
+        // A float bound or step: `ceil((end - start) / step)` of static numbers.
+        let num = |n: &str, default: f64| match a.get(n) {
+            Some(Arg::Float(f)) => Ok(*f),
+            Some(Arg::Int(i)) | Some(Arg::SymInt(crate::ir::SymIntArg::Int(i))) => Ok(*i as f64),
+            None | Some(Arg::None) => Ok(default),
+            Some(other) => Err(a.err(format!("`{n}`: a float arange needs static numbers, found {other:?}"))),
+        };
+        let (start, end, step) = (num("start", 0.0)?, num("end", 0.0)?, num("step", 1.0)?);
+        if step == 0.0 || !(start.is_finite() && end.is_finite() && step.is_finite()) {
+            return Err(a.err(format!("arange({start}, {end}, {step})")));
+        }
+        Expr::int(((end - start) / step).ceil().max(0.0) as i64)
     } else {
         let end = a.sym_int("end")?;
-        let start = a.int("start", Some(0))?;
+        let start = if a.get("start").is_some_and(|s| !matches!(s, Arg::None)) { a.sym_int("start")? } else { Expr::int(0) };
         let step = a.int("step", Some(1))?;
-        if step <= 0 {
-            return Err(a.err("step must be positive"));
+        if step == 0 {
+            return Err(a.err("step must be nonzero"));
         }
-        Expr::floordiv(Expr::add(Expr::sub(end, Expr::int(start)), Expr::int(step - 1)), Expr::int(step))
+        // torch/_refs: `(end - start + step - sgn(step)) // step`.
+        Expr::floordiv(Expr::add(Expr::sub(end, start), Expr::int(step - step.signum())), Expr::int(step))
     };
     let dtype = match a.get("dtype") {
         Some(Arg::ScalarType(d)) => *d,
+        // torch's default dtype where a bound or the step is a float.
+        _ if floats => DType::F32,
         _ => DType::I64,
     };
     Ok(vec![ValueKind::Tensor(TensorMeta {

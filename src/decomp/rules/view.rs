@@ -243,57 +243,125 @@ fn channels_last(m: &TensorMeta) -> bool {
     t[1] == Expr::int(1) && t[3] == s[1] && t[2] == wc && t[0] == Expr::mul(s[2].clone(), wc)
 }
 
-/// `arange(end)` → `arange.start_step(0, end, 1)` (core ATen spells every arange in full).
+/// `arange(end)` and `arange(start, end)` → `arange.start_step(start or 0, end, 1)` (core ATen
+/// spells every arange in full).
 pub fn arange(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let end = rw.passthrough("end")?.ok_or_else(|| RuleError::Arg { name: "end".into(), message: "missing".into() })?;
-    let mut args = vec![("start", A::I(0)), ("end", A::Raw(end)), ("step", A::I(1))];
+    let start = match rw.passthrough("start")? {
+        None | Some(Arg::None) => A::I(0),
+        Some(a) => A::Raw(a),
+    };
+    let mut args = vec![("start", start), ("end", A::Raw(end)), ("step", A::I(1))];
     if let Some(d) = rw.passthrough("dtype")? {
         args.push(("dtype", A::Raw(d)));
     }
     Ok(vec![rw.op("aten.arange.start_step", args)?])
 }
 
-/// Inductor: `arange(start, end, step)` → `iota(length) * step + start`, cast to the dtype.
-/// Supports literal start and step (what exported graphs carry) and a symbolic end.
+/// An `arange` bound or step: a literal int, a SymInt, or a Python float.
+enum Bound {
+    Int(SymIntArg),
+    Float(f64),
+}
+
+fn bound(rw: &Rw, name: &str, default: i64) -> Result<Bound, RuleError> {
+    Ok(match rw.passthrough(name)? {
+        None | Some(Arg::None) => Bound::Int(SymIntArg::Int(default)),
+        Some(Arg::Int(i)) => Bound::Int(SymIntArg::Int(i)),
+        Some(Arg::SymInt(s)) => Bound::Int(s),
+        Some(Arg::Float(f)) => Bound::Float(f),
+        Some(a) => return Err(RuleError::Arg { name: name.into(), message: format!("expected a number, found {a:?}") }),
+    })
+}
+
+/// Inductor: `arange(start, end, step)` as torch._refs.arange builds it. With integer bounds and
+/// step: `length = (end - start + step - sgn(step)) // step` (sizes, symbolic where the bounds
+/// are), then one `iota(length, start, step)` for an integer dtype, else `iota(length) * step +
+/// start` converted to the dtype. With a float among them (static bounds only): `length =
+/// ceil((end - start) / step)`; an integer dtype takes `int(start) + int(step) * iota(length)`, a
+/// float one computes `start + step * iota(length)` in the CPU accumulation dtype (float64 for
+/// float32 and below) before converting.
 pub fn arange_iota(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
-    let (start, step) = (rw.int("start", Some(0))?, rw.int("step", Some(1))?);
-    if step <= 0 {
-        return Err(RuleError::Unsupported(format!("arange with step {step}")));
-    }
-    let end = match rw.passthrough("end")? {
-        Some(Arg::SymInt(s)) => s,
-        Some(Arg::Int(i)) => SymIntArg::Int(i),
-        _ => return Err(RuleError::Unsupported("arange with a non-integer end".into())),
-    };
-    // torch/_refs' `(end - start + step - sgn) // step`, each step a node where the expression is new.
-    let length = match end {
-        SymIntArg::Int(e) => SymIntArg::Int(((e - start).max(0) + step - 1) / step),
-        end => {
-            let l = rw.sym_arith("sub", end, start)?;
-            let l = rw.sym_arith("add", l, step)?;
-            let l = rw.sym_arith("sub", l, 1)?;
-            rw.sym_arith("floordiv", l, step)?
-        }
-    };
+    let (start, end, step) = (bound(rw, "start", 0)?, bound(rw, "end", 0)?, bound(rw, "step", 1)?);
     let dtype = match rw.passthrough("dtype")? {
         Some(Arg::ScalarType(d)) => Some(d),
         _ => None,
     };
-    let int64 = A::Raw(Arg::ScalarType(crate::ir::DType::I64));
-    if dtype.is_none_or(|d| d == crate::ir::DType::I64) {
-        // An integer arange is one iota that starts and steps itself.
-        let args = vec![("length", A::Raw(Arg::SymInt(length))), ("start", A::I(start)), ("step", A::I(step)), ("dtype", int64)];
-        return Ok(vec![rw.op("prims.iota.default", args)?]);
+    let int64 = crate::ir::DType::I64;
+    let iota = |rw: &mut Rw, length: SymIntArg, start: A, step: A, dtype| {
+        let args = vec![("length", A::Raw(Arg::SymInt(length))), ("start", start), ("step", step), ("dtype", A::Raw(Arg::ScalarType(dtype)))];
+        rw.op("prims.iota.default", args)
+    };
+    if let (Bound::Int(start), Bound::Int(end), Bound::Int(SymIntArg::Int(step))) = (&start, &end, &step) {
+        let (step, sgn) = (*step, step.signum());
+        if step == 0 {
+            return Err(RuleError::Arg { name: "step".into(), message: "must be nonzero".into() });
+        }
+        // torch/_refs' `(end - start + step - sgn) // step`, each step a node where the expression is new.
+        let l = rw.sym_arith2("sub", end.clone(), start.clone())?;
+        let l = rw.sym_arith("add", l, step)?;
+        let l = rw.sym_arith("sub", l, sgn)?;
+        let length = match rw.sym_arith("floordiv", l, step)? {
+            SymIntArg::Int(n) => SymIntArg::Int(n.max(0)),
+            s => s,
+        };
+        if dtype.is_none_or(|d| d == int64) {
+            // An integer arange is one iota that starts and steps itself.
+            let first = match start {
+                SymIntArg::Int(i) => A::I(*i),
+                s => A::Raw(Arg::SymInt(s.clone())),
+            };
+            return Ok(vec![iota(rw, length, first, A::I(step), int64)?]);
+        }
+        let index = iota(rw, length, A::I(0), A::I(1), int64)?;
+        // A floating arange: emitted even when trivial (step 1, start 0), as Inductor's table does.
+        let scaled = rw.op("aten.mul.Tensor", vec![("self", A::T(index)), ("other", A::I(step))])?;
+        let first = match start {
+            SymIntArg::Int(i) => A::I(*i),
+            s => A::Raw(Arg::SymInt(s.clone())),
+        };
+        let mut y = rw.op("aten.add.Tensor", vec![("self", A::T(scaled)), ("other", first)])?;
+        if let Some(d) = dtype {
+            y = rw.op("prims.convert_element_type.default", vec![("a", A::T(y)), ("dtype", A::Raw(Arg::ScalarType(d)))])?;
+        }
+        return Ok(vec![y]);
     }
-    let iota = rw.op(
-        "prims.iota.default",
-        vec![("length", A::Raw(Arg::SymInt(length))), ("start", A::I(0)), ("step", A::I(1)), ("dtype", int64)],
-    )?;
-    // A floating arange: emitted even when trivial (step 1, start 0), as Inductor's table does.
-    let scaled = rw.op("aten.mul.Tensor", vec![("self", A::T(iota)), ("other", A::I(step))])?;
-    let mut y = rw.op("aten.add.Tensor", vec![("self", A::T(scaled)), ("other", A::I(start))])?;
-    if let Some(d) = dtype {
-        y = rw.op("prims.convert_element_type.default", vec![("a", A::T(y)), ("dtype", A::Raw(Arg::ScalarType(d)))])?;
+    let value = |b: &Bound| match b {
+        Bound::Int(SymIntArg::Int(i)) => Some(*i as f64),
+        Bound::Float(f) => Some(*f),
+        Bound::Int(SymIntArg::Value(_)) => None,
+    };
+    let (Some(s), Some(e), Some(st)) = (value(&start), value(&end), value(&step)) else {
+        return Err(RuleError::Unsupported("arange with a float step or bound and a symbolic bound or step".into()));
+    };
+    if st == 0.0 || !(s.is_finite() && e.is_finite() && st.is_finite()) {
+        return Err(RuleError::Arg { name: "step".into(), message: format!("arange({s}, {e}, {st})") });
+    }
+    let length = SymIntArg::Int(((e - s) / st).ceil().max(0.0) as i64);
+    let dtype = dtype.unwrap_or(crate::ir::DType::F32);
+    let index = iota(rw, length, A::I(0), A::I(1), int64)?;
+    if !dtype.is_floating() {
+        // Python's int() of each: truncation toward zero.
+        let scaled = rw.op("aten.mul.Tensor", vec![("self", A::T(index)), ("other", A::I(st.trunc() as i64))])?;
+        return Ok(vec![rw.op("aten.add.Tensor", vec![("self", A::T(scaled)), ("other", A::I(s.trunc() as i64))])?]);
+    }
+    let device = rw.passthrough("device")?;
+    let on_cpu = !matches!(&device, Some(Arg::Device(d)) if !d.starts_with("cpu"));
+    let acc = if on_cpu && matches!(dtype, crate::ir::DType::F32 | crate::ir::DType::F16 | crate::ir::DType::BF16) {
+        crate::ir::DType::F64
+    } else {
+        dtype.opmath()
+    };
+    let index = rw.op("prims.convert_element_type.default", vec![("a", A::T(index)), ("dtype", A::Raw(Arg::ScalarType(acc)))])?;
+    let number = |b: &Bound| match b {
+        Bound::Float(f) => A::F(*f),
+        Bound::Int(SymIntArg::Int(i)) => A::I(*i),
+        Bound::Int(SymIntArg::Value(v)) => A::Raw(Arg::SymInt(SymIntArg::Value(*v))),
+    };
+    let scaled = rw.op("aten.mul.Tensor", vec![("self", A::T(index)), ("other", number(&step))])?;
+    let mut y = rw.op("aten.add.Tensor", vec![("self", A::T(scaled)), ("other", number(&start))])?;
+    if acc != dtype {
+        y = rw.op("prims.convert_element_type.default", vec![("a", A::T(y)), ("dtype", A::Raw(Arg::ScalarType(dtype)))])?;
     }
     Ok(vec![y])
 }

@@ -34,7 +34,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.arange.default").run(x::shape::arange).lower(K::Pointwise, l::create::arange).core(r::view::arange).meta(m::arange),
     op("prims.iota.default").run(x::shape::iota).lower(K::Pointwise, l::create::iota).keep().meta(m::arange),
     op("prims.convert_element_type.default").run(x::shape::convert_element_type).lower(K::Pointwise, l::create::convert_element_type).keep().meta(m::convert_element_type),
-    op("aten.arange.start").run(x::shape::arange).lower(K::Pointwise, l::create::arange),
+    op("aten.arange.start").run(x::shape::arange).lower(K::Pointwise, l::create::arange).core(r::view::arange).meta(m::arange),
     op("aten.arange.start_step").run(x::shape::arange).lower(K::Pointwise, l::create::arange).inductor(r::view::arange_iota).keep().meta(m::arange),
     op("aten.full.default").run(x::shape::full).lower(K::Pointwise, l::math::full).keep().meta(m::full),
     op("aten.zeros.default").run(x::shape::zeros).lower(K::Pointwise, l::math::zeros).core(r::fill::zeros).meta(m::full),
