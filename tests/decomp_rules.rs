@@ -74,6 +74,8 @@ fn cases() -> Vec<Case> {
     let x = |name| (name, P::In("x"));
     vec![
         case("aten.linear.default", C, &[("x", &[S, N(5)]), ("w", &[N(3), N(5)]), ("b", &[N(3)])], vec![("input", P::In("x")), ("weight", P::In("w")), ("bias", P::In("b"))]),
+        case("aten.conv2d.padding", C, &[("x", &[S, N(2), N(6), N(5)]), ("w", &[N(3), N(2), N(3), N(3)]), ("b", &[N(3)])], vec![("input", P::In("x")), ("weight", P::In("w")), ("bias", P::In("b")), ("stride", P::Is(&[2, 1]))]),
+        case("aten.conv1d.padding", C, &[("x", &[S, N(2), N(7)]), ("w", &[N(4), N(2), N(3)])], vec![("input", P::In("x")), ("weight", P::In("w")), ("bias", P::None), ("stride", P::Is(&[1])), ("padding", P::Str("same")), ("dilation", P::Is(&[2]))]),
         case("aten.linear.default", C, &[("x", &[S, N(2), N(5)]), ("w", &[N(3), N(5)])], vec![("input", P::In("x")), ("weight", P::In("w"))]),
         case("aten.t.default", C, &[("x", &[S, N(4)])], vec![x("self")]),
         case("aten.matmul.default", C, &[("a", &[S, N(2), N(3), N(4)]), ("b", &[N(1), N(2), N(4), N(5)])], vec![("self", P::In("a")), ("other", P::In("b"))]),
@@ -152,9 +154,12 @@ fn cases() -> Vec<Case> {
         case("aten.empty_permuted.default", I, &[("x", &[S])], vec![("size", P::Is(&[2, 3])), ("physical_layout", P::Is(&[0, 1]))]),
         case("aten.detach.default", C, &[("x", &[S, N(3)])], vec![x("self")]),
         case("aten.floor_divide.default", C, &[("a", &[S, N(4)]), ("b", &[N(4)])], vec![("self", P::In("a")), ("other", P::In("b"))]),
+        Case { indices: &[("a", 50)], ..case("aten.floor_divide.default", C, &[("a", &[S, N(4)])], vec![("self", P::In("a")), ("other", P::I(3))]) },
         // Vector norms, weight and group normalisation (the wav2vec2 family).
         case("aten.linalg_vector_norm.default", C, &[("x", &[S, N(3), N(4)])], vec![x("self"), ("ord", P::I(2)), ("dim", P::Is(&[1, 2])), ("keepdim", P::B(true))]),
         case("aten.linalg_vector_norm.default", C, &[("x", &[S, N(5)])], vec![x("self"), ("ord", P::F(3.0))]),
+        case("aten.linalg_norm.default", C, &[("x", &[S, N(3), N(4)])], vec![x("self"), ("ord", P::I(2)), ("dim", P::Is(&[-1])), ("keepdim", P::B(true))]),
+        case("aten.linalg_norm.default", C, &[("x", &[S, N(4)])], vec![x("self")]),
         case("aten._weight_norm.default", C, &[("v", &[N(4), N(3), S]), ("g", &[N(1), N(1), S])], vec![("v", P::In("v")), ("g", P::In("g")), ("dim", P::I(2))]),
         case("aten._weight_norm_interface.default", C, &[("v", &[S, N(3)]), ("g", &[S, N(1)])], vec![("v", P::In("v")), ("g", P::In("g")), ("dim", P::I(0))]),
         case("aten.group_norm.default", C, &[("x", &[S, N(4), N(3)]), ("w", &[N(4)]), ("b", &[N(4)])], vec![("input", P::In("x")), ("num_groups", P::I(2)), ("weight", P::In("w")), ("bias", P::In("b")), ("eps", P::F(1e-5))]),

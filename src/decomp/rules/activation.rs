@@ -188,8 +188,10 @@ pub fn std_dim(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 }
 
 /// `floor_divide(a, b)` → `div(a, b, rounding_mode="floor")` (torch/_decomp), in both tables.
+/// `b` as exported: a tensor, or a number (the MoE routers' `index // 2`).
 pub fn floor_divide(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
-    let (x, y) = (rw.t("self")?, rw.t("other")?);
-    let args = vec![("self", A::T(x)), ("other", A::T(y)), ("rounding_mode", A::S("floor".into()))];
+    let x = rw.t("self")?;
+    let y = rw.passthrough("other")?.ok_or_else(|| RuleError::Arg { name: "other".into(), message: "missing".into() })?;
+    let args = vec![("self", A::T(x)), ("other", A::Raw(y)), ("rounding_mode", A::S("floor".into()))];
     Ok(vec![rw.op("aten.div.Tensor_mode", args)?])
 }

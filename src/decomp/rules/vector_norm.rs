@@ -101,3 +101,33 @@ pub fn weight_norm_interface(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let out = rw.op("aten.mul.Tensor", vec![("self", A::T(v)), ("other", A::T(scale))])?;
     Ok(vec![out, norm])
 }
+
+/// `linalg_norm(x, ord, dim, keepdim, dtype)`, its CompositeImplicitAutograd body
+/// (`LinearAlgebra.cpp`): a vector norm (`linalg_vector_norm(x, ord or 2, dim, keepdim, dtype)`)
+/// unless `ord` is given over two dims (or over a matrix with no dim), which is a matrix norm
+/// this rule leaves whole.
+pub fn linalg_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let rank = rw.rank(x)?;
+    let ord = rw.passthrough("ord")?.filter(|a| !matches!(a, Arg::None));
+    let dim = rw.passthrough("dim")?.filter(|a| !matches!(a, Arg::None));
+    let dims = match &dim {
+        Some(Arg::Ints(d)) => Some(d.len()),
+        Some(Arg::Int(_)) => Some(1),
+        None => None,
+        Some(a) => return Err(RuleError::Arg { name: "dim".into(), message: format!("expected an int list, found {a:?}") }),
+    };
+    if ord.is_some() && (dims == Some(2) || dims.is_none() && rank == 2) {
+        return Err(RuleError::Declined);
+    }
+    let mut args = vec![
+        ("self", A::T(x)),
+        ("ord", A::Raw(ord.unwrap_or(Arg::Float(2.0)))),
+        ("dim", A::Raw(dim.unwrap_or(Arg::None))),
+        ("keepdim", A::B(rw.bool("keepdim", false)?)),
+    ];
+    if let Some(d) = rw.passthrough("dtype")?.filter(|a| !matches!(a, Arg::None)) {
+        args.push(("dtype", A::Raw(d)));
+    }
+    Ok(vec![rw.op("aten.linalg_vector_norm.default", args)?])
+}

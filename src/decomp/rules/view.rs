@@ -154,20 +154,35 @@ pub fn squeeze_dim(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 /// `conv1d` / `conv2d` → `convolution` with every list spelled out for `n` spatial dims
 /// (a one-element list repeats, as the Python-level functions do), as `run_decompositions()` emits.
 fn conv_nd(rw: &mut Rw, n: usize) -> Result<Vec<ValueId>, RuleError> {
-    if matches!(rw.passthrough("padding")?, Some(Arg::String(_))) {
-        return Err(RuleError::Unsupported("string padding ('same'/'valid')".into()));
-    }
     let list = |rw: &Rw, name: &str, default: i64| -> Result<Vec<i64>, RuleError> {
         let v = ints_or(rw, name, vec![default; n])?;
         Ok(if v.len() == 1 { vec![v[0]; n] } else { v })
     };
+    let (stride, dilation) = (list(rw, "stride", 1)?, list(rw, "dilation", 1)?);
+    let weight = rw.t("weight")?;
+    // The `.padding` overloads (ATen's `_convolution_mode`): "valid" pads nothing; "same" pads
+    // `dilation * (k - 1)` split evenly, where it splits evenly (otherwise ATen pads the input
+    // first, which this rule does not spell: it declines).
+    let padding = match rw.passthrough("padding")? {
+        Some(Arg::String(mode)) if mode == "valid" => vec![0; n],
+        Some(Arg::String(mode)) if mode == "same" => {
+            let kernel = rw.static_sizes(weight).ok_or(RuleError::Declined)?;
+            let totals: Vec<i64> = (0..n).map(|d| dilation[d] * (kernel.get(d + 2).copied().unwrap_or(1) - 1)).collect();
+            if stride.iter().any(|&s| s != 1) || totals.iter().any(|t| t % 2 != 0) {
+                return Err(RuleError::Declined);
+            }
+            totals.iter().map(|t| t / 2).collect()
+        }
+        Some(Arg::String(mode)) => return Err(RuleError::Arg { name: "padding".into(), message: format!("unknown mode {mode:?}") }),
+        _ => list(rw, "padding", 0)?,
+    };
     let args = vec![
         ("input", A::T(rw.t("input")?)),
-        ("weight", A::T(rw.t("weight")?)),
+        ("weight", A::T(weight)),
         ("bias", A::OptT(rw.opt_t("bias")?)),
-        ("stride", A::Is(list(rw, "stride", 1)?)),
-        ("padding", A::Is(list(rw, "padding", 0)?)),
-        ("dilation", A::Is(list(rw, "dilation", 1)?)),
+        ("stride", A::Is(stride)),
+        ("padding", A::Is(padding)),
+        ("dilation", A::Is(dilation)),
         ("transposed", A::B(false)),
         ("output_padding", A::Is(vec![0; n])),
         ("groups", A::I(rw.int("groups", Some(1))?)),
