@@ -13,6 +13,8 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
   pad_symint     `F.pad` by `-len % block`, a SymInt (LongT5, Pegasus-X blocks)
   aranges        `arange` with a negative step from a dynamic start (Parakeet), with a float step
                  (XLNet, Parakeet) and from a start (`arange.start`)
+  factories      `zeros_like`, `empty_like` of a product of sizes, `floor_divide` by a number,
+                 `linalg.norm` over one dim, a `padding="same"` convolution
 """
 import argparse
 import os
@@ -59,11 +61,27 @@ class Aranges(torch.nn.Module):
         return x.sum(-1, keepdim=True) + rel[:n].float(), freq * inv, tail * 3
 
 
+class Factories(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(3, 4, 3, padding="same")
+
+    def forward(self, x):
+        z = torch.zeros_like(x) + x  # T5's position bias
+        y = x.reshape(-1) * 2
+        e = torch.empty_like(y)  # the MoE routers' scratch buffers
+        e.copy_(y)
+        idx = torch.arange(x.shape[0] * x.shape[1]) // 2  # their `index // 2`
+        n = torch.linalg.norm(x, dim=-1, keepdim=True)  # OWL-ViT's embedding norms
+        return z / n, e[idx], self.conv(x.transpose(1, 2))
+
+
 CASES = {
     "tensor_detach": (TensorDetach, lambda b: (torch.randn(1 + 2 * b, 6),)),
     "sym_min_max": (SymMinMax, lambda b: (torch.randn(2, 2 + 3 * b, 3),)),
     "pad_symint": (PadSymInt, lambda b: (torch.randn(2, 5 + 2 * b, 3),)),
     "aranges": (Aranges, lambda b: (torch.randn(2, 4 + 3 * b, 3),)),
+    "factories": (Factories, lambda b: (torch.randn(1 + b, 4 + 3 * b, 3),)),
 }
 
 
