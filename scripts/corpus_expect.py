@@ -16,6 +16,7 @@ tests/zoo.rs reads exactly these files; nothing about a model is hard-coded ther
 """
 import json
 import os
+import types
 from collections import Counter
 
 import numpy as np
@@ -40,7 +41,14 @@ def bound(v):
 
 
 def fx_target(n):
-    return str(n.target)
+    """The node's target as the archive names it. A Python function (`torch.sym_min`) prints as
+    `<function sym_min at 0x7f...>`, an address that differs per process; torch.export serializes
+    it by module path, which is also how the workbench names it. Builtins keep their printed name
+    (`<built-in function mul>`), which readers already map to `_operator.mul`."""
+    t = n.target
+    if isinstance(t, types.FunctionType):
+        return f"{t.__module__}.{t.__qualname__}"
+    return str(t)
 
 
 def origin(n):

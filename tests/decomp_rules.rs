@@ -74,6 +74,8 @@ fn cases() -> Vec<Case> {
     let x = |name| (name, P::In("x"));
     vec![
         case("aten.linear.default", C, &[("x", &[S, N(5)]), ("w", &[N(3), N(5)]), ("b", &[N(3)])], vec![("input", P::In("x")), ("weight", P::In("w")), ("bias", P::In("b"))]),
+        case("aten.conv2d.padding", C, &[("x", &[S, N(2), N(6), N(5)]), ("w", &[N(3), N(2), N(3), N(3)]), ("b", &[N(3)])], vec![("input", P::In("x")), ("weight", P::In("w")), ("bias", P::In("b")), ("stride", P::Is(&[2, 1]))]),
+        case("aten.conv1d.padding", C, &[("x", &[S, N(2), N(7)]), ("w", &[N(4), N(2), N(3)])], vec![("input", P::In("x")), ("weight", P::In("w")), ("bias", P::None), ("stride", P::Is(&[1])), ("padding", P::Str("same")), ("dilation", P::Is(&[2]))]),
         case("aten.linear.default", C, &[("x", &[S, N(2), N(5)]), ("w", &[N(3), N(5)])], vec![("input", P::In("x")), ("weight", P::In("w"))]),
         case("aten.t.default", C, &[("x", &[S, N(4)])], vec![x("self")]),
         // `matmul` folded into one `mm` (a batch of rows times a matrix), and broadcast batches of two ranks.
@@ -132,6 +134,10 @@ fn cases() -> Vec<Case> {
         case("aten._to_copy.default", I, &[("x", &[S, N(3)])], vec![x("self"), ("dtype", P::Dtype(DType::F64))]),
         case("aten.arange.default", I, &[("x", &[S, N(2)])], vec![("end", P::SizeOf("x", 0)), ("dtype", P::Dtype(DType::F32))]),
         case("aten.arange.start_step", I, &[("x", &[S])], vec![("start", P::I(3)), ("end", P::I(20)), ("step", P::I(4))]),
+        case("aten.arange.start_step", I, &[("x", &[S])], vec![("start", P::SizeOf("x", 0)), ("end", P::I(-12)), ("step", P::I(-3))]),
+        case("aten.arange.start_step", I, &[("x", &[S])], vec![("start", P::I(1)), ("end", P::I(12)), ("step", P::F(2.5)), ("dtype", P::Dtype(DType::I64))]),
+        case("aten.arange.start_step", I, &[("x", &[S])], vec![("start", P::F(0.5)), ("end", P::I(6)), ("step", P::F(1.5)), ("dtype", P::Dtype(DType::F32))]),
+        case("aten.arange.start", C, &[("x", &[S])], vec![("start", P::I(-3)), ("end", P::SizeOf("x", 0))]),
         case("aten.scaled_dot_product_attention.default", I, &[("q", &[S, N(2), N(5), N(4)]), ("k", &[S, N(2), N(3), N(4)]), ("v", &[S, N(2), N(3), N(6)])], vec![("query", P::In("q")), ("key", P::In("k")), ("value", P::In("v"))]),
         // Factories and fills (functionalized in-place fills), Inductor's full_like, cat and
         // low-memory max-pool (both outputs: the indices through the offsets).
@@ -146,6 +152,25 @@ fn cases() -> Vec<Case> {
         case("aten.max_pool2d_with_indices.default", I, &[("x", &[S, N(2), N(6), N(5)])], vec![x("self"), ("kernel_size", P::Is(&[2, 2]))]),
         case("aten.max_pool2d_with_indices.default", I, &[("x", &[S, N(3), N(7), N(7)])], vec![x("self"), ("kernel_size", P::Is(&[3, 3])), ("stride", P::Is(&[2, 2])), ("padding", P::Is(&[1, 1])), ("dilation", P::Is(&[1, 1])), ("ceil_mode", P::B(true))]),
         case("aten.max_pool2d_with_indices.default", I, &[("x", &[S, N(1), N(8), N(9)])], vec![x("self"), ("kernel_size", P::Is(&[2, 3])), ("stride", P::Is(&[1, 2])), ("padding", P::Is(&[0, 1])), ("dilation", P::Is(&[2, 1]))]),
+        // Factories torch's tables respell (`zeros` → `full`, `empty_like` → `empty_permuted` →
+        // `empty`), `detach` → `alias`, and `floor_divide` → `div(rounding_mode="floor")`.
+        case("aten.zeros.default", C, &[("x", &[S])], vec![("size", P::Is(&[2, 3]))]),
+        case("aten.zeros_like.default", C, &[("x", &[S, N(3)])], vec![x("self")]),
+        case("aten.empty_like.default", C, &[("x", &[S, N(3)])], vec![x("self")]),
+        case("aten.empty_permuted.default", I, &[("x", &[S])], vec![("size", P::Is(&[2, 3])), ("physical_layout", P::Is(&[0, 1]))]),
+        case("aten.detach.default", C, &[("x", &[S, N(3)])], vec![x("self")]),
+        case("aten.floor_divide.default", C, &[("a", &[S, N(4)]), ("b", &[N(4)])], vec![("self", P::In("a")), ("other", P::In("b"))]),
+        Case { indices: &[("a", 50)], ..case("aten.floor_divide.default", C, &[("a", &[S, N(4)])], vec![("self", P::In("a")), ("other", P::I(3))]) },
+        // Vector norms, weight and group normalisation (the wav2vec2 family).
+        case("aten.linalg_vector_norm.default", C, &[("x", &[S, N(3), N(4)])], vec![x("self"), ("ord", P::I(2)), ("dim", P::Is(&[1, 2])), ("keepdim", P::B(true))]),
+        case("aten.linalg_vector_norm.default", C, &[("x", &[S, N(5)])], vec![x("self"), ("ord", P::F(3.0))]),
+        case("aten.linalg_norm.default", C, &[("x", &[S, N(3), N(4)])], vec![x("self"), ("ord", P::I(2)), ("dim", P::Is(&[-1])), ("keepdim", P::B(true))]),
+        case("aten.linalg_norm.default", C, &[("x", &[S, N(4)])], vec![x("self")]),
+        case("aten._weight_norm.default", C, &[("v", &[N(4), N(3), S]), ("g", &[N(1), N(1), S])], vec![("v", P::In("v")), ("g", P::In("g")), ("dim", P::I(2))]),
+        case("aten._weight_norm_interface.default", C, &[("v", &[S, N(3)]), ("g", &[S, N(1)])], vec![("v", P::In("v")), ("g", P::In("g")), ("dim", P::I(0))]),
+        case("aten.group_norm.default", C, &[("x", &[S, N(4), N(3)]), ("w", &[N(4)]), ("b", &[N(4)])], vec![("input", P::In("x")), ("num_groups", P::I(2)), ("weight", P::In("w")), ("bias", P::In("b")), ("eps", P::F(1e-5))]),
+        case("aten.native_group_norm.default", I, &[("x", &[S, N(4), N(2), N(3)]), ("w", &[N(4)]), ("b", &[N(4)])], vec![("input", P::In("x")), ("weight", P::In("w")), ("bias", P::In("b")), ("N", P::SizeOf("x", 0)), ("C", P::I(4)), ("HxW", P::I(6)), ("group", P::I(2)), ("eps", P::F(1e-5))]),
+        case("aten.native_group_norm.default", I, &[("x", &[S, N(6), N(5)])], vec![("input", P::In("x")), ("weight", P::None), ("bias", P::None), ("N", P::SizeOf("x", 0)), ("C", P::I(6)), ("HxW", P::I(5)), ("group", P::I(3)), ("eps", P::F(1e-5))]),
         // Picking and placing elements; the channels-last global pool restrides its mean.
         case("aten.pad.default", C, &[("x", &[S, N(3), N(4)])], vec![x("self"), ("pad", P::Is(&[1, 2, 0, 1])), ("value", P::F(0.5))]),
         case("aten.pad.default", C, &[("x", &[S, N(3)])], vec![x("self"), ("pad", P::Is(&[0, 0]))]),

@@ -91,6 +91,16 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
             views.refresh(&mut rw, graph, node.inputs()).map_err(err)?;
             write_backs.extend((before..em.out.nodes.len()).map(|n| NodeId(n as u32)));
         }
+        if functional && functionalize::writes_nothing(&node.target) {
+            // Nothing to emit: the result is the input as it is now.
+            let input = functionalize::written(node)
+                .ok_or_else(|| err(RuleError::Arg { name: "self".into(), message: "expected a tensor".into() }))?;
+            let now = em.mapped(input).map_err(err)?;
+            em.bind_outputs(graph, node, &[now]).map_err(err)?;
+            functionalized.push(id);
+            products[i] = (first_new..em.out.nodes.len()).map(|n| NodeId(n as u32)).collect();
+            continue;
+        }
         // Every mode but `none` works on the functionalized graph, as PyTorch's do, unless the
         // table has a rule for the in-place op itself (`dropout_`: torch decomposes it whole).
         let inplace_rule = table.is_some_and(|t| rules::find(t, &node.target).is_some());
@@ -135,6 +145,15 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
                     h
                 });
                 decomposed.push(Decomposed { node: id, into });
+            }
+            // A size computed again whose expression has a value already (`2*s53*s72` that an
+            // earlier node's size was built as) is that value: torch's re-trace looks sizes up by
+            // expression (`sympy_expr_tracker`), and the node is not traced again.
+            None if mode != Mode::None && existing_size(&em, graph, node).is_some() => {
+                if let (Some(v), [out]) = (existing_size(&em, graph, node), &node.outputs[..]) {
+                    em.map[out.index()] = Some(v);
+                }
+                kept.push(id);
             }
             None => {
                 if table.is_some_and(|t| rule.is_none() && rules::wants_rule(t, &node.target, em.out.torch_version.as_deref())) {
@@ -191,6 +210,18 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
         super::prune::prune(d)
     } else {
         Ok(d)
+    }
+}
+
+/// For a Python operator on SymInts whose result expression already has a value in the output
+/// graph: that value.
+fn existing_size(em: &Emitter, graph: &Graph, node: &Node) -> Option<ValueId> {
+    if !node.target.starts_with("_operator.") {
+        return None;
+    }
+    match (&node.outputs[..], node.outputs.first().map(|o| &graph.value(*o).kind)) {
+        ([_], Some(ValueKind::SymInt(e))) => em.sym_values.get(e).copied(),
+        _ => None,
     }
 }
 
@@ -639,7 +670,46 @@ impl<'a> Rw<'a> {
         if let Some(s) = self.em.sym_values.get(&e) {
             return Ok(SymIntArg::Value(*s));
         }
+        if let Some(s) = self.product_of_known(&e)? {
+            return Ok(s);
+        }
         Ok(SymIntArg::Value(self.op("aten.sym_size.int", vec![("self", A::T(v)), ("dim", A::I(dim as i64))])?))
+    }
+
+    /// A size that is a product of sizes with values already (`2*s53*s72` of the inputs'
+    /// symbols), computed from them as torch's re-trace does for a size it has not seen
+    /// (`_build_proxy_for_sym_expr`): the factors but the last folded left with
+    /// `_operator.mul`, times the last; only the whole product is remembered as a value (the
+    /// partial products stay unknown to later lookups, as in torch's `sympy_expr_tracker`).
+    fn product_of_known(&mut self, e: &Expr) -> Result<Option<SymIntArg>, RuleError> {
+        let Expr::Mul(factors) = e else { return Ok(None) };
+        let known: Option<Vec<SymIntArg>> = factors
+            .iter()
+            .map(|f| match f.as_int() {
+                Some(i) => Some(SymIntArg::Int(i)),
+                None => self.em.sym_values.get(f).map(|v| SymIntArg::Value(*v)),
+            })
+            .collect();
+        let Some(mut known) = known else { return Ok(None) };
+        let Some(last) = known.pop() else { return Ok(None) };
+        let mut acc = match known.first() {
+            Some(first) => first.clone(),
+            None => return Ok(None),
+        };
+        let mul = |rw: &mut Self, a: SymIntArg, b: SymIntArg| {
+            rw.op("_operator.mul", vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::Raw(Arg::SymInt(b)))])
+        };
+        for f in known.into_iter().skip(1) {
+            let partial = mul(self, acc, f)?;
+            // Forgotten again (where this node made it known): only the whole product is tracked.
+            if let ValueKind::SymInt(pe) = self.em.out.value(partial).kind.clone() {
+                if self.em.sym_values.get(&pe) == Some(&partial) {
+                    self.em.sym_values.remove(&pe);
+                }
+            }
+            acc = SymIntArg::Value(partial);
+        }
+        Ok(Some(SymIntArg::Value(mul(self, acc, last)?)))
     }
 
     /// The product of SymInt arguments, emitting `_operator.mul` for symbolic factors.
@@ -684,6 +754,29 @@ impl<'a> Rw<'a> {
         }
         let target = format!("_operator.{op}");
         Ok(SymIntArg::Value(self.op(&target, vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::I(b))])?))
+    }
+
+    /// `a <op> b` on two sizes, either of which may be symbolic (`end - start` of an `arange`
+    /// from a dynamic start): as [`Rw::sym_arith`], a literal, an existing value, or a new node.
+    pub fn sym_arith2(&mut self, op: &str, a: SymIntArg, b: SymIntArg) -> Result<SymIntArg, RuleError> {
+        if let SymIntArg::Int(i) = b {
+            return self.sym_arith(op, a, i);
+        }
+        let (x, y) = (self.sym_expr(&a)?, self.sym_expr(&b)?);
+        let r = match op {
+            "add" => Expr::add(x, y),
+            "sub" => Expr::sub(x, y),
+            "floordiv" => Expr::floordiv(x, y),
+            _ => return Err(RuleError::Unsupported(format!("size arithmetic `{op}`"))),
+        };
+        if let Some(i) = r.as_int() {
+            return Ok(SymIntArg::Int(i));
+        }
+        if let Some(v) = self.em.sym_values.get(&r) {
+            return Ok(SymIntArg::Value(*v));
+        }
+        let target = format!("_operator.{op}");
+        Ok(SymIntArg::Value(self.op(&target, vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::Raw(Arg::SymInt(b)))])?))
     }
 
     /// The expression a size argument stands for.

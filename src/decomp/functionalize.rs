@@ -61,6 +61,17 @@ pub fn written(node: &Node) -> Option<ValueId> {
     }
 }
 
+/// In-place ops that write no element, only what autograd knows of the tensor (`detach_`): a
+/// functional graph holds nothing of them, and readers of their result read their input, as
+/// after PyTorch's functionalization (`torch.tensor(..)` in a forward exports as
+/// `lift_fresh_copy` + `detach_`, and `run_decompositions()` leaves only the copy).
+const WRITE_NOTHING: &[&str] = &["aten.detach_.default"];
+
+/// Whether `target` is an in-place op that writes no element ([`WRITE_NOTHING`]).
+pub fn writes_nothing(target: &str) -> bool {
+    WRITE_NOTHING.contains(&target)
+}
+
 /// Whether `graph` writes any tensor in place (so running it needs functionalizing first).
 pub fn mutates(graph: &Graph) -> bool {
     graph.nodes.iter().any(|n| functional_target(&n.target).is_some())

@@ -493,14 +493,15 @@ pub(crate) fn clone(a: &Args) -> Out {
 
 pub(crate) fn constant_pad_nd(a: &Args) -> Out {
     let x = a.tensor("self")?;
-    let pads = a.ints("pad")?.unwrap_or_default();
+    // Pad amounts may be SymInts (a pad to a multiple of a dynamic length).
+    let pads = a.sym_sizes("pad")?;
     if pads.len() % 2 != 0 || pads.len() / 2 > x.sizes.len() {
-        return Err(a.err(format!("pad {pads:?} for a rank-{} tensor", x.sizes.len())));
+        return Err(a.err(format!("pad of {} amounts for a rank-{} tensor", pads.len(), x.sizes.len())));
     }
     let mut sizes = x.sizes.clone();
     for (k, pair) in pads.chunks(2).enumerate() {
         let d = x.sizes.len() - 1 - k;
-        sizes[d] = Expr::add(sizes[d].clone(), Expr::int(pair[0] + pair[1]));
+        sizes[d] = Expr::add(sizes[d].clone(), Expr::add(pair[0].clone(), pair[1].clone()));
     }
     one(contiguous(x, x.dtype, sizes))
 }
@@ -560,23 +561,40 @@ pub(crate) fn max_pool2d_with_indices(a: &Args) -> Out {
 
 pub(crate) fn arange(a: &Args) -> Out {
     let t = a.target;
+    let float = |n: &str| match a.get(n) {
+        Some(Arg::Float(f)) => Some(*f),
+        _ => None,
+    };
+    let floats = ["start", "end", "step"].iter().any(|n| float(n).is_some());
     let n = if t == "prims.iota.default" {
         a.sym_int("length")?
-    } else if let Some(n) = float_arange_length(a) {
-        n
+    } else if floats {
+        // A float bound or step: `ceil((end - start) / step)` of static numbers.
+        let num = |n: &str, default: f64| match a.get(n) {
+            Some(Arg::Float(f)) => Ok(*f),
+            Some(Arg::Int(i)) | Some(Arg::SymInt(crate::ir::SymIntArg::Int(i))) => Ok(*i as f64),
+            None | Some(Arg::None) => Ok(default),
+            Some(other) => Err(a.err(format!("`{n}`: a float arange needs static numbers, found {other:?}"))),
+        };
+        let (start, end, step) = (num("start", 0.0)?, num("end", 0.0)?, num("step", 1.0)?);
+        if step == 0.0 || !(start.is_finite() && end.is_finite() && step.is_finite()) {
+            return Err(a.err(format!("arange({start}, {end}, {step})")));
+        }
+        Expr::int(((end - start) / step).ceil().max(0.0) as i64)
     } else {
         let end = a.sym_int("end")?;
-        let start = a.int("start", Some(0))?;
+        let start = if a.get("start").is_some_and(|s| !matches!(s, Arg::None)) { a.sym_int("start")? } else { Expr::int(0) };
         let step = a.int("step", Some(1))?;
-        if step <= 0 {
-            return Err(a.err("step must be positive"));
+        if step == 0 {
+            return Err(a.err("step must be nonzero"));
         }
-        Expr::floordiv(Expr::add(Expr::sub(end, Expr::int(start)), Expr::int(step - 1)), Expr::int(step))
+        // torch/_refs: `(end - start + step - sgn(step)) // step`.
+        Expr::floordiv(Expr::add(Expr::sub(end, start), Expr::int(step - step.signum())), Expr::int(step))
     };
     let dtype = match a.get("dtype") {
         Some(Arg::ScalarType(d)) => *d,
-        // A float bound makes the default dtype (float32), as in torch.
-        _ if t != "prims.iota.default" && float_arange_length(a).is_some() => DType::F32,
+        // torch's default dtype where a bound or the step is a float.
+        _ if floats => DType::F32,
         _ => DType::I64,
     };
     Ok(vec![ValueKind::Tensor(TensorMeta {
@@ -587,20 +605,6 @@ pub(crate) fn arange(a: &Args) -> Out {
         device: "cpu".into(),
         requires_grad: false,
     })])
-}
-
-/// `ceil((end - start) / step)` of an `arange` with a float bound (`arange(0.5, 4)`), all
-/// bounds static; `None` for integer bounds.
-fn float_arange_length(a: &Args) -> Option<Expr> {
-    let num = |n: &str, d: f64| match a.get(n) {
-        None | Some(Arg::None) => Some((d, false)),
-        Some(Arg::Int(i)) => Some((*i as f64, false)),
-        Some(Arg::Float(f)) => Some((*f, true)),
-        _ => None,
-    };
-    let ((start, f1), (end, f2), (step, f3)) = (num("start", 0.0)?, num("end", f64::NAN)?, num("step", 1.0)?);
-    let n = ((end - start) / step).ceil();
-    ((f1 || f2 || f3) && n.is_finite()).then(|| Expr::int(n.max(0.0) as i64))
 }
 
 pub(crate) fn convert_element_type(a: &Args) -> Out {
@@ -626,6 +630,8 @@ pub(crate) fn sym_arith(a: &Args) -> Out {
         "_operator.mul" => Expr::mul(x, y),
         "_operator.add" => Expr::add(x, y),
         "_operator.sub" => Expr::sub(x, y),
+        "torch.sym_min" => Expr::min(x, y),
+        "torch.sym_max" => Expr::max(x, y),
         _ => Expr::floordiv(x, y),
     };
     Ok(vec![ValueKind::SymInt(e)])

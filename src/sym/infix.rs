@@ -261,6 +261,24 @@ impl<'a> Parser<'a, '_> {
             _ => {}
         }
         let next = self.peek_at(1);
+        // guards_code writes the Python functions a size went through by module path:
+        // `torch.sym_min(a, b)` / `torch.sym_max` (a `min()` of sizes), `torch.sym_float(s)` and
+        // `math.ceil(x)` / `math.floor` (XLNet's `arange` with a float step).
+        if matches!(name, "torch" | "math") && next == Tok::Punct(".") && self.peek_at(3) == Tok::Punct("(") {
+            let func = match (name, self.peek_at(2)) {
+                ("torch", Tok::Ident("sym_min")) => Some("min"),
+                ("torch", Tok::Ident("sym_max")) => Some("max"),
+                ("torch", Tok::Ident("sym_float")) => Some("ToFloat"),
+                ("math", Tok::Ident("ceil")) => Some("ceiling"),
+                ("math", Tok::Ident("floor")) => Some("floor"),
+                _ => None,
+            };
+            if let Some(f) = func {
+                self.bump();
+                self.bump();
+                return self.call(f);
+            }
+        }
         let empty_call = next == Tok::Punct("(") && self.peek_at(2) == Tok::Punct(")");
         if next == Tok::Punct("(") && !empty_call {
             return self.call(name);
@@ -390,6 +408,20 @@ mod tests {
         });
         assert_eq!(w, Ok(Expr::int(16)));
         assert_eq!(parse_infix("L['x'].stride()[1]"), Err(SymError::UnknownSource("L['x'].stride()[1]".into())));
+        // torch.sym_min / sym_max as export's guards_code writes them (LongT5's block counts).
+        let m = parse_infix_with("torch.sym_min(5, L['x'].size()[1]) + torch.sym_max(1, L['x'].size()[1])", &mut |s| {
+            (s == "L['x'].size()[1]").then(|| Expr::symbol("s1"))
+        })
+        .unwrap();
+        let at = |v: i64| m.substitute(&|n| (n == "s1").then(|| Expr::int(v))).simplify().as_int();
+        assert_eq!((at(3), at(7)), (Some(6), Some(12)));
+        // XLNet's: `math.ceil` of a `torch.sym_float` quotient.
+        let c = parse_infix_with("math.ceil((torch.sym_float(L['x'].size()[1]) + 1) / (2.0)) * 3", &mut |s| {
+            (s == "L['x'].size()[1]").then(|| Expr::symbol("s1"))
+        })
+        .unwrap();
+        let at = |v: i64| c.substitute(&|n| (n == "s1").then(|| Expr::int(v))).simplify().as_int();
+        assert_eq!((at(4), at(5)), (Some(9), Some(9)));
         assert_eq!(parse_infix_with("u0 + 1", &mut |_| None), Ok(Expr::add(sym("u0"), Expr::int(1))));
     }
 

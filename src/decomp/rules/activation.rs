@@ -186,3 +186,12 @@ pub fn std_dim(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let v = var_dim(rw)?[0];
     Ok(vec![un(rw, "aten.sqrt.default", v)?])
 }
+
+/// `floor_divide(a, b)` → `div(a, b, rounding_mode="floor")` (torch/_decomp), in both tables.
+/// `b` as exported: a tensor, or a number (the MoE routers' `index // 2`).
+pub fn floor_divide(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let y = rw.passthrough("other")?.ok_or_else(|| RuleError::Arg { name: "other".into(), message: "missing".into() })?;
+    let args = vec![("self", A::T(x)), ("other", A::Raw(y)), ("rounding_mode", A::S("floor".into()))];
+    Ok(vec![rw.op("aten.div.Tensor_mode", args)?])
+}

@@ -73,3 +73,96 @@ pub fn full_like(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     ];
     Ok(vec![rw.op("aten.full.default", args)?])
 }
+
+/// The factory keywords of `self`-like ops: dtype and device as given, else `self`'s.
+fn like_kwargs(rw: &Rw, meta: &crate::ir::TensorMeta) -> Result<(crate::ir::DType, String), RuleError> {
+    let dtype = match rw.passthrough("dtype")? {
+        Some(Arg::ScalarType(d)) => d,
+        _ => meta.dtype,
+    };
+    let device = match rw.passthrough("device")? {
+        Some(Arg::Device(d)) => d,
+        _ => meta.device.clone(),
+    };
+    Ok((dtype, device))
+}
+
+/// Whether a `memory_format` argument asks for `self`'s layout (absent or `preserve_format`).
+fn preserves_format(rw: &Rw) -> Result<bool, RuleError> {
+    Ok(match rw.passthrough("memory_format")? {
+        None | Some(Arg::None) => true,
+        Some(Arg::MemoryFormat(f)) => f.contains("preserve"),
+        Some(_) => false,
+    })
+}
+
+/// `zeros(size)` → `full(size, 0)` (torch._refs: `full` of `False` for bool, else 0), in both
+/// tables.
+pub fn zeros(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let size = rw.passthrough("size")?.ok_or_else(|| RuleError::Arg { name: "size".into(), message: "missing".into() })?;
+    let dtype = match rw.passthrough("dtype")? {
+        Some(Arg::ScalarType(d)) => d,
+        _ => crate::ir::DType::F32,
+    };
+    let zero = if dtype == crate::ir::DType::Bool { A::B(false) } else { A::I(0) };
+    // torch._refs resolves the default dtype before calling `full`.
+    let mut args = vec![("size", A::Raw(size)), ("fill_value", zero), ("dtype", A::Raw(Arg::ScalarType(dtype)))];
+    for name in ["layout", "device", "pin_memory"] {
+        if let Some(a) = rw.passthrough(name)? {
+            args.push((name, A::Raw(a)));
+        }
+    }
+    Ok(vec![rw.op("aten.full.default", args)?])
+}
+
+/// `zeros_like(self)` → `full_like(self, 0)` (torch._refs), keywords passed on; Inductor's table
+/// takes that on to `full`.
+pub fn zeros_like(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let zero = if rw.meta(x)?.dtype == crate::ir::DType::Bool && rw.passthrough("dtype")?.is_none() { A::B(false) } else { A::I(0) };
+    let mut args = vec![("self", A::T(x)), ("fill_value", zero)];
+    for name in ["dtype", "layout", "device", "pin_memory", "memory_format"] {
+        if let Some(a) = rw.passthrough(name)? {
+            args.push((name, A::Raw(a)));
+        }
+    }
+    Ok(vec![rw.op("aten.full_like.default", args)?])
+}
+
+/// `empty_like(self)` → torch._refs': `empty_permuted(self.shape, physical order)` for the
+/// default memory format, here for a row-major `self` (identity order); other layouts are kept.
+pub fn empty_like(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let meta = rw.meta(x)?.clone();
+    if !row_major(&meta) || !preserves_format(rw)? {
+        return Err(RuleError::Declined);
+    }
+    let (dtype, device) = like_kwargs(rw, &meta)?;
+    let rank = meta.sizes.len();
+    let sizes: Vec<SymIntArg> = (0..rank).map(|d| rw.size(x, d)).collect::<Result<_, _>>()?;
+    let args = vec![
+        ("size", A::Sizes(sizes)),
+        ("physical_layout", A::Is((0..rank as i64).collect())),
+        ("dtype", A::Raw(Arg::ScalarType(dtype))),
+        ("device", A::Raw(Arg::Device(device))),
+        ("pin_memory", A::B(false)),
+    ];
+    Ok(vec![rw.op("aten.empty_permuted.default", args)?])
+}
+
+/// Inductor's `empty_permuted(size, physical_layout)` → `empty(size)` when the layout is the
+/// identity; a permuted layout (an `empty` of the physical shape, permuted back) is kept.
+pub fn empty_permuted(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let layout = rw.ints("physical_layout")?.unwrap_or_default();
+    if layout.iter().enumerate().any(|(i, &p)| p != i as i64) {
+        return Err(RuleError::Declined);
+    }
+    let size = rw.passthrough("size")?.ok_or_else(|| RuleError::Arg { name: "size".into(), message: "missing".into() })?;
+    let mut args = vec![("size", A::Raw(size))];
+    for name in ["dtype", "layout", "device", "pin_memory"] {
+        if let Some(a) = rw.passthrough(name)? {
+            args.push((name, A::Raw(a)));
+        }
+    }
+    Ok(vec![rw.op("aten.empty.memory_format", args)?])
+}

@@ -14,9 +14,13 @@ pub fn pad(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     if mode != "constant" {
         return Err(RuleError::Declined);
     }
-    let pads = rw.ints("pad")?.ok_or_else(|| RuleError::Arg { name: "pad".into(), message: "missing".into() })?;
+    // The amounts may be SymInts (LongT5 pads its blocks by `-len % block`): forwarded as given.
+    let pads = rw.passthrough("pad")?.ok_or_else(|| RuleError::Arg { name: "pad".into(), message: "missing".into() })?;
+    if !matches!(pads, Arg::Ints(_) | Arg::SymInts(_)) {
+        return Err(RuleError::Arg { name: "pad".into(), message: format!("expected an int list, found {pads:?}") });
+    }
     let value = rw.scalar("value").unwrap_or(A::F(0.0));
-    Ok(vec![rw.op("aten.constant_pad_nd.default", vec![("self", A::T(x)), ("pad", A::Is(pads)), ("value", value)])?])
+    Ok(vec![rw.op("aten.constant_pad_nd.default", vec![("self", A::T(x)), ("pad", A::Raw(pads)), ("value", value)])?])
 }
 
 /// `masked_fill.Scalar(x, mask, v)` → `where(mask, scalar_tensor(v, dtype=x.dtype), x)`.

@@ -16,6 +16,7 @@ pub(crate) mod fill;
 pub(crate) mod gates;
 pub(crate) mod gather;
 pub(crate) mod gradient;
+pub(crate) mod group_norm;
 pub(crate) mod linalg;
 pub(crate) mod linear;
 pub(crate) mod loss;
@@ -28,6 +29,7 @@ pub(crate) mod products;
 pub(crate) mod search;
 pub(crate) mod softmax;
 pub(crate) mod traced;
+pub(crate) mod vector_norm;
 pub(crate) mod view;
 
 pub use super::emit::{Rw, A};
@@ -73,10 +75,11 @@ pub fn find(table: Table, target: &str) -> Option<Build> {
 /// composite op or one in torch.export's default table, never a Core ATen op (`run_decompositions()`
 /// keeps `gt.Tensor` and `expm1` whole, and `_assert_tensor_metadata`, which no table decomposes);
 /// under `Inductor`, a composite op or one in Inductor's default table that the registry does not
-/// mark as lowered whole. Python operators on symbolic ints never decompose;
+/// mark as lowered whole. Python functions on symbolic ints never decompose;
 /// an op the table does not know falls back to the registry's `keep`.
 pub fn decomposes_in_torch(table: Table, target: &str, version: Option<&str>) -> bool {
-    if target.starts_with("_operator.") {
+    // Python functions on SymInts (`operator.mul`, `torch.sym_min`) are no ATen ops.
+    if target.starts_with("_operator.") || target.starts_with("torch.sym_") {
         return false;
     }
     let keep = crate::ops::get(target).is_some_and(|d| d.keep);

@@ -30,10 +30,13 @@ pub(super) fn is_contiguous(m: &TensorMeta) -> bool {
 pub(super) fn view_of(rw: &mut Rw, x: ValueId, sizes: Vec<SymIntArg>) -> Result<ValueId, RuleError> {
     let meta = rw.meta(x)?.clone();
     let new: Option<Vec<Expr>> = sizes.iter().map(|s| rw.sym_expr(s).ok()).collect();
-    let copy = match new.and_then(|n| crate::infer::resolve_minus_one(&meta, n)) {
-        Some(new) => crate::infer::view_strides(&meta, &new).is_none(),
-        None => !is_contiguous(&meta),
-    };
+    // A contiguous tensor takes any shape of its size as a view, even where the sizes are
+    // expressions the stride check cannot split (`L + (-L % 4)` into `[-1, 4]`, LongT5's blocks).
+    let copy = !is_contiguous(&meta)
+        && match new.and_then(|n| crate::infer::resolve_minus_one(&meta, n)) {
+            Some(new) => crate::infer::view_strides(&meta, &new).is_none(),
+            None => true,
+        };
     let src = if copy { contiguous_clone(rw, x)? } else { x };
     rw.op("aten.view.default", vec![("self", A::T(src)), ("size", A::Sizes(sizes))])
 }
@@ -168,20 +171,35 @@ pub fn squeeze_dim(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 /// `conv1d` / `conv2d` → `convolution` with every list spelled out for `n` spatial dims
 /// (a one-element list repeats, as the Python-level functions do), as `run_decompositions()` emits.
 fn conv_nd(rw: &mut Rw, n: usize) -> Result<Vec<ValueId>, RuleError> {
-    if matches!(rw.passthrough("padding")?, Some(Arg::String(_))) {
-        return Err(RuleError::Unsupported("string padding ('same'/'valid')".into()));
-    }
     let list = |rw: &Rw, name: &str, default: i64| -> Result<Vec<i64>, RuleError> {
         let v = ints_or(rw, name, vec![default; n])?;
         Ok(if v.len() == 1 { vec![v[0]; n] } else { v })
     };
+    let (stride, dilation) = (list(rw, "stride", 1)?, list(rw, "dilation", 1)?);
+    let weight = rw.t("weight")?;
+    // The `.padding` overloads (ATen's `_convolution_mode`): "valid" pads nothing; "same" pads
+    // `dilation * (k - 1)` split evenly, where it splits evenly (otherwise ATen pads the input
+    // first, which this rule does not spell: it declines).
+    let padding = match rw.passthrough("padding")? {
+        Some(Arg::String(mode)) if mode == "valid" => vec![0; n],
+        Some(Arg::String(mode)) if mode == "same" => {
+            let kernel = rw.static_sizes(weight).ok_or(RuleError::Declined)?;
+            let totals: Vec<i64> = (0..n).map(|d| dilation[d] * (kernel.get(d + 2).copied().unwrap_or(1) - 1)).collect();
+            if stride.iter().any(|&s| s != 1) || totals.iter().any(|t| t % 2 != 0) {
+                return Err(RuleError::Declined);
+            }
+            totals.iter().map(|t| t / 2).collect()
+        }
+        Some(Arg::String(mode)) => return Err(RuleError::Arg { name: "padding".into(), message: format!("unknown mode {mode:?}") }),
+        _ => list(rw, "padding", 0)?,
+    };
     let args = vec![
         ("input", A::T(rw.t("input")?)),
-        ("weight", A::T(rw.t("weight")?)),
+        ("weight", A::T(weight)),
         ("bias", A::OptT(rw.opt_t("bias")?)),
-        ("stride", A::Is(list(rw, "stride", 1)?)),
-        ("padding", A::Is(list(rw, "padding", 0)?)),
-        ("dilation", A::Is(list(rw, "dilation", 1)?)),
+        ("stride", A::Is(stride)),
+        ("padding", A::Is(padding)),
+        ("dilation", A::Is(dilation)),
         ("transposed", A::B(false)),
         ("output_padding", A::Is(vec![0; n])),
         ("groups", A::I(rw.int("groups", Some(1))?)),
@@ -257,89 +275,127 @@ fn channels_last(m: &TensorMeta) -> bool {
     t[1] == Expr::int(1) && t[3] == s[1] && t[2] == wc && t[0] == Expr::mul(s[2].clone(), wc)
 }
 
-/// `arange(end)` → `arange.start_step(0, end, 1)` (core ATen spells every arange in full).
+/// `arange(end)` and `arange(start, end)` → `arange.start_step(start or 0, end, 1)` (core ATen
+/// spells every arange in full).
 pub fn arange(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let end = rw.passthrough("end")?.ok_or_else(|| RuleError::Arg { name: "end".into(), message: "missing".into() })?;
-    let mut args = vec![("start", A::I(0)), ("end", A::Raw(end)), ("step", A::I(1))];
+    let start = match rw.passthrough("start")? {
+        None | Some(Arg::None) => A::I(0),
+        Some(a) => A::Raw(a),
+    };
+    let mut args = vec![("start", start), ("end", A::Raw(end)), ("step", A::I(1))];
     if let Some(d) = rw.passthrough("dtype")? {
         args.push(("dtype", A::Raw(d)));
     }
     Ok(vec![rw.op("aten.arange.start_step", args)?])
 }
 
-/// Inductor: `arange(start, end, step)` → `iota(length) * step + start`, cast to the dtype.
-/// Supports literal start and step (what exported graphs carry) and a symbolic end.
+/// An `arange` bound or step: a literal int, a SymInt, or a Python float.
+enum Bound {
+    Int(SymIntArg),
+    Float(f64),
+}
+
+fn bound(rw: &Rw, name: &str, default: i64) -> Result<Bound, RuleError> {
+    Ok(match rw.passthrough(name)? {
+        None | Some(Arg::None) => Bound::Int(SymIntArg::Int(default)),
+        Some(Arg::Int(i)) => Bound::Int(SymIntArg::Int(i)),
+        Some(Arg::SymInt(s)) => Bound::Int(s),
+        Some(Arg::Float(f)) => Bound::Float(f),
+        Some(a) => return Err(RuleError::Arg { name: name.into(), message: format!("expected a number, found {a:?}") }),
+    })
+}
+
+/// Inductor: `arange(start, end, step)` as torch._refs.arange builds it. With integer bounds and
+/// step: `length = (end - start + step - sgn(step)) // step` (sizes, symbolic where the bounds
+/// are), then one `iota(length, start, step)` for an integer dtype, else `iota(length) * step +
+/// start` converted to the dtype. With a float among them (static bounds only): `length =
+/// ceil((end - start) / step)`; an integer dtype takes `int(start) + int(step) * iota(length)`, a
+/// float one computes `start + step * iota(length)` in the CPU accumulation dtype (float64 for
+/// float32 and below) before converting.
 pub fn arange_iota(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
-    let float_arg = |rw: &Rw, n: &str| matches!(rw.passthrough(n), Ok(Some(Arg::Float(_))));
-    if ["start", "end", "step"].iter().any(|n| float_arg(rw, n)) {
-        return arange_float(rw);
-    }
-    let (start, step) = (rw.int("start", Some(0))?, rw.int("step", Some(1))?);
-    if step <= 0 {
-        return Err(RuleError::Unsupported(format!("arange with step {step}")));
-    }
-    let end = match rw.passthrough("end")? {
-        Some(Arg::SymInt(s)) => s,
-        Some(Arg::Int(i)) => SymIntArg::Int(i),
-        _ => return Err(RuleError::Unsupported("arange with a non-integer end".into())),
-    };
-    // torch/_refs' `(end - start + step - sgn) // step`, each step a node where the expression is new.
-    let length = match end {
-        SymIntArg::Int(e) => SymIntArg::Int(((e - start).max(0) + step - 1) / step),
-        end => {
-            let l = rw.sym_arith("sub", end, start)?;
-            let l = rw.sym_arith("add", l, step)?;
-            let l = rw.sym_arith("sub", l, 1)?;
-            rw.sym_arith("floordiv", l, step)?
-        }
-    };
+    let (start, end, step) = (bound(rw, "start", 0)?, bound(rw, "end", 0)?, bound(rw, "step", 1)?);
     let dtype = match rw.passthrough("dtype")? {
         Some(Arg::ScalarType(d)) => Some(d),
         _ => None,
     };
-    let int64 = A::Raw(Arg::ScalarType(crate::ir::DType::I64));
-    if dtype.is_none_or(|d| d == crate::ir::DType::I64) {
-        // An integer arange is one iota that starts and steps itself.
-        let args = vec![("length", A::Raw(Arg::SymInt(length))), ("start", A::I(start)), ("step", A::I(step)), ("dtype", int64)];
-        return Ok(vec![rw.op("prims.iota.default", args)?]);
+    let int64 = crate::ir::DType::I64;
+    let iota = |rw: &mut Rw, length: SymIntArg, start: A, step: A, dtype| {
+        let args = vec![("length", A::Raw(Arg::SymInt(length))), ("start", start), ("step", step), ("dtype", A::Raw(Arg::ScalarType(dtype)))];
+        rw.op("prims.iota.default", args)
+    };
+    if let (Bound::Int(start), Bound::Int(end), Bound::Int(SymIntArg::Int(step))) = (&start, &end, &step) {
+        let (step, sgn) = (*step, step.signum());
+        if step == 0 {
+            return Err(RuleError::Arg { name: "step".into(), message: "must be nonzero".into() });
+        }
+        // torch/_refs' `(end - start + step - sgn) // step`, each step a node where the expression is new.
+        let l = rw.sym_arith2("sub", end.clone(), start.clone())?;
+        let l = rw.sym_arith("add", l, step)?;
+        let l = rw.sym_arith("sub", l, sgn)?;
+        let length = match rw.sym_arith("floordiv", l, step)? {
+            SymIntArg::Int(n) => SymIntArg::Int(n.max(0)),
+            s => s,
+        };
+        if dtype.is_none_or(|d| d == int64) {
+            // An integer arange is one iota that starts and steps itself.
+            let first = match start {
+                SymIntArg::Int(i) => A::I(*i),
+                s => A::Raw(Arg::SymInt(s.clone())),
+            };
+            return Ok(vec![iota(rw, length, first, A::I(step), int64)?]);
+        }
+        let index = iota(rw, length, A::I(0), A::I(1), int64)?;
+        // A floating arange: emitted even when trivial (step 1, start 0), as Inductor's table does.
+        let scaled = rw.op("aten.mul.Tensor", vec![("self", A::T(index)), ("other", A::I(step))])?;
+        let first = match start {
+            SymIntArg::Int(i) => A::I(*i),
+            s => A::Raw(Arg::SymInt(s.clone())),
+        };
+        let mut y = rw.op("aten.add.Tensor", vec![("self", A::T(scaled)), ("other", first)])?;
+        if let Some(d) = dtype {
+            y = rw.op("prims.convert_element_type.default", vec![("a", A::T(y)), ("dtype", A::Raw(Arg::ScalarType(d)))])?;
+        }
+        return Ok(vec![y]);
     }
-    let iota = rw.op(
-        "prims.iota.default",
-        vec![("length", A::Raw(Arg::SymInt(length))), ("start", A::I(0)), ("step", A::I(1)), ("dtype", int64)],
-    )?;
-    // A floating arange: emitted even when trivial (step 1, start 0), as Inductor's table does.
-    let scaled = rw.op("aten.mul.Tensor", vec![("self", A::T(iota)), ("other", A::I(step))])?;
-    let mut y = rw.op("aten.add.Tensor", vec![("self", A::T(scaled)), ("other", A::I(start))])?;
-    if let Some(d) = dtype {
-        y = rw.op("prims.convert_element_type.default", vec![("a", A::T(y)), ("dtype", A::Raw(Arg::ScalarType(d)))])?;
+    let value = |b: &Bound| match b {
+        Bound::Int(SymIntArg::Int(i)) => Some(*i as f64),
+        Bound::Float(f) => Some(*f),
+        Bound::Int(SymIntArg::Value(_)) => None,
+    };
+    let (Some(s), Some(e), Some(st)) = (value(&start), value(&end), value(&step)) else {
+        return Err(RuleError::Unsupported("arange with a float step or bound and a symbolic bound or step".into()));
+    };
+    if st == 0.0 || !(s.is_finite() && e.is_finite() && st.is_finite()) {
+        return Err(RuleError::Arg { name: "step".into(), message: format!("arange({s}, {e}, {st})") });
+    }
+    let length = SymIntArg::Int(((e - s) / st).ceil().max(0.0) as i64);
+    let dtype = dtype.unwrap_or(crate::ir::DType::F32);
+    let index = iota(rw, length, A::I(0), A::I(1), int64)?;
+    if !dtype.is_floating() {
+        // Python's int() of each: truncation toward zero.
+        let scaled = rw.op("aten.mul.Tensor", vec![("self", A::T(index)), ("other", A::I(st.trunc() as i64))])?;
+        return Ok(vec![rw.op("aten.add.Tensor", vec![("self", A::T(scaled)), ("other", A::I(s.trunc() as i64))])?]);
+    }
+    let device = rw.passthrough("device")?;
+    let on_cpu = !matches!(&device, Some(Arg::Device(d)) if !d.starts_with("cpu"));
+    let acc = if on_cpu && matches!(dtype, crate::ir::DType::F32 | crate::ir::DType::F16 | crate::ir::DType::BF16) {
+        crate::ir::DType::F64
+    } else {
+        dtype.opmath()
+    };
+    let index = rw.op("prims.convert_element_type.default", vec![("a", A::T(index)), ("dtype", A::Raw(Arg::ScalarType(acc)))])?;
+    let number = |b: &Bound| match b {
+        Bound::Float(f) => A::F(*f),
+        Bound::Int(SymIntArg::Int(i)) => A::I(*i),
+        Bound::Int(SymIntArg::Value(v)) => A::Raw(Arg::SymInt(SymIntArg::Value(*v))),
+    };
+    let scaled = rw.op("aten.mul.Tensor", vec![("self", A::T(index)), ("other", number(&step))])?;
+    let mut y = rw.op("aten.add.Tensor", vec![("self", A::T(scaled)), ("other", number(&start))])?;
+    if acc != dtype {
+        y = rw.op("prims.convert_element_type.default", vec![("a", A::T(y)), ("dtype", A::Raw(Arg::ScalarType(dtype)))])?;
     }
     Ok(vec![y])
-}
-
-/// `arange` with a float bound (`arange(0.5, 4)`), as `torch._refs.arange`: the length
-/// `ceil((end - start) / step)` is static, the index an int64 `iota` converted to the
-/// accumulation type (float64 on CPU), `index * step + start`, converted to the dtype (the
-/// default float32 unless given).
-fn arange_float(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
-    let (start, end, step) = (rw.float("start", Some(0.0))?, rw.float("end", None)?, rw.float("step", Some(1.0))?);
-    if step == 0.0 || !(start.is_finite() && end.is_finite() && step.is_finite()) {
-        return Err(RuleError::Unsupported(format!("arange({start}, {end}, {step})")));
-    }
-    let length = ((end - start) / step).ceil().max(0.0) as i64;
-    let dtype = match rw.passthrough("dtype")? {
-        Some(Arg::ScalarType(d)) => d,
-        _ => crate::ir::DType::F32,
-    };
-    if !dtype.is_floating() {
-        return Err(RuleError::Unsupported(format!("arange with float bounds into {dtype}")));
-    }
-    let int64 = A::Raw(Arg::ScalarType(crate::ir::DType::I64));
-    let iota = rw.op("prims.iota.default", vec![("length", A::I(length)), ("start", A::I(0)), ("step", A::I(1)), ("dtype", int64)])?;
-    let acc = A::Raw(Arg::ScalarType(crate::ir::DType::F64));
-    let index = rw.op("prims.convert_element_type.default", vec![("a", A::T(iota)), ("dtype", acc)])?;
-    let scaled = rw.op("aten.mul.Tensor", vec![("self", A::T(index)), ("other", rw.scalar("step").unwrap_or(A::I(1)))])?;
-    let y = rw.op("aten.add.Tensor", vec![("self", A::T(scaled)), ("other", rw.scalar("start").unwrap_or(A::I(0)))])?;
-    Ok(vec![rw.op("prims.convert_element_type.default", vec![("a", A::T(y)), ("dtype", A::Raw(Arg::ScalarType(dtype)))])?])
 }
 
 /// `__and__.Tensor` → `bitwise_and.Tensor` (`&` on tensors).
@@ -420,4 +476,11 @@ pub fn to_copy_convert(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         }
         _ => Err(RuleError::Unsupported("a _to_copy that changes the device or layout".into())),
     }
+}
+
+/// `detach(x)` → `alias(x)`: a functional graph has no autograd to detach from, and torch's
+/// tables make it the plain alias (both tables).
+pub fn detach(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    Ok(vec![rw.op("aten.alias.default", vec![("self", A::T(x))])?])
 }

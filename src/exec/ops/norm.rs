@@ -194,3 +194,56 @@ pub fn native_group_norm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let r = group_norm_impl(x, g, param(cx, "weight", c)?, param(cx, "bias", c)?, cx.float_or("eps", 1e-5)?)?;
     Ok(r.into_iter().map(RtValue::Tensor).collect())
 }
+
+/// Weight normalisation: `(v * (g / ‖v‖), ‖v‖)`, the 2-norm over every dim of `v` but `dim`
+/// (kept, as size 1), or over all of `v` for `dim == -1` (`norm_except_dim`'s whole-tensor case).
+/// Each step is rounded to its dtype as PyTorch's decomposition computes it: the norm (float32
+/// for a bfloat16 `g`, as CUDA keeps it), `g / norm` in `g`'s dtype, then the product.
+fn weight_norm_impl(cx: &OpCx) -> OpResult<[Tensor; 2]> {
+    let (v, g) = (cx.tensor("v")?, cx.tensor("g")?);
+    if !v.dtype().is_floating() || !g.dtype().is_floating() {
+        return Err(OpError::DType(if v.dtype().is_floating() { g.dtype() } else { v.dtype() }));
+    }
+    let shape = v.shape().to_vec();
+    let dim = cx.int_or("dim", 0)?;
+    let along = if dim == -1 { None } else { Some(super::wrap_dim(dim, shape.len())?) };
+    let (n, inner) = match along {
+        Some(d) => (shape[d], shape[d + 1..].iter().product::<usize>()),
+        None => (1, 1),
+    };
+    if g.numel() != n {
+        return shape_err(format!("g has {} elements, expected {n} (v is {shape:?}, dim {dim})", g.numel()));
+    }
+    let at = |i: usize| if along.is_some() { (i / inner.max(1)) % n.max(1) } else { 0 };
+    let vals = v.to_f64_vec();
+    let mut sq = vec![0.0; n];
+    for (i, x) in vals.iter().enumerate() {
+        sq[at(i)] += x * x;
+    }
+    let norm_dtype = if g.dtype() == crate::ir::DType::BF16 { crate::ir::DType::F32 } else { v.dtype() };
+    let round = |shape: &[usize], x: Vec<f64>, dtype| -> OpResult<Tensor> {
+        let t = Tensor::from_vec(shape, x).ok_or_else(|| OpError::Shape("weight_norm result".into()))?;
+        dtype_ok(t.cast(dtype))
+    };
+    let norm_shape: Vec<usize> = match along {
+        Some(d) => (0..shape.len()).map(|k| if k == d { n } else { 1 }).collect(),
+        None => Vec::new(),
+    };
+    let norm = round(&norm_shape, sq.into_iter().map(f64::sqrt).collect(), norm_dtype)?;
+    let norm_g = dtype_ok(norm.cast(g.dtype()))?.to_f64_vec();
+    let scale = round(&[n], g.to_f64_vec().iter().zip(&norm_g).map(|(g, s)| g / s).collect(), g.dtype())?.to_f64_vec();
+    let out_dtype = crate::ir::DType::promote_types(v.dtype(), g.dtype()).ok_or(OpError::DType(g.dtype()))?;
+    let out = round(&shape, vals.iter().enumerate().map(|(i, x)| x * scale[at(i)]).collect(), out_dtype)?;
+    Ok([out, norm])
+}
+
+/// `_weight_norm(v, g, dim)`: the weight `v * (g / ‖v‖)`.
+pub fn weight_norm(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let [out, _] = weight_norm_impl(cx)?;
+    Ok(vec![RtValue::Tensor(out)])
+}
+
+/// `_weight_norm_interface(v, g, dim)`: the weight and the norm it divided by.
+pub fn weight_norm_interface(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    Ok(weight_norm_impl(cx)?.into_iter().map(RtValue::Tensor).collect())
+}

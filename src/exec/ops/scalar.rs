@@ -40,6 +40,17 @@ pub fn add(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     int_op(cx, i64::checked_add, |a, b| a + b)
 }
 
+/// `torch.sym_min(a, b)`: Python's `min` on two ints (or floats), as export records a
+/// `min()` of sizes.
+pub fn sym_min(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    int_op(cx, |a, b| Some(a.min(b)), f64::min)
+}
+
+/// `torch.sym_max(a, b)`: Python's `max` on two ints (or floats).
+pub fn sym_max(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    int_op(cx, |a, b| Some(a.max(b)), f64::max)
+}
+
 pub fn sub(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     int_op(cx, i64::checked_sub, |a, b| a - b)
 }

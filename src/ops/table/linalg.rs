@@ -80,7 +80,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.linalg_matrix_rank.atol_rtol_float").run(x::linalg_svd::matrix_rank).eager(),
     op("aten.linalg_matrix_norm.default").run(x::linalg_svd::matrix_norm).lower(K::Reduction, l::reduce::linalg_norm).eager_when(l::reduce::matrix_norm_needs_host),
     op("aten.linalg_matrix_norm.str_ord").run(x::linalg_svd::matrix_norm).lower(K::Reduction, l::reduce::linalg_norm).core(r::linalg::linalg_matrix_norm_str).eager_when(l::reduce::matrix_norm_needs_host),
-    op("aten.linalg_norm.default").run(x::linalg_svd::linalg_norm).lower(K::Reduction, l::reduce::linalg_norm).eager_when(l::reduce::matrix_norm_needs_host),
+    op("aten.linalg_norm.default").run(x::linalg_svd::linalg_norm).lower(K::Reduction, l::reduce::linalg_norm).core(r::vector_norm::linalg_norm).eager_when(l::reduce::matrix_norm_needs_host),
     op("aten.linalg_norm.ord_str").run(x::linalg_svd::linalg_norm).lower(K::Reduction, l::reduce::linalg_norm).eager_when(l::reduce::matrix_norm_needs_host),
     op("aten.linalg_cond.default").run(x::linalg_svd::cond).eager(),
     op("aten.linalg_cond.p_str").run(x::linalg_svd::cond).eager(),

@@ -37,7 +37,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten._cdist_forward.default").run(x::distance::cdist).lower(K::Heavy, l::distance::cdist),
     op("aten.dist.default").run(x::distance::dist).lower(K::Reduction, l::distance::dist),
     op("aten.renorm.default").run(x::distance::renorm).lower(K::Reduction, l::reduce::renorm),
-    op("aten.glu.default").run(x::distance::glu).core(r::gates::glu).meta(m::glu),
+    op("aten.glu.default").run(x::distance::glu).core_only(r::gates::glu).keep().meta(m::glu),
     op("aten.prelu.default").run(x::distance::prelu).core(r::gates::prelu).meta(m::same_as_input),
     op("aten._prelu_kernel.default").run(x::distance::prelu).core(r::gates::prelu_kernel).meta(m::same_as_input),
     op("aten.rrelu.default").run(x::distance::rrelu).lower(K::Pointwise, l::random::rrelu).random_if("training", false).core(r::gates::rrelu).meta(m::same_as_input),

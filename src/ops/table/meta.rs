@@ -28,4 +28,6 @@ pub(super) const OPS: &[OpDef] = &[
     op("_operator.floordiv").run(x::scalar::floordiv).lower(K::Meta, l::meta).meta(m::sym_arith),
     op("_operator.mod").run(x::scalar::modulo).lower(K::Meta, l::meta),
     op("_operator.neg").run(x::scalar::neg).lower(K::Meta, l::meta),
+    op("torch.sym_min").run(x::scalar::sym_min).lower(K::Meta, l::meta).meta(m::sym_arith),
+    op("torch.sym_max").run(x::scalar::sym_max).lower(K::Meta, l::meta).meta(m::sym_arith),
 ];

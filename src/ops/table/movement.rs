@@ -60,7 +60,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.new_full.default").run(x::layout::new_full).lower(K::Pointwise, l::math::full),
     op("aten.new_empty.default").run(x::layout::new_empty).lower(K::Pointwise, l::math::zeros),
     op("aten.empty.memory_format").run(x::layout::empty).lower(K::Pointwise, l::math::zeros).meta(m::full),
-    op("aten.empty_like.default").run(x::layout::empty_like).lower(K::Pointwise, l::math::zeros).meta(m::like_input),
+    op("aten.empty_like.default").run(x::layout::empty_like).lower(K::Pointwise, l::math::zeros).core(r::fill::empty_like).meta(m::like_input),
     op("aten.fill.Scalar").run(x::layout::fill).lower(K::Pointwise, l::math::fill).core(r::fill::fill_scalar).meta(m::same_as_input),
     op("aten.fill.Tensor").run(x::layout::fill).lower(K::Pointwise, l::math::fill_tensor).core(r::fill::fill_tensor).meta(m::same_as_input),
     op("aten.zero.default").run(x::layout::zero).lower(K::Pointwise, l::math::zeros),

@@ -36,6 +36,6 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.normal.float_Tensor").run(x::random::normal).lower(K::Pointwise, l::random::normal).random(),
     op("aten.normal.float_float").run(x::random::normal).lower(K::Pointwise, l::random::normal).random(),
     op("aten.multinomial.default").run(x::random::multinomial).lower(K::Heavy, l::random::multinomial).random(),
-    op("aten.empty_permuted.default").run(x::random::empty_sized).lower(K::Pointwise, l::math::zeros),
+    op("aten.empty_permuted.default").run(x::random::empty_sized).lower(K::Pointwise, l::math::zeros).inductor(r::fill::empty_permuted).meta(m::full),
     op("aten.new_empty_strided.default").run(x::random::empty_sized).lower(K::Pointwise, l::math::zeros),
 ];

@@ -18,7 +18,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.logsumexp.default").run(x::reduce::logsumexp).lower(K::Reduction, l::reduce::logsumexp),
     op("aten.segment_reduce.default").run(x::segment::segment_reduce).lower(K::Heavy, l::segment::segment_reduce),
     op("aten.aminmax.default").run(x::reduce::aminmax).lower(K::Heavy, l::sort::aminmax),
-    op("aten.linalg_vector_norm.default").run(x::reduce::vector_norm).lower(K::Reduction, l::reduce::vector_norm).meta(m::reduce),
+    op("aten.linalg_vector_norm.default").run(x::reduce::vector_norm).lower(K::Reduction, l::reduce::vector_norm).core(r::vector_norm::vector_norm).meta(m::reduce),
     op("aten.var.default").run(x::reduce::var).lower(K::Reduction, l::reduce::var),
     op("aten.std.default").run(x::reduce::std).lower(K::Reduction, l::reduce::std),
     op("aten.var_mean.default").run(x::reduce::var_mean).lower(K::Reduction, l::reduce::var_mean),

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""Small modules that hold one construct each of what the corpus tier (issue 25) found our passes
+get wrong, exported by torch as the corpus exports its architectures (`Dim.AUTO`, two bindings).
+
+    /opt/torchenv/bin/python scripts/gen_construct_samples.py [OUT] [--only NAME,..]
+
+OUT defaults to samples/corpus/torch-<major.minor>/; each NAME gets the files of
+scripts/corpus_expect.py (NAME.pt2, NAME.b{0,1}.{in,out}{i}.npy, NAME.expect.json), which
+tests/corpus_constructs.rs reads. The constructs, each as a transformers model spells it:
+  tensor_detach  `torch.tensor(...)` in forward (lift_fresh_copy + detach_) and `.detach()`
+                 (Bloom's alibi slopes, BERT-likes' buffers)
+  sym_min_max    `min(seq, n)` / `max(seq, n)` of a dynamic size (HYV4, MPT, MiniMax)
+  pad_symint     `F.pad` by `-len % block`, a SymInt (LongT5, Pegasus-X blocks)
+  aranges        `arange` with a negative step from a dynamic start (Parakeet), with a float step
+                 (XLNet, Parakeet) and from a start (`arange.start`)
+  factories      `zeros_like`, `empty_like` of a product of sizes, `floor_divide` by a number,
+                 `linalg.norm` over one dim, a `padding="same"` convolution
+"""
+import argparse
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.export import Dim
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from corpus_expect import save_export  # noqa: E402
+
+
+class TensorDetach(torch.nn.Module):
+    def forward(self, x):
+        slope = torch.tensor(0.5, dtype=torch.float32)  # lift_fresh_copy, then detach_
+        y = x.detach() * slope
+        return y + x.detach().sum(-1, keepdim=True)
+
+
+class SymMinMax(torch.nn.Module):
+    def forward(self, x):
+        n = torch.sym_min(x.shape[1], 5)
+        m = torch.sym_max(x.shape[1], 3)
+        return x[:, :n] * 2, torch.zeros(x.shape[0], m)
+
+
+class PadSymInt(torch.nn.Module):
+    block = 4
+
+    def forward(self, x):
+        pad = -x.shape[1] % self.block
+        y = F.pad(x, (0, 0, 0, pad), value=0.0)
+        return y.reshape(x.shape[0], -1, self.block, x.shape[2]).sum(2)
+
+
+class Aranges(torch.nn.Module):
+    def forward(self, x):
+        n = x.shape[1]
+        rel = torch.arange(n - 1, -n, -1)  # Parakeet's relative positions: a negative step
+        freq = torch.arange(0, 8, 2.0, dtype=torch.int64).float()  # XLNet: a float step, int dtype
+        inv = torch.arange(0, 8, 2, dtype=torch.float) / 8  # Parakeet's inverse frequencies
+        tail = torch.arange(2, n)  # arange.start
+        return x.sum(-1, keepdim=True) + rel[:n].float(), freq * inv, tail * 3
+
+
+class Factories(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(3, 4, 3, padding="same")
+
+    def forward(self, x):
+        z = torch.zeros_like(x) + x  # T5's position bias
+        y = x.reshape(-1) * 2
+        e = torch.empty_like(y)  # the MoE routers' scratch buffers
+        e.copy_(y)
+        idx = torch.arange(x.shape[0] * x.shape[1]) // 2  # their `index // 2`
+        n = torch.linalg.norm(x, dim=-1, keepdim=True)  # OWL-ViT's embedding norms
+        return z / n, e[idx], self.conv(x.transpose(1, 2))
+
+
+CASES = {
+    "tensor_detach": (TensorDetach, lambda b: (torch.randn(1 + 2 * b, 6),)),
+    "sym_min_max": (SymMinMax, lambda b: (torch.randn(2, 2 + 3 * b, 3),)),
+    "pad_symint": (PadSymInt, lambda b: (torch.randn(2, 5 + 2 * b, 3),)),
+    "aranges": (Aranges, lambda b: (torch.randn(2, 4 + 3 * b, 3),)),
+    "factories": (Factories, lambda b: (torch.randn(1 + b, 4 + 3 * b, 3),)),
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out", nargs="?", default=None)
+    ap.add_argument("--only", default="")
+    o = ap.parse_args()
+    ver = ".".join(torch.__version__.split(".")[:2])
+    out = o.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples", "corpus", f"torch-{ver}")
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    for name, (cls, make) in CASES.items():
+        if o.only and name not in o.only.split(","):
+            continue
+        model = cls().eval()
+        args1, args0 = make(2), make(1)
+        dyn = tuple({d: Dim.AUTO for d in range(a.dim())} for a in args1)
+        ep = torch.export.export(model, args1, dynamic_shapes=dyn)
+        exp, size = save_export(out, f"construct_{name}", f"scripts/gen_construct_samples.py:{cls.__name__}", model, ep, [args0, args1])
+        print(f"{name}: {size} bytes, ops {exp['ops']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+//! Group normalisation, as torch spells it: `group_norm`'s CompositeImplicitAutograd body
+//! (`group_norm.cpp`) calls `native_group_norm` with the batch, channel and inner sizes; Inductor's
+//! table then decomposes that as torch._refs' `native_group_norm`: statistics over
+//! `[N, G, C/G, HxW]` by `var_mean`, and on CPU with a weight, the normalisation folded into one
+//! per-(sample, channel) scale and shift.
+
+use super::{Rw, A};
+use crate::decomp::RuleError;
+use crate::ir::{DType, SymIntArg, ValueId};
+
+fn float_like(rw: &Rw, x: ValueId, others: &[Option<ValueId>]) -> Result<bool, RuleError> {
+    let dtype = rw.meta(x)?.dtype;
+    let mut same = matches!(dtype, DType::F32 | DType::F64);
+    for t in others.iter().flatten() {
+        same &= rw.meta(*t)?.dtype == dtype;
+    }
+    Ok(same)
+}
+
+/// `group_norm(input, num_groups, weight, bias, eps)` → `native_group_norm(input, weight, bias,
+/// N, C, HxW, num_groups, eps)[0]`. Declines a non-contiguous input (torch makes it contiguous
+/// first) and mixed or half dtypes (torch converts them).
+pub fn group_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("input")?;
+    let (w, b) = (rw.opt_t("weight")?, rw.opt_t("bias")?);
+    let rank = rw.rank(x)?;
+    if rank < 2 {
+        return Err(RuleError::Arg { name: "input".into(), message: format!("group norm of a rank-{rank} tensor") });
+    }
+    if !float_like(rw, x, &[w, b])? || !super::view::is_contiguous(rw.meta(x)?) {
+        return Err(RuleError::Declined);
+    }
+    let c = rw.size(x, 1)?;
+    let inner = (2..rank).map(|d| rw.size(x, d)).collect::<Result<Vec<_>, _>>()?;
+    let hw = rw.product(inner)?;
+    let n = rw.size(x, 0)?;
+    let args = vec![
+        ("input", A::T(x)),
+        ("weight", A::OptT(w)),
+        ("bias", A::OptT(b)),
+        ("N", A::Raw(crate::ir::Arg::SymInt(n))),
+        ("C", A::Raw(crate::ir::Arg::SymInt(c))),
+        ("HxW", A::Raw(crate::ir::Arg::SymInt(hw))),
+        ("group", A::I(rw.int("num_groups", None)?)),
+        ("eps", A::F(rw.float("eps", Some(1e-5))?)),
+    ];
+    let outs = rw.op_n("aten.native_group_norm.default", args)?;
+    Ok(outs.into_iter().take(1).collect())
+}
+
+/// `native_group_norm(input, weight, bias, N, C, HxW, group, eps)` → torch._refs': returns
+/// `(out, mean, rstd)`, the statistics `[N, G]`. Declines what it spells with conversions (half
+/// or mixed dtypes) and a channel count that is not a static multiple of `group`.
+pub fn native_group_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("input")?;
+    let (w, b) = (rw.opt_t("weight")?, rw.opt_t("bias")?);
+    let meta = rw.meta(x)?.clone();
+    let rank = meta.sizes.len();
+    let groups = rw.int("group", None)?;
+    let channels = meta.sizes.get(1).and_then(|c| c.as_int());
+    let per = match channels {
+        Some(c) if groups > 0 && c % groups == 0 => c / groups,
+        _ => return Err(RuleError::Declined),
+    };
+    if rank < 2 || !float_like(rw, x, &[w, b])? || !super::view::is_contiguous(&meta) {
+        return Err(RuleError::Declined);
+    }
+    let n = rw.size(x, 0)?;
+    let inner = (2..rank).map(|d| rw.size(x, d)).collect::<Result<Vec<_>, _>>()?;
+    let hw = rw.product(inner)?;
+    let shape = vec![n.clone(), SymIntArg::Int(groups), SymIntArg::Int(per), hw];
+    let xr = rw.op("aten.view.default", vec![("self", A::T(x)), ("size", A::Sizes(shape))])?;
+    let vm = rw.op_n(
+        "aten.var_mean.correction",
+        vec![("self", A::T(xr)), ("dim", A::Is(vec![2, 3])), ("correction", A::I(0)), ("keepdim", A::B(true))],
+    )?;
+    let (var, mean) = (vm[0], vm[1]);
+    let var_eps = rw.op("aten.add.Tensor", vec![("self", A::T(var)), ("other", A::F(rw.float("eps", Some(1e-5))?))])?;
+    let rstd = rw.op("aten.rsqrt.default", vec![("self", A::T(var_eps))])?;
+    let grouped = |rw: &mut Rw, t: ValueId| {
+        rw.op("aten.view.default", vec![("self", A::T(t)), ("size", A::Is(vec![1, groups, per, 1]))])
+    };
+    let unsqueezed = |rw: &mut Rw, mut t: ValueId, dims: &[usize]| -> Result<ValueId, RuleError> {
+        for &d in dims {
+            t = rw.op("aten.unsqueeze.default", vec![("self", A::T(t)), ("dim", A::I(d as i64))])?;
+        }
+        Ok(t)
+    };
+    let out = match w {
+        // On CPU with a weight, torch folds rstd, weight, mean and bias into one scale and shift
+        // per (sample, channel): `x * w + b`, w and b read as [N, C] through `as_strided`.
+        Some(w) if meta.device == "cpu" => {
+            let wr = grouped(rw, w)?;
+            let scale = rw.op("aten.mul.Tensor", vec![("self", A::T(rstd)), ("other", A::T(wr))])?;
+            let neg = rw.op("aten.neg.default", vec![("self", A::T(mean))])?;
+            let mut shift = rw.op("aten.mul.Tensor", vec![("self", A::T(neg)), ("other", A::T(scale))])?;
+            if let Some(b) = b {
+                let br = grouped(rw, b)?;
+                shift = rw.op("aten.add.Tensor", vec![("self", A::T(shift)), ("other", A::T(br))])?;
+            }
+            let c = SymIntArg::Int(groups * per);
+            let flat = |rw: &mut Rw, t: ValueId| {
+                rw.op(
+                    "aten.as_strided.default",
+                    vec![("self", A::T(t)), ("size", A::Sizes(vec![n.clone(), c.clone()])), ("stride", A::Is(vec![groups * per, 1]))],
+                )
+            };
+            let (scale, shift) = (flat(rw, scale)?, flat(rw, shift)?);
+            let dims: Vec<usize> = (2..rank).collect();
+            let (scale, shift) = (unsqueezed(rw, scale, &dims)?, unsqueezed(rw, shift, &dims)?);
+            let y = rw.op("aten.mul.Tensor", vec![("self", A::T(x)), ("other", A::T(scale))])?;
+            rw.op("aten.add.Tensor", vec![("self", A::T(y)), ("other", A::T(shift))])?
+        }
+        _ => {
+            let centered = rw.op("aten.sub.Tensor", vec![("self", A::T(xr)), ("other", A::T(mean))])?;
+            let normed = rw.op("aten.mul.Tensor", vec![("self", A::T(centered)), ("other", A::T(rstd))])?;
+            let sizes = (0..rank).map(|d| rw.size(x, d)).collect::<Result<Vec<_>, _>>()?;
+            let mut y = rw.op("aten.view.default", vec![("self", A::T(normed)), ("size", A::Sizes(sizes))])?;
+            let dims: Vec<usize> = std::iter::once(0).chain(2..rank).collect();
+            if let Some(w) = w {
+                let wu = unsqueezed(rw, w, &dims)?;
+                y = rw.op("aten.mul.Tensor", vec![("self", A::T(y)), ("other", A::T(wu))])?;
+            }
+            if let Some(b) = b {
+                let bu = unsqueezed(rw, b, &dims)?;
+                y = rw.op("aten.add.Tensor", vec![("self", A::T(y)), ("other", A::T(bu))])?;
+            }
+            y
+        }
+    };
+    let mean = rw.op("aten.squeeze.dims", vec![("self", A::T(mean)), ("dim", A::Is(vec![2, 3]))])?;
+    let rstd = rw.op("aten.squeeze.dims", vec![("self", A::T(rstd)), ("dim", A::Is(vec![2, 3]))])?;
+    Ok(vec![out, mean, rstd])
+}

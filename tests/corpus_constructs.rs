@@ -1,0 +1,129 @@
+//! Defects the corpus tier (issue 25, torch 2.11 exports) found, each held by a small real
+//! artifact in `samples/corpus/torch-2.15/`: a generated architecture that has the construct
+//! (`scripts/gen_corpus.py`), or a module of a few nodes that spells it as the architecture does
+//! (`scripts/gen_construct_samples.py`, `construct_*`). Each goes through the stages of the corpus
+//! tier (`tests/common/stages.rs`) against torch's own decompositions and outputs.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::stages::*;
+use xpu_workbench::decomp::Mode;
+
+fn case(name: &str) -> Case {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples/corpus/torch-2.15");
+    let exp = serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.expect.json"))).unwrap()).unwrap();
+    Case { torch: "2.15".into(), name: name.to_string(), dir, exp }
+}
+
+/// Every model stage of the corpus tier but OpenCL; panics with every stage that failed.
+fn all_stages_pass(name: &str) {
+    stages_pass(name, true)
+}
+
+/// The corpus tier's stages up to the decompositions, and with `eval` the interpreter's too.
+fn stages_pass(name: &str, eval: bool) {
+    let c = case(name);
+    let mut failed = Vec::new();
+    let mut check = |stage: &str, r: Outcome| {
+        if let Err((cell, long)) = r {
+            failed.push(format!("{stage}: {cell}: {long}"));
+        }
+    };
+    check("import", stage_import(&c));
+    let model = c.load().unwrap();
+    check("shapes", stage_shapes(&c, &model));
+    check("guards", stage_guards(&c, &model));
+    check("core", stage_decomp(&c, &model, Mode::Core, "core"));
+    check("full", stage_decomp(&c, &model, Mode::Full, "inductor"));
+    for mode in [Mode::None, Mode::Lite, Mode::Full].into_iter().filter(|_| eval) {
+        check(&format!("eval {}", mode.name()), stage_eval(&c, &model, mode));
+    }
+    assert!(failed.is_empty(), "{name}:\n{}", failed.join("\n"));
+}
+
+/// `torch.tensor(..)` in forward exports as `lift_fresh_copy` + `detach_`, `.detach()` as
+/// `detach`: torch's functionalization drops the in-place `detach_` and makes `detach` an `alias`.
+#[test]
+fn detach_and_detach_in_place_become_what_torch_makes_of_them() {
+    all_stages_pass("construct_tensor_detach");
+}
+
+/// `torch.sym_min` / `torch.sym_max` of a dynamic size: named as the archive names them, run
+/// by the interpreter, their results bounding a slice and a `zeros`.
+#[test]
+fn sym_min_and_sym_max_of_a_dynamic_size() {
+    all_stages_pass("construct_sym_min_max");
+}
+
+/// `F.pad` by `-len % block` pads by a SymInt: `pad` → `constant_pad_nd` keeps the SymInt.
+#[test]
+fn pad_by_a_symint() {
+    all_stages_pass("construct_pad_symint");
+}
+
+/// Hubert (`transformers:HubertForSequenceClassification`): its positional convolution is
+/// weight-normalised (`_weight_norm` over dim 2 → `_weight_norm_interface` → `linalg_vector_norm`
+/// → `pow`/`sum`/`pow`), its feature extractor a `GroupNorm` of one group per channel
+/// (`group_norm` → `native_group_norm`, which Inductor's table folds into a scale and shift).
+#[test]
+fn weight_norm_and_group_norm_as_torch_decomposes_them() {
+    all_stages_pass("hf_hubert_audio_classification");
+}
+
+/// `arange` as Parakeet and XLNet call it: a negative step from a dynamic start, a float step
+/// with an integer dtype, a float dtype, and `arange.start`; Inductor's table makes each `iota`s.
+#[test]
+fn aranges_with_negative_and_float_steps() {
+    all_stages_pass("construct_aranges");
+}
+
+/// `zeros_like` → `full_like` (→ `full`), `empty_like` of a product of sizes → `empty_permuted`
+/// (→ `empty`) with the size folded from the symbols, `floor_divide` by a number →
+/// `div(rounding_mode="floor")`, `linalg.norm` over one dim → `pow`/`sum`/`pow`, and a
+/// `padding="same"` convolution → `convolution`.
+#[test]
+fn factories_floor_divide_norms_and_same_padding() {
+    all_stages_pass("construct_factories");
+}
+
+/// Qwen2-MoE (`transformers:Qwen2MoeForCausalLM`), a router of the MoE family the corpus found:
+/// `floor_divide` by 2, `empty_like` of a `[2*s53*s72]` tensor whose size torch folds from the
+/// symbols, and the same product computed again later. Its experts call
+/// `transformers.grouped_mm_fallback`, which the interpreter does not run (not this test's).
+/// Only the op multisets are compared: the no-rule report on its core ATen ops (`topk`, `sort`)
+/// and on the custom op is not this test's.
+#[test]
+fn a_moe_router_decomposes_as_torch_does() {
+    let c = case("hf_qwen2_moe_causal_lm");
+    let model = c.load().unwrap();
+    check_stage("import", stage_import(&c));
+    for (mode, key) in [(Mode::Core, "core"), (Mode::Full, "inductor")] {
+        let d = xpu_workbench::decomp::decompose(&model.graphs[0], mode, &Default::default()).unwrap();
+        let want = common::archive_histogram(&c.exp["ops"][key]);
+        let got = d.graph.op_histogram();
+        let diff: Vec<String> = want
+            .keys()
+            .chain(got.keys())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .filter(|k| want.get(*k) != got.get(*k))
+            .map(|k| format!("{k}: ours {:?}, torch {:?}", got.get(k), want.get(k)))
+            .collect();
+        assert!(diff.is_empty(), "{key}: {}", diff.join("; "));
+    }
+}
+
+fn check_stage(stage: &str, r: Outcome) {
+    if let Err((cell, long)) = r {
+        panic!("{stage}: {cell}: {long}");
+    }
+}
+
+/// Siglip (`transformers:SiglipForImageClassification`): its patch embedding is a
+/// `conv2d.padding` ("valid"), which torch's tables make a `convolution`.
+#[test]
+fn a_valid_padding_convolution_becomes_convolution() {
+    all_stages_pass("hf_siglip_image_classification");
+}
