@@ -16,6 +16,7 @@ pub mod ir;
 pub mod profile;
 pub mod lower;
 pub mod npy;
+pub mod opinfo;
 pub mod ops;
 pub mod runtime;
 pub mod shapes;

@@ -5,6 +5,7 @@
 pub(crate) mod antialias;
 pub(crate) mod batch_norm;
 pub(crate) mod bessel;
+pub(crate) mod block_scan;
 pub(crate) mod compact;
 pub(crate) mod conv;
 pub(crate) mod conv_grad;
@@ -24,6 +25,7 @@ pub(crate) mod layout;
 pub(crate) mod linalg;
 pub(crate) mod machine;
 pub(crate) mod math;
+pub(crate) mod merge_sort;
 pub(crate) mod norm;
 pub(crate) mod norm_grad;
 pub(crate) mod numeric;
