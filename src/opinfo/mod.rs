@@ -6,7 +6,7 @@
 //! One loader for everything that reads them: `tests/opinfo.rs` (values against PyTorch's),
 //! `tests/opinfo_no_panic.rs`, and `bench ops` ([`bench`]: time against torch eager).
 
-
+pub mod bench;
 
 use std::collections::BTreeMap;
 use std::io::Read;
