@@ -140,7 +140,25 @@ pub(super) fn output(cx: &mut Ctx<'_>, s: &Scan, idx: &[ExprId]) -> Result<Optio
 
 #[cfg(test)]
 mod tests {
+    use super::super::edge_tests::plan_one;
     use super::*;
+    use crate::ir::Arg;
+
+    fn cumsum(sizes: &[i64], dim: i64) -> crate::lower::Plan {
+        plan_one("aten.cumsum.default", &[sizes], sizes, |v| vec![("self", Arg::Tensor(v[0])), ("dim", Arg::Int(dim))]).expect("cumsum lowers")
+    }
+
+    #[test]
+    fn long_lines_get_a_block_totals_kernel_short_ones_one_loop() {
+        let plan = cumsum(&[3, 500], 1);
+        let kernels: Vec<_> = plan.steps.iter().filter_map(|s| s.kernel()).collect();
+        assert_eq!(kernels.len(), 2);
+        let totals = plan.graph.value_id("op_block_totals").map(|v| plan.graph.value(v).tensor().map(|t| t.sizes.clone()));
+        assert_eq!(totals, Some(Some(vec![Expr::int(3), Expr::int(22)])), "⌈500 / 23⌉ blocks of 23");
+        assert!(kernels[1].buffers.iter().any(|b| b.value == "op_block_totals"));
+        assert_eq!(cumsum(&[3, 64], 1).steps.iter().filter(|s| s.kernel().is_some()).count(), 1);
+        assert_eq!(cumsum(&[500, 3], 1).steps.iter().filter(|s| s.kernel().is_some()).count(), 1);
+    }
 
     #[test]
     fn blocks_cover_the_line_with_about_root_n_each() {

@@ -255,7 +255,49 @@ pub(super) fn output(cx: &mut Ctx<'_>, s: &Sorting, idx: &[ExprId]) -> Result<Op
 
 #[cfg(test)]
 mod tests {
+    use super::super::edge_tests::plan_one;
     use super::widths;
+    use crate::ir::Arg;
+    use crate::lower::kernel::KExpr;
+
+    fn argsort(dim: i64, sizes: &[i64]) -> crate::lower::Plan {
+        plan_one("aten.argsort.stable", &[sizes], sizes, |v| {
+            vec![("self", Arg::Tensor(v[0])), ("stable", Arg::Bool(true)), ("dim", Arg::Int(dim)), ("descending", Arg::Bool(false))]
+        })
+        .expect("argsort lowers")
+    }
+
+    #[test]
+    fn a_line_of_8000_sorts_in_13_kernels_with_no_loop_over_the_line() {
+        let plan = argsort(-1, &[8000]);
+        let kernels: Vec<_> = plan.steps.iter().filter_map(|s| s.kernel()).collect();
+        assert_eq!(kernels.len(), 13, "{:?}", kernels.iter().map(|k| &k.name).collect::<Vec<_>>());
+        // Every loop is a merge-path binary search of at most ⌊log2 4096⌋ + 1 = 13 halvings;
+        // the stable-rank lowering looped over the whole line, twice nested, per element.
+        for k in &kernels {
+            for e in &k.exprs {
+                if let KExpr::Loop { extent, .. } | KExpr::Reduce { extent, .. } = e {
+                    let n = k.eval_i64(*extent, &[]);
+                    assert!(n.is_some_and(|n| n <= 13), "`{}` loops {n:?} times", k.name);
+                }
+            }
+        }
+        // Two scratch sets (values, indices) written in turn; the output kernel reads the last.
+        for name in ["op_sorted0", "op_sorted0_indices", "op_sorted1", "op_sorted1_indices"] {
+            assert!(plan.graph.value_id(name).is_some(), "{name} is not declared");
+        }
+        let last = kernels.last().expect("output kernel");
+        assert!(last.buffers.iter().any(|b| b.value == "op_sorted1"), "{:?}", last.buffers);
+    }
+
+    #[test]
+    fn an_outer_dim_sorts_across_rows_and_a_line_of_two_needs_no_scratch() {
+        let plan = argsort(0, &[5, 3]);
+        assert_eq!(plan.steps.iter().filter(|s| s.kernel().is_some()).count(), 3);
+        let plan = argsort(-1, &[4, 2]);
+        assert_eq!(plan.steps.iter().filter(|s| s.kernel().is_some()).count(), 1);
+        assert!(plan.graph.value_id("op_sorted0").is_none());
+    }
 
     #[test]
     fn passes_double_the_runs_until_one_covers_the_line() {
