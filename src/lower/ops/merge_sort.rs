@@ -65,7 +65,7 @@ fn widths(n: i64) -> Vec<i64> {
 
 /// The dtype and storage of the scratch values: the compute type of `v`'s elements (bool
 /// compares as 0/1, `Line::at`).
-fn scratch_type(cx: &Ctx<'_>, v: ValueId) -> Result<(DType, Elem), LowerError> {
+pub(super) fn scratch_type(cx: &Ctx<'_>, v: ValueId) -> Result<(DType, Elem), LowerError> {
     let dtype = cx.meta(v)?.dtype;
     match Elem::from_dtype(dtype).map(Elem::ty) {
         Some(Ty::F64) => Ok((DType::F64, Elem::F64)),

@@ -45,6 +45,7 @@ pub(crate) mod segment;
 pub(crate) mod select_kernel;
 pub(crate) mod sort;
 pub(crate) mod special;
+pub(crate) mod topk_lines;
 pub(crate) mod unique;
 pub(crate) mod view;
 pub(crate) mod view_scatter;

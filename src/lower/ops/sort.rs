@@ -211,6 +211,9 @@ pub fn topk(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
     let largest = cx.bool_or(node, "largest", true)?;
     let line = Line::along(cx, v, Some(d), idx, true)?;
     let k = cx.int_or(node, "k", 1)?;
+    if let Some(y) = super::topk_lines::output(cx, node, out, idx)? {
+        return Ok(y);
+    }
     if let Some(vals) = short_line(cx, &line)? {
         let sorted = cx.bool_or(node, "sorted", true)?;
         let picks = select_kernel::topk_positions(&mut cx.kb, &vals, k, largest, sorted)?;

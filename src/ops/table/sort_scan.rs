@@ -9,7 +9,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.argsort.default").run(x::sort::argsort).lower(K::Heavy, l::sort::sort).staged(l::merge_sort::sort_stages),
     op("aten.argsort.stable").run(x::sort::argsort).lower(K::Heavy, l::sort::sort).staged(l::merge_sort::sort_stages),
     op("aten.msort.default").run(x::sort::msort).lower(K::Heavy, l::sort::sort).staged(l::merge_sort::sort_stages),
-    op("aten.topk.default").run(x::sort::topk).lower(K::Heavy, l::sort::topk).staged(l::merge_sort::sort_stages),
+    op("aten.topk.default").run(x::sort::topk).lower(K::Heavy, l::sort::topk).staged(l::topk_lines::topk_stages),
     op("aten.kthvalue.default").run(x::sort::kthvalue).lower(K::Heavy, l::sort::kthvalue),
     op("aten.median.default").run(x::sort::median).lower(K::Heavy, l::sort::median),
     op("aten.median.dim").run(x::sort::median).lower(K::Heavy, l::sort::median),
