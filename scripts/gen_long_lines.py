@@ -9,10 +9,12 @@ gzipped stored zip per op holding K.pt2, K.inI.npy, K.outI.npy; index.json listi
 so the OpInfo loader reads it. gen_opinfo.py keeps samples at or under 4,096 elements; these
 cases exercise what it leaves out: `argsort` of 8,000 float32 values (stable, with ties and
 NaN), long lines of several dtypes, ascending and descending, NaN, ±0.0 and repeated values,
-sorted along inner and outer dims, `topk` of lines longer than 16 (distinct values: see CASES), and `cumsum`/`cumprod` of
-lines long enough to be scanned in blocks. Inputs come from a fixed seed; outputs are PyTorch's
-eager CPU results. Sorts are compared exactly (tolerance 0); float scans with PyTorch's default
-`assert_close` tolerances (a blocked scan adds in another order than eager's loop).
+sorted along inner and outer dims, `topk` of lines longer than 16 (distinct values: see CASES),
+and `cumsum`/`cumprod`/`logcumsumexp`/`cummax`/`cummin` of lines long enough to be scanned in
+blocks. Inputs come from a fixed seed; outputs are PyTorch's
+eager CPU results. Sorts and running extremes are compared exactly (tolerance 0); float sums
+with PyTorch's default `assert_close` tolerances (a blocked scan adds in another order than
+eager's loop).
 """
 import gzip
 import io
@@ -103,7 +105,23 @@ SCANS = [
     ("cumsum", torch.int64, (200, 3), lambda x: (torch.cumsum(x, dim=0),), lambda g: torch.randint(-100, 100, (200, 3), generator=g)),
     ("cumprod", torch.float64, (2, 100), lambda x: (torch.cumprod(x, dim=1),),
      lambda g: 1 + 0.05 * torch.randn(2, 100, generator=g, dtype=torch.float64)),
+    ("logcumsumexp", torch.float32, (3, 500), lambda x: (torch.logcumsumexp(x, dim=1),), lambda g: with_neg_inf(torch.randn(3, 500, generator=g))),
+    ("logcumsumexp", torch.float64, (8000,), lambda x: (torch.logcumsumexp(x, dim=0),), lambda g: 10 * torch.randn(8000, generator=g, dtype=torch.float64)),
 ]
+
+# Running extremes pick values and positions: compared exactly, on data with ties and NaN.
+EXTREMES = [
+    ("cummax", torch.float32, (8000,), lambda x: torch.cummax(x, dim=0)),
+    ("cummin", torch.float32, (300, 3), lambda x: torch.cummin(x, dim=0)),
+    ("cummax", torch.int64, (3, 300), lambda x: torch.cummax(x, dim=1)),
+]
+
+
+def with_neg_inf(x):
+    """Row 0 starts with a run of -inf (a block of -inf only), row 1 holds one +inf."""
+    x[0, :40] = -float("inf")
+    x[1, 250] = float("inf")
+    return x
 
 # PyTorch's assert_close defaults.
 TOL = {torch.float32: (1.3e-6, 1e-5), torch.float64: (1e-7, 1e-7)}
@@ -125,6 +143,7 @@ def main():
     by_op = {}
     cases = [(c[0], c[1], c[2], c[3], (distinct if c[4:] == ("distinct",) else messy)(c[2], c[1], g), False) for c in CASES]
     cases += [(op, dtype, shape, fn, make(g).to(dtype), True) for op, dtype, shape, fn, make in SCANS]
+    cases += [(op, dtype, shape, fn, messy(shape, dtype, g), False) for op, dtype, shape, fn in EXTREMES]
     for op, dtype, shape, fn, x, scan in cases:
         outs = tuple(fn(x))
         rtol, atol = TOL.get(dtype, (0.0, 0.0)) if scan else (0.0, 0.0)

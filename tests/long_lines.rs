@@ -1,12 +1,13 @@
 //! Sorts and scans of long lines against PyTorch: the cases of `tests/data/long_lines`
 //! (`scripts/gen_long_lines.py`: `argsort` of 8,000 float32 values, sorts of several dtypes
 //! with ties, NaN and ±0.0, ascending and descending, stable or not, inner and outer dims,
-//! `msort`, `topk` of lines longer than 16, `cumsum`/`cumprod` of lines scanned in blocks) run
-//! through the interpreter and through OpenCL (mode none: the merge-pass kernels of
-//! `lower::ops::merge_sort`, the blocked scans of `lower::ops::block_scan`). Sorts must equal
-//! PyTorch's outputs bit for bit; float scans must be within PyTorch's `assert_close` defaults
-//! (the case's `rtol`/`atol`). The 8,000-value `argsort` must also finish within a generous
-//! bound: the stable-rank lowering it replaces took 197 s on this machine's OpenCL CPU device.
+//! `msort`, `topk` of lines longer than 16, `cumsum`/`cumprod`/`logcumsumexp`/`cummax`/`cummin`
+//! of lines scanned in blocks) run through the interpreter and through OpenCL (mode none: the
+//! merge-pass kernels of `lower::ops::merge_sort`, the blocked scans of `lower::ops::block_scan`).
+//! Sorts and running extremes must equal PyTorch's outputs bit for bit; float sums must be
+//! within PyTorch's `assert_close` defaults (the case's `rtol`/`atol`). The 8,000-value
+//! `argsort` must also finish within a generous bound: the stable-rank lowering it replaces took
+//! 197 s on this machine's OpenCL CPU device.
 
 mod common;
 
@@ -27,7 +28,8 @@ fn dir() -> PathBuf {
 }
 
 /// Equality with PyTorch's outputs: shape and dtype, then bit for bit where the case's
-/// tolerance is 0, else `|a - b| <= atol + rtol·|b|`; names the first element that differs.
+/// tolerance is 0, else `|a - b| <= atol + rtol·|b|` (infinities equal to themselves, NaN to
+/// NaN); names the first element that differs.
 fn same(case: &Case, got: &[Tensor], want: &[Tensor]) -> Result<(), String> {
     let what = case.key();
     if got.len() != want.len() {
@@ -40,7 +42,7 @@ fn same(case: &Case, got: &[Tensor], want: &[Tensor]) -> Result<(), String> {
         let (rtol, atol) = (case.rtol.get(i).copied().unwrap_or(0.0), case.atol.get(i).copied().unwrap_or(0.0));
         if rtol > 0.0 || atol > 0.0 {
             let (a, b) = (g.to_f64_vec(), w.to_f64_vec());
-            if let Some(at) = a.iter().zip(&b).position(|(x, y)| !((x - y).abs() <= atol + rtol * y.abs())) {
+            if let Some(at) = a.iter().zip(&b).position(|(x, y)| !(x == y || x.is_nan() && y.is_nan() || (x - y).abs() <= atol + rtol * y.abs())) {
                 return Err(format!("{what}: output {i} element {at}: {}, PyTorch {} (rtol {rtol:e}, atol {atol:e})", a[at], b[at]));
             }
         } else if g.to_le_bytes() != w.to_le_bytes() {

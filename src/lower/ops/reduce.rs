@@ -193,7 +193,7 @@ fn scan(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], op: RedOp) -> Result<Expr
         return cx.read(v, idx);
     }
     if let Some(s) = super::block_scan::scanning(cx, node)? {
-        if let Some(y) = super::block_scan::output(cx, &s, idx)? {
+        if let Some(y) = super::block_scan::output(cx, &s, 0, idx)? {
             return Ok(y);
         }
     }

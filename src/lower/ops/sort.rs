@@ -428,6 +428,11 @@ fn cum_extreme(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId], which:
     if idx.is_empty() {
         return scalar_pick(cx, v, out);
     }
+    if let Some(s) = super::block_scan::scanning(cx, node)? {
+        if let Some(y) = super::block_scan::output(cx, &s, out, idx)? {
+            return Ok(y);
+        }
+    }
     let d = dim_of(cx, node, v, 0)?;
     let line = Line::along(cx, v, Some(d), idx, true)?;
     let var = cx.kb.fresh_var()?;
@@ -467,6 +472,11 @@ pub fn logcumsumexp(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> 
     let v = cx.tensor(node, "self")?;
     if idx.is_empty() {
         return cx.read(v, idx);
+    }
+    if let Some(s) = super::block_scan::scanning(cx, node)? {
+        if let Some(y) = super::block_scan::output(cx, &s, 0, idx)? {
+            return Ok(y);
+        }
     }
     let d = dim_of(cx, node, v, 0)?;
     let ty = super::pointwise::out_ty(cx, node)?;
