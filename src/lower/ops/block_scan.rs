@@ -203,11 +203,39 @@ pub fn scan_stages<'a>(st: &Stager<'a>, node: &'a Node) -> Result<Option<Staged>
         stores.push(Store { buf: cx.kb.buffer_of(&name, Access::Write, elem), value });
         scratch.push((name, TensorMeta::contiguous(dtype, sizes.clone())));
     }
-    let reads = scratch.iter().map(|(n, _)| n.clone()).collect();
+    let mut reads: Vec<String> = scratch.iter().map(|(n, _)| n.clone()).collect();
     let inlined = std::mem::take(&mut cx.inlined);
-    let mut kernel = cx.kb.finish(st.kernel_name(node, "block_totals"), sizes, domain, stores);
+    let mut kernel = cx.kb.finish(st.kernel_name(node, "block_totals"), sizes.clone(), domain, stores);
     kernel.schedule = schedule::choose(&kernel, false);
-    Ok(Some(Staged { kernels: vec![(kernel, inlined)], scratch, reads }))
+    let mut kernels = vec![(kernel, inlined)];
+    if let Kind::Extreme(max) = s.kind {
+        // The running extreme before each block, once per block: output elements then start
+        // from it instead of folding every block before their own (half their work).
+        let mut cx = st.ctx(node, sizes.len());
+        cx.staged = reads.clone();
+        let coords: Vec<ExprId> = (0..sizes.len()).map(|i| cx.kb.var(VarId(i as u32))).collect();
+        let domain: Vec<ExprId> = sizes.iter().map(|e| cx.kb.size(e)).collect();
+        cx.kb.set_coord_extents(&domain);
+        let zero = cx.kb.i64(0);
+        let x0 = at(&mut cx, &s, &coords, zero)?;
+        let (v, i) = extreme_fold(&mut cx, max, (x0, zero), coords[s.d], &|cx, k| Ok((total(cx, &s, &coords, 0, k)?, total(cx, &s, &coords, 1, k)?)))?;
+        let mut stores = Vec::new();
+        let mut prefix = Vec::new();
+        let (dt, e) = elem_of(s.ty);
+        for ((what, dtype, elem), value) in [("block_prefix_extremes", dt, e), ("block_prefix_extreme_indices", DType::I64, Elem::I64)].into_iter().zip([v, i]) {
+            let name = st.scratch_name(node, what);
+            let value = cx.kb.cast(value, elem.ty());
+            stores.push(Store { buf: cx.kb.buffer_of(&name, Access::Write, elem), value });
+            scratch.push((name.clone(), TensorMeta::contiguous(dtype, sizes.clone())));
+            prefix.push(name);
+        }
+        let inlined = std::mem::take(&mut cx.inlined);
+        let mut kernel = cx.kb.finish(st.kernel_name(node, "block_prefix"), sizes, domain, stores);
+        kernel.schedule = schedule::choose(&kernel, false);
+        kernels.push((kernel, inlined));
+        reads = prefix;
+    }
+    Ok(Some(Staged { kernels, scratch, reads }))
 }
 
 /// Total `which` of block `b` of the line through `idx`, read back from the staged scratch.
@@ -251,10 +279,8 @@ pub(super) fn output(cx: &mut Ctx<'_>, s: &Scan, out: usize, idx: &[ExprId]) -> 
             cx.kb.binary(combine(op), before, own)?
         }
         Kind::Extreme(max) => {
-            // From the line's first element, through the blocks before, then the own block.
-            let zero = cx.kb.i64(0);
-            let x0 = at(cx, s, idx, zero)?;
-            let pre = extreme_fold(cx, max, (x0, zero), blk, &|cx, k| Ok((total(cx, s, idx, 0, k)?, total(cx, s, idx, 1, k)?)))?;
+            // From the running extreme before the own block (staged), through the own block.
+            let pre = (total(cx, s, idx, 0, blk)?, total(cx, s, idx, 1, blk)?);
             let (v, i) = extreme_fold(cx, max, pre, len, &|cx, k| {
                 let p = cx.kb.binary(BinOp::Add, from, k)?;
                 Ok((at(cx, s, idx, p)?, p))
@@ -327,17 +353,18 @@ mod tests {
     #[test]
     fn running_extremes_and_logcumsumexp_keep_two_totals_per_block() {
         for (target, names) in [
-            ("aten.cummax.default", ["op_block_extremes", "op_block_extreme_indices"]),
-            ("aten.cummin.default", ["op_block_extremes", "op_block_extreme_indices"]),
+            ("aten.cummax.default", ["op_block_prefix_extremes", "op_block_prefix_extreme_indices"]),
+            ("aten.cummin.default", ["op_block_prefix_extremes", "op_block_prefix_extreme_indices"]),
             ("aten.logcumsumexp.default", ["op_block_maxima", "op_block_exp_sums"]),
         ] {
             let plan = plan_one(target, &[&[8000]], &[8000], |v| vec![("self", Arg::Tensor(v[0])), ("dim", Arg::Int(0))]).expect("scan lowers");
             let kernels: Vec<_> = plan.steps.iter().filter_map(|s| s.kernel()).collect();
-            assert_eq!(kernels.len(), 2, "{target}");
+            // The extremes stage a second kernel: the running extreme before each block.
+            assert_eq!(kernels.len(), if target.contains("logcumsumexp") { 2 } else { 3 }, "{target}");
             for name in names {
                 let sizes = plan.graph.value_id(name).and_then(|v| plan.graph.value(v).tensor().map(|t| t.sizes.clone()));
                 assert_eq!(sizes, Some(vec![Expr::int(89)]), "{target}: {name} (⌈8000 / 90⌉ blocks)");
-                assert!(kernels[1].buffers.iter().any(|b| b.value == name), "{target} reads {name}");
+                assert!(kernels.last().is_some_and(|k| k.buffers.iter().any(|b| b.value == name)), "{target} reads {name}");
             }
         }
     }
