@@ -109,6 +109,13 @@ SCANS = [
     ("logcumsumexp", torch.float64, (8000,), lambda x: (torch.logcumsumexp(x, dim=0),), lambda g: 10 * torch.randn(8000, generator=g, dtype=torch.float64)),
 ]
 
+# With a pointwise producer and consumer: lowered in full mode too (tests/long_lines.rs), where
+# they are kernels of their own around the staged ones.
+FUSED = [
+    ("argsort", torch.float32, (3, 300), lambda x: (torch.argsort(torch.abs(x) - 1.0, dim=1, stable=True) + 1,)),
+    ("cummax", torch.float32, (2, 700), lambda x: tuple(t * 2 for t in torch.cummax(torch.neg(x), dim=1))),
+]
+
 # Running extremes pick values and positions: compared exactly, on data with ties and NaN.
 EXTREMES = [
     ("cummax", torch.float32, (8000,), lambda x: torch.cummax(x, dim=0)),
@@ -144,6 +151,7 @@ def main():
     cases = [(c[0], c[1], c[2], c[3], (distinct if c[4:] == ("distinct",) else messy)(c[2], c[1], g), False) for c in CASES]
     cases += [(op, dtype, shape, fn, make(g).to(dtype), True) for op, dtype, shape, fn, make in SCANS]
     cases += [(op, dtype, shape, fn, messy(shape, dtype, g), False) for op, dtype, shape, fn in EXTREMES]
+    cases += [(op, dtype, shape, fn, messy(shape, dtype, g), False) for op, dtype, shape, fn in FUSED]
     for op, dtype, shape, fn, x, scan in cases:
         outs = tuple(fn(x))
         rtol, atol = TOL.get(dtype, (0.0, 0.0)) if scan else (0.0, 0.0)

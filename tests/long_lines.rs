@@ -3,7 +3,9 @@
 //! with ties, NaN and ±0.0, ascending and descending, stable or not, inner and outer dims,
 //! `msort`, `topk` of lines longer than 16, `cumsum`/`cumprod`/`logcumsumexp`/`cummax`/`cummin`
 //! of lines scanned in blocks) run through the interpreter and through OpenCL (mode none: the
-//! merge-pass kernels of `lower::ops::merge_sort`, the blocked scans of `lower::ops::block_scan`).
+//! merge-pass kernels of `lower::ops::merge_sort`, the blocked scans of `lower::ops::block_scan`;
+//! and in mode full, whose kernels are named and grouped otherwise), every module validated by
+//! `spirv-val`.
 //! Sorts and running extremes must equal PyTorch's outputs bit for bit; float sums must be
 //! within PyTorch's `assert_close` defaults (the case's `rtol`/`atol`). The 8,000-value
 //! `argsort` must also finish within a generous bound: the stable-rank lowering it replaces took
@@ -133,14 +135,20 @@ fn interpreter_sorts_as_pytorch() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// One case on OpenCL: its outputs and how long lowering, compiling and running took.
-fn run_opencl(case: &Case, files: &Members) -> Result<(Vec<Tensor>, Duration), String> {
+/// One case on OpenCL, lowered in `mode`: its outputs and how long lowering, compiling and
+/// running took.
+fn run_opencl(case: &Case, files: &Members, mode: Mode) -> Result<(Vec<Tensor>, Duration), String> {
     let (model, inputs, _) = load(case, files);
     let mut dev = xpu_workbench::runtime::opencl::OpenClDevice::open().map_err(|e| e.to_string())?;
     let t0 = Instant::now();
     let graph = &model.graphs[0];
-    let plan = xpu_workbench::lower::lower(&model, graph, Mode::None, &Marks::default()).map_err(|e| e.to_string())?;
+    let plan = xpu_workbench::lower::lower(&model, graph, mode, &Marks::default()).map_err(|e| e.to_string())?;
     let modules = compile_plan(&plan).map_err(|e| e.to_string())?;
+    for m in modules.iter().flatten() {
+        if let Some(Err(e)) = common::spirv_val(m) {
+            return Err(format!("spirv-val rejects `{}`: {}", m.name, e.lines().next().unwrap_or("")));
+        }
+    }
     let b = exec::infer_bindings(&model, &plan.graph, &inputs).map_err(|e| e.to_string())?;
     let r = run_on_device(&mut dev, &plan, &modules, &model, &inputs, &b).map_err(|e| e.to_string())?;
     Ok((r.outputs, t0.elapsed()))
@@ -163,7 +171,7 @@ fn opencl_sorts_as_pytorch_and_argsort_of_8000_floats_takes_milliseconds() {
         let (tx, rx) = mpsc::channel();
         let (c, f) = (case.clone(), files.clone());
         std::thread::spawn(move || {
-            let _ = tx.send(run_opencl(&c, &f));
+            let _ = tx.send(run_opencl(&c, &f, Mode::None));
         });
         let big = case.inputs.iter().any(|(_, s)| s.iter().product::<usize>() >= 8000);
         let wait = if big { BOUND } else { Duration::from_secs(120) };
@@ -174,11 +182,24 @@ fn opencl_sorts_as_pytorch_and_argsort_of_8000_floats_takes_milliseconds() {
                 }
                 if big {
                     timed = true;
-                    eprintln!("{} ({:?}): lowered, compiled, built and run in {took:?}", case.key(), case.inputs);
+                    eprintln!("{} ({:?}): lowered, compiled, validated (spirv-val), built and run in {took:?}", case.key(), case.inputs);
                 }
             }
             Ok(Err(e)) => failures.push(format!("{}: {e}", case.key())),
             Err(_) => failures.push(format!("{}: no result within {wait:?}", case.key())),
+        }
+    }
+    // Full mode: kernels named `fused_*`, pointwise producers and consumers around the sorts.
+    for case in &index.cases {
+        let files = opinfo::read_archive(&dir(), &case.file).expect("archive");
+        let (model, inputs, want) = load(case, &files);
+        match run_opencl(case, &files, Mode::Full) {
+            Ok((got, _)) => {
+                if let Err(e) = check(case, &model, &inputs, &got, &want) {
+                    failures.push(format!("full mode: {e}"));
+                }
+            }
+            Err(e) => failures.push(format!("{} (full mode): {e}", case.key())),
         }
     }
     assert!(timed, "the 8,000-value argsort case is missing from tests/data/long_lines");
