@@ -131,3 +131,15 @@ fn profile_on_the_reference_interpreter_labels_host_time() {
     assert!(doc["traceEvents"].as_array().is_some_and(|e| !e.is_empty()));
     let _ = std::fs::remove_file(&trace);
 }
+
+#[test]
+fn bench_models_against_a_python_that_cannot_run_fails_naming_it() {
+    let (code, out, err) = run(&["bench", "models", "--only", "bert", "--device", "opencl", "--against-torch", "/nonexistent/python3"]);
+    if err.contains("no Level Zero or OpenCL device") {
+        common::skip_opencl::<()>(err);
+        return;
+    }
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("/nonexistent/python3"), "{err}");
+    assert!(out.trim().is_empty(), "no timings are printed: {out}");
+}

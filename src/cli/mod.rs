@@ -406,6 +406,10 @@ pub enum BenchCommand {
         /// Only models whose name contains one of these (comma-separated).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
+        /// Time torch eager and torch.compile with this Python (torch installed) on the same
+        /// models in the same run, and report our full mode's wall time against them.
+        #[arg(long = "against-torch", value_name = "PY")]
+        against_torch: Option<PathBuf>,
         /// Print JSON (the only format; accepted so the command reads like the others).
         #[arg(long)]
         json: bool,
@@ -584,10 +588,10 @@ pub fn main() -> ExitCode {
         Some(Command::Bench(BenchCommand::Import { file, repeat })) => bench::import(&file, repeat),
         Some(Command::Bench(BenchCommand::Puffin { scopes, repeat })) => bench::puffin_overhead(scopes, repeat),
         Some(Command::Bench(BenchCommand::Kernels { max_mb, repeat, no_matmul, json: _ })) => bench_kernels::kernels(max_mb, repeat, !no_matmul),
-        Some(Command::Bench(BenchCommand::Models { dirs, device, binds, warmup, repeat, only, json: _ })) => {
+        Some(Command::Bench(BenchCommand::Models { dirs, device, binds, warmup, repeat, only, against_torch, json: _ })) => {
             let binds: Result<Vec<(String, i64)>, _> = binds.iter().map(|s| crate::shapes::parse_binding(s)).collect();
             match binds {
-                Ok(binds) => bench_models::models(bench_models::ModelsArgs { dirs: &dirs, device: &device, binds: &binds, warmup, repeat, only: &only }),
+                Ok(binds) => bench_models::models(bench_models::ModelsArgs { dirs: &dirs, device: &device, binds: &binds, warmup, repeat, only: &only, against_torch: against_torch.as_deref() }),
                 Err(e) => fail(EXIT_USAGE, &e),
             }
         }
