@@ -76,6 +76,11 @@ fn profile_writes_a_valid_chrome_trace_whose_kernels_add_up_to_the_runs_device_t
     assert_eq!(code, 0, "{err}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["backend"], "opencl");
+    // One whole forward's wall time per timed repetition, next to the device time it holds:
+    // the runner waits for the queue, so a forward takes at least its kernels' time.
+    assert_eq!(report["run_wall_ns"].as_array().map(Vec::len), Some(4), "{report}");
+    let (wall, device) = (report["median_wall_ns"].as_u64(), report["median_device_ns"].as_u64());
+    assert!(wall.zip(device).is_some_and(|(w, d)| w >= d && d > 0), "wall {wall:?}, device {device:?}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
     let puffin_bytes = std::fs::read(&recording).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
