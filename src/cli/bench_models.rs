@@ -46,16 +46,18 @@ pub fn models(a: ModelsArgs<'_>) -> ExitCode {
     if backend == Backend::Reference {
         return super::fail(super::EXIT_FAILED, &"`bench models` times device kernels: no Level Zero or OpenCL device is available");
     }
-    let mut dev = match open(backend) {
-        Ok(d) => d,
-        Err(e) => return super::fail(super::EXIT_FAILED, &e),
-    };
+    // Torch first, before our device is open: the OpenCL CPU runtime's worker threads compete
+    // with torch's for the cores (bert's eager forward took 517 ms instead of about 1 ms).
     let torch = match a.against_torch {
         Some(py) => match crate::profile::torch_cpu::run(py, a.dirs, a.only, a.repeat) {
             Ok(t) => Some(t),
             Err(e) => return super::fail(super::EXIT_FAILED, &e),
         },
         None => None,
+    };
+    let mut dev = match open(backend) {
+        Ok(d) => d,
+        Err(e) => return super::fail(super::EXIT_FAILED, &e),
     };
     let load_before = super::bench::load_average();
     let mut rows = Vec::new();
