@@ -1,7 +1,7 @@
 """PyTorch on this machine's CPU on the zoo's models, for comparison with `bench models`.
 
     pip install torch            (CPU wheels are enough; a C++ compiler for torch.compile)
-    python scripts/bench_torch_cpu.py [DIR ...] [--repeat 7] [--threads N] [--no-compile] > torch.json
+    python scripts/bench_torch_cpu.py [DIR ...] [--repeat 7] [--threads N] [--no-compile] [--only NAME,...] > torch.json
 
 For every `.pt2` in the zoo folders (both committed sets by default) it loads the exported
 program and runs `ep.module()` on the program's own example inputs (the shapes the export
@@ -9,8 +9,8 @@ traced, which are the hints `bench models` binds), eagerly and through `torch.co
 (Inductor's C++ backend; the first call's compile time is reported apart). Each mode is run
 once to warm up and `--repeat` times timed; it prints one JSON document with the median
 milliseconds per forward. These are wall-clock times of a whole forward, Python dispatch
-included; `bench models` reports device time summed over kernels. Both are what a user would
-see for "how long does this model take here", not the same measurement.
+included; `bench models` reports device time summed over kernels and the wall time of a whole
+run, and with `--against-torch PY` runs this script itself (embedded) in the same run.
 """
 import argparse
 import json
@@ -60,11 +60,15 @@ def main():
     p.add_argument("--repeat", type=int, default=7)
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--no-compile", action="store_true")
+    p.add_argument("--only", default="", help="models whose file name contains one of these (comma-separated)")
     a = p.parse_args()
+    only = [o for o in a.only.split(",") if o]
     torch.set_num_threads(a.threads)
     rows = []
     for d in a.dirs:
         for name in sorted(f for f in os.listdir(d) if f.endswith(".pt2")):
+            if only and not any(o in name[: -len(".pt2")] for o in only):
+                continue
             path = os.path.join(d, name)
             try:
                 row = one_model(path, a.repeat, not a.no_compile)

@@ -18,6 +18,7 @@ pub mod profile;
 pub mod report;
 pub mod lower;
 pub mod npy;
+pub mod opinfo;
 pub mod ops;
 pub mod runtime;
 pub mod shapes;

@@ -76,6 +76,11 @@ fn profile_writes_a_valid_chrome_trace_whose_kernels_add_up_to_the_runs_device_t
     assert_eq!(code, 0, "{err}");
     let report: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["backend"], "opencl");
+    // One whole forward's wall time per timed repetition, next to the device time it holds:
+    // the runner waits for the queue, so a forward takes at least its kernels' time.
+    assert_eq!(report["run_wall_ns"].as_array().map(Vec::len), Some(4), "{report}");
+    let (wall, device) = (report["median_wall_ns"].as_u64(), report["median_device_ns"].as_u64());
+    assert!(wall.zip(device).is_some_and(|(w, d)| w >= d && d > 0), "wall {wall:?}, device {device:?}");
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
     let puffin_bytes = std::fs::read(&recording).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
@@ -130,4 +135,16 @@ fn profile_on_the_reference_interpreter_labels_host_time() {
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&trace).unwrap()).unwrap();
     assert!(doc["traceEvents"].as_array().is_some_and(|e| !e.is_empty()));
     let _ = std::fs::remove_file(&trace);
+}
+
+#[test]
+fn bench_models_against_a_python_that_cannot_run_fails_naming_it() {
+    let (code, out, err) = run(&["bench", "models", "--only", "bert", "--device", "opencl", "--against-torch", "/nonexistent/python3"]);
+    if err.contains("no Level Zero or OpenCL device") {
+        common::skip_opencl::<()>(err);
+        return;
+    }
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("/nonexistent/python3"), "{err}");
+    assert!(out.trim().is_empty(), "no timings are printed: {out}");
 }

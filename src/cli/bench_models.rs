@@ -4,7 +4,10 @@
 //! Each plan is lowered and its modules built once, then run `warmup` untimed and `repeat` timed
 //! times on the same random inputs at the model's hints (or `--bind` values where the model has
 //! that symbol), the two modes' runs alternating so that both see the same load; a run's device
-//! time is the sum of its kernels' device timestamps. Both committed zoo sets by default.
+//! time is the sum of its kernels' device timestamps, its wall time the whole run (uploads,
+//! launches, host steps, read-back). Both committed zoo sets by default. With `--against-torch
+//! PY`, torch eager and `torch.compile` are timed on the same models first, in the same run
+//! (`profile::torch_cpu`), and our full mode's wall time is reported against theirs.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -29,6 +32,9 @@ pub struct ModelsArgs<'a> {
     pub repeat: u32,
     /// Only models whose file stem contains one of these (all when empty).
     pub only: &'a [String],
+    /// A Python with torch: time torch eager and `torch.compile` on the same models first
+    /// (`profile::torch_cpu`) and report our full mode's wall time against them.
+    pub against_torch: Option<&'a std::path::Path>,
 }
 
 pub fn models(a: ModelsArgs<'_>) -> ExitCode {
@@ -40,6 +46,15 @@ pub fn models(a: ModelsArgs<'_>) -> ExitCode {
     if backend == Backend::Reference {
         return super::fail(super::EXIT_FAILED, &"`bench models` times device kernels: no Level Zero or OpenCL device is available");
     }
+    // Torch first, before our device is open: the OpenCL CPU runtime's worker threads compete
+    // with torch's for the cores (bert's eager forward took 517 ms instead of about 1 ms).
+    let torch = match a.against_torch {
+        Some(py) => match crate::profile::torch_cpu::run(py, a.dirs, a.only, a.repeat) {
+            Ok(t) => Some(t),
+            Err(e) => return super::fail(super::EXIT_FAILED, &e),
+        },
+        None => None,
+    };
     let mut dev = match open(backend) {
         Ok(d) => d,
         Err(e) => return super::fail(super::EXIT_FAILED, &e),
@@ -61,6 +76,9 @@ pub fn models(a: ModelsArgs<'_>) -> ExitCode {
                 Ok(model) => one_model(dev.as_mut(), &model, &a),
                 Err(_) => json!({"error": "could not load the model"}),
             };
+            if let Some(t) = torch.as_ref().and_then(|t| t.find(&stem, dir)) {
+                against_torch(&mut row, t);
+            }
             row["model"] = json!(stem);
             row["dir"] = json!(dir.display().to_string());
             eprintln!("{}", serde_json::to_string(&row).unwrap_or_default());
@@ -70,8 +88,12 @@ pub fn models(a: ModelsArgs<'_>) -> ExitCode {
     let measured: Vec<&Value> = rows.iter().filter(|r| r.get("full_over_lite").is_some()).collect();
     let full_faster = measured.iter().filter(|r| r["full_over_lite"].as_f64().is_some_and(|x| x < 1.0)).count();
     let info = dev.info().clone();
+    let against: Vec<f64> = rows.iter().filter_map(|r| r["full_wall_over_torch_compiled"].as_f64()).collect();
     super::print_json(&json!({
         "device": format!("{} ({})", info.name, info.backend),
+        "torch": torch.as_ref().map(|t| json!({"torch": t.torch, "threads": t.threads, "repeat": t.repeat})),
+        "models_against_compiled": against.len(),
+        "models_full_wall_ahead_of_compiled": against.iter().filter(|x| **x < 1.0).count(),
         "warmup": a.warmup,
         "repeat": a.repeat,
         "load_average_before": load_before,
@@ -88,6 +110,8 @@ struct Timed {
     plan: crate::lower::Plan,
     programs: std::collections::HashMap<String, crate::runtime::ProgramId>,
     totals: Vec<u64>,
+    /// Wall time of each timed run: uploads, launches, host steps, syncs and read-back.
+    walls: Vec<u64>,
     /// Device time of each kernel step, per timed run.
     steps: std::collections::HashMap<String, Vec<u64>>,
 }
@@ -115,7 +139,7 @@ fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
             let plan = crate::lower::lower(model, graph, *mode, &Marks::default()).map_err(|e| e.to_string())?;
             let modules = compile_plan(&plan).map_err(|e| e.to_string())?;
             let programs = build_modules(dev, &modules).map_err(|e| e.to_string())?;
-            Ok(Timed { plan, programs, totals: Vec::new(), steps: Default::default() })
+            Ok(Timed { plan, programs, totals: Vec::new(), walls: Vec::new(), steps: Default::default() })
         })
         .collect();
     for i in 0..a.warmup + a.repeat.max(1) {
@@ -124,6 +148,7 @@ fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
             match run_built(dev, &tm.plan, &tm.programs, model, &inputs, &bindings, &crate::exec::Generator::default(), Instant::now()) {
                 Ok(run) if i >= a.warmup => {
                     tm.totals.push(run.total_device_ns);
+                    tm.walls.push(run.wall_ns);
                     for s in run.steps {
                         tm.steps.entry(s.name).or_default().push(s.device_ns);
                     }
@@ -142,11 +167,13 @@ fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
         out[mode.name()] = match t {
             Ok(mut tm) => {
                 tm.totals.sort_unstable();
+                tm.walls.sort_unstable();
                 let median = tm.totals[tm.totals.len() / 2];
                 medians.push(median);
                 json!({
                     "kernels": tm.plan.kernel_count(),
                     "median_device_ms": median as f64 / 1e6,
+                    "median_wall_ms": tm.walls[tm.walls.len() / 2] as f64 / 1e6,
                     "min_device_ms": tm.totals[0] as f64 / 1e6,
                     "max_device_ms": tm.totals[tm.totals.len() - 1] as f64 / 1e6,
                     "costliest_kernels": costliest(&mut tm.steps, 3),
@@ -159,6 +186,24 @@ fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
         out["full_over_lite"] = json!(full as f64 / lite.max(1) as f64);
     }
     out
+}
+
+/// Torch's times of the model next to ours: our full mode's median wall time (a whole run,
+/// as a user waits for it) over torch eager's and `torch.compile`'s wall time of a forward.
+fn against_torch(row: &mut Value, t: &crate::profile::torch_cpu::TorchModel) {
+    row["torch_eager_ms"] = json!(t.eager_ms);
+    row["torch_compiled_ms"] = json!(t.compiled_ms);
+    row["torch_compile_s"] = json!(t.compile_s);
+    if let Some(e) = &t.error {
+        row["torch_error"] = json!(e);
+    }
+    let ours = row["full"]["median_wall_ms"].as_f64();
+    if let (Some(w), Some(e)) = (ours, t.eager_ms.filter(|x| *x > 0.0)) {
+        row["full_wall_over_torch_eager"] = json!(w / e);
+    }
+    if let (Some(w), Some(c)) = (ours, t.compiled_ms.filter(|x| *x > 0.0)) {
+        row["full_wall_over_torch_compiled"] = json!(w / c);
+    }
 }
 
 /// Error `e` of a plan's run, after releasing the programs the plan built (and why not).

@@ -6,6 +6,7 @@ mod backends;
 mod bench;
 mod bench_kernels;
 mod bench_models;
+mod bench_ops;
 mod check;
 mod check_lite;
 mod trace_calls;
@@ -456,9 +457,49 @@ pub enum BenchCommand {
         /// Only models whose name contains one of these (comma-separated).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
+        /// Time torch eager and torch.compile with this Python (torch installed) on the same
+        /// models in the same run, and report our full mode's wall time against them.
+        #[arg(long = "against-torch", value_name = "PY")]
+        against_torch: Option<PathBuf>,
         /// Print JSON (the only format; accepted so the command reads like the others).
         #[arg(long)]
         json: bool,
+    },
+    /// Every OpInfo-style case through the OpenCL kernels (mode none) and the interpreter, next
+    /// to torch eager on the same CPU: medians, and the cases above --threshold × torch eager.
+    Ops {
+        /// The case set (scripts/gen_opinfo.py's layout; default tests/data/opinfo).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Only these ops (OpInfo names, comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Seconds one case may take in all; a case that overruns is stopped and listed as slow.
+        #[arg(long = "max-seconds", default_value_t = 30.0)]
+        max_seconds: f64,
+        /// Timed runs per case (fewer when a case is slow).
+        #[arg(long, default_value_t = 5)]
+        repeat: usize,
+        /// List cases above this many times torch eager.
+        #[arg(long, default_value_t = 10.0)]
+        threshold: f64,
+        /// What is held against torch eager: device (the kernels' summed device time) or wall
+        /// (a whole run: uploads, launches, read-back).
+        #[arg(long, default_value = "device")]
+        metric: String,
+        /// Time torch eager now with this Python (torch installed) instead of reading the
+        /// committed timings (DIR/torch_times.json).
+        #[arg(long = "against-torch", value_name = "PY")]
+        against_torch: Option<PathBuf>,
+        /// Committed torch timings to read instead of DIR/torch_times.json.
+        #[arg(long = "torch-times", value_name = "FILE")]
+        torch_times: Option<PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Internal: time the case keys read on stdin, one JSON line each (what the supervisor runs).
+        #[arg(long, hide = true)]
+        worker: bool,
     },
     /// Slider move → every shape, stride, byte size and guard re-evaluated (the app's hot path).
     Slider {
@@ -604,12 +645,15 @@ pub fn main() -> ExitCode {
         Some(Command::Bench(BenchCommand::Diff { a, b, stage, repeat })) => bench::diff(&a, &b, stage.as_deref(), repeat),
         Some(Command::Bench(BenchCommand::Puffin { scopes, repeat })) => bench::puffin_overhead(scopes, repeat),
         Some(Command::Bench(BenchCommand::Kernels { max_mb, repeat, no_matmul, json: _ })) => bench_kernels::kernels(max_mb, repeat, !no_matmul),
-        Some(Command::Bench(BenchCommand::Models { dirs, device, binds, warmup, repeat, only, json: _ })) => {
+        Some(Command::Bench(BenchCommand::Models { dirs, device, binds, warmup, repeat, only, against_torch, json: _ })) => {
             let binds: Result<Vec<(String, i64)>, _> = binds.iter().map(|s| crate::shapes::parse_binding(s)).collect();
             match binds {
-                Ok(binds) => bench_models::models(bench_models::ModelsArgs { dirs: &dirs, device: &device, binds: &binds, warmup, repeat, only: &only }),
+                Ok(binds) => bench_models::models(bench_models::ModelsArgs { dirs: &dirs, device: &device, binds: &binds, warmup, repeat, only: &only, against_torch: against_torch.as_deref() }),
                 Err(e) => fail(EXIT_USAGE, &e),
             }
+        }
+        Some(Command::Bench(BenchCommand::Ops { dir, only, max_seconds, repeat, threshold, metric, against_torch, torch_times, json, worker })) => {
+            bench_ops::ops(bench_ops::OpsArgs { dir, only, max_seconds, repeat, threshold, metric, against_torch, torch_times, json, worker })
         }
         Some(Command::Bench(BenchCommand::Slider { file, repeat })) => bench::slider(&file, repeat),
         Some(Command::Bench(BenchCommand::Frame { file, nodes, frames, node_graph })) => {

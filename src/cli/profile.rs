@@ -76,6 +76,13 @@ pub struct ProfileArgs<'a> {
     pub json: bool,
 }
 
+/// The median of per-repetition times (the upper one of an even count).
+fn median_ns(v: &[u64]) -> Option<u64> {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    s.get(s.len() / 2).copied()
+}
+
 pub fn run(a: ProfileArgs<'_>) -> ExitCode {
     let wanted = match Backend::parse(a.device) {
         Ok(w) => w,
@@ -102,7 +109,7 @@ pub fn run(a: ProfileArgs<'_>) -> ExitCode {
     let options = ProfileOptions { warmup: a.warmup, repeat: a.repeat.max(1) };
     let profiled =
         profile_plan(capture, backend, &lowered.plan, &lowered.model, &inputs, &bindings, options, &mut |_| {});
-    let PlanProfile { trace, run_device_ns: run_totals } = match profiled {
+    let PlanProfile { trace, run_device_ns: run_totals, run_wall_ns } = match profiled {
         Ok(p) => p,
         Err(e) => return fail(EXIT_FAILED, &e),
     };
@@ -122,6 +129,10 @@ pub fn run(a: ProfileArgs<'_>) -> ExitCode {
             "kernels": kernels,
             "device_total_ns": trace.device_total_ns(),
             "run_device_ns": run_totals,
+            "median_device_ns": median_ns(&run_totals),
+            // One whole forward as a user waits for it, next to the device time it holds.
+            "run_wall_ns": run_wall_ns,
+            "median_wall_ns": median_ns(&run_wall_ns),
             "host_steps": trace.host_median_ns().into_iter().map(|(kind, node, ns)| serde_json::json!({"node": node, "kind": kind, "median_host_ns": ns})).collect::<Vec<_>>(),
             "host_total_ns": trace.host_total_ns(),
             "clock_alignment": trace.alignment,

@@ -33,6 +33,9 @@ pub struct Ctx<'a> {
     /// inlined matrix product would be computed twice per element.
     /// Keyed by the mask in force too: a read under a mask is not the unmasked read.
     pub reads: HashMap<(ValueId, Vec<ExprId>, Option<ExprId>), ExprId>,
+    /// The scratch buffers the node's staged kernels wrote for this, its output kernel
+    /// (`lower::staged`); empty in every other kernel.
+    pub staged: Vec<String>,
 }
 
 impl<'a> Ctx<'a> {

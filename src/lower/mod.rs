@@ -34,6 +34,7 @@ pub mod ops;
 pub mod rng;
 pub mod schedule;
 mod sizes;
+pub mod staged;
 
 use std::collections::{BTreeSet, HashSet};
 
@@ -415,9 +416,26 @@ fn build_steps(
         }
         let is_fallback = fallback[i];
         let fuse = if fallback[i] { None } else { Some(inlinable) };
+        let mut staged_reads = Vec::new();
+        if let Some(stages) = crate::ops::stages(&node.target) {
+            let prefix = if is_fallback { "fallback" } else { "fused" };
+            let stager = staged::Stager { graph, plan_graph: &plan_graph, materialized: &materialized, fuse, prefix };
+            if let Some(st) = stages(&stager, node).map_err(at)? {
+                for (name, meta) in st.scratch {
+                    plan_graph.add_free_value(&name, ValueKind::Tensor(meta)).map_err(|e| LowerError::Internal(e.to_string()))?;
+                }
+                for (kernel, inlined) in st.kernels {
+                    let kernel = schedule::finish(kernel);
+                    let mut nodes: Vec<NodeId> = inlined.into_iter().collect();
+                    nodes.push(id);
+                    steps.push(if is_fallback { Step::Fallback { node: id, kernel } } else { Step::Fused { nodes, kernel } });
+                }
+                staged_reads = st.reads;
+            }
+        }
         // One kernel per output shape: `_fused_rms_norm`'s `rstd` has the rows' shape, not the input's.
         for (g, group) in groups_by_shape(graph, node, &outs).into_iter().enumerate() {
-            let (mut kernel, inlined) = build_kernel(graph, id, &group, &materialized, fuse, is_fallback).map_err(at)?;
+            let (mut kernel, inlined) = build_kernel(graph, id, &group, &materialized, fuse, is_fallback, &staged_reads).map_err(at)?;
             if g > 0 {
                 kernel.name = format!("{}_out{}", kernel.name, group[0]);
             }
@@ -639,6 +657,7 @@ fn build_kernel(
     materialized: &HashSet<ValueId>,
     fuse: Option<&HashSet<NodeId>>,
     is_fallback: bool,
+    staged: &[String],
 ) -> Result<(Kernel, BTreeSet<NodeId>), LowerError> {
     let node = graph.node(root);
     let first = node.outputs[outs[0]];
@@ -653,7 +672,7 @@ fn build_kernel(
             });
         }
     }
-    let mut cx = Ctx { graph, kb: KernelBuilder::new(sizes.len()), materialized, fuse, inlined: BTreeSet::new(), node: Some(node), mask: None, reads: Default::default() };
+    let mut cx = Ctx { graph, kb: KernelBuilder::new(sizes.len()), materialized, fuse, inlined: BTreeSet::new(), node: Some(node), mask: None, reads: Default::default(), staged: staged.to_vec() };
     let coords: Vec<_> = (0..sizes.len()).map(|i| cx.kb.var(VarId(i as u32))).collect();
     let domain: Vec<_> = sizes.iter().map(|s| cx.kb.size(s)).collect();
     cx.kb.set_coord_extents(&domain);

@@ -121,6 +121,7 @@ pub(super) fn sync_kernel(
         node: Some(node),
         mask: None,
         reads: Default::default(),
+        staged: Vec::new(),
     };
     let values = sizes(&mut cx, node)?;
     let computed: HashSet<&str> = values.iter().filter_map(|v| bare_symbol(&v.expr)).collect();

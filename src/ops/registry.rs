@@ -17,6 +17,7 @@ use crate::decomp::rules::{Build, Table};
 use crate::exec::ops::OpFn;
 use crate::infer::MetaFn;
 use crate::lower::ops::{LowerFn, OpKind};
+use crate::lower::staged::StagesFn;
 use crate::lower::SizesFn;
 
 /// Everything known about one op overload (its target, without `torch.ops.`).
@@ -49,6 +50,9 @@ pub struct OpDef {
     /// Its output sizes depend on data (unbacked symbols): the size kernel a plan's sync step
     /// runs to compute them before the outputs' kernels (`lower::sizes`).
     pub sizes: Option<SizesFn>,
+    /// Kernels its lowering runs before the output kernel, with scratch buffers between them
+    /// (`lower::staged`): a sort's merge passes.
+    pub stages: Option<StagesFn>,
     /// Whether it draws from the generator (`super::rng`): a node that draws owns a Philox
     /// stream, and its values are compared by rule (support, distribution), never by value.
     pub random: Random,
@@ -69,7 +73,7 @@ pub enum Random {
 
 /// Starts an entry for `target`.
 pub const fn op(target: &'static str) -> OpDef {
-    OpDef { target, run: None, lower: None, meta: None, core: None, core_only: None, inductor: None, keep: false, eager: false, host_when: None, sizes: None, random: Random::Never }
+    OpDef { target, run: None, lower: None, meta: None, core: None, core_only: None, inductor: None, keep: false, eager: false, host_when: None, sizes: None, stages: None, random: Random::Never }
 }
 
 impl OpDef {
@@ -116,6 +120,11 @@ impl OpDef {
     /// Eager for the nodes `f` picks (and only those): they run as host steps.
     pub const fn eager_when(mut self, f: HostWhen) -> Self {
         self.host_when = Some(f);
+        self
+    }
+
+    pub const fn staged(mut self, f: StagesFn) -> Self {
+        self.stages = Some(f);
         self
     }
 
@@ -173,6 +182,11 @@ pub fn run_fn(target: &str) -> Option<OpFn> {
 /// The fusion kind and lowering of `target`, if this build lowers it.
 pub fn lowering(target: &str) -> Option<(OpKind, LowerFn)> {
     get(target).and_then(|d| d.lower)
+}
+
+/// The staged kernels of `target`'s lowering ([`OpDef::stages`]), if it has any.
+pub fn stages(target: &str) -> Option<StagesFn> {
+    get(target).and_then(|d| d.stages)
 }
 
 /// Whether a plan runs `target` as a host step ([`OpDef::host_fallback`]).

@@ -13,6 +13,7 @@ mod chrome;
 pub mod compare;
 pub mod kernel_time;
 pub mod kineto;
+pub mod torch_cpu;
 mod puffin_file;
 mod run;
 mod trace;

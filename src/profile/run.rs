@@ -12,7 +12,7 @@ use super::{profile_captured, CpuCapture, DeviceSpan, Frame, HostSpan, LaunchInf
 use crate::exec::Tensor;
 use crate::ir::{Model, ValueKind};
 use crate::lower::Plan;
-use crate::runtime::plan::{compile_plan, run_on_device, RunError, StepRun};
+use crate::runtime::plan::{build_modules, compile_plan, release_modules, run_built, RunError, StepRun};
 use crate::runtime::reference::run_reference;
 use crate::runtime::{open, reference_info, Backend};
 use crate::sym::Bindings;
@@ -23,6 +23,9 @@ pub struct PlanProfile {
     /// The plan runner's own sum of its kernels' times, per timed repetition: a second account
     /// of the device time that the trace's spans must agree with.
     pub run_device_ns: Vec<u64>,
+    /// Wall time of each timed repetition: one whole forward as a user waits for it (uploads,
+    /// launches, host steps, syncs, read-back), the driver's build of the modules left out.
+    pub run_wall_ns: Vec<u64>,
 }
 
 /// What each kernel of the plan is, for its spans: graph nodes, tensor shapes under the
@@ -82,20 +85,27 @@ pub fn profile_plan(
     let modules = compile_plan(plan)?;
     progress(format!("opening the {} device", backend.name()));
     let mut device = open(backend)?;
-    let mut run_device_ns = Vec::new();
+    let (mut run_device_ns, mut run_wall_ns) = (Vec::new(), Vec::new());
     let mut host = Vec::new();
     let mut trace = profile_captured::<RunError>(capture, device.as_mut(), options, |dev, repetition| {
         progress(format!("repetition {} of {total}", repetition + 1));
         dev.set_labels(labels.clone());
-        let run = run_on_device(dev, plan, &modules, model, inputs, bindings)?;
+        // Built per repetition as before (each repetition is a fresh run), but the wall clock
+        // starts after the build: a forward's time, not the driver's compile.
+        let programs = build_modules(dev, &modules)?;
+        let run = run_built(dev, plan, &programs, model, inputs, bindings, &crate::exec::Generator::default(), std::time::Instant::now());
+        let released = release_modules(dev, &programs);
+        let run = run?;
+        released?;
         host.extend(host_spans(&run.steps, repetition));
         if repetition >= options.warmup {
             run_device_ns.push(run.total_device_ns);
+            run_wall_ns.push(run.wall_ns);
         }
         Ok(())
     })?;
     trace.host = host;
-    Ok(PlanProfile { trace, run_device_ns })
+    Ok(PlanProfile { trace, run_device_ns, run_wall_ns })
 }
 
 /// The host part of a run's sync and host steps, as spans of repetition `repetition`.
@@ -127,6 +137,7 @@ fn profile_reference(
     capture.new_frame();
     let total = options.warmup + options.repeat;
     let (mut kernels, mut frames, mut run_device_ns, mut host) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut run_wall_ns = Vec::new();
     for repetition in 0..total {
         progress(format!("repetition {} of {total} (reference interpreter)", repetition + 1));
         let start_ns = puffin::now_ns();
@@ -153,6 +164,7 @@ fn profile_reference(
         let warmup = repetition < options.warmup;
         if !warmup {
             run_device_ns.push(run.total_device_ns);
+            run_wall_ns.push(run.wall_ns);
         }
         frames.push(Frame { repetition, warmup, start_ns, end_ns: puffin::now_ns() });
         capture.new_frame();
@@ -168,5 +180,5 @@ fn profile_reference(
         frames,
         alignment: None,
     };
-    Ok(PlanProfile { trace, run_device_ns })
+    Ok(PlanProfile { trace, run_device_ns, run_wall_ns })
 }

@@ -23,6 +23,12 @@ fn meta(sizes: &[i64]) -> ValueKind {
 /// Lowers (mode `none`) a graph of one `target` node over inputs of `inputs` sizes; `args`
 /// builds the node's arguments from the input values.
 fn lower_one(target: &str, inputs: &[&[i64]], out: &[i64], args: impl Fn(&[crate::ir::ValueId]) -> Vec<(&'static str, Arg)>) -> Result<(), String> {
+    plan_one(target, inputs, out, args).map(|_| ())
+}
+
+/// The plan (mode `none`) of a graph of one `target` node, as [`lower_one`] builds it; other
+/// lowering tests look at its kernels.
+pub(super) fn plan_one(target: &str, inputs: &[&[i64]], out: &[i64], args: impl Fn(&[crate::ir::ValueId]) -> Vec<(&'static str, Arg)>) -> Result<crate::lower::Plan, String> {
     let mut g = Graph::new("g");
     let vs: Vec<_> = inputs.iter().enumerate().map(|(i, s)| g.add_input(&format!("x{i}"), meta(s), InputKind::UserInput).unwrap()).collect();
     let named = args(&vs).into_iter().map(|(name, arg)| NamedArg { name: name.into(), arg, kwarg: false }).collect();
@@ -30,7 +36,7 @@ fn lower_one(target: &str, inputs: &[&[i64]], out: &[i64], args: impl Fn(&[crate
     g.outputs = vec![Arg::Tensor(g.node(n).outputs[0])];
     let mut m = Model::new(Format::Pt2, "test");
     m.graphs.push(g.clone());
-    crate::lower::lower(&m, &g, Mode::None, &Marks::default()).map(|_| ()).map_err(|e| e.to_string())
+    crate::lower::lower(&m, &g, Mode::None, &Marks::default()).map_err(|e| e.to_string())
 }
 
 #[test]

@@ -192,6 +192,11 @@ fn scan(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], op: RedOp) -> Result<Expr
     if rank == 0 {
         return cx.read(v, idx);
     }
+    if let Some(s) = super::block_scan::scanning(cx, node)? {
+        if let Some(y) = super::block_scan::output(cx, &s, 0, idx)? {
+            return Ok(y);
+        }
+    }
     let d = wrap_dims(&[cx.int_or(node, "dim", 0)?], rank).map_err(|m| cx.err(node, m))?[0];
     let ty = super::pointwise::out_ty(cx, node)?;
     let var = cx.kb.fresh_var()?;

@@ -7,7 +7,8 @@
 //! pairs. A sorted position is found by stable rank: element `i` lands at
 //! `#{k : x_k is ordered before x_i}`, with ties broken by index and NaN ordered last
 //! (ascending) or first (descending) as PyTorch sorts; output `j` is the element whose rank is
-//! `j`, so a sort costs O(n²) comparisons per output element.
+//! `j`, so a sort costs O(n²) comparisons per output element: sorts of static lines are done in
+//! merge passes instead (`merge_sort`), which leaves this for dynamic lines.
 
 use super::super::ctx::{wrap_dims, Ctx};
 use super::super::kernel::{BinOp, CmpOp, ExprId, KernelBuilder, KernelError, RedOp, Ty, UnOp};
@@ -19,18 +20,18 @@ type R = Result<ExprId, LowerError>;
 
 /// The elements an output element looks at: `v` at `base` with `dims` running row-major over
 /// positions `0..n`.
-struct Line {
+pub(super) struct Line {
     v: ValueId,
     base: Vec<ExprId>,
     dims: Vec<usize>,
-    sizes: Vec<ExprId>,
+    pub(super) sizes: Vec<ExprId>,
     n: ExprId,
 }
 
 impl Line {
     /// A line along `dim` of `v` through output coordinates `idx` (the output keeps `dim` when
     /// `keep`, as sorts and scans do; reductions without keepdim drop it).
-    fn along(cx: &mut Ctx<'_>, v: ValueId, dim: Option<usize>, idx: &[ExprId], keep: bool) -> Result<Line, LowerError> {
+    pub(super) fn along(cx: &mut Ctx<'_>, v: ValueId, dim: Option<usize>, idx: &[ExprId], keep: bool) -> Result<Line, LowerError> {
         let sizes = cx.ksizes(v)?;
         let rank = sizes.len();
         let dims: Vec<usize> = match dim {
@@ -59,7 +60,7 @@ impl Line {
     }
 
     /// The input coordinates of position `p`.
-    fn coords(&self, kb: &mut KernelBuilder, p: ExprId) -> Result<Vec<ExprId>, KernelError> {
+    pub(super) fn coords(&self, kb: &mut KernelBuilder, p: ExprId) -> Result<Vec<ExprId>, KernelError> {
         let mut at = self.base.clone();
         let mut rest = p;
         for (i, &d) in self.dims.iter().enumerate().rev() {
@@ -74,7 +75,7 @@ impl Line {
     }
 
     /// The element at position `p`, bool read as 0/1 so that it compares.
-    fn at(&self, cx: &mut Ctx<'_>, p: ExprId) -> R {
+    pub(super) fn at(&self, cx: &mut Ctx<'_>, p: ExprId) -> R {
         let at = self.coords(&mut cx.kb, p)?;
         let x = cx.read(self.v, &at)?;
         Ok(if cx.kb.ty(x) == Ty::Bool { cx.kb.cast(x, Ty::I64) } else { x })
@@ -98,7 +99,7 @@ fn not(kb: &mut KernelBuilder, a: ExprId) -> ExprId {
 }
 
 /// `a` strictly before `b` in ascending value order with NaN largest.
-fn less(kb: &mut KernelBuilder, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
+pub(super) fn less(kb: &mut KernelBuilder, a: ExprId, b: ExprId) -> Result<ExprId, KernelError> {
     let lt = kb.cmp(CmpOp::Lt, a, b)?;
     let (na, nb) = (is_nan(kb, a)?, is_nan(kb, b)?);
     let not_na = not(kb, na);
@@ -145,7 +146,7 @@ fn of_rank(cx: &mut Ctx<'_>, line: &Line, j: ExprId, descending: bool) -> Result
     Ok((out[0], out[1]))
 }
 
-fn dim_of(cx: &Ctx<'_>, node: &Node, v: ValueId, default: i64) -> Result<usize, LowerError> {
+pub(super) fn dim_of(cx: &Ctx<'_>, node: &Node, v: ValueId, default: i64) -> Result<usize, LowerError> {
     let rank = cx.sizes(v)?.len();
     let d = cx.int_or(node, "dim", default)?;
     if rank == 0 {
@@ -160,12 +161,17 @@ pub fn sort(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
     if idx.is_empty() {
         return scalar_pick(cx, v, out);
     }
+    let indices_only = node.target.starts_with("aten.argsort");
+    if let Some(s) = super::merge_sort::sorting(cx, node)? {
+        if let Some((x, i)) = super::merge_sort::output(cx, &s, idx)? {
+            return Ok(if out == 1 || indices_only { i } else { x });
+        }
+    }
     let default = if node.target.starts_with("aten.msort") { 0 } else { -1 };
     let d = if node.target.starts_with("aten.msort") { 0 } else { dim_of(cx, node, v, default)? };
     let descending = cx.bool_or(node, "descending", false)?;
     let line = Line::along(cx, v, Some(d), idx, true)?;
     let (x, i) = of_rank(cx, &line, idx[d], descending)?;
-    let indices_only = node.target.starts_with("aten.argsort");
     Ok(if out == 1 || indices_only { i } else { x })
 }
 
@@ -205,6 +211,9 @@ pub fn topk(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
     let largest = cx.bool_or(node, "largest", true)?;
     let line = Line::along(cx, v, Some(d), idx, true)?;
     let k = cx.int_or(node, "k", 1)?;
+    if let Some(y) = super::topk_lines::output(cx, node, out, idx)? {
+        return Ok(y);
+    }
     if let Some(vals) = short_line(cx, &line)? {
         let sorted = cx.bool_or(node, "sorted", true)?;
         let picks = select_kernel::topk_positions(&mut cx.kb, &vals, k, largest, sorted)?;
@@ -220,6 +229,11 @@ pub fn topk(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
             };
         }
         return Ok(acc);
+    }
+    if let Some(s) = super::merge_sort::sorting(cx, node)? {
+        if let Some((x, i)) = super::merge_sort::output(cx, &s, idx)? {
+            return Ok(if out == 1 { i } else { x });
+        }
     }
     let (x, i) = of_rank(cx, &line, idx[d], largest)?;
     Ok(if out == 1 { i } else { x })
@@ -414,6 +428,11 @@ fn cum_extreme(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId], which:
     if idx.is_empty() {
         return scalar_pick(cx, v, out);
     }
+    if let Some(s) = super::block_scan::scanning(cx, node)? {
+        if let Some(y) = super::block_scan::output(cx, &s, out, idx)? {
+            return Ok(y);
+        }
+    }
     let d = dim_of(cx, node, v, 0)?;
     let line = Line::along(cx, v, Some(d), idx, true)?;
     let var = cx.kb.fresh_var()?;
@@ -453,6 +472,11 @@ pub fn logcumsumexp(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> 
     let v = cx.tensor(node, "self")?;
     if idx.is_empty() {
         return cx.read(v, idx);
+    }
+    if let Some(s) = super::block_scan::scanning(cx, node)? {
+        if let Some(y) = super::block_scan::output(cx, &s, 0, idx)? {
+            return Ok(y);
+        }
     }
     let d = dim_of(cx, node, v, 0)?;
     let ty = super::pointwise::out_ty(cx, node)?;
