@@ -4,11 +4,14 @@ the workbench embeds (assets/ops/composite-<torch>.json.gz, issue 25).
 
     python3 scripts/gen_composite_graphs.py OUT.json.gz [--only NAME,NAME] [--shard I/N]
     python3 scripts/gen_composite_graphs.py OUT.json.gz --merge SHARD.json.gz.jsonl...
+    python3 scripts/gen_composite_graphs.py OUT.json.gz --only type_as,fft_fftn --into TABLE.json.gz
+                                             (re-trace some overloads into an existing table)
 
 For each overload the dispatcher says has a CompositeImplicitAutograd kernel (functional ones: the
 workbench functionalizes in-place and out= overloads first), sample arguments are made from its
 schema (tensors of rank 1 to 4, float32, and for two-tensor ops float32 against the other float and
-integer dtypes; other arguments their schema default, else a small legal value) and the call is
+integer dtypes, two integer dtypes, bool against float32; other arguments their schema default, else
+a small legal value, and optional `dim` lists also given) and the call is
 traced by `make_fx(tracing_mode="symbolic")` with no decomposition table and no duck shaping (each
 size its own symbol): the graph torch's own tracing (run_decompositions(), AOT autograd) makes of
 the op. A trace that guards on a size (a branch on a symbol) is left out: it would not hold for
@@ -142,6 +145,13 @@ def candidates(schema):
             for d in (MIXED[:4] if rank == 2 else MIXED[:1]):
                 yield rank, [torch.float32, d]
                 yield rank, [d, torch.float32]
+        # Two integer dtypes, equal and apart, and a bool against float32 (`position_ids.type_as(ids32)`,
+        # `mask.type_as(x)`): float samples never rename to these (`renaming` in
+        # src/decomp/rules/traced.rs keeps floating apart from integer and bool).
+        for rank in (2, 3, 4, 1):
+            for pair in ([torch.int64, torch.int64], [torch.int64, torch.int32], [torch.bool, torch.float32],
+                         [torch.float32, torch.bool]):
+                yield rank, pair
 
 
 def encode_const(v):
@@ -319,7 +329,13 @@ def trace_once(op, schema, values, decomp):
 OPTIONAL_SET = {"ScalarType?": torch.float32, "Layout?": torch.strided, "Device?": torch.device("cpu"), "bool?": False}
 
 
-def trace(op, schema, rank, dtypes, float_scalars, decomp, optionals=(), generic=()):
+def dims_sample(rank):
+    """A given `dim` list for an op whose schema defaults it to None (`fft_fftn(x, dim=(1, 2))`):
+    the last two dims (one of a vector)."""
+    return list(range(max(abs(rank) - 2, 0), abs(rank)))
+
+
+def trace(op, schema, rank, dtypes, float_scalars, decomp, optionals=(), generic=(), dims=()):
     values, guard = [], {}
     ti = 0
     for i, a in enumerate(schema.arguments):
@@ -337,6 +353,8 @@ def trace(op, schema, rank, dtypes, float_scalars, decomp, optionals=(), generic
                 v, default = 0.5, False  # not the default: a decomposition skipping `alpha == 1` work traces it here
             if a.name in optionals and v is None and t in OPTIONAL_SET:
                 v, default = OPTIONAL_SET[t], False
+            if a.name in dims and v is None:
+                v, default = dims_sample(rank), False
             if isinstance(v, torch.Tensor) or (isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v)):
                 raise ValueError("tensor list")
             guard[a.name] = {"value": encode_const(v), "default": default}
@@ -386,15 +404,18 @@ def trace_all(target, op, decomp):
     opt_sets = list(dict.fromkeys(opt_sets))
     numbers = [a.name for a in schema.arguments if ty(a, schema) in ("Scalar", "float") and a.has_default_value()][:3]
     subsets = [tuple(n for k, n in enumerate(numbers) if m >> k & 1) for m in range(1 << len(numbers))]
-    flags = [(f, o, g) for f in ([False, True] if scalars else [False]) for o in opt_sets for g in subsets]
+    # Optional dim lists left out (the whole tensor) and given (`fft_fftn(x, dim=(1, 2))`).
+    dim_lists = [a.name for a in schema.arguments if ty(a, schema).startswith("int[") and ty(a, schema).endswith("?")]
+    dim_sets = [()] + ([tuple(dim_lists)] if dim_lists else [])
+    flags = [(f, o, g, d) for f in ([False, True] if scalars else [False]) for o in opt_sets for g in subsets for d in dim_sets]
     fitted = set()  # ranks some sample fitted; square shapes are tried for the others
     for square in (False, True):
-        for float_scalars, optionals, generic in flags:
+        for float_scalars, optionals, generic, dims in flags:
             for rank, dtypes in candidates(schema):
                 if square and (rank < 2 or rank in fitted or any(d != torch.float32 for d in dtypes)):
                     continue
                 try:
-                    v = trace(op, schema, -rank if square else rank, dtypes, float_scalars, decomp, optionals, generic)
+                    v = trace(op, schema, -rank if square else rank, dtypes, float_scalars, decomp, optionals, generic, dims)
                 except Exception as e:  # the sample does not fit the op, or the trace guards
                     last_err = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
                     if "tensor list" in last_err or "no sample for" in last_err:
@@ -483,6 +504,21 @@ def merge(out, parts):
     print(f"{len(doc['ops'])} composite overloads traced, {len(doc['core'])} of export's table", file=sys.stderr)
 
 
+def updated(path, doc):
+    """The table at `path` with the overloads `doc` traced (or failed to) replaced by `doc`'s."""
+    with gzip.open(path, "rt") as f:
+        base = json.load(f)
+    if base["torch"] != doc["torch"]:
+        raise SystemExit(f"{path} was traced with torch {base['torch']}, this is {doc['torch']}")
+    for ok, bad in (("ops", "not_traced"), ("core", "core_not_traced")):
+        for target in list(doc[ok]) + list(doc[bad]):
+            base[ok].pop(target, None)
+            base[bad].pop(target, None)
+        base[ok].update(doc[ok])
+        base[bad].update(doc[bad])
+    return base
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -491,6 +527,8 @@ def main():
     ap.add_argument("--merge", nargs="*", default=[], help="shard outputs to merge into OUT")
     ap.add_argument("--first-from", nargs="*", default=[], help="folders of *.expect.json (scripts/gen_zoo.py): "
                     "the overloads their exported graphs call are traced first")
+    ap.add_argument("--into", default="", help="an existing table (of this torch) to update: the overloads traced "
+                    "now replace their entries, every other entry is kept (a run with --only on top of a long one)")
     a = ap.parse_args()
     only = set(filter(None, a.only.split(",")))
     if a.merge:
@@ -531,6 +569,8 @@ def main():
         "core": core,
         "core_not_traced": core_failures,
     }
+    if a.into:
+        doc = updated(a.into, doc)
     with gzip.open(a.out, "wt") as f:
         json.dump(finite(doc), f, sort_keys=True, separators=(",", ":"), allow_nan=False)
     print(f"core table: {len(core)} traced, {len(core_failures)} not", file=sys.stderr)
