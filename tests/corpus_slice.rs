@@ -89,7 +89,7 @@ fn check_lite_agrees_with_torch_on_the_kept_logs() {
             None => panic!("{stem}: check-lite claimed nothing to hold against torch"),
         }
     }
-    assert_eq!(checked, 4);
+    assert_eq!(checked, 5);
 }
 
 /// The twin masks of a sliding-window model: transformers builds the full causal mask beside the
@@ -103,6 +103,22 @@ fn a_mask_nothing_reads_is_not_compared() {
     let count = |t: &str| last.iter().filter(|f| f.target == t).count();
     assert_eq!(count("_operator.le"), 1, "the discarded causal mask's `kv_idx <= q_idx` is dead");
     assert_eq!(count("_operator.and_"), 4);
+}
+
+/// Canine runs one attention line in four layers; in the first compile two of them are 1×1
+/// products, which Inductor's table turns into `mul` + `sum` on CPU. The line's two `bmm`s belong to
+/// the calls with as many elements; the other two are found decomposed.
+#[test]
+fn calls_on_one_line_do_not_share_one_kept_op() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples/corpus/logs/hf_canine_model.cpu_default_eval.log.gz");
+    let check = lite_trace::check_log(&trace::load_log(&path).unwrap());
+    let verdict = |node: &str| check.findings.iter().find(|f| f.compile_id == "0/0_1" && f.node == node).map(|f| f.verdict.class());
+    for n in ["attention_scores", "attention_scores_9"] {
+        assert_eq!(verdict(n), Some("composite"), "{n}");
+    }
+    for n in ["attention_scores_3", "attention_scores_6"] {
+        assert_eq!(verdict(n), Some("decomposed_unmarked"), "{n}");
+    }
 }
 
 /// T5 in training: the encoder's and the decoder's masks and `embed_tokens(input_ids)` are

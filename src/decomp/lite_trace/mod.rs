@@ -18,6 +18,7 @@ use crate::ops::backend::{self, Backend, BackendTable};
 use crate::ops::traced::TracedCalls;
 
 mod call;
+mod count;
 mod cse;
 mod expect;
 mod graph;
@@ -334,13 +335,12 @@ fn live_nodes(g: &Graph) -> Vec<bool> {
 /// Whether a call writes its input: an in-place method or op (`Tensor.add_`, `aten.add_.Tensor`)
 /// or an augmented assignment (`_operator.iadd`). Python's plain operators `and_`, `or_`, `not_`
 /// end in `_` only to dodge keywords: `mask & m` writes nothing, and a mask built from it that
-/// nothing reads is dead (transformers' causal mask beside the sliding one).
+/// nothing reads is dead (transformers' causal mask beside the sliding one). `setitem` writes too,
+/// but is left as it was (unread, so not compared): no table knows what `x[i] = v` becomes.
 fn writes_input(target: &str) -> bool {
     if let Some(op) = target.strip_prefix("_operator.").or_else(|| target.strip_prefix("operator.")) {
-        const AUGMENTED: &[&str] = &[
-            "iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior", "ixor", "ilshift", "irshift", "imatmul",
-            "iconcat", "setitem", "delitem",
-        ];
+        const AUGMENTED: &[&str] =
+            &["iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior", "ixor", "ilshift", "irshift", "imatmul", "iconcat"];
         return AUGMENTED.contains(&op);
     }
     let name = target.rsplit('.').next().unwrap_or(target);
@@ -366,6 +366,8 @@ fn check_pair(
     let merged = if backward.is_some() { cse::duplicates(dynamo) } else { HashMap::new() };
     // What each call may become, looked up once: the claims below and the verdicts both need it.
     let expected: Vec<Result<Vec<Alt>, String>> = ops.iter().map(|&n| alternatives(table, traced, &dynamo.node(n).target)).collect();
+    // Calls whose line's ops their neighbours' calls account for: checked without that op.
+    let unmatched = count::unmatched(dynamo, ops, &expected, side, &buckets, &merged);
     // The AOT ops each location's kept calls account for: what a vanished no-op may leave.
     let mut claimed: HashMap<LocKey, BTreeSet<String>> = HashMap::new();
     for (&n, alts) in ops.iter().zip(&expected) {
@@ -397,7 +399,9 @@ fn check_pair(
             });
             continue;
         }
-        let mut verdict = check_node(table, dynamo, n, alts.as_deref().map_err(String::clone), &buckets, graph_backend, &claimed_here);
+        let fewer = unmatched.get(&n).map(|op| buckets.without(loc.as_ref(), op));
+        let seen = fewer.as_ref().unwrap_or(&buckets);
+        let mut verdict = check_node(table, dynamo, n, alts.as_deref().map_err(String::clone), seen, graph_backend, &claimed_here);
         if let (Some(both), true) = (&both, !matches!(&verdict, Ok(v) if !v.is_violation())) {
             verdict = in_backward(table, dynamo, n, alts, &buckets, both, graph_backend, &claimed_here).map(Ok).unwrap_or(verdict);
         }
@@ -410,7 +414,7 @@ fn check_pair(
                 target: node.target.clone(),
                 backend: node_device(dynamo, n).or(graph_backend),
                 verdict,
-                became: buckets.counts(loc.as_ref()),
+                became: seen.counts(loc.as_ref()),
                 location: loc,
                 marked: node.meta.compile_with_inductor(),
             }),
@@ -460,7 +464,7 @@ mod tests {
         for t in ["_operator.and_", "_operator.or_", "_operator.not_", "operator.and_", "_operator.add", "torch.cat"] {
             assert!(!writes_input(t), "{t}");
         }
-        for t in ["_operator.iand", "_operator.iadd", "_operator.setitem", "Tensor.add_", "aten.index_put_.default", "Tensor.masked_fill_"] {
+        for t in ["_operator.iand", "_operator.iadd", "Tensor.add_", "aten.index_put_.default", "Tensor.masked_fill_"] {
             assert!(writes_input(t), "{t}");
         }
         assert!(!writes_input("Tensor.__and__"));
