@@ -23,7 +23,12 @@ fn numel(g: &Graph, n: NodeId) -> Option<Expr> {
     Some(t.sizes.iter().cloned().fold(Expr::int(1), Expr::mul))
 }
 
-fn loc_key(g: &Graph, n: NodeId) -> LocKey {
+/// The line a node's ops are looked up by: none at all where the AOT graph carries no locations
+/// (then every op is in one bucket, see [`Buckets::at`]).
+fn loc_key(g: &Graph, n: NodeId, located: bool) -> LocKey {
+    if !located {
+        return None;
+    }
     node_location(g, n).map(|l| (l.file, l.line, l.code))
 }
 
@@ -49,18 +54,19 @@ pub(super) fn unmatched(
         let fits = |a: &&Alt| a.ops.iter().all(|op| present.contains(op));
         let Some(alt) = alts.iter().filter(|a| a.kernel_level).find(fits).or_else(|| alts.iter().find(fits)) else { continue };
         if let [op] = alt.ops.as_slice() {
-            groups.entry((loc_key(dynamo, n), op.clone())).or_default().push(n);
+            groups.entry((loc_key(dynamo, n, buckets.located()), op.clone())).or_default().push(n);
         }
     }
     let mut out = HashMap::new();
     for ((loc, op), calls) in groups {
         let held: Vec<Option<Expr>> = side
             .node_ids()
-            .filter(|&m| loc_key(side.graph, m) == loc)
+            .filter(|&m| loc_key(side.graph, m, buckets.located()) == loc)
             .filter(|&m| backend::aten_name(&side.graph.node(m).target).is_some_and(|(name, _)| functional_name(name) == op))
             .map(|m| numel(side.graph, m))
             .collect();
-        if calls.len() <= held.len() {
+        // Enough for every call, or none at all here (what made the op look present is elsewhere).
+        if calls.len() <= held.len() || held.is_empty() {
             continue;
         }
         let mut free: Vec<Option<Expr>> = held.clone();

@@ -59,6 +59,11 @@ impl Buckets {
         Buckets { located: self.located, by_loc }
     }
 
+    /// Whether the graph carries source locations (else every op is in one bucket).
+    pub(super) fn located(&self) -> bool {
+        self.located
+    }
+
     pub(super) fn at(&self, loc: Option<&SourceLoc>) -> Vec<&(String, bool)> {
         if !self.located {
             return self.by_loc.values().flatten().collect();
