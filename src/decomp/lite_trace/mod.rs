@@ -405,6 +405,14 @@ fn check_pair(
         if let (Some(both), true) = (&both, !matches!(&verdict, Ok(v) if !v.is_violation())) {
             verdict = in_backward(table, dynamo, n, alts, &buckets, both, graph_backend, &claimed_here).map(Ok).unwrap_or(verdict);
         }
+        // A call its line's neighbours took the op from: what went missing is that op (Canine's
+        // 1×1 `matmul` lost its `bmm`), not whichever other trace is closest.
+        if let (Some(op), Ok(Verdict::Decomposed { .. })) = (unmatched.get(&n), &verdict) {
+            let backend = node_device(dynamo, n).or(graph_backend);
+            if let Some(f) = table.op_by_name(op).filter(|f| backend.is_some_and(|b| f.has_kernel(b)) && (f.inductor || f.composite)) {
+                verdict = Ok(Verdict::Decomposed { op: op.clone(), inductor_table: f.inductor });
+            }
+        }
         match verdict {
             Ok(verdict) => findings.push(Finding {
                 compile_id: id.to_string(),
