@@ -19,6 +19,9 @@ followed, when the object has `has_payload`, by payload lines that start with a 
 
     python3 scripts/corpus_truth.py LOG[.gz] [OUT.json]    recomputes a log's truth (a slimmed log
                                                             keeps every AOT graph and output code)
+    python3 scripts/corpus_truth.py --refresh DIR...       every NAME.truth.json beside its
+                                                            NAME.log[.gz], in place (adds `aot_at`
+                                                            to a corpus made before it existed)
 """
 import json
 import re
@@ -105,27 +108,52 @@ def truth(text):
             "output_code": dict(sorted(code.items())), "graphs": dict(sorted(kinds.items()))}
 
 
+def refresh(dirs):
+    import glob
+    import os
+
+    done = 0
+    for d in dirs:
+        for t in sorted(glob.glob(os.path.join(d, "*.truth.json"))):
+            stem = t[: -len(".truth.json")]
+            log = next((p for p in (stem + ".log.gz", stem + ".log") if os.path.exists(p)), None)
+            if log:
+                write(log, t)
+                done += 1
+    print(f"{done} truth file(s) recomputed")
+
+
+def write(path, out):
+    import gzip
+
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        t = truth(f.read())
+    # Keep what the corpus generator wrote beside the truth (id, mode, device ...).
+    try:
+        with open(out) as f:
+            old = json.load(f)
+    except (OSError, ValueError):
+        old = {}
+    old.update(t)
+    with open(out, "w") as f:
+        json.dump(old, f, indent=0, sort_keys=True)
+
+
 def main():
     import gzip
     import sys
 
+    if sys.argv[1] == "--refresh":
+        refresh(sys.argv[2:])
+        return
     path = sys.argv[1]
+    if len(sys.argv) > 2:
+        write(path, sys.argv[2])
+        return
     opener = gzip.open if path.endswith(".gz") else open
     with opener(path, "rt") as f:
-        t = truth(f.read())
-    out = sys.argv[2] if len(sys.argv) > 2 else None
-    if out:
-        # Keep what the corpus generator wrote beside the truth (id, mode, device ...).
-        try:
-            with open(out) as f:
-                old = json.load(f)
-        except (OSError, ValueError):
-            old = {}
-        old.update(t)
-        with open(out, "w") as f:
-            json.dump(old, f, indent=0, sort_keys=True)
-    else:
-        print(json.dumps(t, indent=0, sort_keys=True))
+        print(json.dumps(truth(f.read()), indent=0, sort_keys=True))
 
 
 if __name__ == "__main__":
