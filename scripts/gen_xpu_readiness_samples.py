@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tiny real artifacts with ops of each XPU readiness class, for `xpu-workbench readiness`.
 
-    python3 scripts/gen_xpu_readiness_samples.py OUTDIR      # e.g. samples/xpu
+    python3 scripts/gen_xpu_readiness_samples.py OUTDIR [export|log|blocks ...]   # e.g. samples/xpu; all by default
 
 Writes, for the torch it runs under (CPU is enough: the statuses are XPU's, read from the tables):
   fallback_ops.pt2           torch.export of a function calling
@@ -17,6 +17,10 @@ Writes, for the torch it runs under (CPU is enough: the statuses are XPU's, read
                              TORCH_TRACE of torch.compile(mode="lite") of the same function without nms
                              (its data-dependent output would split the graph), slimmed by
                              scripts/slim_trace_log.py.
+  fallback_blocks.pt2        torch.export of a model whose submodules hold one readiness class each, for the
+                             app's module boxes: `solve` (cholesky_inverse, linalg_matrix_exp: CPU fallbacks),
+                             `factor` (linalg_lu: not implemented, only its out= overload is listed), `norm`
+                             (relu, add, mean: native); dot at the top level.
 The log is made in a child process, since TORCH_TRACE is read when torch is imported.
 """
 import glob
@@ -100,13 +104,66 @@ def log(out_dir, version):
         print(out, os.path.getsize(out), "bytes")
 
 
+BLOCKS = r'''
+import torch
+
+
+class Solve(torch.nn.Module):
+    def forward(self, l, x):
+        return torch.cholesky_inverse(l) + torch.linalg.matrix_exp(x)
+
+
+class Factor(torch.nn.Module):
+    def forward(self, x):
+        p, lo, u = torch.linalg.lu(x)
+        return p + lo + u
+
+
+class Norm(torch.nn.Module):
+    def forward(self, x):
+        h = torch.relu(x + 1)
+        return h * h.mean(-1, keepdim=True)
+
+
+class Blocks(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.solve = Solve()
+        self.factor = Factor()
+        self.norm = Norm()
+
+    def forward(self, l, x, a, b):
+        return self.solve(l, x) + torch.dot(a, b), self.factor(x), self.norm(x)
+'''
+
+
+def blocks(out_dir):
+    import torch
+
+    ns = {}
+    exec(FUNCTION + BLOCKS, ns)
+    a, b, l, x = ns["inputs"]()
+    ep = torch.export.export(ns["Blocks"](), (l, x, a, b))
+    path = os.path.join(out_dir, "fallback_blocks.pt2")
+    torch.export.save(ep, path)
+    print(path, os.path.getsize(path), "bytes")
+
+
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         sys.exit(__doc__)
     out_dir = sys.argv[1]
+    parts = sys.argv[2:] or ["export", "log", "blocks"]
     os.makedirs(out_dir, exist_ok=True)
-    version = export(out_dir)
-    log(out_dir, version)
+    import torch
+
+    version = torch.__version__.split("+")[0]
+    if "export" in parts:
+        export(out_dir)
+    if "log" in parts:
+        log(out_dir, version)
+    if "blocks" in parts:
+        blocks(out_dir)
 
 
 if __name__ == "__main__":

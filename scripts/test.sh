@@ -21,6 +21,8 @@ fi
 export XPU_WORKBENCH_REQUIRE_OPENCL=1
 # Likewise the GUI screenshot test: install_gui_test_deps.sh just installed Xvfb and ImageMagick.
 export XPU_WORKBENCH_REQUIRE_GUI=1
+# And the report's browser test: install_report_test_deps.sh just installed chromium.
+export XPU_WORKBENCH_REQUIRE_BROWSER=1
 # A clean checkout builds every test binary once: incremental caches would only double the
 # target directory (about 3 GB more), and CI once failed on a full disk because of them.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"

@@ -14,6 +14,7 @@ pub mod import;
 pub mod infer;
 pub mod ir;
 pub mod profile;
+pub mod report;
 pub mod lower;
 pub mod npy;
 pub mod ops;

@@ -164,21 +164,22 @@ fn check_lite_flags_torchs_full_decomposition_of_unmarked_nodes() {
 
 #[test]
 fn an_op_with_no_rule_is_reported_and_kept_and_the_interpreter_names_what_it_lacks() {
-    // `special_i0` is decomposed by PyTorch (an alias of `i0`) but has no rule here, nor an
-    // interpreter implementation (hardshrink and glu, used before, now have both).
+    // `corrcoef` is a composite op PyTorch decomposes, with no rule here, no traced expansion
+    // (neither table's sample traced it) and no interpreter implementation (hardshrink, glu and
+    // special_i0, used before, now have an implementation or a trace).
     let bytes = common::edit_model_json("mlp.pt2", |v| {
-        v["graph_module"]["graph"]["nodes"][3]["target"] = serde_json::json!("torch.ops.aten.special_i0.default");
+        v["graph_module"]["graph"]["nodes"][3]["target"] = serde_json::json!("torch.ops.aten.corrcoef.default");
     });
     let model = import::pt2::load_bytes("mlp-hardshrink.pt2", &bytes).unwrap();
     let g = &model.graphs[0];
     let d = decompose(g, Mode::Full, &Marks::default()).unwrap();
     let reported: Vec<&str> = d.no_rule.iter().map(|id| g.node(*id).target.as_str()).collect();
-    assert_eq!(reported, vec!["aten.special_i0.default"]);
-    assert!(d.graph.nodes.iter().any(|n| n.target == "aten.special_i0.default"), "kept, not dropped");
+    assert_eq!(reported, vec!["aten.corrcoef.default"]);
+    assert!(d.graph.nodes.iter().any(|n| n.target == "aten.corrcoef.default"), "kept, not dropped");
     let input = {
         let a = xpu_workbench::npy::read(&sample("mlp.in0.npy")).unwrap();
         xpu_workbench::exec::Tensor::from_le_bytes(a.dtype, &a.shape, &a.data).unwrap()
     };
     let err = xpu_workbench::exec::run(&model, &d.graph, &[input]).unwrap_err().to_string();
-    assert!(err.contains("aten.special_i0.default") && err.contains("relu"), "{err}");
+    assert!(err.contains("aten.corrcoef.default") && err.contains("relu"), "{err}");
 }

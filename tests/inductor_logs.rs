@@ -78,7 +78,7 @@ fn default_mode_kernels_have_sources_and_nodes() {
     let log = trace::load_log(&cpu_log("llama", "default")).unwrap();
     let c = log.compiles.iter().find(|c| !c.output_code.is_empty()).unwrap();
     assert!(c.provenance.is_some(), "INDUCTOR_PROVENANCE=1 logs carry the node mappings");
-    let t = &trace::kernels(c)[0];
+    let t = &trace::kernels(c, &log.file_access())[0];
     assert!(t.notes.is_empty(), "{:?}", t.notes);
     let cpp: Vec<_> = t.kernels.iter().filter(|k| k.kind == KernelKind::Cpp).collect();
     assert!(cpp.len() >= 8, "{}", cpp.len());
@@ -100,7 +100,7 @@ fn lite_mode_launches_only_fallbacks() {
     for model in MODELS {
         let log = trace::load_log(&cpu_log(model, "lite")).unwrap();
         for c in log.compiles.iter().filter(|c| !c.output_code.is_empty()) {
-            for t in trace::kernels(c) {
+            for t in trace::kernels(c, &log.file_access()) {
                 assert!(!t.kernels.is_empty());
                 let fused: Vec<&str> =
                     t.kernels.iter().filter(|k| k.kind != KernelKind::Fallback).map(|k| k.name.as_str()).collect();
@@ -117,7 +117,7 @@ fn lite_mode_launches_only_fallbacks() {
 #[test]
 fn logs_without_provenance_still_name_each_kernels_nodes() {
     let log = trace::load_log(&sample("traces/trace_default.log.gz")).unwrap();
-    let t = &trace::kernels(&log.compiles[1])[0];
+    let t = &trace::kernels(&log.compiles[1], &log.file_access())[0];
     assert!(!t.provenance);
     let nodes = |name: &str| t.kernels.iter().find(|k| k.name == name).unwrap().nodes.clone();
     assert_eq!(nodes("extern_kernels.addmm#1"), ["linear"], "not the layer norm feeding it");
@@ -125,7 +125,7 @@ fn logs_without_provenance_still_name_each_kernels_nodes() {
     assert_eq!(nodes("aten._scaled_dot_product_efficient_attention.default#1"), ["a"]);
     let log = trace::load_log(&sample("traces/trace_lite.log.gz")).unwrap();
     for c in log.compiles.iter().filter(|c| !c.output_code.is_empty()) {
-        let t = &trace::kernels(c)[0];
+        let t = &trace::kernels(c, &log.file_access())[0];
         assert!(t.kernels.iter().all(|k| k.post_grad_nodes.len() == 1), "{}: one post-grad node per fallback", c.id);
         let ln = &t.kernels[0];
         assert_eq!((ln.callee.as_str(), ln.nodes.as_slice()), ("aten.native_layer_norm.default", &["h".to_string()][..]));
@@ -144,7 +144,7 @@ fn lite_mode_lowers_only_the_marked_node() {
         let dynamo = c.graph(trace::Stage::DynamoOutput).unwrap();
         let marked: Vec<String> =
             dynamo.nodes.iter().filter(|n| n.meta.compile_with_inductor()).map(|n| n.name.clone()).collect();
-        (trace::kernels(c).remove(0), marked)
+        (trace::kernels(c, &log.file_access()).remove(0), marked)
     };
     let (plain, marked) = kernels_of("symviews");
     assert!(marked.is_empty());

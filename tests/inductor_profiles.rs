@@ -60,7 +60,7 @@ fn gpu_logs_import_whole_with_triton_sources() {
         let l = trace::load_log(&log(run)).unwrap();
         assert!(l.warnings.is_empty(), "{run}: {:?}", l.warnings);
         let c = l.compiles.iter().find(|c| !c.output_code.is_empty()).unwrap();
-        let t = &trace::kernels(c)[0];
+        let t = &trace::kernels(c, &l.file_access())[0];
         assert!(t.provenance && t.notes.is_empty(), "{run}: {:?}", t.notes);
         if run.ends_with("_default") {
             let triton: Vec<_> = t.kernels.iter().filter(|k| k.kind == KernelKind::Triton).collect();
@@ -124,7 +124,7 @@ fn attribution_holds_without_provenance_artifacts() {
     }
     let l = trace::load_bytes("no_provenance.log", kept.as_bytes(), Limits::default()).unwrap();
     let ids: Vec<String> = l.compiles.iter().filter(|c| !c.output_code.is_empty()).map(|c| c.id.to_string()).collect();
-    let tables: Vec<_> = l.compiles.iter().filter(|c| !c.output_code.is_empty()).map(trace::kernels).collect();
+    let tables: Vec<_> = l.compiles.iter().filter(|c| !c.output_code.is_empty()).map(|c| trace::kernels(c, &l.file_access())).collect();
     assert!(tables.iter().flatten().all(|t| !t.provenance));
     let compiled: Vec<CompiledKernels<'_>> = ids.iter().zip(&tables).map(|(id, t)| CompiledKernels { compile: id, tables: t }).collect();
     let p = kineto::load(&profile("llama_default")).unwrap();

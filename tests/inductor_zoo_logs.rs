@@ -87,7 +87,7 @@ fn every_zoo_log_imports_whole_and_every_kernel_names_its_nodes() {
             for c in l.compiles.iter().filter(|c| !c.output_code.is_empty()) {
                 let post_grad = c.graph(trace::Stage::InductorPostGrad).expect("a post-grad graph");
                 let dynamo = c.graph(trace::Stage::DynamoOutput).expect("a dynamo graph");
-                for t in trace::kernels(c) {
+                for t in trace::kernels(c, &l.file_access()) {
                     assert!(t.notes.is_empty(), "{m} {mode} {}: {:?}", c.id, t.notes);
                     assert!(t.provenance, "{m} {mode} {}: made with INDUCTOR_PROVENANCE=1", c.id);
                     for k in &t.kernels {

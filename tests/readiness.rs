@@ -175,3 +175,27 @@ fn refresh_from_a_real_torch_keeps_readiness_working() {
     assert!(v["table"].as_str().unwrap().ends_with("-dispatcher.json"), "{}", v["table"]);
     assert_eq!(v["counts"]["cpu_fallback"], 2, "{v}");
 }
+
+/// check-lite's per-backend prediction and `readiness` read the same CPU-fallback list: an op XPU
+/// sends to the CPU is kept whole there (a note naming the list), not "cannot run there"; an op
+/// with neither a kernel nor a fallback entry still is a violation.
+#[test]
+fn check_lite_on_xpu_agrees_with_readiness_on_cpu_fallbacks() {
+    let f = path("xpu/fallback_ops.pt2");
+    let (code, out, err) = run(&["check-lite", &f, "--backend", "xpu", "--json"]);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+    let node = |target: &str| -> Value {
+        v["nodes"].as_array().unwrap().iter().find(|n| n["target"] == target).cloned().unwrap_or_else(|| panic!("{target} in {v}"))
+    };
+    for target in ["aten.cholesky_inverse.default", "aten.linalg_matrix_exp.default"] {
+        let n = node(target);
+        assert_eq!((n["fate"].as_str(), n["violation"].as_bool()), (Some("CpuFallback"), Some(false)), "{n}");
+        assert!(n["detail"].as_str().unwrap().contains("torch-xpu-ops main"), "{n}");
+    }
+    let lu = node("aten.linalg_lu.default");
+    assert_eq!((lu["fate"].as_str(), lu["violation"].as_bool()), (Some("NoKernelNoComposite"), Some(true)), "{lu}");
+    assert_eq!(code, 1, "linalg_lu cannot run on XPU: {out}");
+    // Before torch-xpu-ops gave `dot` a kernel (2.11) it was a fallback too.
+    let (_, text, _) = run(&["check-lite", &f, "--backend", "xpu", "--torch", "2.10"]);
+    assert!(text.lines().any(|l| l.starts_with("note: node `dot`") && l.contains("release/2.10")), "{text}");
+}

@@ -181,3 +181,19 @@ fn hostile_joint_graph_lines_are_typed_errors() {
         }
     }
 }
+
+/// A CUDA training compile of torch 2.11 (default mode, a transformers text model from the
+/// generated corpus, scripts/device_knowledge.sh, slimmed): its backward is compiled lazily at its
+/// first run, which logs `bwd_compilation_metrics_runtime`, a kind torch 2.15's CPU logs above do not
+/// have. The log imports with no warning and nothing skipped, and check-lite gives it a verdict.
+#[test]
+fn a_cuda_training_log_of_torch_2_11_imports_whole() {
+    let path = sample("corpus/torch-2.11/hf_aimv2_text_model_model.cuda_default_train.log.gz");
+    let log = trace::load_log(&path).unwrap();
+    assert!(log.warnings.is_empty(), "{:#?}", log.warnings);
+    let count = |s: Stage| log.compiles.iter().flat_map(|c| &c.graphs).filter(|(st, _)| *st == s).count();
+    assert!(count(Stage::AotJoint) >= 1 && count(Stage::AotForward) >= 1 && count(Stage::AotBackward) >= 1);
+    let (code, out, err) = run_cli(&["check-lite", path.to_str().unwrap()]);
+    assert!(code == 0 || code == 1, "exit {code}: {out}{err}");
+    assert!(out.contains("note: backward:"), "{out}");
+}

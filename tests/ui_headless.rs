@@ -491,6 +491,44 @@ fn a_transformer_opens_folded_to_its_layers_and_double_click_opens_and_folds() {
     assert!(h.app.state.collapsed.contains("model.layers.0"), "double-click on the title folds it");
 }
 
+/// A profiled model opens folded: under the heat overlay each folded module carries its nodes'
+/// summed device time and share, and is coloured by it (issue 28: a profiled model showed no heat
+/// until every box was opened).
+#[test]
+fn folded_modules_carry_their_device_time_under_the_heat_overlay() {
+    let mut h = Harness::new(sample("zoo/torch-2.15/resnet.pt2"));
+    h.pick_device("reference");
+    let r = h.run_profile();
+    h.click_label(|l| l == "heat overlay", "the heat toggle");
+    h.settle();
+    let g = h.app.state.original().unwrap();
+    let layout = h.app.state.pane(View::Original).layout.clone().unwrap();
+    let groups: Vec<(String, Vec<xpu_workbench::ir::NodeId>)> = layout
+        .items
+        .iter()
+        .filter_map(|it| match &it.kind {
+            xpu_workbench::ui::layout::ItemKind::Group { path, members, .. } => Some((path.clone(), members.clone())),
+            _ => None,
+        })
+        .collect();
+    assert!(groups.len() >= 2, "ResNet opens folded: {} module boxes", groups.len());
+    let mut shown = 0;
+    for (path, members) in &groups {
+        // The box's number is the sum of its nodes' device times in the result.
+        let sum: u64 = members.iter().filter_map(|m| r.node_ns.get(&g.node(*m).name)).sum();
+        let prefix = format!("original module: ▸ {path} ");
+        let Some((_, node)) = h.find(|l| l.starts_with(&prefix)) else { continue };
+        let text = node.name().unwrap().to_string();
+        if sum > 0 {
+            assert!(text.contains(&format!("{} · ", xpu_workbench::ui::profiling::micros(sum))) && text.contains("% of device time"), "{text} vs {sum} ns");
+            shown += 1;
+        }
+    }
+    assert!(shown >= 1, "no folded module box on screen said its device time");
+    h.click_label(|l| l == "heat overlay", "the heat toggle");
+    assert!(h.find(|l| l.starts_with("original module: ") && l.contains("% of device time")).is_none());
+}
+
 #[test]
 fn the_problems_panel_lists_a_decomposition_error_and_links_to_its_node() {
     // ResNet with its global pool made a 2×2 adaptive pool: no rule decomposes that (only global

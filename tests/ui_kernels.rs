@@ -22,7 +22,7 @@ fn names(h: &Harness, v: View) -> Vec<String> {
 fn compile_with_kernels(log: &std::path::Path) -> (String, Vec<trace::Kernel>) {
     let l = trace::load_log(log).unwrap();
     let c = l.compiles.iter().find(|c| !c.output_code.is_empty()).expect("a compile with output code");
-    (c.id.to_string(), trace::kernels(c).into_iter().flat_map(|t| t.kernels).collect())
+    (c.id.to_string(), trace::kernels(c, &l.file_access()).into_iter().flat_map(|t| t.kernels).collect())
 }
 
 fn show_stages(h: &mut Harness, id: &str) {

@@ -254,7 +254,7 @@ fn run_predict(model: &Model, backend: Backend, mark_specs: &[String], torch: Op
     for f in &bad {
         println!("{}", f.describe(backend, &table.torch));
     }
-    for f in fates.iter().filter(|f| matches!(f.fate, predict::Fate::Composite | predict::Fate::Marked)) {
+    for f in fates.iter().filter(|f| matches!(f.fate, predict::Fate::Composite | predict::Fate::Marked | predict::Fate::CpuFallback { .. })) {
         println!("note: {}", f.describe(backend, &table.torch));
     }
     for f in &unknown {

@@ -3,7 +3,7 @@
 //! torch.profiler trace, the device time of each kernel and of each original node.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::{json, Value as Json};
@@ -29,8 +29,9 @@ impl Analysis {
     }
 }
 
-fn analyse(file: &Path, compile: Option<&str>, profile: Option<&Path>, chrome: Option<&Path>) -> Result<Analysis, ExitCode> {
+fn analyse(file: &Path, compile: Option<&str>, profile: Option<&Path>, chrome: Option<&Path>, allow: &[PathBuf]) -> Result<Analysis, ExitCode> {
     let log = trace::load_log(file).map_err(|e| super::fail(super::EXIT_USAGE, &e))?;
+    let files = allow.iter().fold(log.file_access(), |f, p| f.allow(p));
     for w in &log.warnings {
         eprintln!("warning: {w}");
     }
@@ -41,7 +42,7 @@ fn analyse(file: &Path, compile: Option<&str>, profile: Option<&Path>, chrome: O
             continue;
         }
         a.ids.push(id);
-        a.tables.push(trace::kernels(c));
+        a.tables.push(trace::kernels(c, &files));
     }
     if let Some(want) = compile.filter(|_| a.ids.is_empty()) {
         let have: Vec<String> = log.compiles.iter().map(|c| c.id.to_string()).collect();
@@ -74,15 +75,18 @@ pub struct Args<'a> {
     pub against_profile: Option<&'a Path>,
     /// Writes the profile as a Chrome trace whose device spans are named by graph nodes.
     pub chrome: Option<&'a Path>,
+    /// Folders or files a log's named output code may also be read from (beside the log's folder
+    /// and the Inductor cache).
+    pub allow: &'a [PathBuf],
     pub json: bool,
 }
 
 pub fn run(args: Args<'_>) -> ExitCode {
-    let a = match analyse(args.log, args.compile, args.profile, args.chrome) {
+    let a = match analyse(args.log, args.compile, args.profile, args.chrome, args.allow) {
         Ok(a) => a,
         Err(code) => return code,
     };
-    let b = match args.against.map(|b| analyse(b, args.compile, args.against_profile, None)) {
+    let b = match args.against.map(|b| analyse(b, args.compile, args.against_profile, None, args.allow)) {
         Some(Ok(b)) => Some(b),
         Some(Err(code)) => return code,
         None => None,

@@ -19,6 +19,7 @@ mod kernels;
 mod kernels_compare;
 mod profile;
 mod readiness;
+mod report;
 mod shapes;
 mod sweep;
 
@@ -178,8 +179,31 @@ pub enum Command {
         /// named by the graph nodes it computes.
         #[arg(long, value_name = "OUT.json", requires = "profile")]
         chrome: Option<PathBuf>,
+        /// A folder or file the log's named output code may also be read from (by default only the
+        /// log's folder and the Inductor cache are; repeatable).
+        #[arg(long = "allow-file", value_name = "PATH")]
+        allow: Vec<PathBuf>,
         #[arg(long)]
         json: bool,
+    },
+    /// One self-contained HTML file to share (no network, no server): the folded graph before and
+    /// after, check-lite's verdicts, readiness, kernels with profiler time, guards and ranges, the
+    /// versions and config the file records, and every file it embeds. Files a log only names are
+    /// read from the log's folder and the Inductor cache, else only with --allow-file.
+    Report {
+        /// A TORCH_TRACE log, .pt2 or .onnx file.
+        file: PathBuf,
+        /// torch.profiler trace of the log's run (plain or .gz).
+        #[arg(long, value_name = "TRACE.json")]
+        profile: Option<PathBuf>,
+        /// The backend readiness is told for: xpu, cuda or cpu.
+        #[arg(long, default_value = "xpu")]
+        backend: String,
+        /// A folder or file the log's named files may also be read from (repeatable).
+        #[arg(long = "allow-file", value_name = "PATH")]
+        allow: Vec<PathBuf>,
+        #[arg(short = 'o', long = "out", value_name = "REPORT.html")]
+        out: PathBuf,
     },
     /// Per ATen op: Core ATen or not, interpreter and kernel coverage, OpInfo cases passing
     /// (from the results tests/opinfo.rs writes); --markdown prints docs/OPS.md.
@@ -479,13 +503,17 @@ pub fn main() -> ExitCode {
             python: &python,
             json,
         }),
-        Some(Command::Kernels { log, compile, profile, against, against_profile, chrome, json }) => kernels::run(kernels::Args {
+        Some(Command::Report { file, profile, backend, allow, out }) => {
+            report::run(report::Args { file: &file, profile: profile.as_deref(), backend: &backend, allow: &allow, out: &out })
+        }
+        Some(Command::Kernels { log, compile, profile, against, against_profile, chrome, allow, json }) => kernels::run(kernels::Args {
             log: &log,
             compile: compile.as_deref(),
             profile: profile.as_deref(),
             against: against.as_deref(),
             against_profile: against_profile.as_deref(),
             chrome: chrome.as_deref(),
+            allow: &allow,
             json,
         }),
         Some(Command::Devices { json }) => devices::run(json),

@@ -137,7 +137,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
                 decomposed.push(Decomposed { node: id, into });
             }
             None => {
-                if table.is_some_and(|t| rule.is_none() && rules::wants_rule(t, &node.target)) {
+                if table.is_some_and(|t| rule.is_none() && rules::wants_rule(t, &node.target, em.out.torch_version.as_deref())) {
                     no_rule.push(id);
                 }
                 em.copy(graph, node, id).map_err(err)?;

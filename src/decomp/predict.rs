@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use super::{is_symbolic_size_op, Marks};
 use crate::ir::{Graph, NodeId};
 use crate::ops::backend::{aten_name, functional_name, Backend, BackendTable};
+use crate::ops::readiness::{Context, Status};
 
 /// What a backend does to one node under lite mode.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,6 +24,10 @@ pub enum Fate {
     /// `via`: the op it always becomes first, which is the one lacking the kernel
     /// (`rms_norm` → `_fused_rms_norm`).
     Expanded { elsewhere: Vec<String>, into: Option<Vec<String>>, via: Option<String> },
+    /// No kernel here, but the backend's CPU-fallback list has it (torch-xpu-ops'
+    /// `XPUFallback.template` of the table's torch, or the user's dispatcher): kept whole and run on
+    /// the CPU, a device round trip per call. What `readiness` calls `cpu_fallback`.
+    CpuFallback { source: String },
     /// Neither a kernel here nor a composite body: the op cannot run on this backend at all (a
     /// kernel of the device the graph was exported on, like `_scaled_dot_product_flash_attention_for_cpu`).
     NoKernelNoComposite { elsewhere: Vec<String> },
@@ -66,6 +71,10 @@ impl NodeFate {
                 if elsewhere.is_empty() { "no backend".to_string() } else { elsewhere.join(", ") },
                 into.as_ref().map(|i| format!(" into {}", i.join(", "))).unwrap_or_default()
             ),
+            Fate::CpuFallback { source } => format!(
+                "node `{}` ({}): {backend} has no kernel for {op}, but {source} lists it for the CPU fallback: kept whole and run on the CPU, a device round trip per call (torch {torch})",
+                self.name, self.target
+            ),
             Fate::NoKernelNoComposite { elsewhere } => format!(
                 "node `{}` ({}): {backend} has no kernel for {op} and it has no composite body (kernels on {}; torch {torch}): it cannot run there",
                 self.name,
@@ -100,17 +109,19 @@ pub fn with_forced<'a>(marks: &Marks, fates: impl IntoIterator<Item = &'a NodeFa
 
 /// The fate of every op node of `graph` on `backend` under lite mode with `marks`.
 pub fn predict(graph: &Graph, backend: Backend, table: &BackendTable, marks: &Marks) -> Vec<NodeFate> {
+    let readiness = Context::new(table, backend);
     graph
         .node_ids()
         .filter(|&id| !is_symbolic_size_op(&graph.node(id).target))
         .map(|id| {
             let node = graph.node(id);
-            NodeFate { node: id, name: node.name.clone(), target: node.target.clone(), fate: fate(table, backend, graph, id, marks) }
+            NodeFate { node: id, name: node.name.clone(), target: node.target.clone(), fate: fate(&readiness, graph, id, marks) }
         })
         .collect()
 }
 
-fn fate(table: &BackendTable, backend: Backend, graph: &Graph, id: NodeId, marks: &Marks) -> Fate {
+fn fate(readiness: &Context, graph: &Graph, id: NodeId, marks: &Marks) -> Fate {
+    let (table, backend) = (readiness.table, readiness.backend);
     let node = graph.node(id);
     let Some((name, _)) = aten_name(&node.target) else {
         return Fate::Unknown { reason: format!("not an ATen op: the kernels of `{}` are not known", node.target) };
@@ -123,6 +134,14 @@ fn fate(table: &BackendTable, backend: Backend, graph: &Graph, id: NodeId, marks
     }
     if marks.marks(node) {
         return Fate::Marked;
+    }
+    // A kernel registered for the device's key (the CPU fallback) is what dispatch finds, before
+    // any composite body: the same precedence as `readiness`, so both commands say the same.
+    if let Some(Ok(s)) = readiness.op(&node.target) {
+        if s.status == Status::CpuFallback {
+            let source = readiness.fallback_source().unwrap_or_else(|| "the CPU-fallback list".to_string());
+            return Fate::CpuFallback { source };
+        }
     }
     if facts.composite && facts.inductor_backends().is_empty() {
         // Expanded everywhere, into ops that may themselves be backend-dependent: `rms_norm`

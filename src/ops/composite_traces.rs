@@ -109,7 +109,12 @@ pub struct TracedNode {
     pub meta: Option<Vec<Value>>,
 }
 
-const EMBEDDED: &[(&str, &[u8])] = &[("composite-2.15.json.gz", include_bytes!("../../assets/ops/composite-2.15.json.gz"))];
+const EMBEDDED: &[(&str, &[u8])] = &[
+    // Traced on the GPU machine's torch 2.11 (scripts/device_knowledge.sh): graphs a 2.11 export
+    // or log makes are expanded as that torch expands them, not as a newer one would.
+    ("composite-2.11.json.gz", include_bytes!("../../assets/ops/composite-2.11.json.gz")),
+    ("composite-2.15.json.gz", include_bytes!("../../assets/ops/composite-2.15.json.gz")),
+];
 
 impl TracedTable {
     pub fn from_bytes(name: &str, bytes: &[u8]) -> Result<TracedTable, String> {
@@ -142,6 +147,12 @@ pub fn variants(target: &str, version: Option<&str>, kind: Kind) -> Option<&'sta
 /// Whether `target` is traced through torch.export's default table (not as a composite body).
 pub fn in_export_table(target: &str) -> bool {
     tables().iter().any(|t| t.core.contains_key(target))
+}
+
+/// Whether torch.export's default table (`core_aten_decompositions()`) has `target`, traced or not,
+/// in any embedded table: what `run_decompositions()` decomposes besides composite bodies.
+pub fn listed_in_export_table(target: &str) -> bool {
+    tables().iter().any(|t| t.core.contains_key(target) || t.core_not_traced.contains_key(target))
 }
 
 /// Whether any table has a trace of `target` of `kind`.

@@ -135,7 +135,7 @@ pub fn analyse(log: &Path, profile: Option<&Path>) -> Result<Analysed, String> {
     let mut a = Analysed { file: log.display().to_string(), compiles: Vec::new(), tables: Vec::new(), times: None, warnings: l.warnings.clone() };
     for c in l.compiles.iter().filter(|c| !c.output_code.is_empty()) {
         a.compiles.push(c.id.to_string());
-        a.tables.push(trace::kernels(c));
+        a.tables.push(trace::kernels(c, &l.file_access()));
     }
     if a.compiles.is_empty() {
         return Err(format!("{}: no compile in the log has Inductor's output code: no kernels to compare", a.file));

@@ -56,7 +56,7 @@ pub fn sweep_from_profiles(symbol: &str, series: &[Series]) -> Result<Sweep, Pro
     for s in series {
         let log = trace::load_log(&s.log).map_err(|e| ProfileSweepError::Log(e.to_string()))?;
         let (ids, tables): (Vec<String>, Vec<Vec<KernelTable>>) =
-            log.compiles.iter().filter(|c| !c.output_code.is_empty()).map(|c| (c.id.to_string(), trace::kernels(c))).unzip();
+            log.compiles.iter().filter(|c| !c.output_code.is_empty()).map(|c| (c.id.to_string(), trace::kernels(c, &log.file_access()))).unzip();
         if ids.is_empty() {
             return Err(ProfileSweepError::NoKernels { file: s.log.display().to_string() });
         }

@@ -399,6 +399,8 @@ impl App {
             Command::SetHeat(on) => s.profile.heat = on,
             Command::ExportDialog(kind) => self.export_dialog(kind),
             Command::Export(kind, path) => self.export(kind, path),
+            Command::ExportReportDialog => super::report_export::dialog(&self.jobs, &self.state),
+            Command::ExportReport(path) => super::report_export::write(&self.jobs, &self.state, path),
             Command::ImportProfileDialog => self.import_profile_dialog(),
             Command::ImportProfile(path) => self.import_profile(path),
             Command::CompareDialog(slot) => self.compare_dialog(slot),
@@ -545,7 +547,7 @@ impl App {
                     }
                 }
             }
-            JobResult::ImportedProfile { generation, result } => {
+            JobResult::ImportedProfile { generation, path, result } => {
                 let p = &mut self.state.profile;
                 if generation != p.generation {
                     return;
@@ -555,6 +557,7 @@ impl App {
                     Ok(trace) => {
                         let mut r = super::profiling::ProfileResult::new(View::Original, *trace);
                         r.imported = true;
+                        r.imported_from = Some(path);
                         p.result = Some(Arc::new(r));
                         p.heat = true;
                         p.error = None;
@@ -618,7 +621,8 @@ impl App {
             JobResult::ProfilePicked(Some(path)) => self.import_profile(path),
             JobResult::ProfilePicked(None) => {}
             JobResult::ExportPicked(kind, Some(path)) => self.export(kind, path),
-            JobResult::ExportPicked(_, None) => {}
+            JobResult::ExportPicked(_, None) | JobResult::ReportPicked(None) => {}
+            JobResult::ReportPicked(Some(path)) => super::report_export::write(&self.jobs, &self.state, path),
             JobResult::Exported(Ok(m)) | JobResult::Exported(Err(m)) => self.state.message(m),
         }
     }
@@ -720,7 +724,7 @@ impl App {
                     .compiles
                     .iter()
                     .filter(|c| !c.output_code.is_empty())
-                    .map(|c| (c.id.to_string(), crate::import::trace::kernels(c)))
+                    .map(|c| (c.id.to_string(), crate::import::trace::kernels(c, &log.file_access())))
                     .unzip();
                 if ids.is_empty() {
                     return Err(format!("{}: no compile in the log has Inductor's output code, so no kernel to attribute to", log.file));
@@ -731,7 +735,7 @@ impl App {
                 let owners = attribute(&t, &compiled);
                 Ok(Box::new(crate::profile::kernel_time::attributed_trace(&t, &compiled, &owners)))
             })();
-            JobResult::ImportedProfile { generation, result }
+            JobResult::ImportedProfile { generation, path, result }
         });
     }
 

@@ -10,7 +10,7 @@ use egui::epaint::CubicBezierShape;
 use egui::{pos2, Color32, FontId, PointerButton, Pos2, Rect, Sense, Stroke, Ui, Vec2, WidgetInfo, WidgetType};
 
 use super::command::{Command, MarkTarget};
-use super::groups::{self, GROUP_FILL};
+use super::groups::{self, group_fill};
 use super::layout::{ItemKind, Layout};
 use super::profiling::{heat_color, micros, NO_KERNEL_FILL};
 use super::state::{format_dims, short_op, AppState, Camera, Fit, NodeClass, View};
@@ -35,6 +35,8 @@ pub fn class_fill(class: NodeClass, dark: bool) -> Color32 {
         NodeClass::Violation => ((176, 36, 36), (248, 160, 160)),
         NodeClass::NoRule => ((120, 112, 24), (238, 228, 140)),
         NodeClass::BackendExpanded => ((20, 130, 140), (150, 226, 232)),
+        NodeClass::CpuFallback => ((172, 50, 132), (246, 172, 218)),
+        NodeClass::NotImplemented => ((104, 58, 190), (214, 180, 250)),
     };
     let (r, g, b) = if dark { d } else { l };
     Color32::from_rgb(r, g, b)
@@ -48,6 +50,8 @@ pub fn class_name(class: NodeClass) -> &'static str {
         NodeClass::Violation => "lite violation",
         NodeClass::NoRule => "no rule (kept)",
         NodeClass::BackendExpanded => "expanded by the backend",
+        NodeClass::CpuFallback => "falls back to CPU",
+        NodeClass::NotImplemented => "not implemented on the target",
     }
 }
 
@@ -192,6 +196,9 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
         if dark { (Color32::from_gray(240), Color32::from_gray(196)) } else { (Color32::from_gray(15), Color32::from_gray(60)) };
     let mut visible: Vec<(usize, Rect)> = Vec::new();
     let mut drawn: PixelSet = PixelSet::default();
+    // Folded modules under the heat overlay: coloured by their summed device time against the
+    // hottest folded module of this layout (its nodes' own ramp would saturate every box).
+    let group_heat = groups::heat_by_item(state, view, graph, layout);
     for (i, item) in layout.items.iter().enumerate() {
         if !item.rect.intersects(world_view) {
             continue;
@@ -217,9 +224,16 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
             ItemKind::Input(_) => (INPUT_FILL, false),
             ItemKind::Group { path, members, .. } if view == View::Kernels => {
                 let name = members.first().map(|m| graph.node(*m).name.as_str()).unwrap_or(path);
-                (kernel_fill(state, view, name, dark).unwrap_or(GROUP_FILL), false)
+                (kernel_fill(state, view, name, dark).unwrap_or(group_fill(dark)), false)
             }
-            ItemKind::Group { path, .. } => (GROUP_FILL, state.marks.modules.contains(path)),
+            ItemKind::Group { path, .. } => {
+                let fill = match group_heat.get(&i) {
+                    Some(t) => heat_color(*t),
+                    None if group_heat.is_empty() => group_fill(dark),
+                    None => NO_KERNEL_FILL,
+                };
+                (fill, state.marks.modules.contains(path))
+            }
         };
         if srect.width() < 4.0 {
             // Zoomed far out, many boxes fall on the same pixels: draw each spot once.
@@ -480,5 +494,48 @@ fn fold_button(ui: &mut Ui, state: &AppState, path: &str, cmds: &mut Vec<Command
     if ui.button(if collapsed { format!("Open module `{path}`") } else { format!("Fold module `{path}`") }).clicked() {
         cmds.push(Command::ToggleCollapse(path.to_string()));
         ui.close_menu();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::groups::{frame_colors, CLASSES};
+
+    /// Euclidean distance in RGB: crude, but two fills this far apart are told apart at a glance.
+    fn distance(a: Color32, b: Color32) -> f32 {
+        let d = |x: u8, y: u8| (x as f32 - y as f32).powi(2);
+        (d(a.r(), b.r()) + d(a.g(), b.g()) + d(a.b(), b.b())).sqrt()
+    }
+
+    /// No two statuses share a colour, and a module (folded box, open frame's tab and outline) or a
+    /// user input looks like none of them, in either theme. The readiness classes and the module
+    /// colours keep a wider margin than the older statuses keep among themselves (orange "kept" and
+    /// olive "no rule" are 25 apart in the light theme).
+    #[test]
+    fn statuses_and_modules_have_colours_of_their_own() {
+        let wide = |c: NodeClass| matches!(c, NodeClass::CpuFallback | NodeClass::NotImplemented);
+        for dark in [true, false] {
+            let mut named: Vec<(String, Color32, bool)> =
+                CLASSES.iter().map(|c| (class_name(*c).to_string(), class_fill(*c, dark), wide(*c))).collect();
+            let (tab, outline) = frame_colors(dark);
+            for (name, c) in [("module box", group_fill(dark)), ("module frame tab", tab), ("module frame outline", outline)] {
+                named.push((name.into(), c, true));
+            }
+            named.push(("input".into(), INPUT_FILL, true));
+            for (i, (a, ca, wa)) in named.iter().enumerate() {
+                for (b, cb, wb) in &named[i + 1..] {
+                    if a.starts_with("module") && b.starts_with("module") {
+                        continue;
+                    }
+                    let least = if *wa || *wb { 40.0 } else { 24.0 };
+                    let d = distance(*ca, *cb);
+                    assert!(d >= least, "dark={dark}: {a} {ca:?} and {b} {cb:?} are {d:.0} apart");
+                }
+                for (stroke, c) in [("marked", MARK_COLOR), ("selected", SELECT_COLOR)] {
+                    assert!(distance(*ca, c) >= 40.0, "dark={dark}: {a} looks like the {stroke} outline");
+                }
+            }
+        }
     }
 }

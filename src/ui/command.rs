@@ -92,6 +92,10 @@ pub enum Command {
     ExportDialog(ExportKind),
     /// Write the last profile there (on a worker).
     Export(ExportKind, PathBuf),
+    /// Ask where to write the open file's HTML report (on a worker: the dialog blocks).
+    ExportReportDialog,
+    /// Write the open file's HTML report there (on a worker).
+    ExportReport(PathBuf),
     /// Ask for a torch.profiler trace of the open log's run (on a worker: the dialog blocks).
     ImportProfileDialog,
     /// Attribute a torch.profiler (Kineto) trace to the open log's kernels and graph nodes, and

@@ -2,16 +2,46 @@
 //! input → output shape, what lite and full did inside it, a bar of those colours), an open one
 //! as a frame with a title tab around its boxes.
 
+use std::collections::HashMap;
+
 use egui::{pos2, Color32, FontId, Painter, Rect, Stroke};
 
 use super::canvas::class_fill;
-use super::layout::{Frame, ItemKind};
+use super::layout::{Frame, ItemKind, Layout};
 use super::state::{format_dims, short_op, AppState, NodeClass, Pane, View};
 use crate::ir::{Graph, NodeId, ValueId};
 
-pub const GROUP_FILL: Color32 = Color32::from_rgb(30, 96, 108);
-const CLASSES: [NodeClass; 6] =
-    [NodeClass::Plain, NodeClass::Decomposed, NodeClass::Fallback, NodeClass::Violation, NodeClass::NoRule, NodeClass::BackendExpanded];
+/// Every class, in the order a module's bar shows them.
+pub const CLASSES: [NodeClass; 8] = [
+    NodeClass::Plain,
+    NodeClass::Decomposed,
+    NodeClass::Fallback,
+    NodeClass::CpuFallback,
+    NodeClass::NotImplemented,
+    NodeClass::Violation,
+    NodeClass::NoRule,
+    NodeClass::BackendExpanded,
+];
+
+/// A folded module's fill: slate in the dark theme, sand in the light one — hues no node status
+/// uses (the teal it had was the "expanded by the backend" teal's neighbour; a unit test in
+/// `canvas.rs` keeps them apart).
+pub fn group_fill(dark: bool) -> Color32 {
+    if dark {
+        Color32::from_rgb(84, 88, 120)
+    } else {
+        Color32::from_rgb(214, 202, 178)
+    }
+}
+
+/// An open module's title tab fill and outline, of the same family as [`group_fill`].
+pub fn frame_colors(dark: bool) -> (Color32, Color32) {
+    if dark {
+        (Color32::from_rgb(48, 54, 108), Color32::from_rgb(120, 126, 160))
+    } else {
+        (Color32::from_rgb(222, 212, 190), Color32::from_rgb(170, 150, 110))
+    }
+}
 
 /// What a folded module holds, in the terms of one view.
 pub struct Summary {
@@ -53,6 +83,12 @@ impl Summary {
             (None, None) => String::new(),
         }
     }
+
+    /// How many of its nodes the lite target sends to the CPU or has nothing for.
+    pub fn readiness_text(&self, state: &AppState) -> String {
+        let n = |c: NodeClass| CLASSES.iter().position(|x| *x == c).map_or(0, |k| self.classes[k]);
+        super::readiness::summary(n(NodeClass::CpuFallback), n(NodeClass::NotImplemented), state.readiness.backend)
+    }
 }
 
 /// The text lines of a folded module's box (`group`: an [`ItemKind::Group`]).
@@ -62,18 +98,49 @@ pub fn lines(state: &AppState, view: View, graph: &Graph, group: &ItemKind) -> V
     let s = summarize(state, view, members);
     let (ins, outs) = (shapes(graph, inputs), shapes(graph, outputs));
     let (cin, cout) = (concrete(pane, inputs), concrete(pane, outputs));
-    vec![
+    let mut out = vec![
         format!("▸ {path}"),
         format!("{class} · {} ops", s.ops),
         format!("{ins} → {outs}"),
         if cin.is_empty() && cout.is_empty() { String::new() } else { format!("= {cin} → {cout}") },
         s.decomposed_text(),
-    ]
+    ];
+    // A sixth line only where there is something to say: most modules run natively.
+    let ready = s.readiness_text(state);
+    if !ready.is_empty() {
+        out.push(ready);
+    }
+    if let Some(t) = state.profile.group_time(view, member_names(graph, members)) {
+        out.push(t.text());
+    }
+    out
+}
+
+fn member_names<'g>(graph: &'g Graph, members: &'g [NodeId]) -> impl Iterator<Item = &'g str> {
+    members.iter().map(|m| graph.node(*m).name.as_str())
+}
+
+/// Per folded module of `layout` (by item index), its heat in [0, 1]: its summed device time over
+/// the largest such sum. Empty when the overlay does not show `view`; a module none of whose nodes
+/// ran a kernel is absent.
+pub fn heat_by_item(state: &AppState, view: View, graph: &Graph, layout: &Layout) -> HashMap<usize, f32> {
+    let times: Vec<(usize, u64)> = layout
+        .items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| match &item.kind {
+            ItemKind::Group { members, .. } => state.profile.group_time(view, member_names(graph, members)).map(|t| (i, t.ns)),
+            _ => None,
+        })
+        .collect();
+    let max = times.iter().map(|(_, ns)| *ns).max().unwrap_or(0);
+    times.into_iter().map(|(i, ns)| (i, if max == 0 { 0.0 } else { ns as f32 / max as f32 })).collect()
 }
 
 /// A folded module's hover text: its ops by count, every input and output shape, how to open it.
 pub fn details(state: &AppState, view: View, graph: &Graph, group: &ItemKind) -> String {
     let ItemKind::Group { path, members, inputs, outputs, .. } = group else { return String::new() };
+    let ready = summarize(state, view, members).readiness_text(state);
     let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();
     for m in members {
         *counts.entry(short_op(&graph.node(*m).target)).or_default() += 1;
@@ -81,6 +148,12 @@ pub fn details(state: &AppState, view: View, graph: &Graph, group: &ItemKind) ->
     let mut ops: Vec<(&str, usize)> = counts.into_iter().collect();
     ops.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     let mut text = format!("{path}: {} ops\n", members.len());
+    if !ready.is_empty() {
+        text.push_str(&format!("{ready} (lite target, torch {})\n", state.readiness.torch));
+    }
+    if let Some(t) = state.profile.group_time(view, member_names(graph, members)) {
+        text.push_str(&format!("{} (mean of the profile's timed runs)\n", t.text()));
+    }
     for (op, n) in ops.iter().take(12) {
         text.push_str(&format!("  {n} × {op}\n"));
     }
@@ -155,10 +228,11 @@ pub fn draw_frame(painter: &Painter, frame: &Frame, srect: Rect, tab: Rect, deta
     let zoom = tab.height() / super::layout::TITLE_H;
     let shade = if dark { 30 + 8 * (frame.depth as u8 % 4) } else { 240 - 8 * (frame.depth as u8 % 4) };
     painter.rect_filled(srect, 6.0, Color32::from_gray(shade));
-    let outline = if focused { super::canvas::SELECT_COLOR } else if dark { Color32::from_rgb(60, 120, 130) } else { Color32::from_rgb(90, 150, 160) };
+    let (tab_fill, outline) = frame_colors(dark);
+    let outline = if focused { super::canvas::SELECT_COLOR } else { outline };
     painter.rect_stroke(srect, 6.0, Stroke::new(if focused { 2.0 } else { 1.0 }, outline));
     if detailed {
-        painter.rect_filled(tab, 4.0, if dark { Color32::from_rgb(30, 70, 80) } else { Color32::from_rgb(190, 222, 228) });
+        painter.rect_filled(tab, 4.0, tab_fill);
         let text = if dark { Color32::from_gray(230) } else { Color32::from_gray(20) };
         let size = (11.0 * zoom).clamp(super::canvas::MIN_TEXT, 16.0);
         painter.with_clip_rect(tab).text(

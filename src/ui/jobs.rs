@@ -31,7 +31,8 @@ pub enum JobResult {
     ProfileProgress { generation: u64, text: String },
     Profiled { generation: u64, view: View, result: Result<Box<crate::profile::Trace>, String> },
     /// A torch.profiler trace imported and attributed through the open TORCH_TRACE log.
-    ImportedProfile { generation: u64, result: Result<Box<crate::profile::Trace>, String> },
+    /// `path`: the trace file, which an exported report attributes again.
+    ImportedProfile { generation: u64, path: PathBuf, result: Result<Box<crate::profile::Trace>, String> },
     /// A compile's kernels stage, built from the log, and its layout.
     Kernels { generation: u64, result: Result<Box<(super::kernel_stage::KernelStage, Layout)>, String> },
     /// A compare dialog closed; `None` when cancelled.
@@ -43,6 +44,8 @@ pub enum JobResult {
     ExportPicked(super::command::ExportKind, Option<PathBuf>),
     /// A profile export finished: what was written, or why not.
     Exported(Result<String, String>),
+    /// Where to write the HTML report (`None`: the dialog was cancelled).
+    ReportPicked(Option<PathBuf>),
 }
 
 /// Sends a job's intermediate results to the UI and wakes it.

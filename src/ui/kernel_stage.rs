@@ -69,7 +69,7 @@ pub fn build(log: &Path, compile_id: &str) -> Result<KernelStage, String> {
     }
     let mut kernels = Vec::new();
     let mut notes = Vec::new();
-    for table in trace::kernels(rec) {
+    for table in trace::kernels(rec, &log.file_access()) {
         notes.extend(table.notes);
         kernels.extend(table.kernels);
     }

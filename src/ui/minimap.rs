@@ -26,11 +26,10 @@ pub fn show(ui: &mut Ui, pane: Rect, layout: &Layout, cam: &Camera, dark: bool) 
     let painter = ui.painter_at(rect.expand(2.0));
     painter.rect_filled(rect.expand(2.0), 3.0, if dark { Color32::from_black_alpha(150) } else { Color32::from_white_alpha(170) });
     let stride = layout.items.len().div_ceil(MAX_BOXES).max(1);
-    let (node, group) = if dark {
-        (Color32::from_white_alpha(110), Color32::from_rgba_unmultiplied(60, 150, 160, 150))
-    } else {
-        (Color32::from_black_alpha(90), Color32::from_rgba_unmultiplied(40, 120, 130, 150))
-    };
+    // Modules in their canvas colours (no status's; the light theme's darker outline sand, which
+    // its box sand would be too faint for on the map), nodes plain.
+    let node = if dark { Color32::from_white_alpha(110) } else { Color32::from_black_alpha(90) };
+    let group = if dark { super::groups::group_fill(true) } else { super::groups::frame_colors(false).1 };
     for item in layout.items.iter().step_by(stride) {
         let r = Rect::from_min_max(to_map(item.rect.min), to_map(item.rect.max));
         let r = Rect::from_center_size(r.center(), vec2(r.width().max(1.0), r.height().max(1.0)));

@@ -44,9 +44,13 @@ pub struct ProfileResult {
     /// Mean device time per timed repetition of each graph node (fused kernels charge each node).
     pub node_ns: HashMap<String, u64>,
     pub max_node_ns: u64,
+    /// The sum of `node_ns`: what a folded module's share is of.
+    pub total_node_ns: u64,
     /// Imported from a torch.profiler trace of a TORCH_TRACE log's run: its node names are those
     /// of the log's dynamo graphs, so the overlay applies to the original and dynamo views.
     pub imported: bool,
+    /// The torch.profiler trace it was imported from.
+    pub imported_from: Option<std::path::PathBuf>,
 }
 
 impl ProfileResult {
@@ -65,8 +69,9 @@ impl ProfileResult {
         let timed = trace.frames.iter().filter(|f| !f.warmup).count().max(1) as u64;
         let node_ns: HashMap<String, u64> = trace.node_device_ns().into_iter().map(|(n, ns)| (n, ns / timed)).collect();
         let max_node_ns = node_ns.values().copied().max().unwrap_or(0);
+        let total_node_ns = node_ns.values().sum();
         let host_rows = trace.host_median_ns().into_iter().map(|(kind, node, median_ns)| HostRow { kind, node, median_ns }).collect();
-        ProfileResult { view, trace, rows, host_rows, node_ns, max_node_ns, imported: false }
+        ProfileResult { view, trace, rows, host_rows, node_ns, max_node_ns, total_node_ns, imported: false, imported_from: None }
     }
 }
 
@@ -108,11 +113,48 @@ impl ProfileState {
         Some(r.node_ns.get(node).map(|ns| if r.max_node_ns == 0 { 0.0 } else { *ns as f32 / r.max_node_ns as f32 }))
     }
 
+    /// A folded module's device time: the sum over its member nodes (`names`) and its share of
+    /// the whole run, when the overlay shows `view` and the profile ran a kernel for any of them
+    /// (issue 28: a profiled model opens folded, and its boxes must carry the time inside them).
+    pub fn group_time<'n>(&self, view: View, names: impl IntoIterator<Item = &'n str>) -> Option<GroupTime> {
+        let r = self.result.as_ref().filter(|r| self.heat && (r.view == view || (r.imported && view == View::Dynamo)))?;
+        group_time(&r.node_ns, r.total_node_ns, names)
+    }
+
     /// Mean device time of `node` in `view`'s profile, when the overlay shows it.
     pub fn node_ns(&self, view: View, node: &str) -> Option<u64> {
         let r = self.result.as_ref().filter(|r| self.heat && r.view == view)?;
         r.node_ns.get(node).copied()
     }
+}
+
+/// What a folded module's box says of the profile: its nodes' summed device time and that sum's
+/// share of every node's, in percent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GroupTime {
+    pub ns: u64,
+    pub share: f64,
+}
+
+impl GroupTime {
+    /// "12.345 µs · 40.0 % of device time"
+    pub fn text(&self) -> String {
+        format!("{} · {:.1} % of device time", micros(self.ns), self.share)
+    }
+}
+
+/// [`GroupTime`] of the nodes `names` under `node_ns` (mean device time per node, a fused kernel
+/// charged to each of its nodes as the per-node overlay does); `None` when none of them ran one.
+pub fn group_time<'n>(node_ns: &HashMap<String, u64>, total_ns: u64, names: impl IntoIterator<Item = &'n str>) -> Option<GroupTime> {
+    let mut ran = false;
+    let mut ns = 0u64;
+    for n in names {
+        if let Some(t) = node_ns.get(n) {
+            ran = true;
+            ns = ns.saturating_add(*t);
+        }
+    }
+    ran.then(|| GroupTime { ns, share: if total_ns == 0 { 0.0 } else { 100.0 * ns as f64 / total_ns as f64 } })
 }
 
 /// The overlay's colour ramp: muted green (cold) through yellow to red (the slowest node). Its cold
@@ -145,5 +187,15 @@ mod tests {
         assert_eq!(heat_color(0.0), Color32::from_rgb(60, 100, 70));
         assert_eq!(heat_color(1.0), Color32::from_rgb(220, 40, 30));
         assert_eq!(heat_color(2.0), heat_color(1.0));
+    }
+
+    #[test]
+    fn a_modules_time_sums_its_nodes_and_says_its_share() {
+        let ns: HashMap<String, u64> = [("a", 3_000), ("b", 1_000), ("c", 4_000)].into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        let t = group_time(&ns, 8_000, ["a", "b", "view_without_kernel"]).unwrap();
+        assert_eq!(t, GroupTime { ns: 4_000, share: 50.0 });
+        assert_eq!(t.text(), "4.000 µs · 50.0 % of device time");
+        assert_eq!(group_time(&ns, 8_000, ["view_without_kernel"]), None, "no kernel ran: no time, not zero");
+        assert_eq!(group_time(&ns, 0, ["a"]).unwrap().share, 0.0);
     }
 }

@@ -110,6 +110,11 @@ pub enum NodeClass {
     NoRule,
     /// Not marked, but the target backend has no kernel for it: tracing expands it in lite mode too.
     BackendExpanded,
+    /// Kept whole in lite mode, and the target sends it to the CPU at run time (torch-xpu-ops'
+    /// fallback list): a device round trip per call.
+    CpuFallback,
+    /// Kept whole in lite mode, and the target has nothing for it: NotImplementedError at run time.
+    NotImplemented,
 }
 
 /// How a camera is placed on the graph once the pane's size is known (only while drawing).
@@ -249,10 +254,13 @@ pub struct AppState {
     /// The backend the lite view is derived for (`None`: marks alone decide). Nodes it has no
     /// kernel for are expanded by tracing whatever the marks say.
     pub target_backend: Option<crate::ops::Backend>,
-    /// What the target backend does to the original graph's nodes it cannot keep, by node.
+    /// The original graph's nodes the target backend expands while tracing (no kernel there, a
+    /// composite body), with why, by node.
     pub backend_fates: HashMap<NodeId, crate::decomp::predict::NodeFate>,
     /// The torch version of the kernel table the fates come from.
     pub backend_table: Option<String>,
+    /// What the target's ATen does with each original node, from the same table.
+    pub readiness: super::readiness::Readiness,
     /// check-lite's verdict on each dynamo node of the shown compile (stage views), by node.
     pub stage_findings: HashMap<NodeId, crate::decomp::lite_trace::Finding>,
     /// What check-lite could not compare in the shown compile.
@@ -301,6 +309,7 @@ impl Default for AppState {
             target_backend: Some(crate::ops::Backend::Xpu),
             backend_fates: HashMap::new(),
             backend_table: None,
+            readiness: Default::default(),
             stage_findings: HashMap::new(),
             stage_unverified: Vec::new(),
             explicit: BTreeMap::new(),
@@ -404,12 +413,18 @@ impl AppState {
     pub fn refresh_backend_fates(&mut self) {
         self.backend_fates.clear();
         self.backend_table = None;
+        self.readiness = Default::default();
         let (Some(original), Some(backend)) = (self.original().cloned(), self.target_backend) else { return };
         let version = self.doc.as_ref().and_then(|d| d.model.torch_version.clone());
         let Some(table) = crate::ops::table_for(version.as_deref()) else { return };
         let (_, forced) = crate::decomp::predict::lite_marks_on(&original, backend, table, &self.marks);
-        self.backend_fates = forced.into_iter().map(|f| (f.node, f)).collect();
+        // Only what tracing expands: an op with neither a kernel nor a composite body is kept
+        // whole, and what the target then does with it (the CPU, or NotImplementedError) is its
+        // readiness, which knows torch-xpu-ops' fallback list.
+        let expanded = forced.into_iter().filter(|f| matches!(f.fate, crate::decomp::predict::Fate::Expanded { .. }));
+        self.backend_fates = expanded.map(|f| (f.node, f)).collect();
         self.backend_table = Some(table.torch.clone());
+        self.readiness = super::readiness::Readiness::of(&original, table, backend);
     }
 
     /// The marks lite mode works with on the target backend: the user's, plus what the backend
@@ -506,6 +521,13 @@ impl AppState {
                 orig_classes[id.index()] = NodeClass::Violation;
             } else if self.backend_fates.contains_key(&id) {
                 orig_classes[id.index()] = NodeClass::BackendExpanded;
+            } else if orig_classes[id.index()] == NodeClass::Plain && !self.is_marked(id) {
+                // What lite mode will keep whole: drawn as the target runs it where that is not
+                // its own kernel (plain otherwise, as before).
+                let c = self.readiness.kept_class(id);
+                if c != NodeClass::Fallback {
+                    orig_classes[id.index()] = c;
+                }
             }
         }
         self.pane_mut(View::Original).classes = orig_classes.clone();
@@ -540,7 +562,7 @@ impl AppState {
                     } else if decomposed.contains(o) {
                         NodeClass::Decomposed
                     } else if view == View::Lite && kept.contains(o) && !is_symbolic_size_op(&original.node(*o).target) {
-                        NodeClass::Fallback
+                        self.readiness.kept_class(*o)
                     } else {
                         NodeClass::Plain
                     }

@@ -70,18 +70,31 @@ pub fn find(table: Table, target: &str) -> Option<Build> {
     (!own && traced::has(Some(table), target)).then_some(traced::expand as Build)
 }
 
-/// Whether `target` is an op PyTorch would decompose further (so a missing rule matters): not
-/// a Python operator on symbolic ints, and not one the registry marks as kept by Inductor.
-pub fn decomposes_in_torch(target: &str) -> bool {
-    !(target.starts_with("_operator.") || crate::ops::get(target).is_some_and(|d| d.keep))
+/// Whether `target` is an op PyTorch would decompose further under `table` (so a missing rule
+/// matters), read off the kernel table of torch `version` where it knows the op: under `Core`, a
+/// composite op or one in torch.export's default table, never a Core ATen op (`run_decompositions()`
+/// keeps `gt.Tensor` and `expm1` whole, and `_assert_tensor_metadata`, which no table decomposes);
+/// under `Inductor`, a composite op or one in Inductor's default table that the registry does not
+/// mark as lowered whole. Python operators on symbolic ints never decompose;
+/// an op the table does not know falls back to the registry's `keep`.
+pub fn decomposes_in_torch(table: Table, target: &str, version: Option<&str>) -> bool {
+    if target.starts_with("_operator.") {
+        return false;
+    }
+    let keep = crate::ops::get(target).is_some_and(|d| d.keep);
+    match crate::ops::table_for(version).and_then(|t| t.op(target)) {
+        Some(f) if table == Table::Core => !f.core && (f.composite || crate::ops::composite_traces::listed_in_export_table(target)),
+        Some(f) => (f.composite || f.inductor) && !keep,
+        None => !keep,
+    }
 }
 
 /// Whether a node of `target` that `table` has no rule for is worth reporting: under the
 /// decomposition tables, when PyTorch would decompose it; under [`Table::Lowering`], when it
 /// has no kernel lowering either.
-pub fn wants_rule(table: Table, target: &str) -> bool {
+pub fn wants_rule(table: Table, target: &str, version: Option<&str>) -> bool {
     match table {
-        Table::Core | Table::Inductor => decomposes_in_torch(target),
+        Table::Core | Table::Inductor => decomposes_in_torch(table, target, version),
         Table::Lowering => crate::ops::lowering(target).is_none(),
     }
 }
@@ -107,8 +120,8 @@ mod tests {
         // `silu` lowers directly: nothing to expand, whatever the tables say.
         assert!(find(Table::Inductor, "aten.silu.default").is_some());
         assert!(find(Table::Lowering, "aten.silu.default").is_none());
-        assert!(!wants_rule(Table::Lowering, "aten.silu.default"));
-        assert!(wants_rule(Table::Lowering, "aten.made_up.default"));
+        assert!(!wants_rule(Table::Lowering, "aten.silu.default", None));
+        assert!(wants_rule(Table::Lowering, "aten.made_up.default", None));
         // Core-only rules count too: the lowering takes any rule there is.
         let core_only = crate::ops::all().find(|d| d.lower.is_none() && d.inductor.is_none() && d.core.is_none() && d.core_only.is_some());
         if let Some(d) = core_only {
@@ -118,8 +131,23 @@ mod tests {
 
     #[test]
     fn inductor_keeps_what_it_lowers() {
-        assert!(!decomposes_in_torch("aten.add.Tensor"));
-        assert!(!decomposes_in_torch("_operator.add"));
-        assert!(decomposes_in_torch("aten.silu.default"));
+        assert!(!decomposes_in_torch(Table::Inductor, "aten.add.Tensor", None));
+        assert!(!decomposes_in_torch(Table::Inductor, "_operator.add", None));
+        assert!(decomposes_in_torch(Table::Inductor, "aten.silu.default", None));
+    }
+
+    /// Core ATen ops are what `run_decompositions()` decomposes into, never from: comparisons and
+    /// `expm1` had no `keep` in the registry and were reported as missing a rule (corpus: Cwm's
+    /// sliding-window mask `gt.Tensor`, Apertus's `expm1`).
+    #[test]
+    fn core_keeps_the_core_opset_by_torchs_table() {
+        for t in ["aten.gt.Tensor", "aten.eq.Tensor", "aten.le.Scalar", "aten.expm1.default", "aten.add.Tensor", "aten._assert_tensor_metadata.default"] {
+            assert!(!decomposes_in_torch(Table::Core, t, Some("2.15.0")), "{t}");
+            assert!(!decomposes_in_torch(Table::Core, t, Some("2.11.0")), "{t}");
+        }
+        for t in ["aten.silu.default", "aten.detach.default", "aten.type_as.default"] {
+            assert!(decomposes_in_torch(Table::Core, t, Some("2.15.0")), "{t}");
+        }
+        assert!(!decomposes_in_torch(Table::Inductor, "aten.gt.Tensor", Some("2.15.0")));
     }
 }

@@ -118,6 +118,12 @@ pub struct CompileMetrics {
     pub restart_reasons: Vec<String>,
     /// `2.11.0+cu130`: which torch wrote the log (picks the op registry's tables).
     pub pytorch_version: Option<String>,
+    /// Every `*_version` the metrics record (`python_version`, `cuda_version`, `triton_version`),
+    /// as written.
+    pub versions: BTreeMap<String, Json>,
+    /// Every configuration the metrics record (`inductor_config`, `dynamo_config`, `compiler_config`,
+    /// `config_suppress_errors`): JSON-in-a-string values parsed, others as written.
+    pub config: BTreeMap<String, Json>,
 }
 
 impl CompileMetrics {
@@ -142,6 +148,23 @@ impl CompileMetrics {
                 .map(|a| a.iter().filter_map(|r| r.as_str().map(str::to_string)).collect())
                 .unwrap_or_default(),
             pytorch_version: s("pytorch_version"),
+            versions: j
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, v)| k.ends_with("_version") && !v.is_null())
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            config: j
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(k, v)| (k.ends_with("_config") || k.starts_with("config_")) && !v.is_null())
+                .map(|(k, v)| {
+                    let parsed = v.as_str().and_then(|t| serde_json::from_str::<Json>(t).ok()).filter(Json::is_object);
+                    (k.clone(), parsed.unwrap_or_else(|| v.clone()))
+                })
+                .collect(),
         }
     }
 }
@@ -194,6 +217,13 @@ pub struct TraceLog {
     pub warnings: Vec<String>,
 }
 
+impl TraceLog {
+    /// Where files this log only names may be read from: its folder and the Inductor cache.
+    pub fn file_access(&self) -> super::FileAccess {
+        super::FileAccess::for_log(std::path::Path::new(&self.file))
+    }
+}
+
 /// Envelope kinds this importer knows and has no use for.
 const IGNORED: &[&str] = &[
     "str",
@@ -205,6 +235,8 @@ const IGNORED: &[&str] = &[
     "dynamo_cpp_guards_str",
     "compilation_metrics_runtime",
     "bwd_compilation_metrics",
+    // torch 2.11 CUDA training: metrics of the backward compiled lazily at its first run.
+    "bwd_compilation_metrics_runtime",
     "dynamo_guards",
     "optimize_ddp_split_graph",
     "optimize_ddp_split_child",

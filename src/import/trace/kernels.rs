@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::Value as Json;
 
 use super::compile::{CompileRecord, OutputCode, Stage};
+use super::files::{FileAccess, NamedFile};
 
 /// Where a kernel's code comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -117,6 +118,9 @@ pub struct KernelTable {
     pub provenance: bool,
     /// What could not be read or is missing, for the user.
     pub notes: Vec<String>,
+    /// The file the output code was read from, when the log held only its name: read, or skipped
+    /// with why ([`FileAccess`]).
+    pub named_file: Option<NamedFile>,
 }
 
 /// `inductor_provenance_tracking_node_mappings`: each map from a name to names.
@@ -152,9 +156,11 @@ impl NodeMappings {
     }
 }
 
-/// The kernel tables of a compile, one per output code it logged.
-pub fn kernels(rec: &CompileRecord) -> Vec<KernelTable> {
-    rec.output_code.iter().map(|code| kernel_table(rec, code)).collect()
+/// The kernel tables of a compile, one per output code it logged. An output code logged only by
+/// its file name is read where `files` allows ([`FileAccess::for_log`]: the log's folder and the
+/// Inductor cache), never from anywhere the log names.
+pub fn kernels(rec: &CompileRecord, files: &FileAccess) -> Vec<KernelTable> {
+    rec.output_code.iter().map(|code| kernel_table(rec, code, files)).collect()
 }
 
 /// What the comment block above a kernel's definition says.
@@ -165,9 +171,9 @@ struct DefComments {
     post_grad: Vec<String>,
 }
 
-fn kernel_table(rec: &CompileRecord, code: &OutputCode) -> KernelTable {
+fn kernel_table(rec: &CompileRecord, code: &OutputCode, files: &FileAccess) -> KernelTable {
     let mut table = KernelTable { file: code.filename.clone(), provenance: rec.provenance.is_some(), ..Default::default() };
-    let text = match output_text(code) {
+    let text = match output_text(code, files, &mut table.named_file) {
         Ok(t) => t,
         Err(why) => {
             table.notes.push(why);
@@ -262,22 +268,24 @@ fn kernel_table(rec: &CompileRecord, code: &OutputCode) -> KernelTable {
     table
 }
 
-/// The output code's text: the payload, or the file the log names when it is on this machine.
-fn output_text(code: &OutputCode) -> Result<String, String> {
+/// The output code's text: the payload, or the file the log names when `files` allows reading it
+/// (what happened to that file goes to `named`).
+fn output_text(code: &OutputCode, files: &FileAccess, named: &mut Option<NamedFile>) -> Result<String, String> {
     if !code.code.trim().is_empty() {
         return Ok(code.code.clone());
     }
     let Some(path) = &code.filename else {
         return Err("inductor_output_code has neither a payload nor a file name".into());
     };
-    const MAX: u64 = 64 << 20;
-    match std::fs::metadata(path) {
-        Ok(m) if m.len() <= MAX => std::fs::read_to_string(path).map_err(|e| format!("{path}: cannot read the output code: {e}")),
-        Ok(_) => Err(format!("{path}: the output code is over {MAX} bytes; not read")),
-        Err(_) => Err(format!(
-            "the log holds only the path of the output code, {path}, which is not on this machine: no kernel sources or launches"
-        )),
-    }
+    let (text, used) = files.read(path);
+    let why = match &used {
+        NamedFile::Skipped { why, .. } => Some(why.clone()),
+        NamedFile::Read { .. } => None,
+    };
+    *named = Some(used);
+    text.ok_or_else(|| {
+        format!("the log holds only the path of the output code, {path}, which was not read: {}: no kernel sources or launches", why.unwrap_or_default())
+    })
 }
 
 /// `name = async_compile.triton(` → (`name`, `triton`).
@@ -608,7 +616,7 @@ def benchmark_compiled_module(args, times=10, repeat=10):
 
     #[test]
     fn reads_kernels_sources_nodes_and_launch_order_from_comments() {
-        let t = &kernels(&record(CODE))[0];
+        let t = &kernels(&record(CODE), &FileAccess::nothing())[0];
         let names: Vec<&str> = t.kernels.iter().map(|k| k.name.as_str()).collect();
         assert_eq!(
             names,
@@ -648,7 +656,7 @@ def benchmark_compiled_module(args, times=10, repeat=10):
             "version": 2.0
         });
         rec.provenance = Some(NodeMappings::from_json(&j));
-        let t = &kernels(&rec)[0];
+        let t = &kernels(&rec, &FileAccess::nothing())[0];
         let mm = t.kernels.iter().find(|k| k.callee == "extern_kernels.mm").unwrap();
         assert_eq!(mm.name, "extern_kernels.mm:3");
         assert_eq!(mm.post_grad_nodes, ["mm_1"]);
@@ -658,16 +666,17 @@ def benchmark_compiled_module(args, times=10, repeat=10):
     #[test]
     fn cut_or_garbled_output_code_does_not_panic() {
         for end in (0..CODE.len()).step_by(5) {
-            let _ = kernels(&record(&CODE[..end]));
+            let _ = kernels(&record(&CODE[..end]), &FileAccess::nothing());
         }
         let garbled = CODE.replace("'''", "").replace('(', "((").replace("debug handles]", "debug handles] x:");
-        let _ = kernels(&record(&garbled));
+        let _ = kernels(&record(&garbled), &FileAccess::nothing());
     }
 
     #[test]
     fn a_path_without_code_is_said_so() {
-        let t = &kernels(&record(""))[0];
+        let t = &kernels(&record(""), &FileAccess::nothing())[0];
         assert!(t.kernels.is_empty());
+        assert!(matches!(&t.named_file, Some(NamedFile::Skipped { path, .. }) if path == "/nowhere/x.py"), "{:?}", t.named_file);
         assert!(t.notes[0].contains("/nowhere/x.py") && t.notes[0].contains("not on this machine"), "{:?}", t.notes);
     }
 }

@@ -7,6 +7,7 @@
 //! file with no envelope at all is an error.
 
 mod compile;
+mod files;
 mod fx;
 mod kernels;
 mod log;
@@ -18,6 +19,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 pub use compile::{CompileId, CompileMetrics, CompileRecord, OutputCode, Specialization, Stage, TraceLog};
+pub use files::{inductor_cache_dir, FileAccess, NamedFile, MAX_NAMED_FILE};
 pub use fx::{parse_annotation, parse_graph, SourceLoc, PY_KIND};
 pub use kernels::{kernels, Kernel, KernelKind, KernelSource, KernelTable, Launch, NodeMappings};
 pub use log::Limits;

@@ -17,7 +17,7 @@ use super::backend::{aten_name, functional_name, Backend, BackendTable, OpFacts}
 mod lists;
 mod report;
 pub use lists::{fallback_for, fallback_lists, FallbackList};
-pub use report::{changes, graphs_of, Change, OpEntry, Report};
+pub use report::{call_status, changes, graphs_of, Change, OpEntry, Report};
 
 /// One op's fate on a backend.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

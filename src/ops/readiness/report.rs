@@ -129,6 +129,21 @@ impl Report {
     }
 }
 
+/// The status of one node's call in any graph of a model: an ATen or torchvision op as
+/// [`Context::op`] has it, a dynamo graph's torch-level call through the one ATen op it is at the
+/// kernel level ([`kernel_op`]: `torch.dot` → `dot`), the way [`Report::of_model`] reads a log's
+/// dynamo graph. `None`: nothing with a kernel (sizes, `getitem`).
+pub fn call_status(ctx: &Context, target: &str) -> Option<Result<OpStatus, String>> {
+    let status = ctx.op(target)?;
+    if status.is_ok() || aten_name(target).is_some() || super::torchvision_name(target).is_some() {
+        return Some(status);
+    }
+    match kernel_op(ctx.table, target) {
+        Some(op) => ctx.op(&format!("aten.{op}.default")),
+        None => Some(status),
+    }
+}
+
 /// The ATen op a dynamo-graph call is at the kernel level: the op itself (`aten._fused_rms_norm`),
 /// or the one op every CUDA trace of a call of that name gave, where that op is named after the call
 /// (`torch.rms_norm` → `_fused_rms_norm`, `torch.dot` → `dot`; not `linear` → `addmm`, nor SDPA →
@@ -202,6 +217,18 @@ mod tests {
         assert_eq!(kernel_op(t, "torch.dot").as_deref(), Some("dot"));
         assert_eq!(kernel_op(t, "torch._C._nn.linear"), None);
         assert_eq!(kernel_op(t, "torch._C._nn.scaled_dot_product_attention"), None);
+    }
+
+    #[test]
+    fn a_dynamo_call_has_the_status_of_its_kernel_op() {
+        let t = table_for(Some("2.10.0")).unwrap();
+        let ctx = Context::new(t, Backend::Xpu);
+        assert_eq!(call_status(&ctx, "torch.dot").unwrap().unwrap().status, Status::CpuFallback);
+        assert_eq!(call_status(&ctx, "aten.dot.default").unwrap().unwrap().status, Status::CpuFallback);
+        assert!(call_status(&ctx, "_operator.getitem").is_none());
+        // No single kernel op: as unknown as before, with the same reason.
+        let why = call_status(&ctx, "torch._C._nn.linear").unwrap().unwrap_err();
+        assert!(why.contains("not an ATen op"), "{why}");
     }
 
     #[test]

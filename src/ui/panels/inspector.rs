@@ -47,6 +47,7 @@ fn body(ui: &mut egui::Ui, state: &AppState, graph: &Graph, view: View, id: crat
             ui.label(RichText::new(format!("Expanded by the lite target: {reason}")).small())
                 .on_hover_text("the op registry's kernel table: `xpu-workbench backends --op NAME`");
         }
+        readiness_rows(ui, state, view, orig, class);
     }
     if let Some(write) = crate::decomp::functionalize::describe_write(graph, node) {
         ui.label(RichText::new(format!("Writes in place: {write}")).small())
@@ -123,6 +124,24 @@ fn body(ui: &mut egui::Ui, state: &AppState, graph: &Graph, view: View, id: crat
         egui::CollapsingHeader::new("Stack trace").default_open(false).show(ui, |ui| {
             ui.label(RichText::new(trace).monospace().small());
         });
+    }
+}
+
+/// What the lite target's ATen does with the op (any node that came from one), and why where it
+/// is not the target's own kernel: the same statuses and sources as `xpu-workbench readiness`.
+fn readiness_rows(ui: &mut egui::Ui, state: &AppState, view: View, orig: NodeId, class: NodeClass) {
+    let r = &state.readiness;
+    let (Some(backend), Some(line)) = (r.backend, r.line(orig)) else { return };
+    // A decomposed node's own op is Inductor's to lower: what the target does with the original
+    // op says nothing about it.
+    if view != View::Original && !matches!(class, NodeClass::Fallback | NodeClass::CpuFallback | NodeClass::NotImplemented) {
+        return;
+    }
+    grid_row(ui, &format!("on {backend}"), &line);
+    if let Some(reason) = r.reason(orig).filter(|_| matches!(class, NodeClass::CpuFallback | NodeClass::NotImplemented)) {
+        let what = if class == NodeClass::CpuFallback { "Falls back to the CPU" } else { "Not implemented on the lite target" };
+        ui.label(RichText::new(format!("{what}: {reason}")).small())
+            .on_hover_text("`xpu-workbench readiness FILE` lists every op of the model this way");
     }
 }
 

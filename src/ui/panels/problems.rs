@@ -1,6 +1,6 @@
 //! The problems panel: everything that went wrong or could not be done, where the user looks —
-//! decomposition errors, lite violations, what the lite target backend has no kernel for, ops with
-//! no rule, guards that cannot be evaluated,
+//! decomposition errors, lite violations, what the lite target backend has no kernel for, what it
+//! sends to the CPU or cannot run, ops with no rule, guards that cannot be evaluated,
 //! the importer's warnings and a failed profile (lowering) — each with a link to its node.
 
 use egui::{Color32, RichText};
@@ -46,6 +46,7 @@ pub fn collect(state: &AppState) -> Vec<Problem> {
     }
     let classes = &state.pane(View::Original).classes;
     let mut lite_no_rule: Vec<NodeId> = Vec::new();
+    let mut not_ready: Vec<NodeId> = Vec::new();
     for id in original.node_ids() {
         let n = original.node(id);
         match classes.get(id.index()) {
@@ -56,6 +57,7 @@ pub fn collect(state: &AppState) -> Vec<Problem> {
                 view_node: None,
             }),
             Some(NodeClass::NoRule) => lite_no_rule.push(id),
+            Some(NodeClass::CpuFallback | NodeClass::NotImplemented) => not_ready.push(id),
             Some(NodeClass::BackendExpanded) => out.push(Problem {
                 error: false,
                 text: state.backend_reason(id).unwrap_or_else(|| format!("the lite target expands `{}`", n.name)),
@@ -65,6 +67,7 @@ pub fn collect(state: &AppState) -> Vec<Problem> {
             _ => {}
         }
     }
+    readiness_lines(&mut out, state, original, &not_ready);
     no_rule_lines(&mut out, original, "lite", &lite_no_rule);
     if let Some(full) = &state.pane(View::Full).decomp {
         no_rule_lines(&mut out, original, "full", &full.no_rule);
@@ -95,6 +98,21 @@ fn no_rule_lines(out: &mut Vec<Problem>, original: &crate::ir::Graph, mode: &str
             n => format!("{mode}: no decomposition rule for {} ({n} nodes, first `{first}`): kept whole", short_op(op)),
         };
         out.push(Problem { error: false, text, node: Some(ids[0]), view_node: None });
+    }
+}
+
+/// One line per op the lite target sends to the CPU or has nothing for (the reason the inspector
+/// gives), with how many nodes call it, linking to the first.
+fn readiness_lines(out: &mut Vec<Problem>, state: &AppState, original: &crate::ir::Graph, nodes: &[NodeId]) {
+    let mut by_op: std::collections::BTreeMap<&str, Vec<NodeId>> = Default::default();
+    for &id in nodes {
+        by_op.entry(original.node(id).target.as_str()).or_default().push(id);
+    }
+    let target = state.readiness.backend.map_or_else(|| "the lite target".to_string(), |b| format!("lite on {b}"));
+    for ids in by_op.into_values() {
+        let Some(reason) = state.readiness.reason(ids[0]) else { continue };
+        let count = if ids.len() > 1 { format!(" ({} nodes)", ids.len()) } else { String::new() };
+        out.push(Problem { error: false, text: format!("{target}{count}: {reason}"), node: Some(ids[0]), view_node: None });
     }
 }
 

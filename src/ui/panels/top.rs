@@ -22,6 +22,10 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                     cmds.push(Command::CompareDialog(crate::ui::comparing::CompareSlot::OtherLog));
                     ui.close_menu();
                 }
+                if ui.button("Export report… (one HTML file to share)").clicked() {
+                    cmds.push(Command::ExportReportDialog);
+                    ui.close_menu();
+                }
                 if ui.button("Open the embedded sample").clicked() {
                     cmds.push(Command::Open(Source::Embedded));
                     ui.close_menu();
@@ -125,7 +129,15 @@ fn target_backend_picker(ui: &mut egui::Ui, state: &AppState, cmds: &mut Vec<Com
     let name = |b: Option<Backend>| b.map_or("any (marks only)".to_string(), |b| b.key().to_string());
     let forced = state.backend_fates.len();
     let tip = match (state.target_backend, &state.backend_table) {
-        (Some(b), Some(t)) => format!("lite mode on {b}: {forced} unmarked node(s) expanded because {b} has no kernel for them (kernel table of torch {t}); Ctrl+B cycles"),
+        (Some(b), Some(t)) => {
+            let n = |c: NodeClass| state.pane(View::Original).classes.iter().filter(|x| **x == c).count();
+            format!(
+                "lite mode on {b}: {forced} unmarked node(s) expanded because {b} has no kernel for them, {} kept that fall back to the CPU, {} kept with nothing to run them (kernel table of torch {t}{}); Ctrl+B cycles",
+                n(NodeClass::CpuFallback),
+                n(NodeClass::NotImplemented),
+                state.readiness.source.as_ref().map(|s| format!("; CPU fallbacks from {s}")).unwrap_or_default()
+            )
+        }
         _ => "lite mode decided by the marks alone; Ctrl+B cycles".to_string(),
     };
     egui::ComboBox::from_label("lite target")
@@ -153,9 +165,18 @@ fn swatch(ui: &mut egui::Ui, fill: Color32, stroke: Option<Color32>, text: &str)
 /// What the colours of the graph mean.
 pub fn legend(ui: &mut egui::Ui) {
     let dark = ui.visuals().dark_mode;
-    for class in [NodeClass::Decomposed, NodeClass::Fallback, NodeClass::Violation, NodeClass::BackendExpanded, NodeClass::NoRule] {
+    for class in [
+        NodeClass::Decomposed,
+        NodeClass::Fallback,
+        NodeClass::Violation,
+        NodeClass::BackendExpanded,
+        NodeClass::CpuFallback,
+        NodeClass::NotImplemented,
+        NodeClass::NoRule,
+    ] {
         swatch(ui, class_fill(class, dark), None, class_name(class));
     }
+    swatch(ui, crate::ui::groups::group_fill(dark), None, "folded module");
     swatch(ui, class_fill(NodeClass::Plain, dark), Some(MARK_COLOR), "marked");
     swatch(ui, class_fill(NodeClass::Plain, dark), Some(SELECT_COLOR), "selected / related");
 }
