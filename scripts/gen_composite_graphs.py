@@ -4,11 +4,15 @@ the workbench embeds (assets/ops/composite-<torch>.json.gz, issue 25).
 
     python3 scripts/gen_composite_graphs.py OUT.json.gz [--only NAME,NAME] [--shard I/N]
     python3 scripts/gen_composite_graphs.py OUT.json.gz --merge SHARD.json.gz.jsonl...
+    python3 scripts/gen_composite_graphs.py OUT.json.gz --only type_as,fft_fftn --into TABLE.json.gz
+                                             (re-trace some overloads into an existing table)
 
 For each overload the dispatcher says has a CompositeImplicitAutograd kernel (functional ones: the
 workbench functionalizes in-place and out= overloads first), sample arguments are made from its
 schema (tensors of rank 1 to 4, float32, and for two-tensor ops float32 against the other float and
-integer dtypes and tensors of two ranks; integer and boolean tensors for an op that takes no float; other arguments their schema default, else a small legal value) and the call is
+integer dtypes and tensors of two ranks; two integer dtypes, bool against float32; integer and
+boolean tensors for an op that takes no float; other arguments their schema default, else a small
+legal value, and optional `dim` lists also given) and the call is
 traced by `make_fx(tracing_mode="symbolic")` with no decomposition table and no duck shaping (each
 size its own symbol): the graph torch's own tracing (run_decompositions(), AOT autograd) makes of
 the op. A trace that guards on a size (a branch on a symbol) is left out: it would not hold for
@@ -146,6 +150,13 @@ def candidates(schema, dtype=torch.float32):
                 yield (rank, rank), [d, torch.float32]
         for ranks in ((3, 2), (4, 2), (2, 3), (2, 4), (1, 2), (2, 1), (4, 3), (3, 4)):
             yield ranks, [torch.float32] * 2
+        # Two integer dtypes, equal and apart, and a bool against float32 (`position_ids.type_as(ids32)`,
+        # `mask.type_as(x)`): float samples never rename to these (`renaming` in
+        # src/decomp/rules/traced.rs keeps floating apart from integer and bool).
+        for rank in (2, 3, 4, 1):
+            for pair in ([torch.int64, torch.int64], [torch.int64, torch.int32], [torch.bool, torch.float32],
+                         [torch.float32, torch.bool]):
+                yield (rank, rank), pair
 
 
 def encode_const(v):
@@ -331,7 +342,13 @@ OPTIONAL_SET = {"ScalarType?": torch.float32, "Layout?": torch.strided, "Device?
                 "int[1]?": [1], "int[]?": [1]}
 
 
-def trace(op, schema, ranks, dtypes, float_scalars, decomp, optionals=(), generic=()):
+def dims_sample(rank):
+    """A given `dim` list for an op whose schema defaults it to None (`fft_fftn(x, dim=(1, 2))`):
+    the last two dims (one of a vector)."""
+    return list(range(max(abs(rank) - 2, 0), abs(rank)))
+
+
+def trace(op, schema, ranks, dtypes, float_scalars, decomp, optionals=(), generic=(), dims=()):
     values, guard = [], {}
     ti = 0
     for i, a in enumerate(schema.arguments):
@@ -349,6 +366,8 @@ def trace(op, schema, ranks, dtypes, float_scalars, decomp, optionals=(), generi
                 v, default = 0.5, False  # not the default: a decomposition skipping `alpha == 1` work traces it here
             if a.name in optionals and v is None and t in OPTIONAL_SET:
                 v, default = OPTIONAL_SET[t], False
+            if a.name in dims and v is None:
+                v, default = dims_sample(ranks[0] if ranks else 0), False
             if isinstance(v, torch.Tensor) or (isinstance(v, (list, tuple)) and any(isinstance(x, torch.Tensor) for x in v)):
                 raise ValueError("tensor list")
             guard[a.name] = {"value": encode_const(v), "default": default}
@@ -400,7 +419,10 @@ def trace_all(target, op, decomp):
     opt_sets = list(dict.fromkeys(opt_sets))
     numbers = [a.name for a in schema.arguments if ty(a, schema) in ("Scalar", "float") and a.has_default_value()][:3]
     subsets = [tuple(n for k, n in enumerate(numbers) if m >> k & 1) for m in range(1 << len(numbers))]
-    flags = [(f, o, g) for f in ([False, True] if scalars else [False]) for o in opt_sets for g in subsets]
+    # Optional dim lists left out (the whole tensor) and given (`fft_fftn(x, dim=(1, 2))`).
+    dim_lists = [a.name for a in schema.arguments if ty(a, schema).startswith("int[") and ty(a, schema).endswith("?")]
+    dim_sets = [()] + ([tuple(dim_lists)] if dim_lists else [])
+    flags = [(f, o, g, d) for f in ([False, True] if scalars else [False]) for o in opt_sets for g in subsets for d in dim_sets]
     fitted = set()  # (arguments, ranks) some sample fitted; square shapes are tried for the others
     # Float samples first; integer and boolean ones only for an op no float sample fitted
     # (`__or__`, `bitwise_and` have no float kernel).
@@ -410,13 +432,13 @@ def trace_all(target, op, decomp):
         float_fit = float_fit or (dtype == torch.float32 and bool(variants))
         if dtype != torch.float32 and float_fit:
             break
-        for float_scalars, optionals, generic in flags:
+        for float_scalars, optionals, generic, dims in flags:
             for ranks, dtypes in candidates(schema, dtype):
-                key = (float_scalars, optionals, generic, ranks)
+                key = (float_scalars, optionals, generic, dims, ranks)
                 if square and (max(ranks, default=0) < 2 or key in fitted or any(d != torch.float32 for d in dtypes)):
                     continue
                 try:
-                    v = trace(op, schema, tuple(-r for r in ranks) if square else ranks, dtypes, float_scalars, decomp, optionals, generic)
+                    v = trace(op, schema, tuple(-r for r in ranks) if square else ranks, dtypes, float_scalars, decomp, optionals, generic, dims)
                 except Exception as e:  # the sample does not fit the op, or the trace guards
                     last_err = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:200]
                     if "tensor list" in last_err or "no sample for" in last_err:
@@ -521,6 +543,21 @@ def merge(out, parts):
     print(f"{len(doc['ops'])} composite overloads traced, {len(doc['core'])} of export's table", file=sys.stderr)
 
 
+def updated(path, doc):
+    """The table at `path` with the overloads `doc` traced (or failed to) replaced by `doc`'s."""
+    with gzip.open(path, "rt") as f:
+        base = json.load(f)
+    if base["torch"] != doc["torch"]:
+        raise SystemExit(f"{path} was traced with torch {base['torch']}, this is {doc['torch']}")
+    for ok, bad in (("ops", "not_traced"), ("core", "core_not_traced")):
+        for target in list(doc[ok]) + list(doc[bad]):
+            base[ok].pop(target, None)
+            base[bad].pop(target, None)
+        base[ok].update(doc[ok])
+        base[bad].update(doc[bad])
+    return base
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -529,6 +566,8 @@ def main():
     ap.add_argument("--merge", nargs="*", default=[], help="shard outputs to merge into OUT")
     ap.add_argument("--first-from", nargs="*", default=[], help="folders of *.expect.json (scripts/gen_zoo.py): "
                     "the overloads their exported graphs call are traced first")
+    ap.add_argument("--into", default="", help="an existing table (of this torch) to update: the overloads traced "
+                    "now replace their entries, every other entry is kept (a run with --only on top of a long one)")
     a = ap.parse_args()
     only = set(filter(None, a.only.split(",")))
     if a.merge:
@@ -570,6 +609,8 @@ def main():
         "core_not_traced": core_failures,
         "core_in_inductor": core_in_inductor(core),
     }
+    if a.into:
+        doc = updated(a.into, doc)
     with gzip.open(a.out, "wt") as f:
         json.dump(finite(doc), f, sort_keys=True, separators=(",", ":"), allow_nan=False)
     print(f"core table: {len(core)} traced, {len(core_failures)} not", file=sys.stderr)

@@ -266,3 +266,25 @@ fn compile_says_which_nodes_it_expanded_for_lowering() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// NaN where both sides have NaN (a NaN input row runs through the MLP on both) agrees, and the
+/// errors stay numbers: before, one NaN made both errors `null` and the check fail without a word.
+#[test]
+fn run_check_agrees_on_nan_both_sides_compute_and_prints_numbers() {
+    use xpu_workbench::npy;
+    let model = sample("mlp.pt2");
+    let input = npy::read(&sample("mlp.in0.npy")).unwrap();
+    let mut data = input.data.clone();
+    data[..4].copy_from_slice(&f32::NAN.to_le_bytes());
+    let dir = std::env::temp_dir().join(format!("xpu-nan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("in0.npy");
+    npy::write(&path, &npy::NpyArray { dtype: input.dtype, shape: input.shape.clone(), data }).unwrap();
+    let (code, out, err) = run(&["run", model.to_str().unwrap(), "--mode", "full", "--device", "reference", "--inputs", path.to_str().unwrap(), "--check", "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["check"]["ok"], true, "{v}");
+    assert!(v["check"]["max_abs_err"].is_number() && v["check"]["max_rel_err"].is_number(), "{v}");
+    assert_eq!(v["check"]["problems"], serde_json::json!([]));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -27,10 +27,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use common::stages::*;
-use xpu_workbench::decomp::lite_trace::{self, Verdict};
+use xpu_workbench::decomp::lite_trace;
 use xpu_workbench::decomp::Mode;
 use xpu_workbench::import::trace::{self, Stage};
-use xpu_workbench::ops::backend::functional_name;
 
 const COLUMNS: &[&str] = &[
     "import", "shapes", "guards", "core", "full", "eval none", "eval lite", "eval full", "opencl lite", "opencl full", "log import",
@@ -140,76 +139,11 @@ fn log_stages(log_path: &Path, truth_path: &Path, a: &mut Arch) {
         },
     );
     let Some(truth) = json_file(truth_path) else { return };
-    if let Some(cell) = truth_cell(&name, &check, &truth) {
-        put("check-lite truth", cell);
+    match common::truth::truth_cell(&check, &truth) {
+        Some(Ok(())) => put("check-lite truth", Cell::Pass),
+        Some(Err(wrong)) => put("check-lite truth", Cell::Fail(format!("{name}: {wrong}"))),
+        None => {}
     }
-}
-
-/// check-lite's verdicts against torch's own AOT graph, op by op (torch's counts, read by
-/// `scripts/corpus_truth.py` from the same log with another parser): every call found kept needs
-/// its op in torch's graph, so kept ≤ torch's count; and where calls of an op are found
-/// decomposed, torch's graph must hold fewer of it than there were calls, kept + decomposed > count.
-/// `None` when check-lite claimed nothing this can hold against torch: no cell, rather than a pass.
-fn truth_cell(name: &str, check: &lite_trace::LogCheck, truth: &serde_json::Value) -> Option<Cell> {
-    let counts = truth_counts(truth, "aot", &["forward", "inference"]);
-    // Torch counts the last attempt of each compile (`0/0_1` restarts `0/0`); so do the claims.
-    let attempt = |id: &str| -> (String, u32) {
-        match id.rsplit_once('_') {
-            Some((base, a)) if a.chars().all(|c| c.is_ascii_digit()) => (base.to_string(), a.parse().unwrap_or(0)),
-            _ => (id.to_string(), 0),
-        }
-    };
-    let mut last: BTreeMap<String, u32> = BTreeMap::new();
-    for f in &check.findings {
-        let (base, a) = attempt(&f.compile_id);
-        let e = last.entry(base).or_insert(a);
-        *e = (*e).max(a);
-    }
-    let mut claims: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for f in check.findings.iter().filter(|f| {
-        let (base, a) = attempt(&f.compile_id);
-        last.get(&base) == Some(&a)
-    }) {
-        // The call's own op, as check-lite names it: `aten.cat.default` and `torch.cat` are `cat`.
-        let own = xpu_workbench::ops::aten_name(&f.target).map(|(n, _)| n).unwrap_or_else(|| f.target.rsplit('.').next().unwrap_or(""));
-        let own = functional_name(own).to_string();
-        match &f.verdict {
-            Verdict::Kept if counts.contains_key(&own) || !own.is_empty() && f.became.contains_key(&own) => {
-                claims.entry(own).or_default().0 += 1
-            }
-            // A call that always becomes one op (`linear` → `addmm`) claims that op present.
-            Verdict::Composite { into } if into.len() == 1 => claims.entry(functional_name(&into[0]).to_string()).or_default().0 += 1,
-            Verdict::Decomposed { op, .. } | Verdict::NoKernel { op, .. } => claims.entry(functional_name(op).to_string()).or_default().1 += 1,
-            _ => {}
-        }
-    }
-    let mut wrong = Vec::new();
-    for (op, (kept, decomposed)) in &claims {
-        let t = counts.get(op).copied().unwrap_or(0);
-        if *kept > t {
-            wrong.push(format!("{kept} `{op}` call(s) kept, torch's graph has {t}"));
-        }
-        if *decomposed > 0 && kept + decomposed <= t {
-            wrong.push(format!("{decomposed} `{op}` call(s) decomposed, yet torch's graph has {t} for {} call(s)", kept + decomposed));
-        }
-    }
-    if claims.is_empty() {
-        return None;
-    }
-    Some(if wrong.is_empty() { Cell::Pass } else { Cell::Fail(format!("{name}: {}", wrong.join("; "))) })
-}
-
-/// Torch's op counts of a truth's section (`aot` with its graph kinds), by functional name.
-fn truth_counts(truth: &serde_json::Value, section: &str, kinds: &[&str]) -> BTreeMap<String, usize> {
-    let mut out = BTreeMap::new();
-    for k in kinds {
-        for (op, n) in truth[section][*k].as_object().into_iter().flatten() {
-            let op = op.trim_start_matches("torch.ops.");
-            let Some(bare) = op.strip_prefix("aten.") else { continue };
-            *out.entry(functional_name(bare.split('.').next().unwrap_or(bare)).to_string()).or_default() += n.as_u64().unwrap_or(0) as usize;
-        }
-    }
-    out
 }
 
 fn archs_of(set: &Path) -> Vec<Arch> {

@@ -36,6 +36,69 @@ pub fn same_distribution(got: &Tensor, want: &Tensor) -> Result<(), String> {
     Ok(())
 }
 
+/// Where one by-value output holds NaN or ±inf on one side and not the same on the other: a
+/// relative error cannot say that (it is NaN or inf, which JSON writes as `null`).
+#[derive(Debug, PartialEq)]
+pub struct NonFinite {
+    pub output: usize,
+    /// How many elements disagree so.
+    pub count: usize,
+    /// The first one: its index into the output and both values.
+    pub index: Vec<usize>,
+    pub device: f64,
+    pub reference: f64,
+}
+
+impl std::fmt::Display for NonFinite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let side = match (self.device.is_finite(), self.reference.is_finite()) {
+            (false, true) => "the device's output is not finite where the interpreter's is",
+            (true, false) => "the interpreter's output is not finite where the device's is",
+            _ => "both are not finite, and differ",
+        };
+        write!(
+            f,
+            "output {}: {} element(s) where {side}; first at {:?}: device {}, interpreter {}",
+            self.output, self.count, self.index, self.device, self.reference
+        )
+    }
+}
+
+/// Errors of the by-value outputs: the largest absolute difference over the elements finite on
+/// both sides, relative to the largest finite reference value, and every output where NaN or ±inf
+/// stand on one side only. NaN against NaN and an infinity against the same one agree (torch's
+/// `assert_close` with `equal_nan`).
+pub fn by_value(got: &[Tensor], want: &[Tensor]) -> (f64, f64, Vec<NonFinite>) {
+    let (mut abs, mut scale, mut bad) = (0.0f64, 0.0f64, Vec::new());
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let (gv, wv) = (g.to_f64_vec(), w.to_f64_vec());
+        let mut first: Option<NonFinite> = None;
+        for (k, (&x, &y)) in gv.iter().zip(&wv).enumerate() {
+            if x.is_finite() && y.is_finite() {
+                abs = abs.max((x - y).abs());
+                scale = scale.max(y.abs());
+            } else if !(x.is_nan() && y.is_nan() || x == y) {
+                let e = first.get_or_insert_with(|| NonFinite { output: i, count: 0, index: unravel(k, w.shape()), device: x, reference: y });
+                e.count += 1;
+            }
+        }
+        bad.extend(first);
+    }
+    (abs, abs / scale.max(1e-12), bad)
+}
+
+/// The multi-index of flat (row-major) position `k` in `shape`.
+fn unravel(mut k: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for (d, &n) in shape.iter().enumerate().rev() {
+        if n > 0 {
+            idx[d] = k % n;
+            k /= n;
+        }
+    }
+    idx
+}
+
 /// The `check` object of `run --json`: errors over the by-value outputs, the verdict on each
 /// by-rule output, and whether everything passed.
 pub fn check(graph: &Graph, got: &[Tensor], want: &[Tensor]) -> Value {
@@ -52,14 +115,52 @@ pub fn check(graph: &Graph, got: &[Tensor], want: &[Tensor]) -> Value {
             w.push(b.clone());
         }
     }
-    let (abs, rel) = super::compile::compare(&g, &w);
-    let ok = got.len() == want.len() && rel < TOLERANCE && rules.iter().all(|r| r["ok"] == json!(true));
-    json!({"max_abs_err": abs, "max_rel_err": rel, "by_rule": rules, "ok": ok})
+    let mut problems: Vec<String> = Vec::new();
+    if got.len() != want.len() {
+        problems.push(format!("the device returned {} output(s), the interpreter {}", got.len(), want.len()));
+    }
+    // By-value outputs, numbered as in the graph.
+    let numbers: Vec<usize> = (0..got.len().min(want.len())).filter(|&i| !is_random(i)).collect();
+    for (&i, (a, b)) in numbers.iter().zip(g.iter().zip(&w)) {
+        if a.shape() != b.shape() || a.dtype() != b.dtype() {
+            problems.push(format!("output {i}: the device's is {} {:?}, the interpreter's {} {:?}", a.dtype(), a.shape(), b.dtype(), b.shape()));
+        }
+    }
+    let (abs, rel, non_finite) = by_value(&g, &w);
+    for mut nf in non_finite {
+        nf.output = numbers.get(nf.output).copied().unwrap_or(nf.output);
+        problems.push(nf.to_string());
+    }
+    if rel >= TOLERANCE {
+        problems.push(format!("relative error {rel:.3e} ≥ {TOLERANCE:e} over the finite values (max absolute error {abs:.3e})"));
+    }
+    let ok = problems.is_empty() && rules.iter().all(|r| r["ok"] == json!(true));
+    json!({"max_abs_err": abs, "max_rel_err": rel, "problems": problems, "by_rule": rules, "ok": ok})
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_nan_or_inf_on_one_side_is_named_with_its_output_and_index() {
+        let t = |v: Vec<f32>| Tensor::from_vec(&[2, 3], v).unwrap();
+        let want = t(vec![0.5, f32::NAN, f32::INFINITY, 1.0, 2.0, 3.0]);
+        // NaN against NaN and inf against inf agree; the error is over the finite elements.
+        let same = t(vec![0.5, f32::NAN, f32::INFINITY, 1.0, 2.0, 3.5]);
+        let (abs, rel, bad) = by_value(std::slice::from_ref(&same), std::slice::from_ref(&want));
+        assert!(bad.is_empty());
+        assert_eq!(abs, 0.5);
+        assert!((rel - 0.5 / 3.0).abs() < 1e-12);
+        let nan = t(vec![0.5, f32::NAN, f32::INFINITY, f32::NAN, 2.0, f32::NEG_INFINITY]);
+        let (abs, _, bad) = by_value(&[want.clone(), nan], &[want.clone(), want.clone()]);
+        assert_eq!(abs, 0.0);
+        assert_eq!(bad.len(), 1);
+        assert_eq!((bad[0].output, bad[0].count, bad[0].index.as_slice(), bad[0].reference), (1, 2, &[1usize, 0][..], 1.0));
+        assert!(bad[0].device.is_nan());
+        let text = bad[0].to_string();
+        assert!(text.contains("output 1: 2 element(s) where the device's output is not finite") && text.contains("[1, 0]"), "{text}");
+    }
 
     #[test]
     fn samples_of_one_distribution_pass_and_shifted_ones_fail() {

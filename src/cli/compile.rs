@@ -160,22 +160,6 @@ pub fn random_inputs(model: &Model, b: &Bindings, seed: u64) -> Result<Vec<Tenso
     exec::random_inputs(graph, b, seed)
 }
 
-/// Maximum absolute error and that error relative to the largest reference magnitude.
-pub fn compare(got: &[Tensor], want: &[Tensor]) -> (f64, f64) {
-    let (mut abs, mut scale) = (0.0f64, 0.0f64);
-    for (g, w) in got.iter().zip(want) {
-        if g.shape() != w.shape() {
-            return (f64::INFINITY, f64::INFINITY);
-        }
-        for (x, y) in g.to_f64_vec().iter().zip(w.to_f64_vec()) {
-            let d = (x - y).abs();
-            abs = if d.is_nan() { f64::INFINITY } else { abs.max(d) };
-            scale = scale.max(y.abs());
-        }
-    }
-    (abs, abs / scale.max(1e-12))
-}
-
 pub struct RunArgs<'a> {
     pub file: &'a Path,
     pub mode: &'a str,
@@ -268,6 +252,9 @@ pub fn run(a: RunArgs<'_>) -> ExitCode {
         println!("total device: {} ns, host steps: {} ns, wall: {} ns", r.total_device_ns, r.total_host_ns, r.wall_ns);
         if let Some(c) = &check {
             println!("check: max_abs_err {} max_rel_err {} ok {}", c["max_abs_err"], c["max_rel_err"], c["ok"]);
+            for p in c["problems"].as_array().into_iter().flatten().filter_map(|p| p.as_str()) {
+                println!("  {p}");
+            }
             for r in c["by_rule"].as_array().into_iter().flatten() {
                 let why = r["why"].as_str().map(|w| format!(": {w}")).unwrap_or_default();
                 println!("  output {} (random) checked by rule: ok {}{why}", r["output"], r["ok"]);

@@ -4,6 +4,7 @@
 //! (`_fft_c2r`, `view_as_real`, `abs`). Graph inputs and outputs stay real: a complex graph
 //! output is refused with its index and dtype, as any other op given one refuses it by dtype.
 
+use super::Tensor;
 use crate::ir::DType;
 
 /// Complex values of some shape, row-major, held in `f64` pairs whatever the dtype.
@@ -39,6 +40,33 @@ impl ComplexTensor {
     pub fn numel(&self) -> usize {
         self.shape.iter().product()
     }
+
+    /// Whether `d` is a complex dtype.
+    pub fn is_complex(d: DType) -> bool {
+        matches!(d, DType::Complex32 | DType::Complex64 | DType::Complex128)
+    }
+
+    /// `t.to(dtype)` for a complex `dtype`: the values as real parts, no imaginary part, each part
+    /// rounded to the dtype's part dtype (`torch.randn(3).to(torch.complex64)`). `None` for a
+    /// dtype that is not complex.
+    pub fn from_real(t: &Tensor, dtype: DType) -> Option<ComplexTensor> {
+        let c = ComplexTensor { dtype, shape: t.shape().to_vec(), re: t.to_f64_vec(), im: vec![0.0; t.numel()] };
+        c.cast(dtype)
+    }
+
+    /// The same values in another complex dtype, each part rounded to it; `None` for a dtype that
+    /// is not complex.
+    pub fn cast(&self, dtype: DType) -> Option<ComplexTensor> {
+        if !Self::is_complex(dtype) {
+            return None;
+        }
+        let mut out = ComplexTensor { dtype, shape: self.shape.clone(), re: Vec::new(), im: Vec::new() };
+        let part = out.part_dtype();
+        let round = |v: &[f64]| -> Option<Vec<f64>> { Some(Tensor::from_vec(&self.shape, v.to_vec())?.cast(part).ok()?.to_f64_vec()) };
+        out.re = round(&self.re)?;
+        out.im = round(&self.im)?;
+        Some(out)
+    }
 }
 
 #[cfg(test)]
@@ -53,5 +81,15 @@ mod tests {
             assert_eq!(c.numel(), 2);
         }
         assert_eq!(ComplexTensor::dtype_of(DType::I64), None);
+    }
+
+    #[test]
+    fn real_values_become_complex_parts_rounded_to_the_dtype() {
+        let t = Tensor::from_vec(&[2], vec![0.1f64, -2.0]).unwrap();
+        let c = ComplexTensor::from_real(&t, DType::Complex64).unwrap();
+        assert_eq!(c.re, vec![0.1f32 as f64, -2.0]);
+        assert_eq!(c.im, vec![0.0, 0.0]);
+        assert_eq!(c.cast(DType::Complex128).unwrap().re, c.re);
+        assert!(ComplexTensor::from_real(&t, DType::F32).is_none());
     }
 }

@@ -262,6 +262,29 @@ pub(crate) fn mm(a: &Args) -> Out {
     one(contiguous(x, x.dtype, vec![x.sizes[0].clone(), w.sizes[1].clone()]))
 }
 
+/// `aten._grouped_mm` and transformers' `grouped_mm_fallback` (input, weight, offs): 2-D × 3-D
+/// with offs is rows × N; 3-D × 2-D is M × columns; 2-D × 2-D is groups × M × N; 3-D × 3-D a
+/// batched product (`crate::exec::ops::grouped`). The result has the first operand's dtype.
+pub(crate) fn grouped_mm(a: &Args) -> Out {
+    let (x, w) = if a.get("input").is_some() { (a.tensor("input")?, a.tensor("weight")?) } else { (a.tensor("self")?, a.tensor("mat2")?) };
+    let groups = || -> Result<Expr, InferError> {
+        let o = a.tensor("offs")?;
+        o.sizes.first().cloned().ok_or_else(|| a.err("offs must be 1-D"))
+    };
+    let sizes = match (x.sizes.len(), w.sizes.len()) {
+        (2, 3) => vec![x.sizes[0].clone(), w.sizes[2].clone()],
+        (3, 2) => vec![x.sizes[1].clone(), w.sizes[1].clone()],
+        (2, 2) => vec![groups()?, x.sizes[0].clone(), w.sizes[1].clone()],
+        (3, 3) => vec![x.sizes[0].clone(), x.sizes[1].clone(), w.sizes[2].clone()],
+        (rx, rw) => return Err(a.err(format!("a grouped product of a {rx}-D and a {rw}-D operand is not defined"))),
+    };
+    let dtype = match a.get("out_dtype") {
+        Some(Arg::ScalarType(d)) => *d,
+        _ => x.dtype,
+    };
+    one(contiguous(x, dtype, sizes))
+}
+
 pub(crate) fn matmul(a: &Args) -> Out {
     let (x, w) = (a.tensor("self")?, a.tensor("other")?);
     let (rx, rw) = (x.sizes.len(), w.sizes.len());

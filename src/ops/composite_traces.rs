@@ -187,6 +187,17 @@ mod tests {
         assert!(same.nodes.is_empty());
         let cast = v.iter().find(|v| matches!(v.guard.get("other"), Some(Guard::Tensor { dtype, .. }) if dtype == "float16")).unwrap();
         assert_eq!(cast.nodes[0].target, "aten._to_copy.default");
+        // Two integer dtypes (BridgeTower: int64 `cumsum` cast to the int32 mask) are a trace of their
+        // own: no float trace renames to them.
+        let ints = |v: &Variant, a: &str, b: &str| {
+            matches!(v.guard.get("self"), Some(Guard::Tensor { dtype, rank: 2 }) if dtype == a)
+                && matches!(v.guard.get("other"), Some(Guard::Tensor { dtype, .. }) if dtype == b)
+        };
+        assert!(v.iter().any(|v| ints(v, "int64", "int32") && v.nodes.len() == 1));
+        assert!(v.iter().any(|v| ints(v, "int64", "int64") && v.nodes.is_empty()));
+        // `fft_fftn` over given dims (FNet's `dim=(1, 2)`), not only over all of them.
+        let f = variants("aten.fft_fftn.default", Some("2.15.0"), Kind::Composite).unwrap();
+        assert!(f.iter().any(|v| matches!(v.guard.get("dim"), Some(Guard::Value { default: false, .. }))));
         assert!(variants("aten.add.Tensor", None, Kind::Core).is_none());
         // `zeros` is no composite; export's default table makes it a `full`.
         assert!(!has("aten.zeros.default", Kind::Composite));

@@ -458,7 +458,7 @@ impl AppState {
             Verdict::Decomposed { .. } => NodeClass::Violation,
             Verdict::NoKernel { .. } => NodeClass::BackendExpanded,
             Verdict::Marked => NodeClass::Decomposed,
-            Verdict::Kept | Verdict::Composite { .. } | Verdict::Elided | Verdict::InBackward { .. } => NodeClass::Plain,
+            Verdict::Kept | Verdict::Composite { .. } | Verdict::Elided | Verdict::InBackward { .. } | Verdict::Merged { .. } => NodeClass::Plain,
         };
         let mut dyn_classes = vec![NodeClass::Plain; dynamo.nodes.len()];
         let mut bad_locations: HashMap<(String, u32), NodeClass> = HashMap::new();

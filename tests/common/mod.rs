@@ -8,6 +8,7 @@ pub mod graph_case;
 pub mod opinfo;
 pub mod stages;
 pub mod trace_format;
+pub mod truth;
 pub mod ui;
 
 pub const MODELS: &[&str] = &["mlp", "transformer_block", "cnn", "activations", "annotated", "sym_views"];

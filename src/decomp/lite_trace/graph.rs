@@ -46,6 +46,24 @@ impl Buckets {
         Buckets { located: self.located && other.located, by_loc }
     }
 
+    /// These buckets without `op` at `loc` (everywhere, when the graph carries no locations):
+    /// what one call sees whose op the line's other calls account for (`super::count`).
+    pub(super) fn without(&self, loc: Option<&SourceLoc>, op: &str) -> Buckets {
+        let mut by_loc = self.by_loc.clone();
+        let key: LocKey = loc.map(|l| (l.file.clone(), l.line, l.code.clone()));
+        for (k, v) in by_loc.iter_mut() {
+            if !self.located || *k == key {
+                v.retain(|(o, _)| o != op);
+            }
+        }
+        Buckets { located: self.located, by_loc }
+    }
+
+    /// Whether the graph carries source locations (else every op is in one bucket).
+    pub(super) fn located(&self) -> bool {
+        self.located
+    }
+
     pub(super) fn at(&self, loc: Option<&SourceLoc>) -> Vec<&(String, bool)> {
         if !self.located {
             return self.by_loc.values().flatten().collect();

@@ -18,6 +18,8 @@ use crate::ops::backend::{self, Backend, BackendTable};
 use crate::ops::traced::TracedCalls;
 
 mod call;
+mod count;
+mod cse;
 mod expect;
 mod graph;
 mod node;
@@ -52,6 +54,10 @@ pub enum Verdict {
     /// moved or recomputed the call there (it computes `arange`, `silu` again rather than saving
     /// them), so it was kept, not decomposed.
     InBackward { ops: Vec<String> },
+    /// Training: the same op on the same inputs as the earlier node `with`; AOT's
+    /// common-subexpression elimination computes both once, so this call has no ops of its own
+    /// (see `cse`). Its fate is `with`'s.
+    Merged { with: String },
 }
 
 impl Verdict {
@@ -61,7 +67,7 @@ impl Verdict {
 
     /// Fine, yet worth a line of its own in a report.
     pub fn is_note(&self) -> bool {
-        matches!(self, Verdict::Composite { .. } | Verdict::Marked | Verdict::Elided | Verdict::InBackward { .. })
+        matches!(self, Verdict::Composite { .. } | Verdict::Marked | Verdict::Elided | Verdict::InBackward { .. } | Verdict::Merged { .. })
     }
 
     /// A short class name for tables and JSON.
@@ -74,6 +80,7 @@ impl Verdict {
             Verdict::NoKernel { .. } => "no_backend_kernel",
             Verdict::Decomposed { .. } => "decomposed_unmarked",
             Verdict::InBackward { .. } => "in_backward",
+            Verdict::Merged { .. } => "merged_identical",
         }
     }
 }
@@ -127,6 +134,9 @@ impl std::fmt::Display for Finding {
                 "is not in the forward graph, but {} is in the backward graph (moved or recomputed there by the partitioner): kept",
                 ops.join(", ")
             )?,
+            Verdict::Merged { with } => {
+                write!(f, "is the same op on the same inputs as `{with}`: AOT's common-subexpression elimination computes them once")?
+            }
         }
         if let Some(l) = &self.location {
             write!(f, " at {l}")?;
@@ -305,12 +315,7 @@ fn live_nodes(g: &Graph) -> Vec<bool> {
             producer[v.index()] = Some(n);
         }
     }
-    let writes = |n: NodeId| {
-        let t = &g.node(n).target;
-        let name = t.rsplit('.').next().unwrap_or(t);
-        let name = if backend::aten_name(t).is_some() { t.split('.').nth(1).unwrap_or(name) } else { name };
-        name.ends_with('_') && !name.ends_with("__")
-    };
+    let writes = |n: NodeId| writes_input(&g.node(n).target);
     let mut live = vec![false; g.nodes.len()];
     let mut stack: Vec<crate::ir::ValueId> = g.outputs.iter().flat_map(|a| a.values()).collect();
     for n in g.node_ids().filter(|&n| writes(n)) {
@@ -327,6 +332,22 @@ fn live_nodes(g: &Graph) -> Vec<bool> {
     live
 }
 
+/// Whether a call writes its input: an in-place method or op (`Tensor.add_`, `aten.add_.Tensor`)
+/// or an augmented assignment (`_operator.iadd`). Python's plain operators `and_`, `or_`, `not_`
+/// end in `_` only to dodge keywords: `mask & m` writes nothing, and a mask built from it that
+/// nothing reads is dead (transformers' causal mask beside the sliding one). `setitem` writes too,
+/// but is left as it was (unread, so not compared): no table knows what `x[i] = v` becomes.
+fn writes_input(target: &str) -> bool {
+    if let Some(op) = target.strip_prefix("_operator.").or_else(|| target.strip_prefix("operator.")) {
+        const AUGMENTED: &[&str] =
+            &["iadd", "isub", "imul", "itruediv", "ifloordiv", "imod", "ipow", "iand", "ior", "ixor", "ilshift", "irshift", "imatmul", "iconcat"];
+        return AUGMENTED.contains(&op);
+    }
+    let name = target.rsplit('.').next().unwrap_or(target);
+    let name = if backend::aten_name(target).is_some() { target.split('.').nth(1).unwrap_or(name) } else { name };
+    name.ends_with('_') && !name.ends_with("__")
+}
+
 fn check_pair(
     id: &str,
     dynamo: &Graph,
@@ -341,8 +362,12 @@ fn check_pair(
     // Forward and backward together: where an op the forward lacks may have gone.
     let both = backward.map(|b| buckets.merged(&b.buckets()));
     let graph_backend = graph_device(dynamo);
+    // Training compiles are CSE'd by AOT's partitioner: a twin call has no ops of its own.
+    let merged = if backward.is_some() { cse::duplicates(dynamo) } else { HashMap::new() };
     // What each call may become, looked up once: the claims below and the verdicts both need it.
     let expected: Vec<Result<Vec<Alt>, String>> = ops.iter().map(|&n| alternatives(table, traced, &dynamo.node(n).target)).collect();
+    // Calls whose line's ops their neighbours' calls account for: checked without that op.
+    let unmatched = count::unmatched(dynamo, ops, &expected, side, &buckets, &merged);
     // The AOT ops each location's kept calls account for: what a vanished no-op may leave.
     let mut claimed: HashMap<LocKey, BTreeSet<String>> = HashMap::new();
     for (&n, alts) in ops.iter().zip(&expected) {
@@ -359,9 +384,34 @@ fn check_pair(
         let loc_key = loc.clone().map(|l| (l.file, l.line, l.code));
         let claimed_here = claimed.get(&loc_key).cloned().unwrap_or_default();
         let node = dynamo.node(n);
-        let mut verdict = check_node(table, dynamo, n, alts.as_deref().map_err(String::clone), &buckets, graph_backend, &claimed_here);
+        if let Some(&first) = merged.get(&n) {
+            findings.push(Finding {
+                compile_id: id.to_string(),
+                graph: side.name.clone(),
+                node: node.name.clone(),
+                node_id: n,
+                target: node.target.clone(),
+                backend: node_device(dynamo, n).or(graph_backend),
+                verdict: Verdict::Merged { with: dynamo.node(first).name.clone() },
+                became: buckets.counts(loc.as_ref()),
+                location: loc,
+                marked: node.meta.compile_with_inductor(),
+            });
+            continue;
+        }
+        let fewer = unmatched.get(&n).map(|op| buckets.without(loc.as_ref(), op));
+        let seen = fewer.as_ref().unwrap_or(&buckets);
+        let mut verdict = check_node(table, dynamo, n, alts.as_deref().map_err(String::clone), seen, graph_backend, &claimed_here);
         if let (Some(both), true) = (&both, !matches!(&verdict, Ok(v) if !v.is_violation())) {
             verdict = in_backward(table, dynamo, n, alts, &buckets, both, graph_backend, &claimed_here).map(Ok).unwrap_or(verdict);
+        }
+        // A call its line's neighbours took the op from: what went missing is that op (Canine's
+        // 1×1 `matmul` lost its `bmm`), not whichever other trace is closest.
+        if let (Some(op), Ok(Verdict::Decomposed { .. })) = (unmatched.get(&n), &verdict) {
+            let backend = node_device(dynamo, n).or(graph_backend);
+            if let Some(f) = table.op_by_name(op).filter(|f| backend.is_some_and(|b| f.has_kernel(b)) && (f.inductor || f.composite)) {
+                verdict = Ok(Verdict::Decomposed { op: op.clone(), inductor_table: f.inductor });
+            }
         }
         match verdict {
             Ok(verdict) => findings.push(Finding {
@@ -372,7 +422,7 @@ fn check_pair(
                 target: node.target.clone(),
                 backend: node_device(dynamo, n).or(graph_backend),
                 verdict,
-                became: buckets.counts(loc.as_ref()),
+                became: seen.counts(loc.as_ref()),
                 location: loc,
                 marked: node.meta.compile_with_inductor(),
             }),
@@ -411,4 +461,20 @@ fn in_backward(
     let expected: BTreeSet<&String> = alts.as_ref().ok()?.iter().flat_map(|a| &a.ops).collect();
     let moved: Vec<String> = all.difference(&fwd).filter(|op| expected.contains(op)).cloned().collect();
     (!moved.is_empty()).then_some(Verdict::InBackward { ops: moved })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::writes_input;
+
+    #[test]
+    fn keyword_dodging_operators_write_nothing_and_augmented_ones_do() {
+        for t in ["_operator.and_", "_operator.or_", "_operator.not_", "operator.and_", "_operator.add", "torch.cat"] {
+            assert!(!writes_input(t), "{t}");
+        }
+        for t in ["_operator.iand", "_operator.iadd", "Tensor.add_", "aten.index_put_.default", "Tensor.masked_fill_"] {
+            assert!(writes_input(t), "{t}");
+        }
+        assert!(!writes_input("Tensor.__and__"));
+    }
 }

@@ -34,6 +34,11 @@ impl<'a> Side<'a> {
         }
     }
 
+    /// The nodes on this side.
+    pub(super) fn node_ids(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.graph.node_ids().filter(move |n| self.nodes.as_ref().is_none_or(|s| s.contains(n)))
+    }
+
     /// The functional names of the ATen ops on this side.
     pub(super) fn ops(&self) -> BTreeSet<String> {
         self.graph

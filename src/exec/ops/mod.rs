@@ -17,6 +17,7 @@ pub(crate) mod embedding_bag;
 pub(crate) mod extra;
 pub(crate) mod fft;
 pub(crate) mod fvec;
+pub(crate) mod grouped;
 pub(crate) mod index;
 pub(crate) mod lapack;
 pub(crate) mod layout;

@@ -322,18 +322,29 @@ pub fn stack(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 /// `_to_copy` / `to.dtype`: a copy, converted when a dtype is given. Device and layout are
 /// ignored: the interpreter has one device.
 pub fn to_copy(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let t = cx.tensor("self")?;
-    one(match cx.opt_dtype("dtype")? {
-        Some(d) => dtype_ok(t.cast(d))?,
-        None => t.clone(),
-    })
+    cast_to(cx, "self", cx.opt_dtype("dtype")?)
+}
+
+/// Argument `arg` cast to `want` (`None`: a copy). Complex values live between nodes
+/// (`crate::exec::complex`): a real tensor cast to a complex dtype (`fft_fftn` of a real input
+/// traces to `_to_copy(x, complex64)` + `_fft_c2c`), or a complex one to another complex dtype.
+fn cast_to(cx: &OpCx, arg: &str, want: Option<DType>) -> OpResult<Vec<RtValue>> {
+    use crate::exec::complex::ComplexTensor;
+    match (cx.complex_or_real(arg)?, want) {
+        (Err(t), Some(d)) if ComplexTensor::is_complex(d) => {
+            Ok(vec![RtValue::Complex(ComplexTensor::from_real(t, d).ok_or(OpError::DType(d))?)])
+        }
+        (Ok(c), Some(d)) => Ok(vec![RtValue::Complex(c.cast(d).ok_or(OpError::DType(d))?)]),
+        (Ok(c), None) => Ok(vec![RtValue::Complex(c.clone())]),
+        (Err(t), Some(d)) => one(dtype_ok(t.cast(d))?),
+        (Err(t), None) => one(t.clone()),
+    }
 }
 
 /// `prims.convert_element_type(a, dtype)`: Inductor's spelling of a dtype cast.
 pub fn convert_element_type(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let t = cx.tensor("a")?;
     let d = cx.opt_dtype("dtype")?.ok_or_else(|| OpError::Arg { arg: "dtype".into(), message: "missing".into() })?;
-    one(dtype_ok(t.cast(d))?)
+    cast_to(cx, "a", Some(d))
 }
 
 /// `prims.iota(length, start, step, dtype)`: `start + i * step` for i in 0..length — what

@@ -111,6 +111,14 @@ pub fn view_as_real(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(F::new(shape, v).to(c.part_dtype())?)
 }
 
+/// `real`: a complex tensor's real parts (FNet: `fft_fftn(x).real`), a real tensor itself.
+pub fn real(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    match cx.complex_or_real("self")? {
+        Ok(c) => one(F::new(c.shape.clone(), c.re.clone()).to(c.part_dtype())?),
+        Err(t) => one(t.clone()),
+    }
+}
+
 /// `view_as_complex`: `[*, 2]` real pairs as `[*]` complex.
 pub fn view_as_complex(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let x = cx.tensor("self")?;

@@ -9,6 +9,10 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.matmul.default").run(x::linalg::matmul).lower(K::Heavy, l::products::matmul).core(r::linear::matmul).meta(m::matmul),
     op("aten.addmm.default").run(x::linalg::addmm).lower(K::Heavy, l::products::addmm).keep().meta(m::mm),
     op("aten.linear.default").run(x::linalg::linear).lower(K::Heavy, l::linalg::linear).core(r::linear::linear).meta(m::linear),
+    // Mixture-of-experts products: one mm per group of rows. Inductor calls ATen's kernel, and
+    // transformers' opaque fallback (a custom op, so no tracing looks inside) is its 2-D × 3-D case.
+    op("aten._grouped_mm.default").run(x::grouped::grouped_mm).eager().meta(m::grouped_mm),
+    op("transformers.grouped_mm_fallback.default").run(x::grouped::transformers_fallback).eager().meta(m::grouped_mm),
     op("aten.einsum.default").run(x::products::einsum).core(r::einsum::einsum),
     op("aten.tensordot.default").run(x::products::tensordot).core(r::products::tensordot),
     op("aten.inner.default").run(x::products::inner).lower(K::Heavy, l::products::inner),
