@@ -148,8 +148,6 @@ def candidates(schema, dtype=torch.float32):
             for d in (MIXED[:4] if rank == 2 else MIXED[:1]):
                 yield (rank, rank), [torch.float32, d]
                 yield (rank, rank), [d, torch.float32]
-        for ranks in ((3, 2), (4, 2), (2, 3), (2, 4), (1, 2), (2, 1), (4, 3), (3, 4)):
-            yield ranks, [torch.float32] * 2
         # Two integer dtypes, equal and apart, and a bool against float32 (`position_ids.type_as(ids32)`,
         # `mask.type_as(x)`): float samples never rename to these (`renaming` in
         # src/decomp/rules/traced.rs keeps floating apart from integer and bool).
@@ -157,6 +155,10 @@ def candidates(schema, dtype=torch.float32):
             for pair in ([torch.int64, torch.int64], [torch.int64, torch.int32], [torch.bool, torch.float32],
                          [torch.float32, torch.bool]):
                 yield (rank, rank), pair
+    if len(tensors) == 2:
+        # Broadcasting operands of two ranks, a 0-dim one included (`mask | flag`).
+        for ranks in ((3, 2), (4, 2), (2, 3), (2, 4), (1, 2), (2, 1), (4, 3), (3, 4), (3, 1), (4, 1), (2, 0), (0, 2)):
+            yield ranks, [dtype] * 2
 
 
 def encode_const(v):

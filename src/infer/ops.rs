@@ -19,6 +19,26 @@ pub(crate) fn same_as_input(a: &Args) -> Out {
     one(contiguous(x, x.dtype, x.sizes.clone()))
 }
 
+/// `view_as_real`: a complex tensor as its float pairs, a trailing dim of 2 (a view: each
+/// stride doubles, the pair's is 1).
+pub(crate) fn view_as_real(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let dtype = match x.dtype {
+        DType::Complex32 => DType::F16,
+        DType::Complex64 => DType::F32,
+        DType::Complex128 => DType::F64,
+        other => return Err(a.err(format!("expects a complex tensor, got {other}"))),
+    };
+    let mut sizes = x.sizes.clone();
+    sizes.push(Expr::int(2));
+    let mut m = contiguous(x, dtype, sizes);
+    if x.strides.len() == x.sizes.len() {
+        m.strides = x.strides.iter().map(|st| Expr::mul(st.clone(), Expr::int(2))).chain([Expr::int(1)]).collect();
+        m.storage_offset = Expr::mul(x.storage_offset.clone(), Expr::int(2));
+    }
+    one(m)
+}
+
 /// Comparisons with a scalar and logical negation: bool, laid out like `self`.
 pub(crate) fn bool_like_input(a: &Args) -> Out {
     let x = a.tensor("self")?;

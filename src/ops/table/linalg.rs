@@ -27,8 +27,8 @@ pub(super) const OPS: &[OpDef] = &[
     // Framed DFTs: ATen's pocketfft per frame, which Inductor calls eagerly too.
     op("aten.stft.default").run(x::spectral::stft).eager(),
     op("aten._fft_c2r.default").run(x::spectral::fft_c2r).eager(),
-    op("aten._fft_c2c.default").run(x::spectral::fft_c2c).eager(),
-    op("aten.view_as_real.default").run(x::spectral::view_as_real),
+    op("aten._fft_c2c.default").run(x::spectral::fft_c2c).eager().meta(m::same_as_input),
+    op("aten.view_as_real.default").run(x::spectral::view_as_real).meta(m::view_as_real),
     op("aten.view_as_complex.default").run(x::spectral::view_as_complex),
     op("aten.fft_irfft.default").run(x::fft::irfft).lower(K::Heavy, l::fft::c2r),
     op("aten.fft_irfft2.default").run(x::fft::irfft2).lower(K::Heavy, l::fft::c2r),
