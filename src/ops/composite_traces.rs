@@ -157,6 +157,22 @@ pub fn variants(target: &str, version: Option<&str>, kind: Kind) -> Option<&'sta
     t.get(target, kind).map(Vec::as_slice)
 }
 
+/// Every trace of `target`, [`variants`]' table first, then the other tables' from the newest: a
+/// call whose argument dtypes the graph's own torch was never sampled with (a 2.11 graph's
+/// `type_as` of two integer tensors: the 2.11 table holds float pairs only) expands through
+/// another torch's trace of the same composite body rather than not at all.
+pub fn variants_in_order(target: &str, version: Option<&str>, kind: Kind) -> Vec<&'static Variant> {
+    let Some(first) = variants(target, version, kind) else { return Vec::new() };
+    let mut out: Vec<&'static Variant> = first.iter().collect();
+    for t in tables().iter().rev() {
+        match t.get(target, kind) {
+            Some(v) if !std::ptr::eq(v.as_slice(), first) => out.extend(v.iter()),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Whether torch.export's default table decomposes `target` (traced or not): the non-composite
 /// overloads `core_aten_decompositions()` lists.
 pub fn in_core_table(target: &str) -> bool {
@@ -199,6 +215,12 @@ mod tests {
         let f = variants("aten.fft_fftn.default", Some("2.15.0"), Kind::Composite).unwrap();
         assert!(f.iter().any(|v| matches!(v.guard.get("dim"), Some(Guard::Value { default: false, .. }))));
         assert!(variants("aten.add.Tensor", None, Kind::Core).is_none());
+        // A 2.11 graph's integer type_as: its own table first, then 2.15's integer-pair traces.
+        let all = variants_in_order("aten.type_as.default", Some("2.11.0"), Kind::Composite);
+        let own = variants("aten.type_as.default", Some("2.11.0"), Kind::Composite).unwrap();
+        assert!(all.len() > own.len() && std::ptr::eq(all[0], &own[0]));
+        let int_pair = |v: &&Variant| v.guard.values().filter(|g| matches!(g, Guard::Tensor { dtype, .. } if dtype == "int32")).count() == 1;
+        assert!(!own.iter().any(|v| int_pair(&v)) && all.iter().any(int_pair), "2.15 traced an int64/int32 pair, 2.11 did not");
         // `zeros` is no composite; export's default table makes it a `full`.
         assert!(!has("aten.zeros.default", Kind::Composite));
         let z = variants("aten.zeros.default", None, Kind::Core).unwrap();

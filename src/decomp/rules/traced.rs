@@ -50,7 +50,7 @@ pub(crate) fn only_traced(target: &str) -> bool {
 /// Rewrites the node through the trace that matches its arguments.
 pub(crate) fn expand(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let target = rw.target().to_string();
-    let variants = composite_traces::variants(&target, rw.torch_version(), kind(rw.table())).ok_or(RuleError::Declined)?;
+    let variants = composite_traces::variants_in_order(&target, rw.torch_version(), kind(rw.table()));
     // A trace of these very dtypes first; else one whose dtypes rename to these (see `renaming`).
     let exact = variants.iter().find(|v| matches(rw, v, false)).map(|v| (v, DtypeMap::new()));
     let (v, dtypes) = exact
