@@ -15,6 +15,7 @@ pub mod import;
 pub mod infer;
 pub mod ir;
 pub mod profile;
+pub mod python;
 pub mod report;
 pub mod lower;
 pub mod npy;

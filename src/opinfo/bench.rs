@@ -338,21 +338,12 @@ pub fn torch_committed(file: &Path) -> Result<TorchTimes, BenchError> {
 /// Times the cases of `dir` (only ops `only`, when given) with torch eager now, through
 /// `python` running [`TORCH_SCRIPT`].
 pub fn torch_live(python: &Path, dir: &Path, only: &[String]) -> Result<TorchTimes, BenchError> {
-    let script = std::env::temp_dir().join(format!("xpu_workbench_bench_ops_torch_{}.py", std::process::id()));
     let bad = |message: String| BenchError::Torch { file: python.display().to_string(), message };
-    std::fs::write(&script, TORCH_SCRIPT).map_err(|e| bad(format!("{}: {e}", script.display())))?;
-    let mut cmd = Command::new(python);
-    cmd.arg(&script).arg("--dir").arg(dir);
+    let mut args: Vec<std::ffi::OsString> = vec!["--dir".into(), dir.into()];
     if !only.is_empty() {
-        cmd.arg("--only").arg(only.join(","));
+        args.extend(["--only".into(), only.join(",").into()]);
     }
-    let out = cmd.stderr(Stdio::null()).output();
-    let _ = std::fs::remove_file(&script);
-    let out = out.map_err(|e| bad(e.to_string()))?;
-    if !out.status.success() {
-        return Err(bad(format!("the torch timing script failed ({})", out.status)));
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| bad(format!("the torch timing script printed no timings: {e}")))
+    crate::python::run_json(python, "bench_ops_torch", TORCH_SCRIPT, &args).map_err(bad)
 }
 
 /// Fills in each row's torch time.

@@ -5,7 +5,6 @@
 //! to ours by model and folder.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde::Deserialize;
 
@@ -49,20 +48,12 @@ impl TorchModels {
 /// empty), `repeat` timed calls per mode.
 pub fn run(python: &Path, dirs: &[PathBuf], only: &[String], repeat: u32) -> Result<TorchModels, TorchCpuError> {
     let bad = |message: String| TorchCpuError::Run { python: python.display().to_string(), message };
-    let script = std::env::temp_dir().join(format!("xpu_workbench_bench_torch_cpu_{}.py", std::process::id()));
-    std::fs::write(&script, SCRIPT).map_err(|e| bad(format!("{}: {e}", script.display())))?;
-    let mut cmd = Command::new(python);
-    cmd.arg(&script).args(dirs).arg("--repeat").arg(repeat.max(1).to_string());
+    let mut args: Vec<std::ffi::OsString> = dirs.iter().map(|d| d.clone().into_os_string()).collect();
+    args.extend(["--repeat".into(), repeat.max(1).to_string().into()]);
     if !only.is_empty() {
-        cmd.arg("--only").arg(only.join(","));
+        args.extend(["--only".into(), only.join(",").into()]);
     }
-    let out = cmd.stderr(Stdio::null()).output();
-    let _ = std::fs::remove_file(&script);
-    let out = out.map_err(|e| bad(e.to_string()))?;
-    if !out.status.success() {
-        return Err(bad(format!("the torch timing script failed ({})", out.status)));
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| bad(format!("the torch timing script printed no timings: {e}")))
+    crate::python::run_json(python, "bench_torch_cpu", SCRIPT, &args).map_err(bad)
 }
 
 #[cfg(test)]
