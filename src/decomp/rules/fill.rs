@@ -75,7 +75,7 @@ pub fn full_like(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 }
 
 /// The factory keywords of `self`-like ops: dtype and device as given, else `self`'s.
-fn like_kwargs(rw: &Rw, meta: &crate::ir::TensorMeta) -> Result<(crate::ir::DType, String), RuleError> {
+pub(super) fn like_kwargs(rw: &Rw, meta: &crate::ir::TensorMeta) -> Result<(crate::ir::DType, String), RuleError> {
     let dtype = match rw.passthrough("dtype")? {
         Some(Arg::ScalarType(d)) => d,
         _ => meta.dtype,

@@ -409,14 +409,7 @@ pub(super) fn new_full(rw: &mut Rw, value: i64) -> Result<Vec<ValueId>, RuleErro
     let x = rw.t("self")?;
     let meta = rw.meta(x)?.clone();
     let size = size_list(rw, "size")?;
-    let dtype = match rw.passthrough("dtype")? {
-        Some(Arg::ScalarType(d)) => d,
-        _ => meta.dtype,
-    };
-    let device = match rw.passthrough("device")? {
-        Some(Arg::Device(d)) => d,
-        _ => meta.device.clone(),
-    };
+    let (dtype, device) = super::fill::like_kwargs(rw, &meta)?;
     let args = vec![
         ("size", A::Sizes(size)),
         ("fill_value", A::I(value)),
