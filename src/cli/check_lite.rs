@@ -91,7 +91,7 @@ fn run_log(file: &Path, python: Option<&Path>, as_json: bool) -> ExitCode {
             Err(e) => return fail(EXIT_USAGE, &e),
         }
     }
-    explain_untraced(&log, &mut check, &known, python);
+    lite_trace::explain_untraced(&log, &mut check, &known, python.is_some());
     let code = exit_code(check.violations().count(), check.unverified.len());
     if as_json {
         let mut out = log_json(&check, code);
@@ -102,7 +102,6 @@ fn run_log(file: &Path, python: Option<&Path>, as_json: bool) -> ExitCode {
     if let Some(note) = &traced_note {
         println!("{note}");
     }
-    let table = format!("op tables of torch {} (log: {})", check.table_torch, check.log_torch.as_deref().unwrap_or("version not recorded"));
     for f in check.violations() {
         println!("{}: {f}", f.compile_id);
     }
@@ -117,21 +116,9 @@ fn run_log(file: &Path, python: Option<&Path>, as_json: bool) -> ExitCode {
     for u in &check.unverified {
         println!("unverified: {u}");
     }
-    let kept = check.findings.iter().filter(|f| f.verdict == lite_trace::Verdict::Kept).count();
-    let summary = format!("{} op(s) compared in {} compile(s); {kept} kept", check.findings.len(), check.compared);
-    match code {
-        0 => println!("ok: {summary}; only marked ops were decomposed ({table})"),
-        EXIT_FAILED => {
-            let mut ops: Vec<String> = check.violations().map(|f| f.target.clone()).collect();
-            ops.sort();
-            ops.dedup();
-            println!("FAIL: {} unmarked op(s) decomposed: {}; {summary} ({table})", check.violations().count(), ops.join(", "));
-        }
-        _ => println!("UNVERIFIED: {} thing(s) could not be checked; no violation in the rest; {summary} ({table})", check.unverified.len()),
-    }
-    let untraced = check.unverified.iter().filter(|u| u.untraced.is_some()).count();
-    if untraced > 0 && python.is_none() {
-        println!("hint: {untraced} call(s) have no trace in the tables; `--python PATH` (a python with torch) traces them at this log's shapes");
+    println!("{}", check.summary());
+    if let Some(hint) = check.untraced_hint().filter(|_| python.is_none()) {
+        println!("hint: {hint}");
     }
     ExitCode::from(code)
 }
@@ -162,22 +149,6 @@ pub(super) fn describe_trace(s: &traced::TraceSummary, python: &Path, log_torch:
         Err(e) => format!("not cached: {e}"),
     };
     format!("traced {} call(s) with torch {} ({}): {} answered, {} failed{other}; {cached}", s.answered + s.failed, s.torch, python.display(), s.answered, s.failed)
-}
-
-/// Adds to each unverified call what tracing it said, or that it could not be rebuilt for tracing.
-fn explain_untraced(log: &trace::TraceLog, check: &mut LogCheck, known: &TracedCalls, python: Option<&Path>) {
-    for (i, spec) in lite_trace::untraced_calls(log, check) {
-        let extra = match spec {
-            Err(why) if python.is_some() => format!("; it cannot be traced: {why}"),
-            Err(_) => continue,
-            Ok(c) => match known.traced.get(&c.key) {
-                Some(Some(err)) => format!("; tracing it with torch {} failed: {err}", known.torch),
-                Some(None) => format!("; traced with torch {}, what it became is not in the AOT graph either", known.torch),
-                None => continue,
-            },
-        };
-        check.unverified[i].reason.push_str(&extra);
-    }
 }
 
 fn exit_code(violations: usize, unverified: usize) -> u8 {

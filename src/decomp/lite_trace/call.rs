@@ -69,6 +69,25 @@ pub fn untraced_calls(log: &TraceLog, check: &LogCheck) -> Vec<(usize, Result<Ca
         .collect()
 }
 
+/// Adds to each unverified call what tracing it said, or (`traced`: the user's torch was asked to
+/// trace them) that it could not be rebuilt for tracing. `check-lite` and the app explain alike.
+pub fn explain_untraced(log: &TraceLog, check: &mut LogCheck, known: &crate::ops::traced::TracedCalls, traced: bool) {
+    for (i, spec) in untraced_calls(log, check) {
+        let extra = match spec {
+            Err(why) if traced => format!("; it cannot be traced: {why}"),
+            Err(_) => continue,
+            Ok(c) => match known.traced.get(&c.key) {
+                Some(Some(err)) => format!("; tracing it with torch {} failed: {err}", known.torch),
+                Some(None) => format!("; traced with torch {}, what it became is not in the AOT graph either", known.torch),
+                None => continue,
+            },
+        };
+        if let Some(u) = check.unverified.get_mut(i) {
+            u.reason.push_str(&extra);
+        }
+    }
+}
+
 struct Cx<'a> {
     g: &'a Graph,
     hints: &'a Bindings,

@@ -31,7 +31,7 @@ use node::check_node;
 use train::Side;
 pub use train::{BackwardNote, BackwardVerdict};
 
-pub use call::{call_spec, untraced_calls};
+pub use call::{call_spec, explain_untraced, untraced_calls};
 
 /// Why an op of the dynamo graph is, or is not, in the AOT graph.
 #[derive(Clone, Debug, PartialEq)]
@@ -195,6 +195,33 @@ pub struct LogCheck {
 impl LogCheck {
     pub fn violations(&self) -> impl Iterator<Item = &Finding> {
         self.findings.iter().filter(|f| f.verdict.is_violation())
+    }
+
+    /// The verdict in one line, as `check-lite` ends with it (`ok: …`, `FAIL: …`, `UNVERIFIED: …`),
+    /// so the CLI and the app say the same thing about a log.
+    pub fn summary(&self) -> String {
+        let table = format!("op tables of torch {} (log: {})", self.table_torch, self.log_torch.as_deref().unwrap_or("version not recorded"));
+        let kept = self.findings.iter().filter(|f| f.verdict == Verdict::Kept).count();
+        let summary = format!("{} op(s) compared in {} compile(s); {kept} kept", self.findings.len(), self.compared);
+        let violations = self.violations().count();
+        if violations > 0 {
+            let mut ops: Vec<&str> = self.violations().map(|f| f.target.as_str()).collect();
+            ops.sort();
+            ops.dedup();
+            format!("FAIL: {violations} unmarked op(s) decomposed: {}; {summary} ({table})", ops.join(", "))
+        } else if !self.unverified.is_empty() {
+            format!("UNVERIFIED: {} thing(s) could not be checked; no violation in the rest; {summary} ({table})", self.unverified.len())
+        } else {
+            format!("ok: {summary}; only marked ops were decomposed ({table})")
+        }
+    }
+
+    /// What to do about the calls no table has a trace of, when there are any.
+    pub fn untraced_hint(&self) -> Option<String> {
+        let untraced = self.unverified.iter().filter(|u| u.untraced.is_some()).count();
+        (untraced > 0).then(|| {
+            format!("{untraced} call(s) have no trace in the tables; `--python PATH` (a python with torch) traces them at this log's shapes")
+        })
     }
 }
 
