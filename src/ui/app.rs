@@ -224,10 +224,14 @@ impl App {
                 // Keys 1/2/3 while a log's stages are shown go back to the decomposition views.
                 if !v.is_stage() {
                     s.stages = None;
+                    s.stage_diffs.clear();
                 }
                 s.focus = v;
                 if let Some(shown) = s.shown.get_mut(v.index()) {
                     *shown = true;
+                }
+                if !v.is_stage() {
+                    self.redecompose();
                 }
                 self.touch();
             }
@@ -374,7 +378,7 @@ impl App {
                 if let Some(doc) = &s.doc {
                     if i < doc.model.graphs.len() && i != doc.graph {
                         let (source, model) = (doc.source.clone(), doc.model.clone());
-                        self.show_graph(source, model, i, None);
+                        self.show_graph(source, model, i, None, true);
                     }
                 }
             }
@@ -426,12 +430,12 @@ impl App {
         let src = source.clone();
         self.jobs.spawn("load", move || {
             let result = match &src {
-                Source::Embedded => import::load_embedded_sample(),
-                Source::File(p) => import::load(p),
+                Source::Embedded => import::load_embedded_sample().map(|m| (m, None)).map_err(|e| e.to_string()),
+                Source::File(p) => super::log_open::load(p),
             };
             // The first graph's module tree is built here, not on the UI thread (12,000 nodes).
-            let folded = result.as_ref().ok().and_then(|m| m.graphs.first()).map(|g| Hierarchy::of(g).default_folded(OPEN_BOXES));
-            JobResult::Loaded { generation, source: src, result: result.map_err(|e| e.to_string()), folded }
+            let folded = result.as_ref().ok().and_then(|(m, _)| m.graphs.first()).map(|g| Hierarchy::of(g).default_folded(OPEN_BOXES));
+            JobResult::Loaded { generation, source: src, result, folded }
         });
     }
 
@@ -463,10 +467,18 @@ impl App {
                 }
                 self.state.loading = None;
                 match result {
-                    Ok(model) if model.graphs.is_empty() => {
+                    Ok((model, _)) if model.graphs.is_empty() => {
                         self.state.message(format!("{}: the file holds no graph", source.label()))
                     }
-                    Ok(model) => self.show_graph(source, Arc::new(model), 0, folded),
+                    Ok((model, verdict)) => {
+                        // A log opens on torch's own stages; our re-decomposition waits to be asked for.
+                        let (redecompose, open_on) = (super::log_open::decomposes_on_open(&model), super::log_open::opening_compile(&model));
+                        self.show_graph(source, Arc::new(model), 0, folded, redecompose);
+                        self.state.log_verdict = verdict.map(Arc::new);
+                        if let Some(id) = self.stages_when_open.take().or(open_on) {
+                            self.show_stages(Some(id));
+                        }
+                    }
                     Err(e) => self.state.message(e),
                 }
             }
@@ -503,6 +515,11 @@ impl App {
                         self.state.classify();
                         self.state.message(e);
                     }
+                }
+            }
+            JobResult::StageDiffs { compile_id, diffs } => {
+                if self.state.stages.as_ref().is_some_and(|s| s.compile_id == compile_id) {
+                    self.state.stage_diffs = diffs;
                 }
             }
             JobResult::Lowered { view, generation, error } => {
@@ -629,12 +646,14 @@ impl App {
 
     /// Shows graph `index` of `model` as the original, with the file's saved session.
     /// `folded`: the graph's first-view folding when a worker already worked it out.
-    fn show_graph(&mut self, source: Source, model: Arc<crate::ir::Model>, index: usize, folded: Option<BTreeSet<String>>) {
+    /// `redecompose`: compute our lite/full views of it now (else when the user asks).
+    fn show_graph(&mut self, source: Source, model: Arc<crate::ir::Model>, index: usize, folded: Option<BTreeSet<String>>, redecompose: bool) {
         let session = self.store.as_ref().and_then(|s| s.load_session(&source.session_key())).unwrap_or_default();
         let graph = model.graphs[index].clone();
         let s = &mut self.state;
         s.doc = Some(Doc { source: source.clone(), model, graph: index });
         s.stages = None;
+        s.redecompose = redecompose;
         for v in View::STAGES {
             *s.pane_mut(v) = Default::default();
         }
@@ -875,12 +894,13 @@ impl App {
         let model = doc.model.clone();
         let Some(id) = compile_id else {
             s.stages = None;
+            s.stage_diffs.clear();
             s.kernels.stage = None;
             s.kernels.selected = None;
             if s.focus.is_stage() {
                 s.focus = View::Original;
             }
-            return;
+            return self.redecompose();
         };
         let set = super::stages::StageSet::of(&model, &id);
         if set.graphs.iter().all(Option::is_none) {
@@ -904,6 +924,7 @@ impl App {
             }
         }
         s.focus = View::STAGES.into_iter().find(|v| set.graph_of(*v).is_some()).unwrap_or(View::Dynamo);
+        let set_for_diff = set.clone();
         s.stages = Some(set);
         s.rebind();
         s.classify_stages();
@@ -911,6 +932,28 @@ impl App {
             self.request_layout(v);
         }
         self.request_kernels(&id);
+        self.request_stage_diffs(model, set_for_diff);
+    }
+
+    /// Diffs the shown compile's adjacent stages on a worker, for the summary above them.
+    fn request_stage_diffs(&mut self, model: Arc<crate::ir::Model>, set: super::stages::StageSet) {
+        self.state.stage_diffs.clear();
+        self.jobs.spawn("stage diff", move || {
+            let diffs = super::log_open::stage_diffs(&model, &set);
+            JobResult::StageDiffs { compile_id: set.compile_id, diffs }
+        });
+    }
+
+    /// The decomposition views were asked for: our lite/full re-decomposition of the original
+    /// graph, computed once (a log does not compute it on open).
+    fn redecompose(&mut self) {
+        if self.state.redecompose {
+            return;
+        }
+        self.state.redecompose = true;
+        self.request_decomposition(View::Lite);
+        self.request_decomposition(View::Full);
+        self.state.classify();
     }
 
     /// Builds the compile's kernels stage on a worker: the log read again for its output code
@@ -975,6 +1018,9 @@ impl App {
     }
 
     fn request_decomposition(&mut self, view: View) {
+        if !self.state.redecompose {
+            return;
+        }
         let Some(graph) = self.state.original().cloned() else { return };
         // The lite view shows what happens on the target backend: its forced expansions too.
         let marks = if view == View::Lite { self.state.lite_marks() } else { self.state.marks.clone() };

@@ -67,12 +67,15 @@ pub fn fit(bounds: Rect, screen: Rect) -> Camera {
 }
 
 /// A model's first view: the graph's width (never so small that text drops under [`MIN_TEXT`],
-/// never larger than zoom 1), starting at its top; all of it when it fits.
+/// never larger than zoom 1), starting at its top; all of it when it fits. A graph wider than the
+/// pane at the smallest readable zoom starts at its left edge, where a graph is read from (centring
+/// it cut both sides off, the left one included).
 pub fn first_view(bounds: Rect, screen: Rect) -> Camera {
     let zoom = (screen.width() * 0.96 / bounds.width().max(1.0)).clamp(TEXT_ZOOM, 1.0);
-    let visible_h = screen.height() / zoom;
-    let y = if bounds.height() + 24.0 <= visible_h { bounds.center().y } else { bounds.min.y - 12.0 + visible_h / 2.0 };
-    Camera { center: pos2(bounds.center().x, y), zoom, fit_pending: None }
+    let visible = screen.size() / zoom;
+    let y = if bounds.height() + 24.0 <= visible.y { bounds.center().y } else { bounds.min.y - 12.0 + visible.y / 2.0 };
+    let x = if bounds.width() + 24.0 <= visible.x { bounds.center().x } else { bounds.min.x - 12.0 + visible.x / 2.0 };
+    Camera { center: pos2(x, y), zoom, fit_pending: None }
 }
 
 /// The camera a pending fit asks for, from the current one.
@@ -501,6 +504,35 @@ fn fold_button(ui: &mut Ui, state: &AppState, path: &str, cmds: &mut Vec<Command
 mod tests {
     use super::*;
     use crate::ui::groups::{frame_colors, CLASSES};
+
+    /// The world rectangle a camera shows in `screen`.
+    fn shown(cam: Camera, screen: Rect) -> Rect {
+        Rect::from_center_size(cam.center, screen.size() / cam.zoom)
+    }
+
+    /// The first view never cuts a graph off on the left: a narrow graph is shown whole, a wide one
+    /// (a log's stage graph, its inputs in one long row) from its left edge at readable text.
+    #[test]
+    fn the_first_view_keeps_the_left_edge_in_view() {
+        let screen = Rect::from_min_size(pos2(0.0, 0.0), egui::vec2(380.0, 700.0));
+        let narrow = Rect::from_min_max(pos2(-100.0, 0.0), pos2(100.0, 300.0));
+        let cam = first_view(narrow, screen);
+        assert!(shown(cam, screen).contains_rect(narrow), "{cam:?}");
+        assert_eq!(cam.zoom, 1.0);
+
+        // The Llama log's dynamo graph, folded: 8,090 world units wide, 444 tall.
+        let wide = Rect::from_min_max(pos2(-4045.0, 1364.0), pos2(4045.0, 1808.0));
+        let cam = first_view(wide, screen);
+        let view = shown(cam, screen);
+        assert_eq!(cam.zoom, TEXT_ZOOM, "text stays readable");
+        assert!(view.min.x <= wide.min.x && view.min.x >= wide.min.x - 24.0, "left edge in view, at the pane's left: {view:?}");
+        assert!(view.min.y <= wide.min.y && view.max.y >= wide.max.y, "all of its height: {view:?}");
+
+        // Tall and wide: the top-left corner.
+        let big = Rect::from_min_max(pos2(0.0, 0.0), pos2(5000.0, 90000.0));
+        let view = shown(first_view(big, screen), screen);
+        assert!(view.min.x <= 0.0 && view.min.y <= 0.0 && view.max.y < 90000.0, "{view:?}");
+    }
 
     /// Euclidean distance in RGB: crude, but two fills this far apart are told apart at a glance.
     fn distance(a: Color32, b: Color32) -> f32 {

@@ -18,7 +18,15 @@ pub type Decomposed = Result<Box<(Decomposition, Layout)>, (String, Option<Strin
 
 pub enum JobResult {
     /// `folded`: the first graph's first-view folding (`Hierarchy::default_folded`).
-    Loaded { generation: u64, source: Source, result: Result<Model, String>, folded: Option<std::collections::BTreeSet<String>> },
+    /// `verdict`: check-lite's on a log, read in the same pass.
+    Loaded {
+        generation: u64,
+        source: Source,
+        result: Result<(Model, Option<super::log_open::LogVerdict>), String>,
+        folded: Option<std::collections::BTreeSet<String>>,
+    },
+    /// The shown compile's adjacent stages diffed.
+    StageDiffs { compile_id: String, diffs: Vec<super::log_open::StageDiff> },
     Decomposed { view: View, generation: u64, result: Decomposed },
     LaidOut { view: View, generation: u64, layout: Layout },
     /// Lowering a view's decomposition failed (`Some`: why, and the node it names) or not.

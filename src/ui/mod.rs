@@ -14,6 +14,7 @@ pub mod comparing;
 pub mod kernel_stage;
 mod jobs;
 pub mod layout;
+pub mod log_open;
 pub mod minimap;
 pub mod neighbourhood;
 mod panels;

@@ -265,6 +265,13 @@ pub struct AppState {
     pub stage_findings: HashMap<NodeId, crate::decomp::lite_trace::Finding>,
     /// What check-lite could not compare in the shown compile.
     pub stage_unverified: Vec<String>,
+    /// check-lite's verdict on the whole open log (`None` for other files).
+    pub log_verdict: Option<Arc<super::log_open::LogVerdict>>,
+    /// How each shown stage differs from the one before, once a worker has diffed them.
+    pub stage_diffs: Vec<super::log_open::StageDiff>,
+    /// Whether our lite/full re-decomposition of the original graph is computed: on open for an
+    /// export, for a log only once the user asks (a dynamo graph is torch's to lower, not ours).
+    pub redecompose: bool,
     /// Symbol values the user chose (the others take their hint).
     pub explicit: BTreeMap<String, i64>,
     pub bindings: Bindings,
@@ -312,6 +319,9 @@ impl Default for AppState {
             readiness: Default::default(),
             stage_findings: HashMap::new(),
             stage_unverified: Vec::new(),
+            log_verdict: None,
+            stage_diffs: Vec::new(),
+            redecompose: true,
             explicit: BTreeMap::new(),
             bindings: Bindings::new(),
             guards: Vec::new(),

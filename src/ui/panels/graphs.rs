@@ -11,6 +11,9 @@ use crate::ui::state::{AppState, View};
 pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
     egui::CentralPanel::default().frame(egui::Frame::none()).show(ctx, |ui| {
         breadcrumbs(ui, state, cmds);
+        if state.stages.is_some() {
+            stage_summary(ui, state, cmds);
+        }
         let views: Vec<View> = match &state.stages {
             Some(set) => {
                 let k = &state.kernels;
@@ -32,6 +35,44 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                 pane(col, state, *view, cmds);
             }
         });
+    });
+}
+
+/// Above a log's stages: check-lite's verdict on the log, how much each stage differs from the one
+/// before, and the way to our own lite/full re-decomposition of the dynamo graph (not computed
+/// until asked for).
+fn stage_summary(ui: &mut egui::Ui, state: &AppState, cmds: &mut Vec<Command>) {
+    ui.horizontal_wrapped(|ui| {
+        ui.add_space(6.0);
+        match &state.log_verdict {
+            Some(v) => {
+                let color = if v.failed() {
+                    egui::Color32::from_rgb(230, 90, 80)
+                } else if v.unverified > 0 {
+                    egui::Color32::from_rgb(220, 170, 60)
+                } else {
+                    egui::Color32::from_rgb(90, 190, 110)
+                };
+                ui.label(RichText::new(format!("check-lite: {}", v.summary)).color(color));
+            }
+            None => {
+                ui.label(RichText::new("check-lite: no verdict (the log was not read for one)").weak());
+            }
+        }
+    });
+    ui.horizontal_wrapped(|ui| {
+        ui.add_space(6.0);
+        if state.stage_diffs.is_empty() {
+            ui.label(RichText::new("stage diff: comparing adjacent stages…").weak());
+        }
+        for d in &state.stage_diffs {
+            ui.label(RichText::new(format!("stage diff {}", d.describe())).weak());
+            ui.separator();
+        }
+        let tip = "our lite and full decomposition of the dynamo graph, beside it (computed now; torch's own stages are what the log recorded)";
+        if ui.small_button("Re-decompose the dynamo graph (lite/full)").on_hover_text(tip).clicked() {
+            cmds.push(Command::ShowStages(None));
+        }
     });
 }
 

@@ -2,6 +2,8 @@
 //! decomposition errors, lite violations, what the lite target backend has no kernel for, what it
 //! sends to the CPU or cannot run, ops with no rule, guards that cannot be evaluated,
 //! the importer's warnings and a failed profile (lowering) — each with a link to its node.
+//! A TORCH_TRACE log lists what torch did first: check-lite's verdict on the log and the graphs
+//! skipped at import; what our own re-decomposition finds only once the user asked for it.
 
 use egui::{Color32, RichText};
 
@@ -22,8 +24,47 @@ pub struct Problem {
     pub view_node: Option<(View, NodeId)>,
 }
 
-/// Every problem of the open model, errors first.
+/// Every problem of the open model: a log's torch-side findings first, then the rest, errors first.
 pub fn collect(state: &AppState) -> Vec<Problem> {
+    let Some(doc) = &state.doc else { return Vec::new() };
+    let log = doc.model.format == crate::ir::Format::TorchTrace;
+    let torch = if log { torch_side(state) } else { Vec::new() };
+    ordered(torch, ours(state, !log))
+}
+
+/// A log's torch-side lines in their own order (the verdict, what lite decomposed that it should
+/// have kept, what could not be verified, the `--python` hint, what the import skipped), then
+/// everything else with its errors first.
+fn ordered(torch: Vec<Problem>, mut rest: Vec<Problem>) -> Vec<Problem> {
+    rest.sort_by_key(|p| !p.error);
+    torch.into_iter().chain(rest).collect()
+}
+
+/// check-lite's verdict on the open log, each line linked to its dynamo node where that compile's
+/// stages are shown; then the importer's warnings (graphs it skipped, and why).
+fn torch_side(state: &AppState) -> Vec<Problem> {
+    let mut out = Vec::new();
+    if let Some(v) = &state.log_verdict {
+        if v.failed() || v.unverified > 0 {
+            out.push(Problem { error: v.failed(), text: format!("check-lite: {}", v.summary), node: None, view_node: None });
+        }
+        let shown = state.stages.as_ref().map(|s| s.compile_id.as_str());
+        let dynamo = state.pane(View::Dynamo).graph.as_deref();
+        for l in &v.lines {
+            let at = l.at.as_ref().filter(|(id, n)| Some(id.as_str()) == shown && dynamo.is_some_and(|g| n.index() < g.nodes.len()));
+            out.push(Problem { error: l.error, text: l.text.clone(), node: None, view_node: at.map(|(_, n)| (View::Dynamo, *n)) });
+        }
+    }
+    if let Some(doc) = &state.doc {
+        out.extend(doc.model.warnings.iter().map(|w| Problem { error: false, text: format!("import: {w}"), node: None, view_node: None }));
+    }
+    out
+}
+
+/// What our side finds: our decompositions and lowering (computed only once asked for on a log),
+/// a failed profile, guards; with `import_warnings`, the importer's warnings too (a log lists
+/// them with torch's findings).
+fn ours(state: &AppState, import_warnings: bool) -> Vec<Problem> {
     let mut out = Vec::new();
     let Some(doc) = &state.doc else { return out };
     let original = &doc.model.graphs[doc.graph];
@@ -44,7 +85,9 @@ pub fn collect(state: &AppState) -> Vec<Problem> {
     if let Some(e) = &state.profile.error {
         out.push(Problem { error: true, text: format!("lowering / profile: {e}"), node: None, view_node: None });
     }
-    let classes = &state.pane(View::Original).classes;
+    // The original graph's colours predict our lite mode on the target: not asked for yet on a log.
+    let empty = Vec::new();
+    let classes = if state.redecompose { &state.pane(View::Original).classes } else { &empty };
     let mut lite_no_rule: Vec<NodeId> = Vec::new();
     let mut not_ready: Vec<NodeId> = Vec::new();
     for id in original.node_ids() {
@@ -77,10 +120,9 @@ pub fn collect(state: &AppState) -> Vec<Problem> {
             out.push(Problem { error: false, text: format!("guard `{}` is not evaluated: {}", g.text, e.trim_start_matches("not evaluated: ")), node: None, view_node: None });
         }
     }
-    for w in &doc.model.warnings {
-        out.push(Problem { error: false, text: format!("import: {w}"), node: None, view_node: None });
+    if import_warnings {
+        out.extend(doc.model.warnings.iter().map(|w| Problem { error: false, text: format!("import: {w}"), node: None, view_node: None }));
     }
-    out.sort_by_key(|p| !p.error);
     out
 }
 
@@ -155,4 +197,23 @@ pub fn show(ctx: &egui::Context, state: &AppState, problems: &[Problem], cmds: &
             }
         });
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(error: bool, text: &str) -> Problem {
+        Problem { error, text: text.into(), node: None, view_node: None }
+    }
+
+    /// On a log, torch's side leads in its own order, warnings included; our side follows, its
+    /// errors first.
+    #[test]
+    fn torch_side_findings_come_first_in_their_own_order() {
+        let torch = vec![p(true, "check-lite: FAIL"), p(true, "violation"), p(false, "unverified"), p(false, "import: skipped")];
+        let ours = vec![p(false, "guard"), p(true, "profile failed")];
+        let texts: Vec<String> = ordered(torch, ours).into_iter().map(|p| p.text).collect();
+        assert_eq!(texts, ["check-lite: FAIL", "violation", "unverified", "import: skipped", "profile failed", "guard"]);
+    }
 }

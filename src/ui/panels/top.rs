@@ -108,9 +108,9 @@ fn graph_pickers(ui: &mut egui::Ui, state: &AppState, cmds: &mut Vec<Command>) {
     }
     if doc.model.format == crate::ir::Format::TorchTrace {
         let shown = state.stages.as_ref().map(|s| s.compile_id.clone());
-        let text = shown.clone().unwrap_or_else(|| "(decomposition views)".into());
+        let text = shown.clone().unwrap_or_else(|| "(our re-decomposition)".into());
         egui::ComboBox::from_label("compile id").selected_text(text).show_ui(ui, |ui| {
-            if ui.selectable_label(shown.is_none(), "stages: off (decomposition views)").clicked() {
+            if ui.selectable_label(shown.is_none(), "stages: off (our lite/full re-decomposition)").clicked() {
                 cmds.push(Command::ShowStages(None));
             }
             for id in crate::ui::stages::compile_ids(&doc.model) {
