@@ -78,11 +78,29 @@ pub fn first_view(bounds: Rect, screen: Rect) -> Camera {
     Camera { center: pos2(x, y), zoom, fit_pending: None }
 }
 
+/// [`first_view`] of a graph whose boxes are `boxes`: where it is wider than the pane, it starts at
+/// the leftmost box of the rows it shows rather than at the graph's left edge, which may be empty
+/// at the top (a log's kernels stage: its leftmost kernels sit far below) and show a blank pane.
+pub fn first_view_of(bounds: Rect, boxes: impl Iterator<Item = Rect>, screen: Rect) -> Camera {
+    let mut cam = first_view(bounds, screen);
+    let visible = screen.size() / cam.zoom;
+    if bounds.width() + 24.0 <= visible.x {
+        return cam;
+    }
+    let rows = Rect::from_center_size(cam.center, visible);
+    let left = boxes.filter(|b| b.max.y >= rows.min.y && b.min.y <= rows.max.y).map(|b| b.min.x).fold(f32::INFINITY, f32::min);
+    if left.is_finite() {
+        cam.center.x = left - 12.0 + visible.x / 2.0;
+    }
+    cam
+}
+
 /// The camera a pending fit asks for, from the current one.
-pub fn place(fit_kind: Fit, bounds: Rect, screen: Rect, current: Camera) -> Camera {
+pub fn place(fit_kind: Fit, layout: &Layout, screen: Rect, current: Camera) -> Camera {
+    let bounds = layout.bounds;
     match fit_kind {
         Fit::All => fit(bounds, screen),
-        Fit::Top => first_view(bounds, screen),
+        Fit::Top => first_view_of(bounds, layout.items.iter().map(|i| i.rect), screen),
         Fit::Reveal(r) => {
             let zoom = current.zoom.max(TEXT_ZOOM);
             let visible = screen.size() / zoom;
@@ -140,7 +158,7 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
     let mut cam = pane.camera;
     let mut moved = false;
     if let Some(kind) = cam.fit_pending {
-        cam = place(kind, layout.bounds, rect, cam);
+        cam = place(kind, layout, rect, cam);
         cmds.push(Command::PlaceCamera(view, cam));
     }
     if resp.dragged_by(PointerButton::Primary) || resp.dragged_by(PointerButton::Middle) {
@@ -527,6 +545,13 @@ mod tests {
         assert_eq!(cam.zoom, TEXT_ZOOM, "text stays readable");
         assert!(view.min.x <= wide.min.x && view.min.x >= wide.min.x - 24.0, "left edge in view, at the pane's left: {view:?}");
         assert!(view.min.y <= wide.min.y && view.max.y >= wide.max.y, "all of its height: {view:?}");
+
+        // Wide, with nothing at the left of its top rows: from the leftmost box of those rows.
+        let boxes = [Rect::from_min_size(pos2(-4045.0, 3000.0), egui::vec2(230.0, 54.0)), Rect::from_min_size(pos2(-600.0, 1400.0), egui::vec2(230.0, 54.0))];
+        let tall = Rect::from_min_max(pos2(-4045.0, 1364.0), pos2(4045.0, 5000.0));
+        let view = shown(first_view_of(tall, boxes.into_iter(), screen), screen);
+        assert!(view.min.x <= -600.0 && view.min.x >= -624.0 && view.min.y <= 1364.0, "{view:?}");
+        assert!(!view.intersects(boxes[0]), "the far-left box is rows below: {view:?}");
 
         // Tall and wide: the top-left corner.
         let big = Rect::from_min_max(pos2(0.0, 0.0), pos2(5000.0, 90000.0));
