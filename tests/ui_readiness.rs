@@ -88,12 +88,15 @@ fn an_export_with_cpu_fallback_ops_on_xpu() {
     check_other_backends(&mut h);
 }
 
-/// The log of the same function. It opens on its dynamo graph, whose torch-level calls are read
-/// through the ATen op each is at the kernel level (`torch.cholesky_inverse`); then its AOT graph
-/// (what lite mode keeps, what `readiness LOG` reads) picked as the original.
+/// The log of the same function. It opens on torch's stages; asked for our re-decomposition, its
+/// dynamo graph's torch-level calls are read through the ATen op each is at the kernel level
+/// (`torch.cholesky_inverse`); then its AOT graph (what lite mode keeps, what `readiness LOG`
+/// reads) picked as the original.
 #[test]
 fn a_torch_trace_log_with_cpu_fallback_ops_on_xpu() {
     let mut h = Harness::new(Source::File(sample("xpu/fallback_ops_lite_2.15.0.log.gz")));
+    assert!(h.app.state.stages.is_some() && h.app.state.pane(View::Lite).decomp.is_none(), "a log opens on its stages");
+    h.apply(Command::ShowStages(None));
     let g = h.app.state.original().unwrap().clone();
     assert!(g.name.ends_with(":dynamo_output_graph"), "{}", g.name);
     for (t, want) in [
