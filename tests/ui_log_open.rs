@@ -15,6 +15,14 @@ use xpu_workbench::ui::{Source, View};
 
 const LOG: &str = "inductor/cuda211_llama_default.log.gz";
 
+/// check-lite reads the traces the user's own torch made (`check-lite --python` caches them):
+/// none here, whoever runs the tests. Every test sets the same empty folder before it reads a log.
+fn without_user_traces() {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| common::ops_dir("ui-log-open"));
+    std::env::set_var("XPU_WORKBENCH_OPS_DIR", dir);
+}
+
 /// The start of the AccessKit label the canvas gives a box it draws.
 fn box_label(h: &Harness, view: View, kind: &ItemKind) -> String {
     let g = h.app.state.pane(view).graph.clone().expect("a graph");
@@ -27,6 +35,7 @@ fn box_label(h: &Harness, view: View, kind: &ItemKind) -> String {
 
 #[test]
 fn a_log_opens_on_torchs_stages_with_check_lites_verdict_and_the_stage_diffs() {
+    without_user_traces();
     let path = sample(LOG);
     let mut h = Harness::new(Source::File(path.clone()));
     let s = &h.app.state;
@@ -83,6 +92,7 @@ fn a_log_opens_on_torchs_stages_with_check_lites_verdict_and_the_stage_diffs() {
 #[test]
 fn every_stage_pane_opens_with_the_left_of_its_rows_in_view() {
     use xpu_workbench::ui::layout::Item;
+    without_user_traces();
     let h = Harness::new(Source::File(sample(LOG)));
     for v in View::STAGES {
         let p = h.app.state.pane(v);
@@ -116,6 +126,7 @@ fn every_stage_pane_opens_with_the_left_of_its_rows_in_view() {
 /// the dynamo graph is computed. An export still decomposes as it opens.
 #[test]
 fn our_re_decomposition_runs_when_asked_for_and_exports_decompose_on_open() {
+    without_user_traces();
     let mut h = Harness::new(Source::File(sample(LOG)));
     h.click_label(|l| l == "Re-decompose the dynamo graph (lite/full)", "the re-decompose button");
     let s = &h.app.state;
@@ -129,4 +140,22 @@ fn our_re_decomposition_runs_when_asked_for_and_exports_decompose_on_open() {
     let s = &h.app.state;
     assert!(s.stages.is_none() && s.redecompose && s.log_verdict.is_none());
     assert!(s.pane(View::Lite).decomp.is_some());
+}
+
+/// A CPU lite log whose calls no table has a trace of (`torch.as_tensor`): the verdict is
+/// UNVERIFIED, each call is named, and the problems say how `--python` settles them.
+#[test]
+fn a_cpu_log_lists_what_check_lite_could_not_verify_and_the_python_hint() {
+    without_user_traces();
+    let path = sample("lite/untraced_calls_cpu_lite_2.15.0.log.gz");
+    let h = Harness::new(Source::File(path.clone()));
+    assert!(h.app.state.stages.is_some(), "a log opens on its stages");
+    let check = lite_trace::check_log(&trace::load_log(&path).unwrap());
+    assert_eq!(check.violations().count(), 0);
+    let summary = format!("check-lite: {}", check.summary());
+    assert!(summary.starts_with("check-lite: UNVERIFIED: "), "{summary}");
+    h.expect(|l| l == summary, "the verdict");
+    h.expect(|l| l.starts_with("check-lite could not verify ") && l.contains("torch.as_tensor"), "the unverified call");
+    h.expect(|l| l.starts_with("check-lite: ") && l.contains("--python PATH"), "the --python hint");
+    assert!(h.find(|l| l.contains("does not lower")).is_none());
 }
