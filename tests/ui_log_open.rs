@@ -45,6 +45,7 @@ fn a_log_opens_on_torchs_stages_with_check_lites_verdict_and_the_stage_diffs() {
     let set = s.stages.clone().expect("a log opens on its stages");
     assert_eq!(set.compile_id, "0/0_1");
     assert_eq!(s.focus, View::Dynamo);
+    assert_eq!(s.original().unwrap().name, "0/0_1:dynamo_output_graph", "the original is the shown compile's dynamo graph");
     for v in View::STAGES {
         h.expect(|l| l == format!("{} graph of compile 0/0_1", v.name()), "a stage pane's header");
     }

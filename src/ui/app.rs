@@ -472,11 +472,15 @@ impl App {
                     }
                     Ok((model, verdict)) => {
                         // A log opens on torch's own stages; our re-decomposition waits to be asked for.
-                        let (redecompose, open_on) = (super::log_open::decomposes_on_open(&model), super::log_open::opening_compile(&model));
-                        self.show_graph(source, Arc::new(model), 0, folded, redecompose);
+                        let redecompose = super::log_open::decomposes_on_open(&model);
+                        let open_on = self.stages_when_open.take().or_else(|| super::log_open::opening_compile(&model));
+                        let index = super::log_open::original_index(&model, open_on.as_deref());
+                        // The worker folded the first graph only.
+                        let folded = folded.filter(|_| index == 0);
+                        self.show_graph(source, Arc::new(model), index, folded, redecompose);
                         self.state.log_verdict = verdict.map(Arc::new);
-                        if let Some(id) = self.stages_when_open.take().or(open_on) {
-                            self.show_stages(Some(id));
+                        if open_on.is_some() {
+                            self.show_stages(open_on);
                         }
                     }
                     Err(e) => self.state.message(e),

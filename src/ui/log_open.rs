@@ -99,6 +99,13 @@ pub fn opening_compile(model: &Model) -> Option<String> {
     ids.iter().rev().find(|id| stages(id) == best).cloned()
 }
 
+/// The graph shown as the original (what our re-decomposition works on, what the status bar
+/// names): the opening compile's dynamo graph, so that it is the compile whose stages are shown;
+/// else the first graph.
+pub fn original_index(model: &Model, compile: Option<&str>) -> usize {
+    compile.and_then(|id| StageSet::of(model, id).graph_of(View::Dynamo)).unwrap_or(0)
+}
+
 /// How much one stage differs from the one before it, by the graph diff's counts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StageDiff {
@@ -155,6 +162,8 @@ mod tests {
             "1/0:dynamo_output_graph",
         ]);
         assert_eq!(opening_compile(&m).as_deref(), Some("0/0_1"));
+        assert_eq!(original_index(&m, Some("0/0_1")), 2, "its dynamo graph is the original");
+        assert_eq!(original_index(&m, None), 0);
         let tie = log_model(&["0/0:dynamo_output_graph", "0/1:dynamo_output_graph"]);
         assert_eq!(opening_compile(&tie).as_deref(), Some("0/1"), "the last of equals");
     }

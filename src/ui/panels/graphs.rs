@@ -133,7 +133,8 @@ fn breadcrumbs(ui: &mut egui::Ui, state: &AppState, cmds: &mut Vec<Command>) {
 fn pane(ui: &mut egui::Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) {
     let p = state.pane(view);
     let focused = state.focus == view;
-    ui.horizontal(|ui| {
+    // Wrapped: four stages side by side leave each header a narrow column.
+    ui.horizontal_wrapped(|ui| {
         let title = match &state.stages {
             Some(set) if view.is_stage() => format!("{} graph of compile {}", view.name(), set.compile_id),
             _ => format!("{} ({})", view.name(), view.index() + 1),
