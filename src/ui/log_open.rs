@@ -62,6 +62,15 @@ impl LogVerdict {
         LogVerdict { summary: check.summary(), violations: check.violations().count(), unverified: check.unverified.len(), lines }
     }
 
+    /// The lines in the order the problems panel lists them: errors first, and within each kind
+    /// the lines of the compile `shown` (those link to its dynamo node) before the others'.
+    pub fn lines_for(&self, shown: Option<&str>) -> Vec<&TorchLine> {
+        let mut lines: Vec<&TorchLine> = self.lines.iter().collect();
+        let here = |l: &TorchLine| shown.is_some() && l.at.as_ref().map(|(id, _)| id.as_str()) == shown;
+        lines.sort_by_key(|l| (!l.error, !here(l)));
+        lines
+    }
+
     /// Whether the verdict is a failure (violations) rather than a note.
     pub fn failed(&self) -> bool {
         self.violations > 0
@@ -207,6 +216,24 @@ mod tests {
         assert!(v.lines[0].text.contains("node `silu`") && v.lines[0].at == Some(("0/0".into(), NodeId(3))));
         assert!(v.lines[1].text.starts_with("check-lite could not verify 0/0: as_tensor: no trace"));
         assert!(v.lines[2].text.contains("--python PATH") && v.lines[2].at.is_none());
+    }
+
+    #[test]
+    fn the_shown_compiles_lines_lead_their_kind_and_the_hint_stays_last() {
+        let line = |error: bool, compile: Option<&str>, text: &str| TorchLine { error, text: text.into(), at: compile.map(|c| (c.to_string(), NodeId(0))) };
+        let v = LogVerdict {
+            lines: vec![
+                line(true, Some("0/0"), "a"),
+                line(true, Some("0/0_1"), "b"),
+                line(false, Some("0/0"), "c"),
+                line(false, Some("0/0_1"), "d"),
+                line(false, None, "hint"),
+            ],
+            ..LogVerdict::default()
+        };
+        let order = |shown| v.lines_for(shown).iter().map(|l| l.text.as_str()).collect::<Vec<_>>();
+        assert_eq!(order(Some("0/0_1")), ["b", "a", "d", "c", "hint"]);
+        assert_eq!(order(None), ["a", "b", "c", "d", "hint"]);
     }
 
     #[test]

@@ -50,7 +50,7 @@ fn torch_side(state: &AppState) -> Vec<Problem> {
         }
         let shown = state.stages.as_ref().map(|s| s.compile_id.as_str());
         let dynamo = state.pane(View::Dynamo).graph.as_deref();
-        for l in &v.lines {
+        for l in v.lines_for(shown) {
             let at = l.at.as_ref().filter(|(id, n)| Some(id.as_str()) == shown && dynamo.is_some_and(|g| n.index() < g.nodes.len()));
             out.push(Problem { error: l.error, text: l.text.clone(), node: None, view_node: at.map(|(_, n)| (View::Dynamo, *n)) });
         }
