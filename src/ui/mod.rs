@@ -11,6 +11,8 @@ pub mod groups;
 pub mod hierarchy;
 mod command;
 pub mod comparing;
+pub mod diff_links;
+pub mod diff_view;
 pub mod kernel_stage;
 mod jobs;
 pub mod layout;
