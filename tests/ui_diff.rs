@@ -121,6 +121,15 @@ fn a_picked_node_shows_its_partner_and_stages_can_be_picked() {
     let rect = layout.items[layout.item_of(b).expect("drawn")].rect;
     assert!((pane.camera.center - rect.center()).length() < 1.0, "partner at {:?}, camera at {:?}", rect.center(), pane.camera.center);
 
+    // Moving A's camera onto a matched node moves B's onto its partner.
+    let layout_a = h.app.state.pane(View::DiffA).layout.clone().expect("laid out");
+    let a_rect = layout_a.items[layout_a.item_of(a).expect("drawn")].rect;
+    let mut cam = h.app.state.pane(View::DiffA).camera;
+    cam.center = a_rect.center() + egui::vec2(3.0, 5.0);
+    h.apply(Command::SetCamera(View::DiffA, cam));
+    let b_cam = h.app.state.pane(View::DiffB).camera;
+    assert!((b_cam.center - (rect.center() + egui::vec2(3.0, 5.0))).length() < 1.0, "B at {:?}, partner at {:?}", b_cam.center, rect.center());
+
     // An unmatched node has no partner to highlight.
     let only = d.entries.iter().find(|e| e.class == Class::OnlyB).expect("an expansion node");
     h.apply(Command::Select(View::DiffB, node_of(only, Side::B).unwrap()));

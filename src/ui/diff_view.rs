@@ -17,6 +17,7 @@ use egui::{Color32, Key, Modifiers};
 
 use super::diff_links::{self, node_of, Links, Side};
 use super::hierarchy::{Hierarchy, OPEN_BOXES};
+use super::layout::ItemKind;
 use super::state::{AppState, Reveal, Selection, Source, View};
 use crate::diff::{self, Class, FileDiff, GraphDiff, GraphPair};
 use crate::ir::{Format, Graph, NodeId};
@@ -396,12 +397,27 @@ fn step_to(state: &mut AppState, pos: usize) -> Vec<View> {
     };
     let targets = [(Side::A, anchor(Side::A)), (Side::B, anchor(Side::B))];
     let own = [Side::A, Side::B].into_iter().find_map(|s| node_of(e, s).map(|n| (s, n)));
+    // A graph input has no node: its box, where the input is drawn (weights are not).
+    let inputs: Vec<(Side, String)> = [(Side::A, &e.a), (Side::B, &e.b)]
+        .into_iter()
+        .filter_map(|(s, r)| r.as_ref().filter(|r| r.index.is_none()).map(|r| (s, r.name.clone())))
+        .collect();
     state.diff.cursor = Some(pos);
     if let Some((side, node)) = own {
         state.selection = Some(Selection { view: view_of(side), node });
         state.focus = view_of(side);
     } else {
         state.selection = None;
+    }
+    for (side, name) in inputs {
+        let pane = state.pane_mut(view_of(side));
+        let (Some(g), Some(l)) = (pane.graph.clone(), pane.layout.clone()) else { continue };
+        let drawn = l.items.iter().find(|i| matches!(i.kind, ItemKind::Input(v) if g.value(v).name == name));
+        if let Some(item) = drawn {
+            pane.camera.center = item.rect.center();
+            pane.camera.zoom = pane.camera.zoom.max(0.8);
+            pane.camera.fit_pending = None;
+        }
     }
     reveal(state, &targets)
 }
@@ -482,14 +498,14 @@ pub fn follow(state: &mut AppState, from: View) {
     let cam = state.pane(from).camera;
     let Some(anchor) = super::camera_sync::nearest(&src, cam.center) else { return };
     let target = match &src.items[anchor].kind {
-        super::layout::ItemKind::Node(n) => state
+        ItemKind::Node(n) => state
             .diff
             .shown()
             .and_then(|(p, v)| v.links.partner(&p.diff, side, *n))
             .and_then(|m| dst.item_of(m))
             .map(|i| dst.items[i].rect),
-        super::layout::ItemKind::Group { path, .. } => dst.rect_of_module(path),
-        super::layout::ItemKind::Input(_) => None,
+        ItemKind::Group { path, .. } => dst.rect_of_module(path),
+        ItemKind::Input(_) => None,
     };
     let Some(target) = target else { return };
     let offset = cam.center - src.items[anchor].rect.center();
@@ -503,7 +519,7 @@ pub fn follow(state: &mut AppState, from: View) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ui::layout::{layout, ItemKind};
+    use crate::ui::layout::layout;
 
     fn sample(name: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("samples").join(name)

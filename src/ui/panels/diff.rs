@@ -39,7 +39,7 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
         pairs(ui, d, cmds);
         let Some((pair, view)) = d.shown() else { return };
         ui.separator();
-        header(ui, d, pair, view, cmds);
+        header(ui, state, pair, view, cmds);
         ui.separator();
         list(ui, d, pair, view, cmds);
     });
@@ -140,7 +140,8 @@ fn pairs(ui: &mut egui::Ui, d: &DiffState, cmds: &mut Vec<Command>) {
 }
 
 /// The counts, the renamed symbols and devices, stepping and copying.
-fn header(ui: &mut egui::Ui, d: &DiffState, pair: &GraphPair, view: &PairView, cmds: &mut Vec<Command>) {
+fn header(ui: &mut egui::Ui, state: &AppState, pair: &GraphPair, view: &PairView, cmds: &mut Vec<Command>) {
+    let d = &state.diff;
     let g = &pair.diff;
     let text = summary(&g.counts);
     ui.label(RichText::new(&text).strong()).widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Label, true, format!("diff summary: {text}")));
@@ -171,6 +172,10 @@ fn header(ui: &mut egui::Ui, d: &DiffState, pair: &GraphPair, view: &PairView, c
             cmds.push(Command::Diff(DiffCommand::Copy));
         }
     });
+    let mut sync = state.sync_cameras;
+    if ui.checkbox(&mut sync, "move views together").on_hover_text("moving one side moves the other to the partner of the node in the middle").changed() {
+        cmds.push(Command::SetSyncCameras(sync));
+    }
     // What the difference stepped to changed, side by side.
     if let Some(e) = d.cursor.and_then(|c| view.order.get(c)).and_then(|&i| g.entries.get(i)) {
         egui::Grid::new("diff changes").num_columns(3).striped(true).show(ui, |ui| {
@@ -189,43 +194,64 @@ fn swatch(ui: &mut egui::Ui, fill: Color32) {
     ui.painter().rect_filled(rect, 2.0, fill);
 }
 
-/// The differences grouped per module, each row a link that steps there.
+/// A line of the list: a group's name, or a difference (its position in the stepping order).
+enum Line<'d> {
+    Group(&'d str),
+    Difference(usize),
+}
+
+/// The differences grouped per module, each row a link that steps there. Only the rows in view
+/// are built: a full decomposition of a large model differs in thousands of nodes.
 fn list(ui: &mut egui::Ui, d: &DiffState, pair: &GraphPair, view: &PairView, cmds: &mut Vec<Command>) {
     let g = &pair.diff;
     if view.order.is_empty() {
         ui.label("no differences: every node and input has a partner that computes the same");
         return;
     }
+    // `order` runs group by group: a header wherever the group changes.
+    let mut lines = Vec::with_capacity(view.order.len() + g.groups.len());
+    let mut group: Option<&str> = None;
+    for (pos, &i) in view.order.iter().enumerate() {
+        let name = g.entries[i].group.as_str();
+        if group != Some(name) {
+            lines.push(Line::Group(if name.is_empty() { "(top level)" } else { name }));
+            group = Some(name);
+        }
+        lines.push(Line::Difference(pos));
+    }
     let dark = ui.visuals().dark_mode;
+    let row_h = ui.spacing().interact_size.y;
+    let step = row_h + ui.spacing().item_spacing.y;
     // Scroll to the current row only when it changes, so the user can scroll away from it.
     let seen_id = ui.id().with("diff cursor seen");
     let seen: Option<(usize, Option<usize>)> = ui.data(|m| m.get_temp(seen_id));
-    let scroll = seen != Some((d.pair, d.cursor));
     ui.data_mut(|m| m.insert_temp(seen_id, (d.pair, d.cursor)));
-    egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
-        let mut pos = 0;
-        for group in g.groups.iter().filter(|x| x.counts.differs()) {
-            let name = if group.name.is_empty() { "(top level)" } else { group.name.as_str() };
-            ui.label(RichText::new(name).strong().monospace());
-            for &i in group.entries.iter().filter(|&&i| g.entries[i].class != Class::Same) {
-                let e = &g.entries[i];
-                // `order` is built from the groups the same way; found, not assumed.
-                let at = view.order.iter().position(|&x| x == i).unwrap_or(pos);
-                pos = at + 1;
-                ui.horizontal(|ui| {
-                    ui.add_space(8.0);
-                    swatch(ui, class_fill(e.class, dark));
-                    let current = d.cursor == Some(at);
-                    let text = row(e);
-                    let r = ui.selectable_label(current, RichText::new(&text).monospace());
-                    r.widget_info(|| egui::WidgetInfo::selected(egui::WidgetType::SelectableLabel, true, current, format!("difference: {text}")));
-                    if current && scroll {
-                        r.scroll_to_me(Some(egui::Align::Center));
-                    }
-                    if r.clicked() {
-                        cmds.push(Command::Diff(DiffCommand::StepTo(at)));
-                    }
-                });
+    let mut area = egui::ScrollArea::vertical().auto_shrink([false, false]);
+    if seen != Some((d.pair, d.cursor)) {
+        if let Some(at) = d.cursor.and_then(|c| lines.iter().position(|l| matches!(l, Line::Difference(p) if *p == c))) {
+            area = area.vertical_scroll_offset((at as f32 * step - ui.available_height() / 2.0).max(0.0));
+        }
+    }
+    area.show_rows(ui, row_h, lines.len(), |ui, range| {
+        for line in &lines[range] {
+            match line {
+                Line::Group(name) => {
+                    ui.label(RichText::new(*name).strong().monospace());
+                }
+                Line::Difference(pos) => {
+                    let e = &g.entries[view.order[*pos]];
+                    ui.horizontal(|ui| {
+                        ui.add_space(8.0);
+                        swatch(ui, class_fill(e.class, dark));
+                        let current = d.cursor == Some(*pos);
+                        let text = row(e);
+                        let r = ui.selectable_label(current, RichText::new(&text).monospace());
+                        r.widget_info(|| egui::WidgetInfo::selected(egui::WidgetType::SelectableLabel, true, current, format!("difference: {text}")));
+                        if r.clicked() {
+                            cmds.push(Command::Diff(DiffCommand::StepTo(*pos)));
+                        }
+                    });
+                }
             }
         }
     });
