@@ -184,3 +184,18 @@ fn a_second_file_that_fails_is_named_with_why() {
     open_diff(&mut h, &cuda);
     h.expect(|l| l.starts_with("diff error: ") && l.contains("embedded sample"), "why not");
 }
+
+/// `xpu-workbench A --diff B` opens the diff mode once A is open, on the first pair that differs.
+#[test]
+fn the_command_line_opens_the_diff_mode() {
+    let (cuda, cpu) = (sample("lite/rmsfn_cuda_lite_2.11.0.log.gz"), sample("lite/rmsfn_cpu_lite_2.11.0.log.gz"));
+    let mut h = Harness::new(Source::File(cuda));
+    assert!(!h.app.state.diff.open);
+    h.app.state.diff.pending = Some(cpu);
+    h.settle();
+    let d = &h.app.state.diff;
+    assert!(d.open && d.error.is_none(), "{:?}", d.error);
+    let (pair, _) = d.shown().expect("a pair shown");
+    assert!(pair.diff.differs() && pair.a.contains("aot"), "{}", pair.a);
+    h.expect(|l| l.starts_with("diff A node: _fused_rms_norm") && l.ends_with("[only in A] [highlighted]"), "the first difference");
+}

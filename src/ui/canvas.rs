@@ -223,7 +223,7 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
                 };
                 (fill, marked)
             }
-            ItemKind::Input(_) => (INPUT_FILL, false),
+            ItemKind::Input(v) => (super::diff_view::input_fill(state, view, *v, dark).unwrap_or(INPUT_FILL), false),
             ItemKind::Group { path, members, .. } if view == View::Kernels => {
                 let name = members.first().map(|m| graph.node(*m).name.as_str()).unwrap_or(path);
                 (kernel_fill(state, view, name, dark).unwrap_or(group_fill(dark)), false)

@@ -26,11 +26,13 @@ impl Side {
 }
 
 /// Each node's entry of the diff, per side: a node's partner is the other side of its entry.
-/// Graph inputs have no node and are not linked here (their entries name them).
+/// Graph inputs have no node: their entries are found by name.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Links {
     a: HashMap<NodeId, usize>,
     b: HashMap<NodeId, usize>,
+    inputs_a: HashMap<String, usize>,
+    inputs_b: HashMap<String, usize>,
 }
 
 impl Links {
@@ -42,6 +44,12 @@ impl Links {
             }
             if let Some(n) = e.b.as_ref().and_then(|r| r.index) {
                 links.b.insert(NodeId(n), i);
+            }
+            if let Some(r) = e.a.as_ref().filter(|r| r.index.is_none()) {
+                links.inputs_a.insert(r.name.clone(), i);
+            }
+            if let Some(r) = e.b.as_ref().filter(|r| r.index.is_none()) {
+                links.inputs_b.insert(r.name.clone(), i);
             }
         }
         links
@@ -63,6 +71,15 @@ impl Links {
 
     pub fn class(&self, d: &GraphDiff, side: Side, node: NodeId) -> Option<Class> {
         Some(d.entries.get(self.entry(side, node)?)?.class)
+    }
+
+    /// The class of `side`'s graph input named `name`.
+    pub fn input_class(&self, d: &GraphDiff, side: Side, name: &str) -> Option<Class> {
+        let i = match side {
+            Side::A => self.inputs_a.get(name),
+            Side::B => self.inputs_b.get(name),
+        };
+        Some(d.entries.get(*i?)?.class)
     }
 }
 
@@ -249,13 +266,19 @@ mod tests {
         let fused = d.entries.iter().find(|e| e.a.as_ref().is_some_and(|r| r.name == "_fused_rms_norm")).unwrap();
         let a = node_of(fused, Side::A).unwrap();
         assert_eq!((links.partner(d, Side::A, a), links.class(d, Side::A, a)), (None, Some(Class::OnlyA)));
+        // The graph inputs are matched by name and position, each the same.
+        for e in d.entries.iter().filter(|e| e.a.as_ref().is_some_and(|r| r.index.is_none())) {
+            let name = &e.a.as_ref().unwrap().name;
+            assert_eq!(links.input_class(d, Side::A, name), Some(Class::Same), "{name}");
+        }
+        assert_eq!(links.input_class(d, Side::A, "no such input"), None);
         let rsqrt = d.entries.iter().find(|e| e.b.as_ref().is_some_and(|r| r.name == "rsqrt")).unwrap();
         let b = node_of(rsqrt, Side::B).unwrap();
         assert_eq!((links.partner(d, Side::B, b), links.class(d, Side::B, b)), (None, Some(Class::OnlyB)));
     }
 
     /// Four classes, four fills far enough apart to tell at a glance, none like the selection
-    /// outline, in both themes.
+    /// outline or a folded module, in both themes.
     #[test]
     fn each_class_has_its_own_colour() {
         let distance = |a: Color32, b: Color32| {
@@ -270,6 +293,8 @@ mod tests {
                     assert!(d >= 60.0, "dark={dark}: {} and {} are {d:.0} apart", class_name(*x), class_name(*y));
                 }
                 assert!(distance(class_fill(*x, dark), super::super::canvas::SELECT_COLOR) >= 60.0, "{}", class_name(*x));
+                let module = super::super::groups::group_fill(dark);
+                assert!(distance(class_fill(*x, dark), module) >= 40.0, "dark={dark}: {} looks like a folded module", class_name(*x));
             }
         }
     }

@@ -83,6 +83,8 @@ pub struct DiffState {
     pub cursor: Option<usize>,
     /// Step to the first difference once both panes are laid out.
     first_pending: bool,
+    /// Diff against this file as soon as a file is open (`xpu-workbench A --diff B`).
+    pub pending: Option<PathBuf>,
     dialog: bool,
     /// Bumped per run, so a superseded run's result is dropped.
     generation: u64,
@@ -105,6 +107,7 @@ impl Default for DiffState {
             pair: 0,
             cursor: None,
             first_pending: false,
+            pending: None,
             dialog: false,
             generation: 0,
             tx,
@@ -319,6 +322,11 @@ pub fn frame(state: &mut AppState, ctx: &egui::Context) -> Vec<View> {
             }
         }
     }
+    if state.doc.is_some() && state.loading.is_none() {
+        if let Some(b) = state.diff.pending.take() {
+            start(state, b, ctx);
+        }
+    }
     if !state.diff.open {
         return relayout;
     }
@@ -482,6 +490,15 @@ pub fn class_of(state: &AppState, view: View, node: NodeId) -> Option<Class> {
     let side = side_of(view)?;
     let (p, v) = state.diff.shown()?;
     v.links.class(&p.diff, side, node)
+}
+
+/// The fill of graph input `value` of diff pane `view`, by its class: in the diff panes an
+/// input is the same, or not, like any node.
+pub fn input_fill(state: &AppState, view: View, value: crate::ir::ValueId, dark: bool) -> Option<Color32> {
+    let side = side_of(view)?;
+    let (p, v) = state.diff.shown()?;
+    let name = &state.pane(view).graph.as_deref()?.values.get(value.index())?.name;
+    v.links.input_class(&p.diff, side, name).map(|c| diff_links::class_fill(c, dark))
 }
 
 /// The fill of node `node` of diff pane `view`; `None` outside the diff panes.

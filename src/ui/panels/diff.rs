@@ -268,18 +268,50 @@ fn pane(ui: &mut egui::Ui, state: &AppState, view: View, cmds: &mut Vec<Command>
             _ => (None, ""),
         };
         let title = format!("{} · {} · {graph}", if view == View::DiffA { "A" } else { "B" }, file.map_or(String::new(), file_name));
-        let title = RichText::new(title).strong();
-        ui.label(if state.focus == view { title.color(canvas::SELECT_COLOR) } else { title });
         if let Some(g) = &p.graph {
             ui.label(RichText::new(format!("{} nodes", g.nodes.len())).weak());
+        }
+        if ui.small_button("fit").clicked() {
+            cmds.push(Command::Fit(view));
         }
         if let Some(b) = &p.busy {
             ui.spinner();
             ui.label(RichText::new(b).weak());
         }
-        if ui.small_button("fit").clicked() {
-            cmds.push(Command::Fit(view));
-        }
+        // Last and cut to the column: file and graph names are long.
+        let title = RichText::new(title).strong();
+        let title = if state.focus == view { title.color(canvas::SELECT_COLOR) } else { title };
+        ui.add(egui::Label::new(title).truncate());
     });
     ui.push_id(("diff canvas", view), |ui| canvas::show(ui, state, view, cmds));
+}
+
+/// The inspector's rows for a node of a diff pane: its class, what it was matched with (a link
+/// that selects it) and by which evidence, and what changed.
+pub fn inspector_rows(ui: &mut egui::Ui, state: &AppState, view: View, id: crate::ir::NodeId, cmds: &mut Vec<Command>) {
+    let (Some(side), Some((pair, v))) = (crate::ui::diff_view::side_of(view), state.diff.shown()) else { return };
+    let Some(e) = v.links.entry(side, id).and_then(|i| pair.diff.entries.get(i)) else { return };
+    let row = |ui: &mut egui::Ui, key: &str, value: &str| {
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(key).weak());
+            ui.label(RichText::new(value).monospace());
+        });
+    };
+    row(ui, "diff", class_name(e.class));
+    let other = if view == View::DiffA { View::DiffB } else { View::DiffA };
+    if let Some(p) = v.links.partner(&pair.diff, side, id) {
+        let name = state.pane(other).graph.as_deref().filter(|g| p.index() < g.nodes.len()).map(|g| g.node(p).name.clone()).unwrap_or_default();
+        ui.horizontal_wrapped(|ui| {
+            ui.label(RichText::new(format!("partner in {}", if other == View::DiffA { "A" } else { "B" })).weak());
+            if ui.link(RichText::new(&name).monospace()).on_hover_text("select it").clicked() {
+                cmds.push(Command::Select(other, p));
+            }
+            if let Some(how) = e.matched_by {
+                ui.label(RichText::new(format!("(matched by {})", format!("{how:?}").to_lowercase())).weak());
+            }
+        });
+    }
+    for c in &e.changes {
+        row(ui, &c.what, &format!("{} → {}", c.a, c.b));
+    }
 }
