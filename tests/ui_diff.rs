@@ -86,6 +86,18 @@ fn the_diff_mode_steps_through_the_rms_norm_expansion() {
     // What Copy puts on the clipboard is the CLI's text.
     assert_eq!(h.app.state.diff.text().expect("text"), text::file_diff(&expected));
 
+    // The dynamo graphs are the same: nothing to list or step to.
+    h.apply(Command::Diff(DiffCommand::PickPair(0)));
+    h.expect(|l| l == format!("diff summary: {}", summary(&expected.pairs[0].diff.counts)), "the dynamo pair's summary");
+    assert!(h.find(|l| l.starts_with("difference: ")).is_none());
+    h.key(Key::N, Modifiers::NONE);
+    assert_eq!(h.app.state.diff.cursor, None);
+    assert!(h.find(|l| l.starts_with("diff A node: ") && l.ends_with("[same]")).is_some(), "{:#?}", h.labels());
+    // Out of range: ignored.
+    h.apply(Command::Diff(DiffCommand::PickPair(99)));
+    h.apply(Command::Diff(DiffCommand::StepTo(99)));
+    assert_eq!((h.app.state.diff.pair, h.app.state.diff.cursor), (0, None));
+
     // Leaving the mode gives the graph views back.
     h.key(Key::Escape, Modifiers::NONE);
     assert!(!h.app.state.diff.open);
