@@ -180,6 +180,11 @@ fn pair_view(a: Graph, b: Graph, d: &GraphDiff) -> PairView {
     PairView { a: Arc::new(a), b: Arc::new(b), links: Links::of(d), order: diff_links::step_order(d), fold, keep_open }
 }
 
+/// The diff's worker threads.
+fn worker(name: &str) -> std::thread::Builder {
+    std::thread::Builder::new().name(name.to_string())
+}
+
 /// Starts diffing the open file against `b` with the stages in the store.
 fn start(state: &mut AppState, b: PathBuf, ctx: &egui::Context) {
     let d = &mut state.diff;
@@ -201,7 +206,7 @@ fn start(state: &mut AppState, b: PathBuf, ctx: &egui::Context) {
     d.error = None;
     d.running = Some(format!("diffing against {}", b.display()));
     let (generation, sa, sb, tx, ctx) = (d.generation, d.stage_a.clone(), d.stage_b.clone(), d.tx.clone(), ctx.clone());
-    let spawned = std::thread::Builder::new().name("job-diff".into()).spawn(move || {
+    let spawned = worker("job-diff").spawn(move || {
         // A bug in the diff must not leave the app waiting for ever: it is reported as one.
         let result = std::panic::catch_unwind(|| compute(&a, &b, sa.as_deref(), sb.as_deref()))
             .unwrap_or_else(|_| Err(format!("diffing {} against {} stopped on an internal error", a.display(), b.display())));
@@ -218,7 +223,7 @@ fn start(state: &mut AppState, b: PathBuf, ctx: &egui::Context) {
 fn dialog(state: &mut AppState, ctx: &egui::Context) {
     let (tx, ctx) = (state.diff.tx.clone(), ctx.clone());
     state.diff.dialog = true;
-    let spawned = std::thread::Builder::new().name("job-dialog".into()).spawn(move || {
+    let spawned = worker("job-dialog").spawn(move || {
         let picked = rfd::FileDialog::new()
             .set_title("Compare graph with… (the file to diff against the open one)")
             .add_filter("graph (TORCH_TRACE log, torch.export archive, ONNX)", &["log", "gz", "pt2", "zip", "onnx"])
@@ -540,6 +545,15 @@ mod tests {
 
     fn sample(name: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("samples").join(name)
+    }
+
+    /// The 12,000-node export against itself, on the thread the app diffs on: it must not run
+    /// out of stack.
+    #[test]
+    fn a_large_pair_diffs_on_the_worker() {
+        let f = sample("big12k.pt2");
+        let r = worker("test-diff").spawn(move || compute(&f, &f, None, None).map(|r| r.file.differs())).expect("spawn").join();
+        assert_eq!(r.expect("the worker finished"), Ok(false));
     }
 
     /// A model that opens folded (its layers are boxes) against its full decomposition: with the
