@@ -54,6 +54,10 @@ pub struct Cli {
     /// beside the dynamo graph (the other stages can be ticked back on).
     #[arg(long, value_name = "NAME", requires = "stages")]
     pub kernel: Option<String>,
+    /// In the app: open the diff mode against this file (log, .pt2 or .onnx) once the model is
+    /// open, as File › Compare graph with… does.
+    #[arg(long, value_name = "B")]
+    pub diff: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -536,7 +540,7 @@ pub fn main() -> ExitCode {
                 Some(f) => crate::ui::Source::File(f),
                 None => crate::ui::Source::Embedded,
             };
-            let startup = crate::ui::Startup { profile: cli.profile, sweep: cli.sweep, stages: cli.stages, kernel: cli.kernel };
+            let startup = crate::ui::Startup { profile: cli.profile, sweep: cli.sweep, stages: cli.stages, kernel: cli.kernel, diff: cli.diff };
             match crate::ui::run(source, startup) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(EXIT_FAILED, &e),

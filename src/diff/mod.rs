@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ir::Graph;
 
-pub use select::{diff_files, graph_pairs, DiffError, FileDiff, GraphPair, Pairs, StagePick};
+pub use select::{diff_files, graph_pairs, graph_pairs_picked, stage_choices, DiffError, FileDiff, GraphPair, Pairs, StagePick};
 
 /// How one node (or graph input) of A relates to B.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -42,6 +42,15 @@ pub enum StagePick {
 const LOG_STAGES: &str = "dynamo, aot, aot_joint, aot_forward, aot_backward, aot_inference or post_grad";
 const MODEL_STAGES: &str = "none, core, lite or full";
 
+/// The stages `--stage` takes for a file of `format`, in pipeline order: what the app's stage
+/// pickers offer.
+pub fn stage_choices(format: Format) -> &'static [&'static str] {
+    match format {
+        Format::TorchTrace => &["dynamo", "aot", "aot_joint", "aot_forward", "aot_backward", "aot_inference", "post_grad"],
+        _ => &["none", "core", "lite", "full"],
+    }
+}
+
 impl StagePick {
     fn parse(file: &str, format: Format, s: &str) -> Result<StagePick, DiffError> {
         use trace::Stage::*;
@@ -130,6 +139,12 @@ pub fn graph_pairs(a: &Path, b: &Path, stage: Option<&str>) -> Result<Pairs, Dif
         Some(v) if v.len() == 2 && v.iter().all(|s| !s.is_empty()) => (Some(v[0]), Some(v[1])),
         Some(_) => return Err(DiffError::StageSpec(stage.unwrap_or_default().to_string())),
     };
+    graph_pairs_picked(a, b, sa, sb)
+}
+
+/// [`graph_pairs`] with each file's stage picked on its own (`None`: every graph of that file),
+/// as the app's two stage pickers choose them; `--stage` cannot say "every graph of A, AOT of B".
+pub fn graph_pairs_picked(a: &Path, b: &Path, sa: Option<&str>, sb: Option<&str>) -> Result<Pairs, DiffError> {
     let mut warnings = Vec::new();
     let ta = take(a, sa, &mut warnings)?;
     let tb = take(b, sb, &mut warnings)?;

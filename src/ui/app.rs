@@ -88,6 +88,9 @@ impl App {
             self.on_job(r);
         }
         super::sweeping::frame(&mut self.state, ctx);
+        for v in super::diff_view::frame(&mut self.state, ctx) {
+            self.request_layout(v);
+        }
         if !self.fonts_set {
             ctx.set_fonts(super::assets::fonts());
             self.fonts_set = true;
@@ -159,7 +162,11 @@ impl App {
         if self.state.show_neighbourhood {
             self.neighbourhood.show(ctx, &self.state, &mut cmds);
         }
-        panels::graphs::show(ctx, &self.state, &mut cmds);
+        if self.state.diff.open {
+            panels::diff::show(ctx, &self.state, &mut cmds);
+        } else {
+            panels::graphs::show(ctx, &self.state, &mut cmds);
+        }
         if self.state.search_open {
             panels::search::show(ctx, &self.state, &mut cmds);
         }
@@ -230,7 +237,8 @@ impl App {
                 if let Some(shown) = s.shown.get_mut(v.index()) {
                     *shown = true;
                 }
-                if !v.is_stage() {
+                // Our decomposition views, for a log: the user asks for our re-decomposition.
+                if View::ALL.contains(&v) {
                     self.redecompose();
                 }
                 self.touch();
@@ -260,6 +268,9 @@ impl App {
                 }
                 if let Some(l) = s.pane(view).layout.as_deref() {
                     s.module = l.hierarchy.frames_of(node).last().map(|(path, _)| path.clone());
+                }
+                for v in super::diff_view::selected(s, view, node) {
+                    self.request_layout(v);
                 }
             }
             Command::ClearSelection => s.selection = None,
@@ -357,6 +368,8 @@ impl App {
                 s.pane_mut(v).camera = cam;
                 if s.sync_cameras && View::ALL.contains(&v) {
                     super::camera_sync::follow(s, v);
+                } else if s.sync_cameras && View::DIFF.contains(&v) {
+                    super::diff_view::follow(s, v);
                 }
                 self.touch();
             }
@@ -411,6 +424,11 @@ impl App {
             Command::Compare(inputs) => self.compare(inputs),
             Command::ShowCompare(on) => s.compare.open = on,
             Command::SetCompareAllNodes(on) => s.compare.all_nodes = on,
+            Command::Diff(c) => {
+                for v in super::diff_view::apply(s, c, ctx) {
+                    self.request_layout(v);
+                }
+            }
         }
     }
 
@@ -685,7 +703,7 @@ impl App {
             .into_iter()
             .filter(|(k, v)| symbols.iter().any(|sym| sym.name == *k && sym.range.contains(*v)))
             .collect();
-        if let Some(f) = session.focus.filter(|f| !f.is_stage()) {
+        if let Some(f) = session.focus.filter(|f| !f.is_stage() && !View::DIFF.contains(f)) {
             s.focus = f;
         }
         if let Some(shown) = session.shown {
@@ -1014,7 +1032,7 @@ impl App {
 
     /// Lays every view out again after the folding changed; `reveal`: the module to keep in view.
     fn relayout(&mut self, reveal: Option<String>) {
-        for v in View::ALL.into_iter().chain(View::STAGES) {
+        for v in View::ALL.into_iter().chain(View::STAGES).chain(View::DIFF) {
             self.state.pane_mut(v).reveal = reveal.clone().map(Reveal::Module);
             self.request_layout(v);
         }

@@ -29,7 +29,7 @@ pub fn follow(state: &mut AppState, from: View) {
 }
 
 /// The node or module box nearest to `p` (inputs are matched by neither provenance nor path).
-fn nearest(layout: &Layout, p: Pos2) -> Option<usize> {
+pub fn nearest(layout: &Layout, p: Pos2) -> Option<usize> {
     layout
         .items
         .iter()

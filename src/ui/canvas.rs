@@ -238,11 +238,13 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
                 let fill = match state.profile.heat_of(view, &graph.node(*id).name) {
                     Some(Some(t)) => heat_color(t),
                     Some(None) => NO_KERNEL_FILL,
-                    None => kernel_fill(state, view, &graph.node(*id).name, dark).unwrap_or_else(|| class_fill(class, dark)),
+                    None => super::diff_view::fill(state, view, *id, dark)
+                        .or_else(|| kernel_fill(state, view, &graph.node(*id).name, dark))
+                        .unwrap_or_else(|| class_fill(class, dark)),
                 };
                 (fill, marked)
             }
-            ItemKind::Input(_) => (INPUT_FILL, false),
+            ItemKind::Input(v) => (super::diff_view::input_fill(state, view, *v, dark).unwrap_or(INPUT_FILL), false),
             ItemKind::Group { path, members, .. } if view == View::Kernels => {
                 let name = members.first().map(|m| graph.node(*m).name.as_str()).unwrap_or(path);
                 (kernel_fill(state, view, name, dark).unwrap_or(group_fill(dark)), false)
@@ -301,8 +303,11 @@ pub fn show(ui: &mut Ui, state: &AppState, view: View, cmds: &mut Vec<Command>) 
                 if let Some(ns) = state.profile.node_ns(view, &graph.node(*id).name) {
                     label.push_str(&format!(" · device {}", micros(ns)));
                 }
+                if let Some(c) = super::diff_view::class_of(state, view, *id) {
+                    label.push_str(&format!(" [{}]", super::diff_links::class_name(c)));
+                }
             }
-            if view.is_stage() && related.contains(&i) {
+            if (view.is_stage() || View::DIFF.contains(&view)) && related.contains(&i) {
                 label.push_str(" [highlighted]");
             }
             let area = srect.intersect(rect);

@@ -110,4 +110,6 @@ pub enum Command {
     SetCompareAllNodes(bool),
     /// Everything the sweep panel asks for (its store is `AppState::sweep`).
     Sweep(super::sweeping::SweepCommand),
+    /// Everything the diff mode asks for (its store is `AppState::diff`).
+    Diff(super::diff_view::DiffCommand),
 }

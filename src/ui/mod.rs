@@ -11,6 +11,8 @@ pub mod groups;
 pub mod hierarchy;
 mod command;
 pub mod comparing;
+pub mod diff_links;
+pub mod diff_view;
 pub mod kernel_stage;
 mod jobs;
 pub mod layout;
@@ -41,12 +43,14 @@ pub struct Startup {
     pub stages: Option<String>,
     /// With `stages`: the kernel to pick.
     pub kernel: Option<String>,
+    /// Open the diff mode against this file.
+    pub diff: Option<std::path::PathBuf>,
 }
 
 /// Opens the app window on `source` and returns when it closes, doing what `startup` asks once
 /// the file is open.
 pub fn run(source: Source, startup: Startup) -> Result<(), String> {
-    let Startup { profile, sweep, stages, kernel } = startup;
+    let Startup { profile, sweep, stages, kernel, diff } = startup;
     let sweep = sweep.map(|d| crate::sweep::Dim::parse(&d)).transpose().map_err(|e| e.to_string())?;
     let mut options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default()
@@ -71,6 +75,7 @@ pub fn run(source: Source, startup: Startup) -> Result<(), String> {
                 app.show_stages_when_open(id, kernel);
             }
             app.state.sweep.pending = sweep;
+            app.state.diff.pending = diff;
             Ok(Box::new(app))
         }),
     )

@@ -30,6 +30,9 @@ pub enum View {
     PostGrad,
     /// The post-grad graph grouped and coloured by the Inductor kernel computing each node.
     Kernels,
+    /// The diff mode's two graphs: the open file's (A) and the one compared with it (B).
+    DiffA,
+    DiffB,
 }
 
 impl View {
@@ -37,6 +40,8 @@ impl View {
     pub const ALL: [View; 3] = [View::Original, View::Lite, View::Full];
     /// The TORCH_TRACE stage views, in pipeline order.
     pub const STAGES: [View; 4] = [View::Dynamo, View::Aot, View::PostGrad, View::Kernels];
+    /// The diff mode's panes (`ui::diff_view`).
+    pub const DIFF: [View; 2] = [View::DiffA, View::DiffB];
 
     pub fn is_stage(self) -> bool {
         View::STAGES.contains(&self)
@@ -60,6 +65,8 @@ impl View {
             View::Aot => "aot",
             View::PostGrad => "post-grad",
             View::Kernels => "kernels",
+            View::DiffA => "diff A",
+            View::DiffB => "diff B",
         }
     }
 
@@ -241,7 +248,7 @@ pub struct AppState {
     /// What is being opened, if anything.
     pub loading: Option<String>,
     /// One per [`View`], decomposition views first.
-    pub panes: [Pane; 7],
+    pub panes: [Pane; 9],
     /// The TORCH_TRACE compile whose stages are shown instead of the decomposition views.
     pub stages: Option<super::stages::StageSet>,
     /// The view the keyboard and the inspector follow.
@@ -300,6 +307,8 @@ pub struct AppState {
     pub kernels: super::kernel_stage::KernelsState,
     /// The open log compared with another log of the same model.
     pub compare: super::comparing::CompareState,
+    /// The diff mode: the open file against a second one.
+    pub diff: super::diff_view::DiffState,
 }
 
 impl Default for AppState {
@@ -341,6 +350,7 @@ impl Default for AppState {
             sweep: Default::default(),
             kernels: Default::default(),
             compare: Default::default(),
+            diff: Default::default(),
         }
     }
 }
@@ -366,6 +376,7 @@ impl AppState {
             || self.sweep.busy()
             || self.kernels.busy.is_some()
             || self.compare.running.is_some()
+            || self.diff.busy()
     }
 
     pub fn message(&mut self, text: impl Into<String>) {
@@ -640,6 +651,9 @@ impl AppState {
         let Some(sel) = self.selection else { return Vec::new() };
         if sel.view == view {
             return vec![sel.node];
+        }
+        if View::DIFF.contains(&sel.view) || View::DIFF.contains(&view) {
+            return super::diff_view::related(self, sel, view);
         }
         if sel.view.is_stage() || view.is_stage() {
             return self.stage_related(sel.view, sel.node, view);

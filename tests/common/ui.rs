@@ -90,4 +90,13 @@ impl Harness {
         let (id, _) = self.expect(pred, what);
         self.action(id, Action::Default);
     }
+
+    /// Presses and releases `key`, then lets the workers finish.
+    pub fn key(&mut self, key: egui::Key, modifiers: egui::Modifiers) {
+        for pressed in [true, false] {
+            self.events.push(Event::Key { key, physical_key: None, pressed, repeat: false, modifiers });
+        }
+        self.frame();
+        self.settle();
+    }
 }

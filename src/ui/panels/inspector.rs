@@ -34,7 +34,11 @@ fn body(ui: &mut egui::Ui, state: &AppState, graph: &Graph, view: View, id: crat
     });
     grid_row(ui, "view", view.name());
     grid_row(ui, "op", &node.target);
-    grid_row(ui, "class", class_name(class));
+    if View::DIFF.contains(&view) {
+        super::diff::inspector_rows(ui, state, view, id, cmds);
+    } else {
+        grid_row(ui, "class", class_name(class));
+    }
     if view == View::Dynamo {
         if let Some(f) = state.stage_findings.get(&id) {
             grid_row(ui, "check-lite", f.verdict.class());

@@ -2,6 +2,7 @@
 //! [`Command`](super::Command)s; none changes the state itself.
 
 pub mod compare;
+pub mod diff;
 pub mod dims;
 pub mod graphs;
 pub mod inspector;

@@ -18,6 +18,10 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                     cmds.push(Command::ImportProfileDialog);
                     ui.close_menu();
                 }
+                if ui.button("Compare graph with… (diff, n/p step)").on_hover_text("diff the open file's graphs against another log, .pt2 or .onnx: both side by side, differences coloured and listed").clicked() {
+                    cmds.push(Command::Diff(crate::ui::diff_view::DiffCommand::OpenDialog));
+                    ui.close_menu();
+                }
                 if ui.button("Compare with another log… (lite vs default)").clicked() {
                     cmds.push(Command::CompareDialog(crate::ui::comparing::CompareSlot::OtherLog));
                     ui.close_menu();
