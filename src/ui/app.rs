@@ -490,8 +490,8 @@ impl App {
                     }
                     Ok((model, verdict)) => {
                         // A log opens on torch's own stages; our re-decomposition waits to be asked for.
-                        let redecompose = super::log_open::decomposes_on_open(&model);
                         let open_on = self.stages_when_open.take().or_else(|| super::log_open::opening_compile(&model));
+                        let redecompose = super::log_open::decomposes_on_open(&model, open_on.as_deref());
                         let index = super::log_open::original_index(&model, open_on.as_deref());
                         // The worker folded the first graph only.
                         let folded = folded.filter(|_| index == 0);
@@ -499,6 +499,10 @@ impl App {
                         self.state.log_verdict = verdict.map(Arc::new);
                         if open_on.is_some() {
                             self.show_stages(open_on);
+                        }
+                        // A compile id with no stage graph (`--stages` mistyped): our views, not empty panes.
+                        if self.state.stages.is_none() {
+                            self.redecompose();
                         }
                     }
                     Err(e) => self.state.message(e),

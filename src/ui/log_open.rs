@@ -90,9 +90,10 @@ pub fn load(path: &Path) -> Result<(Model, Option<LogVerdict>), String> {
 
 /// Whether our lite/full re-decomposition runs as soon as the file is open: for an export it is
 /// what the app is for; for a log, whose graphs torch already decomposed and lowered, only on
-/// request.
-pub fn decomposes_on_open(model: &Model) -> bool {
-    model.format != Format::TorchTrace
+/// request — unless it has no compile to open on (`opening`), when it opens as an export does
+/// rather than on empty panes.
+pub fn decomposes_on_open(model: &Model, opening: Option<&str>) -> bool {
+    model.format != Format::TorchTrace || opening.is_none()
 }
 
 /// The compile a log opens on: the one with the most of torch's stages (a compile torch restarted
@@ -182,9 +183,11 @@ mod tests {
         let mut export = log_model(&["0/0:dynamo_output_graph"]);
         export.format = Format::Pt2;
         assert_eq!(opening_compile(&export), None);
-        assert!(decomposes_on_open(&export));
-        assert_eq!(opening_compile(&log_model(&["not a stage"])), None);
-        assert!(!decomposes_on_open(&log_model(&[])));
+        assert!(decomposes_on_open(&export, None));
+        let unstaged = log_model(&["not a stage"]);
+        assert_eq!(opening_compile(&unstaged), None);
+        assert!(decomposes_on_open(&unstaged, None), "nothing of torch's to show: as before");
+        assert!(!decomposes_on_open(&log_model(&["0/0:dynamo_output_graph"]), Some("0/0")));
     }
 
     #[test]
