@@ -143,14 +143,26 @@ fn our_re_decomposition_runs_when_asked_for_and_exports_decompose_on_open() {
     assert!(s.pane(View::Lite).decomp.is_some());
 }
 
-/// A CPU lite log whose calls no table has a trace of (`torch.as_tensor`): the verdict is
-/// UNVERIFIED, each call is named, and the problems say how `--python` settles them.
+/// A CPU lite log whose calls no table has a trace of (`torch.as_tensor`), dropped on the window
+/// over an open export: it opens on its stages, the verdict is UNVERIFIED, each call is named, and
+/// the problems say how `--python` settles them.
 #[test]
-fn a_cpu_log_lists_what_check_lite_could_not_verify_and_the_python_hint() {
+fn a_dropped_cpu_log_lists_what_check_lite_could_not_verify_and_the_python_hint() {
     without_user_traces();
     let path = sample("lite/untraced_calls_cpu_lite_2.15.0.log.gz");
-    let h = Harness::new(Source::File(path.clone()));
-    assert!(h.app.state.stages.is_some(), "a log opens on its stages");
+    let mut h = Harness::new(Source::Embedded);
+    assert!(h.app.state.stages.is_none() && h.app.state.pane(View::Lite).decomp.is_some());
+    let input = egui::RawInput {
+        screen_rect: Some(egui::Rect::from_min_size(egui::pos2(0.0, 0.0), egui::vec2(1600.0, 1000.0))),
+        dropped_files: vec![egui::DroppedFile { path: Some(path.clone()), ..Default::default() }],
+        ..Default::default()
+    };
+    let app = &mut h.app;
+    let _ = h.ctx.run(input, |ctx| app.ui(ctx));
+    h.settle();
+    let s = &h.app.state;
+    assert!(s.stages.is_some(), "the dropped log opens on its stages");
+    assert!(!s.redecompose && s.pane(View::Lite).decomp.is_none(), "the export's re-decomposition is not carried over");
     let check = lite_trace::check_log(&trace::load_log(&path).unwrap());
     assert_eq!(check.violations().count(), 0);
     let summary = format!("check-lite: {}", check.summary());

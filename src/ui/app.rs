@@ -459,7 +459,7 @@ impl App {
 
     #[cfg(feature = "file-dialog")]
     fn open_dialog(&mut self) {
-        self.pick_file("Open a model", ("torch.export archive", &["pt2", "zip"]), JobResult::Picked);
+        self.pick_file("Open a model or a TORCH_TRACE log", ("model or log", &["pt2", "zip", "onnx", "log", "gz"]), JobResult::Picked);
     }
 
     /// The system's file dialog on a worker (it blocks); `done` turns the pick into a result.
