@@ -182,7 +182,7 @@ fn pair_view(a: Graph, b: Graph, d: &GraphDiff) -> PairView {
 
 /// The diff's worker threads.
 fn worker(name: &str) -> std::thread::Builder {
-    std::thread::Builder::new().name(name.to_string())
+    super::jobs::worker_thread(name)
 }
 
 /// Starts diffing the open file against `b` with the stages in the store.

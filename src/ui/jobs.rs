@@ -85,6 +85,16 @@ impl Default for Jobs {
     }
 }
 
+/// Stack of every worker thread the app starts. Lowering and decomposition recurse along chains
+/// of fused values: the 12,000-node sample overflows the 2 MiB default of a spawned thread (the
+/// app aborted opening it). Only touched pages cost memory, so a large reserve is cheap.
+pub const WORKER_STACK: usize = 64 << 20;
+
+/// A named worker thread with [`WORKER_STACK`].
+pub fn worker_thread(name: &str) -> std::thread::Builder {
+    std::thread::Builder::new().name(name.to_string()).stack_size(WORKER_STACK)
+}
+
 impl Jobs {
     /// The context to wake when a result arrives.
     pub fn set_context(&mut self, ctx: &egui::Context) {
@@ -98,7 +108,7 @@ impl Jobs {
         let ctx = self.ctx.clone();
         let running = self.running.clone();
         running.fetch_add(1, Ordering::SeqCst);
-        let spawned = std::thread::Builder::new().name(format!("job-{name}")).spawn(move || {
+        let spawned = worker_thread(&format!("job-{name}")).spawn(move || {
             let result = job();
             // The app may have quit; a result nobody reads is fine.
             let _ = tx.send(result);

@@ -278,7 +278,7 @@ fn load_profiles(s: &mut SweepState, dir: PathBuf, ctx: &egui::Context) {
     let (tx, rx) = channel();
     s.job = Some(Job { rx, cancel: Arc::new(AtomicBool::new(false)) });
     let ctx = ctx.clone();
-    let spawned = std::thread::Builder::new().name("job-sweep-profiles".into()).spawn(move || {
+    let spawned = super::jobs::worker_thread("job-sweep-profiles").spawn(move || {
         let r = sweep::profiles::series_in_dir(&dir)
             .and_then(|series| sweep::profiles::sweep_from_profiles("seq", &series))
             .map_err(sweep::SweepError::from);
@@ -352,7 +352,7 @@ fn run(state: &mut AppState, ctx: &egui::Context) {
     let cancel = Arc::new(AtomicBool::new(false));
     s.job = Some(Job { rx, cancel: cancel.clone() });
     let ctx = ctx.clone();
-    let spawned = std::thread::Builder::new().name("job-sweep".into()).spawn(move || {
+    let spawned = super::jobs::worker_thread("job-sweep").spawn(move || {
         let g = &model.graphs[graph];
         let mut report = |p: Progress| {
             let _ = tx.send(Msg::Progress(p));
