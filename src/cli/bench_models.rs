@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use crate::decomp::{Marks, Mode};
 use crate::ir::Model;
 use crate::runtime::{open, pick_backend, probe_all, Backend, Device};
-use crate::runtime::plan::{build_modules, compile_plan, release_modules, run_built};
+use crate::runtime::plan::{build_modules, compile_plan, release_modules, run_resident, Resident};
 use crate::shapes::resolve_bindings;
 
 /// The committed zoo sets, exported with two torch versions.
@@ -109,6 +109,8 @@ pub fn models(a: ModelsArgs<'_>) -> ExitCode {
 struct Timed {
     plan: crate::lower::Plan,
     programs: std::collections::HashMap<String, crate::runtime::ProgramId>,
+    /// The weights, uploaded once: a forward's wall time, as torch's, holds no weight upload.
+    weights: Resident,
     totals: Vec<u64>,
     /// Wall time of each timed run: uploads, launches, host steps, syncs and read-back.
     walls: Vec<u64>,
@@ -139,13 +141,17 @@ fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
             let plan = crate::lower::lower(model, graph, *mode, &Marks::default()).map_err(|e| e.to_string())?;
             let modules = compile_plan(&plan).map_err(|e| e.to_string())?;
             let programs = build_modules(dev, &modules).map_err(|e| e.to_string())?;
-            Ok(Timed { plan, programs, totals: Vec::new(), walls: Vec::new(), steps: Default::default() })
+            let weights = match Resident::upload(dev, model, &plan) {
+                Ok(w) => w,
+                Err(e) => return Err(released(dev, &programs, format!("uploading the weights: {e}"))),
+            };
+            Ok(Timed { plan, programs, weights, totals: Vec::new(), walls: Vec::new(), steps: Default::default() })
         })
         .collect();
     for i in 0..a.warmup + a.repeat.max(1) {
         for t in timed.iter_mut() {
             let Ok(tm) = t else { continue };
-            match run_built(dev, &tm.plan, &tm.programs, model, &inputs, &bindings, &crate::exec::Generator::default(), Instant::now()) {
+            match run_resident(dev, &tm.plan, &tm.programs, &tm.weights, &inputs, &bindings, &crate::exec::Generator::default(), Instant::now()) {
                 Ok(run) if i >= a.warmup => {
                     tm.totals.push(run.total_device_ns);
                     tm.walls.push(run.wall_ns);
@@ -154,13 +160,16 @@ fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
                     }
                 }
                 Ok(_) => {}
-                Err(e) => *t = Err(released(dev, &tm.programs, e.to_string())),
+                Err(e) => {
+                    let _ = tm.weights.release(dev);
+                    *t = Err(released(dev, &tm.programs, e.to_string()));
+                }
             }
         }
     }
     let mut medians = Vec::new();
     for (mode, t) in modes.iter().zip(timed) {
-        let t = t.and_then(|tm| match release_modules(dev, &tm.programs) {
+        let t = t.and_then(|tm| match release_modules(dev, &tm.programs).and_then(|()| tm.weights.release(dev)) {
             Ok(()) => Ok(tm),
             Err(e) => Err(format!("releasing its programs: {e}")),
         });

@@ -8,6 +8,7 @@ mod host;
 mod pick;
 pub mod plan;
 pub mod reference;
+mod resident;
 
 pub use device::{BufferId, Device, DeviceInfo, EventId, KernelArg, KernelTiming, ProgramId, RuntimeError};
 pub use pick::{open, pick_backend, pick_device, probe_all, reference_info, Backend, DeviceReport};

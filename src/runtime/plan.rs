@@ -10,6 +10,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::host::{self, RunScalars};
+pub use super::resident::Resident;
 use super::{BufferId, Device, EventId, KernelArg, ProgramId, RuntimeError};
 use crate::codegen::spirv::{self, CodegenError, SpirvModule};
 use crate::exec::complex::ComplexTensor;
@@ -204,10 +205,28 @@ pub fn run_built(
     gen: &Generator,
     t0: Instant,
 ) -> Result<PlanRun, RunError> {
+    let weights = Resident::on_host(model, plan)?;
+    run_resident(dev, plan, programs, &weights, inputs, bindings, gen, t0)
+}
+
+/// [`run_built`] with the weights of `weights` (uploaded once by [`Resident::upload`] for
+/// repeated forwards: their buffers are read, never freed, here).
+#[allow(clippy::too_many_arguments)]
+pub fn run_resident(
+    dev: &mut dyn Device,
+    plan: &Plan,
+    programs: &HashMap<String, ProgramId>,
+    weights: &Resident,
+    inputs: &[Tensor],
+    bindings: &Bindings,
+    gen: &Generator,
+    t0: Instant,
+) -> Result<PlanRun, RunError> {
     let graph = &plan.graph;
-    let mut state = RunState { host: load_weights(model, graph)?, complex: HashMap::new(), buffers: HashMap::new(), scalars: RunScalars::new(bindings), gen: *gen, records: Vec::new() };
+    let host = HostTensors { weights: weights.host(), run: HashMap::new() };
+    let mut state = RunState { host, complex: HashMap::new(), buffers: weights.buffers().clone(), scalars: RunScalars::new(bindings), gen: *gen, records: Vec::new() };
     for (v, t) in exec::user_inputs(graph).into_iter().zip(inputs) {
-        state.host.insert(v, t.clone());
+        state.host.run.insert(v, t.clone());
     }
     let ran = run_steps(dev, plan, programs, &mut state).and_then(|_| {
         dev.finish()?;
@@ -224,8 +243,10 @@ pub fn run_built(
         }
         Ok((outputs, steps))
     });
-    for (_, b) in state.buffers {
-        let _ = dev.free(b);
+    for (name, b) in state.buffers {
+        if !weights.buffers().contains_key(&name) {
+            let _ = dev.free(b);
+        }
     }
     let (outputs, steps) = ran?;
     Ok(PlanRun {
@@ -246,11 +267,22 @@ struct Record {
     host_ns: u64,
 }
 
+/// Tensors on the host: the weights (shared by runs) and this run's inputs and host steps'
+/// outputs. Each is uploaded when a kernel first reads it, unless its buffer is resident.
+struct HostTensors<'w> {
+    weights: &'w HashMap<ValueId, Tensor>,
+    run: HashMap<ValueId, Tensor>,
+}
+
+impl HostTensors<'_> {
+    fn get(&self, v: &ValueId) -> Option<&Tensor> {
+        self.run.get(v).or_else(|| self.weights.get(v))
+    }
+}
+
 /// What a device run holds while its steps run.
-struct RunState {
-    /// Tensors on the host: inputs, weights and host steps' outputs (uploaded when a kernel
-    /// first reads them).
-    host: HashMap<ValueId, Tensor>,
+struct RunState<'w> {
+    host: HostTensors<'w>,
     /// Complex tensors host steps computed: kernels cannot store them, so they stay here for
     /// the host steps that read them (every node touching a complex value is one).
     complex: HashMap<ValueId, ComplexTensor>,
@@ -301,7 +333,7 @@ fn run_steps(dev: &mut dyn Device, plan: &Plan, programs: &HashMap<String, Progr
                     for (o, r) in node.outputs.iter().zip(results) {
                         match r {
                             RtValue::Tensor(t) => {
-                                st.host.insert(*o, t);
+                                st.host.run.insert(*o, t);
                             }
                             RtValue::Complex(c) => {
                                 st.complex.insert(*o, c);
@@ -331,7 +363,7 @@ fn read_sync(dev: &mut dyn Device, kernel: &crate::lower::Kernel, buffers: &Hash
 fn read_value(
     dev: &mut dyn Device,
     graph: &Graph,
-    host: &HashMap<ValueId, Tensor>,
+    host: &HostTensors<'_>,
     buffers: &HashMap<String, BufferId>,
     b: &Bindings,
     v: ValueId,
@@ -351,7 +383,7 @@ fn read_value(
     Tensor::from_le_bytes(dtype, &shape, &bytes).map_err(RunError::Input)
 }
 
-fn upload(dev: &mut dyn Device, t: &Tensor, kernel: &str) -> Result<BufferId, RunError> {
+pub(super) fn upload(dev: &mut dyn Device, t: &Tensor, kernel: &str) -> Result<BufferId, RunError> {
     // Buffers hold the tensor's own dtype; the kernel converts on load.
     let bytes = t.to_le_bytes();
     let b = dev.alloc(bytes.len()).map_err(|e| with_kernel(e, kernel))?;
@@ -373,7 +405,7 @@ fn launch(
     plan: &Plan,
     kernel: &crate::lower::Kernel,
     program: ProgramId,
-    host: &HashMap<ValueId, Tensor>,
+    host: &HostTensors<'_>,
     buffers: &mut HashMap<String, BufferId>,
     b: &Bindings,
     gen: &Generator,

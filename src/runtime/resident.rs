@@ -1,0 +1,61 @@
+//! A model's weights kept across forwards, as torch keeps parameters where its kernels run: read
+//! from the model into host tensors once and, for repeated runs, uploaded to the device once.
+//! A one-off run ([`Resident::on_host`]) uploads each weight when a kernel first reads it and
+//! frees it after; a benchmark or profile ([`Resident::upload`]) pays neither per forward, so
+//! its wall time is a forward's, not a model load's.
+
+use std::collections::HashMap;
+
+use super::plan::{load_weights, upload, RunError};
+use super::{BufferId, Device};
+use crate::exec::Tensor;
+use crate::ir::{Model, ValueId};
+use crate::lower::Plan;
+
+/// The weights of one plan's graph: host copies (host steps read them) and the device buffers
+/// already holding them, by graph value name (how kernels name their buffers).
+pub struct Resident {
+    host: HashMap<ValueId, Tensor>,
+    buffers: HashMap<String, BufferId>,
+}
+
+impl Resident {
+    /// The weights on the host only: a run uploads what its kernels read and frees it after.
+    pub fn on_host(model: &Model, plan: &Plan) -> Result<Resident, RunError> {
+        Ok(Resident { host: load_weights(model, &plan.graph)?, buffers: HashMap::new() })
+    }
+
+    /// The weights on the host and uploaded to `dev`, for runs that reuse them; give them back
+    /// with [`Resident::release`].
+    pub fn upload(dev: &mut dyn Device, model: &Model, plan: &Plan) -> Result<Resident, RunError> {
+        let mut r = Resident::on_host(model, plan)?;
+        let mut ids: Vec<ValueId> = r.host.keys().copied().collect();
+        ids.sort_by_key(|v| v.0);
+        for v in ids {
+            let name = plan.graph.value(v).name.clone();
+            match upload(dev, &r.host[&v], &format!("weight `{name}`")) {
+                Ok(b) => {
+                    r.buffers.insert(name, b);
+                }
+                Err(e) => {
+                    let _ = r.release(dev);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(r)
+    }
+
+    /// Frees the uploaded buffers (the host copies go with `self`).
+    pub fn release(&self, dev: &mut dyn Device) -> Result<(), RunError> {
+        self.buffers.values().try_for_each(|b| dev.free(*b)).map_err(RunError::from)
+    }
+
+    pub(super) fn host(&self) -> &HashMap<ValueId, Tensor> {
+        &self.host
+    }
+
+    pub(super) fn buffers(&self) -> &HashMap<String, BufferId> {
+        &self.buffers
+    }
+}
