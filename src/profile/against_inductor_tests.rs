@@ -107,7 +107,8 @@ fn regions_are_connected_components_and_sort_by_our_time() {
         ],
     };
     let c = compare(&ours, &theirs);
-    let rows: Vec<(Vec<&str>, Vec<&str>, Option<f64>, Option<f64>)> = c
+    type Shown<'a> = (Vec<&'a str>, Vec<&'a str>, Option<f64>, Option<f64>);
+    let rows: Vec<Shown<'_>> = c
         .rows
         .iter()
         .map(|r| (r.ours.iter().map(String::as_str).collect(), r.inductor.iter().map(String::as_str).collect(), r.ours_us, r.inductor_us))
