@@ -122,6 +122,11 @@ fn transformer_block_rows_cover_every_kernel_once() {
     let kernels: usize = rows.iter().map(|r| r["inductor"].as_array().map_or(0, Vec::len)).sum();
     assert_eq!(kernels, 11, "the log's 11 kernels, each once");
     assert!(rows.iter().all(|r| !r["ours"].as_array().is_some_and(Vec::is_empty) && r["inductor_us"].as_f64().is_some()), "every region runs on both sides: {rows:#?}");
+    // Export and compile ran the same source: every node a kernel computes found its partner by
+    // line and op (views included: dynamo's `view` of `q` is the export's `view`).
+    assert!(rows.iter().all(|r| strings(&r["unpaired_ours"]).is_empty() && strings(&r["unpaired_inductor"]).is_empty()), "{rows:#?}");
+    let pairs = cmp["pairs"].as_array().expect("pairs");
+    assert!(pairs.len() >= 20 && pairs.iter().all(|p| p["by"] == "line_and_op"), "{pairs:#?}");
 }
 
 /// The CNN: Inductor's C++ kernel after the first convolution also computes part of the second

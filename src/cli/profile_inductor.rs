@@ -25,6 +25,10 @@ pub fn table(c: &Comparison, run: &InductorRun) -> String {
         let theirs = if r.inductor.is_empty() { "(none)".to_string() } else { r.inductor.join(", ") };
         let _ = writeln!(out, "{:>10}  {:>11}  {:>6}  {ours} | {theirs}", us(r.ours_us), us(r.inductor_us), ratio(r.ratio));
         let _ = writeln!(out, "{:>33}nodes: {} | {}", "", r.ours_nodes.join(", "), r.inductor_nodes.join(", "));
+        if !r.unpaired_ours.is_empty() || !r.unpaired_inductor.is_empty() {
+            let none = |v: &[String]| if v.is_empty() { "-".to_string() } else { v.join(", ") };
+            let _ = writeln!(out, "{:>33}no partner: {} | {}", "", none(&r.unpaired_ours), none(&r.unpaired_inductor));
+        }
     }
     let _ = writeln!(
         out,

@@ -92,6 +92,11 @@ pub struct Row {
     pub inductor_us: Option<f64>,
     /// `ours_us / inductor_us`: above 1, ours is slower.
     pub ratio: Option<f64>,
+    /// Nodes of the row that found no partner on the other side: computed by one side's
+    /// kernels only as far as the pairing can tell (a view Inductor folds into a kernel, an op
+    /// one side spells in a way the other has no line for).
+    pub unpaired_ours: Vec<String>,
+    pub unpaired_inductor: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -295,6 +300,8 @@ pub fn compare(ours: &Ours<'_>, theirs: &Inductor<'_>) -> Comparison {
         }
     }
     let several = theirs.graphs.len() > 1;
+    let paired_ours: std::collections::HashSet<&str> = pairs.iter().map(|p| p.ours.as_str()).collect();
+    let paired_theirs: std::collections::HashSet<(&str, &str)> = pairs.iter().map(|p| (p.compile.as_str(), p.inductor.as_str())).collect();
     let mut rows: Vec<Row> = groups
         .into_values()
         .map(|(a, b)| {
@@ -307,15 +314,20 @@ pub fn compare(ours: &Ours<'_>, theirs: &Inductor<'_>) -> Comparison {
                 }
             }
             let mut inductor_nodes: Vec<String> = Vec::new();
+            let mut unpaired_inductor: Vec<String> = Vec::new();
             for &k in &b {
                 let kernel = &theirs.kernels[k];
                 for n in &kernel.nodes {
-                    let n = if several { format!("{} [{}]", n, kernel.compile) } else { n.clone() };
-                    if !inductor_nodes.contains(&n) {
-                        inductor_nodes.push(n);
+                    let shown = if several { format!("{} [{}]", n, kernel.compile) } else { n.clone() };
+                    if !paired_theirs.contains(&(kernel.compile.as_str(), n.as_str())) && !unpaired_inductor.contains(&shown) {
+                        unpaired_inductor.push(shown.clone());
+                    }
+                    if !inductor_nodes.contains(&shown) {
+                        inductor_nodes.push(shown);
                     }
                 }
             }
+            let unpaired_ours: Vec<String> = ours_nodes.iter().filter(|n| !paired_ours.contains(n.as_str())).cloned().collect();
             let ours_us = (!a.is_empty()).then(|| a.iter().map(|&k| ours.kernels[k].median_us).sum::<f64>());
             let timed: Vec<f64> = b.iter().filter_map(|&k| theirs.kernels[k].median_us).collect();
             let inductor_us = (!timed.is_empty()).then(|| timed.iter().sum::<f64>());
@@ -331,6 +343,8 @@ pub fn compare(ours: &Ours<'_>, theirs: &Inductor<'_>) -> Comparison {
                 inductor: b.iter().map(|&k| format!("{} ({})", theirs.kernels[k].name, kind_name(theirs.kernels[k].kind))).collect(),
                 inductor_us,
                 ratio,
+                unpaired_ours,
+                unpaired_inductor,
             }
         })
         .collect();

@@ -125,5 +125,7 @@ fn regions_are_connected_components_and_sort_by_our_time() {
     assert_eq!(c.rows[1].ratio, Some(2.0));
     assert_eq!(c.rows[1].ours_nodes, ["linear", "gelu"]);
     assert_eq!(c.rows[1].inductor_nodes, ["linear", "x"]);
+    assert!(c.rows[1].unpaired_ours.is_empty() && c.rows[1].unpaired_inductor.is_empty());
+    assert_eq!((c.rows[2].unpaired_ours.as_slice(), c.rows[3].unpaired_inductor.as_slice()), (&["clone_unpaired".to_string()][..], &["other".to_string()][..]));
     assert_eq!((c.ours_total_us, c.inductor_total_us), (41.0, 12.0));
 }

@@ -63,7 +63,12 @@ pub fn show(ui: &mut Ui, state: &AppState, cmds: &mut Vec<Command>) {
                     us(row.inductor_us),
                     ratio(row.ratio)
                 );
-                let nodes = format!("our nodes: {}\nInductor's nodes: {}", row.ours_nodes.join(", "), row.inductor_nodes.join(", "));
+                let mut nodes = format!("our nodes: {}\nInductor's nodes: {}", row.ours_nodes.join(", "), row.inductor_nodes.join(", "));
+                for (side, v) in [("ours", &row.unpaired_ours), ("Inductor's", &row.unpaired_inductor)] {
+                    if !v.is_empty() {
+                        nodes.push_str(&format!("\nno partner ({side}): {}", v.join(", ")));
+                    }
+                }
                 ui.label(RichText::new(us(row.ours_us)).monospace()).widget_info(|| egui::WidgetInfo::labeled(egui::WidgetType::Label, true, heard.clone()));
                 ui.label(RichText::new(us(row.inductor_us)).monospace());
                 ui.label(RichText::new(ratio(row.ratio)).monospace());
