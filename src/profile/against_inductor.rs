@@ -9,9 +9,14 @@
 //! first, by
 //! 1. the user's source line (the innermost frame of the node's stack trace outside torch's own
 //!    package, so a `Linear` in the export, whose innermost frame is `linear.py`, meets dynamo's,
-//!    whose trace stops at the caller's line) and the op, in graph order among equals;
+//!    whose trace stops at the caller's line; files compared by their path inside
+//!    `site-packages`, else by name, so an export made in another environment still pairs) and
+//!    the op, in graph order among equals;
 //! 2. the source line alone, for what is left at a line on both sides (an op spelled apart);
-//! 3. the name and op, for nodes without a source line.
+//! 3. the name and op, for nodes without a source line;
+//! 4. the op, in order, among what is left (a longest common subsequence of their ops, kept only
+//!    where it does not cross a pair already made): an export whose stack traces skip a frame
+//!    that dynamo's keep (torchvision's `_forward_impl`) still pairs its stem's nodes.
 //!
 //! Then our kernels, Inductor's kernels and the paired nodes form a graph (a kernel joins the
 //! nodes it computes, a pair joins its two nodes), and each connected component is one row:
@@ -68,6 +73,8 @@ pub enum PairedBy {
     LineAndOp,
     Line,
     NameAndOp,
+    /// The same op at the same place in order among what is left, between paired nodes.
+    Order,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -125,7 +132,21 @@ fn in_torch(file: &str) -> bool {
     ["site-packages/torch/", "dist-packages/torch/"].iter().any(|p| f.contains(p)) || f.starts_with("torch/")
 }
 
-/// The innermost frame of a Python traceback outside torch's package: `(file, line)`.
+/// A frame's file as both sides can share it: under a `site-packages` (or `dist-packages`)
+/// folder the path below it (`torchvision/models/resnet.py`), else the file's name, so an export
+/// made in another environment or folder still meets the log's frames.
+fn shared_file(file: &str) -> String {
+    let f = file.replace('\\', "/");
+    for p in ["site-packages/", "dist-packages/"] {
+        if let Some(at) = f.rfind(p) {
+            return f[at + p.len()..].to_string();
+        }
+    }
+    f.rsplit('/').next().unwrap_or(&f).to_string()
+}
+
+/// The innermost frame of a Python traceback outside torch's package: `(file, line)`, the file
+/// as [`shared_file`] spells it.
 pub fn user_line(stack: &str) -> Option<(String, u32)> {
     let frames: Vec<(String, u32)> = stack
         .lines()
@@ -136,7 +157,7 @@ pub fn user_line(stack: &str) -> Option<(String, u32)> {
             Some((file.to_string(), line))
         })
         .collect();
-    frames.iter().rev().find(|(f, _)| !in_torch(f)).or(frames.last()).cloned()
+    frames.iter().rev().find(|(f, _)| !in_torch(f)).or(frames.last()).map(|(f, l)| (shared_file(f), *l))
 }
 
 /// The op a target names, spelled one way for both graphs: `aten.relu_.default`,
@@ -236,7 +257,54 @@ pub fn pair_nodes(ours: &Graph, theirs: &[(String, &Graph)]) -> Vec<NodePair> {
             }
         }
     }
+    let late = in_order(&a, &b, theirs, &paired_a, &paired_b, &out);
+    out.extend(late.into_iter().map(|(i, j)| NodePair { ours: a[i].name.clone(), compile: theirs[b[j].0].0.clone(), inductor: b[j].1.name.clone(), by: PairedBy::Order }));
     out
+}
+
+/// Pass 4: the unpaired nodes of both sides aligned by op in graph order, each pair kept only
+/// where every pair made so far lies wholly before or wholly after it on both sides.
+fn in_order(
+    a: &[Site],
+    b: &[(usize, Site)],
+    compiles: &[(String, &Graph)],
+    paired_a: &[bool],
+    paired_b: &[bool],
+    made: &[NodePair],
+) -> Vec<(usize, usize)> {
+    let left_a: Vec<usize> = (0..a.len()).filter(|&i| !paired_a[i]).collect();
+    let left_b: Vec<usize> = (0..b.len()).filter(|&j| !paired_b[j]).collect();
+    let ops_a: Vec<&str> = left_a.iter().map(|&i| a[i].op.as_str()).collect();
+    let ops_b: Vec<&str> = left_b.iter().map(|&j| b[j].1.op.as_str()).collect();
+    // Positions of the pairs made so far: (ours index, theirs index).
+    let index_a: HashMap<&str, usize> = a.iter().enumerate().map(|(i, s)| (s.name.as_str(), i)).collect();
+    let index_b: HashMap<(usize, &str), usize> = b.iter().enumerate().map(|(j, (g, s))| ((*g, s.name.as_str()), j)).collect();
+    let graph_of: HashMap<&str, usize> = compiles.iter().enumerate().map(|(g, (id, _))| (id.as_str(), g)).collect();
+    let anchors: Vec<(usize, usize)> = made
+        .iter()
+        .filter_map(|p| Some((*index_a.get(p.ours.as_str())?, *index_b.get(&(*graph_of.get(p.compile.as_str())?, p.inductor.as_str()))?)))
+        .collect();
+    // Per ours position: the largest theirs position paired before it and the smallest after.
+    let mut before = vec![None::<usize>; a.len() + 1];
+    let mut after = vec![None::<usize>; a.len() + 1];
+    for &(i, j) in &anchors {
+        before[i + 1] = Some(before[i + 1].map_or(j, |x: usize| x.max(j)));
+        after[i] = Some(after[i].map_or(j, |x: usize| x.min(j)));
+    }
+    for i in 1..=a.len() {
+        before[i] = before[i].max(before[i - 1]);
+    }
+    for i in (0..a.len()).rev() {
+        after[i] = match (after[i], after[i + 1]) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+    }
+    crate::diff::lcs::align(&ops_a, &ops_b)
+        .into_iter()
+        .map(|(x, y)| (left_a[x], left_b[y]))
+        .filter(|&(i, j)| before[i + 1].is_none_or(|lo| lo < j) && after[i].is_none_or(|hi| j < hi))
+        .collect()
 }
 
 /// Union-find over the vertices of the region graph.

@@ -4,9 +4,14 @@ use crate::import::trace::parse_graph;
 #[test]
 fn the_user_line_is_the_innermost_frame_outside_torch() {
     let export = "File \"/w/m.py\", line 48, in forward\n    x = F.gelu(self.fc1(x))\n  File \"/opt/env/lib/python3.11/site-packages/torch/nn/modules/linear.py\", line 134, in forward\n    return F.linear(input, self.weight, self.bias)\n";
-    assert_eq!(user_line(export), Some(("/w/m.py".into(), 48)));
+    assert_eq!(user_line(export), Some(("m.py".into(), 48)));
     let only_torch = "File \"/x/site-packages/torch/nn/functional.py\", line 9, in f\n    y\n";
-    assert_eq!(user_line(only_torch), Some(("/x/site-packages/torch/nn/functional.py".into(), 9)), "the innermost frame stands in");
+    assert_eq!(user_line(only_torch), Some(("torch/nn/functional.py".into(), 9)), "the innermost frame stands in");
+    // Two environments, one library: the same frame.
+    let a = "File \"/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/torchvision/models/resnet.py\", line 92, in forward\n";
+    let b = "File \"/opt/torchenv/lib/python3.11/site-packages/torchvision/models/resnet.py\", line 92, in forward\n";
+    assert_eq!(user_line(a), user_line(b));
+    assert_eq!(user_line(a), Some(("torchvision/models/resnet.py".into(), 92)));
     assert_eq!(user_line("no frames here"), None);
 }
 
@@ -128,4 +133,44 @@ fn regions_are_connected_components_and_sort_by_our_time() {
     assert!(c.rows[1].unpaired_ours.is_empty() && c.rows[1].unpaired_inductor.is_empty());
     assert_eq!((c.rows[2].unpaired_ours.as_slice(), c.rows[3].unpaired_inductor.as_slice()), (&["clone_unpaired".to_string()][..], &["other".to_string()][..]));
     assert_eq!((c.ours_total_us, c.inductor_total_us), (41.0, 12.0));
+}
+
+/// An export whose stack traces point elsewhere than dynamo's for its first nodes (torchvision's
+/// ResNet: the export drops `_forward_impl`'s frame): those pair by op in order, between the
+/// pairs the lines made, and a pass never pairs across one.
+#[test]
+fn what_lines_leave_pairs_by_op_in_order_without_crossing() {
+    const OURS: &str = r#"class GraphModule(torch.nn.Module):
+    def forward(self, x: "f32[4, 8][8, 1]cpu"):
+        # File: /env/site-packages/tv/resnet.py:285 in forward, code: return self._forward_impl(x)
+        relu: "f32[4, 8][8, 1]cpu" = torch.ops.aten.relu.default(x)
+        neg: "f32[4, 8][8, 1]cpu" = torch.ops.aten.neg.default(relu)
+        # File: /env/site-packages/tv/resnet.py:92 in forward, code: out = self.conv1(x)
+        sin: "f32[4, 8][8, 1]cpu" = torch.ops.aten.sin.default(neg)
+        # File: /env/site-packages/tv/resnet.py:290 in forward, code: y = x.exp()
+        exp: "f32[4, 8][8, 1]cpu" = torch.ops.aten.exp.default(sin)
+        cos: "f32[4, 8][8, 1]cpu" = torch.ops.aten.cos.default(exp)
+        return (cos,)
+"#;
+    const DYNAMO: &str = r#"class GraphModule(torch.nn.Module):
+    def forward(self, L_x_: "f32[4, 8][8, 1]cpu"):
+        # File: /other/site-packages/tv/resnet.py:268 in _forward_impl, code: x = self.relu(x)
+        x: "f32[4, 8][8, 1]cpu" = torch.relu(L_x_)
+        x_1: "f32[4, 8][8, 1]cpu" = torch.neg(x)
+        # File: /other/site-packages/tv/resnet.py:92 in forward, code: out = self.conv1(x)
+        out: "f32[4, 8][8, 1]cpu" = torch.sin(x_1)
+        # File: /other/site-packages/tv/resnet.py:270 in _forward_impl, code: y = x.exp()
+        y: "f32[4, 8][8, 1]cpu" = torch.cos(out)
+        y_1: "f32[4, 8][8, 1]cpu" = torch.exp(y)
+        return (y_1,)
+"#;
+    let (a, b) = (parse_graph("ours", OURS).unwrap().0, parse_graph("0/0", DYNAMO).unwrap().0);
+    let pairs = pair_nodes(&a, &[("0/0".into(), &b)]);
+    let got: Vec<(&str, &str, PairedBy)> = pairs.iter().map(|p| (p.ours.as_str(), p.inductor.as_str(), p.by)).collect();
+    // `sin` pairs by its line (two environments, one file); `relu` and `neg` before it by order;
+    // after it, the order of `exp` and `cos` differs, so only one of them can pair in order.
+    assert_eq!(got[0], ("sin", "out", PairedBy::LineAndOp));
+    assert!(got.contains(&("relu", "x", PairedBy::Order)) && got.contains(&("neg", "x_1", PairedBy::Order)), "{got:?}");
+    assert_eq!(got.iter().filter(|(o, _, _)| *o == "exp" || *o == "cos").count(), 1, "{got:?}");
+    assert!(!got.iter().any(|(o, t, _)| (*o == "relu" || *o == "neg") && (*t == "y" || *t == "y_1")), "no pair crosses `sin`: {got:?}");
 }
