@@ -85,7 +85,16 @@ pub fn load(log: &Path, profile: &Path) -> Result<InductorRun, InductorRunError>
     let mut untimed_cpp = 0;
     for (ci, c) in compiled.iter().enumerate() {
         for (ti, table) in c.tables.iter().enumerate() {
-            for (ki, k) in table.kernels.iter().enumerate() {
+            // In the order call() first launches them, so a row reads as the code runs; a kernel
+            // never launched comes last.
+            let mut order: Vec<usize> = Vec::new();
+            for ki in table.launches.iter().map(|l| l.kernel).chain(0..table.kernels.len()) {
+                if ki < table.kernels.len() && !order.contains(&ki) {
+                    order.push(ki);
+                }
+            }
+            for ki in order {
+                let k = &table.kernels[ki];
                 let time: Option<&KernelTime> = per_kernel.get(&super::attribute::KernelRef { compile: ci, table: ti, kernel: ki });
                 if time.is_none() && k.kind == KernelKind::Cpp {
                     untimed_cpp += 1;
