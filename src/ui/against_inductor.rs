@@ -104,7 +104,7 @@ pub fn frame(state: &mut AppState, ctx: &egui::Context) {
     let (tx, rx) = channel();
     a.rx = Some(rx);
     let ctx = ctx.clone();
-    std::thread::spawn(move || {
+    let spawned = super::jobs::worker_thread("job-against-inductor").spawn(move || {
         let result = inductor_run::load(&log, &trace).map_err(|e| e.to_string()).map(|run| {
             let comparison = compare(&Ours { graph: &ours.graph, kernels: ours.kernels.clone() }, &run.side());
             AgainstResult { comparison, log: run.log.file.clone(), runs: run.runs, call_median_us: run.call_median_us, notes: run.notes.clone() }
@@ -112,6 +112,10 @@ pub fn frame(state: &mut AppState, ctx: &egui::Context) {
         let _ = tx.send(Msg::Done(result));
         ctx.request_repaint();
     });
+    if let Err(e) = spawned {
+        a.rx = None;
+        a.error = Some(format!("cannot start the comparison: {e}"));
+    }
 }
 
 pub fn apply(state: &mut AppState, c: AgainstCommand, ctx: &egui::Context) {
@@ -133,7 +137,7 @@ fn pick(a: &mut AgainstState, log: bool, ctx: &egui::Context) {
     let (tx, rx) = channel();
     a.rx = Some(rx);
     let ctx = ctx.clone();
-    std::thread::spawn(move || {
+    let spawned = super::jobs::worker_thread("dialog-against-inductor").spawn(move || {
         let (title, filter, ext): (&str, &str, &[&str]) = if log {
             ("The TORCH_TRACE log of the same model under torch.compile", "TORCH_TRACE log", &["log", "gz"])
         } else {
@@ -143,6 +147,10 @@ fn pick(a: &mut AgainstState, log: bool, ctx: &egui::Context) {
         let _ = tx.send(Msg::Picked { log, path });
         ctx.request_repaint();
     });
+    if let Err(e) = spawned {
+        a.rx = None;
+        a.error = Some(format!("cannot open the file dialog: {e}"));
+    }
 }
 
 #[cfg(not(feature = "file-dialog"))]
