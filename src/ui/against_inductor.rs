@@ -48,6 +48,8 @@ pub struct AgainstResult {
 
 enum Msg {
     Done(Result<AgainstResult, String>),
+    /// Only a build with file dialogs picks files.
+    #[cfg_attr(not(feature = "file-dialog"), allow(dead_code))]
     Picked { log: bool, path: Option<PathBuf> },
 }
 
