@@ -91,6 +91,7 @@ impl App {
         for v in super::diff_view::frame(&mut self.state, ctx) {
             self.request_layout(v);
         }
+        super::against_inductor::frame(&mut self.state, ctx);
         if !self.fonts_set {
             ctx.set_fonts(super::assets::fonts());
             self.fonts_set = true;
@@ -412,6 +413,7 @@ impl App {
             }
             Command::RunProfile => self.run_profile(),
             Command::Sweep(c) => super::sweeping::apply(&mut self.state, c, ctx),
+            Command::AgainstInductor(c) => super::against_inductor::apply(&mut self.state, c, ctx),
             Command::ShowProfile(on) => s.profile.open = on,
             Command::SetHeat(on) => s.profile.heat = on,
             Command::ExportDialog(kind) => self.export_dialog(kind),
@@ -580,8 +582,11 @@ impl App {
                 }
                 p.running = None;
                 match result {
-                    Ok(trace) => {
-                        p.result = Some(Arc::new(super::profiling::ProfileResult::new(view, *trace)));
+                    Ok(run) => {
+                        let (trace, ours) = *run;
+                        let mut r = super::profiling::ProfileResult::new(view, trace);
+                        r.ours = Some(Arc::new(ours));
+                        p.result = Some(Arc::new(r));
                         p.error = None;
                     }
                     Err(e) => {
@@ -873,7 +878,10 @@ impl App {
                     let inputs = crate::exec::random_inputs(&graph, &bindings, 0)?;
                     let mut report = |text| progress.send(JobResult::ProfileProgress { generation, text });
                     profile_plan(capture, backend, &plan, &model, &inputs, &bindings, super::profiling::OPTIONS, &mut report)
-                        .map(|p| Box::new(p.trace))
+                        .map(|p| {
+                            let ours = super::against_inductor::OurRun::new(&plan, graph, &p.trace);
+                            Box::new((p.trace, ours))
+                        })
                         .map_err(|e| format!("on {}: {e}", backend.name()))
                 });
             JobResult::Profiled { generation, view, result }

@@ -112,4 +112,6 @@ pub enum Command {
     Sweep(super::sweeping::SweepCommand),
     /// Everything the diff mode asks for (its store is `AppState::diff`).
     Diff(super::diff_view::DiffCommand),
+    /// What the profile panel's "against Inductor" section asks for (its store is `AppState::against`).
+    AgainstInductor(super::against_inductor::AgainstCommand),
 }

@@ -37,7 +37,8 @@ pub enum JobResult {
     Devices(Vec<crate::runtime::DeviceReport>),
     /// What a running profile is doing now.
     ProfileProgress { generation: u64, text: String },
-    Profiled { generation: u64, view: View, result: Result<Box<crate::profile::Trace>, String> },
+    /// `ours`: the run's kernels and the graph they name, for the comparison with Inductor.
+    Profiled { generation: u64, view: View, result: Result<Box<(crate::profile::Trace, super::against_inductor::OurRun)>, String> },
     /// A torch.profiler trace imported and attributed through the open TORCH_TRACE log.
     /// `path`: the trace file, which an exported report attributes again.
     ImportedProfile { generation: u64, path: PathBuf, result: Result<Box<crate::profile::Trace>, String> },
