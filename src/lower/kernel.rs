@@ -23,8 +23,10 @@ mod fold;
 mod index;
 mod linear;
 pub mod split;
+mod validate;
 
 pub use builder::KernelBuilder;
+pub use validate::{InvalidKernel, Problem, Site};
 
 /// Handle of an expression in a kernel's arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -128,6 +130,18 @@ pub enum BinOp {
     MulHi,
     /// The next float after the first operand towards the second (OpenCL `nextafter`).
     NextAfter,
+}
+
+impl BinOp {
+    /// Whether `self` is defined on operands of type `ty`: words take integer arithmetic only,
+    /// and `MulHi` is defined on words only. The builder refuses the rest, `validate` finds them.
+    pub fn takes(self, ty: Ty) -> bool {
+        match (ty, self) {
+            (Ty::U32, o) => !matches!(o, BinOp::Pow | BinOp::And | BinOp::Or | BinOp::Atan2 | BinOp::Hypot | BinOp::CopySign | BinOp::NextAfter),
+            (_, BinOp::MulHi) => false,
+            _ => true,
+        }
+    }
 }
 
 /// The two values of the generator a drawing kernel is launched with (`crate::ops::rng`).

@@ -250,13 +250,7 @@ impl KernelBuilder {
         if ta != tb {
             return Err(KernelError::Type(format!("{op:?} of {ta:?} and {tb:?}")));
         }
-        // Words take integer arithmetic only; `MulHi` is defined on words only.
-        let fits = match (ta, op) {
-            (Ty::U32, o) => !matches!(o, BinOp::Pow | BinOp::And | BinOp::Or | BinOp::Atan2 | BinOp::Hypot | BinOp::CopySign | BinOp::NextAfter),
-            (_, BinOp::MulHi) => false,
-            _ => true,
-        };
-        if !fits {
+        if !op.takes(ta) {
             return Err(KernelError::Type(format!("{op:?} of {ta:?}")));
         }
         if ta == Ty::I64 {
