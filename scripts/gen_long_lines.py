@@ -16,43 +16,16 @@ eager CPU results. Sorts and running extremes are compared exactly (tolerance 0)
 with PyTorch's default `assert_close` tolerances (a blocked scan adds in another order than
 eager's loop).
 """
-import gzip
-import io
 import json
 import os
 import sys
-import zipfile
 
 import numpy as np
 import torch
 
+from case_files import npy_bytes, slim_pt2, write_zip_gz
+
 OUT = sys.argv[1] if len(sys.argv) > 1 else "tests/data/long_lines"
-
-
-def to_npy(t):
-    t = t.detach().contiguous().cpu()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.uint16).numpy()
-    return t.numpy()
-
-
-def npy_bytes(t):
-    b = io.BytesIO()
-    np.save(b, to_npy(t), allow_pickle=False)
-    return b.getvalue()
-
-
-def slim_pt2(ep):
-    """torch.export.save's archive without the pickled sample inputs (as gen_opinfo.py)."""
-    b = io.BytesIO()
-    torch.export.save(ep, b)
-    zin = zipfile.ZipFile(io.BytesIO(b.getvalue()))
-    o = io.BytesIO()
-    with zipfile.ZipFile(o, "w", zipfile.ZIP_STORED) as zout:
-        for info in zin.infolist():
-            if "sample_inputs" not in info.filename:
-                zout.writestr(info.filename, zin.read(info.filename))
-    return o.getvalue()
 
 
 def messy(shape, dtype, g):
@@ -170,13 +143,7 @@ def main():
             "rtol": [rtol] * len(outs), "atol": [atol] * len(outs),
         })
     for op, members in by_op.items():
-        raw = io.BytesIO()
-        with zipfile.ZipFile(raw, "w", zipfile.ZIP_STORED) as z:
-            for files in members:
-                for name, data in files.items():
-                    z.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data)
-        with open(os.path.join(OUT, f"{op}.zip.gz"), "wb") as f:
-            f.write(gzip.compress(raw.getvalue(), 9, mtime=0))
+        write_zip_gz(os.path.join(OUT, f"{op}.zip.gz"), {name: data for files in members for name, data in files.items()})
     with open(os.path.join(OUT, "index.json"), "w") as f:
         json.dump(index, f, indent=0)
     print(f"{len(index['cases'])} cases in {OUT} (torch {torch.__version__})")

@@ -57,9 +57,10 @@ import traceback
 import warnings
 import zipfile
 
-import numpy as np
 import torch
 from torch.utils._pytree import tree_flatten, tree_unflatten
+
+from case_files import npy_bytes, slim_pt2, write_zip_gz
 
 warnings.filterwarnings("ignore")
 
@@ -347,33 +348,6 @@ def dtype_name(d):
     return str(d).replace("torch.", "")
 
 
-def to_npy(t):
-    t = t.detach().contiguous().cpu()
-    if t.dtype == torch.bfloat16:
-        return t.view(torch.uint16).numpy() if hasattr(torch, "uint16") else t.view(torch.int16).numpy()
-    return t.numpy()
-
-
-def npy_bytes(t):
-    b = io.BytesIO()
-    np.save(b, to_npy(t), allow_pickle=False)
-    return b.getvalue()
-
-
-def slim_pt2(ep):
-    """torch.export.save's archive without the pickled sample inputs."""
-    b = io.BytesIO()
-    torch.export.save(ep, b)
-    zin = zipfile.ZipFile(io.BytesIO(b.getvalue()))
-    o = io.BytesIO()
-    with zipfile.ZipFile(o, "w", zipfile.ZIP_STORED) as zout:
-        for info in zin.infolist():
-            if "sample_inputs" in info.filename:
-                continue
-            zout.writestr(info.filename, zin.read(info.filename))
-    return o.getvalue()
-
-
 MAX_NUMEL = 4096
 
 
@@ -614,14 +588,7 @@ def main():
                     rec["refs"] = sorted(refs)
                 index["cases"].append(rec)
         if entries:
-            # A stored zip, gzipped whole: the cases of one op share most of their bytes, which
-            # per-entry deflate cannot see.
-            raw = io.BytesIO()
-            with zipfile.ZipFile(raw, "w", zipfile.ZIP_STORED) as z:
-                for k2, v in entries.items():
-                    z.writestr(zipfile.ZipInfo(k2, date_time=(1980, 1, 1, 0, 0, 0)), v)
-            with open(os.path.join(OUT, f"{fname}.zip.gz"), "wb") as f:
-                f.write(gzip.compress(raw.getvalue(), 9, mtime=0))
+            write_zip_gz(os.path.join(OUT, f"{fname}.zip.gz"), entries)
         print(f"{name}: {n_case} cases", flush=True)
     if ONLY and SHARD[1] == 1 and os.path.exists(index_path):
         index = merged(json.load(open(index_path)), index)

@@ -3,6 +3,7 @@
 # and Mesa's software OpenGL (the app draws with OpenGL through glutin). Idempotent: installs only
 # what is missing, so scripts/test.sh can run it every time.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/apt_install.sh"
 
 packages=(
     xvfb xauth            # xvfb-run
@@ -18,10 +19,4 @@ if [ ${#missing[@]} -eq 0 ]; then
     echo "GUI test dependencies already installed"
     exit 0
 fi
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    SUDO="sudo"
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+apt_install "${missing[@]}"

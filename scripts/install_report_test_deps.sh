@@ -3,15 +3,10 @@
 # chromium, run headless. Idempotent: installs only when it is missing, so scripts/test.sh can run it
 # every time.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/apt_install.sh"
 
 if command -v chromium >/dev/null; then
     echo "chromium already installed"
     exit 0
 fi
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-    SUDO="sudo"
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends chromium
+apt_install chromium

@@ -1,12 +1,12 @@
 //! `compile` and `run`: lower a model under a decomposition mode, write its SPIR-V kernels, or
 //! run them on a device (reference interpreter, OpenCL, Level Zero) and check the numerics.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-use super::{fail, EXIT_FAILED, EXIT_USAGE};
+use super::{fail, CompileArgs, Lowering, RunArgs, EXIT_FAILED, EXIT_USAGE};
 use crate::codegen::spirv;
 use crate::decomp::{Marks, Mode};
 use crate::exec::{self, Tensor};
@@ -22,6 +22,11 @@ use crate::sym::Bindings;
 pub struct Lowered {
     pub model: Model,
     pub plan: Plan,
+}
+
+/// The model of a lowering subcommand, lowered as its arguments say.
+fn lower(a: &Lowering) -> Result<Lowered, ExitCode> {
+    lower_file(&a.file, &a.mode, &a.marks)
 }
 
 pub fn lower_file(file: &Path, mode: &str, marks: &[String]) -> Result<Lowered, ExitCode> {
@@ -120,12 +125,13 @@ fn plan_summary(plan: &Plan) -> String {
     parts.join(", ")
 }
 
-pub fn compile(file: &Path, mode: &str, marks: &[String], binds: &[String], emit: &Path) -> ExitCode {
-    let l = match lower_file(file, mode, marks) {
+pub fn compile(a: &CompileArgs) -> ExitCode {
+    let emit = a.emit.as_path();
+    let l = match lower(&a.model) {
         Ok(l) => l,
         Err(c) => return c,
     };
-    let b = match explicit_bindings(binds).and_then(|e| resolve_bindings(&l.model, &e).map_err(|e| fail(EXIT_USAGE, &e))) {
+    let b = match explicit_bindings(&a.binds).and_then(|e| resolve_bindings(&l.model, &e).map_err(|e| fail(EXIT_USAGE, &e))) {
         Ok(b) => b,
         Err(c) => return c,
     };
@@ -160,27 +166,14 @@ pub fn random_inputs(model: &Model, b: &Bindings, seed: u64) -> Result<Vec<Tenso
     exec::random_inputs(graph, b, seed)
 }
 
-pub struct RunArgs<'a> {
-    pub file: &'a Path,
-    pub mode: &'a str,
-    pub marks: &'a [String],
-    pub binds: &'a [String],
-    pub device: &'a str,
-    pub inputs: &'a [PathBuf],
-    pub save: Option<&'a Path>,
-    pub check: bool,
-    pub json: bool,
-    pub seed: u64,
-}
-
-pub fn run(a: RunArgs<'_>) -> ExitCode {
-    let l = match lower_file(a.file, a.mode, a.marks) {
+pub fn run(a: &RunArgs) -> ExitCode {
+    let l = match lower(&a.model) {
         Ok(l) => l,
         Err(c) => return c,
     };
     let graph = &l.model.graphs[0];
     let (inputs, bindings) = if a.inputs.is_empty() {
-        let b = match explicit_bindings(a.binds).and_then(|e| resolve_bindings(&l.model, &e).map_err(|e| fail(EXIT_USAGE, &e))) {
+        let b = match explicit_bindings(&a.binds).and_then(|e| resolve_bindings(&l.model, &e).map_err(|e| fail(EXIT_USAGE, &e))) {
             Ok(b) => b,
             Err(c) => return c,
         };
@@ -190,7 +183,7 @@ pub fn run(a: RunArgs<'_>) -> ExitCode {
         }
     } else {
         let mut ts = Vec::new();
-        for p in a.inputs {
+        for p in &a.inputs {
             match npy::read(p).and_then(|x| {
                 Tensor::from_le_bytes(x.dtype, &x.shape, &x.data).map_err(|message| npy::NpyError::Format { file: p.display().to_string(), message })
             }) {
@@ -204,7 +197,7 @@ pub fn run(a: RunArgs<'_>) -> ExitCode {
         }
     };
     let gen = exec::Generator::seeded(a.seed);
-    let result = run_plan_on(a.device, &l, &inputs, &bindings, &gen);
+    let result = run_plan_on(&a.device, &l, &inputs, &bindings, &gen);
     let (device_name, r) = match result {
         Ok(x) => x,
         Err(e) => return fail(EXIT_FAILED, &e),
@@ -217,7 +210,7 @@ pub fn run(a: RunArgs<'_>) -> ExitCode {
     } else {
         None
     };
-    if let Some(dir) = a.save {
+    if let Some(dir) = a.save_outputs.as_deref() {
         if let Err(e) = std::fs::create_dir_all(dir) {
             return fail(EXIT_USAGE, &format!("{}: cannot create: {e}", dir.display()));
         }

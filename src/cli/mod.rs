@@ -262,62 +262,20 @@ pub enum Command {
         json: bool,
     },
     /// Lower to kernels and write one .spv and .spvasm per kernel plus plan.json into --emit.
-    Compile {
-        file: PathBuf,
-        #[arg(long, default_value = "full")]
-        mode: String,
-        #[arg(long = "mark", value_name = "SPEC")]
-        marks: Vec<String>,
-        /// SYM=INT, for the sizes plan.json shows; kernels do not depend on it.
-        #[arg(long = "bind", value_name = "SYM=INT")]
-        binds: Vec<String>,
-        #[arg(long, value_name = "DIR")]
-        emit: PathBuf,
-    },
+    Compile(CompileArgs),
     /// Lower, compile and run on a device; time each kernel; optionally check against the
     /// reference interpreter.
-    Run {
-        file: PathBuf,
-        #[arg(long, default_value = "full")]
-        mode: String,
-        #[arg(long = "mark", value_name = "SPEC")]
-        marks: Vec<String>,
-        /// SYM=INT (used when no --inputs are given; unbound symbols take their hint).
-        #[arg(long = "bind", value_name = "SYM=INT")]
-        binds: Vec<String>,
-        /// reference (CPU interpreter), opencl, xpu (Level Zero), or auto (XPU, then OpenCL, then reference).
-        #[arg(long, default_value = "opencl")]
-        device: String,
-        /// User inputs in graph order, comma-separated .npy files; random (seeded) when absent.
-        #[arg(long, value_delimiter = ',')]
-        inputs: Vec<PathBuf>,
-        #[arg(long = "save-outputs", value_name = "DIR")]
-        save_outputs: Option<PathBuf>,
-        /// Compare the outputs with the reference interpreter on the unmodified graph (outputs
-        /// of random ops by rule: shape, dtype, distribution).
-        #[arg(long)]
-        check: bool,
-        /// Seeds the random inputs and the generator random ops draw from, on every device.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        #[arg(long)]
-        json: bool,
-    },
+    Run(RunArgs),
     /// Run a model's kernels on a device with profiling on: warm-up, then N timed repetitions;
     /// prints each kernel's median device time and writes a Chrome trace and a puffin recording.
     Profile {
-        file: PathBuf,
-        #[arg(long, default_value = "full")]
-        mode: String,
-        #[arg(long = "mark", value_name = "SPEC")]
-        marks: Vec<String>,
+        #[command(flatten)]
+        model: Lowering,
         /// SYM=INT; unbound symbols take their hint.
         #[arg(long = "bind", value_name = "SYM=INT")]
         binds: Vec<String>,
-        /// auto (XPU, then OpenCL, then reference), xpu, opencl, or reference (host times stand
-        /// in for device times there).
-        #[arg(long, default_value = "auto")]
-        device: String,
+        #[command(flatten)]
+        device: AnyDevice,
         #[arg(long, default_value_t = 10)]
         repeat: u32,
         #[arg(long, default_value_t = 1)]
@@ -344,46 +302,7 @@ pub enum Command {
     /// Device time, bytes moved and guards across a dynamic dimension's range, per mode: one plan
     /// per mode reused while the guards hold, rebuilt (and marked) where one flips.
     #[command(group(clap::ArgGroup::new("format").args(["json", "csv"])))]
-    Sweep {
-        file: PathBuf,
-        /// SYM=LO..HI: the symbol to sweep and the part of its range to cover (inclusive).
-        #[arg(long, value_name = "SYM=LO..HI")]
-        dim: String,
-        /// Values spread log-uniformly over LO..HI, plus the ends and both sides of each guard flip.
-        #[arg(long, default_value_t = 16, conflicts_with = "values")]
-        points: usize,
-        /// Exactly these values instead (comma-separated).
-        #[arg(long, value_delimiter = ',', value_name = "A,B,C")]
-        values: Vec<i64>,
-        /// OTHER=INT for the other symbols; unbound ones take their hint.
-        #[arg(long = "bind", value_name = "SYM=INT")]
-        binds: Vec<String>,
-        /// Decomposition modes to compare (comma-separated): none, core, lite, full.
-        #[arg(long, value_delimiter = ',', default_value = "lite,full")]
-        mode: Vec<String>,
-        /// Marks for lite mode: NAME, op:TARGET or module:PATH.
-        #[arg(long = "mark", value_name = "SPEC")]
-        marks: Vec<String>,
-        /// auto (XPU, then OpenCL, then reference), xpu, opencl, or reference (host times stand
-        /// in for device times there).
-        #[arg(long, default_value = "auto")]
-        device: String,
-        /// Most timed runs per point and mode (the median is reported).
-        #[arg(long, default_value_t = 5)]
-        repeat: u32,
-        /// Stop repeating a point once it has taken this long (it still gets one timed run).
-        #[arg(long = "budget-ms", default_value_t = 250)]
-        budget_ms: u64,
-        /// Untimed runs after each build of a plan (not at every point: the binary is reused).
-        #[arg(long, default_value_t = 1)]
-        warmup: u32,
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-        #[arg(long)]
-        json: bool,
-        #[arg(long)]
-        csv: bool,
-    },
+    Sweep(SweepArgs),
     /// A sweep from torch.profiler traces recorded at several sizes (scripts/gen_profile_sweep.py):
     /// per mode a TORCH_TRACE log and its traces; device time per point and per Inductor kernel.
     #[command(group(clap::ArgGroup::new("format").args(["json", "csv"])))]
@@ -535,6 +454,102 @@ pub enum BenchCommand {
     },
 }
 
+/// The model file of `compile`, `run` and `profile`, and the decomposition applied before lowering.
+#[derive(clap::Args, Debug)]
+pub struct Lowering {
+    pub file: PathBuf,
+    #[arg(long, default_value = "full")]
+    pub mode: String,
+    #[arg(long = "mark", value_name = "SPEC")]
+    pub marks: Vec<String>,
+}
+
+/// `--device` of the timed commands (`profile`, `sweep`): any backend, the best one by default.
+#[derive(clap::Args, Debug)]
+pub struct AnyDevice {
+    /// auto (XPU, then OpenCL, then reference), xpu, opencl, or reference (host times stand
+    /// in for device times there).
+    #[arg(long, default_value = "auto")]
+    pub device: String,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct CompileArgs {
+    #[command(flatten)]
+    pub model: Lowering,
+    /// SYM=INT, for the sizes plan.json shows; kernels do not depend on it.
+    #[arg(long = "bind", value_name = "SYM=INT")]
+    pub binds: Vec<String>,
+    #[arg(long, value_name = "DIR")]
+    pub emit: PathBuf,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub model: Lowering,
+    /// SYM=INT (used when no --inputs are given; unbound symbols take their hint).
+    #[arg(long = "bind", value_name = "SYM=INT")]
+    pub binds: Vec<String>,
+    /// reference (CPU interpreter), opencl, xpu (Level Zero), or auto (XPU, then OpenCL, then reference).
+    #[arg(long, default_value = "opencl")]
+    pub device: String,
+    /// User inputs in graph order, comma-separated .npy files; random (seeded) when absent.
+    #[arg(long, value_delimiter = ',')]
+    pub inputs: Vec<PathBuf>,
+    #[arg(long = "save-outputs", value_name = "DIR")]
+    pub save_outputs: Option<PathBuf>,
+    /// Compare the outputs with the reference interpreter on the unmodified graph (outputs
+    /// of random ops by rule: shape, dtype, distribution).
+    #[arg(long)]
+    pub check: bool,
+    /// Seeds the random inputs and the generator random ops draw from, on every device.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SweepArgs {
+    pub file: PathBuf,
+    /// SYM=LO..HI: the symbol to sweep and the part of its range to cover (inclusive).
+    #[arg(long, value_name = "SYM=LO..HI")]
+    pub dim: String,
+    /// Values spread log-uniformly over LO..HI, plus the ends and both sides of each guard flip.
+    #[arg(long, default_value_t = 16, conflicts_with = "values")]
+    pub points: usize,
+    /// Exactly these values instead (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "A,B,C")]
+    pub values: Vec<i64>,
+    /// OTHER=INT for the other symbols; unbound ones take their hint.
+    #[arg(long = "bind", value_name = "SYM=INT")]
+    pub binds: Vec<String>,
+    /// Decomposition modes to compare (comma-separated): none, core, lite, full.
+    #[arg(long = "mode", value_name = "MODE", value_delimiter = ',', default_value = "lite,full")]
+    pub modes: Vec<String>,
+    /// Marks for lite mode: NAME, op:TARGET or module:PATH.
+    #[arg(long = "mark", value_name = "SPEC")]
+    pub marks: Vec<String>,
+    #[command(flatten)]
+    pub device: AnyDevice,
+    /// Most timed runs per point and mode (the median is reported).
+    #[arg(long, default_value_t = 5)]
+    pub repeat: u32,
+    /// Stop repeating a point once it has taken this long (it still gets one timed run).
+    #[arg(long = "budget-ms", default_value_t = 250)]
+    pub budget_ms: u64,
+    /// Untimed runs after each build of a plan (not at every point: the binary is reused).
+    #[arg(long, default_value_t = 1)]
+    pub warmup: u32,
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long)]
+    pub csv: bool,
+}
+
 /// Exit statuses: 0 ok, 1 the check or command failed, 2 bad input (file, flag, binding),
 /// 3 a check could not look at everything (what it could not is named) and found nothing wrong in the rest.
 pub const EXIT_FAILED: u8 = 1;
@@ -603,28 +618,15 @@ pub fn main() -> ExitCode {
         Some(Command::Eval { file, mode, marks, inputs, save_outputs, seed, json }) => {
             eval::run(&file, &mode, &marks, &inputs, save_outputs.as_deref(), seed, json)
         }
-        Some(Command::Compile { file, mode, marks, binds, emit }) => compile::compile(&file, &mode, &marks, &binds, &emit),
-        Some(Command::Run { file, mode, marks, binds, device, inputs, save_outputs, check, seed, json }) => {
-            compile::run(compile::RunArgs {
-                file: &file,
-                mode: &mode,
-                marks: &marks,
-                binds: &binds,
-                device: &device,
-                inputs: &inputs,
-                save: save_outputs.as_deref(),
-                check,
-                json,
-                seed,
-            })
-        }
-        Some(Command::Profile { file, mode, marks, binds, device, repeat, warmup, trace, puffin, seed, json, against_inductor, inductor_trace }) => {
+        Some(Command::Compile(a)) => compile::compile(&a),
+        Some(Command::Run(a)) => compile::run(&a),
+        Some(Command::Profile { model, binds, device, repeat, warmup, trace, puffin, seed, json, against_inductor, inductor_trace }) => {
             profile::run(profile::ProfileArgs {
-                file: &file,
-                mode: &mode,
-                marks: &marks,
+                file: &model.file,
+                mode: &model.mode,
+                marks: &model.marks,
                 binds: &binds,
-                device: &device,
+                device: &device.device,
                 warmup,
                 repeat,
                 trace: trace.as_deref(),
@@ -634,24 +636,7 @@ pub fn main() -> ExitCode {
                 inductor: against_inductor.as_deref().zip(inductor_trace.as_deref()),
             })
         }
-        Some(Command::Sweep { file, dim, points, values, binds, mode, marks, device, repeat, budget_ms, warmup, seed, json, csv }) => {
-            sweep::run(sweep::SweepArgs {
-                file: &file,
-                dim: &dim,
-                points,
-                values: &values,
-                binds: &binds,
-                modes: &mode,
-                marks: &marks,
-                device: &device,
-                warmup,
-                repeat,
-                budget_ms,
-                seed,
-                json,
-                csv,
-            })
-        }
+        Some(Command::Sweep(a)) => sweep::run(&a),
         Some(Command::SweepProfiles { dir, logs, traces, dim, json, csv }) => {
             sweep::run_profiles(dir.as_deref(), &logs, &traces, &dim, json, csv)
         }

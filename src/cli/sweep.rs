@@ -6,28 +6,11 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
-use super::{fail, EXIT_FAILED, EXIT_USAGE};
+use super::{fail, SweepArgs, EXIT_FAILED, EXIT_USAGE};
 use crate::decomp::{Marks, Mode};
 use crate::runtime::{pick_backend, probe_all, Backend};
 use crate::shapes::parse_binding;
 use crate::sweep::{self, profiles, Dim, Selection, Sweep, SweepOptions};
-
-pub struct SweepArgs<'a> {
-    pub file: &'a Path,
-    pub dim: &'a str,
-    pub points: usize,
-    pub values: &'a [i64],
-    pub binds: &'a [String],
-    pub modes: &'a [String],
-    pub marks: &'a [String],
-    pub device: &'a str,
-    pub warmup: u32,
-    pub repeat: u32,
-    pub budget_ms: u64,
-    pub seed: u64,
-    pub json: bool,
-    pub csv: bool,
-}
 
 /// One line per value and mode; recompiles and flips marked where they happen.
 pub fn table(s: &Sweep) -> String {
@@ -83,21 +66,21 @@ pub fn table(s: &Sweep) -> String {
     out
 }
 
-pub fn run(a: SweepArgs<'_>) -> ExitCode {
+pub fn run(a: &SweepArgs) -> ExitCode {
     let usage = |e: &dyn std::fmt::Display| fail(EXIT_USAGE, e);
-    let wanted = match Backend::parse(a.device) {
+    let wanted = match Backend::parse(&a.device.device) {
         Ok(w) => w,
         Err(e) => return usage(&e),
     };
     let mut modes = Vec::new();
-    for m in a.modes {
+    for m in &a.modes {
         match Mode::parse(m) {
             Some(mode) if !modes.contains(&mode) => modes.push(mode),
             Some(_) => {}
             None => return usage(&format!("unknown --mode `{m}`: expected none, core, lite or full")),
         }
     }
-    let dim = match Dim::parse(a.dim) {
+    let dim = match Dim::parse(&a.dim) {
         Ok(d) => d,
         Err(e) => return usage(&e),
     };
@@ -106,14 +89,14 @@ pub fn run(a: SweepArgs<'_>) -> ExitCode {
         Ok(e) => e,
         Err(e) => return usage(&e),
     };
-    let model = match super::load(a.file) {
+    let model = match super::load(&a.file) {
         Ok(m) => m,
         Err(c) => return c,
     };
     let Some(graph) = model.graphs.first() else {
         return usage(&format!("{}: the model has no graph", a.file.display()));
     };
-    let marks = match Marks::parse(a.marks).and_then(|m| m.check_against(graph).map(|_| m)) {
+    let marks = match Marks::parse(&a.marks).and_then(|m| m.check_against(graph).map(|_| m)) {
         Ok(m) => m,
         Err(e) => return usage(&e),
     };

@@ -188,6 +188,9 @@ pub enum LowerError {
     Expr(#[from] KernelError),
     #[error("internal lowering error: {0}")]
     Internal(String),
+    /// A pass produced a kernel that breaks the IR's invariants (checked in debug builds and tests).
+    #[error("after {pass}: {source}")]
+    Invalid { pass: &'static str, source: kernel::InvalidKernel },
     #[error("lowering node `{node}` ({target}): {source}")]
     At { node: String, target: String, source: Box<LowerError> },
 }
@@ -398,6 +401,7 @@ fn build_steps(
         if !defined[i].is_empty() {
             let out = fresh_name(&plan_graph, &format!("{}_sizes", node.name));
             let (kernel, values) = sizes::sync_kernel(graph, id, &materialized, &defined[i], &out).map_err(at)?;
+            let kernel = checked(kernel, "the size kernel").map_err(at)?;
             let meta = TensorMeta {
                 dtype: DType::I64,
                 sizes: vec![crate::sym::Expr::int(values.len() as i64)],
@@ -425,7 +429,7 @@ fn build_steps(
                     plan_graph.add_free_value(&name, ValueKind::Tensor(meta)).map_err(|e| LowerError::Internal(e.to_string()))?;
                 }
                 for (kernel, inlined) in st.kernels {
-                    let kernel = schedule::finish(kernel);
+                    let kernel = checked(schedule::finish(kernel), "a staged kernel's schedule").map_err(at)?;
                     let mut nodes: Vec<NodeId> = inlined.into_iter().collect();
                     nodes.push(id);
                     steps.push(if is_fallback { Step::Fallback { node: id, kernel } } else { Step::Fused { nodes, kernel } });
@@ -625,13 +629,23 @@ fn reduction_size(graph: &Graph, n: NodeId) -> Option<i64> {
 /// before `finish` rewrites them.
 fn split_reduction(graph: &mut Graph, kernel: Kernel) -> Result<Vec<Kernel>, LowerError> {
     let Some(split) = kernel::split::split(&kernel, |i| fresh_name(graph, &format!("{}_partials{i}", kernel.name))) else {
-        return Ok(vec![schedule::finish(kernel)]);
+        return Ok(vec![checked(schedule::finish(kernel), "schedule::finish")?]);
     };
     for (name, sizes) in split.scratch {
         let meta = TensorMeta::contiguous(DType::F32, sizes);
         graph.add_free_value(&name, ValueKind::Tensor(meta)).map_err(|e| LowerError::Internal(e.to_string()))?;
     }
-    Ok(vec![split.partials, split.finish])
+    Ok(vec![checked(split.partials, "the reduction split")?, checked(split.finish, "the reduction split")?])
+}
+
+/// `kernel`, checked after `pass` in debug builds and tests ([`Kernel::validate`]): a pass that
+/// breaks the IR fails right after it, by name. Release builds trust the passes.
+fn checked(kernel: Kernel, pass: &'static str) -> Result<Kernel, LowerError> {
+    #[cfg(debug_assertions)]
+    kernel.validate().map_err(|source| LowerError::Invalid { pass, source })?;
+    #[cfg(not(debug_assertions))]
+    let _ = pass;
+    Ok(kernel)
 }
 
 /// `base`, or `base_1`, `base_2`, … : the first name no value of `graph` has.
@@ -701,7 +715,7 @@ fn build_kernel(
         });
     let matmul = f32_only
         && std::iter::once(root).chain(inlined.iter().copied()).any(|n| MATMULS.contains(&graph.node(n).target.as_str()));
-    let mut kernel = kernel;
+    let mut kernel = checked(kernel, "building the kernel")?;
     kernel.schedule = schedule::choose(&kernel, matmul);
-    Ok((kernel, inlined))
+    Ok((checked(kernel, "schedule::choose")?, inlined))
 }

@@ -411,19 +411,20 @@ fn check_pair(
         let loc_key = loc.clone().map(|l| (l.file, l.line, l.code));
         let claimed_here = claimed.get(&loc_key).cloned().unwrap_or_default();
         let node = dynamo.node(n);
+        let finding = |verdict: Verdict, became: BTreeMap<String, usize>, location: Option<SourceLoc>| Finding {
+            compile_id: id.to_string(),
+            graph: side.name.clone(),
+            node: node.name.clone(),
+            node_id: n,
+            target: node.target.clone(),
+            backend: node_device(dynamo, n).or(graph_backend),
+            verdict,
+            became,
+            location,
+            marked: node.meta.compile_with_inductor(),
+        };
         if let Some(&first) = merged.get(&n) {
-            findings.push(Finding {
-                compile_id: id.to_string(),
-                graph: side.name.clone(),
-                node: node.name.clone(),
-                node_id: n,
-                target: node.target.clone(),
-                backend: node_device(dynamo, n).or(graph_backend),
-                verdict: Verdict::Merged { with: dynamo.node(first).name.clone() },
-                became: buckets.counts(loc.as_ref()),
-                location: loc,
-                marked: node.meta.compile_with_inductor(),
-            });
+            findings.push(finding(Verdict::Merged { with: dynamo.node(first).name.clone() }, buckets.counts(loc.as_ref()), loc));
             continue;
         }
         let fewer = unmatched.get(&n).map(|op| buckets.without(loc.as_ref(), op));
@@ -441,18 +442,7 @@ fn check_pair(
             }
         }
         match verdict {
-            Ok(verdict) => findings.push(Finding {
-                compile_id: id.to_string(),
-                graph: side.name.clone(),
-                node: node.name.clone(),
-                node_id: n,
-                target: node.target.clone(),
-                backend: node_device(dynamo, n).or(graph_backend),
-                verdict,
-                became: seen.counts(loc.as_ref()),
-                location: loc,
-                marked: node.meta.compile_with_inductor(),
-            }),
+            Ok(verdict) => findings.push(finding(verdict, seen.counts(loc.as_ref()), loc)),
             Err(NotChecked { reason, untraced }) => unverified.push(Unverified {
                 compile_id: id.to_string(),
                 what: format!("{}: node `{}` ({})", side.name, node.name, node.target),

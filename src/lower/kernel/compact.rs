@@ -95,6 +95,7 @@ mod tests {
         let before = k.exprs.len();
         k.buffers.push(BufferParam { value: "unused".into(), access: Access::Read, elem: super::super::Elem::F32 });
         let (k, map) = k.compact();
+        k.validate().unwrap();
         assert!(!k.exprs.iter().any(|e| matches!(e, KExpr::Unary(UnOp::Exp, _))));
         assert_eq!(k.counts().1, 1, "one load left");
         assert_eq!(map.iter().filter(|m| m.is_some()).count(), k.exprs.len());

@@ -237,6 +237,7 @@ mod tests {
         let old_load = load_at(&before);
         let k = before.linearize();
         assert!(k.linear.is_some());
+        k.validate().unwrap();
         let load = load_at(&k);
         assert_ne!(old_load, load, "the digits shift the arena, or this test could not tell old ids from new ones");
         for (i, e) in k.exprs.iter().enumerate() {

@@ -340,6 +340,8 @@ mod tests {
         assert_eq!(sp.finish.name, "total");
         assert_eq!(sp.finish.buffers.iter().map(|b| (b.value.as_str(), b.access)).collect::<Vec<_>>(), [("out", Access::Write), ("p", Access::Read)]);
         assert!(matches!(sp.finish.schedule, Schedule::Rows { outer: 0, .. }));
+        sp.partials.validate().unwrap();
+        sp.finish.validate().unwrap();
     }
 
     /// Row sums of `[rows, 50,000]`, or with `dependent` the rows' `Σ (x − Σx)²`: a second

@@ -22,7 +22,7 @@ use super::super::kernel::{Access, BinOp, CmpOp, Elem, ExprId, Store, Ty, UnOp, 
 use super::super::staged::{Staged, Stager};
 use super::super::{schedule, LowerError};
 use super::select_kernel;
-use super::sort::{dim_of, less, Line};
+use super::sort::{dim_of, less, Bisection, Line};
 use crate::ir::{DType, Node, TensorMeta, ValueId};
 
 type R = Result<ExprId, LowerError>;
@@ -149,12 +149,7 @@ fn merge(cx: &mut Ctx<'_>, src: &Source, line: &Line, q: ExprId, n: i64, w: i64,
     let lo0 = kb.binary(BinOp::Max, tb, zero)?;
     let hi0 = kb.binary(BinOp::Min, t, la)?;
     let var = kb.fresh_var()?;
-    let (lo, hi) = (kb.carried(var, 0, Ty::I64), kb.carried(var, 1, Ty::I64));
-    let open = kb.cmp(CmpOp::Lt, lo, hi)?;
-    let span = kb.binary(BinOp::Sub, hi, lo)?;
-    let two = kb.i64(2);
-    let half = kb.binary(BinOp::Div, span, two)?;
-    let mid = kb.binary(BinOp::Add, lo, half)?;
+    let Bisection { lo, hi, open, mid } = Bisection::over(kb, var)?;
     let a_at = kb.binary(BinOp::Add, s, mid)?;
     let a_at = clamp(kb, a_at)?;
     let back = kb.binary(BinOp::Sub, t, one)?;

@@ -11,7 +11,7 @@
 //! merge passes instead (`merge_sort`), which leaves this for dynamic lines.
 
 use super::super::ctx::{wrap_dims, Ctx};
-use super::super::kernel::{BinOp, CmpOp, ExprId, KernelBuilder, KernelError, RedOp, Ty, UnOp};
+use super::super::kernel::{BinOp, CmpOp, ExprId, KernelBuilder, KernelError, RedOp, Ty, UnOp, VarId};
 use super::super::LowerError;
 use super::select_kernel;
 use crate::ir::{Arg, Node, ValueId};
@@ -504,6 +504,28 @@ pub fn logcumsumexp(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> 
     Ok(kb.select(is_inf, m, y)?)
 }
 
+/// A binary search as a state loop over `var`: its range `lo..hi` (i64 slots 0 and 1), whether
+/// the range is still open, and its midpoint `lo + (hi - lo) / 2`. The searches of `bound` and of
+/// the merge sort's merge path step from these the same way.
+pub(super) struct Bisection {
+    pub lo: ExprId,
+    pub hi: ExprId,
+    pub open: ExprId,
+    pub mid: ExprId,
+}
+
+impl Bisection {
+    pub(super) fn over(kb: &mut KernelBuilder, var: VarId) -> Result<Bisection, KernelError> {
+        let (lo, hi) = (kb.carried(var, 0, Ty::I64), kb.carried(var, 1, Ty::I64));
+        let open = kb.cmp(CmpOp::Lt, lo, hi)?;
+        let span = kb.binary(BinOp::Sub, hi, lo)?;
+        let two = kb.i64(2);
+        let half = kb.binary(BinOp::Div, span, two)?;
+        let mid = kb.binary(BinOp::Add, lo, half)?;
+        Ok(Bisection { lo, hi, open, mid })
+    }
+}
+
 /// PyTorch's lower/upper bound of `value` in the sorted last dim of `seq` (through `sorter`
 /// when given) at row `row`: a binary search as a state loop of `⌈log2(n+1)⌉` halvings.
 fn bound(cx: &mut Ctx<'_>, seq: ValueId, sorter: Option<ValueId>, row: &[ExprId], value: ExprId, right: bool) -> R {
@@ -516,12 +538,7 @@ fn bound(cx: &mut Ctx<'_>, seq: ValueId, sorter: Option<ValueId>, row: &[ExprId]
     };
     let var = cx.kb.fresh_var()?;
     let kb = &mut cx.kb;
-    let (lo, hi) = (kb.carried(var, 0, Ty::I64), kb.carried(var, 1, Ty::I64));
-    let open = kb.cmp(CmpOp::Lt, lo, hi)?;
-    let span = kb.binary(BinOp::Sub, hi, lo)?;
-    let two = kb.i64(2);
-    let half = kb.binary(BinOp::Div, span, two)?;
-    let mid = kb.binary(BinOp::Add, lo, half)?;
+    let Bisection { lo, hi, open, mid } = Bisection::over(kb, var)?;
     let one = kb.i64(1);
     let top = kb.binary(BinOp::Sub, n, one)?;
     let zero = kb.i64(0);
