@@ -252,6 +252,22 @@ fn through_views(graph: &Graph, mut v: ValueId) -> ValueId {
 /// Mode `none` shows the graph as exported; what runs is its functionalized form (in-place
 /// writes made functional, as Inductor does before anything else).
 pub fn lower_decomposed(model: &Model, d: &Decomposition) -> Result<Plan, LowerError> {
+    // Inlining a producer into its consumer recurses once per fused value (`Ctx::read`), so a
+    // long chain of pointwise nodes (the 12,000-node sample fuses into one kernel) needs a far
+    // deeper stack than a spawned thread's 2 MiB or a debug build's 8 MiB main thread: the
+    // lowering runs on a thread of its own, whoever calls it. Only touched pages cost memory.
+    const LOWER_STACK: usize = 256 << 20;
+    std::thread::scope(|s| {
+        let spawned = std::thread::Builder::new().name("lower".into()).stack_size(LOWER_STACK).spawn_scoped(s, || lower_here(model, d));
+        match spawned {
+            Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: lower here, as deep as this stack allows.
+            Err(_) => lower_here(model, d),
+        }
+    })
+}
+
+fn lower_here(model: &Model, d: &Decomposition) -> Result<Plan, LowerError> {
     puffin::profile_scope!("lower");
     let functional;
     let d = if d.mode == Mode::None && decomp::functionalize::mutates(&d.graph) {
