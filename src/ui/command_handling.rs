@@ -1,13 +1,16 @@
 //! What the app does in answer to a [`Command`]: [`App::apply`], the one place the state changes
 //! for the user, and the actions it starts (open, profile, import, compare, export, stages, folding).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::app::App;
 use super::command::{Command, ExportKind, MarkTarget};
-use super::jobs::JobResult;
+use super::file_dialog::Purpose;
+use super::jobs::{JobResult, Loaded};
 use super::hierarchy::{Hierarchy, OPEN_BOXES};
 use super::state::{Fit, Reveal, Source, View};
+use super::task::Stamp;
 use crate::import;
 use crate::ir::NodeId;
 use crate::profile::{profile_plan, CpuCapture};
@@ -18,7 +21,7 @@ impl App {
         let s = &mut self.state;
         match cmd {
             Command::Open(source) => self.open(source),
-            Command::OpenDialog => self.open_dialog(),
+            Command::OpenDialog => self.dialog(Purpose::Open),
             Command::Focus(v) => {
                 // Keys 1/2/3 while a log's stages are shown go back to the decomposition views.
                 if !v.is_stage() {
@@ -206,13 +209,16 @@ impl App {
             Command::Sweep(c) => super::sweeping::apply(&mut self.state, c, ctx),
             Command::ShowProfile(on) => s.profile.open = on,
             Command::SetHeat(on) => s.profile.heat = on,
-            Command::ExportDialog(kind) => self.export_dialog(kind),
+            Command::ExportDialog(kind) => self.dialog(Purpose::Export(kind)),
             Command::Export(kind, path) => self.export(kind, path),
-            Command::ExportReportDialog => super::report_export::dialog(&self.jobs, &self.state),
+            Command::ExportReportDialog => match super::report_export::purpose(&self.state) {
+                Some(purpose) => self.dialog(purpose),
+                None => super::report_export::refuse(&self.jobs),
+            },
             Command::ExportReport(path) => super::report_export::write(&self.jobs, &self.state, path),
-            Command::ImportProfileDialog => self.import_profile_dialog(),
+            Command::ImportProfileDialog => self.dialog(Purpose::ImportProfile),
             Command::ImportProfile(path) => self.import_profile(path),
-            Command::CompareDialog(slot) => self.compare_dialog(slot),
+            Command::CompareDialog(slot) => self.dialog(Purpose::Compare(slot)),
             Command::Compare(inputs) => self.compare(inputs),
             Command::ShowCompare(on) => s.compare.open = on,
             Command::SetCompareAllNodes(on) => s.compare.all_nodes = on,
@@ -229,8 +235,7 @@ impl App {
         if self.dirty_since.is_some() {
             self.save();
         }
-        self.load_generation += 1;
-        let generation = self.load_generation;
+        let stamp = Stamp::next(&mut self.load_generation);
         self.state.loading = Some(source.label());
         let src = source.clone();
         self.jobs.spawn("load", move || {
@@ -240,32 +245,32 @@ impl App {
             };
             // The first graph's module tree is built here, not on the UI thread (12,000 nodes).
             let folded = result.as_ref().ok().and_then(|(m, _)| m.graphs.first()).map(|g| Hierarchy::of(g).default_folded(OPEN_BOXES));
-            JobResult::Loaded { generation, source: src, result, folded }
+            JobResult::Loaded(stamp.tag(Loaded { source: src, result, folded }))
         });
     }
 
-    #[cfg(feature = "file-dialog")]
-    fn open_dialog(&mut self) {
-        self.pick_file("Open a model or a TORCH_TRACE log", ("model or log", &["pt2", "zip", "onnx", "log", "gz"]), JobResult::Picked);
+    /// Asks for a file for `purpose` (the answer is [`App::picked`]), or says why this build cannot.
+    fn dialog(&mut self, purpose: Purpose) {
+        if let Err(why) = super::file_dialog::ask(&self.jobs, purpose) {
+            self.state.message(why);
+        }
     }
 
-    /// The system's file dialog on a worker (it blocks); `done` turns the pick into a result.
-    #[cfg(feature = "file-dialog")]
-    fn pick_file(&mut self, title: &'static str, filter: (&'static str, &'static [&'static str]), done: fn(Option<std::path::PathBuf>) -> JobResult) {
-        self.jobs.spawn("dialog", move || {
-            let picked =
-                rfd::FileDialog::new().set_title(title).add_filter(filter.0, filter.1).add_filter("any file", &["*"]).pick_file();
-            done(picked)
-        });
+    /// The user picked `path` for `purpose` in a file dialog.
+    pub(super) fn picked(&mut self, purpose: Purpose, path: PathBuf) {
+        match purpose {
+            Purpose::Open => self.open(Source::File(path)),
+            Purpose::Compare(slot) => {
+                let mut inputs = self.state.compare.inputs.clone();
+                inputs.set(slot, path);
+                self.compare(inputs);
+            }
+            Purpose::ImportProfile => self.import_profile(path),
+            Purpose::Export(kind) => self.export(kind, path),
+            Purpose::Report { .. } => super::report_export::write(&self.jobs, &self.state, path),
+        }
     }
 
-    #[cfg(not(feature = "file-dialog"))]
-    fn open_dialog(&mut self) {
-        self.state.message("this build has no file dialog: drop a file on the window or pass it on the command line");
-    }
-
-    /// Profiles the focused view's graph (its mode, the lite marks) on the picked device, through
-    /// `profile::profile_plan` like the `profile` command, on a worker that reports progress.
     /// Imports a torch.profiler trace of the open TORCH_TRACE log's run on a worker: the log's
     /// kernels (Inductor's output code), each device kernel attributed to one of them, then to graph
     /// nodes — the same path as `xpu-workbench kernels LOG --profile TRACE`.
@@ -282,11 +287,10 @@ impl App {
             }
         };
         let p = &mut s.profile;
-        p.generation += 1;
+        let stamp = Stamp::next(&mut p.generation);
         p.open = true;
         p.error = None;
         p.running = Some(format!("importing {}", path.display()));
-        let generation = p.generation;
         self.jobs.spawn("import profile", move || {
             use crate::profile::attribute::{attribute, CompiledKernels};
             let result = (|| -> Result<Box<crate::profile::Trace>, String> {
@@ -306,7 +310,7 @@ impl App {
                 let owners = attribute(&t, &compiled);
                 Ok(Box::new(crate::profile::kernel_time::attributed_trace(&t, &compiled, &owners)))
             })();
-            JobResult::ImportedProfile { generation, path, result }
+            JobResult::ImportedProfile { path, result: stamp.tag(result) }
         });
     }
 
@@ -315,7 +319,7 @@ impl App {
         let c = &mut self.state.compare;
         c.open = true;
         c.inputs = inputs.clone();
-        c.generation += 1;
+        let stamp = Stamp::next(&mut c.generation);
         let log = match self.state.doc.as_ref().map(|d| (&d.source, d.model.format)) {
             Some((Source::File(f), crate::ir::Format::TorchTrace)) => f.clone(),
             _ => {
@@ -328,43 +332,14 @@ impl App {
             return;
         }
         c.running = Some("reading both logs".into());
-        let generation = c.generation;
         self.jobs.spawn("compare", move || {
             let result = super::comparing::run(log, inputs).map(Box::new);
-            JobResult::Compared { generation, result }
+            JobResult::Compared(stamp.tag(result))
         });
     }
 
-    #[cfg(feature = "file-dialog")]
-    fn compare_dialog(&mut self, slot: super::comparing::CompareSlot) {
-        use super::comparing::CompareSlot;
-        let (title, filter): (&str, (&str, &[&str])) = match slot {
-            CompareSlot::OtherLog => ("Compare with another TORCH_TRACE log of the same model", ("TORCH_TRACE log", &["log", "gz"])),
-            CompareSlot::ProfileA => ("The torch.profiler trace of the open log's run", ("Chrome / Kineto trace", &["json", "gz"])),
-            CompareSlot::ProfileB => ("The torch.profiler trace of the other log's run", ("Chrome / Kineto trace", &["json", "gz"])),
-        };
-        let (title, name, exts) = (title.to_string(), filter.0.to_string(), filter.1.to_vec());
-        self.jobs.spawn("dialog", move || {
-            let picked = rfd::FileDialog::new().set_title(title).add_filter(name, &exts).add_filter("any file", &["*"]).pick_file();
-            JobResult::ComparePicked(slot, picked)
-        });
-    }
-
-    #[cfg(not(feature = "file-dialog"))]
-    fn compare_dialog(&mut self, _slot: super::comparing::CompareSlot) {
-        self.state.message("this build has no file dialog: use `xpu-workbench kernels A.log --against B.log`");
-    }
-
-    #[cfg(feature = "file-dialog")]
-    fn import_profile_dialog(&mut self) {
-        self.pick_file("Import a torch.profiler trace of this log's run", ("Chrome / Kineto trace", &["json", "gz"]), JobResult::ProfilePicked);
-    }
-
-    #[cfg(not(feature = "file-dialog"))]
-    fn import_profile_dialog(&mut self) {
-        self.state.message("this build has no file dialog: use `xpu-workbench kernels LOG --profile TRACE`");
-    }
-
+    /// Profiles the focused view's graph (its mode, the lite marks) on the picked device, through
+    /// `profile::profile_plan` like the `profile` command, on a worker that reports progress.
     pub(super) fn run_profile(&mut self) {
         let s = &mut self.state;
         let (Some(doc), Some(backend)) = (&s.doc, s.profile.device) else {
@@ -385,11 +360,10 @@ impl App {
         let marks = if s.focus == View::Lite { s.lite_marks() } else { s.marks.clone() };
         let bindings = s.bindings.clone();
         let p = &mut s.profile;
-        p.generation += 1;
+        let stamp = Stamp::next(&mut p.generation);
         p.open = true;
         p.error = None;
         p.running = Some(format!("lowering the {} view", view.name()));
-        let generation = p.generation;
         let progress = self.jobs.progress();
         self.jobs.spawn("profile", move || {
             let capture = CpuCapture::start();
@@ -397,29 +371,13 @@ impl App {
                 .map_err(|e| e.to_string())
                 .and_then(|plan| {
                     let inputs = crate::exec::random_inputs(&graph, &bindings, 0)?;
-                    let mut report = |text| progress.send(JobResult::ProfileProgress { generation, text });
+                    let mut report = |text| progress.send(JobResult::ProfileProgress(stamp.tag(text)));
                     profile_plan(capture, backend, &plan, &model, &inputs, &bindings, super::profiling::OPTIONS, &mut report)
                         .map(|p| Box::new(p.trace))
                         .map_err(|e| format!("on {}: {e}", backend.name()))
                 });
-            JobResult::Profiled { generation, view, result }
+            JobResult::Profiled { view, result: stamp.tag(result) }
         });
-    }
-
-    #[cfg(feature = "file-dialog")]
-    fn export_dialog(&mut self, kind: ExportKind) {
-        self.jobs.spawn("dialog", move || {
-            let picked = rfd::FileDialog::new()
-                .set_title("Export the profile")
-                .set_file_name(format!("profile.{}", kind.extension()))
-                .save_file();
-            JobResult::ExportPicked(kind, picked)
-        });
-    }
-
-    #[cfg(not(feature = "file-dialog"))]
-    fn export_dialog(&mut self, kind: ExportKind) {
-        self.export(kind, std::path::PathBuf::from(format!("profile.{}", kind.extension())));
     }
 
     /// Writes the last profile with `profile`'s exporters, on a worker.

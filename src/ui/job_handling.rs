@@ -6,19 +6,18 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::app::App;
-use super::jobs::JobResult;
+use super::jobs::{JobResult, Loaded};
 use super::layout::layout;
 use super::hierarchy::{Hierarchy, OPEN_BOXES};
 use super::state::{Camera, Doc, Fit, Source, View};
+use super::task::Stamp;
 use crate::decomp::{decompose, Marks};
 
 impl App {
     pub(super) fn on_job(&mut self, r: JobResult) {
         match r {
-            JobResult::Loaded { generation, source, result, folded } => {
-                if generation != self.load_generation {
-                    return;
-                }
+            JobResult::Loaded(loaded) => {
+                let Some(Loaded { source, result, folded }) = loaded.if_current(self.load_generation) else { return };
                 self.state.loading = None;
                 match result {
                     Ok((model, _)) if model.graphs.is_empty() => {
@@ -44,11 +43,10 @@ impl App {
                     Err(e) => self.state.message(e),
                 }
             }
-            JobResult::Decomposed { view, generation, result } => {
+            JobResult::Decomposed { view, result } => {
                 let pane = self.state.pane_mut(view);
-                if generation != pane.generation {
-                    return;
-                }
+                let Some(result) = result.if_current(pane.generation) else { return };
+                let stamp = Stamp::current(pane.generation);
                 pane.busy = None;
                 match result.map(|b| *b) {
                     Ok((d, l)) => {
@@ -64,7 +62,7 @@ impl App {
                         pane.lower_error = None;
                         self.state.rebind();
                         self.state.classify();
-                        self.request_lowering(view, generation, d);
+                        self.request_lowering(view, stamp, d);
                     }
                     Err((e, node)) => {
                         pane.error = Some(e.clone());
@@ -84,15 +82,15 @@ impl App {
                     self.state.stage_diffs = diffs;
                 }
             }
-            JobResult::Lowered { view, generation, error } => {
+            JobResult::Lowered { view, error } => {
                 let pane = self.state.pane_mut(view);
-                if generation == pane.generation {
+                if let Some(error) = error.if_current(pane.generation) {
                     pane.lower_error = error;
                 }
             }
-            JobResult::LaidOut { view, generation, layout } => {
+            JobResult::LaidOut { view, layout } => {
                 let pane = self.state.pane_mut(view);
-                if generation == pane.generation {
+                if let Some(layout) = layout.if_current(pane.generation) {
                     pane.busy = None;
                     if let Some(rect) = pane.reveal.take().and_then(|r| r.rect(&layout)) {
                         pane.camera.fit_pending = Some(Fit::Reveal(rect));
@@ -100,20 +98,18 @@ impl App {
                     pane.layout = Some(Arc::new(layout));
                 }
             }
-            JobResult::Picked(Some(path)) => self.open(Source::File(path)),
-            JobResult::Picked(None) => {}
+            JobResult::Picked { purpose, path: Some(path) } => self.picked(purpose, path),
+            JobResult::Picked { path: None, .. } => {}
             JobResult::Devices(d) => self.state.profile.set_devices(d),
-            JobResult::ProfileProgress { generation, text } => {
+            JobResult::ProfileProgress(text) => {
                 let p = &mut self.state.profile;
-                if generation == p.generation && p.running.is_some() {
+                if let Some(text) = text.if_current(p.generation).filter(|_| p.running.is_some()) {
                     p.running = Some(text);
                 }
             }
-            JobResult::Profiled { generation, view, result } => {
+            JobResult::Profiled { view, result } => {
                 let p = &mut self.state.profile;
-                if generation != p.generation {
-                    return;
-                }
+                let Some(result) = result.if_current(p.generation) else { return };
                 p.running = None;
                 match result {
                     Ok(trace) => {
@@ -126,11 +122,9 @@ impl App {
                     }
                 }
             }
-            JobResult::ImportedProfile { generation, path, result } => {
+            JobResult::ImportedProfile { path, result } => {
                 let p = &mut self.state.profile;
-                if generation != p.generation {
-                    return;
-                }
+                let Some(result) = result.if_current(p.generation) else { return };
                 p.running = None;
                 match result {
                     Ok(trace) => {
@@ -147,11 +141,9 @@ impl App {
                     }
                 }
             }
-            JobResult::Kernels { generation, result } => {
+            JobResult::Kernels(result) => {
                 let k = &mut self.state.kernels;
-                if generation != k.generation {
-                    return;
-                }
+                let Some(result) = result.if_current(k.generation) else { return };
                 k.busy = None;
                 match result.map(|b| *b) {
                     Ok((stage, layout)) => {
@@ -174,17 +166,9 @@ impl App {
                     }
                 }
             }
-            JobResult::ComparePicked(slot, Some(path)) => {
-                let mut inputs = self.state.compare.inputs.clone();
-                inputs.set(slot, path);
-                self.compare(inputs);
-            }
-            JobResult::ComparePicked(_, None) => {}
-            JobResult::Compared { generation, result } => {
+            JobResult::Compared(result) => {
                 let c = &mut self.state.compare;
-                if generation != c.generation {
-                    return;
-                }
+                let Some(result) = result.if_current(c.generation) else { return };
                 c.running = None;
                 match result {
                     Ok(r) => {
@@ -197,11 +181,6 @@ impl App {
                     }
                 }
             }
-            JobResult::ProfilePicked(Some(path)) => self.import_profile(path),
-            JobResult::ProfilePicked(None) => {}
-            JobResult::ExportPicked(kind, Some(path)) => self.export(kind, path),
-            JobResult::ExportPicked(_, None) | JobResult::ReportPicked(None) => {}
-            JobResult::ReportPicked(Some(path)) => super::report_export::write(&self.jobs, &self.state, path),
             JobResult::Exported(Ok(m)) | JobResult::Exported(Err(m)) => self.state.message(m),
         }
     }
@@ -291,7 +270,7 @@ impl App {
     pub(super) fn request_kernels(&mut self, compile_id: &str) {
         let s = &mut self.state;
         let k = &mut s.kernels;
-        k.generation += 1;
+        let stamp = Stamp::next(&mut k.generation);
         k.stage = None;
         k.selected = None;
         k.error = None;
@@ -301,7 +280,7 @@ impl App {
         };
         let busy = format!("reading the kernels of compile {compile_id}");
         k.busy = Some(busy.clone());
-        let (generation, id) = (k.generation, compile_id.to_string());
+        let id = compile_id.to_string();
         s.pane_mut(View::Kernels).busy = Some(busy);
         self.jobs.spawn("kernels", move || {
             let result = super::kernel_stage::build(&log, &id).map(|stage| {
@@ -310,7 +289,7 @@ impl App {
                 let l = layout(&stage.graph, &folded);
                 Box::new((stage, l))
             });
-            JobResult::Kernels { generation, result }
+            JobResult::Kernels(stamp.tag(result))
         });
     }
 
@@ -324,9 +303,8 @@ impl App {
         let marks = if view == View::Lite { self.state.lite_marks() } else { self.state.marks.clone() };
         let collapsed = self.state.collapsed.clone();
         let pane = self.state.pane_mut(view);
-        pane.generation += 1;
+        let stamp = Stamp::next(&mut pane.generation);
         pane.busy = Some(format!("decomposing ({})", view.name()));
-        let generation = pane.generation;
         self.jobs.spawn("decompose", move || {
             let result = decompose(&graph, view.mode(), &marks)
                 .map(|d| {
@@ -334,17 +312,17 @@ impl App {
                     Box::new((d, l))
                 })
                 .map_err(|e| (e.to_string(), Some(e.node.clone())));
-            JobResult::Decomposed { view, generation, result }
+            JobResult::Decomposed { view, result: stamp.tag(result) }
         });
     }
 
     /// Lowers a decomposition on a worker, as Run & profile would, so the problems panel lists
     /// what would not lower before the user runs anything.
-    fn request_lowering(&mut self, view: View, generation: u64, d: Arc<crate::decomp::Decomposition>) {
+    fn request_lowering(&mut self, view: View, stamp: Stamp, d: Arc<crate::decomp::Decomposition>) {
         let Some(model) = self.state.doc.as_ref().map(|doc| doc.model.clone()) else { return };
         self.jobs.spawn("lower", move || {
             let error = crate::lower::lower_decomposed(&model, &d).err().map(|e| (e.to_string(), lowering_node(&e)));
-            JobResult::Lowered { view, generation, error }
+            JobResult::Lowered { view, error: stamp.tag(error) }
         });
     }
 
@@ -355,10 +333,9 @@ impl App {
         if matches!(view, View::Lite | View::Full) && pane.decomp.is_none() {
             return self.request_decomposition(view);
         }
-        pane.generation += 1;
+        let stamp = Stamp::next(&mut pane.generation);
         pane.busy = Some(format!("laying out ({})", view.name()));
-        let generation = pane.generation;
-        self.jobs.spawn("layout", move || JobResult::LaidOut { view, generation, layout: layout(&graph, &collapsed) });
+        self.jobs.spawn("layout", move || JobResult::LaidOut { view, layout: stamp.tag(layout(&graph, &collapsed)) });
     }
 
 }

@@ -14,6 +14,7 @@ mod command_handling;
 pub mod comparing;
 pub mod diff_links;
 pub mod diff_view;
+mod file_dialog;
 pub mod kernel_stage;
 mod job_handling;
 mod jobs;
@@ -29,6 +30,7 @@ pub mod session;
 pub mod stages;
 pub mod state;
 pub mod sweeping;
+mod task;
 
 pub use app::App;
 pub use command::{Command, ExportKind, MarkTarget};
