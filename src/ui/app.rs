@@ -3,9 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use egui::{Key, KeyboardShortcut, Modifiers};
+use egui::{Key, Modifiers};
 
-use super::command::Command;
+use super::command::{Command, UiCommand};
 use super::jobs::{JobResult, Jobs};
 use super::neighbourhood::Neighbourhood;
 use super::panels;
@@ -180,29 +180,16 @@ impl App {
         let typing = ctx.wants_keyboard_input();
         let mut out = Vec::new();
         ctx.input_mut(|i| {
-            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::O)) {
-                out.push(Command::OpenDialog);
-            }
-            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::R)) {
-                out.push(Command::RunProfile);
-            }
-            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::F)) {
-                out.push(Command::OpenSearch);
-            }
-            if i.consume_shortcut(&KeyboardShortcut::new(Modifiers::COMMAND, Key::B)) {
-                use crate::ops::Backend;
-                let order = [Some(Backend::Xpu), Some(Backend::Cuda), Some(Backend::Cpu), None];
-                let at = order.iter().position(|b| *b == self.state.target_backend).unwrap_or(0);
-                out.push(Command::SetTargetBackend(order[(at + 1) % order.len()]));
+            for c in UiCommand::ALL {
+                if !(typing && c.is_plain_key()) && i.consume_shortcut(&c.shortcut()) {
+                    out.push(c.command(&self.state));
+                }
             }
             if i.consume_key(Modifiers::NONE, Key::Escape) && self.state.search_open {
                 out.push(Command::CloseSearch);
             }
             if typing {
                 return;
-            }
-            if i.consume_key(Modifiers::NONE, Key::F) {
-                out.push(Command::Fit(self.state.focus));
             }
             for (key, view) in [(Key::Num1, View::Original), (Key::Num2, View::Lite), (Key::Num3, View::Full)] {
                 if i.consume_key(Modifiers::NONE, key) {
