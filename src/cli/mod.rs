@@ -20,6 +20,7 @@ mod ops;
 mod kernels;
 mod kernels_compare;
 mod profile;
+mod profile_inductor;
 mod readiness;
 mod report;
 mod shapes;
@@ -331,6 +332,14 @@ pub enum Command {
         seed: u64,
         #[arg(long)]
         json: bool,
+        /// A TORCH_TRACE log of the same model under torch.compile: each of our kernels' regions
+        /// beside Inductor's kernels for the same original nodes, with --inductor-trace.
+        #[arg(long, value_name = "LOG", requires = "inductor_trace")]
+        against_inductor: Option<PathBuf>,
+        /// torch.profiler trace (export_chrome_trace) of that compiled model's runs; on the CPU
+        /// record it with TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE=1 so C++ kernels show.
+        #[arg(long, value_name = "TRACE", requires = "against_inductor")]
+        inductor_trace: Option<PathBuf>,
     },
     /// Device time, bytes moved and guards across a dynamic dimension's range, per mode: one plan
     /// per mode reused while the guards hold, rebuilt (and marked) where one flips.
@@ -609,7 +618,7 @@ pub fn main() -> ExitCode {
                 seed,
             })
         }
-        Some(Command::Profile { file, mode, marks, binds, device, repeat, warmup, trace, puffin, seed, json }) => {
+        Some(Command::Profile { file, mode, marks, binds, device, repeat, warmup, trace, puffin, seed, json, against_inductor, inductor_trace }) => {
             profile::run(profile::ProfileArgs {
                 file: &file,
                 mode: &mode,
@@ -622,6 +631,7 @@ pub fn main() -> ExitCode {
                 puffin: puffin.as_deref(),
                 seed,
                 json,
+                inductor: against_inductor.as_deref().zip(inductor_trace.as_deref()),
             })
         }
         Some(Command::Sweep { file, dim, points, values, binds, mode, marks, device, repeat, budget_ms, warmup, seed, json, csv }) => {

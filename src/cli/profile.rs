@@ -74,6 +74,8 @@ pub struct ProfileArgs<'a> {
     pub puffin: Option<&'a Path>,
     pub seed: u64,
     pub json: bool,
+    /// A TORCH_TRACE log and a profiler trace of the same model compiled by Inductor.
+    pub inductor: Option<(&'a Path, &'a Path)>,
 }
 
 /// The median of per-repetition times (the upper one of an even count).
@@ -93,6 +95,11 @@ pub fn run(a: ProfileArgs<'_>) -> ExitCode {
     let backend = pick_backend(&probe_all(), wanted);
     // Started before import so the trace shows import, decomposition, lowering and codegen too.
     let capture = CpuCapture::start();
+    // Read before the run, so a bad log or trace fails before minutes of profiling.
+    let inductor = match a.inductor.map(|(log, trace)| crate::profile::inductor_run::load(log, trace)).transpose() {
+        Ok(r) => r,
+        Err(e) => return fail(EXIT_USAGE, &e),
+    };
     let lowered = match compile::lower_file(a.file, a.mode, a.marks) {
         Ok(l) => l,
         Err(code) => return code,
@@ -113,6 +120,13 @@ pub fn run(a: ProfileArgs<'_>) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(EXIT_FAILED, &e),
     };
+    let against = inductor.as_ref().zip(lowered.model.graphs.first()).map(|(run, graph)| {
+        let ours = crate::profile::against_inductor::Ours {
+            graph,
+            kernels: crate::profile::against_inductor::our_kernels(&lowered.plan, graph, &trace),
+        };
+        (run, crate::profile::against_inductor::compare(&ours, &run.side()))
+    });
     if a.json {
         let kernels: Vec<serde_json::Value> = trace
             .node_median_ns()
@@ -136,11 +150,22 @@ pub fn run(a: ProfileArgs<'_>) -> ExitCode {
             "host_steps": trace.host_median_ns().into_iter().map(|(kind, node, ns)| serde_json::json!({"node": node, "kind": kind, "median_host_ns": ns})).collect::<Vec<_>>(),
             "host_total_ns": trace.host_total_ns(),
             "clock_alignment": trace.alignment,
+            "against_inductor": against.as_ref().map(|(run, c)| serde_json::json!({
+                "log": run.log.file,
+                "compiles": run.graphs.iter().map(|(id, _)| id).collect::<Vec<_>>(),
+                "runs": run.runs,
+                "call_median_us": run.call_median_us,
+                "notes": run.notes,
+                "comparison": c,
+            })),
         }));
     } else {
         print!("{}", summary(&trace));
         if trace.kernels.is_empty() {
             println!("(the plan launched no kernels: its steps ran on the host or were views)");
+        }
+        if let Some((run, c)) = &against {
+            print!("{}", super::profile_inductor::table(c, run));
         }
     }
     match write_outputs(&trace, a.trace, a.puffin) {

@@ -13,7 +13,7 @@
 
 mod align;
 mod compare;
-mod lcs;
+pub(crate) mod lcs;
 pub mod select;
 pub mod text;
 

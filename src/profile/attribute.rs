@@ -55,22 +55,8 @@ const CALL: &str = "## Call CompiledFxGraph";
 pub fn attribute(trace: &KinetoTrace, compiles: &[CompiledKernels<'_>]) -> Vec<Owner> {
     let parents = trace.parents();
     let by_corr = trace.launches_by_correlation();
-    let chain = |mut i: usize| {
-        let mut out = vec![i];
-        while let Some(p) = parents[i] {
-            out.push(p);
-            i = p;
-        }
-        out
-    };
-    let compile_of = |chain: &[usize]| -> Option<usize> {
-        let region = chain.iter().find(|&&h| trace.host[h].name.starts_with(REGION))?;
-        let id = trace.host[*region].name.rsplit(": ").next()?.trim();
-        // The region names the frame's compile (`0/0`); its output code may come from a
-        // restarted attempt (`0/0_1`).
-        let base = |c: &str| c.split('_').next().unwrap_or(c).to_string();
-        compiles.iter().position(|c| c.compile == id).or_else(|| compiles.iter().position(|c| base(c.compile) == id))
-    };
+    let chain = |i: usize| chain_of(&parents, i);
+    let compile_of = |chain: &[usize]| compile_of(trace, compiles, chain);
     let by_position = align_calls(trace, &parents, compiles, &chain, &compile_of);
     let triton = TritonIndex::new(compiles);
     trace
@@ -111,6 +97,66 @@ pub fn attribute(trace: &KinetoTrace, compiles: &[CompiledKernels<'_>]) -> Vec<O
             })
         })
         .collect()
+}
+
+/// Host op `i` and the host ops enclosing it, innermost first.
+fn chain_of(parents: &[Option<usize>], mut i: usize) -> Vec<usize> {
+    let mut out = vec![i];
+    while let Some(p) = parents[i] {
+        out.push(p);
+        i = p;
+    }
+    out
+}
+
+/// The compile whose region encloses `chain`.
+fn compile_of(trace: &KinetoTrace, compiles: &[CompiledKernels<'_>], chain: &[usize]) -> Option<usize> {
+    let region = chain.iter().find(|&&h| trace.host[h].name.starts_with(REGION))?;
+    let id = trace.host[*region].name.rsplit(": ").next()?.trim();
+    // The region names the frame's compile (`0/0`); its output code may come from a
+    // restarted attempt (`0/0_1`).
+    let base = |c: &str| c.split('_').next().unwrap_or(c).to_string();
+    compiles.iter().position(|c| c.compile == id).or_else(|| compiles.iter().position(|c| base(c.compile) == id))
+}
+
+/// The host ops of a CPU profile that are kernel calls, with their kernel: on the CPU the
+/// kernels run inside these ops, so their durations are the kernels' times. Library and
+/// fallback calls are matched by position as in [`attribute`]; a C++ kernel is recognised by
+/// name, since Inductor compiled with `TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE=1` records each of
+/// its calls as a function named `graph_<graph id>_<kernel>` (without it, none is recorded).
+pub fn host_calls(trace: &KinetoTrace, compiles: &[CompiledKernels<'_>]) -> BTreeMap<usize, KernelRef> {
+    let parents = trace.parents();
+    let chain = |i: usize| chain_of(&parents, i);
+    let compile_of = |chain: &[usize]| compile_of(trace, compiles, chain);
+    let mut out = align_calls(trace, &parents, compiles, &chain, &compile_of);
+    for (i, op) in trace.host.iter().enumerate() {
+        let under_call = parents[i].is_some_and(|p| trace.host[p].name.starts_with(CALL));
+        if !under_call {
+            continue;
+        }
+        let name = cpp_record_name(&op.name);
+        let only = compile_of(&chain(i));
+        let found = compiles.iter().enumerate().filter(|(ci, _)| only.is_none_or(|o| o == *ci)).find_map(|(ci, c)| {
+            c.tables.iter().enumerate().find_map(|(ti, t)| {
+                let ki = t.kernels.iter().position(|k| k.kind == KernelKind::Cpp && k.callee == name)?;
+                Some(KernelRef { compile: ci, table: ti, kernel: ki })
+            })
+        });
+        if let Some(k) = found {
+            out.insert(i, k);
+        }
+    }
+    out
+}
+
+/// The kernel a C++ kernel's record function names: `graph_3_cpp_fused_relu_1` → `cpp_fused_relu_1`
+/// (Inductor leaves the prefix out when the graph has no id).
+fn cpp_record_name(name: &str) -> &str {
+    let kernel = name.strip_prefix("graph_").and_then(|rest| {
+        let (id, kernel) = rest.split_once('_')?;
+        (!id.is_empty() && id.bytes().all(|b| b.is_ascii_digit())).then_some(kernel)
+    });
+    kernel.unwrap_or(name)
 }
 
 /// Triton kernels by name, per compile (the first compile with the name first).

@@ -6,11 +6,14 @@
 //! module build and each launch. They cost one atomic load while off, which is the default;
 //! [`profile`] turns them on for its run (`xpu-workbench bench puffin` measures both costs).
 
+pub mod against_inductor;
 mod align;
 pub mod attribute;
 mod capture;
 mod chrome;
 pub mod compare;
+pub mod host_time;
+pub mod inductor_run;
 pub mod kernel_time;
 pub mod kineto;
 pub mod torch_cpu;

@@ -83,6 +83,7 @@ impl App {
         for v in super::diff_view::frame(&mut self.state, ctx) {
             self.request_layout(v);
         }
+        super::against_inductor::frame(&mut self.state, ctx);
         if !self.fonts_set {
             ctx.set_fonts(super::assets::fonts());
             self.fonts_set = true;

@@ -114,6 +114,8 @@ pub enum Command {
     Sweep(super::sweeping::SweepCommand),
     /// Everything the diff mode asks for (its store is `AppState::diff`).
     Diff(super::diff_view::DiffCommand),
+    /// What the profile panel's "against Inductor" section asks for (its store is `AppState::against`).
+    AgainstInductor(super::against_inductor::AgainstCommand),
 }
 
 /// An action the user reaches both from the UI (a menu entry or button) and by a key: its label,

@@ -207,6 +207,7 @@ impl App {
             }
             Command::RunProfile => self.run_profile(),
             Command::Sweep(c) => super::sweeping::apply(&mut self.state, c, ctx),
+            Command::AgainstInductor(c) => super::against_inductor::apply(&mut self.state, c, ctx),
             Command::ShowProfile(on) => s.profile.open = on,
             Command::SetHeat(on) => s.profile.heat = on,
             Command::ExportDialog(kind) => self.dialog(Purpose::Export(kind)),
@@ -373,7 +374,10 @@ impl App {
                     let inputs = crate::exec::random_inputs(&graph, &bindings, 0)?;
                     let mut report = |text| progress.send(JobResult::ProfileProgress(stamp.tag(text)));
                     profile_plan(capture, backend, &plan, &model, &inputs, &bindings, super::profiling::OPTIONS, &mut report)
-                        .map(|p| Box::new(p.trace))
+                        .map(|p| {
+                            let ours = super::against_inductor::OurRun::new(&plan, graph, &p.trace);
+                            Box::new((p.trace, ours))
+                        })
                         .map_err(|e| format!("on {}: {e}", backend.name()))
                 });
             JobResult::Profiled { view, result: stamp.tag(result) }

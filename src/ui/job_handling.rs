@@ -112,8 +112,11 @@ impl App {
                 let Some(result) = result.if_current(p.generation) else { return };
                 p.running = None;
                 match result {
-                    Ok(trace) => {
-                        p.result = Some(Arc::new(super::profiling::ProfileResult::new(view, *trace)));
+                    Ok(run) => {
+                        let (trace, ours) = *run;
+                        let mut r = super::profiling::ProfileResult::new(view, trace);
+                        r.ours = Some(Arc::new(ours));
+                        p.result = Some(Arc::new(r));
                         p.error = None;
                     }
                     Err(e) => {

@@ -33,7 +33,8 @@ pub enum JobResult {
     Devices(Vec<crate::runtime::DeviceReport>),
     /// What a running profile is doing now.
     ProfileProgress(Stamped<String>),
-    Profiled { view: View, result: Stamped<Result<Box<crate::profile::Trace>, String>> },
+    /// `ours`: the run's kernels and the graph they name, for the comparison with Inductor.
+    Profiled { view: View, result: Stamped<Result<Box<(crate::profile::Trace, super::against_inductor::OurRun)>, String>> },
     /// A torch.profiler trace imported and attributed through the open TORCH_TRACE log.
     /// `path`: the trace file, which an exported report attributes again.
     ImportedProfile { path: PathBuf, result: Stamped<Result<Box<crate::profile::Trace>, String>> },

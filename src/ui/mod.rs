@@ -2,6 +2,7 @@
 //! emit [`Command`]s; [`App`] applies them and runs loading, decomposition and layout on workers
 //! ([`jobs`]). No compiler logic lives here: it calls `import`, `decomp` and `shapes`.
 
+pub mod against_inductor;
 mod app;
 pub mod assets;
 pub mod bench;

@@ -51,6 +51,8 @@ pub struct ProfileResult {
     pub imported: bool,
     /// The torch.profiler trace it was imported from.
     pub imported_from: Option<std::path::PathBuf>,
+    /// Our run's kernels with the original nodes each computes (not for an imported trace).
+    pub ours: Option<std::sync::Arc<super::against_inductor::OurRun>>,
 }
 
 impl ProfileResult {
@@ -71,7 +73,7 @@ impl ProfileResult {
         let max_node_ns = node_ns.values().copied().max().unwrap_or(0);
         let total_node_ns = node_ns.values().sum();
         let host_rows = trace.host_median_ns().into_iter().map(|(kind, node, median_ns)| HostRow { kind, node, median_ns }).collect();
-        ProfileResult { view, trace, rows, host_rows, node_ns, max_node_ns, total_node_ns, imported: false, imported_from: None }
+        ProfileResult { view, trace, rows, host_rows, node_ns, max_node_ns, total_node_ns, imported: false, imported_from: None, ours: None }
     }
 }
 

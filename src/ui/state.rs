@@ -302,6 +302,8 @@ pub struct AppState {
     /// Messages for the status bar, newest last.
     pub messages: Vec<String>,
     pub profile: super::profiling::ProfileState,
+    /// The profile panel's comparison with Inductor's kernels.
+    pub against: super::against_inductor::AgainstState,
     pub sweep: super::sweeping::SweepState,
     /// The kernels stage of the shown compile and the kernel picked in it.
     pub kernels: super::kernel_stage::KernelsState,
@@ -347,6 +349,7 @@ impl Default for AppState {
             recent: Vec::new(),
             messages: Vec::new(),
             profile: Default::default(),
+            against: Default::default(),
             sweep: Default::default(),
             kernels: Default::default(),
             compare: Default::default(),
@@ -377,6 +380,7 @@ impl AppState {
             || self.kernels.busy.is_some()
             || self.compare.running.is_some()
             || self.diff.busy()
+            || self.against.busy()
     }
 
     pub fn message(&mut self, text: impl Into<String>) {

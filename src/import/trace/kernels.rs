@@ -77,7 +77,8 @@ pub struct Kernel {
 impl Kernel {
     /// The name of the CPU op the PyTorch profiler records when `call()` launches this kernel:
     /// Inductor wraps each Triton launch in a record function named after the kernel; a library
-    /// or fallback call is recorded as the ATen op it runs (`aten::mm`). C++ kernels record none.
+    /// or fallback call is recorded as the ATen op it runs (`aten::mm`). C++ kernels record none,
+    /// unless compiled with kernel profiling on (`profile::attribute::host_calls` finds those).
     pub fn profiler_op(&self) -> Option<String> {
         match self.kind {
             KernelKind::Triton => Some(self.callee.clone()),

@@ -1,6 +1,7 @@
 //! One file per panel. Each `show` reads the [`AppState`](super::AppState) and pushes
 //! [`Command`](super::Command)s; none changes the state itself.
 
+pub mod against_inductor;
 pub mod compare;
 pub mod diff;
 pub mod dims;

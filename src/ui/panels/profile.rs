@@ -138,6 +138,7 @@ fn table(ui: &mut Ui, state: &AppState, r: &ProfileResult, cmds: &mut Vec<Comman
             }
         });
         host_table(ui, &graph, r, cmds);
+        super::against_inductor::show(ui, state, cmds);
     });
 }
 
