@@ -19,6 +19,7 @@ use super::diff_links::{self, node_of, Links, Side};
 use super::hierarchy::{Hierarchy, OPEN_BOXES};
 use super::layout::ItemKind;
 use super::state::{AppState, Reveal, Selection, Source, View};
+use super::task::{Stamp, Stamped};
 use crate::diff::{self, Class, FileDiff, GraphDiff, GraphPair};
 use crate::ir::{Format, Graph, NodeId};
 
@@ -63,7 +64,7 @@ pub struct DiffResult {
 
 enum Msg {
     Picked(Option<PathBuf>),
-    Done(u64, Result<Box<DiffResult>, String>),
+    Done(Stamped<Result<Box<DiffResult>, String>>),
 }
 
 pub struct DiffState {
@@ -190,7 +191,7 @@ fn start(state: &mut AppState, b: PathBuf, ctx: &egui::Context) {
     let d = &mut state.diff;
     d.open = true;
     d.b_file = Some(b.clone());
-    d.generation += 1;
+    let stamp = Stamp::next(&mut d.generation);
     let a = match state.doc.as_ref().map(|doc| &doc.source) {
         Some(Source::File(p)) => p.clone(),
         Some(Source::Embedded) => {
@@ -205,12 +206,12 @@ fn start(state: &mut AppState, b: PathBuf, ctx: &egui::Context) {
     d.a_file = Some(a.clone());
     d.error = None;
     d.running = Some(format!("diffing against {}", b.display()));
-    let (generation, sa, sb, tx, ctx) = (d.generation, d.stage_a.clone(), d.stage_b.clone(), d.tx.clone(), ctx.clone());
+    let (sa, sb, tx, ctx) = (d.stage_a.clone(), d.stage_b.clone(), d.tx.clone(), ctx.clone());
     let spawned = worker("job-diff").spawn(move || {
         // A bug in the diff must not leave the app waiting for ever: it is reported as one.
         let result = std::panic::catch_unwind(|| compute(&a, &b, sa.as_deref(), sb.as_deref()))
             .unwrap_or_else(|_| Err(format!("diffing {} against {} stopped on an internal error", a.display(), b.display())));
-        let _ = tx.send(Msg::Done(generation, result.map(Box::new)));
+        let _ = tx.send(Msg::Done(stamp.tag(result.map(Box::new))));
         ctx.request_repaint();
     });
     if let Err(e) = spawned {
@@ -301,11 +302,9 @@ pub fn frame(state: &mut AppState, ctx: &egui::Context) -> Vec<View> {
                     start(state, b, ctx);
                 }
             }
-            Msg::Done(generation, result) => {
+            Msg::Done(result) => {
                 let d = &mut state.diff;
-                if generation != d.generation {
-                    continue;
-                }
+                let Some(result) = result.if_current(d.generation) else { continue };
                 d.running = None;
                 match result {
                     Ok(r) => {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use super::layout::Layout;
 use super::state::{Source, View};
+use super::task::Stamped;
 use crate::decomp::Decomposition;
 use crate::ir::Model;
 
@@ -16,45 +17,41 @@ use crate::ir::Model;
 /// failed and the node it failed on.
 pub type Decomposed = Result<Box<(Decomposition, Layout)>, (String, Option<String>)>;
 
+/// A job's answer. Those of a task where only the latest run counts come [`Stamped`] with the run
+/// they belong to, and are read through [`Stamped::if_current`] (the one staleness check).
 pub enum JobResult {
-    /// `folded`: the first graph's first-view folding (`Hierarchy::default_folded`).
-    /// `verdict`: check-lite's on a log, read in the same pass.
-    Loaded {
-        generation: u64,
-        source: Source,
-        result: Result<(Model, Option<super::log_open::LogVerdict>), String>,
-        folded: Option<std::collections::BTreeSet<String>>,
-    },
+    Loaded(Stamped<Loaded>),
     /// The shown compile's adjacent stages diffed.
     StageDiffs { compile_id: String, diffs: Vec<super::log_open::StageDiff> },
-    Decomposed { view: View, generation: u64, result: Decomposed },
-    LaidOut { view: View, generation: u64, layout: Layout },
+    Decomposed { view: View, result: Stamped<Decomposed> },
+    LaidOut { view: View, layout: Stamped<Layout> },
     /// Lowering a view's decomposition failed (`Some`: why, and the node it names) or not.
-    Lowered { view: View, generation: u64, error: Option<(String, Option<String>)> },
-    /// The file dialog closed; `None` when cancelled.
-    Picked(Option<PathBuf>),
+    Lowered { view: View, error: Stamped<Option<(String, Option<String>)>> },
+    /// A file dialog closed; `path` is `None` when cancelled.
+    Picked { purpose: super::file_dialog::Purpose, path: Option<PathBuf> },
     /// `runtime::probe_all`'s answer.
     Devices(Vec<crate::runtime::DeviceReport>),
     /// What a running profile is doing now.
-    ProfileProgress { generation: u64, text: String },
+    ProfileProgress(Stamped<String>),
     /// `ours`: the run's kernels and the graph they name, for the comparison with Inductor.
-    Profiled { generation: u64, view: View, result: Result<Box<(crate::profile::Trace, super::against_inductor::OurRun)>, String> },
+    Profiled { view: View, result: Stamped<Result<Box<(crate::profile::Trace, super::against_inductor::OurRun)>, String>> },
     /// A torch.profiler trace imported and attributed through the open TORCH_TRACE log.
     /// `path`: the trace file, which an exported report attributes again.
-    ImportedProfile { generation: u64, path: PathBuf, result: Result<Box<crate::profile::Trace>, String> },
+    ImportedProfile { path: PathBuf, result: Stamped<Result<Box<crate::profile::Trace>, String>> },
     /// A compile's kernels stage, built from the log, and its layout.
-    Kernels { generation: u64, result: Result<Box<(super::kernel_stage::KernelStage, Layout)>, String> },
-    /// A compare dialog closed; `None` when cancelled.
-    ComparePicked(super::comparing::CompareSlot, Option<PathBuf>),
-    Compared { generation: u64, result: Result<Box<crate::profile::compare::Comparison>, String> },
-    /// The profiler-trace dialog closed; `None` when cancelled.
-    ProfilePicked(Option<PathBuf>),
-    /// The export dialog closed; `None` when cancelled.
-    ExportPicked(super::command::ExportKind, Option<PathBuf>),
+    Kernels(Stamped<Result<Box<(super::kernel_stage::KernelStage, Layout)>, String>>),
+    Compared(Stamped<Result<Box<crate::profile::compare::Comparison>, String>>),
     /// A profile export finished: what was written, or why not.
     Exported(Result<String, String>),
-    /// Where to write the HTML report (`None`: the dialog was cancelled).
-    ReportPicked(Option<PathBuf>),
+}
+
+/// A file loaded (or not), as [`JobResult::Loaded`] brings it.
+pub struct Loaded {
+    pub source: Source,
+    /// The model, with check-lite's verdict on a log (read in the same pass).
+    pub result: Result<(Model, Option<super::log_open::LogVerdict>), String>,
+    /// The first graph's first-view folding (`Hierarchy::default_folded`).
+    pub folded: Option<std::collections::BTreeSet<String>>,
 }
 
 /// Sends a job's intermediate results to the UI and wakes it.

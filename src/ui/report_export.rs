@@ -4,16 +4,16 @@
 
 use std::path::PathBuf;
 
+use super::file_dialog::Purpose;
 use super::jobs::{JobResult, Jobs};
 use super::state::{AppState, Source};
 use crate::import::trace::NamedFile;
 use crate::ops::Backend;
 use crate::report::{self, Inputs};
 
-/// Asks where to write the report; the answer comes back as [`JobResult::ReportPicked`].
-pub fn dialog(jobs: &Jobs, state: &AppState) {
-    let Some(file) = open_file(state) else { return refuse(jobs) };
-    jobs.spawn("dialog", move || JobResult::ReportPicked(pick(&file)));
+/// What to ask the file dialog for the open file's report; `None`: no file is open (see [`refuse`]).
+pub fn purpose(state: &AppState) -> Option<Purpose> {
+    open_file(state).map(|file| Purpose::Report { file_name: default_name(&file) })
 }
 
 /// Writes the open file's report to `out`; the outcome comes back as a message.
@@ -41,21 +41,12 @@ fn open_file(state: &AppState) -> Option<PathBuf> {
     }
 }
 
-fn refuse(jobs: &Jobs) {
+/// Says, as a job's message, that there is no open file to report on.
+pub fn refuse(jobs: &Jobs) {
     jobs.spawn("report", || JobResult::Exported(Err("open a file first: a report is made of the open file, and the embedded sample has none".into())));
 }
 
 fn default_name(file: &std::path::Path) -> String {
     let name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "model".into());
     format!("{name}.report.html")
-}
-
-#[cfg(feature = "file-dialog")]
-fn pick(file: &std::path::Path) -> Option<PathBuf> {
-    rfd::FileDialog::new().set_title("Export report").set_file_name(default_name(file)).add_filter("HTML", &["html"]).save_file()
-}
-
-#[cfg(not(feature = "file-dialog"))]
-fn pick(file: &std::path::Path) -> Option<PathBuf> {
-    Some(PathBuf::from(default_name(file)))
 }

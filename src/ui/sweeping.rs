@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -294,13 +294,9 @@ fn load_profiles(s: &mut SweepState, dir: PathBuf, ctx: &egui::Context) {
 
 #[cfg(feature = "file-dialog")]
 fn pick_profiles_folder(s: &mut SweepState, ctx: &egui::Context) {
-    let (tx, rx) = channel();
-    s.side = Some(rx);
-    let ctx = ctx.clone();
-    std::thread::spawn(move || {
+    side_job(s, ctx, "dialog", |tx| {
         let picked = rfd::FileDialog::new().set_title("A folder of profiler traces at several sizes").pick_folder();
         let _ = tx.send(Msg::PickedFolder(picked));
-        ctx.request_repaint();
     });
 }
 
@@ -372,10 +368,7 @@ fn run(state: &mut AppState, ctx: &egui::Context) {
 #[cfg(feature = "file-dialog")]
 fn export_dialog(s: &mut SweepState, ctx: &egui::Context) {
     let Some(result) = s.result.clone() else { return };
-    let (tx, rx) = channel();
-    s.side = Some(rx);
-    let ctx = ctx.clone();
-    std::thread::spawn(move || {
+    side_job(s, ctx, "export", move |tx| {
         let picked = rfd::FileDialog::new()
             .set_title("Export the sweep")
             .set_file_name(format!("sweep-{}.csv", result.dim.symbol))
@@ -384,7 +377,6 @@ fn export_dialog(s: &mut SweepState, ctx: &egui::Context) {
         if let Some(path) = picked {
             let _ = tx.send(Msg::Exported(write_csv(&result, &path)));
         }
-        ctx.request_repaint();
     });
 }
 
@@ -399,13 +391,25 @@ fn export(s: &mut SweepState, path: PathBuf, ctx: &egui::Context) {
         s.error = Some("nothing to export: run a sweep first".into());
         return;
     };
+    side_job(s, ctx, "export", move |tx| {
+        let _ = tx.send(Msg::Exported(write_csv(&result, &path)));
+    });
+}
+
+/// Runs `job` (a dialog or a file write: they block) on a worker, with a new side channel that
+/// replaces the last one, so a superseded dialog's or export's messages are dropped with it.
+fn side_job(s: &mut SweepState, ctx: &egui::Context, name: &str, job: impl FnOnce(&Sender<Msg>) + Send + 'static) {
     let (tx, rx) = channel();
     s.side = Some(rx);
     let ctx = ctx.clone();
-    std::thread::spawn(move || {
-        let _ = tx.send(Msg::Exported(write_csv(&result, &path)));
+    let spawned = super::jobs::worker_thread(&format!("job-sweep-{name}")).spawn(move || {
+        job(&tx);
         ctx.request_repaint();
     });
+    if let Err(e) = spawned {
+        s.side = None;
+        s.error = Some(format!("cannot start the sweep's {name}: {e}"));
+    }
 }
 
 /// `image` as PNG bytes (8-bit RGBA).
@@ -423,10 +427,7 @@ pub fn encode_png(image: &egui::ColorImage) -> Result<Vec<u8>, String> {
 /// Asks where (a dialog, on a worker) and writes the captured panel there.
 fn save_png(s: &mut SweepState, image: egui::ColorImage, ctx: &egui::Context) {
     let name = s.swept.as_ref().map_or("sweep".into(), |d| format!("sweep-{}", d.symbol));
-    let (tx, rx) = channel();
-    s.side = Some(rx);
-    let ctx = ctx.clone();
-    std::thread::spawn(move || {
+    side_job(s, ctx, "plot export", move |tx| {
         #[cfg(feature = "file-dialog")]
         let path = rfd::FileDialog::new().set_title("Export the sweep plot").set_file_name(format!("{name}.png")).save_file();
         #[cfg(not(feature = "file-dialog"))]
@@ -436,7 +437,6 @@ fn save_png(s: &mut SweepState, image: egui::ColorImage, ctx: &egui::Context) {
             let written = encode_png(&image).and_then(|bytes| std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display())));
             let _ = tx.send(Msg::Exported(written.map(|_| format!("wrote {}", path.display()))));
         }
-        ctx.request_repaint();
     });
 }
 

@@ -4,7 +4,7 @@
 use egui::{RichText, Ui};
 
 use super::timeline;
-use crate::ui::command::{Command, ExportKind};
+use crate::ui::command::{Command, ExportKind, UiCommand};
 use crate::ui::profiling::{heat_color, micros, ProfileResult, OPTIONS};
 use crate::ui::state::AppState;
 
@@ -30,8 +30,9 @@ pub fn device_picker(ui: &mut Ui, state: &AppState, cmds: &mut Vec<Command>) {
         }
     });
     let can_run = state.doc.is_some() && p.running.is_none() && p.device.is_some();
-    if ui.add_enabled(can_run, egui::Button::new("▶ Run & profile (Ctrl+R)")).on_hover_text(format!("runs the {} view's plan on the picked device", state.focus.name())).clicked() {
-        cmds.push(Command::RunProfile);
+    let run = UiCommand::RunProfile;
+    if ui.add_enabled(can_run, egui::Button::new(run.label())).on_hover_text(run.tooltip(state)).clicked() {
+        cmds.push(run.command(state));
     }
     let mut open = p.open;
     if ui.checkbox(&mut open, "profile panel").changed() {
@@ -81,7 +82,7 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                     cmds.push(Command::ExportDialog(ExportKind::Puffin));
                 }
             } else if p.running.is_none() && p.error.is_none() {
-                ui.label("pick a device and press Run & profile (Ctrl+R) to run the focused view's plan");
+                ui.label(format!("pick a device and press Run & profile ({}) to run the focused view's plan", UiCommand::RunProfile.shortcut_text()));
             }
         });
         if let Some(e) = &p.error {

@@ -3,15 +3,16 @@
 use egui::{Color32, RichText};
 
 use crate::ui::canvas::{class_fill, class_name, MARK_COLOR, SELECT_COLOR};
-use crate::ui::command::Command;
+use crate::ui::command::{Command, UiCommand};
 use crate::ui::state::{AppState, NodeClass, Source, Theme, View};
 
 pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
     egui::TopBottomPanel::top("top").show(ctx, |ui| {
         ui.horizontal_wrapped(|ui| {
             ui.menu_button("File", |ui| {
-                if ui.button("Open… (Ctrl+O)").clicked() {
-                    cmds.push(Command::OpenDialog);
+                let open = UiCommand::Open;
+                if ui.button(open.label()).on_hover_text(open.tooltip(state)).clicked() {
+                    cmds.push(open.command(state));
                     ui.close_menu();
                 }
                 if ui.button("Import torch.profiler trace… (of the open log's run)").clicked() {
@@ -70,11 +71,10 @@ pub fn show(ctx: &egui::Context, state: &AppState, cmds: &mut Vec<Command>) {
                 }
             }
             ui.separator();
-            if ui.button("Search (Ctrl+F)").clicked() {
-                cmds.push(Command::OpenSearch);
-            }
-            if ui.button("Fit (F)").clicked() {
-                cmds.push(Command::Fit(state.focus));
+            for c in [UiCommand::Search, UiCommand::Fit] {
+                if ui.button(c.label()).on_hover_text(c.tooltip(state)).clicked() {
+                    cmds.push(c.command(state));
+                }
             }
             let mut nb = state.show_neighbourhood;
             if ui.checkbox(&mut nb, "neighbourhood").changed() {
@@ -127,7 +127,7 @@ fn graph_pickers(ui: &mut egui::Ui, state: &AppState, cmds: &mut Vec<Command>) {
     }
 }
 
-/// The backend the lite view is derived for: its missing kernels force expansions (Ctrl+B cycles).
+/// The backend the lite view is derived for: its missing kernels force expansions ([`UiCommand::CycleBackend`] cycles).
 fn target_backend_picker(ui: &mut egui::Ui, state: &AppState, cmds: &mut Vec<Command>) {
     use crate::ops::Backend;
     let name = |b: Option<Backend>| b.map_or("any (marks only)".to_string(), |b| b.key().to_string());
@@ -136,13 +136,14 @@ fn target_backend_picker(ui: &mut egui::Ui, state: &AppState, cmds: &mut Vec<Com
         (Some(b), Some(t)) => {
             let n = |c: NodeClass| state.pane(View::Original).classes.iter().filter(|x| **x == c).count();
             format!(
-                "lite mode on {b}: {forced} unmarked node(s) expanded because {b} has no kernel for them, {} kept that fall back to the CPU, {} kept with nothing to run them (kernel table of torch {t}{}); Ctrl+B cycles",
+                "lite mode on {b}: {forced} unmarked node(s) expanded because {b} has no kernel for them, {} kept that fall back to the CPU, {} kept with nothing to run them (kernel table of torch {t}{}); {} cycles",
                 n(NodeClass::CpuFallback),
                 n(NodeClass::NotImplemented),
-                state.readiness.source.as_ref().map(|s| format!("; CPU fallbacks from {s}")).unwrap_or_default()
+                state.readiness.source.as_ref().map(|s| format!("; CPU fallbacks from {s}")).unwrap_or_default(),
+                UiCommand::CycleBackend.shortcut_text()
             )
         }
-        _ => "lite mode decided by the marks alone; Ctrl+B cycles".to_string(),
+        _ => format!("lite mode decided by the marks alone; {} cycles", UiCommand::CycleBackend.shortcut_text()),
     };
     egui::ComboBox::from_label("lite target")
         .selected_text(name(state.target_backend))
