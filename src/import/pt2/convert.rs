@@ -21,7 +21,8 @@ pub(super) fn load_archive<R: Read + Seek>(
     let mut model = Model::new(Format::Pt2, file);
     for (model_name, entry) in &layout.models {
         let bytes = archive.read(entry, MAX_JSON_BYTES)?;
-        let ep = parse_program(file, entry, &bytes)?;
+        let mut ep = parse_program(file, entry, &bytes)?;
+        super::inline::inline_wrappers(&mut ep.graph_module.graph);
         if model.torch_version.is_none() {
             model.torch_version = ep.torch_version.clone();
         }

@@ -4,6 +4,7 @@
 
 mod archive;
 mod convert;
+mod inline;
 mod schema;
 mod weights;
 
