@@ -15,6 +15,9 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  (XLNet, Parakeet) and from a start (`arange.start`)
   factories      `zeros_like`, `empty_like` of a product of sizes, `floor_divide` by a number,
                  `linalg.norm` over one dim, a `padding="same"` convolution
+  repeat_norm    `repeat_interleave(n, dim=1)` (grouped-query attention's key/value repeat) and
+                 `linalg.vector_norm` over the last dim (CLIP-likes' embedding norms); exported by
+                 torch 2.11 too (`/work/torch211`-style venv), whose export table keeps the norm
 """
 import argparse
 import os
@@ -76,12 +79,21 @@ class Factories(torch.nn.Module):
         return z / n, e[idx], self.conv(x.transpose(1, 2))
 
 
+class RepeatNorm(torch.nn.Module):
+    def forward(self, x):
+        kv = x.repeat_interleave(2, dim=1)  # repeat_kv of a [batch, heads, seq, dim] tensor
+        flat = x.reshape(-1).repeat_interleave(3)  # no dim: the flattened tensor
+        n = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+        return kv * 2, flat, x / n
+
+
 CASES = {
     "tensor_detach": (TensorDetach, lambda b: (torch.randn(1 + 2 * b, 6),)),
     "sym_min_max": (SymMinMax, lambda b: (torch.randn(2, 2 + 3 * b, 3),)),
     "pad_symint": (PadSymInt, lambda b: (torch.randn(2, 5 + 2 * b, 3),)),
     "aranges": (Aranges, lambda b: (torch.randn(2, 4 + 3 * b, 3),)),
     "factories": (Factories, lambda b: (torch.randn(1 + b, 4 + 3 * b, 3),)),
+    "repeat_norm": (RepeatNorm, lambda b: (torch.randn(1 + b, 2, 3 + 2 * b, 4),)),
 }
 
 

@@ -12,9 +12,14 @@ use common::stages::*;
 use xpu_workbench::decomp::Mode;
 
 fn case(name: &str) -> Case {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples/corpus/torch-2.15");
+    case_of("2.15", name)
+}
+
+/// A sample exported by torch `torch` (`samples/corpus/torch-<torch>/`).
+fn case_of(torch: &str, name: &str) -> Case {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("samples/corpus/torch-{torch}"));
     let exp = serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.expect.json"))).unwrap()).unwrap();
-    Case { torch: "2.15".into(), name: name.to_string(), dir, exp }
+    Case { torch: torch.into(), name: name.to_string(), dir, exp }
 }
 
 /// Every model stage of the corpus tier but OpenCL; panics with every stage that failed.
@@ -24,7 +29,11 @@ fn all_stages_pass(name: &str) {
 
 /// The corpus tier's stages up to the decompositions, and with `eval` the interpreter's too.
 fn stages_pass(name: &str, eval: bool) {
-    let c = case(name);
+    stages_pass_of(case(name), eval)
+}
+
+fn stages_pass_of(c: Case, eval: bool) {
+    let name = c.name.clone();
     let mut failed = Vec::new();
     let mut check = |stage: &str, r: Outcome| {
         if let Err((cell, long)) = r {
@@ -126,4 +135,15 @@ fn check_stage(stage: &str, r: Outcome) {
 #[test]
 fn a_valid_padding_convolution_becomes_convolution() {
     all_stages_pass("hf_siglip_image_classification");
+}
+
+/// `repeat_interleave(2, dim=1)` (grouped-query attention's `repeat_kv`) and of a vector, which
+/// both torches' tables make `unsqueeze`/`expand`/`clone`/`view` (issue 25: ~30 corpus stages kept
+/// it whole), and `linalg.vector_norm`, which torch 2.11's export table keeps whole and 2.15's
+/// makes `pow`/`sum`/`pow` (12 stages): the same module as each torch exported it.
+#[test]
+fn repeat_interleave_and_vector_norm_as_each_torch_decomposes_them() {
+    for torch in ["2.11", "2.15"] {
+        stages_pass_of(case_of(torch, "construct_repeat_norm"), true);
+    }
 }

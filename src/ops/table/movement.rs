@@ -52,7 +52,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.dstack.default").run(x::layout::dstack).lower(K::Pointwise, l::layout::dstack),
     op("aten.column_stack.default").run(x::layout::column_stack).lower(K::Pointwise, l::layout::column_stack),
     op("aten.repeat_interleave.self_Tensor").run(x::layout::repeat_interleave_tensor).lower(K::Heavy, l::repeat::repeat_interleave).sizes(l::repeat::repeat_interleave_sizes),
-    op("aten.repeat_interleave.self_int").run(x::layout::repeat_interleave).lower(K::View, l::layout::repeat_interleave),
+    op("aten.repeat_interleave.self_int").run(x::layout::repeat_interleave).lower(K::View, l::layout::repeat_interleave).core(r::repeat::repeat_interleave_int),
     op("aten.unfold.default").run(x::layout::unfold).lower(K::View, l::layout::unfold),
     op("aten.unfold_copy.default").run(x::layout::unfold).lower(K::View, l::layout::unfold),
     op("aten.new_zeros.default").run(x::layout::new_zeros).lower(K::Pointwise, l::math::zeros).core(r::fill::new_zeros).meta(m::new_zeros),
