@@ -18,6 +18,9 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
   repeat_norm    `repeat_interleave(n, dim=1)` (grouped-query attention's key/value repeat) and
                  `linalg.vector_norm` over the last dim (CLIP-likes' embedding norms); exported by
                  torch 2.11 too (`/work/torch211`-style venv), whose export table keeps the norm
+  pool_split     `AvgPool1d` (SEW, Qwen2-Audio), `split` into chunks of a size (GPT-J, OpenAI-GPT,
+                 ImageGPT), `torch.concat` (Phi-MoE), and DeBERTa-likes' 0-dim
+                 `torch.tensor(k).type_as(relative_pos)` (SEW-D, LongT5, Pegasus-X, ProphetNet)
 """
 import argparse
 import os
@@ -87,6 +90,21 @@ class RepeatNorm(torch.nn.Module):
         return kv * 2, flat, x / n
 
 
+class PoolSplit(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = torch.nn.AvgPool1d(2)
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        pooled = self.pool(x.transpose(1, 2))
+        a, b, c = self.proj(x).split(3, dim=-1)  # a projection's static 8 = 3 + 3 + 2 (GPT-J's qkv)
+        rel = torch.arange(x.shape[1])[None, :] - torch.arange(x.shape[1])[:, None]
+        mid = torch.tensor(2).type_as(rel)
+        rel = torch.where(rel.abs() < mid, mid, rel)
+        return pooled, torch.concat([c, a], dim=-1) * b.sum(-1, keepdim=True), rel
+
+
 CASES = {
     "tensor_detach": (TensorDetach, lambda b: (torch.randn(1 + 2 * b, 6),)),
     "sym_min_max": (SymMinMax, lambda b: (torch.randn(2, 2 + 3 * b, 3),)),
@@ -94,6 +112,7 @@ CASES = {
     "aranges": (Aranges, lambda b: (torch.randn(2, 4 + 3 * b, 3),)),
     "factories": (Factories, lambda b: (torch.randn(1 + b, 4 + 3 * b, 3),)),
     "repeat_norm": (RepeatNorm, lambda b: (torch.randn(1 + b, 2, 3 + 2 * b, 4),)),
+    "pool_split": (PoolSplit, lambda b: (torch.randn(1 + b, 4 + 2 * b, 8),)),
 }
 
 

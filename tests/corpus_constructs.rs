@@ -147,3 +147,13 @@ fn repeat_interleave_and_vector_norm_as_each_torch_decomposes_them() {
         stages_pass_of(case_of(torch, "construct_repeat_norm"), true);
     }
 }
+
+/// `AvgPool1d` (→ `avg_pool2d` of the input unsqueezed), `split` into chunks of a size (core:
+/// `split_with_sizes`; Inductor keeps `split`), `torch.concat` (a name of `cat`) and a 0-dim
+/// `type_as` of an integer matrix: corpus classes of torch 2.11, exported by each torch.
+#[test]
+fn avg_pool1d_split_concat_and_a_zero_dim_type_as() {
+    for torch in ["2.11", "2.15"] {
+        stages_pass_of(case_of(torch, "construct_pool_split"), true);
+    }
+}

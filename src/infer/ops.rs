@@ -366,6 +366,11 @@ pub(crate) fn max_pool2d_values(a: &Args) -> Out {
     Ok(max_pool(a)?.into_iter().take(1).collect())
 }
 
+/// `avg_pool2d`: a max-pool's window arithmetic without dilation (`avg_pool1d` becomes it).
+pub(crate) fn avg_pool2d(a: &Args) -> Out {
+    max_pool2d_values(a)
+}
+
 pub(crate) fn adaptive_avg_pool2d(a: &Args) -> Out {
     let x = a.tensor("self")?;
     let out = a.ints("output_size")?.ok_or_else(|| a.err("missing output_size"))?;

@@ -63,3 +63,37 @@ pub fn max_pool2d_with_indices(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     )?;
     Ok(vec![vals, indices])
 }
+
+/// A 1-D pooling argument: one int (`stride` empty or left out means the kernel's).
+fn one(rw: &Rw, name: &str, default: Option<i64>) -> Result<i64, RuleError> {
+    match (rw.ints(name)?.filter(|v| !v.is_empty()).as_deref(), default) {
+        (Some([a]), _) => Ok(*a),
+        (None, Some(d)) => Ok(d),
+        (v, _) => Err(RuleError::Arg { name: name.into(), message: format!("expected one int, got {v:?}") }),
+    }
+}
+
+/// `avg_pool1d` as ATen's composite body (`aten/src/ATen/native/Pooling.cpp`): the 2-D pool of
+/// the input unsqueezed at -2, with a window of height 1, squeezed back. SEW's and Qwen2-Audio's
+/// `AvgPool1d` became `avg_pool2d` in both tables of both torches (corpus, issue 25).
+pub fn avg_pool1d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let kernel = one(rw, "kernel_size", None)?;
+    let stride = one(rw, "stride", Some(kernel))?;
+    let padding = one(rw, "padding", Some(0))?;
+    let ceil_mode = rw.bool("ceil_mode", false)?;
+    let count_include_pad = rw.bool("count_include_pad", true)?;
+    let u = rw.op("aten.unsqueeze.default", vec![("self", A::T(x)), ("dim", A::I(-2))])?;
+    let pooled = rw.op(
+        "aten.avg_pool2d.default",
+        vec![
+            ("self", A::T(u)),
+            ("kernel_size", A::Is(vec![1, kernel])),
+            ("stride", A::Is(vec![1, stride])),
+            ("padding", A::Is(vec![0, padding])),
+            ("ceil_mode", A::B(ceil_mode)),
+            ("count_include_pad", A::B(count_include_pad)),
+        ],
+    )?;
+    Ok(vec![rw.op("aten.squeeze.dim", vec![("self", A::T(pooled)), ("dim", A::I(-2))])?])
+}

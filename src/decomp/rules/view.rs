@@ -140,6 +140,25 @@ pub fn chunk(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     rw.op_n("aten.split.Tensor", vec![("self", A::T(x)), ("split_size", A::I(each)), ("dim", A::I(d))])
 }
 
+/// `split.Tensor` as export's table has it (`torch._decomp.decompositions.split`): chunks of
+/// `split_size`, the last one what remains, as `split_with_sizes`. torch guards the number of
+/// chunks to an int, so a dynamic dim stays whole here; Inductor's table keeps `split` itself.
+pub fn split_core(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let each = rw.int("split_size", None)?;
+    let d = dim(rw.int("dim", Some(0))?, rw.rank(x)?, "dim")?;
+    let n = rw.meta(x)?.sizes[d].as_int().ok_or(RuleError::Declined)?;
+    if each <= 0 || n <= 0 {
+        return Err(RuleError::Declined);
+    }
+    let chunks = (n + each - 1) / each;
+    let mut sizes = vec![each; chunks as usize];
+    if let Some(last) = sizes.last_mut() {
+        *last = each - (each * chunks - n);
+    }
+    rw.op_n("aten.split_with_sizes.default", vec![("self", A::T(x)), ("split_sizes", A::Is(sizes)), ("dim", A::I(d as i64))])
+}
+
 /// `unbind` as export's table has it (`torch._refs.unbind`): `tensor_split` into one-wide
 /// `slice`s, then each `squeeze`d along `dim`. The number of outputs is the size of `dim`, so it
 /// must be static, as torch requires.
@@ -469,6 +488,30 @@ pub fn to_copy_convert(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         }
         _ => Err(RuleError::Unsupported("a _to_copy that changes the device or layout".into())),
     }
+}
+
+/// `self.type_as(other)`, ATen's composite body `self.to(other.options())` as torch traces it at
+/// any rank (`assets/ops/composite-*.json.gz`): `self` itself when dtype and device agree, else
+/// `_to_copy(self, dtype, layout=strided, device)`. The traces hold one rank pair each, so
+/// DeBERTa-likes' `torch.tensor(k).type_as(relative_pos)` (a 0-dim int64 against a matrix)
+/// matched none and stayed whole (corpus: LongT5, Pegasus-X, ProphetNet, SEW-D).
+pub fn type_as(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let other = rw.t("other")?;
+    let (dtype, device) = {
+        let (m, o) = (rw.meta(x)?, rw.meta(other)?);
+        if m.dtype == o.dtype && m.device == o.device {
+            return Ok(vec![x]);
+        }
+        (o.dtype, o.device.clone())
+    };
+    let args = vec![
+        ("self", A::T(x)),
+        ("dtype", A::Raw(Arg::ScalarType(dtype))),
+        ("layout", A::Raw(Arg::Layout("strided".into()))),
+        ("device", A::Raw(Arg::Device(device))),
+    ];
+    Ok(vec![rw.op("aten._to_copy.default", args)?])
 }
 
 /// `detach(x)` → `alias(x)`: a functional graph has no autograd to detach from, and torch's
