@@ -21,6 +21,8 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
   pool_split     `AvgPool1d` (SEW, Qwen2-Audio), `split` into chunks of a size (GPT-J, OpenAI-GPT,
                  ImageGPT), `torch.concat` (Phi-MoE), and DeBERTa-likes' 0-dim
                  `torch.tensor(k).type_as(relative_pos)` (SEW-D, LongT5, Pegasus-X, ProphetNet)
+  grid_all       `meshgrid(indexing="xy")` and `"ij"` of coordinates (DINOv3) and `all(dim)` of a
+                 boolean mask (LASR)
 """
 import argparse
 import os
@@ -105,6 +107,16 @@ class PoolSplit(torch.nn.Module):
         return pooled, torch.concat([c, a], dim=-1) * b.sum(-1, keepdim=True), rel
 
 
+class GridAll(torch.nn.Module):
+    def forward(self, x):
+        h = torch.arange(x.shape[1], dtype=torch.float32)
+        w = torch.arange(x.shape[2], dtype=torch.float32)
+        gx, gy = torch.meshgrid(h, w, indexing="xy")
+        gi, gj = torch.meshgrid(h, w, indexing="ij")
+        mask = x > 0
+        return gx + gy.sum(), gi * gj, mask.all(dim=-1), (x + gi.sum() + gx.sum())
+
+
 CASES = {
     "tensor_detach": (TensorDetach, lambda b: (torch.randn(1 + 2 * b, 6),)),
     "sym_min_max": (SymMinMax, lambda b: (torch.randn(2, 2 + 3 * b, 3),)),
@@ -113,6 +125,7 @@ CASES = {
     "factories": (Factories, lambda b: (torch.randn(1 + b, 4 + 3 * b, 3),)),
     "repeat_norm": (RepeatNorm, lambda b: (torch.randn(1 + b, 2, 3 + 2 * b, 4),)),
     "pool_split": (PoolSplit, lambda b: (torch.randn(1 + b, 4 + 2 * b, 8),)),
+    "grid_all": (GridAll, lambda b: (torch.randn(1 + b, 3 + b, 4 + 2 * b),)),
 }
 
 

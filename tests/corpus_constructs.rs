@@ -157,3 +157,13 @@ fn avg_pool1d_split_concat_and_a_zero_dim_type_as() {
         stages_pass_of(case_of(torch, "construct_pool_split"), true);
     }
 }
+
+/// `meshgrid` with `indexing="xy"` and `"ij"` (each input a `view` along its dim, `expand`ed; xy
+/// swaps the first two) and `all(dim)` of a boolean mask (`logical_not`/`any`/`logical_not`),
+/// as each torch exports and decomposes them.
+#[test]
+fn meshgrid_and_all_of_a_mask() {
+    for torch in ["2.11", "2.15"] {
+        stages_pass_of(case_of(torch, "construct_grid_all"), true);
+    }
+}

@@ -19,6 +19,7 @@ pub(crate) mod gradient;
 pub(crate) mod group_norm;
 pub(crate) mod linalg;
 pub(crate) mod linear;
+pub(crate) mod logical;
 pub(crate) mod loss;
 pub(crate) mod margin;
 pub(crate) mod nll;
