@@ -23,6 +23,9 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  `torch.tensor(k).type_as(relative_pos)` (SEW-D, LongT5, Pegasus-X, ProphetNet)
   grid_all       `meshgrid(indexing="xy")` and `"ij"` of coordinates (DINOv3) and `all(dim)` of a
                  boolean mask (LASR)
+  select_write   a write into a strided slice of a `select` (Cosmos3's and Qwen3-VL's interleaved
+                 rotary sections): functionalization's `select_scatter`, which export's table
+                 makes `arange`/`eq`/`expand`/`where`
 """
 import argparse
 import os
@@ -117,6 +120,14 @@ class GridAll(torch.nn.Module):
         return gx + gy.sum(), gi * gj, mask.all(dim=-1), (x + gi.sum() + gx.sum())
 
 
+class SelectWrite(torch.nn.Module):
+    def forward(self, x):
+        f = x * 2
+        f[0][..., 1::3] = f[1][..., 1::3]
+        f[0][..., 2::3] = f[2][..., 2::3]
+        return f[0] + 1, f
+
+
 CASES = {
     "tensor_detach": (TensorDetach, lambda b: (torch.randn(1 + 2 * b, 6),)),
     "sym_min_max": (SymMinMax, lambda b: (torch.randn(2, 2 + 3 * b, 3),)),
@@ -126,6 +137,7 @@ CASES = {
     "repeat_norm": (RepeatNorm, lambda b: (torch.randn(1 + b, 2, 3 + 2 * b, 4),)),
     "pool_split": (PoolSplit, lambda b: (torch.randn(1 + b, 4 + 2 * b, 8),)),
     "grid_all": (GridAll, lambda b: (torch.randn(1 + b, 3 + b, 4 + 2 * b),)),
+    "select_write": (SelectWrite, lambda b: (torch.randn(3, 1 + b, 2 + b, 8),)),
 }
 
 

@@ -167,3 +167,13 @@ fn meshgrid_and_all_of_a_mask() {
         stages_pass_of(case_of(torch, "construct_grid_all"), true);
     }
 }
+
+/// Writes into strided slices of `select`s along dim 0: functionalization's `select_scatter`,
+/// which export's table makes `arange`/`view`/`eq`/`unsqueeze`/`expand`/`where` (the traces
+/// hold `dim = 1` only) and Inductor's keeps.
+#[test]
+fn a_write_through_a_select_view() {
+    for torch in ["2.11", "2.15"] {
+        stages_pass_of(case_of(torch, "construct_select_write"), true);
+    }
+}

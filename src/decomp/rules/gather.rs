@@ -5,7 +5,7 @@
 
 use super::{dim, Rw, A};
 use crate::decomp::RuleError;
-use crate::ir::{Arg, ValueId};
+use crate::ir::{Arg, SymIntArg, ValueId};
 
 /// `pad(x, pad, mode="constant", value)` → `constant_pad_nd(x, pad, value or 0)`.
 pub fn pad(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
@@ -72,4 +72,34 @@ pub fn index_select(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let mut indices = vec![None; d];
     indices.push(Some(i));
     Ok(vec![rw.op("aten.index.Tensor", vec![("self", A::T(x)), ("indices", A::Raw(Arg::OptionalTensors(indices)))])?])
+}
+
+/// `select_scatter(input, src, dim, index)` as export's table writes it
+/// (`torch._decomp.decompositions.select_scatter`): `where(arange(n).view(..-1..) == index,
+/// src.unsqueeze(dim).expand(input.shape), input)`. Functionalization writes a `select` view back
+/// with it (Cosmos3's and Qwen3-VL's rotary sections); the traced table holds `dim = 1` only.
+/// Inductor lowers `select_scatter` itself.
+pub fn select_scatter(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let src = rw.t("src")?;
+    let rank = rw.rank(x)?;
+    let d = dim(rw.int("dim", None)?, rank, "dim")?;
+    let n = rw.size(x, d)?;
+    let mut index = rw.int("index", None)?;
+    if index < 0 {
+        match n {
+            SymIntArg::Int(size) => index += size,
+            SymIntArg::Value(_) => return Err(RuleError::Declined),
+        }
+    }
+    let device = rw.meta(x)?.device.clone();
+    let range = rw.op("aten.arange.default", vec![("end", super::build::size_arg(n)), ("device", A::Raw(Arg::Device(device)))])?;
+    let mut mask_shape = vec![SymIntArg::Int(1); rank];
+    mask_shape[d] = SymIntArg::Int(-1);
+    let range = super::build::view(rw, range, mask_shape)?;
+    let mask = rw.op("aten.eq.Scalar", vec![("self", A::T(range)), ("other", A::I(index))])?;
+    let u = super::build::unsqueeze(rw, src, d as i64)?;
+    let shape = super::build::sizes(rw, x)?;
+    let wide = super::build::expand(rw, u, shape)?;
+    Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(mask)), ("self", A::T(wide)), ("other", A::T(x))])?])
 }
