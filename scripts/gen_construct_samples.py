@@ -26,6 +26,8 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
   select_write   a write into a strided slice of a `select` (Cosmos3's and Qwen3-VL's interleaved
                  rotary sections): functionalization's `select_scatter`, which export's table
                  makes `arange`/`eq`/`expand`/`where`
+  mask_fill      CPM-Ant's `masked_fill(mask, torch.tensor(..))` with a 0-dim tensor value and a
+                 `|` of two boolean masks of different ranks
 """
 import argparse
 import os
@@ -128,6 +130,14 @@ class SelectWrite(torch.nn.Module):
         return f[0] + 1, f
 
 
+class MaskFill(torch.nn.Module):
+    def forward(self, x, y):
+        mask = (x[:, None, :, :] > 1) | (y > 0)  # [b, 1, s, s] | [s, s]
+        neg = torch.scalar_tensor(-1e4)  # not -inf: a row all masked would be NaN
+        z = x[:, None, :, :].expand(-1, 2, -1, -1) * 2
+        return torch.masked_fill(z, mask, neg).softmax(-1), mask ^ (y < 0)
+
+
 CASES = {
     "tensor_detach": (TensorDetach, lambda b: (torch.randn(1 + 2 * b, 6),)),
     "sym_min_max": (SymMinMax, lambda b: (torch.randn(2, 2 + 3 * b, 3),)),
@@ -138,6 +148,7 @@ CASES = {
     "pool_split": (PoolSplit, lambda b: (torch.randn(1 + b, 4 + 2 * b, 8),)),
     "grid_all": (GridAll, lambda b: (torch.randn(1 + b, 3 + b, 4 + 2 * b),)),
     "select_write": (SelectWrite, lambda b: (torch.randn(3, 1 + b, 2 + b, 8),)),
+    "mask_fill": (MaskFill, lambda b: (torch.randn(1 + b, 3 + b, 3 + b), torch.randn(3 + b, 3 + b))),
 }
 
 

@@ -177,3 +177,12 @@ fn a_write_through_a_select_view() {
         stages_pass_of(case_of(torch, "construct_select_write"), true);
     }
 }
+
+/// `masked_fill` with a 0-dim tensor value (CPM-Ant: `where`) and `|` / `^` of boolean masks of
+/// different ranks (`bitwise_or` / `bitwise_xor`), as each torch decomposes them.
+#[test]
+fn masked_fill_by_a_tensor_and_mask_bitwise_ops() {
+    for torch in ["2.11", "2.15"] {
+        stages_pass_of(case_of(torch, "construct_mask_fill"), true);
+    }
+}

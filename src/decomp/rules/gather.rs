@@ -35,6 +35,21 @@ pub fn masked_fill(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(mask)), ("self", A::T(s)), ("other", A::T(x))])?])
 }
 
+/// `masked_fill(x, mask, value: Tensor)` as `torch._refs.masked_fill` (both tables): `where(mask,
+/// value, x)` for a 0-dim `value` of `x`'s dtype (another dtype is cast first: not written
+/// here). The traced table has no sample of it (its `value` samples were not 0-dim).
+pub fn masked_fill_tensor(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (x, mask, value) = (rw.t("self")?, rw.t("mask")?, rw.t("value")?);
+    let (m, v) = (rw.meta(x)?, rw.meta(value)?);
+    if !v.sizes.is_empty() {
+        return Err(RuleError::Arg { name: "value".into(), message: format!("expected a 0-dim tensor, got {} dims", v.sizes.len()) });
+    }
+    if v.dtype != m.dtype {
+        return Err(RuleError::Declined);
+    }
+    Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(mask)), ("self", A::T(value)), ("other", A::T(x))])?])
+}
+
 /// `roll(x, shifts, dims)`: one `index_select` per rolled dim (static sizes), as torch/_refs.
 pub fn roll(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let mut x = rw.t("self")?;

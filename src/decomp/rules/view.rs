@@ -417,10 +417,17 @@ pub fn arange_iota(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![y])
 }
 
-/// `__and__.Tensor` → `bitwise_and.Tensor` (`&` on tensors).
-pub fn and(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+/// `__and__` / `__or__` / `__xor__` `.Tensor` → `bitwise_and` / `bitwise_or` / `bitwise_xor`
+/// `.Tensor` (`&`, `|`, `^` on tensors: ATen's composite bodies), at any dtype and rank: the
+/// traces of `__or__` hold equal-rank pairs only (CPM-Ant's mask `|`).
+pub fn bitwise_dunder(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let (x, y) = (rw.t("self")?, rw.t("other")?);
-    Ok(vec![rw.op("aten.bitwise_and.Tensor", vec![("self", A::T(x)), ("other", A::T(y))])?])
+    let target = match rw.target() {
+        "aten.__or__.Tensor" => "aten.bitwise_or.Tensor",
+        "aten.__xor__.Tensor" => "aten.bitwise_xor.Tensor",
+        _ => "aten.bitwise_and.Tensor",
+    };
+    Ok(vec![rw.op(target, vec![("self", A::T(x)), ("other", A::T(y))])?])
 }
 
 /// `new_ones` / `new_zeros` → `full(size, value)` with `self`'s dtype and device unless given.
