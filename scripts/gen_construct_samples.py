@@ -18,7 +18,7 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
   repeat_norm    `repeat_interleave(n, dim=1)` (grouped-query attention's key/value repeat) and
                  `linalg.vector_norm` over the last dim (CLIP-likes' embedding norms); exported by
                  torch 2.11 too (`/work/torch211`-style venv), whose export table keeps the norm
-  pool_split     `AvgPool1d` (SEW, Qwen2-Audio), `split` into chunks of a size (GPT-J, OpenAI-GPT,
+  pool_split     `AvgPool1d` (SEW, Qwen2-Audio), `MaxPool1d` (CANINE), `split` into chunks of a size (GPT-J, OpenAI-GPT,
                  ImageGPT), `torch.concat` (Phi-MoE), and DeBERTa-likes' 0-dim
                  `torch.tensor(k).type_as(relative_pos)` (SEW-D, LongT5, Pegasus-X, ProphetNet)
   grid_all       `meshgrid(indexing="xy")` and `"ij"` of coordinates (DINOv3) and `all(dim)` of a
@@ -101,15 +101,16 @@ class PoolSplit(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.pool = torch.nn.AvgPool1d(2)
+        self.max_pool = torch.nn.MaxPool1d(2)  # CANINE's downsampling
         self.proj = torch.nn.Linear(8, 8)
 
-    def forward(self, x):
+    def forward(self, x, y):
         pooled = self.pool(x.transpose(1, 2))
         a, b, c = self.proj(x).split(3, dim=-1)  # a projection's static 8 = 3 + 3 + 2 (GPT-J's qkv)
         rel = torch.arange(x.shape[1])[None, :] - torch.arange(x.shape[1])[:, None]
         mid = torch.tensor(2).type_as(rel)
         rel = torch.where(rel.abs() < mid, mid, rel)
-        return pooled, torch.concat([c, a], dim=-1) * b.sum(-1, keepdim=True), rel
+        return pooled, self.max_pool(y), torch.concat([c, a], dim=-1) * b.sum(-1, keepdim=True), rel
 
 
 class GridAll(torch.nn.Module):
@@ -145,7 +146,7 @@ CASES = {
     "aranges": (Aranges, lambda b: (torch.randn(2, 4 + 3 * b, 3),)),
     "factories": (Factories, lambda b: (torch.randn(1 + b, 4 + 3 * b, 3),)),
     "repeat_norm": (RepeatNorm, lambda b: (torch.randn(1 + b, 2, 3 + 2 * b, 4),)),
-    "pool_split": (PoolSplit, lambda b: (torch.randn(1 + b, 4 + 2 * b, 8),)),
+    "pool_split": (PoolSplit, lambda b: (torch.randn(1 + b, 4 + 2 * b, 8), torch.randn(1 + b, 4, 6))),
     "grid_all": (GridAll, lambda b: (torch.randn(1 + b, 3 + b, 4 + 2 * b),)),
     "select_write": (SelectWrite, lambda b: (torch.randn(3, 1 + b, 2 + b, 8),)),
     "mask_fill": (MaskFill, lambda b: (torch.randn(1 + b, 3 + b, 3 + b), torch.randn(3 + b, 3 + b))),

@@ -148,7 +148,7 @@ fn repeat_interleave_and_vector_norm_as_each_torch_decomposes_them() {
     }
 }
 
-/// `AvgPool1d` (→ `avg_pool2d` of the input unsqueezed), `split` into chunks of a size (core:
+/// `AvgPool1d` and `MaxPool1d` (→ the 2-D pools of the input unsqueezed), `split` into chunks of a size (core:
 /// `split_with_sizes`; Inductor keeps `split`), `torch.concat` (a name of `cat`) and a 0-dim
 /// `type_as` of an integer matrix: corpus classes of torch 2.11, exported by each torch.
 #[test]

@@ -2,6 +2,7 @@
 //! (the values, and each maximum's offset inside its window as int8) and, where the indices are
 //! read, `prims._low_memory_max_pool_offsets_to_indices` (offsets back to flat input indices).
 //! Inductor keeps windows of more than 25 elements whole (`should_fallback_max_pool_with_indices`).
+//! `avg_pool1d` and `max_pool1d` are the 2-D pools of the input unsqueezed (ATen's composite bodies).
 
 use super::{Rw, A};
 use crate::decomp::RuleError;
@@ -96,4 +97,31 @@ pub fn avg_pool1d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         ],
     )?;
     Ok(vec![rw.op("aten.squeeze.dim", vec![("self", A::T(pooled)), ("dim", A::I(-2))])?])
+}
+
+/// `max_pool1d` as ATen runs it on a traced (fake) tensor: `max_pool1d_with_indices`, whose
+/// composite body is the 2-D pool of the input unsqueezed at -2 with a window of height 1,
+/// squeezed back; only the values are read, so the indices' squeeze is dead code torch drops
+/// (CANINE's downsampling).
+pub fn max_pool1d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let kernel = one(rw, "kernel_size", None)?;
+    let stride = one(rw, "stride", Some(kernel))?;
+    let padding = one(rw, "padding", Some(0))?;
+    let dilation = one(rw, "dilation", Some(1))?;
+    let ceil_mode = rw.bool("ceil_mode", false)?;
+    let u = rw.op("aten.unsqueeze.default", vec![("self", A::T(x)), ("dim", A::I(-2))])?;
+    let outs = rw.op_n(
+        "aten.max_pool2d_with_indices.default",
+        vec![
+            ("self", A::T(u)),
+            ("kernel_size", A::Is(vec![1, kernel])),
+            ("stride", A::Is(vec![1, stride])),
+            ("padding", A::Is(vec![0, padding])),
+            ("dilation", A::Is(vec![1, dilation])),
+            ("ceil_mode", A::B(ceil_mode)),
+        ],
+    )?;
+    let values = *outs.first().ok_or_else(|| RuleError::Unsupported("max_pool2d_with_indices gave no values".into()))?;
+    Ok(vec![rw.op("aten.squeeze.dim", vec![("self", A::T(values)), ("dim", A::I(-2))])?])
 }
