@@ -16,7 +16,8 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
   factories      `zeros_like`, `empty_like` of a product of sizes, `floor_divide` by a number,
                  `linalg.norm` over one dim, a `padding="same"` convolution
   repeat_norm    `repeat_interleave(n, dim=1)` (grouped-query attention's key/value repeat) and
-                 `linalg.vector_norm` over the last dim (CLIP-likes' embedding norms); exported by
+                 `linalg.vector_norm` over the last dim (CLIP-likes' embedding norms) and over
+                 dims of size 1 (ConvNeXt-V2's GRN on a 1x1 map: `abs`); exported by
                  torch 2.11 too (`/work/torch211`-style venv), whose export table keeps the norm
   pool_split     `AvgPool1d` (SEW, Qwen2-Audio), `MaxPool1d` (CANINE), `split` into chunks of a size (GPT-J, OpenAI-GPT,
                  ImageGPT), `torch.concat` (Phi-MoE), and DeBERTa-likes' 0-dim
@@ -94,7 +95,9 @@ class RepeatNorm(torch.nn.Module):
         kv = x.repeat_interleave(2, dim=1)  # repeat_kv of a [batch, heads, seq, dim] tensor
         flat = x.reshape(-1).repeat_interleave(3)  # no dim: the flattened tensor
         n = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
-        return kv * 2, flat, x / n
+        corner = x[:, :, :1, :1]  # ConvNeXt-V2's GRN on a 1x1 map: a norm over size-1 dims is abs
+        ones = torch.linalg.vector_norm(corner, dim=(2, 3), keepdim=True) + torch.linalg.vector_norm(corner, dim=(2, 3))[..., None, None]
+        return kv * 2, flat, x / n + ones
 
 
 class PoolSplit(torch.nn.Module):

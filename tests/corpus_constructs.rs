@@ -140,7 +140,8 @@ fn a_valid_padding_convolution_becomes_convolution() {
 /// `repeat_interleave(2, dim=1)` (grouped-query attention's `repeat_kv`) and of a vector, which
 /// both torches' tables make `unsqueeze`/`expand`/`clone`/`view` (issue 25: ~30 corpus stages kept
 /// it whole), and `linalg.vector_norm`, which torch 2.11's export table keeps whole and 2.15's
-/// makes `pow`/`sum`/`pow` (12 stages): the same module as each torch exported it.
+/// makes `pow`/`sum`/`pow` (12 stages), `abs` over dims of size 1 (ConvNeXt-V2): the same
+/// module as each torch exported it.
 #[test]
 fn repeat_interleave_and_vector_norm_as_each_torch_decomposes_them() {
     for torch in ["2.11", "2.15"] {
