@@ -366,6 +366,17 @@ pub(crate) fn max_pool2d_values(a: &Args) -> Out {
     Ok(max_pool(a)?.into_iter().take(1).collect())
 }
 
+/// `repeat(self, repeats)`: the input's sizes, padded with leading 1s to the length of
+/// `repeats`, each times its repeat (`tile` becomes it).
+pub(crate) fn repeat(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let reps = a.sym_sizes("repeats")?;
+    let lead = reps.len().checked_sub(x.sizes.len()).ok_or_else(|| a.err("fewer repeats than the input has dims"))?;
+    let padded = std::iter::repeat_n(Expr::int(1), lead).chain(x.sizes.iter().cloned());
+    let sizes = padded.zip(reps).map(|(s, r)| Expr::mul(s, r)).collect();
+    one(contiguous(x, x.dtype, sizes))
+}
+
 /// `avg_pool2d`: a max-pool's window arithmetic without dilation (`avg_pool1d` becomes it).
 pub(crate) fn avg_pool2d(a: &Args) -> Out {
     max_pool2d_values(a)

@@ -5,7 +5,8 @@
 //! `run_decompositions()` and Inductor's table alike (grouped-query attention's key/value repeat).
 //! The traced table holds the body for `repeats = 1` and no `dim` only (its samples), so the
 //! rule is written from the C++ body; without a `dim` a vector is repeated along dim 0, and
-//! a tensor of another rank is flattened first, which stays the traces' case.
+//! a tensor of another rank is flattened first, which stays the traces' case. `tile` is
+//! `repeat` with its dims padded to the rank.
 
 use super::build::{expand, sizes, unsqueeze, view};
 use super::view::contiguous_clone;
@@ -42,4 +43,22 @@ pub fn repeat_interleave_int(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let mut flat = shape;
     flat[d] = rw.product(vec![flat[d].clone(), repeats])?;
     Ok(vec![view(rw, c, flat)?])
+}
+
+/// `tile(self, dims)`, ATen's composite body: `repeat` with `dims` padded by leading 1s to the
+/// input's rank (DINOv3's patch coordinates).
+pub fn tile(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let mut reps = match rw.passthrough("dims")? {
+        Some(Arg::Ints(v)) => v.into_iter().map(SymIntArg::Int).collect::<Vec<_>>(),
+        Some(Arg::SymInts(v)) => v,
+        a => return Err(RuleError::Arg { name: "dims".into(), message: format!("expected an int list, found {a:?}") }),
+    };
+    let rank = rw.rank(x)?;
+    if rank > reps.len() {
+        let mut padded = vec![SymIntArg::Int(1); rank - reps.len()];
+        padded.append(&mut reps);
+        reps = padded;
+    }
+    Ok(vec![rw.op("aten.repeat.default", vec![("self", super::A::T(x)), ("repeats", super::A::Sizes(reps))])?])
 }
