@@ -19,7 +19,8 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  `linalg.vector_norm` over the last dim (CLIP-likes' embedding norms) and over
                  dims of size 1 (ConvNeXt-V2's GRN on a 1x1 map: `abs`); exported by
                  torch 2.11 too (`/work/torch211`-style venv), whose export table keeps the norm
-  pool_split     `AvgPool1d` (SEW, Qwen2-Audio), `MaxPool1d` (CANINE), `split` into chunks of a size (GPT-J, OpenAI-GPT,
+  pool_split     `AvgPool1d` (SEW, Qwen2-Audio), `MaxPool1d` (CANINE), `adaptive_avg_pool1d` of a
+                 transposed (channels-last) tensor (FocalNet), `split` into chunks of a size (GPT-J, OpenAI-GPT,
                  ImageGPT), `torch.concat` (Phi-MoE), and DeBERTa-likes' 0-dim
                  `torch.tensor(k).type_as(relative_pos)` (SEW-D, LongT5, Pegasus-X, ProphetNet)
   grid_all       `meshgrid(indexing="xy")` and `"ij"` of coordinates (DINOv3) and `all(dim)` of a
@@ -113,6 +114,7 @@ class PoolSplit(torch.nn.Module):
         rel = torch.arange(x.shape[1])[None, :] - torch.arange(x.shape[1])[:, None]
         mid = torch.tensor(2).type_as(rel)
         rel = torch.where(rel.abs() < mid, mid, rel)
+        pooled = pooled.sum(-1) + F.adaptive_avg_pool1d(x.transpose(1, 2), 1)[..., 0]  # FocalNet's head
         return pooled, self.max_pool(y), torch.concat([c, a], dim=-1) * b.sum(-1, keepdim=True), rel
 
 

@@ -149,7 +149,8 @@ fn repeat_interleave_and_vector_norm_as_each_torch_decomposes_them() {
     }
 }
 
-/// `AvgPool1d` and `MaxPool1d` (→ the 2-D pools of the input unsqueezed), `split` into chunks of a size (core:
+/// `AvgPool1d`, `MaxPool1d` and a channels-last `adaptive_avg_pool1d` (→ the 2-D pools of the input
+/// unsqueezed; the last restrided by `as_strided`), `split` into chunks of a size (core:
 /// `split_with_sizes`; Inductor keeps `split`), `torch.concat` (a name of `cat`) and a 0-dim
 /// `type_as` of an integer matrix: corpus classes of torch 2.11, exported by each torch.
 #[test]

@@ -125,3 +125,17 @@ pub fn max_pool1d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let values = *outs.first().ok_or_else(|| RuleError::Unsupported("max_pool2d_with_indices gave no values".into()))?;
     Ok(vec![rw.op("aten.squeeze.dim", vec![("self", A::T(values)), ("dim", A::I(-2))])?])
 }
+
+/// `adaptive_avg_pool1d(x, [1])`, ATen's body: `adaptive_avg_pool2d` of the input unsqueezed at
+/// -2 to `[1, 1]`, squeezed back. The 2-D rule restrides a channels-last mean (`as_strided`), a
+/// branch on the layout that a trace taken on a contiguous sample cannot hold (FocalNet's and
+/// Hiera's heads pool a transposed sequence). Other output sizes stay the traces' case.
+pub fn adaptive_avg_pool1d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    if one(rw, "output_size", None)? != 1 {
+        return super::traced::expand(rw);
+    }
+    let u = rw.op("aten.unsqueeze.default", vec![("self", A::T(x)), ("dim", A::I(-2))])?;
+    let pooled = rw.op("aten.adaptive_avg_pool2d.default", vec![("self", A::T(u)), ("output_size", A::Is(vec![1, 1]))])?;
+    Ok(vec![rw.op("aten.squeeze.dim", vec![("self", A::T(pooled)), ("dim", A::I(-2))])?])
+}

@@ -19,7 +19,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.max_pool3d_with_indices.default").run(x::pool_nd::max_pool3d_with_indices).lower(K::Heavy, l::pooling::max_pool),
     op("aten.avg_pool1d.default").run(x::pool_nd::avg_pool1d).lower(K::Heavy, l::pooling::avg_pool).core(r::pool::avg_pool1d),
     op("aten.avg_pool3d.default").run(x::pool_nd::avg_pool3d).lower(K::Heavy, l::pooling::avg_pool),
-    op("aten.adaptive_avg_pool1d.default").run(x::pool_nd::adaptive_avg_pool1d).lower(K::Heavy, l::pooling::adaptive_avg_pool),
+    op("aten.adaptive_avg_pool1d.default").run(x::pool_nd::adaptive_avg_pool1d).lower(K::Heavy, l::pooling::adaptive_avg_pool).core(r::pool::adaptive_avg_pool1d),
     op("aten.adaptive_avg_pool3d.default").run(x::pool_nd::adaptive_avg_pool3d).lower(K::Heavy, l::pooling::adaptive_avg_pool),
     op("aten._adaptive_avg_pool3d.default").run(x::pool_nd::adaptive_avg_pool3d).lower(K::Heavy, l::pooling::adaptive_avg_pool),
     op("aten.adaptive_max_pool1d.default").run(x::pool_nd::adaptive_max_pool1d).lower(K::Heavy, l::pooling::adaptive_max_pool),
