@@ -29,7 +29,7 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  rotary sections): functionalization's `select_scatter`, which export's table
                  makes `arange`/`eq`/`expand`/`where`
   mask_fill      CPM-Ant's `masked_fill(mask, torch.tensor(..))` with a 0-dim tensor value and a
-                 `|` of two boolean masks of different ranks
+                 `|` of two boolean masks of different ranks, and `where(mask, 0.5, x)`
 """
 import argparse
 import os
@@ -141,7 +141,8 @@ class MaskFill(torch.nn.Module):
         mask = (x[:, None, :, :] > 1) | (y > 0)  # [b, 1, s, s] | [s, s]
         neg = torch.scalar_tensor(-1e4)  # not -inf: a row all masked would be NaN
         z = x[:, None, :, :].expand(-1, 2, -1, -1) * 2
-        return torch.masked_fill(z, mask, neg).softmax(-1), mask ^ (y < 0)
+        filled = torch.where(mask, 0.5, z)  # a scalar `self`: where.ScalarSelf (Gemma-4's masks)
+        return torch.masked_fill(z, mask, neg).softmax(-1) + filled, mask ^ (y < 0)
 
 
 CASES = {

@@ -181,7 +181,8 @@ fn a_write_through_a_select_view() {
 }
 
 /// `masked_fill` with a 0-dim tensor value (CPM-Ant: `where`) and `|` / `^` of boolean masks of
-/// different ranks (`bitwise_or` / `bitwise_xor`), as each torch decomposes them.
+/// different ranks (`bitwise_or` / `bitwise_xor`) and `where(mask, 0.5, x)` (`where.ScalarSelf` →
+/// `scalar_tensor` + `where.self`), as each torch decomposes them.
 #[test]
 fn masked_fill_by_a_tensor_and_mask_bitwise_ops() {
     for torch in ["2.11", "2.15"] {

@@ -259,6 +259,21 @@ pub fn where_scalar_other(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(c)), ("self", A::T(x)), ("other", A::T(s))])?])
 }
 
+/// `where.ScalarSelf(c, s, x)` → `where.self(c, scalar_tensor(s), x)` in `x`'s dtype (Gemma-4's and
+/// EmbeddingGemma's masks; the 2.15 traces hold boolean `x` only). Where the scalar would promote
+/// the result (a float scalar against an integer or boolean tensor, any number against a boolean
+/// one) torch casts `x` first: not written here.
+pub fn where_scalar_self(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (c, x) = (rw.t("condition")?, rw.t("other")?);
+    let dtype = rw.meta(x)?.dtype;
+    let s = rw.scalar("self").ok_or_else(|| RuleError::Arg { name: "self".into(), message: "expected a number".into() })?;
+    if dtype == crate::ir::DType::Bool || (matches!(s, A::F(_)) && !dtype.is_floating()) {
+        return Err(RuleError::Declined);
+    }
+    let s = rw.op("aten.scalar_tensor.default", vec![("s", s), ("dtype", A::Raw(Arg::ScalarType(dtype)))])?;
+    Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(c)), ("self", A::T(s)), ("other", A::T(x))])?])
+}
+
 /// Global average pooling (`output_size` all ones) is a `mean` over the spatial dims.
 pub fn adaptive_avg_pool2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
