@@ -15,6 +15,21 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  (XLNet, Parakeet) and from a start (`arange.start`)
   factories      `zeros_like`, `empty_like` of a product of sizes, `floor_divide` by a number,
                  `linalg.norm` over one dim, a `padding="same"` convolution
+  repeat_norm    `repeat_interleave(n, dim=1)` (grouped-query attention's key/value repeat) and
+                 `linalg.vector_norm` over the last dim (CLIP-likes' embedding norms) and over
+                 dims of size 1 (ConvNeXt-V2's GRN on a 1x1 map: `abs`); exported by
+                 torch 2.11 too (`/work/torch211`-style venv), whose export table keeps the norm
+  pool_split     `AvgPool1d` (SEW, Qwen2-Audio), `MaxPool1d` (CANINE), `adaptive_avg_pool1d` of a
+                 transposed (channels-last) tensor (FocalNet), `split` into chunks of a size (GPT-J, OpenAI-GPT,
+                 ImageGPT), `torch.concat` (Phi-MoE), and DeBERTa-likes' 0-dim
+                 `torch.tensor(k).type_as(relative_pos)` (SEW-D, LongT5, Pegasus-X, ProphetNet)
+  grid_all       `meshgrid(indexing="xy")` and `"ij"` of coordinates (DINOv3) and `all(dim)` of a
+                 boolean mask (LASR)
+  select_write   a write into a strided slice of a `select` (Cosmos3's and Qwen3-VL's interleaved
+                 rotary sections): functionalization's `select_scatter`, which export's table
+                 makes `arange`/`eq`/`expand`/`where`
+  mask_fill      CPM-Ant's `masked_fill(mask, torch.tensor(..))` with a 0-dim tensor value and a
+                 `|` of two boolean masks of different ranks, and `where(mask, 0.5, x)`
 """
 import argparse
 import os
@@ -76,12 +91,71 @@ class Factories(torch.nn.Module):
         return z / n, e[idx], self.conv(x.transpose(1, 2))
 
 
+class RepeatNorm(torch.nn.Module):
+    def forward(self, x):
+        kv = x.repeat_interleave(2, dim=1)  # repeat_kv of a [batch, heads, seq, dim] tensor
+        flat = x.reshape(-1).repeat_interleave(3)  # no dim: the flattened tensor
+        n = torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+        corner = x[:, :, :1, :1]  # ConvNeXt-V2's GRN on a 1x1 map: a norm over size-1 dims is abs
+        ones = torch.linalg.vector_norm(corner, dim=(2, 3), keepdim=True) + torch.linalg.vector_norm(corner, dim=(2, 3))[..., None, None]
+        return kv * 2, flat, x / n + ones
+
+
+class PoolSplit(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool = torch.nn.AvgPool1d(2)
+        self.max_pool = torch.nn.MaxPool1d(2)  # CANINE's downsampling
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x, y):
+        pooled = self.pool(x.transpose(1, 2))
+        a, b, c = self.proj(x).split(3, dim=-1)  # a projection's static 8 = 3 + 3 + 2 (GPT-J's qkv)
+        rel = torch.arange(x.shape[1])[None, :] - torch.arange(x.shape[1])[:, None]
+        mid = torch.tensor(2).type_as(rel)
+        rel = torch.where(rel.abs() < mid, mid, rel)
+        pooled = pooled.sum(-1) + F.adaptive_avg_pool1d(x.transpose(1, 2), 1)[..., 0]  # FocalNet's head
+        return pooled, self.max_pool(y), torch.concat([c, a], dim=-1) * b.sum(-1, keepdim=True), rel
+
+
+class GridAll(torch.nn.Module):
+    def forward(self, x):
+        h = torch.arange(x.shape[1], dtype=torch.float32)
+        w = torch.arange(x.shape[2], dtype=torch.float32)
+        gx, gy = torch.meshgrid(h, w, indexing="xy")
+        gi, gj = torch.meshgrid(h, w, indexing="ij")
+        mask = x > 0
+        return gx + gy.sum(), gi * gj, mask.all(dim=-1), (x + gi.sum() + gx.sum())
+
+
+class SelectWrite(torch.nn.Module):
+    def forward(self, x):
+        f = x * 2
+        f[0][..., 1::3] = f[1][..., 1::3]
+        f[0][..., 2::3] = f[2][..., 2::3]
+        return f[0] + 1, f
+
+
+class MaskFill(torch.nn.Module):
+    def forward(self, x, y):
+        mask = (x[:, None, :, :] > 1) | (y > 0)  # [b, 1, s, s] | [s, s]
+        neg = torch.scalar_tensor(-1e4)  # not -inf: a row all masked would be NaN
+        z = x[:, None, :, :].expand(-1, 2, -1, -1) * 2
+        filled = torch.where(mask, 0.5, z)  # a scalar `self`: where.ScalarSelf (Gemma-4's masks)
+        return torch.masked_fill(z, mask, neg).softmax(-1) + filled, mask ^ (y < 0)
+
+
 CASES = {
     "tensor_detach": (TensorDetach, lambda b: (torch.randn(1 + 2 * b, 6),)),
     "sym_min_max": (SymMinMax, lambda b: (torch.randn(2, 2 + 3 * b, 3),)),
     "pad_symint": (PadSymInt, lambda b: (torch.randn(2, 5 + 2 * b, 3),)),
     "aranges": (Aranges, lambda b: (torch.randn(2, 4 + 3 * b, 3),)),
     "factories": (Factories, lambda b: (torch.randn(1 + b, 4 + 3 * b, 3),)),
+    "repeat_norm": (RepeatNorm, lambda b: (torch.randn(1 + b, 2, 3 + 2 * b, 4),)),
+    "pool_split": (PoolSplit, lambda b: (torch.randn(1 + b, 4 + 2 * b, 8), torch.randn(1 + b, 4, 6))),
+    "grid_all": (GridAll, lambda b: (torch.randn(1 + b, 3 + b, 4 + 2 * b),)),
+    "select_write": (SelectWrite, lambda b: (torch.randn(3, 1 + b, 2 + b, 8),)),
+    "mask_fill": (MaskFill, lambda b: (torch.randn(1 + b, 3 + b, 3 + b), torch.randn(3 + b, 3 + b))),
 }
 
 

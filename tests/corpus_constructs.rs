@@ -12,9 +12,14 @@ use common::stages::*;
 use xpu_workbench::decomp::Mode;
 
 fn case(name: &str) -> Case {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("samples/corpus/torch-2.15");
+    case_of("2.15", name)
+}
+
+/// A sample exported by torch `torch` (`samples/corpus/torch-<torch>/`).
+fn case_of(torch: &str, name: &str) -> Case {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("samples/corpus/torch-{torch}"));
     let exp = serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.expect.json"))).unwrap()).unwrap();
-    Case { torch: "2.15".into(), name: name.to_string(), dir, exp }
+    Case { torch: torch.into(), name: name.to_string(), dir, exp }
 }
 
 /// Every model stage of the corpus tier but OpenCL; panics with every stage that failed.
@@ -24,7 +29,11 @@ fn all_stages_pass(name: &str) {
 
 /// The corpus tier's stages up to the decompositions, and with `eval` the interpreter's too.
 fn stages_pass(name: &str, eval: bool) {
-    let c = case(name);
+    stages_pass_of(case(name), eval)
+}
+
+fn stages_pass_of(c: Case, eval: bool) {
+    let name = c.name.clone();
     let mut failed = Vec::new();
     let mut check = |stage: &str, r: Outcome| {
         if let Err((cell, long)) = r {
@@ -126,4 +135,57 @@ fn check_stage(stage: &str, r: Outcome) {
 #[test]
 fn a_valid_padding_convolution_becomes_convolution() {
     all_stages_pass("hf_siglip_image_classification");
+}
+
+/// `repeat_interleave(2, dim=1)` (grouped-query attention's `repeat_kv`) and of a vector, which
+/// both torches' tables make `unsqueeze`/`expand`/`clone`/`view` (issue 25: ~30 corpus stages kept
+/// it whole), and `linalg.vector_norm`, which torch 2.11's export table keeps whole and 2.15's
+/// makes `pow`/`sum`/`pow` (12 stages), `abs` over dims of size 1 (ConvNeXt-V2): the same
+/// module as each torch exported it.
+#[test]
+fn repeat_interleave_and_vector_norm_as_each_torch_decomposes_them() {
+    for torch in ["2.11", "2.15"] {
+        stages_pass_of(case_of(torch, "construct_repeat_norm"), true);
+    }
+}
+
+/// `AvgPool1d`, `MaxPool1d` and a channels-last `adaptive_avg_pool1d` (→ the 2-D pools of the input
+/// unsqueezed; the last restrided by `as_strided`), `split` into chunks of a size (core:
+/// `split_with_sizes`; Inductor keeps `split`), `torch.concat` (a name of `cat`) and a 0-dim
+/// `type_as` of an integer matrix: corpus classes of torch 2.11, exported by each torch.
+#[test]
+fn avg_pool1d_split_concat_and_a_zero_dim_type_as() {
+    for torch in ["2.11", "2.15"] {
+        stages_pass_of(case_of(torch, "construct_pool_split"), true);
+    }
+}
+
+/// `meshgrid` with `indexing="xy"` and `"ij"` (each input a `view` along its dim, `expand`ed; xy
+/// swaps the first two) and `all(dim)` of a boolean mask (`logical_not`/`any`/`logical_not`),
+/// as each torch exports and decomposes them.
+#[test]
+fn meshgrid_and_all_of_a_mask() {
+    for torch in ["2.11", "2.15"] {
+        stages_pass_of(case_of(torch, "construct_grid_all"), true);
+    }
+}
+
+/// Writes into strided slices of `select`s along dim 0: functionalization's `select_scatter`,
+/// which export's table makes `arange`/`view`/`eq`/`unsqueeze`/`expand`/`where` (the traces
+/// hold `dim = 1` only) and Inductor's keeps.
+#[test]
+fn a_write_through_a_select_view() {
+    for torch in ["2.11", "2.15"] {
+        stages_pass_of(case_of(torch, "construct_select_write"), true);
+    }
+}
+
+/// `masked_fill` with a 0-dim tensor value (CPM-Ant: `where`) and `|` / `^` of boolean masks of
+/// different ranks (`bitwise_or` / `bitwise_xor`) and `where(mask, 0.5, x)` (`where.ScalarSelf` →
+/// `scalar_tensor` + `where.self`), as each torch decomposes them.
+#[test]
+fn masked_fill_by_a_tensor_and_mask_bitwise_ops() {
+    for torch in ["2.11", "2.15"] {
+        stages_pass_of(case_of(torch, "construct_mask_fill"), true);
+    }
 }

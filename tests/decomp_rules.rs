@@ -211,6 +211,28 @@ fn cases() -> Vec<Case> {
         case("aten.rrelu.default", C, &[("x", &[S, N(4)])], vec![x("self"), ("lower", P::F(0.1)), ("upper", P::F(0.3)), ("training", P::B(false))]),
         Case { masks: &["m"], ..case("aten.native_dropout_backward.default", C, &[("g", &[S, N(4)]), ("m", &[S, N(4)])], vec![("grad_output", P::In("g")), ("mask", P::In("m")), ("scale", P::F(2.0))]) },
         case("aten._softmax_backward_data.default", C, &[("g", &[S, N(4)]), ("y", &[S, N(4)])], vec![("grad_output", P::In("g")), ("output", P::In("y")), ("dim", P::I(1)), ("input_dtype", P::Dtype(DType::F32))]),
+        // Issue 25's corpus classes: rules written from ATen's bodies and torch._decomp.
+        case("aten.repeat_interleave.self_int", C, &[("x", &[S, N(2), N(3)])], vec![x("self"), ("repeats", P::I(3)), ("dim", P::I(1))]),
+        case("aten.repeat_interleave.self_int", I, &[("x", &[S])], vec![x("self"), ("repeats", P::I(2))]),
+        Case { indices: &[("o", 4)], ..case("aten.type_as.default", C, &[("x", &[S, N(3)]), ("o", &[])], vec![x("self"), ("other", P::In("o"))]) },
+        case("aten.concat.default", C, &[("a", &[S, N(3)]), ("b", &[S, N(2)])], vec![("tensors", P::Ins(&["a", "b"])), ("dim", P::I(1))]),
+        case("aten.concatenate.default", I, &[("a", &[S, N(3)]), ("b", &[N(2), N(3)])], vec![("tensors", P::Ins(&["a", "b"]))]),
+        case("aten.avg_pool1d.default", C, &[("x", &[S, N(2), N(7)])], vec![x("self"), ("kernel_size", P::Is(&[3])), ("stride", P::Is(&[2])), ("padding", P::Is(&[1]))]),
+        case("aten.max_pool1d.default", C, &[("x", &[S, N(2), N(7)])], vec![x("self"), ("kernel_size", P::Is(&[2]))]),
+        case("aten.max_pool1d.default", I, &[("x", &[S, N(2), N(7)])], vec![x("self"), ("kernel_size", P::Is(&[3])), ("stride", P::Is(&[2]))]),
+        case("aten.tile.default", C, &[("x", &[S, N(2), N(3)])], vec![x("self"), ("dims", P::Is(&[2, 1]))]),
+        case("aten.adaptive_avg_pool1d.default", C, &[("x", &[S, N(3), N(5)])], vec![x("self"), ("output_size", P::Is(&[1]))]),
+        Case { masks: &["m"], ..case("aten.where.ScalarSelf", C, &[("m", &[S, N(3)]), ("x", &[N(3)])], vec![("condition", P::In("m")), ("self", P::F(-2.5)), ("other", P::In("x"))]) },
+        case("aten.split.Tensor", C, &[("x", &[S, N(8)])], vec![x("self"), ("split_size", P::I(3)), ("dim", P::I(-1))]),
+        case("aten.meshgrid.indexing", C, &[("a", &[S]), ("b", &[N(3)])], vec![("tensors", P::Ins(&["a", "b"])), ("indexing", P::Str("xy"))]),
+        case("aten.meshgrid.default", I, &[("a", &[N(2)]), ("b", &[S]), ("c", &[N(3)])], vec![("tensors", P::Ins(&["a", "b", "c"]))]),
+        Case { masks: &["m"], ..case("aten.all.dim", C, &[("m", &[S, N(3)])], vec![("self", P::In("m")), ("dim", P::I(1)), ("keepdim", P::B(true))]) },
+        case("aten.all.dims", I, &[("x", &[S, N(3)])], vec![x("self"), ("dim", P::Is(&[0]))]),
+        Case { masks: &["m"], ..case("aten.all.default", C, &[("m", &[S, N(3)])], vec![("self", P::In("m"))]) },
+        case("aten.select_scatter.default", C, &[("x", &[N(3), S, N(4)]), ("s", &[S, N(4)])], vec![x("self"), ("src", P::In("s")), ("dim", P::I(0)), ("index", P::I(-1))]),
+        Case { masks: &["m"], ..case("aten.masked_fill.Tensor", C, &[("x", &[S, N(4)]), ("m", &[N(4)]), ("v", &[])], vec![x("self"), ("mask", P::In("m")), ("value", P::In("v"))]) },
+        Case { masks: &["a", "b"], ..case("aten.__or__.Tensor", C, &[("a", &[S, N(4)]), ("b", &[N(4)])], vec![("self", P::In("a")), ("other", P::In("b"))]) },
+        Case { indices: &[("a", 9), ("b", 9)], ..case("aten.__xor__.Tensor", I, &[("a", &[S, N(4)]), ("b", &[])], vec![("self", P::In("a")), ("other", P::In("b"))]) },
     ]
     .into_iter()
     .chain(composite_cases())

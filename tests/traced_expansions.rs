@@ -3,6 +3,7 @@
 //! (PyTorch's eager outputs, made by `scripts/gen_traced_cases.py`, several shapes and dtypes) is
 //! one node; under `core` it must be gone, replaced by ATen ops the interpreter has, and the
 //! graph as written (mode `none`, which the interpreter functionalizes) must give torch's values.
+//! `type_as` has since got a rule and an interpreter entry; its cases hold both to torch's values.
 
 mod common;
 
@@ -57,7 +58,11 @@ fn composite_ops_without_rules_match_pytorch_through_their_traces() {
     for (ci, c) in cases.iter().enumerate() {
         let target = c["target"].as_str().unwrap();
         ops.insert(target);
-        assert!(xpu_workbench::ops::run_fn(target).is_none(), "{target} has an interpreter entry: the case tests nothing");
+        // An op that got a rule of its own and an interpreter entry (`type_as`, written from its
+        // ATen body once the traces' rank pairs missed the corpus's 0-dim calls) is held to the
+        // same torch outputs through both; one with an interpreter entry only would test nothing.
+        let has_rule = xpu_workbench::ops::get(target).is_some_and(|d| d.has_rule());
+        assert!(xpu_workbench::ops::run_fn(target).is_none() || has_rule, "{target} has an interpreter entry and no rule: the case tests nothing");
         let mut gc = GraphCase::new("case");
         // Sizes symbolic, so the trace's `sym_size` reads are exercised as they are in exports.
         let inputs: Vec<_> = c["inputs"]

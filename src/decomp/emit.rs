@@ -103,7 +103,8 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
         }
         // Every mode but `none` works on the functionalized graph, as PyTorch's do, unless the
         // table has a rule for the in-place op itself (`dropout_`: torch decomposes it whole).
-        let inplace_rule = table.is_some_and(|t| rules::find(t, &node.target).is_some());
+        let version = em.out.torch_version.clone();
+        let inplace_rule = table.is_some_and(|t| rules::find_for(t, &node.target, version.as_deref()).is_some());
         let functional_node = match functionalize::functional_node(node) {
             Some(f) if functional && !inplace_rule => {
                 views.check_writable(graph, node).map_err(err)?;
@@ -114,7 +115,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
         };
         let node = functional_node.as_ref().unwrap_or(node);
         let rule = match table {
-            Some(t) => rules::find(t, &node.target).map(|r| (Some(t), r)),
+            Some(t) => rules::find_for(t, &node.target, version.as_deref()).map(|r| (Some(t), r)),
             // What the interpreter and the kernels cannot run, tracing would have expanded:
             // a composite op known only by its traced body becomes that body here.
             None if functional && rules::traced::only_traced(&node.target) => Some((None, rules::traced::expand as rules::Build)),
@@ -594,7 +595,8 @@ impl<'a> Rw<'a> {
     pub fn op_n_with(&mut self, target: &str, args: Vec<(&str, A)>, known: Option<Vec<ValueKind>>) -> Result<Vec<ValueId>, RuleError> {
         let named: Vec<NamedArg> =
             args.into_iter().map(|(n, a)| NamedArg { name: n.to_string(), arg: a.into_arg(), kwarg: false }).collect();
-        if let Some(rule) = self.table.and_then(|t| rules::find(t, target)) {
+        let version = self.em.out.torch_version.as_deref();
+        if let Some(rule) = self.table.and_then(|t| rules::find_for(t, target, version)) {
             if self.depth >= MAX_DEPTH {
                 return Err(RuleError::TooDeep(MAX_DEPTH));
             }

@@ -263,12 +263,25 @@ pub(crate) fn scalar_tensor(a: &Args) -> Out {
     factory(a, vec![])
 }
 
+/// `unsqueeze` is a view (ATen's `inferUnsqueezeGeometry`): the input's strides, and for the new
+/// dim `size(d) * stride(d)` of the dim it goes before (1 at the end). A channels-last
+/// `adaptive_avg_pool1d` input (FocalNet) read as contiguous here, so its `as_strided` went missing.
 pub(crate) fn unsqueeze(a: &Args) -> Out {
     let x = a.tensor("self")?;
     let d = norm_dim(a.int("dim", None)?, x.sizes.len() + 1).ok_or_else(|| a.err("dim out of range"))?;
-    let mut sizes = x.sizes.clone();
-    sizes.insert(d, Expr::int(1));
-    one(contiguous(x, x.dtype, sizes))
+    if x.strides.len() != x.sizes.len() {
+        let mut sizes = x.sizes.clone();
+        sizes.insert(d, Expr::int(1));
+        return one(contiguous(x, x.dtype, sizes));
+    }
+    let mut m = x.clone();
+    let stride = match (x.sizes.get(d), x.strides.get(d)) {
+        (Some(s), Some(t)) => Expr::mul(s.clone(), t.clone()),
+        _ => Expr::int(1),
+    };
+    m.sizes.insert(d, Expr::int(1));
+    m.strides.insert(d, stride);
+    one(m)
 }
 
 pub(crate) fn mm(a: &Args) -> Out {
@@ -364,6 +377,22 @@ pub(crate) fn convolution(a: &Args) -> Out {
 
 pub(crate) fn max_pool2d_values(a: &Args) -> Out {
     Ok(max_pool(a)?.into_iter().take(1).collect())
+}
+
+/// `repeat(self, repeats)`: the input's sizes, padded with leading 1s to the length of
+/// `repeats`, each times its repeat (`tile` becomes it).
+pub(crate) fn repeat(a: &Args) -> Out {
+    let x = a.tensor("self")?;
+    let reps = a.sym_sizes("repeats")?;
+    let lead = reps.len().checked_sub(x.sizes.len()).ok_or_else(|| a.err("fewer repeats than the input has dims"))?;
+    let padded = std::iter::repeat_n(Expr::int(1), lead).chain(x.sizes.iter().cloned());
+    let sizes = padded.zip(reps).map(|(s, r)| Expr::mul(s, r)).collect();
+    one(contiguous(x, x.dtype, sizes))
+}
+
+/// `avg_pool2d`: a max-pool's window arithmetic without dilation (`avg_pool1d` becomes it).
+pub(crate) fn avg_pool2d(a: &Args) -> Out {
+    max_pool2d_values(a)
 }
 
 pub(crate) fn adaptive_avg_pool2d(a: &Args) -> Out {

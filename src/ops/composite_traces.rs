@@ -179,6 +179,26 @@ pub fn in_core_table(target: &str) -> bool {
     tables().iter().any(|t| t.core.contains_key(target) || t.core_not_traced.contains_key(target))
 }
 
+/// The table that describes torch `version`: the newest not newer than it, else the oldest (an
+/// unknown version counts as the newest), as [`variants`] picks.
+fn table_of(version: Option<&str>) -> Option<&'static TracedTable> {
+    let want = version.map(super::backend::version_key).unwrap_or((u32::MAX, 0, 0));
+    tables().iter().rev().find(|t| super::backend::version_key(&t.torch) <= want).or(tables().first())
+}
+
+/// Whether torch `version`'s own export table (`core_aten_decompositions()`) decomposes `target`.
+pub fn in_core_table_of(target: &str, version: Option<&str>) -> bool {
+    table_of(version).is_some_and(|t| t.core.contains_key(target) || t.core_not_traced.contains_key(target))
+}
+
+/// Whether torch `version` keeps `target` whole under `run_decompositions()` where another
+/// torch's export table decomposes it: torch 2.11's table has no `linalg_vector_norm` (2.15's
+/// does), so a 2.11 graph keeps it where a 2.15 one becomes `pow`/`sum`/`pow`. Read off the
+/// tables each torch wrote, never listed by hand.
+pub fn core_table_keeps(target: &str, version: Option<&str>) -> bool {
+    in_core_table(target) && !in_core_table_of(target, version)
+}
+
 /// Whether any table has a trace of `target` of `kind`.
 pub fn has(target: &str, kind: Kind) -> bool {
     tables().iter().any(|t| t.get(target, kind).is_some())
@@ -225,5 +245,18 @@ mod tests {
         assert!(!has("aten.zeros.default", Kind::Composite));
         let z = variants("aten.zeros.default", None, Kind::Core).unwrap();
         assert!(z.iter().all(|v| v.nodes.iter().any(|n| n.target == "aten.full.default")));
+    }
+
+    /// torch 2.11's `core_aten_decompositions()` has no `linalg_vector_norm`, 2.15's has (both
+    /// tables as each torch wrote them): the corpus's 2.11 models keep the norm whole under core.
+    #[test]
+    fn each_torch_keeps_what_its_own_export_table_leaves_out() {
+        let n = "aten.linalg_vector_norm.default";
+        assert!(in_core_table_of(n, Some("2.15.0")) && !in_core_table_of(n, Some("2.11.0+cu130")));
+        assert!(core_table_keeps(n, Some("2.11.0+cu130")) && core_table_keeps(n, Some("2.9.1")));
+        assert!(!core_table_keeps(n, Some("2.15.0")) && !core_table_keeps(n, None));
+        // An op both tables decompose, and one neither has, are no version question.
+        assert!(!core_table_keeps("aten.detach.default", Some("2.11.0")));
+        assert!(!core_table_keeps("aten.add.Tensor", Some("2.11.0")));
     }
 }

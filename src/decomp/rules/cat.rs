@@ -6,6 +6,14 @@ use super::{dim, Rw, A};
 use crate::decomp::RuleError;
 use crate::ir::{Arg, SymIntArg, ValueId};
 
+/// `concat` and `concatenate`, names of `cat` (ATen's composite bodies call `at::cat`): the
+/// `cat` they are, which the table then decomposes as any `cat` (Phi-MoE's `torch.concat`).
+pub fn cat_alias(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let tensors = rw.passthrough("tensors")?.ok_or_else(|| RuleError::Arg { name: "tensors".into(), message: "missing".into() })?;
+    let d = rw.int("dim", Some(0))?;
+    rw.op_n("aten.cat.default", vec![("tensors", A::Raw(tensors)), ("dim", A::I(d))])
+}
+
 pub fn cat(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let tensors = match rw.passthrough("tensors")? {
         Some(Arg::Tensors(v)) if !v.is_empty() => v,

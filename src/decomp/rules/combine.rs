@@ -30,6 +30,33 @@ fn meshgrid(rw: &mut Rw, tensors: &[ValueId]) -> Result<Vec<ValueId>, RuleError>
     Ok(grids)
 }
 
+/// `meshgrid(tensors, indexing)` as ATen's composite body (`TensorShape.cpp`): 1-D tensors, each
+/// a `view` along its own dim expanded to the grid; `"xy"` swaps the first two inputs and then
+/// the first two grids (DINOv3's patch coordinates). `meshgrid(tensors)` is `"ij"`.
+pub fn meshgrid_indexing(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let mut tensors = match rw.passthrough("tensors")? {
+        Some(Arg::Tensors(v)) if !v.is_empty() => v,
+        _ => return Err(arg_err("tensors", "expected a non-empty tensor list")),
+    };
+    let xy = match rw.string("indexing", "ij")?.as_str() {
+        "ij" => false,
+        "xy" => tensors.len() >= 2,
+        other => return Err(arg_err("indexing", format!("expected \"ij\" or \"xy\", got {other:?}"))),
+    };
+    // torch counts a 0-D tensor as one element (`sym_numel`), which `meshgrid` above does not.
+    if tensors.iter().map(|&t| rw.rank(t)).collect::<Result<Vec<_>, _>>()?.iter().any(|&r| r != 1) {
+        return Err(RuleError::Declined);
+    }
+    if xy {
+        tensors.swap(0, 1);
+    }
+    let mut grids = meshgrid(rw, &tensors)?;
+    if xy {
+        grids.swap(0, 1);
+    }
+    Ok(grids)
+}
+
 fn flatten(rw: &mut Rw, x: ValueId) -> Result<ValueId, RuleError> {
     rw.op("aten.flatten.using_ints", vec![("self", A::T(x)), ("start_dim", A::I(0)), ("end_dim", A::I(-1))])
 }

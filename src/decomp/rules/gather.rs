@@ -5,7 +5,7 @@
 
 use super::{dim, Rw, A};
 use crate::decomp::RuleError;
-use crate::ir::{Arg, ValueId};
+use crate::ir::{Arg, SymIntArg, ValueId};
 
 /// `pad(x, pad, mode="constant", value)` → `constant_pad_nd(x, pad, value or 0)`.
 pub fn pad(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
@@ -33,6 +33,21 @@ pub fn masked_fill(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         vec![("s", v), ("dtype", A::Raw(Arg::ScalarType(meta.dtype))), ("device", A::Raw(Arg::Device(meta.device)))],
     )?;
     Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(mask)), ("self", A::T(s)), ("other", A::T(x))])?])
+}
+
+/// `masked_fill(x, mask, value: Tensor)` as `torch._refs.masked_fill` (both tables): `where(mask,
+/// value, x)` for a 0-dim `value` of `x`'s dtype (another dtype is cast first: not written
+/// here). The traced table has no sample of it (its `value` samples were not 0-dim).
+pub fn masked_fill_tensor(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (x, mask, value) = (rw.t("self")?, rw.t("mask")?, rw.t("value")?);
+    let (m, v) = (rw.meta(x)?, rw.meta(value)?);
+    if !v.sizes.is_empty() {
+        return Err(RuleError::Arg { name: "value".into(), message: format!("expected a 0-dim tensor, got {} dims", v.sizes.len()) });
+    }
+    if v.dtype != m.dtype {
+        return Err(RuleError::Declined);
+    }
+    Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(mask)), ("self", A::T(value)), ("other", A::T(x))])?])
 }
 
 /// `roll(x, shifts, dims)`: one `index_select` per rolled dim (static sizes), as torch/_refs.
@@ -72,4 +87,34 @@ pub fn index_select(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let mut indices = vec![None; d];
     indices.push(Some(i));
     Ok(vec![rw.op("aten.index.Tensor", vec![("self", A::T(x)), ("indices", A::Raw(Arg::OptionalTensors(indices)))])?])
+}
+
+/// `select_scatter(input, src, dim, index)` as export's table writes it
+/// (`torch._decomp.decompositions.select_scatter`): `where(arange(n).view(..-1..) == index,
+/// src.unsqueeze(dim).expand(input.shape), input)`. Functionalization writes a `select` view back
+/// with it (Cosmos3's and Qwen3-VL's rotary sections); the traced table holds `dim = 1` only.
+/// Inductor lowers `select_scatter` itself.
+pub fn select_scatter(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let src = rw.t("src")?;
+    let rank = rw.rank(x)?;
+    let d = dim(rw.int("dim", None)?, rank, "dim")?;
+    let n = rw.size(x, d)?;
+    let mut index = rw.int("index", None)?;
+    if index < 0 {
+        match n {
+            SymIntArg::Int(size) => index += size,
+            SymIntArg::Value(_) => return Err(RuleError::Declined),
+        }
+    }
+    let device = rw.meta(x)?.device.clone();
+    let range = rw.op("aten.arange.default", vec![("end", super::build::size_arg(n)), ("device", A::Raw(Arg::Device(device)))])?;
+    let mut mask_shape = vec![SymIntArg::Int(1); rank];
+    mask_shape[d] = SymIntArg::Int(-1);
+    let range = super::build::view(rw, range, mask_shape)?;
+    let mask = rw.op("aten.eq.Scalar", vec![("self", A::T(range)), ("other", A::I(index))])?;
+    let u = super::build::unsqueeze(rw, src, d as i64)?;
+    let shape = super::build::sizes(rw, x)?;
+    let wide = super::build::expand(rw, u, shape)?;
+    Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(mask)), ("self", A::T(wide)), ("other", A::T(x))])?])
 }

@@ -19,6 +19,7 @@ pub(crate) mod gradient;
 pub(crate) mod group_norm;
 pub(crate) mod linalg;
 pub(crate) mod linear;
+pub(crate) mod logical;
 pub(crate) mod loss;
 pub(crate) mod margin;
 pub(crate) mod nll;
@@ -26,6 +27,7 @@ pub(crate) mod norm;
 pub(crate) mod numeric;
 pub(crate) mod pool;
 pub(crate) mod products;
+pub(crate) mod repeat;
 pub(crate) mod search;
 pub(crate) mod softmax;
 pub(crate) mod traced;
@@ -57,6 +59,17 @@ pub type Build = fn(&mut Rw) -> Result<Vec<ValueId>, RuleError>;
 /// table (torch's tracing expands a composite op whatever the table) unless Inductor keeps it
 /// whole, and for the lowering only when it has no kernel and is no host step.
 pub fn find(table: Table, target: &str) -> Option<Build> {
+    find_for(table, target, None)
+}
+
+/// [`find`] for a graph made by torch `version`: under [`Table::Core`], an op that is no
+/// composite there and that this torch's export table leaves out while another torch's
+/// decomposes it (`linalg_vector_norm`: kept by 2.11, `pow`/`sum`/`pow` in 2.15) has no rule,
+/// neither the registry's nor a trace from the other torch's table.
+pub fn find_for(table: Table, target: &str, version: Option<&str>) -> Option<Build> {
+    if table == Table::Core && kept_by_core_of(target, version) {
+        return None;
+    }
     let def = crate::ops::get(target);
     if let Some(rule) = def.and_then(|d| d.rule(table)) {
         return Some(rule);
@@ -90,10 +103,18 @@ pub fn decomposes_in_torch(table: Table, target: &str, version: Option<&str>) ->
     }
     let keep = crate::ops::get(target).is_some_and(|d| d.keep);
     match crate::ops::table_for(version).and_then(|t| t.op(target)) {
-        Some(f) if table == Table::Core => !f.core && (f.composite || crate::ops::composite_traces::in_core_table(target)),
+        Some(f) if table == Table::Core => !f.core && (f.composite || crate::ops::composite_traces::in_core_table_of(target, version)),
         Some(f) => (f.composite || f.inductor) && !keep,
         None => !keep,
     }
+}
+
+/// Whether torch `version`'s `run_decompositions()` keeps `target` whole though some torch's
+/// export table decomposes it: the op is no composite in that torch's kernel table, and its own
+/// export table (`crate::ops::composite_traces`) does not list it.
+fn kept_by_core_of(target: &str, version: Option<&str>) -> bool {
+    let composite = crate::ops::table_for(version).and_then(|t| t.op(target)).is_some_and(|f| f.composite);
+    !composite && crate::ops::composite_traces::core_table_keeps(target, version)
 }
 
 /// Whether a node of `target` that `table` has no rule for is worth reporting: under the
@@ -146,6 +167,22 @@ mod tests {
         assert!(!wants_rule(Table::Inductor, "aten.unbind.int", None));
         // A composite op is expanded by any tracing.
         assert!(wants_rule(Table::Inductor, "aten.type_as.default", None));
+    }
+
+    /// torch 2.11's export table has no `linalg_vector_norm` (2.15's has): a 2.11 graph keeps
+    /// it under core (12 corpus stages decomposed it to `pow`/`sum`/`pow`), a 2.15 one does not,
+    /// and Inductor's table decomposes it in both.
+    #[test]
+    fn core_rules_follow_the_graphs_own_torch() {
+        let n = "aten.linalg_vector_norm.default";
+        assert!(find_for(Table::Core, n, Some("2.11.0+cu130")).is_none());
+        assert!(!decomposes_in_torch(Table::Core, n, Some("2.11.0+cu130")));
+        assert!(find_for(Table::Core, n, Some("2.15.0")).is_some());
+        assert!(decomposes_in_torch(Table::Core, n, Some("2.15.0")));
+        assert!(find_for(Table::Core, n, None).is_some());
+        assert!(find_for(Table::Inductor, n, Some("2.11.0+cu130")).is_some());
+        // Rules of ops both torches decompose stay.
+        assert!(find_for(Table::Core, "aten.silu.default", Some("2.11.0")).is_some());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::ir::{Arg, DType, ValueId};
 /// `linalg_vector_norm(x, ord, dim, keepdim, dtype)` → torch._refs.linalg.vector_norm's general
 /// case: `pow(sum(pow(x, ord), dim, keepdim), 1 / ord)`, with `abs` first unless `ord` is even.
 /// Declines what that function spells otherwise: `ord` 0 or ±inf, a dtype other than the
-/// input's or a half input (conversions), and reductions over dims all of static size 1 (`abs`).
+/// input's or a half input (conversions); reductions over dims all of static size 1 are `abs`.
 pub fn vector_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
     let meta = rw.meta(x)?.clone();
@@ -38,10 +38,10 @@ pub fn vector_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         None => meta.sizes.iter().all(|s| s.as_int() == Some(1)),
         Some(ds) => rank > 0 && ds.iter().all(|&d| one(d)),
     };
-    if all_ones {
-        return Err(RuleError::Declined);
-    }
     let keepdim = rw.bool("keepdim", false)?;
+    if all_ones {
+        return norm_of_ones(rw, x, dims, keepdim);
+    }
     let mut v = x;
     if p % 2.0 != 0.0 {
         v = rw.op("aten.abs.default", vec![("self", A::T(v))])?;
@@ -53,6 +53,26 @@ pub fn vector_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     };
     let sum = rw.op("aten.sum.dim_IntList", vec![("self", A::T(pw)), ("dim", dim), ("keepdim", A::B(keepdim))])?;
     Ok(vec![rw.op("aten.pow.Tensor_Scalar", vec![("self", A::T(sum)), ("exponent", A::F(1.0 / p))])?])
+}
+
+/// The norm over dims that are all of size 1 (ConvNeXt-V2's GRN at its last stage, 1×1 maps):
+/// `abs(x)`, made contiguous, and where `keepdim` is false viewed without those dims. A norm
+/// over every dim of a one-element tensor without `keepdim` (`flatten()[0]`) is not written here.
+fn norm_of_ones(rw: &mut Rw, x: ValueId, dims: Option<Vec<usize>>, keepdim: bool) -> Result<Vec<ValueId>, RuleError> {
+    let rank = rw.rank(x)?;
+    let a = rw.op("aten.abs.default", vec![("self", A::T(x))])?;
+    let a = if keepdim || rank == 0 {
+        a
+    } else {
+        let Some(dims) = dims else { return Err(RuleError::Declined) };
+        let kept: Vec<usize> = (0..rank).filter(|d| !dims.contains(d)).collect();
+        let sizes = kept.iter().map(|&d| rw.size(a, d)).collect::<Result<Vec<_>, _>>()?;
+        rw.op("aten.view.default", vec![("self", A::T(a)), ("size", A::Sizes(sizes))])?
+    };
+    if super::view::is_contiguous(rw.meta(a)?) {
+        return Ok(vec![a]);
+    }
+    Ok(vec![super::view::contiguous_clone(rw, a)?])
 }
 
 /// `_weight_norm(v, g, dim)`, its CompositeImplicitAutograd body (`WeightNorm.cpp`): where the

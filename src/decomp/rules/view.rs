@@ -140,6 +140,25 @@ pub fn chunk(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     rw.op_n("aten.split.Tensor", vec![("self", A::T(x)), ("split_size", A::I(each)), ("dim", A::I(d))])
 }
 
+/// `split.Tensor` as export's table has it (`torch._decomp.decompositions.split`): chunks of
+/// `split_size`, the last one what remains, as `split_with_sizes`. torch guards the number of
+/// chunks to an int, so a dynamic dim stays whole here; Inductor's table keeps `split` itself.
+pub fn split_core(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let each = rw.int("split_size", None)?;
+    let d = dim(rw.int("dim", Some(0))?, rw.rank(x)?, "dim")?;
+    let n = rw.meta(x)?.sizes[d].as_int().ok_or(RuleError::Declined)?;
+    if each <= 0 || n <= 0 {
+        return Err(RuleError::Declined);
+    }
+    let chunks = (n + each - 1) / each;
+    let mut sizes = vec![each; chunks as usize];
+    if let Some(last) = sizes.last_mut() {
+        *last = each - (each * chunks - n);
+    }
+    rw.op_n("aten.split_with_sizes.default", vec![("self", A::T(x)), ("split_sizes", A::Is(sizes)), ("dim", A::I(d as i64))])
+}
+
 /// `unbind` as export's table has it (`torch._refs.unbind`): `tensor_split` into one-wide
 /// `slice`s, then each `squeeze`d along `dim`. The number of outputs is the size of `dim`, so it
 /// must be static, as torch requires.
@@ -238,6 +257,21 @@ pub fn where_scalar_other(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let s = rw.scalar("other").ok_or_else(|| RuleError::Arg { name: "other".into(), message: "expected a number".into() })?;
     let s = rw.op("aten.scalar_tensor.default", vec![("s", s), ("dtype", A::Raw(Arg::ScalarType(dtype)))])?;
     Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(c)), ("self", A::T(x)), ("other", A::T(s))])?])
+}
+
+/// `where.ScalarSelf(c, s, x)` → `where.self(c, scalar_tensor(s), x)` in `x`'s dtype (Gemma-4's and
+/// EmbeddingGemma's masks; the 2.15 traces hold boolean `x` only). Where the scalar would promote
+/// the result (a float scalar against an integer or boolean tensor, any number against a boolean
+/// one) torch casts `x` first: not written here.
+pub fn where_scalar_self(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (c, x) = (rw.t("condition")?, rw.t("other")?);
+    let dtype = rw.meta(x)?.dtype;
+    let s = rw.scalar("self").ok_or_else(|| RuleError::Arg { name: "self".into(), message: "expected a number".into() })?;
+    if dtype == crate::ir::DType::Bool || (matches!(s, A::F(_)) && !dtype.is_floating()) {
+        return Err(RuleError::Declined);
+    }
+    let s = rw.op("aten.scalar_tensor.default", vec![("s", s), ("dtype", A::Raw(Arg::ScalarType(dtype)))])?;
+    Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(c)), ("self", A::T(s)), ("other", A::T(x))])?])
 }
 
 /// Global average pooling (`output_size` all ones) is a `mean` over the spatial dims.
@@ -398,10 +432,17 @@ pub fn arange_iota(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![y])
 }
 
-/// `__and__.Tensor` → `bitwise_and.Tensor` (`&` on tensors).
-pub fn and(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+/// `__and__` / `__or__` / `__xor__` `.Tensor` → `bitwise_and` / `bitwise_or` / `bitwise_xor`
+/// `.Tensor` (`&`, `|`, `^` on tensors: ATen's composite bodies), at any dtype and rank: the
+/// traces of `__or__` hold equal-rank pairs only (CPM-Ant's mask `|`).
+pub fn bitwise_dunder(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let (x, y) = (rw.t("self")?, rw.t("other")?);
-    Ok(vec![rw.op("aten.bitwise_and.Tensor", vec![("self", A::T(x)), ("other", A::T(y))])?])
+    let target = match rw.target() {
+        "aten.__or__.Tensor" => "aten.bitwise_or.Tensor",
+        "aten.__xor__.Tensor" => "aten.bitwise_xor.Tensor",
+        _ => "aten.bitwise_and.Tensor",
+    };
+    Ok(vec![rw.op(target, vec![("self", A::T(x)), ("other", A::T(y))])?])
 }
 
 /// `new_ones` / `new_zeros` → `full(size, value)` with `self`'s dtype and device unless given.
@@ -469,6 +510,30 @@ pub fn to_copy_convert(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         }
         _ => Err(RuleError::Unsupported("a _to_copy that changes the device or layout".into())),
     }
+}
+
+/// `self.type_as(other)`, ATen's composite body `self.to(other.options())` as torch traces it at
+/// any rank (`assets/ops/composite-*.json.gz`): `self` itself when dtype and device agree, else
+/// `_to_copy(self, dtype, layout=strided, device)`. The traces hold one rank pair each, so
+/// DeBERTa-likes' `torch.tensor(k).type_as(relative_pos)` (a 0-dim int64 against a matrix)
+/// matched none and stayed whole (corpus: LongT5, Pegasus-X, ProphetNet, SEW-D).
+pub fn type_as(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let other = rw.t("other")?;
+    let (dtype, device) = {
+        let (m, o) = (rw.meta(x)?, rw.meta(other)?);
+        if m.dtype == o.dtype && m.device == o.device {
+            return Ok(vec![x]);
+        }
+        (o.dtype, o.device.clone())
+    };
+    let args = vec![
+        ("self", A::T(x)),
+        ("dtype", A::Raw(Arg::ScalarType(dtype))),
+        ("layout", A::Raw(Arg::Layout("strided".into()))),
+        ("device", A::Raw(Arg::Device(device))),
+    ];
+    Ok(vec![rw.op("aten._to_copy.default", args)?])
 }
 
 /// `detach(x)` → `alias(x)`: a functional graph has no autograd to detach from, and torch's

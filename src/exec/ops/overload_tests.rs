@@ -146,3 +146,16 @@ fn edge_values_follow_pytorch() {
     let r = call1("aten.arange.start_step", vec![("start", int(5)), ("end", int(0)), ("step", float(-0.5)), ("dtype", A::L(crate::ir::Arg::ScalarType(crate::ir::DType::I64)))]);
     assert_eq!(r.to_f64_vec(), vec![5.; 10]);
 }
+
+/// `polar(abs, angle)` is `abs·e^{i·angle}` (torch.polar: `polar(2, π/2)` = 2i), complex64 of
+/// float32 operands; operands of different shapes are refused, not broadcast silently.
+#[test]
+fn polar_builds_complex_values_from_magnitude_and_angle() {
+    let half_pi = std::f32::consts::FRAC_PI_2;
+    let out = call("aten.polar.default", vec![("abs", t32(&[2], &[2.0, 1.0])), ("angle", t32(&[2], &[half_pi, 0.0]))]).unwrap();
+    let RtValue::Complex(c) = &out[0] else { panic!("expected a complex output, got {out:?}") };
+    assert_eq!((c.dtype, c.shape.clone()), (crate::ir::DType::Complex64, vec![2]));
+    assert!((c.re[0]).abs() < 1e-6 && (c.im[0] - 2.0).abs() < 1e-6, "{:?} {:?}", c.re, c.im);
+    assert!((c.re[1] - 1.0).abs() < 1e-12 && c.im[1].abs() < 1e-12);
+    assert!(call("aten.polar.default", vec![("abs", t32(&[2], &[1.0, 1.0])), ("angle", t32(&[1], &[0.0]))]).is_err());
+}

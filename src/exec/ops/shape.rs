@@ -325,6 +325,15 @@ pub fn to_copy(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     cast_to(cx, "self", cx.opt_dtype("dtype")?)
 }
 
+/// `self.type_as(other)`: `self` in `other`'s dtype (ATen's `self.to(other.options())`).
+pub fn type_as(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let want = match cx.complex_or_real("other")? {
+        Ok(c) => c.dtype,
+        Err(t) => t.dtype(),
+    };
+    cast_to(cx, "self", Some(want))
+}
+
 /// Argument `arg` cast to `want` (`None`: a copy). Complex values live between nodes
 /// (`crate::exec::complex`): a real tensor cast to a complex dtype (`fft_fftn` of a real input
 /// traces to `_to_copy(x, complex64)` + `_fft_c2c`), or a complex one to another complex dtype.

@@ -131,6 +131,18 @@ pub fn view_as_complex(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     Ok(vec![RtValue::Complex(ComplexTensor { dtype, shape: lead.to_vec(), re, im })])
 }
 
+/// `polar(abs, angle)`: `abs·(cos angle + i·sin angle)`, complex of the inputs' float dtype
+/// (Llama-4's rotary frequencies, `torch.polar(ones_like(freqs), freqs)`). Operands of equal shape.
+pub fn polar(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let (r, theta) = (cx.tensor("abs")?, cx.tensor("angle")?);
+    if r.shape() != theta.shape() {
+        return shape_err(format!("polar of shapes {:?} and {:?}", r.shape(), theta.shape()));
+    }
+    let dtype = ComplexTensor::dtype_of(r.dtype()).ok_or(OpError::DType(r.dtype()))?;
+    let (re, im) = r.to_f64_vec().iter().zip(theta.to_f64_vec()).map(|(m, a)| (m * a.cos(), m * a.sin())).unzip();
+    Ok(vec![RtValue::Complex(ComplexTensor { dtype, shape: r.shape().to_vec(), re, im })])
+}
+
 /// `abs`: a complex tensor's magnitudes in its parts' dtype; real tensors as `pointwise::abs`.
 pub fn abs(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     match cx.complex_or_real("self")? {

@@ -34,7 +34,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.nonzero_numpy.default").run(x::index::nonzero_numpy).lower(K::Heavy, l::compact::nonzero_numpy).sizes(l::compact::nonzero_sizes),
     op("aten.nonzero_static.default").run(x::index::nonzero_static).lower(K::Heavy, l::compact::nonzero_static),
     op("aten.argwhere.default").run(x::index::argwhere).lower(K::Heavy, l::compact::nonzero).sizes(l::compact::nonzero_sizes),
-    op("aten.select_scatter.default").run(x::index::select_scatter).lower(K::Pointwise, l::view_scatter::select_scatter).keep().meta(m::slice_scatter),
+    op("aten.select_scatter.default").run(x::index::select_scatter).lower(K::Pointwise, l::view_scatter::select_scatter).core_only(r::gather::select_scatter).keep().meta(m::slice_scatter),
     op("aten.slice_scatter.default").run(x::index::slice_scatter).lower(K::Pointwise, l::view_scatter::slice_scatter).keep().meta(m::slice_scatter),
     op("aten.diagonal_scatter.default").run(x::index::diagonal_scatter).lower(K::Pointwise, l::view_scatter::diagonal_scatter),
     op("aten.put.default").run(x::index::put).lower(K::Heavy, l::put::put),

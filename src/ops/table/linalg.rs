@@ -30,6 +30,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten._fft_c2c.default").run(x::spectral::fft_c2c).eager().meta(m::same_as_input),
     op("aten.view_as_real.default").run(x::spectral::view_as_real).meta(m::view_as_real),
     op("aten.view_as_complex.default").run(x::spectral::view_as_complex),
+    op("aten.polar.default").run(x::spectral::polar),
     op("aten.fft_irfft.default").run(x::fft::irfft).lower(K::Heavy, l::fft::c2r),
     op("aten.fft_irfft2.default").run(x::fft::irfft2).lower(K::Heavy, l::fft::c2r),
     op("aten.fft_irfftn.default").run(x::fft::irfftn).lower(K::Heavy, l::fft::c2r),

@@ -6,9 +6,9 @@ use super::prelude::*;
 pub(super) const OPS: &[OpDef] = &[
     op("aten.prod.default").run(x::reduce::prod).lower(K::Reduction, l::reduce::prod),
     op("aten.prod.dim_int").run(x::reduce::prod).lower(K::Reduction, l::reduce::prod),
-    op("aten.all.default").run(x::reduce::all).lower(K::Reduction, l::reduce::all),
-    op("aten.all.dim").run(x::reduce::all).lower(K::Reduction, l::reduce::all),
-    op("aten.all.dims").run(x::reduce::all).lower(K::Reduction, l::reduce::all),
+    op("aten.all.default").run(x::reduce::all).lower(K::Reduction, l::reduce::all).core(r::logical::all),
+    op("aten.all.dim").run(x::reduce::all).lower(K::Reduction, l::reduce::all).core(r::logical::all),
+    op("aten.all.dims").run(x::reduce::all).lower(K::Reduction, l::reduce::all).core(r::logical::all),
     op("aten.any.dims").run(x::reduce::any).lower(K::Reduction, l::reduce::any).meta(m::reduce),
     op("aten.hash_tensor.default").run(x::reduce::hash_tensor).lower(K::Reduction, l::reduce::hash_tensor),
     op("aten.count_nonzero.default").run(x::reduce::count_nonzero).lower(K::Reduction, l::reduce::count_nonzero),
