@@ -12,7 +12,11 @@ collects each `crate::<module>` path (also inside `use crate::{a::X, b}` groups)
 Code inside `#[cfg(test)]` items is counted apart (`--tests` includes it in the graph): a unit
 test may reach up a layer to build its inputs without the library depending on that layer.
 
-Usage: python3 scripts/module_graph.py [--tests] [--edges-only]
+`--submodules` prints instead the cycles between second-level modules (`cli::check`,
+`ops::table`, ...), leaving out edges between a module and its own parent, resolving `crate::`, `super::` and `self::` paths and, in a `mod.rs`, paths
+that start with a child module's name.
+
+Usage: python3 scripts/module_graph.py [--tests] [--edges-only] [--submodules]
 Plain Python 3; no dependencies. docs/ARCHITECTURE.md quotes its output.
 """
 import os
@@ -232,8 +236,110 @@ def sccs(nodes, adj):
     return out
 
 
+def module_path(rel):
+    """src-relative file path -> module path components (`cli/check.rs` -> [cli, check])."""
+    parts = rel[:-3].split(os.sep)
+    if parts[-1] == "mod":
+        parts = parts[:-1]
+    return parts
+
+
+REL_RE = re.compile(r"(?<![\w:])((?:crate|super|self)(?:\s*::\s*(?:super|[A-Za-z_]\w*))*)\s*(::\s*\{)?")
+
+
+def submodule_keys():
+    """Every first- and second-level module path, as tuples."""
+    keys = set()
+    for dirpath, dirs, files in os.walk(ROOT):
+        for f in files:
+            if f.endswith(".rs"):
+                rel = os.path.relpath(os.path.join(dirpath, f), ROOT)
+                if rel in ("lib.rs", "main.rs"):
+                    continue
+                mp = module_path(rel)
+                keys.add(tuple(mp[:1]))
+                if len(mp) > 1:
+                    keys.add(tuple(mp[:2]))
+    return keys
+
+
+def key_of(path, keys):
+    if len(path) >= 2 and tuple(path[:2]) in keys:
+        return tuple(path[:2])
+    if path and tuple(path[:1]) in keys:
+        return tuple(path[:1])
+    return None
+
+
+def sub_imports(code, here, is_mod_rs, keys):
+    """Second-level modules `code` (the file of module `here`) names."""
+    found = set()
+    for m in REL_RE.finditer(code):
+        comps = [c.strip() for c in m.group(1).split("::")]
+        if comps[0] == "crate":
+            path = []
+        else:
+            path = list(here)
+            if comps[0] == "super":
+                path = path[:-1]
+        for c in comps[1:]:
+            path = path[:-1] if c == "super" else path + [c]
+        heads = group_heads(code, m.end() - 1) if m.group(2) else [None]
+        for h in heads:
+            k = key_of(path + ([h] if h else []), keys)
+            if k:
+                found.add(k)
+    if is_mod_rs:
+        for k in keys:
+            if len(k) == len(here) + 1 and list(k[:-1]) == list(here):
+                if re.search(r"(?<![\w:])" + re.escape(k[-1]) + r"\s*::", code):
+                    found.add(k)
+    return found
+
+
+def submodules(include_tests):
+    keys = submodule_keys()
+    edges = defaultdict(set)
+    for dirpath, _, files in os.walk(ROOT):
+        for f in sorted(files):
+            if not f.endswith(".rs"):
+                continue
+            rel = os.path.relpath(os.path.join(dirpath, f), ROOT)
+            if rel in ("lib.rs", "main.rs"):
+                continue
+            here = module_path(rel)
+            src = key_of(here, keys)
+            with open(os.path.join(ROOT, rel), encoding="utf-8") as fh:
+                lib, test = split_tests(strip(fh.read()))
+            if f == "tests.rs" or f.endswith("_tests.rs"):
+                lib, test = "", lib + test
+            code = lib + test if include_tests else lib
+            for dst in sub_imports(code, here, f == "mod.rs", keys):
+                # A module and its own parent (`cli` and `cli::check`) are one unit: the parent
+                # declares and dispatches to its children, which use its shared types. Only edges
+                # between siblings and across top-level modules are counted.
+                if dst != src and dst != src[:1] and dst[:1] != src:
+                    edges[(src, dst)].add("src/" + rel)
+    adj = defaultdict(set)
+    for a, b in edges:
+        adj[a].add(b)
+    name = "::".join
+    comps = [c for c in sccs(keys, adj) if len(c) > 1]
+    pairs = sorted((a, b) for (a, b) in edges if a < b and (b, a) in edges)
+    print(f"second-level modules: {len(keys)}; edges: {len(edges)} "
+          f"({'test code included' if include_tests else 'library code; --tests adds test code'})")
+    print(f"\n== cycles: {len(comps)} strongly connected group(s), {len(pairs)} two-way pair(s) ==")
+    for c in comps:
+        print(f"  group of {len(c)}: " + " ".join(name(k) for k in c))
+    for a, b in pairs:
+        print(f"  {name(a)} <-> {name(b)}: {len(edges[(a, b)])} / {len(edges[(b, a)])} file(s)")
+
+
 def main():
     include_tests = "--tests" in sys.argv
+    if "--submodules" in sys.argv:
+        submodules(include_tests)
+        return
     mods, edges, test_edges = scan(include_tests)
     layer = layer_of()
     unplaced = sorted(m for m in mods if m not in layer)
