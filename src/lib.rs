@@ -11,6 +11,7 @@ pub mod config;
 pub mod decomp;
 pub mod diff;
 pub mod exec;
+pub mod hierarchy;
 pub mod import;
 pub mod infer;
 pub mod ir;

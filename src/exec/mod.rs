@@ -8,6 +8,7 @@
 //! so a wrong shape or type promotion cannot slip through silently.
 
 pub mod complex;
+pub mod coverage;
 mod half;
 pub mod ops;
 mod random;
@@ -29,8 +30,8 @@ pub use value::{RtValue, Values};
 pub enum ExecError {
     #[error("node `{node}`: the reference interpreter has no implementation of `{target}`")]
     UnsupportedOp { node: String, target: String },
-    #[error("the reference interpreter has no implementation of {} ops the graph needs: {}", .0.len(), crate::coverage::describe(.0))]
-    UnsupportedOps(Vec<crate::coverage::MissingOp>),
+    #[error("the reference interpreter has no implementation of {} ops the graph needs: {}", .0.len(), coverage::describe(.0))]
+    UnsupportedOps(Vec<coverage::MissingOp>),
     #[error("node `{node}` ({target}): dtype {dtype} is not supported here (the interpreter computes in {})", tensor::SUPPORTED)]
     UnsupportedDType { node: String, target: String, dtype: String },
     #[error("node `{node}` ({target}): argument `{arg}`: {message}")]
@@ -213,7 +214,7 @@ pub fn run_with_generator(model: &Model, graph: &Graph, inputs: &[Tensor], bindi
 fn run_functional(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bindings, gen: &Generator) -> Result<Values, ExecError> {
     let users = check_input_count(graph, inputs)?;
     // Every missing op at once, before computing anything.
-    let mut missing = crate::coverage::missing_in_interpreter(graph);
+    let mut missing = coverage::missing_in_interpreter(graph);
     match missing.len() {
         0 => {}
         1 if missing[0].nodes.len() == 1 => {

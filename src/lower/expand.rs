@@ -280,9 +280,9 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains("node `huber`: no kernel lowering for") && text.contains("positive delta"), "{text}");
         // `inspect` and the coverage count say the same.
-        let missing = crate::coverage::missing_in_kernels(&g);
+        let missing = crate::lower::coverage::missing_in_kernels(&g);
         assert_eq!(missing.len(), 1);
         assert_eq!((missing[0].target.as_str(), missing[0].nodes.as_slice()), (HUBER, ["huber".to_string()].as_slice()));
-        assert!(crate::coverage::missing_in_kernels(&graph(&[2, 3, 4])).is_empty());
+        assert!(crate::lower::coverage::missing_in_kernels(&graph(&[2, 3, 4])).is_empty());
     }
 }

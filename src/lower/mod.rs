@@ -28,6 +28,7 @@
 //! products lowered ([`expand`]), in every mode; the plan attributes their kernels to it.
 
 mod ctx;
+pub mod coverage;
 mod expand;
 pub mod kernel;
 pub mod ops;
@@ -178,8 +179,8 @@ pub enum LowerError {
     /// It has a decomposition, but expanding it did not give ops that all lower.
     #[error("node `{node}`: no kernel lowering for `{target}`, and {why}")]
     NotExpanded { node: String, target: String, why: String },
-    #[error("no kernel lowering for {} ops the graph needs: {}", .0.len(), crate::coverage::describe(.0))]
-    NoLowerings(Vec<crate::coverage::MissingOp>),
+    #[error("no kernel lowering for {} ops the graph needs: {}", .0.len(), crate::exec::coverage::describe(.0))]
+    NoLowerings(Vec<crate::exec::coverage::MissingOp>),
     #[error("node `{node}` ({target}): {message}")]
     Unsupported { node: String, target: String, message: String },
     #[error("value `{value}` has dtype {dtype}; generated kernels store float32/16, bfloat16, integers and bool, not {dtype}")]
@@ -279,7 +280,7 @@ fn lower_here(model: &Model, d: &Decomposition) -> Result<Plan, LowerError> {
     let lowerable = expand::expand(d)?;
     let graph = &lowerable.ex.graph;
     let fallback = &lowerable.fallback;
-    let mut missing = crate::coverage::missing_after_expansion(&d.graph, &lowerable.ex, |n| n);
+    let mut missing = coverage::missing_after_expansion(&d.graph, &lowerable.ex, |n| n);
     if missing.len() > 1 || missing.first().is_some_and(|m| m.nodes.len() > 1) {
         return Err(LowerError::NoLowerings(missing));
     }

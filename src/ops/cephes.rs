@@ -441,6 +441,24 @@ pub fn airy_ai(x: f64) -> f64 {
     AIRY_C1 * f - AIRY_C2 * g
 }
 
+/// Cephes' Euler–Maclaurin coefficients for the Hurwitz zeta (`zeta`: the Bernoulli numbers
+/// scaled, as published), read by the interpreter (`exec::ops::math`) and the kernel lowering
+/// (`lower::ops::special`) alike, so the two cannot drift apart.
+pub const ZETA_A: [f64; 12] = [
+    12.0,
+    -720.0,
+    30240.0,
+    -1209600.0,
+    47900160.0,
+    -1.8924375803183791606e9,
+    7.47242496e10,
+    -2.950130727918164224e12,
+    1.1646782814350067249e14,
+    -4.5979787224074726105e15,
+    1.8152105401943546773e17,
+    -7.1661652561756670113e18,
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

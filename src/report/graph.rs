@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::types::{GraphView, GroupView, NodeView};
 use crate::ir::Graph;
-use crate::ui::hierarchy::{Hierarchy, OPEN_BOXES};
+use crate::hierarchy::{Hierarchy, OPEN_BOXES};
 
 /// What a node gets drawn with besides its op: check-lite's class, device time, kernels.
 #[derive(Clone, Debug, Default)]

@@ -623,22 +623,6 @@ fn hurwitz_zeta(s: f64, q: f64) -> f64 {
             return f64::NAN;
         }
     }
-    // Cephes' Bernoulli-number coefficients, as published (more digits than f64 holds).
-    #[allow(clippy::excessive_precision)]
-    const B: [f64; 12] = [
-        12.0,
-        -720.0,
-        30240.0,
-        -1209600.0,
-        47900160.0,
-        -1.8924375803183791606e9,
-        7.47242496e10,
-        -2.950130727918164224e12,
-        1.1646782814350067249e14,
-        -4.5979787224074726105e15,
-        1.8152105401943546773e17,
-        -7.1661652561756670113e18,
-    ];
     let mut sum = q.powf(-s);
     let mut a = q;
     let mut i = 0;
@@ -657,7 +641,7 @@ fn hurwitz_zeta(s: f64, q: f64) -> f64 {
     sum -= 0.5 * b;
     let mut fac = 1.0;
     let mut k = 0.0;
-    for coef in B {
+    for coef in cephes::ZETA_A {
         fac *= s + k;
         b /= w;
         let t = fac * b / coef;

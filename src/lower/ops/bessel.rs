@@ -9,7 +9,7 @@
 use super::super::ctx::Ctx;
 use super::super::kernel::{CmpOp, ExprId, KernelError, UnOp};
 use super::super::LowerError;
-use super::special::{scaled_i, unary, F};
+use super::special::{scaled_i, unary, unary_ops, F};
 use crate::ops::cephes::{
     AIRY_AD, AIRY_AFD, AIRY_AFN, AIRY_AGD, AIRY_AGN, AIRY_AN, AIRY_C1, AIRY_C2, AIRY_ISPI, AIRY_NEG, AIRY_POS, AIRY_ZERO,
     Hankel, I0E_A, I0E_B, I1E_A, I1E_B, J0_RP, J0_RQ, J1_RP, J1_RQ, K0_A, K0_B, K1_A, K1_B, ORDER0, ORDER1, PI3_4, PI_4, SQ2OPI,
@@ -219,14 +219,6 @@ fn k0e_of(m: &mut F<'_>, x: ExprId) -> K {
 
 fn k1e_of(m: &mut F<'_>, x: ExprId) -> K {
     k_of(m, x, true, true)
-}
-
-macro_rules! unary_ops {
-    ($($name:ident => $f:path;)*) => {
-        $(pub fn $name(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
-            unary(cx, node, idx, $f)
-        })*
-    };
 }
 
 unary_ops! {

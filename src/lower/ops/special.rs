@@ -14,7 +14,7 @@ use super::super::kernel::{BinOp, CmpOp, Elem, ExprId, KernelBuilder, KernelErro
 use super::super::LowerError;
 use super::pointwise::{arg, out_ty};
 use crate::ir::Node;
-use crate::ops::cephes::{I0E_A, I0E_B, I1E_A, I1E_B};
+use crate::ops::cephes::{I0E_A, I0E_B, I1E_A, I1E_B, ZETA_A};
 
 type K = Result<ExprId, KernelError>;
 type R = Result<ExprId, LowerError>;
@@ -139,6 +139,8 @@ fn binary(cx: &mut Ctx<'_>, node: &Node, idx: &[ExprId], a: &str, b: &str, f: fn
     Ok(f(&mut F { kb: &mut cx.kb, ty }, x, y)?)
 }
 
+/// One kernel entry point per unary special function: `name => its expression builder`. The
+/// names (`Ctx`, `Node`, `R`, `unary`) resolve where it expands; `bessel` uses it too.
 macro_rules! unary_ops {
     ($($name:ident => $f:path;)*) => {
         $(pub fn $name(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
@@ -146,6 +148,7 @@ macro_rules! unary_ops {
         })*
     };
 }
+pub(super) use unary_ops;
 
 unary_ops! {
     digamma => digamma_of;
@@ -251,22 +254,6 @@ fn trigamma_of(m: &mut F<'_>, x: ExprId) -> K {
     let negated = m.un(UnOp::Neg, acc);
     m.sel(small, negated, acc)
 }
-
-/// Cephes' Euler–Maclaurin coefficients for the Hurwitz zeta.
-const ZETA_A: [f64; 12] = [
-    12.0,
-    -720.0,
-    30240.0,
-    -1209600.0,
-    47900160.0,
-    -1.8924375803183791606e9,
-    7.47242496e10,
-    -2.950130727918164224e12,
-    1.1646782814350067249e14,
-    -4.5979787224074726105e15,
-    1.8152105401943546773e17,
-    -7.1661652561756670113e18,
-];
 
 /// Hurwitz zeta `ζ(x, q)` as Cephes sums it: `Σ (q+i)^-x` until `i ≥ 9` and `q + i > 9` (a
 /// state loop whose count follows `q`), then twelve Euler–Maclaurin terms.

@@ -3,7 +3,8 @@
 //! function in it). A model opens folded at the deepest level that still fits on one screen
 //! (Model Explorer's habit: a transformer opens as its layers).
 //!
-//! Pure data, built on workers with the layout and read by the canvas and the breadcrumbs.
+//! Pure data, built on workers with the layout and read by the canvas and the breadcrumbs, and by
+//! the HTML report (`report::graph`): it sits below both so the report does not import the UI.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
