@@ -244,22 +244,11 @@ fn align_calls(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::trace::{Kernel, KernelSource, Launch};
+    use crate::import::trace::{Kernel, Launch};
     use crate::profile::kineto;
 
     fn kernel(name: &str, callee: &str, kind: KernelKind) -> Kernel {
-        Kernel {
-            name: name.into(),
-            callee: callee.into(),
-            kind,
-            source: KernelSource::Library,
-            nodes: vec![format!("node_{name}")],
-            post_grad_nodes: Vec::new(),
-            call_sites: 1,
-            stack_traces: Vec::new(),
-            compile_time_us: None,
-            num_configs: None,
-        }
+        Kernel::library(name, callee, kind)
     }
 
     #[test]

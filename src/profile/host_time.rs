@@ -65,22 +65,11 @@ pub(crate) fn median(mut v: Vec<f64>) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::trace::{Kernel, KernelKind, KernelSource, KernelTable, Launch};
+    use crate::import::trace::{Kernel, KernelKind, KernelTable, Launch};
     use crate::profile::kineto;
 
     fn kernel(name: &str, kind: KernelKind) -> Kernel {
-        Kernel {
-            name: name.into(),
-            callee: name.split(':').next().unwrap_or(name).into(),
-            kind,
-            source: KernelSource::Library,
-            nodes: vec![format!("node_{name}")],
-            post_grad_nodes: Vec::new(),
-            call_sites: 1,
-            stack_traces: Vec::new(),
-            compile_time_us: None,
-            num_configs: None,
-        }
+        Kernel::library(name, name.split(':').next().unwrap_or(name), kind)
     }
 
     #[test]

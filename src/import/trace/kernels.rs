@@ -75,6 +75,23 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// A library kernel computing node `node_{name}`, for tests of what is matched to kernels.
+    #[cfg(test)]
+    pub(crate) fn library(name: &str, callee: &str, kind: KernelKind) -> Kernel {
+        Kernel {
+            name: name.into(),
+            callee: callee.into(),
+            kind,
+            source: KernelSource::Library,
+            nodes: vec![format!("node_{name}")],
+            post_grad_nodes: Vec::new(),
+            call_sites: 1,
+            stack_traces: Vec::new(),
+            compile_time_us: None,
+            num_configs: None,
+        }
+    }
+
     /// The name of the CPU op the PyTorch profiler records when `call()` launches this kernel:
     /// Inductor wraps each Triton launch in a record function named after the kernel; a library
     /// or fallback call is recorded as the ATen op it runs (`aten::mm`). C++ kernels record none,
