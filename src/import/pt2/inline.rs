@@ -33,11 +33,11 @@ pub(super) fn inline_wrappers(g: &mut Graph) -> usize {
     for node in std::mem::take(&mut g.nodes) {
         match body(&node) {
             Some((body_at, args_from)) => match take_body(node, body_at) {
-                Ok((node, mut sub)) => {
+                Ok((node, mut sub)) if conforms(&node, &sub.graph, args_from) => {
                     count += 1 + inline_wrappers(&mut sub.graph);
                     splice(g, &mut nodes, &node, sub, args_from, &mut taken);
                 }
-                Err(node) => nodes.push(node),
+                Ok((node, _)) | Err(node) => nodes.push(node),
             },
             None => nodes.push(node),
         }
@@ -59,6 +59,17 @@ fn body(node: &Node) -> Option<(usize, usize)> {
     }
 }
 
+/// Whether `body` can stand in for `node`: one parameter per argument after `args_from`, one
+/// result per output, each result computed by a body node. A result that is a parameter passed
+/// through would leave the op's output named by no node: such an op (or any other calling
+/// convention) is kept whole rather than guessed at.
+fn conforms(node: &Node, body: &Graph, args_from: usize) -> bool {
+    let computed: HashSet<&str> = body.nodes.iter().flat_map(|n| n.outputs.iter().filter_map(value_name)).collect();
+    body.inputs.len() == node.inputs.len() - args_from
+        && body.outputs.len() == node.outputs.len()
+        && body.outputs.iter().all(|o| value_name(o).is_some_and(|n| computed.contains(n)))
+}
+
 /// The node and its parsed body; the node unchanged when the body does not parse.
 fn take_body(node: Node, at: usize) -> Result<(Node, GraphArgument), Node> {
     let parsed = match &node.inputs[at].arg {
@@ -77,10 +88,6 @@ fn take_body(node: Node, at: usize) -> Result<(Node, GraphArgument), Node> {
 fn splice(g: &mut Graph, out: &mut Vec<Node>, node: &Node, sub: GraphArgument, args_from: usize, taken: &mut HashSet<String>) {
     let GraphArgument { name: body_name, graph: mut body } = sub;
     let args = &node.inputs[args_from..];
-    if body.inputs.len() != args.len() || body.outputs.len() != node.outputs.len() {
-        // Not the calling convention above: keep the op whole rather than guess.
-        body.nodes.clear();
-    }
     let mut rename: HashMap<String, String> = HashMap::new();
     for (param, a) in body.inputs.iter().zip(args) {
         if let (Some(p), Some(v)) = (value_name(param), value_name(&a.arg)) {
@@ -91,9 +98,6 @@ fn splice(g: &mut Graph, out: &mut Vec<Node>, node: &Node, sub: GraphArgument, a
         if let (Some(i), Some(o)) = (value_name(inner), value_name(outer)) {
             rename.insert(i.to_string(), o.to_string());
         }
-    }
-    if body.nodes.is_empty() {
-        return;
     }
     let mut fresh = |name: &str, rename: &mut HashMap<String, String>| -> String {
         if let Some(n) = rename.get(name) {
@@ -179,5 +183,43 @@ fn names_mut(a: &mut Argument) -> Vec<&mut String> {
             })
             .collect(),
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `no_grad` block over `x` whose body is `body_nodes` and returns `ret`.
+    fn program(body_nodes: &str, ret: &str) -> Graph {
+        let body = format!(
+            r#"{{"name": "submod_1", "graph": {{"inputs": [{{"as_tensor": {{"name": "x_1"}}}}], "outputs": [{{"as_tensor": {{"name": "{ret}"}}}}],
+                "nodes": [{body_nodes}], "tensor_values": {{}}}}}}"#
+        );
+        let json = format!(
+            r#"{{"inputs": [{{"as_tensor": {{"name": "x"}}}}], "outputs": [{{"as_tensor": {{"name": "y"}}}}], "tensor_values": {{}},
+                "nodes": [{{"target": "{SET_GRAD}", "inputs": [{{"name": "", "arg": {{"as_bool": false}}}}, {{"name": "", "arg": {{"as_graph": {body}}}}}, {{"name": "", "arg": {{"as_tensor": {{"name": "x"}}}}}}],
+                            "outputs": [{{"as_tensor": {{"name": "y"}}}}]}}]}}"#
+        );
+        serde_json::from_str(&json).unwrap()
+    }
+
+    #[test]
+    fn a_body_is_spliced_reading_the_arguments_and_writing_the_outputs() {
+        let cos = r#"{"target": "torch.ops.aten.cos.default", "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "x_1"}}}], "outputs": [{"as_tensor": {"name": "cos"}}]}"#;
+        let mut g = program(cos, "cos");
+        assert_eq!(inline_wrappers(&mut g), 1);
+        assert_eq!(g.nodes.len(), 1);
+        assert_eq!(g.nodes[0].target, "torch.ops.aten.cos.default");
+        assert!(matches!(&g.nodes[0].inputs[0].arg, Argument::Tensor(n) if n == "x"));
+        assert!(matches!(&g.nodes[0].outputs[0], Argument::Tensor(n) if n == "y"));
+    }
+
+    #[test]
+    fn a_body_that_passes_a_parameter_through_is_kept_whole() {
+        let mut g = program("", "x_1");
+        assert_eq!(inline_wrappers(&mut g), 0);
+        assert_eq!(g.nodes.len(), 1, "the wrapper stays, its output still defined");
+        assert_eq!(g.nodes[0].target, SET_GRAD);
     }
 }
