@@ -7,7 +7,6 @@ mod bench;
 mod bench_kernels;
 mod bench_models;
 mod bench_ops;
-mod check;
 mod check_lite;
 mod trace_calls;
 pub mod compile;
@@ -668,6 +667,17 @@ pub(crate) fn load(file: &Path) -> Result<Model, ExitCode> {
 pub(crate) fn fail(code: u8, err: &dyn std::fmt::Display) -> ExitCode {
     eprintln!("error: {err}");
     ExitCode::from(code)
+}
+
+/// A pipeline step's error as an exit status: bad input (file, marks, inputs, an output folder
+/// that cannot be made) or a step that failed.
+pub(crate) fn fail_pipeline(e: &crate::pipeline::PipelineError) -> ExitCode {
+    use crate::pipeline::PipelineError as E;
+    let code = match e {
+        E::Import(_) | E::NoGraph { .. } | E::Marks(_) | E::Inputs(_) | E::ReadInput(_) | E::CreateDir { .. } => EXIT_USAGE,
+        E::Lower(_) | E::WriteOutput(_) | E::Run(_) => EXIT_FAILED,
+    };
+    fail(code, e)
 }
 
 pub(crate) fn print_json(v: &serde_json::Value) {
