@@ -12,7 +12,7 @@ collects each `crate::<module>` path (also inside `use crate::{a::X, b}` groups)
 Code inside `#[cfg(test)]` items is counted apart (`--tests` includes it in the graph): a unit
 test may reach up a layer to build its inputs without the library depending on that layer.
 
-`--submodules` prints instead the cycles between second-level modules (`cli::check`,
+`--submodules` prints instead the cycles between second-level modules (`pipeline::check`,
 `ops::table`, ...), leaving out edges between a module and its own parent, resolving `crate::`, `super::` and `self::` paths and, in a `mod.rs`, paths
 that start with a child module's name.
 
@@ -36,6 +36,9 @@ LAYERS = [
     ("passes", ["infer", "decomp", "exec", "shapes", "hierarchy"]),
     ("lower", ["lower", "codegen", "runtime", "coverage", "opinfo"]),
     ("analysis", ["profile", "diff", "report", "sweep"]),
+    # The pipeline's steps as one call each (lower a file, run, profile, check), driving the
+    # layers below for both front ends: the CLI parses into them, the app's jobs call them.
+    ("pipeline", ["pipeline"]),
     # `ui` owns no compiler logic and never imports `cli`; `cli` starts the GUI (and benches its
     # layout), so the CLI sits on top.
     ("ui", ["ui"]),

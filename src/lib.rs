@@ -22,6 +22,7 @@ pub mod lower;
 pub mod npy;
 pub mod opinfo;
 pub mod ops;
+pub mod pipeline;
 pub mod runtime;
 pub mod shapes;
 pub mod sweep;

@@ -6,37 +6,26 @@ use std::process::ExitCode;
 
 use serde_json::{json, Value};
 
-use super::{fail, CompileArgs, Lowering, RunArgs, EXIT_FAILED, EXIT_USAGE};
+use super::{fail, fail_pipeline, CompileArgs, Lowering, RunArgs, EXIT_FAILED, EXIT_USAGE};
 use crate::codegen::spirv;
-use crate::decomp::{Marks, Mode};
-use crate::exec::{self, Tensor};
-use crate::ir::Model;
+use crate::decomp::Mode;
+use crate::exec;
 use crate::lower::{self, Plan};
-use crate::npy;
-use crate::runtime::plan::{compile_plan, run_on_device_with, PlanRun};
-use crate::runtime::{open, pick_backend, probe_all, reference, Backend, Device};
+use crate::pipeline::{self, Lowered};
+use crate::runtime::plan::compile_plan;
+use crate::runtime::Backend;
 use crate::shapes::{parse_binding, resolve_bindings};
 use crate::sym::Bindings;
-
-/// What `compile` and `run` share: the model, its graph lowered under a mode.
-pub struct Lowered {
-    pub model: Model,
-    pub plan: Plan,
-}
 
 /// The model of a lowering subcommand, lowered as its arguments say.
 fn lower(a: &Lowering) -> Result<Lowered, ExitCode> {
     lower_file(&a.file, &a.mode, &a.marks)
 }
 
+/// `--mode` parsed, then [`pipeline::lower_file`].
 pub fn lower_file(file: &Path, mode: &str, marks: &[String]) -> Result<Lowered, ExitCode> {
     let mode = Mode::parse(mode).ok_or_else(|| fail(EXIT_USAGE, &format!("unknown --mode `{mode}`: expected none, core, lite or full")))?;
-    let model = super::load(file)?;
-    let graph = model.graphs.first().ok_or_else(|| fail(EXIT_USAGE, &format!("{}: the model has no graph", file.display())))?;
-    let marks = Marks::parse(marks).map_err(|e| fail(EXIT_USAGE, &e))?;
-    marks.check_against(graph).map_err(|e| fail(EXIT_USAGE, &e))?;
-    let plan = lower::lower(&model, graph, mode, &marks).map_err(|e| fail(EXIT_FAILED, &e))?;
-    Ok(Lowered { model, plan })
+    pipeline::lower_file(file, mode, marks).map_err(|e| fail_pipeline(&e))
 }
 
 fn explicit_bindings(binds: &[String]) -> Result<Vec<(String, i64)>, ExitCode> {
@@ -160,12 +149,6 @@ pub fn compile(a: &CompileArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Random user inputs of the shapes `b` gives the model's first graph's inputs.
-pub fn random_inputs(model: &Model, b: &Bindings, seed: u64) -> Result<Vec<Tensor>, String> {
-    let graph = model.graphs.first().ok_or("the model has no graph")?;
-    exec::random_inputs(graph, b, seed)
-}
-
 pub fn run(a: &RunArgs) -> ExitCode {
     let l = match lower(&a.model) {
         Ok(l) => l,
@@ -177,51 +160,41 @@ pub fn run(a: &RunArgs) -> ExitCode {
             Ok(b) => b,
             Err(c) => return c,
         };
-        match random_inputs(&l.model, &b, a.seed) {
+        match pipeline::random_inputs(&l.model, &b, a.seed) {
             Ok(t) => (t, b),
-            Err(e) => return fail(EXIT_USAGE, &e),
+            Err(e) => return fail_pipeline(&e),
         }
     } else {
-        let mut ts = Vec::new();
-        for p in &a.inputs {
-            match npy::read(p).and_then(|x| {
-                Tensor::from_le_bytes(x.dtype, &x.shape, &x.data).map_err(|message| npy::NpyError::Format { file: p.display().to_string(), message })
-            }) {
-                Ok(t) => ts.push(t),
-                Err(e) => return fail(EXIT_USAGE, &e),
-            }
-        }
+        let ts = match pipeline::read_inputs(&a.inputs) {
+            Ok(ts) => ts,
+            Err(e) => return fail_pipeline(&e),
+        };
         match exec::infer_bindings(&l.model, graph, &ts) {
             Ok(b) => (ts, b),
             Err(e) => return fail(EXIT_USAGE, &e),
         }
     };
     let gen = exec::Generator::seeded(a.seed);
-    let result = run_plan_on(&a.device, &l, &inputs, &bindings, &gen);
+    // `auto` follows the app's order (XPU, OpenCL, reference): `runtime::pick_backend`.
+    let result = Backend::parse(&a.device).and_then(|wanted| pipeline::run_plan_on(wanted, &l, &inputs, &bindings, &gen).map_err(|e| e.to_string()));
     let (device_name, r) = match result {
         Ok(x) => x,
         Err(e) => return fail(EXIT_FAILED, &e),
     };
     let check = if a.check {
-        match exec::run_seeded(&l.model, graph, &inputs, &gen) {
-            Ok(want) => Some(super::check::check(graph, &r.outputs, &want)),
+        match pipeline::check_run(&l.model, graph, &inputs, &gen, &r.outputs) {
+            Ok(c) => Some(c),
             Err(e) => return fail(EXIT_FAILED, &format!("reference interpreter: {e}")),
         }
     } else {
         None
     };
     if let Some(dir) = a.save_outputs.as_deref() {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            return fail(EXIT_USAGE, &format!("{}: cannot create: {e}", dir.display()));
-        }
-        for (i, t) in r.outputs.iter().enumerate() {
-            let arr = npy::NpyArray { dtype: t.dtype(), shape: t.shape().to_vec(), data: t.to_le_bytes() };
-            if let Err(e) = npy::write(&dir.join(format!("out{i}.npy")), &arr) {
-                return fail(EXIT_FAILED, &e);
-            }
+        if let Err(e) = pipeline::save_outputs(dir, &r.outputs) {
+            return fail_pipeline(&e);
         }
     }
-    let ok = check.as_ref().is_none_or(|c| c["ok"] == json!(true));
+    let ok = check.as_ref().is_none_or(|c| c.ok);
     if a.json {
         super::print_json(&json!({
             "device": device_name,
@@ -244,13 +217,14 @@ pub fn run(a: &RunArgs) -> ExitCode {
         }
         println!("total device: {} ns, host steps: {} ns, wall: {} ns", r.total_device_ns, r.total_host_ns, r.wall_ns);
         if let Some(c) = &check {
-            println!("check: max_abs_err {} max_rel_err {} ok {}", c["max_abs_err"], c["max_rel_err"], c["ok"]);
-            for p in c["problems"].as_array().into_iter().flatten().filter_map(|p| p.as_str()) {
+            // Errors as JSON writes them (`1e-7`, `null` for NaN), the same as `--json`.
+            println!("check: max_abs_err {} max_rel_err {} ok {}", Value::from(c.max_abs_err), Value::from(c.max_rel_err), c.ok);
+            for p in &c.problems {
                 println!("  {p}");
             }
-            for r in c["by_rule"].as_array().into_iter().flatten() {
-                let why = r["why"].as_str().map(|w| format!(": {w}")).unwrap_or_default();
-                println!("  output {} (random) checked by rule: ok {}{why}", r["output"], r["ok"]);
+            for r in &c.by_rule {
+                let why = r.why.as_deref().map(|w| format!(": {w}")).unwrap_or_default();
+                println!("  output {} (random) checked by rule: ok {}{why}", r.output, r.ok);
             }
         }
     }
@@ -259,20 +233,4 @@ pub fn run(a: &RunArgs) -> ExitCode {
     } else {
         ExitCode::from(EXIT_FAILED)
     }
-}
-
-/// Runs the lowered plan on the named device, random ops drawing from `gen`; the device's name
-/// comes back with the run.
-pub fn run_plan_on(device: &str, l: &Lowered, inputs: &[Tensor], b: &Bindings, gen: &exec::Generator) -> Result<(String, PlanRun), String> {
-    // `auto` follows the app's order (XPU, OpenCL, reference): `runtime::pick_backend`.
-    let backend = pick_backend(&probe_all(), Backend::parse(device)?);
-    if backend == Backend::Reference {
-        let r = reference::run_reference_with(&l.plan, &l.model, inputs, b, gen).map_err(|e| e.to_string())?;
-        return Ok(("reference (CPU interpreter)".into(), r));
-    }
-    let mut dev: Box<dyn Device> = open(backend).map_err(|e| e.to_string())?;
-    let modules = compile_plan(&l.plan).map_err(|e| e.to_string())?;
-    let name = format!("{} ({})", dev.info().name, dev.info().backend);
-    let r = run_on_device_with(dev.as_mut(), &l.plan, &modules, &l.model, inputs, b, gen).map_err(|e| e.to_string())?;
-    Ok((name, r))
 }

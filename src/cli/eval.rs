@@ -7,10 +7,10 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::{fail, EXIT_FAILED, EXIT_USAGE};
-use crate::exec::{self, Tensor};
+use super::{fail, fail_pipeline, EXIT_FAILED, EXIT_USAGE};
 use crate::decomp::{self, Marks, Mode};
-use crate::npy;
+use crate::exec;
+use crate::pipeline;
 
 pub fn run(
     file: &Path,
@@ -40,17 +40,10 @@ pub fn run(
         Err(e) => return fail(EXIT_FAILED, &format!("{}: {e}", file.display())),
     };
     let graph = &decomposed.graph;
-    let mut tensors = Vec::with_capacity(inputs.len());
-    for p in inputs {
-        let loaded = npy::read(p).and_then(|a| {
-            Tensor::from_le_bytes(a.dtype, &a.shape, &a.data)
-                .map_err(|message| npy::NpyError::Format { file: p.display().to_string(), message })
-        });
-        match loaded {
-            Ok(t) => tensors.push(t),
-            Err(e) => return fail(EXIT_USAGE, &e),
-        }
-    }
+    let tensors = match pipeline::read_inputs(inputs) {
+        Ok(t) => t,
+        Err(e) => return fail_pipeline(&e),
+    };
     let bindings = match exec::infer_bindings(&model, graph, &tensors) {
         Ok(b) => b,
         Err(e) => return fail(EXIT_USAGE, &e),
@@ -61,16 +54,9 @@ pub fn run(
     };
     let mut saved = Vec::new();
     if let Some(dir) = save {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            return fail(EXIT_USAGE, &format!("{}: cannot create: {e}", dir.display()));
-        }
-        for (i, t) in outputs.iter().enumerate() {
-            let path = dir.join(format!("out{i}.npy"));
-            let a = npy::NpyArray { dtype: t.dtype(), shape: t.shape().to_vec(), data: t.to_le_bytes() };
-            if let Err(e) = npy::write(&path, &a) {
-                return fail(EXIT_FAILED, &e);
-            }
-            saved.push(Some(path.display().to_string()));
+        match pipeline::save_outputs(dir, &outputs) {
+            Ok(paths) => saved.extend(paths.iter().map(|p| Some(p.display().to_string()))),
+            Err(e) => return fail_pipeline(&e),
         }
     }
     saved.resize(outputs.len(), None);

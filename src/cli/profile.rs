@@ -5,8 +5,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::process::ExitCode;
 
-use super::{compile, fail, EXIT_FAILED, EXIT_USAGE};
-use crate::profile::{profile_plan, CpuCapture, PlanProfile, ProfileOptions, Trace};
+use super::{compile, fail, fail_pipeline, EXIT_FAILED, EXIT_USAGE};
+use crate::pipeline;
+use crate::profile::{CpuCapture, PlanProfile, ProfileOptions, Trace};
 use crate::runtime::{pick_backend, probe_all, Backend};
 use crate::shapes::{parse_binding, resolve_bindings};
 
@@ -109,16 +110,15 @@ pub fn run(a: ProfileArgs<'_>) -> ExitCode {
         Ok(b) => b,
         Err(e) => return fail(EXIT_USAGE, &e),
     };
-    let inputs = match compile::random_inputs(&lowered.model, &bindings, a.seed) {
-        Ok(t) => t,
-        Err(e) => return fail(EXIT_USAGE, &e),
+    let Some(graph) = lowered.model.graphs.first() else {
+        return fail(EXIT_USAGE, &"the model has no graph");
     };
     let options = ProfileOptions { warmup: a.warmup, repeat: a.repeat.max(1) };
     let profiled =
-        profile_plan(capture, backend, &lowered.plan, &lowered.model, &inputs, &bindings, options, &mut |_| {});
+        pipeline::profile_graph(capture, backend, &lowered.plan, &lowered.model, graph, &bindings, a.seed, options, &mut |_| {});
     let PlanProfile { trace, run_device_ns: run_totals, run_wall_ns } = match profiled {
         Ok(p) => p,
-        Err(e) => return fail(EXIT_FAILED, &e),
+        Err(e) => return fail_pipeline(&e),
     };
     let against = inductor.as_ref().zip(lowered.model.graphs.first()).map(|(run, graph)| {
         let ours = crate::profile::against_inductor::Ours {

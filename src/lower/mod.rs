@@ -30,8 +30,10 @@
 mod ctx;
 pub mod coverage;
 mod expand;
+mod fusion;
 pub mod kernel;
 pub mod ops;
+mod plan;
 pub mod rng;
 pub mod schedule;
 mod sizes;
@@ -48,126 +50,8 @@ use kernel::{Access, KernelBuilder, KernelError, Store, VarId};
 pub use expand::{Expanded, EXPANDED_NOTE};
 pub use kernel::Kernel;
 pub use ops::OpKind;
-
-/// One step of a plan.
-#[derive(Clone, Debug)]
-pub enum Step {
-    /// A kept node run as its own single-op kernel, as eager PyTorch would.
-    Fallback { node: NodeId, kernel: Kernel },
-    /// A fusion group: `nodes` (graph order, the root last) computed by one kernel.
-    Fused { nodes: Vec<NodeId>, kernel: Kernel },
-    /// A node that needs no kernel: symbolic-int arithmetic, or a view read through by consumers.
-    /// Runtime assertions (`_assert_scalar`, `sym_constrain_range*`) are checked here with the
-    /// symbols bound so far.
-    Meta { node: NodeId },
-    /// The sizes `node`'s outputs take from data (unbacked symbols, see `lower::sizes`): `kernel`
-    /// writes `values` into a small i64 buffer; the runner waits for the queue, reads them back
-    /// and binds the symbols before any later launch. The node's outputs are computed by the
-    /// steps after this one, at the bound sizes.
-    Sync { node: NodeId, kernel: Kernel, values: Vec<SyncValue> },
-    /// An op Inductor never lowers and calls eagerly (`.eager()` in the registry), run on the
-    /// host: the runner finishes the queue, reads the node's inputs back, runs the interpreter's
-    /// implementation and hands the outputs to later kernels. It costs host time, not device
-    /// time, and is never a generated kernel.
-    Host { node: NodeId },
-}
-
-impl Step {
-    /// The generated kernel the step launches (a sync step's size kernel included).
-    pub fn kernel(&self) -> Option<&Kernel> {
-        match self {
-            Step::Fallback { kernel, .. } | Step::Fused { kernel, .. } | Step::Sync { kernel, .. } => Some(kernel),
-            Step::Meta { .. } | Step::Host { .. } => None,
-        }
-    }
-
-    pub fn kind(&self) -> &'static str {
-        match self {
-            Step::Fallback { .. } => "fallback",
-            Step::Fused { .. } => "fused",
-            Step::Meta { .. } => "meta",
-            Step::Sync { .. } => "sync",
-            Step::Host { .. } => "host",
-        }
-    }
-
-    /// What the step is, in words, for plan listings and traces.
-    pub fn describe(&self) -> &'static str {
-        match self {
-            Step::Fallback { .. } => "single-op kernel",
-            Step::Fused { .. } => "fused kernel",
-            Step::Meta { .. } => "no kernel",
-            Step::Sync { .. } => "size kernel, then a sync: the host reads the data-dependent sizes back",
-            Step::Host { .. } => "host fallback (interpreter): inputs read back, run on the host, outputs uploaded",
-        }
-    }
-
-    pub fn nodes(&self) -> Vec<NodeId> {
-        match self {
-            Step::Fallback { node, .. } | Step::Meta { node } | Step::Sync { node, .. } | Step::Host { node } => vec![*node],
-            Step::Fused { nodes, .. } => nodes.clone(),
-        }
-    }
-}
-
-/// A lowered graph: the decomposed graph it runs, its steps, and what it assumes.
-#[derive(Clone, Debug)]
-pub struct Plan {
-    pub mode: Mode,
-    /// The decomposed graph, with the nodes that had no kernel lowering expanded.
-    pub graph: Graph,
-    pub steps: Vec<Step>,
-    /// Conditions the compiled kernels assume (the model's guards and symbol ranges): a binding
-    /// that flips one needs a new plan; any other binding reuses every binary.
-    pub guards: Vec<String>,
-    /// The nodes expanded for lowering (no direct kernel), in graph order.
-    pub expanded: Vec<Expanded>,
-    /// Per node of `graph`: its entry in `expanded`, if it is a product of one.
-    expansion: Vec<Option<usize>>,
-}
-
-impl Plan {
-    /// The node that kernels computing node `n` of `graph` are attributed to: `n` itself, or the
-    /// node whose expansion emitted it (the user's node, in mode `none`).
-    pub fn attributed(&self, n: NodeId) -> &str {
-        self.expansion_of(n).map_or(self.graph.node(n).name.as_str(), |x| x.node.as_str())
-    }
-
-    /// The expanded node that node `n` of `graph` is a product of, if any.
-    pub fn expansion_of(&self, n: NodeId) -> Option<&Expanded> {
-        self.expansion.get(n.index()).copied().flatten().and_then(|i| self.expanded.get(i))
-    }
-
-    /// The nodes `step` is attributed to ([`Self::attributed`]), in order, each once.
-    pub fn step_names(&self, step: &Step) -> Vec<String> {
-        let mut names: Vec<String> = Vec::new();
-        for n in step.nodes() {
-            let name = self.attributed(n);
-            if !names.iter().any(|m| m == name) {
-                names.push(name.to_string());
-            }
-        }
-        names
-    }
-
-    pub fn kernels(&self) -> impl Iterator<Item = &Kernel> {
-        self.steps.iter().filter_map(Step::kernel)
-    }
-
-    pub fn kernel_count(&self) -> usize {
-        self.kernels().count()
-    }
-
-    /// Steps that run on the host through the interpreter.
-    pub fn host_steps(&self) -> usize {
-        self.steps.iter().filter(|s| matches!(s, Step::Host { .. })).count()
-    }
-
-    /// Steps that wait for the device to read data-dependent sizes back.
-    pub fn sync_steps(&self) -> usize {
-        self.steps.iter().filter(|s| matches!(s, Step::Sync { .. })).count()
-    }
-}
+pub use plan::{Plan, Step};
+use fusion::{fuse_conv_epilogues, fuse_matmul_epilogues, realize_heavy_operands, Fusion};
 
 /// Why a graph could not be lowered; names the node.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -473,136 +357,6 @@ fn build_steps(
     Ok((steps, plan_graph, untiled))
 }
 
-/// Takes out of `inlinable` every producer that a matrix product, convolution, attention or
-/// pooling kernel would inline (through views): those kernels read their operands from memory,
-/// as Inductor realizes the inputs of its extern and template kernels. They read each operand
-/// element many times, from many work-items, so an inlined producer is recomputed as often: a
-/// layer norm's mean and variance once per output column of the matrix product after it, a
-/// batch norm + SiLU once per output channel of the 1×1 convolution after it. As its own kernel
-/// the producer is computed once (with its row statistics on the row schedule). `reads_memory`
-/// marks those nodes, with host steps and nodes whose size kernel reads their operands.
-fn realize_heavy_operands(graph: &Graph, reads_memory: &[bool], fallback: &[bool], inlinable: &mut HashSet<NodeId>) {
-    for (i, node) in graph.nodes.iter().enumerate() {
-        if !reads_memory[i] || fallback[i] {
-            continue;
-        }
-        for v in node.inputs() {
-            if let Some(p) = graph.value(through_views(graph, v)).producer {
-                inlinable.remove(&p);
-            }
-        }
-    }
-}
-
-/// What the epilogue fusions read about the graph: each node's kind and whether it runs as an
-/// eager fallback, each value's users, and the graph's outputs.
-#[derive(Clone, Copy)]
-struct Fusion<'a> {
-    graph: &'a Graph,
-    kinds: &'a [OpKind],
-    fallback: &'a [bool],
-    users: &'a [Vec<NodeId>],
-    outputs: &'a HashSet<ValueId>,
-}
-
-/// Lets a matrix product be computed inside the one kernel that reads it when that kernel's
-/// root is pointwise (bias, activation, residual add, reached through views and inlined
-/// pointwise ops): the tiled schedule takes pointwise epilogues around its dot product, so
-/// `gelu(x·w + b)` is one kernel and the product never goes through memory. Only when that
-/// kernel reads no other matrix product (one dot product per tiled kernel) and the product is
-/// not a graph output.
-fn fuse_matmul_epilogues(f: &Fusion, inlinable: &mut HashSet<NodeId>) {
-    let Fusion { graph, fallback, .. } = *f;
-    let is_matmul = |n: NodeId| !fallback[n.index()] && MATMULS.contains(&graph.node(n).target.as_str());
-    let roots = kernel_roots(f, inlinable);
-    let mut fused_into: HashSet<NodeId> = HashSet::new();
-    for i in 0..graph.nodes.len() {
-        let id = NodeId(i as u32);
-        if !is_matmul(id) {
-            continue;
-        }
-        let Some(r) = &roots[i] else { continue };
-        let [root] = r.iter().copied().collect::<Vec<_>>()[..] else { continue };
-        // Every matrix product the root's kernel would read, through what it inlines.
-        let products = graph.nodes.iter().enumerate().filter(|(j, _)| is_matmul(NodeId(*j as u32)) && roots[*j].as_ref().is_some_and(|r| r.contains(&root))).count();
-        if products == 1 && fused_into.insert(root) {
-            inlinable.insert(id);
-        }
-    }
-}
-
-/// Per node, the kernel roots that would compute it inline (a root reads itself, and an
-/// inlined pointwise node that is a graph output is also the root of its own kernel),
-/// consumers first; `None` when a fallback, a non-pointwise root or another graph output
-/// forces memory anyway.
-fn kernel_roots(f: &Fusion, inlinable: &HashSet<NodeId>) -> Vec<Option<BTreeSet<NodeId>>> {
-    let Fusion { graph, kinds, fallback, users, outputs } = *f;
-    let mut roots: Vec<Option<BTreeSet<NodeId>>> = vec![None; graph.nodes.len()];
-    for (i, node) in graph.nodes.iter().enumerate().rev() {
-        let mut set = BTreeSet::new();
-        let mut ok = true;
-        if node.outputs.iter().any(|o| outputs.contains(o)) {
-            let id = NodeId(i as u32);
-            ok = inlinable.contains(&id) && !fallback[i] && kinds[i] == OpKind::Pointwise;
-            set.insert(id);
-        }
-        for u in node.outputs.iter().flat_map(|o| &users[o.index()]) {
-            let through = kinds[u.index()] == OpKind::View || inlinable.contains(u);
-            match (through, &roots[u.index()]) {
-                (true, Some(r)) => set.extend(r.iter().copied()),
-                (true, None) => ok = false,
-                (false, _) => {
-                    ok &= !fallback[u.index()] && kinds[u.index()] == OpKind::Pointwise;
-                    set.insert(*u);
-                }
-            }
-        }
-        roots[i] = ok.then_some(set);
-    }
-    roots
-}
-
-/// Lets a convolution be computed inside its pointwise epilogue's kernel (bias already in it;
-/// a batch norm in eval, an activation, a residual add), as the matrix products above are:
-/// `relu(bn(conv(x)))` is one kernel and the convolution's output never goes through memory.
-/// A convolution kernel computes one output element per work-item, so this is safe only where
-/// the root computes each convolution element once: the root has the convolution's sizes (no
-/// broadcast of a pooled squeeze-excite product over a feature map) and every path from the
-/// convolution to it reads it once (one user at each step, each listing it once). A `cat` root
-/// would pick between its inputs with a select, which evaluates every input per element.
-fn fuse_conv_epilogues(f: &Fusion, inlinable: &mut HashSet<NodeId>) {
-    let Fusion { graph, fallback, users, .. } = *f;
-    let roots = kernel_roots(f, inlinable);
-    let sizes = |n: NodeId| graph.node(n).outputs.first().and_then(|v| graph.value(*v).tensor()).map(|t| t.sizes.clone());
-    for i in 0..graph.nodes.len() {
-        let id = NodeId(i as u32);
-        if fallback[i] || !CONVOLUTIONS.contains(&graph.node(id).target.as_str()) || graph.node(id).outputs.len() != 1 {
-            continue;
-        }
-        let Some(r) = &roots[i] else { continue };
-        let [root] = r.iter().copied().collect::<Vec<_>>()[..] else { continue };
-        if sizes(root).is_none() || sizes(root) != sizes(id) {
-            continue;
-        }
-        // Follow the single chain of readers up to the root: one user, reading the value once.
-        let mut at = id;
-        let once = loop {
-            let v = graph.node(at).outputs[0];
-            let [u] = users[v.index()][..] else { break false };
-            if graph.node(u).inputs().filter(|x| *x == v).count() != 1 || graph.node(u).outputs.len() != 1 {
-                break false;
-            }
-            if u == root {
-                break true;
-            }
-            at = u;
-        };
-        if once {
-            inlinable.insert(id);
-        }
-    }
-}
-
 /// The materialized outputs `outs` of `node`, grouped by symbolic shape in output order.
 fn groups_by_shape(graph: &Graph, node: &crate::ir::Node, outs: &[usize]) -> Vec<Vec<usize>> {
     let mut groups: Vec<(Option<Vec<crate::sym::Expr>>, Vec<usize>)> = Vec::new();
@@ -621,8 +375,6 @@ pub const MAX_INLINE_REDUCTION: i64 = 1024;
 
 /// Roots that get the tiled matrix-product schedule when their kernel has the shape for it.
 const MATMULS: &[&str] = &["aten.mm.default", "aten.bmm.default", "aten.addmm.default", "aten.linear.default"];
-/// Convolutions [`fuse_conv_epilogues`] computes inside their epilogue.
-const CONVOLUTIONS: &[&str] = &["aten.convolution.default", "aten._convolution.default", "aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default"];
 
 /// Elements folded into each output of reduction node `n`, when static.
 fn reduction_size(graph: &Graph, n: NodeId) -> Option<i64> {

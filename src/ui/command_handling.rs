@@ -13,7 +13,8 @@ use super::state::{Fit, Reveal, Source, View};
 use super::task::Stamp;
 use crate::import;
 use crate::ir::NodeId;
-use crate::profile::{profile_plan, CpuCapture};
+use crate::pipeline::{self, PipelineError};
+use crate::profile::CpuCapture;
 
 impl App {
     /// The one place the state changes in answer to the user.
@@ -340,7 +341,7 @@ impl App {
     }
 
     /// Profiles the focused view's graph (its mode, the lite marks) on the picked device, through
-    /// `profile::profile_plan` like the `profile` command, on a worker that reports progress.
+    /// `pipeline::profile_graph` like the `profile` command, on a worker that reports progress.
     pub(super) fn run_profile(&mut self) {
         let s = &mut self.state;
         let (Some(doc), Some(backend)) = (&s.doc, s.profile.device) else {
@@ -371,14 +372,17 @@ impl App {
             let result = crate::lower::lower(&model, &graph, view.mode(), &marks)
                 .map_err(|e| e.to_string())
                 .and_then(|plan| {
-                    let inputs = crate::exec::random_inputs(&graph, &bindings, 0)?;
                     let mut report = |text| progress.send(JobResult::ProfileProgress(stamp.tag(text)));
-                    profile_plan(capture, backend, &plan, &model, &inputs, &bindings, super::profiling::OPTIONS, &mut report)
+                    // Seed 0: the inputs `profile` draws by default, so both time the same run.
+                    pipeline::profile_graph(capture, backend, &plan, &model, &graph, &bindings, 0, super::profiling::OPTIONS, &mut report)
                         .map(|p| {
                             let ours = super::against_inductor::OurRun::new(&plan, graph, &p.trace);
                             Box::new((p.trace, ours))
                         })
-                        .map_err(|e| format!("on {}: {e}", backend.name()))
+                        .map_err(|e| match e {
+                            PipelineError::Run(e) => format!("on {}: {e}", backend.name()),
+                            e => e.to_string(),
+                        })
                 });
             JobResult::Profiled { view, result: stamp.tag(result) }
         });

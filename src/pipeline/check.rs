@@ -6,10 +6,10 @@
 //! dtype, and on 100 values or more the device's median within half an interquartile range of
 //! the interpreter's, the rule `tests/opinfo.rs` holds random ops to against PyTorch.
 
-use serde_json::{json, Value};
+use serde::Serialize;
 
-use crate::exec::Tensor;
-use crate::ir::Graph;
+use crate::exec::{self, ExecError, Tensor};
+use crate::ir::{Graph, Model};
 
 /// Largest relative error a by-value output may show.
 const TOLERANCE: f64 = 1e-4;
@@ -99,9 +99,31 @@ fn unravel(mut k: usize, shape: &[usize]) -> Vec<usize> {
     idx
 }
 
-/// The `check` object of `run --json`: errors over the by-value outputs, the verdict on each
-/// by-rule output, and whether everything passed.
-pub fn check(graph: &Graph, got: &[Tensor], want: &[Tensor]) -> Value {
+/// The verdict on one output compared by rule (see the module).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuleCheck {
+    pub output: usize,
+    pub ok: bool,
+    /// Why it failed.
+    pub why: Option<String>,
+}
+
+/// A run's outputs against the interpreter's: errors over the by-value outputs, the verdict on
+/// each by-rule output, and whether everything passed (the `check` object of `run --json`,
+/// fields in that order).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    pub max_abs_err: f64,
+    pub max_rel_err: f64,
+    /// Each thing that failed, in words: a count, shape or dtype that differs, non-finite
+    /// values on one side, a relative error over the tolerance.
+    pub problems: Vec<String>,
+    pub by_rule: Vec<RuleCheck>,
+    pub ok: bool,
+}
+
+/// Compares `got`, a run of `graph`'s outputs, with `want`, the interpreter's.
+pub fn check(graph: &Graph, got: &[Tensor], want: &[Tensor]) -> Check {
     let random = crate::ops::rng::random_outputs(graph);
     let is_random = |i: usize| random.get(i).copied().unwrap_or(false);
     let (mut g, mut w) = (Vec::new(), Vec::new());
@@ -109,7 +131,7 @@ pub fn check(graph: &Graph, got: &[Tensor], want: &[Tensor]) -> Value {
     for (i, (a, b)) in got.iter().zip(want).enumerate() {
         if is_random(i) {
             let r = same_distribution(a, b);
-            rules.push(json!({"output": i, "ok": r.is_ok(), "why": r.err()}));
+            rules.push(RuleCheck { output: i, ok: r.is_ok(), why: r.err() });
         } else {
             g.push(a.clone());
             w.push(b.clone());
@@ -134,8 +156,15 @@ pub fn check(graph: &Graph, got: &[Tensor], want: &[Tensor]) -> Value {
     if rel >= TOLERANCE {
         problems.push(format!("relative error {rel:.3e} ≥ {TOLERANCE:e} over the finite values (max absolute error {abs:.3e})"));
     }
-    let ok = problems.is_empty() && rules.iter().all(|r| r["ok"] == json!(true));
-    json!({"max_abs_err": abs, "max_rel_err": rel, "problems": problems, "by_rule": rules, "ok": ok})
+    let ok = problems.is_empty() && rules.iter().all(|r| r.ok);
+    Check { max_abs_err: abs, max_rel_err: rel, problems, by_rule: rules, ok }
+}
+
+/// Runs `graph` through the reference interpreter on `inputs`, random ops drawing from `gen` as
+/// the run that gave `got` did, and compares `got` with its outputs.
+pub fn check_run(model: &Model, graph: &Graph, inputs: &[Tensor], gen: &exec::Generator, got: &[Tensor]) -> Result<Check, ExecError> {
+    let want = exec::run_seeded(model, graph, inputs, gen)?;
+    Ok(check(graph, got, &want))
 }
 
 #[cfg(test)]
