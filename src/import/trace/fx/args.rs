@@ -88,7 +88,7 @@ impl Cx {
                     }
                 }
             }
-            Py::Attr(b, _) | Py::Unary(_, b) => self.values_in(b, out),
+            Py::Attr(b, _) | Py::Unary(_, b) | Py::Starred(b) => self.values_in(b, out),
             Py::Subscript(a, b) | Py::BinOp(a, _, b) => {
                 self.values_in(a, out);
                 self.values_in(b, out);
@@ -152,6 +152,7 @@ impl Cx {
             Py::Subscript(a, b) => serde_json::json!({ "getitem": [self.structure(a)?, self.structure(b)?] }),
             Py::BinOp(a, op, b) => serde_json::json!({ "op": op, "args": [self.structure(a)?, self.structure(b)?] }),
             Py::Unary(op, a) => serde_json::json!({ "op": op, "args": [self.structure(a)?] }),
+            Py::Starred(a) => serde_json::json!({ "starred": self.structure(a)? }),
         })
     }
 

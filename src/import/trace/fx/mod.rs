@@ -32,7 +32,8 @@ use crate::ir::{Graph, InputKind, NodeMeta, ValueId, ValueKind};
 pub const PY_KIND: &str = "python";
 
 /// A graph dump that cannot be read: the payload line (1-based) and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
 pub struct FxError {
     pub line: usize,
     pub message: String,

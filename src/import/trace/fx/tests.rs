@@ -235,3 +235,29 @@ fn annotations_cover_scalars_symbols_and_floats() {
     assert!(parse_annotation("q99[3]").is_err());
     assert!(parse_annotation("f32[3][1, 1]").is_err());
 }
+
+#[test]
+fn garbled_statements_are_errors_naming_their_line() {
+    let bad = [
+        "x = torch.ops.aten.relu.default(arg1_1",
+        r#"x: "f32[3"#,
+        "x = = arg1_1",
+        "x = arg1_1 $ 2",
+        "return (",
+        "x, = (",
+        "x[0] += 1",
+        "def f(): pass",
+        "x arg1_1",
+        "x = arg1_1 +",
+        "x: 3 = torch.ops.aten.relu.default(arg1_1)",
+        "\u{0}",
+    ];
+    for b in bad {
+        let text = format!("def forward(self, arg1_1: \"f32[3][1]cpu\"):\n    {b}\n    y = torch.ops.aten.relu.default(arg1_1)\n    return (y,)\n");
+        let e = parse_graph("g", &text).unwrap_err();
+        assert_eq!(e.line, 2, "{b}: {e:?}");
+        assert!(!e.message.is_empty());
+    }
+    let e = parse_graph("g", "def forward(self, x: \"f32[3][1]cpu\"):\n    y = torch.ops.aten.relu.default(x $ 1)\n").unwrap_err();
+    assert!(e.message.contains("torch.ops.aten.relu.default(x $ 1)"), "the message shows the statement: {e}");
+}

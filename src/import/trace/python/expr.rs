@@ -34,6 +34,9 @@ pub enum Py {
     BinOp(Box<Py>, &'static str, Box<Py>),
     /// A unary operator by its `operator` module name (`neg`, `pos`, `invert`, `not_`).
     Unary(&'static str, Box<Py>),
+    /// `*x` among a call's arguments (Inductor launches `kernel.run(*args, ...)`); `**x` is a
+    /// keyword argument named `**`.
+    Starred(Box<Py>),
 }
 
 impl Py {
@@ -74,7 +77,12 @@ impl fmt::Display for Py {
                 write!(f, "{func}(")?;
                 list(f, args)?;
                 for (i, (k, v)) in kwargs.iter().enumerate() {
-                    write!(f, "{}{k} = {v}", if i > 0 || !args.is_empty() { ", " } else { "" })?;
+                    let sep = if i > 0 || !args.is_empty() { ", " } else { "" };
+                    if k == "**" {
+                        write!(f, "{sep}**{v}")?;
+                    } else {
+                        write!(f, "{sep}{k} = {v}")?;
+                    }
                 }
                 write!(f, ")")
             }
@@ -105,6 +113,7 @@ impl fmt::Display for Py {
             }
             Py::BinOp(a, op, b) => write!(f, "{op}({a}, {b})"),
             Py::Unary(op, a) => write!(f, "{op}({a})"),
+            Py::Starred(a) => write!(f, "*{a}"),
         }
     }
 }
@@ -317,7 +326,11 @@ impl Parser {
                 return Ok((args, kwargs));
             }
             let is_kw = matches!(self.peek(), Tok::Name(_)) && matches!(self.peek_at(1), Tok::Op("="));
-            if is_kw {
+            if self.eat("**") {
+                kwargs.push(("**".to_string(), self.expr()?));
+            } else if self.eat("*") {
+                args.push(Py::Starred(Box::new(self.expr()?)));
+            } else if is_kw {
                 let Tok::Name(name) = self.next() else { return Err(self.error("a keyword argument's name")) };
                 self.next();
                 kwargs.push((name, self.expr()?));
@@ -474,6 +487,8 @@ mod tests {
             Py::Dict(vec![(Py::Str("compile_with_inductor".into()), Py::Int(0))])
         );
         assert!(matches!(parse("x.chunk(3, dim = -1)").unwrap(), Py::Call { .. }));
+        let Py::Call { args, kwargs, .. } = parse("k.run(*args, **kw, stream=s0)").unwrap() else { panic!("not a call") };
+        assert_eq!((args, kwargs.len()), (vec![Py::Starred(Box::new(name("args")))], 2));
     }
 
     #[test]
@@ -492,7 +507,7 @@ mod tests {
 
     #[test]
     fn prints_back_as_python() {
-        for text in ["primals_2[0]", "torch.ops.aten.add.Tensor(x, 1, alpha = 2)", "x[1:, ::2]", "(a,)", "{'k': [1, None]}"] {
+        for text in ["primals_2[0]", "torch.ops.aten.add.Tensor(x, 1, alpha = 2)", "x[1:, ::2]", "(a,)", "{'k': [1, None]}", "f(*a, **b)"] {
             assert_eq!(parse(text).unwrap().to_string().replace('"', "'"), text);
         }
     }

@@ -57,6 +57,11 @@ impl<'a> Source<'a> {
         line.strip_suffix('\r').unwrap_or(line)
     }
 
+    /// The text from physical line `i` to the end; empty past the end.
+    pub fn rest(&self, i: usize) -> &'a str {
+        self.starts.get(i).map_or("", |&from| &self.text[from..])
+    }
+
     /// The logical line that starts at physical line `i`, and the index of the physical line
     /// after it. A bracket never closed takes the rest of the text (the statement then fails to
     /// parse, at its first line); text that does not tokenize ends at its own physical line.
@@ -69,8 +74,12 @@ impl<'a> Source<'a> {
             let t = match t {
                 Ok(t) => t,
                 Err(e) => {
-                    // The statement's parse reports this; its text runs to the error's line.
-                    end = Some((e.pos + 1).min(rest.len()));
+                    // Text that does not tokenize on a later line belongs to the next statement;
+                    // on this one, the statement's parse reports it, its text running to the error.
+                    let after = rest.get(end.unwrap_or(0)..e.pos).unwrap_or("");
+                    if depth > 0 || !after.contains('\n') {
+                        end = Some((e.pos + 1).min(rest.len()));
+                    }
                     break;
                 }
             };
@@ -127,6 +136,7 @@ mod tests {
         assert_eq!(src.logical(6), ("c = (", 7), "an unclosed bracket runs to the end of the text");
         assert_eq!(src.logical(99), ("", 100));
         assert_eq!(Source::new("x = 'open\ny = 1").logical(0), ("x = 'open", 1));
+        assert_eq!(Source::new("x = 1\n$").logical(0), ("x = 1", 1), "a bad next line is no part of this one");
         assert_eq!(Source::new("x = 1\r\ny = 2").line(0), "x = 1");
     }
 }

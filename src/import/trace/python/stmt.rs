@@ -15,6 +15,8 @@ pub enum Stmt {
     /// `target op= value`: the operator by its `operator` module name (`+=` is `add`) and as written.
     AugAssign { target: Py, op: &'static str, symbol: &'static str, value: Py },
     Return(Option<Py>),
+    /// `del a, b` (Inductor frees buffers so, often after a `;`).
+    Del(Vec<Py>),
     Expr(Py),
     Pass,
     /// `def name(params) -> result:`; the body is on the lines that follow.
@@ -66,6 +68,13 @@ fn simple(p: &mut Parser) -> Result<Stmt, PyError> {
                 return Ok(Stmt::Return(None));
             }
             return Ok(Stmt::Return(Some(p.expr_list()?)));
+        }
+        Tok::Name(k) if k == "del" => {
+            p.next();
+            return Ok(Stmt::Del(match p.expr_list()? {
+                Py::Tuple(items) => items,
+                one => vec![one],
+            }));
         }
         Tok::Name(k) if k == "pass" => {
             p.next();
@@ -210,6 +219,8 @@ mod tests {
         assert_eq!((name.as_str(), names), ("forward", vec!["self", "arg0_1", "*args", "k", "**kw"]));
         assert_eq!(params[1].annotation, Some(Py::Str("Sym(s77)".into())));
         assert_eq!(one("class <lambda>(torch.nn.Module):"), Stmt::Class { name: "<lambda>".into() });
+        let s = parse_line("buf2 = reinterpret_tensor(buf1, (4, ), (1, ), 0); del buf1  # reuse").unwrap();
+        assert_eq!(s[1], Stmt::Del(vec![n("buf1")]));
     }
 
     #[test]
