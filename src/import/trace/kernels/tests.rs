@@ -115,3 +115,26 @@ fn a_path_without_code_is_said_so() {
     assert!(matches!(&t.named_file, Some(NamedFile::Skipped { path, .. }) if path == "/nowhere/x.py"), "{:?}", t.named_file);
     assert!(t.notes[0].contains("/nowhere/x.py") && t.notes[0].contains("not on this machine"), "{:?}", t.notes);
 }
+
+#[test]
+fn definitions_and_launches_are_read_as_python_statements() {
+    let code = CODE
+        .replace(
+            "            extern_kernels.mm(buf4, arg7_1, out=buf10)",
+            "            extern_kernels.mm(buf4,\n                arg7_1, out=buf10);  del buf4  # reuse",
+        )
+        .replace("run(buf5, buf6, 32, stream=stream0)", "run(*[buf5, buf6], 32, stream=stream0)")
+        // A definition inside a kernel's source string is text, not a kernel.
+        .replace("import triton\n", "import triton\nfake = async_compile.triton('fake', 'x')\n");
+    let t = &kernels(&record(&code), &FileAccess::nothing())[0];
+    let names: Vec<&str> = t.kernels.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names[0], "triton_per_fused_native_layer_norm_0");
+    assert!(!names.contains(&"fake"), "{names:?}");
+    let order: Vec<usize> = t.launches.iter().map(|l| l.kernel).collect();
+    assert_eq!(order, [0, 1, 2, 3, 0]);
+    assert!(matches!(&t.kernels[0].source, KernelSource::Code { text, .. } if text.starts_with("import triton\nfake =")));
+    // A log cut off inside the source keeps what it has of it.
+    let cut = &CODE[..CODE.find("    x = tl.load").unwrap()];
+    let t = &kernels(&record(cut), &FileAccess::nothing())[0];
+    assert!(matches!(&t.kernels[0].source, KernelSource::Code { text, .. } if text.ends_with("def triton_per_fused_native_layer_norm_0(in_ptr0, out_ptr2, xnumel):")), "{:?}", t.kernels[0].source);
+}
