@@ -1,5 +1,16 @@
 //! Tokens shared by the `srepr` and infix parsers. Only ASCII outside string literals, so
 //! every slice taken here falls on a character boundary.
+//!
+//! Why not trace import's Python tokenizer (`import::trace::python::lex`, issue 29): what is read
+//! here is SymPy's printed expressions (`Symbol('s0', integer=True)`, `FloorDiv(s0, 2)`), whose
+//! tokens are a subset of Python's, but the contract differs where it matters to `sym`: tokens
+//! borrow the text (symbol names become [`super::Expr`] symbols), an integer stays digits until the
+//! parser knows its sign (`-9223372036854775808` is read whole), a float must be finite, anything
+//! outside ASCII is an error, and errors are [`SymError`]s with SymPy's position. The Python reader
+//! has to do the opposite on each point (decode escapes, turn an overlong integer into a float as
+//! Python would, accept any identifier, read comments, multi-line strings and statements). `sym`
+//! also sits below `import`, which uses it for the sizes inside annotations; sharing would move
+//! trace import's reader down into `sym`.
 
 use super::error::parse_error;
 use super::SymError;

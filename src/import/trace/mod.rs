@@ -11,7 +11,7 @@ mod files;
 mod fx;
 mod kernels;
 mod log;
-mod pyexpr;
+mod python;
 mod pytree;
 
 use std::fs::File;

@@ -17,8 +17,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value as Json;
 
+mod code;
+
+use code::{def_comments, kernel_definition, launches};
+
 use super::compile::{CompileRecord, OutputCode, Stage};
 use super::files::{FileAccess, NamedFile};
+use super::python::Source;
 
 /// Where a kernel's code comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -181,14 +186,6 @@ pub fn kernels(rec: &CompileRecord, files: &FileAccess) -> Vec<KernelTable> {
     rec.output_code.iter().map(|code| kernel_table(rec, code, files)).collect()
 }
 
-/// What the comment block above a kernel's definition says.
-#[derive(Default)]
-struct DefComments {
-    path: Option<String>,
-    source_nodes: Vec<String>,
-    post_grad: Vec<String>,
-}
-
 fn kernel_table(rec: &CompileRecord, code: &OutputCode, files: &FileAccess) -> KernelTable {
     let mut table = KernelTable { file: code.filename.clone(), provenance: rec.provenance.is_some(), ..Default::default() };
     let text = match output_text(code, files, &mut table.named_file) {
@@ -198,56 +195,48 @@ fn kernel_table(rec: &CompileRecord, code: &OutputCode, files: &FileAccess) -> K
             return table;
         }
     };
-    let lines: Vec<&str> = text.lines().collect();
+    let src = Source::new(&text);
+    let lines: Vec<&str> = (0..src.line_count()).map(|i| src.line(i)).collect();
     let mut by_name: BTreeMap<String, usize> = BTreeMap::new();
-    let mut in_string = false;
     let mut i = 0;
     // Kernel definitions: `name = async_compile.<flavour>(...'''source''')` at the top level.
     while i < lines.len() {
-        let line = lines[i];
-        let starts_string = line.matches("'''").count() % 2 == 1;
-        if !in_string {
-            if let Some((name, flavour)) = kernel_definition(line) {
-                let comments = def_comments(&lines[..i]);
-                let (kind, language) = match flavour {
-                    "triton" => (KernelKind::Triton, "triton"),
-                    "cpp_pybinding" | "cpp" => (KernelKind::Cpp, "c++"),
-                    other => (KernelKind::Generated, other),
-                };
-                let end = (i + 1..lines.len()).find(|&j| lines[j].trim_start().starts_with("'''")).unwrap_or(lines.len());
-                let source = if starts_string && end > i + 1 {
-                    KernelSource::Code { language: language.to_string(), text: lines[i + 1..end].join("\n") }
-                } else {
-                    KernelSource::NotInLog {
-                        path: comments.path.clone(),
-                        why: "the output code does not hold this kernel's source inline".into(),
-                    }
-                };
-                by_name.insert(name.to_string(), table.kernels.len());
-                table.kernels.push(Kernel {
-                    name: name.to_string(),
-                    callee: name.to_string(),
-                    kind,
-                    source,
-                    nodes: comments.source_nodes,
-                    post_grad_nodes: comments.post_grad,
-                    call_sites: 0,
-                    stack_traces: Vec::new(),
-                    compile_time_us: None,
-                    num_configs: None,
-                });
-                if starts_string {
-                    i = end + 1;
-                    continue;
-                }
+        let (_, mut next) = src.logical(i);
+        if let Some(def) = kernel_definition(src.rest(i)) {
+            let comments = def_comments(&lines[..i]);
+            let (kind, language) = match def.flavour {
+                "triton" => (KernelKind::Triton, "triton"),
+                "cpp_pybinding" | "cpp" => (KernelKind::Cpp, "c++"),
+                other => (KernelKind::Generated, other),
+            };
+            let source = match def.source {
+                Some(text) => KernelSource::Code { language: language.to_string(), text },
+                None => KernelSource::NotInLog {
+                    path: comments.path.clone(),
+                    why: "the output code does not hold this kernel's source inline".into(),
+                },
+            };
+            if def.unterminated {
+                // A log cut off inside the source: the rest of the text is that source.
+                next = lines.len();
             }
+            by_name.insert(def.name.to_string(), table.kernels.len());
+            table.kernels.push(Kernel {
+                name: def.name.to_string(),
+                callee: def.name.to_string(),
+                kind,
+                source,
+                nodes: comments.source_nodes,
+                post_grad_nodes: comments.post_grad,
+                call_sites: 0,
+                stack_traces: Vec::new(),
+                compile_time_us: None,
+                num_configs: None,
+            });
         }
-        if starts_string {
-            in_string = !in_string;
-        }
-        i += 1;
+        i = next;
     }
-    launches(&lines, &mut table, &mut by_name);
+    launches(&src, &mut table, &mut by_name);
     match &rec.provenance {
         Some(m) => apply_provenance(&mut table, m),
         None => infer_from_graphs(&mut table, rec),
@@ -304,165 +293,6 @@ fn output_text(code: &OutputCode, files: &FileAccess, named: &mut Option<NamedFi
     text.ok_or_else(|| {
         format!("the log holds only the path of the output code, {path}, which was not read: {}: no kernel sources or launches", why.unwrap_or_default())
     })
-}
-
-/// `name = async_compile.triton(` → (`name`, `triton`).
-fn kernel_definition(line: &str) -> Option<(&str, &str)> {
-    if line.starts_with(char::is_whitespace) {
-        return None;
-    }
-    let (name, rest) = line.split_once(" = async_compile.")?;
-    let flavour = &rest[..rest.find('(')?];
-    (is_identifier(name) && is_identifier(flavour)).then_some((name, flavour))
-}
-
-/// Reads the `#` lines right above a kernel definition.
-fn def_comments(before: &[&str]) -> DefComments {
-    let start = before.iter().rposition(|l| !l.starts_with('#')).map_or(0, |i| i + 1);
-    let block = &before[start..];
-    let mut out = DefComments::default();
-    let mut mapping = false;
-    let mut fragment = Vec::new();
-    let mut in_fragment = false;
-    for l in block {
-        let c = l.trim_start_matches('#');
-        if let Some(p) = c.trim().strip_prefix("kernel path:") {
-            out.path = Some(p.trim().to_string());
-        } else if let Some(nodes) = source_nodes(c) {
-            out.source_nodes = nodes;
-        } else if c.trim() == "Source node to ATen node mapping:" {
-            mapping = true;
-            in_fragment = false;
-        } else if c.trim() == "Graph fragment:" {
-            mapping = false;
-            in_fragment = true;
-        } else if mapping {
-            if let Some((_, rhs)) = c.split_once("=>") {
-                for n in rhs.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                    if !out.post_grad.iter().any(|x| x == n) {
-                        out.post_grad.push(n.to_string());
-                    }
-                }
-            } else {
-                mapping = false;
-            }
-        } else if in_fragment {
-            if let Some(rest) = c.trim().strip_prefix('%') {
-                if c.contains("call_function[") {
-                    if let Some(name) = rest.split_whitespace().next() {
-                        fragment.push(name.to_string());
-                    }
-                }
-            }
-        }
-    }
-    if out.post_grad.is_empty() {
-        out.post_grad = fragment;
-    }
-    out
-}
-
-/// `# Topologically Sorted Source Nodes: [a, b], Original ATen: [...]` → `[a, b]`.
-fn source_nodes(comment: &str) -> Option<Vec<String>> {
-    let rest = comment.trim().strip_prefix("Topologically Sorted Source Nodes: [")?;
-    let end = rest.find(']')?;
-    Some(rest[..end].split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_string).collect())
-}
-
-/// Finds every launch in `call()` (and in `partition_N()` functions, which `call()` runs), in
-/// program order, adding library and fallback call sites as kernels.
-fn launches(lines: &[&str], table: &mut KernelTable, by_name: &mut BTreeMap<String, usize>) {
-    let mut body_indent: Option<usize> = None;
-    let mut pending_nodes: Option<Vec<String>> = None;
-    let mut pending_handle: Option<(String, u64)> = None;
-    let mut ordinal: BTreeMap<String, usize> = BTreeMap::new();
-    for (i, raw) in lines.iter().enumerate() {
-        let indent = raw.len() - raw.trim_start().len();
-        let line = raw.trim();
-        if line.is_empty() {
-            continue;
-        }
-        if let Some(def) = line.strip_prefix("def ") {
-            let name = def.split('(').next().unwrap_or("");
-            body_indent = (name == "call" || name.starts_with("partition_")).then_some(indent + 1);
-            continue;
-        }
-        let Some(min) = body_indent else { continue };
-        if indent < min {
-            body_indent = None;
-            continue;
-        }
-        if let Some(c) = line.strip_prefix('#') {
-            if let Some(nodes) = source_nodes(c) {
-                pending_nodes = Some(nodes);
-            } else if let Some(h) = c.trim().strip_prefix("[Provenance debug handles]") {
-                pending_handle = h.trim().rsplit_once(':').and_then(|(n, v)| Some((n.to_string(), v.trim().parse().ok()?)));
-            }
-            continue;
-        }
-        let Some((callee, kind)) = launch_callee(line, by_name) else { continue };
-        let handle = pending_handle.take().filter(|(n, _)| *n == callee || n.ends_with(&callee)).map(|(_, h)| h);
-        let call_nodes = pending_nodes.take();
-        let index = match kind {
-            Some(k) => {
-                let n = ordinal.entry(callee.clone()).or_insert(0);
-                *n += 1;
-                let name = match handle {
-                    Some(h) => format!("{callee}:{h}"),
-                    None => format!("{callee}#{n}"),
-                };
-                table.kernels.push(Kernel {
-                    name,
-                    callee: callee.clone(),
-                    kind: k,
-                    source: KernelSource::Library,
-                    nodes: call_nodes.unwrap_or_default(),
-                    post_grad_nodes: Vec::new(),
-                    call_sites: 0,
-                    stack_traces: Vec::new(),
-                    compile_time_us: None,
-                    num_configs: None,
-                });
-                table.kernels.len() - 1
-            }
-            None => {
-                let idx = by_name[&callee];
-                let k = &mut table.kernels[idx];
-                for n in call_nodes.unwrap_or_default() {
-                    if !k.nodes.contains(&n) {
-                        k.nodes.push(n);
-                    }
-                }
-                idx
-            }
-        };
-        table.kernels[index].call_sites += 1;
-        table.launches.push(Launch { kernel: index, line: i + 1, handle });
-    }
-}
-
-/// The callee a `call()` line launches: a defined kernel (`k.run(` or `k(`: kind `None`), a
-/// library kernel (`extern_kernels.mm(`) or an ATen fallback (`torch.ops.aten.cumsum.default(`).
-fn launch_callee(line: &str, by_name: &BTreeMap<String, usize>) -> Option<(String, Option<KernelKind>)> {
-    let rhs = match line.split_once(" = ") {
-        Some((lhs, rhs)) if is_identifier(lhs.trim()) => rhs.trim(),
-        _ => line,
-    };
-    let open = rhs.find('(')?;
-    let func = &rhs[..open];
-    if let Some(name) = func.strip_suffix(".run").filter(|n| by_name.contains_key(*n)) {
-        return Some((name.to_string(), None));
-    }
-    if by_name.contains_key(func) {
-        return Some((func.to_string(), None));
-    }
-    if func.starts_with("extern_kernels.") && is_dotted(func) {
-        return Some((func.to_string(), Some(KernelKind::Extern)));
-    }
-    if let Some(op) = func.strip_prefix("torch.ops.").filter(|f| is_dotted(f) && f.split('.').count() >= 2) {
-        return Some((op.to_string(), Some(KernelKind::Fallback)));
-    }
-    None
 }
 
 /// Replaces comment-derived nodes by the provenance mappings where they name the kernel.
@@ -569,132 +399,5 @@ fn infer_from_graphs(table: &mut KernelTable, rec: &CompileRecord) {
     }
 }
 
-fn is_identifier(s: &str) -> bool {
-    let mut c = s.chars();
-    c.next().is_some_and(|c| c.is_alphabetic() || c == '_') && c.all(|c| c.is_alphanumeric() || c == '_')
-}
-
-fn is_dotted(s: &str) -> bool {
-    !s.is_empty() && s.split('.').all(is_identifier)
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::import::trace::CompileId;
-
-    const CODE: &str = r#"from torch._inductor.select_algorithm import extern_kernels
-async_compile = AsyncCompile()
-
-# kernel path: /tmp/torchinductor_root/6b/c6b.py
-# Topologically Sorted Source Nodes: [h], Original ATen: [aten.native_layer_norm]
-# Source node to ATen node mapping:
-#   h => add, add_1, var_mean
-# Graph fragment:
-#   %arg2_1 : Tensor "f32[s77, 32]" = PlaceHolder[target=arg2_1]
-#   %var_mean : [num_users=2] = call_function[target=torch.ops.aten.var_mean.correction](args = (%arg2_1, [2]), kwargs = {})
-#   return %add_1
-triton_per_fused_native_layer_norm_0 = async_compile.triton('triton_per_fused_native_layer_norm_0', '''
-import triton
-
-@triton.jit
-def triton_per_fused_native_layer_norm_0(in_ptr0, out_ptr2, xnumel):
-    x = tl.load(in_ptr0)
-''', device_str='cuda')
-
-async_compile.wait(globals())
-
-class Runner:
-    def call(self, args):
-        arg0_1, arg1_1 = args
-        with torch.cuda._DeviceGuard(0):
-            # Topologically Sorted Source Nodes: [h], Original ATen: [aten.native_layer_norm]
-            stream0 = get_raw_stream(0)
-            triton_per_fused_native_layer_norm_0.run(arg0_1, buf3, 32, stream=stream0)
-            # Topologically Sorted Source Nodes: [h, linear], Original ATen: [aten.addmm]
-            extern_kernels.addmm(arg6_1, buf3, arg5_1, alpha=1, beta=1, out=buf4)
-            # Topologically Sorted Source Nodes: [linear_1], Original ATen: [aten.mm]
-            extern_kernels.mm(buf4, arg7_1, out=buf10)
-            # Topologically Sorted Source Nodes: [a], Original ATen: [aten._scaled_dot_product_efficient_attention]
-            buf5 = torch.ops.aten._scaled_dot_product_efficient_attention.default(buf4, buf4, buf4, None, True)
-            triton_per_fused_native_layer_norm_0.run(buf5, buf6, 32, stream=stream0)
-        return (buf6, )
-
-def benchmark_compiled_module(args, times=10, repeat=10):
-    fn = lambda: call(list(args))
-"#;
-
-    fn record(code: &str) -> CompileRecord {
-        CompileRecord {
-            id: CompileId::default(),
-            output_code: vec![OutputCode { filename: Some("/nowhere/x.py".into()), code: code.into() }],
-            ..CompileRecord::default()
-        }
-    }
-
-    #[test]
-    fn reads_kernels_sources_nodes_and_launch_order_from_comments() {
-        let t = &kernels(&record(CODE), &FileAccess::nothing())[0];
-        let names: Vec<&str> = t.kernels.iter().map(|k| k.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "triton_per_fused_native_layer_norm_0",
-                "extern_kernels.addmm#1",
-                "extern_kernels.mm#1",
-                "aten._scaled_dot_product_efficient_attention.default#1"
-            ]
-        );
-        let ln = &t.kernels[0];
-        assert_eq!(ln.kind, KernelKind::Triton);
-        assert!(matches!(&ln.source, KernelSource::Code { language, text } if language == "triton" && text.contains("@triton.jit")));
-        assert_eq!(ln.nodes, ["h"]);
-        assert_eq!(ln.post_grad_nodes, ["add", "add_1", "var_mean"]);
-        assert_eq!(ln.call_sites, 2);
-        assert_eq!(ln.profiler_op().as_deref(), Some("triton_per_fused_native_layer_norm_0"));
-        assert_eq!(t.kernels[1].nodes, ["h", "linear"]);
-        assert_eq!(t.kernels[1].profiler_op().as_deref(), Some("aten::addmm"));
-        assert_eq!(t.kernels[3].kind, KernelKind::Fallback);
-        assert_eq!(t.kernels[3].profiler_op().as_deref(), Some("aten::_scaled_dot_product_efficient_attention"));
-        let order: Vec<usize> = t.launches.iter().map(|l| l.kernel).collect();
-        assert_eq!(order, [0, 1, 2, 3, 0]);
-        assert!(t.notes.is_empty(), "{:?}", t.notes);
-    }
-
-    #[test]
-    fn provenance_mappings_name_post_grad_and_original_nodes() {
-        let code = CODE.replace(
-            "            extern_kernels.mm(buf4",
-            "            # [Provenance debug handles] extern_kernels.mm:3\n            extern_kernels.mm(buf4",
-        );
-        let mut rec = record(&code);
-        let j = serde_json::json!({
-            "cppCodeToPost": { "extern_kernels.mm:3": ["mm_1"] },
-            "postToPre": { "mm_1": ["linear_1"] },
-            "version": 2.0
-        });
-        rec.provenance = Some(NodeMappings::from_json(&j));
-        let t = &kernels(&rec, &FileAccess::nothing())[0];
-        let mm = t.kernels.iter().find(|k| k.callee == "extern_kernels.mm").unwrap();
-        assert_eq!(mm.name, "extern_kernels.mm:3");
-        assert_eq!(mm.post_grad_nodes, ["mm_1"]);
-        assert_eq!(mm.nodes, ["linear_1"]);
-    }
-
-    #[test]
-    fn cut_or_garbled_output_code_does_not_panic() {
-        for end in (0..CODE.len()).step_by(5) {
-            let _ = kernels(&record(&CODE[..end]), &FileAccess::nothing());
-        }
-        let garbled = CODE.replace("'''", "").replace('(', "((").replace("debug handles]", "debug handles] x:");
-        let _ = kernels(&record(&garbled), &FileAccess::nothing());
-    }
-
-    #[test]
-    fn a_path_without_code_is_said_so() {
-        let t = &kernels(&record(""), &FileAccess::nothing())[0];
-        assert!(t.kernels.is_empty());
-        assert!(matches!(&t.named_file, Some(NamedFile::Skipped { path, .. }) if path == "/nowhere/x.py"), "{:?}", t.named_file);
-        assert!(t.notes[0].contains("/nowhere/x.py") && t.notes[0].contains("not on this machine"), "{:?}", t.notes);
-    }
-}
+mod tests;

@@ -1,9 +1,11 @@
-//! A small parser for the Python expressions FX's code printer writes on the right of a node's
-//! `=`: calls with positional and keyword arguments, attribute chains, subscripts (with `a:b:c`
-//! slices and `...`), literals, lists, tuples, dicts and arithmetic. Nothing is evaluated; depth
-//! and length are bounded.
+//! Python expressions as torch prints them (the right of an FX node's `=`, a call in Inductor's
+//! output code): calls with positional and keyword arguments, attribute chains, subscripts (with
+//! `a:b:c` slices and `...`), literals, lists, tuples, dicts and arithmetic. Nothing is evaluated;
+//! depth and length are bounded.
 
 use std::fmt;
+
+use super::lex::{tokenize, PyError, Tok, Token};
 
 /// Deepest nesting accepted; FX never nests more than a few levels.
 const MAX_DEPTH: usize = 64;
@@ -32,6 +34,9 @@ pub enum Py {
     BinOp(Box<Py>, &'static str, Box<Py>),
     /// A unary operator by its `operator` module name (`neg`, `pos`, `invert`, `not_`).
     Unary(&'static str, Box<Py>),
+    /// `*x` among a call's arguments (Inductor launches `kernel.run(*args, ...)`); `**x` is a
+    /// keyword argument named `**`.
+    Starred(Box<Py>),
 }
 
 impl Py {
@@ -45,131 +50,85 @@ impl Py {
     }
 }
 
-/// Why an expression could not be parsed: the byte offset and what was expected there.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PyError {
-    pub pos: usize,
-    pub expected: String,
-}
-
-impl fmt::Display for PyError {
+/// Python source for the expression, as torch would print it (for messages).
+impl fmt::Display for Py {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "at byte {}: expected {}", self.pos, self.expected)
-    }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-enum Tok {
-    Name(String),
-    Int(i64),
-    Float(f64),
-    Str(String),
-    Op(&'static str),
-    End,
-}
-
-const OPS: &[&str] = &[
-    "...", "**", "//", "<<", ">>", "==", "!=", "<=", ">=", "(", ")", "[", "]", "{", "}", ",", ":", ".", "=", "+", "-", "*", "/", "%", "@",
-    "<", ">", "~", "&", "|", "^",
-];
-
-fn tokenize(text: &str) -> Result<Vec<(Tok, usize)>, PyError> {
-    let b = text.as_bytes();
-    let mut i = 0;
-    let mut out = Vec::new();
-    while i < b.len() {
-        let c = b[i];
-        if c.is_ascii_whitespace() {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        if c.is_ascii_alphabetic() || c == b'_' || c >= 0x80 {
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] >= 0x80) {
-                i += 1;
+        let list = |f: &mut fmt::Formatter<'_>, xs: &[Py]| {
+            xs.iter().enumerate().try_for_each(|(i, x)| write!(f, "{}{x}", if i > 0 { ", " } else { "" }))
+        };
+        match self {
+            Py::Name(n) => write!(f, "{n}"),
+            Py::Int(v) => write!(f, "{v}"),
+            Py::Float(v) => write!(f, "{v:?}"),
+            Py::Str(s) => write!(f, "{s:?}"),
+            Py::Bool(b) => write!(f, "{}", if *b { "True" } else { "False" }),
+            Py::None => write!(f, "None"),
+            Py::Ellipsis => write!(f, "..."),
+            Py::Slice(p) => {
+                let part = |x: &Py| if *x == Py::None { String::new() } else { x.to_string() };
+                write!(f, "{}:{}", part(&p[0]), part(&p[1]))?;
+                if p[2] != Py::None {
+                    write!(f, ":{}", p[2])?;
+                }
+                Ok(())
             }
-            out.push((Tok::Name(text[start..i].to_string()), start));
-        } else if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
-            let mut float = false;
-            while i < b.len() {
-                match b[i] {
-                    b'0'..=b'9' | b'_' => i += 1,
-                    b'.' => {
-                        float = true;
-                        i += 1
+            Py::Attr(b, a) => write!(f, "{b}.{a}"),
+            Py::Call { func, args, kwargs } => {
+                write!(f, "{func}(")?;
+                list(f, args)?;
+                for (i, (k, v)) in kwargs.iter().enumerate() {
+                    let sep = if i > 0 || !args.is_empty() { ", " } else { "" };
+                    if k == "**" {
+                        write!(f, "{sep}**{v}")?;
+                    } else {
+                        write!(f, "{sep}{k} = {v}")?;
                     }
-                    b'e' | b'E' => {
-                        float = true;
-                        i += 1;
-                        if matches!(b.get(i), Some(b'+' | b'-')) {
-                            i += 1;
-                        }
-                    }
-                    _ => break,
                 }
+                write!(f, ")")
             }
-            let lit = text[start..i].replace('_', "");
-            let err = || PyError { pos: start, expected: "a number".into() };
-            if float {
-                out.push((Tok::Float(lit.parse().map_err(|_| err())?), start));
-            } else {
-                match lit.parse::<i64>() {
-                    Ok(v) => out.push((Tok::Int(v), start)),
-                    Err(_) => out.push((Tok::Float(lit.parse().map_err(|_| err())?), start)),
+            Py::Subscript(b, i) => match i.as_ref() {
+                Py::Tuple(xs) if !xs.is_empty() => {
+                    write!(f, "{b}[")?;
+                    list(f, xs)?;
+                    write!(f, "]")
                 }
+                i => write!(f, "{b}[{i}]"),
+            },
+            Py::List(xs) => {
+                write!(f, "[")?;
+                list(f, xs)?;
+                write!(f, "]")
             }
-        } else if c == b'\'' || c == b'"' {
-            i += 1;
-            let mut s = String::new();
-            loop {
-                let Some(&d) = b.get(i) else {
-                    return Err(PyError { pos: start, expected: "the end of the string literal".into() });
-                };
-                if d == c {
-                    i += 1;
-                    break;
-                }
-                if d == b'\\' && i + 1 < b.len() {
-                    let e = b[i + 1];
-                    s.push(match e {
-                        b'n' => '\n',
-                        b't' => '\t',
-                        other => other as char,
-                    });
-                    i += 2;
-                    continue;
-                }
-                let ch = text[i..].chars().next().unwrap_or('?');
-                s.push(ch);
-                i += ch.len_utf8().max(1);
+            Py::Tuple(xs) => {
+                write!(f, "(")?;
+                list(f, xs)?;
+                write!(f, "{})", if xs.len() == 1 { "," } else { "" })
             }
-            out.push((Tok::Str(s), start));
-        } else {
-            let op = OPS
-                .iter()
-                .find(|op| text[i..].starts_with(**op))
-                .ok_or_else(|| PyError { pos: i, expected: "an operator, name or literal".into() })?;
-            i += op.len();
-            out.push((Tok::Op(op), start));
+            Py::Dict(kv) => {
+                write!(f, "{{")?;
+                for (i, (k, v)) in kv.iter().enumerate() {
+                    write!(f, "{}{k}: {v}", if i > 0 { ", " } else { "" })?;
+                }
+                write!(f, "}}")
+            }
+            Py::BinOp(a, op, b) => write!(f, "{op}({a}, {b})"),
+            Py::Unary(op, a) => write!(f, "{op}({a})"),
+            Py::Starred(a) => write!(f, "*{a}"),
         }
     }
-    out.push((Tok::End, text.len()));
-    Ok(out)
 }
 
 /// Parses one Python expression.
 pub fn parse(text: &str) -> Result<Py, PyError> {
-    let toks = tokenize(text)?;
-    let mut p = Parser { toks, i: 0, depth: 0 };
+    let mut p = Parser::new(text)?;
     let e = p.expr()?;
-    if p.peek() != &Tok::End {
-        return Err(p.error("the end of the expression"));
-    }
+    p.end("the end of the expression")?;
     Ok(e)
 }
 
-struct Parser {
-    toks: Vec<(Tok, usize)>,
+/// A recursive-descent parser over one text's tokens; [`super::stmt`] reads statements with it.
+pub(super) struct Parser {
+    toks: Vec<Token>,
     i: usize,
     depth: usize,
 }
@@ -188,23 +147,47 @@ const BINARY: &[(&[&str], &[&str])] = &[
 ];
 
 impl Parser {
-    fn peek(&self) -> &Tok {
-        &self.toks[self.i].0
+    pub(super) fn new(text: &str) -> Result<Parser, PyError> {
+        let toks = tokenize(text)?;
+        Ok(Parser { toks, i: 0, depth: 0 })
     }
 
-    fn next(&mut self) -> Tok {
-        let t = self.toks[self.i].0.clone();
+    pub(super) fn peek(&self) -> &Tok {
+        self.peek_at(0)
+    }
+
+    /// The token `k` places ahead ([`Tok::End`] past the end).
+    pub(super) fn peek_at(&self, k: usize) -> &Tok {
+        self.toks.get(self.i + k).or(self.toks.last()).map_or(&Tok::End, |t| &t.tok)
+    }
+
+    pub(super) fn next(&mut self) -> Tok {
+        let t = self.peek().clone();
         if self.i + 1 < self.toks.len() {
             self.i += 1;
         }
         t
     }
 
-    fn error(&self, expected: &str) -> PyError {
-        PyError { pos: self.toks[self.i].1, expected: expected.to_string() }
+    /// The byte offset of the next token.
+    pub(super) fn pos(&self) -> usize {
+        self.toks.get(self.i).map_or(0, |t| t.start)
     }
 
-    fn eat(&mut self, op: &str) -> bool {
+    pub(super) fn error(&self, expected: &str) -> PyError {
+        PyError::new(self.pos(), expected)
+    }
+
+    /// Fails unless every token was read.
+    pub(super) fn end(&self, expected: &str) -> Result<(), PyError> {
+        if self.peek() == &Tok::End {
+            Ok(())
+        } else {
+            Err(self.error(expected))
+        }
+    }
+
+    pub(super) fn eat(&mut self, op: &str) -> bool {
         if matches!(self.peek(), Tok::Op(o) if *o == op) {
             self.next();
             true
@@ -213,7 +196,7 @@ impl Parser {
         }
     }
 
-    fn expect(&mut self, op: &str) -> Result<(), PyError> {
+    pub(super) fn expect(&mut self, op: &str) -> Result<(), PyError> {
         if self.eat(op) {
             Ok(())
         } else {
@@ -221,7 +204,34 @@ impl Parser {
         }
     }
 
-    fn expr(&mut self) -> Result<Py, PyError> {
+    /// `a, b, c` (a tuple without parentheses, as on either side of `=` or after `return`), or
+    /// one expression when no comma follows it.
+    pub(super) fn expr_list(&mut self) -> Result<Py, PyError> {
+        let first = self.expr()?;
+        if !matches!(self.peek(), Tok::Op(",")) {
+            return Ok(first);
+        }
+        let mut items = vec![first];
+        while self.eat(",") {
+            if matches!(self.peek(), Tok::End | Tok::Op(";" | "=" | ":")) || self.peek_aug().is_some() {
+                break;
+            }
+            items.push(self.expr()?);
+        }
+        Ok(Py::Tuple(items))
+    }
+
+    /// The `operator` module name of an augmented assignment's operator (`+=` → `add`) next.
+    pub(super) fn peek_aug(&self) -> Option<&'static str> {
+        let Tok::Op(op) = self.peek() else { return None };
+        let bin = op.strip_suffix('=').filter(|b| !b.is_empty() && !matches!(*b, "=" | "<" | ">" | "!"))?;
+        if bin == "**" {
+            return Some("pow");
+        }
+        BINARY.iter().find_map(|(ops, names)| ops.iter().position(|o| *o == bin).map(|k| names[k]))
+    }
+
+    pub(super) fn expr(&mut self) -> Result<Py, PyError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(self.error(&format!("at most {MAX_DEPTH} levels of nesting")));
@@ -315,9 +325,13 @@ impl Parser {
             if self.eat(")") {
                 return Ok((args, kwargs));
             }
-            let is_kw = matches!(self.peek(), Tok::Name(_)) && matches!(self.toks.get(self.i + 1), Some((Tok::Op("="), _)));
-            if is_kw {
-                let Tok::Name(name) = self.next() else { unreachable!("checked above") };
+            let is_kw = matches!(self.peek(), Tok::Name(_)) && matches!(self.peek_at(1), Tok::Op("="));
+            if self.eat("**") {
+                kwargs.push(("**".to_string(), self.expr()?));
+            } else if self.eat("*") {
+                args.push(Py::Starred(Box::new(self.expr()?)));
+            } else if is_kw {
+                let Tok::Name(name) = self.next() else { return Err(self.error("a keyword argument's name")) };
                 self.next();
                 kwargs.push((name, self.expr()?));
             } else {
@@ -390,6 +404,7 @@ impl Parser {
     }
 
     fn atom(&mut self) -> Result<Py, PyError> {
+        let at = self.pos();
         match self.next() {
             Tok::Int(v) => Ok(Py::Int(v)),
             Tok::Float(v) => Ok(Py::Float(v)),
@@ -440,10 +455,7 @@ impl Parser {
                     }
                 }
             }
-            _ => {
-                self.i = self.i.saturating_sub(1);
-                Err(self.error("a name, literal or `(`"))
-            }
+            _ => Err(PyError::new(at, "a name, literal or `(`")),
         }
     }
 }
@@ -475,6 +487,8 @@ mod tests {
             Py::Dict(vec![(Py::Str("compile_with_inductor".into()), Py::Int(0))])
         );
         assert!(matches!(parse("x.chunk(3, dim = -1)").unwrap(), Py::Call { .. }));
+        let Py::Call { args, kwargs, .. } = parse("k.run(*args, **kw, stream=s0)").unwrap() else { panic!("not a call") };
+        assert_eq!((args, kwargs.len()), (vec![Py::Starred(Box::new(name("args")))], 2));
     }
 
     #[test]
@@ -488,6 +502,14 @@ mod tests {
         assert!(parse("[[[[1]]]]").is_ok());
         assert!(parse("x[1:2:3:4]").is_err());
         assert!(parse("x[:").is_err());
+        assert!(parse("x += 1").is_err(), "a statement is no expression");
+    }
+
+    #[test]
+    fn prints_back_as_python() {
+        for text in ["primals_2[0]", "torch.ops.aten.add.Tensor(x, 1, alpha = 2)", "x[1:, ::2]", "(a,)", "{'k': [1, None]}", "f(*a, **b)"] {
+            assert_eq!(parse(text).unwrap().to_string().replace('"', "'"), text);
+        }
     }
 
     #[test]
