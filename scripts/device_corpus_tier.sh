@@ -4,7 +4,10 @@
 # the model half of tests/corpus.rs on each export, one process per architecture, all in one
 # command (the machine goes back 30 s after a command ends, so nothing can be left for a second).
 #
-#   EXPORT_S=300 TIER_S=230 JOBS=60 bash scripts/device_corpus_tier.sh CORPUS_TEST_BINARY OUTDIR
+#   EXPORT_S=300 TIER_S=230 JOBS=60 [FAMILY=timm,torchvision] bash scripts/device_corpus_tier.sh CORPUS_TEST_BINARY OUTDIR
+#
+# FAMILY narrows the generator to some families: one command has 10 minutes, and exporting every
+# transformers architecture first leaves torchvision and timm unexported when all three are asked.
 #
 # CORPUS_TEST_BINARY is `cargo test --test corpus --no-run`'s executable, built and stripped here
 # (the machine has no crates registry). Each architecture gets its own corpus root that links the
@@ -16,7 +19,7 @@ bin=$1; out=$2
 export_s=${EXPORT_S:-300}; tier_s=${TIER_S:-230}; jobs=${JOBS:-60}
 corpus=/tmp/corpus; shards=/tmp/shards
 mkdir -p "$out" "$shards"
-timeout "$export_s" "${PYTHON:-python3}" scripts/gen_corpus.py "$corpus" --stages build,export --jobs "$jobs" --timeout 90 \
+timeout "$export_s" "${PYTHON:-python3}" scripts/gen_corpus.py "$corpus" --stages build,export --jobs "$jobs" --timeout 90 ${FAMILY:+--family "$FAMILY"} \
     >"$out/gen.log" 2>&1
 set_dir=$(ls -d "$corpus"/torch-* | head -1)
 cp "$set_dir/manifest.json" "$out/manifest.json"
