@@ -31,6 +31,7 @@ pub(crate) mod repeat;
 pub(crate) mod search;
 pub(crate) mod softmax;
 pub(crate) mod traced;
+pub(crate) mod upsample;
 pub(crate) mod vector_norm;
 pub(crate) mod view;
 

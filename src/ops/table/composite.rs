@@ -45,7 +45,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten._upsample_nearest_exact3d.vec").run(x::extra::upsample_nearest).lower(K::Heavy, l::resample::nearest),
     op("aten._upsample_bilinear2d_aa.vec").run(x::antialias::upsample_bilinear2d_aa).lower(K::Heavy, l::antialias::bilinear_aa),
     op("aten._upsample_bilinear2d_aa.default").run(x::antialias::upsample_bilinear2d_aa).lower(K::Heavy, l::antialias::bilinear_aa),
-    op("aten.upsample_linear1d.vec").run(x::extra::upsample_linear).lower(K::Heavy, l::resample::linear),
-    op("aten.upsample_bilinear2d.vec").run(x::extra::upsample_linear).lower(K::Heavy, l::resample::linear),
-    op("aten.upsample_trilinear3d.vec").run(x::extra::upsample_linear).lower(K::Heavy, l::resample::linear),
+    op("aten.upsample_linear1d.vec").run(x::extra::upsample_linear).lower(K::Heavy, l::resample::linear).core(r::upsample::linear),
+    op("aten.upsample_bilinear2d.vec").run(x::extra::upsample_linear).lower(K::Heavy, l::resample::linear).inductor(r::upsample::linear),
+    op("aten.upsample_trilinear3d.vec").run(x::extra::upsample_linear).lower(K::Heavy, l::resample::linear).inductor(r::upsample::linear),
 ];

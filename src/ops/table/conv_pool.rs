@@ -48,5 +48,5 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.grid_sampler.default").run(x::sample::grid_sampler).lower(K::Heavy, l::grid_sample::grid_sampler),
     op("aten.grid_sampler_2d.default").run(x::sample::grid_sampler).lower(K::Heavy, l::grid_sample::grid_sampler),
     op("aten.grid_sampler_3d.default").run(x::sample::grid_sampler).lower(K::Heavy, l::grid_sample::grid_sampler),
-    op("aten.upsample_bicubic2d.vec").run(x::sample::upsample_bicubic2d).lower(K::Heavy, l::resample::bicubic),
+    op("aten.upsample_bicubic2d.vec").run(x::sample::upsample_bicubic2d).lower(K::Heavy, l::resample::bicubic).core(r::upsample::bicubic),
 ];
