@@ -313,3 +313,35 @@ pub fn unsafe_index(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     }
     Ok(vec![rw.op("aten.index.Tensor", vec![("self", A::T(x)), ("indices", A::Raw(indices))])?])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sym::Expr;
+
+    fn meta(sizes: &[i64], strides: &[i64]) -> TensorMeta {
+        let mut m = TensorMeta::contiguous(DType::F32, sizes.iter().map(|s| Expr::int(*s)).collect());
+        m.strides = strides.iter().map(|s| Expr::int(*s)).collect();
+        m
+    }
+
+    #[test]
+    fn channels_last_follows_c10_with_size_one_dims_ignored() {
+        // Pixio's position embedding: a slice of [1, H, W, C] permuted to NCHW (batch stride
+        // larger than H·W·C, batch of 1).
+        assert!(strides_like_channels_last(&meta(&[1, 64, 4, 4], &[1536, 1, 256, 64])));
+        assert!(strides_like_channels_last(&meta(&[2, 3, 4, 5], &[60, 1, 15, 3])));
+        assert!(!strides_like_channels_last(&meta(&[2, 3, 4, 5], &[60, 20, 5, 1])));
+        // N111 is ambiguous: NCHW.
+        assert!(!strides_like_channels_last(&meta(&[2, 1, 1, 1], &[1, 1, 1, 1])));
+        assert!(!strides_like_channels_last(&meta(&[2, 3, 4], &[12, 1, 3])));
+    }
+
+    #[test]
+    fn scales_follow_compute_scale() {
+        assert_eq!(compute_scale(4, 7, false, None), 4.0 / 7.0);
+        assert_eq!(compute_scale(4, 8, false, Some(2.0)), 0.5);
+        assert_eq!(compute_scale(4, 7, true, None), 0.5);
+        assert_eq!(compute_scale(4, 1, true, None), 0.0);
+    }
+}
