@@ -34,6 +34,8 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  Pixio's position embeddings), bilinear by a scale factor and with aligned
                  corners (DPT, MobileViT), linear 1-D (SAM's relative positions), bicubic by a
                  fractional factor; only the batch is dynamic, as in the vision models
+  conv_same      `padding="same"` with an even kernel (LASR's depthwise Conv1d, kernel 32):
+                 ATen pads the input on the right first (`constant_pad_nd`), 1-D and 2-D
 """
 import argparse
 import os
@@ -165,6 +167,17 @@ class Resize(torch.nn.Module):
         return x + p, a, c, r, b
 
 
+class ConvSame(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv1d(4, 4, 4, padding="same", groups=4, bias=False)
+        self.c2 = torch.nn.Conv2d(4, 3, (2, 3), padding="same", dilation=(1, 2))
+
+    def forward(self, x):
+        y = self.c1(x)
+        return y, self.c2(y.unsqueeze(-1).expand(-1, -1, -1, 5))
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out] — resize keeps
 # its spatial sizes static, which torch's decomposition turns into Python-float scales).
 CASES = {
@@ -178,6 +191,7 @@ CASES = {
     "grid_all": (GridAll, lambda b: (torch.randn(1 + b, 3 + b, 4 + 2 * b),)),
     "select_write": (SelectWrite, lambda b: (torch.randn(3, 1 + b, 2 + b, 8),)),
     "mask_fill": (MaskFill, lambda b: (torch.randn(1 + b, 3 + b, 3 + b), torch.randn(3 + b, 3 + b))),
+    "conv_same": (ConvSame, lambda b: (torch.randn(1 + b, 4, 6 + 2 * b),)),
     "resize": (Resize, lambda b: (torch.randn(1 + b, 8, 6, 6),), [0]),
 }
 

@@ -198,3 +198,11 @@ fn masked_fill_by_a_tensor_and_mask_bitwise_ops() {
 fn interpolation_expands_as_torchs_decompositions() {
     all_stages_pass("construct_resize");
 }
+
+/// `padding="same"` with an even kernel: ATen's `_convolution_mode` pads the input on the right
+/// (`constant_pad_nd`) and convolves with the left half (LASR's depthwise Conv1d kept
+/// `conv1d.padding` whole in both tables).
+#[test]
+fn same_padding_with_an_even_kernel_pads_the_input_first() {
+    all_stages_pass("construct_conv_same");
+}
