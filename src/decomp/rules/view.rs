@@ -283,12 +283,14 @@ pub fn where_scalar_self(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(c)), ("self", A::T(s)), ("other", A::T(x))])?])
 }
 
-/// Global average pooling (`output_size` all ones) is a `mean` over the spatial dims.
+/// ATen's `adaptive_avg_pool2d`: global average pooling (`output_size` all ones) is a `mean`
+/// over the spatial dims, any other size the `_adaptive_avg_pool2d` kernel (core ATen, and kept
+/// by Inductor, which lowers it: CSATv2's pooling to 7×7).
 pub fn adaptive_avg_pool2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
     let out = rw.ints("output_size")?.unwrap_or_default();
     if out.iter().any(|&o| o != 1) {
-        return Err(RuleError::Unsupported(format!("adaptive_avg_pool2d to {out:?} (only global pooling decomposes)")));
+        return Ok(vec![rw.op("aten._adaptive_avg_pool2d.default", vec![("self", A::T(x)), ("output_size", A::Is(out))])?]);
     }
     let mean = rw.op("aten.mean.dim", vec![("self", A::T(x)), ("dim", A::Is(vec![-1, -2])), ("keepdim", A::B(true))])?;
     // ATen restrides the mean of a channels-last input to channels-last (`as_strided_`, which
