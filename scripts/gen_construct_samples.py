@@ -36,6 +36,9 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  fractional factor; only the batch is dynamic, as in the vision models
   conv_same      `padding="same"` with an even kernel (LASR's depthwise Conv1d, kernel 32):
                  ATen pads the input on the right first (`constant_pad_nd`), 1-D and 2-D
+  spellings      ops the tables rewrite one for one: `torch.max(x, y)` (XGLM), `argsort` (ViT-MAE),
+                 `1.0 - x` (XLNet), `fft.fftn(..).real` (FNet), `clamp(x, min=tensor)` (Phi-MoE),
+                 `logsumexp` (Inkling), `adaptive_avg_pool2d` to 7×7 (CSATv2)
 """
 import argparse
 import os
@@ -178,6 +181,16 @@ class ConvSame(torch.nn.Module):
         return y, self.c2(y.unsqueeze(-1).expand(-1, -1, -1, 5))
 
 
+class Spellings(torch.nn.Module):
+    def forward(self, x, y):
+        order = torch.argsort(x, dim=-1, descending=True)
+        m = torch.max(x, y) + (1.0 - x)
+        f = torch.fft.fftn(x, dim=(1, 2)).real
+        c = torch.clamp(x, min=y.mean(-1, keepdim=True))
+        p = F.adaptive_avg_pool2d(x.unsqueeze(1), (7, 7))
+        return order, m, f, c, torch.logsumexp(x, -1), p
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out] — resize keeps
 # its spatial sizes static, which torch's decomposition turns into Python-float scales).
 CASES = {
@@ -192,6 +205,7 @@ CASES = {
     "select_write": (SelectWrite, lambda b: (torch.randn(3, 1 + b, 2 + b, 8),)),
     "mask_fill": (MaskFill, lambda b: (torch.randn(1 + b, 3 + b, 3 + b), torch.randn(3 + b, 3 + b))),
     "conv_same": (ConvSame, lambda b: (torch.randn(1 + b, 4, 6 + 2 * b),)),
+    "spellings": (Spellings, lambda b: (torch.randn(1 + b, 3 + b, 5), torch.randn(1 + b, 3 + b, 5))),
     "resize": (Resize, lambda b: (torch.randn(1 + b, 8, 6, 6),), [0]),
 }
 

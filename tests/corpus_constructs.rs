@@ -206,3 +206,12 @@ fn interpolation_expands_as_torchs_decompositions() {
 fn same_padding_with_an_even_kernel_pads_the_input_first() {
     all_stages_pass("construct_conv_same");
 }
+
+/// Ops the tables rewrite one for one (`max.other` → `maximum`, `argsort` → `sort`, `rsub` →
+/// `sub`, complex `real` → `view_as_real` + `select`, Inductor's `clamp.Tensor` → `clamp_min`),
+/// `logsumexp` expanded, `adaptive_avg_pool2d` to 7×7 → `_adaptive_avg_pool2d`: XGLM, ViT-MAE,
+/// XLNet, FNet, Phi-MoE, Inkling and CSATv2 kept or refused them.
+#[test]
+fn one_for_one_spellings_logsumexp_and_adaptive_pooling() {
+    all_stages_pass("construct_spellings");
+}

@@ -788,6 +788,14 @@ pub(crate) fn binary(a: &Args) -> Out {
     one(contiguous(like, dtype, sizes))
 }
 
+/// `clamp.Tensor` / `clamp_min.Tensor` / `clamp_max.Tensor`: `self` and the tensor bounds
+/// broadcast, in their promoted dtype.
+pub(crate) fn clamp_tensor(a: &Args) -> Out {
+    let names = &["self", "min", "max"];
+    let (like, sizes) = broadcast_operands(a, names)?;
+    one(contiguous(like, result_type(a, names)?, sizes))
+}
+
 /// The tensor operands among `names` broadcast together, and the first of them (whose device
 /// the result takes).
 pub(super) fn broadcast_operands<'a>(a: &Args<'a>, names: &[&str]) -> Result<(&'a TensorMeta, Vec<Expr>), InferError> {

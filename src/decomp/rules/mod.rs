@@ -30,6 +30,7 @@ pub(crate) mod products;
 pub(crate) mod repeat;
 pub(crate) mod search;
 pub(crate) mod softmax;
+pub(crate) mod spelling;
 pub(crate) mod traced;
 pub(crate) mod upsample;
 pub(crate) mod vector_norm;

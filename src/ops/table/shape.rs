@@ -53,7 +53,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.resolve_neg.default").run(x::shape::identity).lower(K::View, l::view::reshape),
     op("aten.conj_physical.default").run(x::shape::identity).lower(K::View, l::view::reshape),
     op("aten.conj.default").run(x::shape::identity),
-    op("aten.real.default").run(x::spectral::real).lower(K::View, l::layout::real),
+    op("aten.real.default").run(x::spectral::real).lower(K::View, l::layout::real).core(r::spelling::real),
     op("aten.view_copy.default").run(x::shape::view).lower(K::View, l::view::reshape),
     op("aten.permute_copy.default").run(x::shape::permute).lower(K::View, l::view::permute),
     op("aten.transpose_copy.int").run(x::shape::transpose).lower(K::View, l::view::transpose),
