@@ -44,7 +44,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.ones.default").run(x::shape::ones).lower(K::Pointwise, l::math::ones),
     op("aten.full_like.default").run(x::shape::full_like).lower(K::Pointwise, l::math::full).inductor(r::fill::full_like).keep().meta(m::same_as_input),
     op("aten.zeros_like.default").run(x::shape::zeros_like).lower(K::Pointwise, l::math::zeros).core(r::fill::zeros_like).meta(m::like_input),
-    op("aten.ones_like.default").run(x::shape::ones_like).lower(K::Pointwise, l::math::ones),
+    op("aten.ones_like.default").run(x::shape::ones_like).lower(K::Pointwise, l::math::ones).core(r::fill::ones_like).meta(m::like_input),
     op("aten.dropout.default").run(x::dropout::dropout).lower(K::Pointwise, l::dropout::dropout).random_if("train", false).core(r::activation::dropout).meta(m::same_as_input),
     op("aten.alias_copy.default").run(x::shape::identity).lower(K::View, l::view::reshape),
     op("aten.detach_.default").run(x::shape::identity).lower(K::View, l::view::reshape),
