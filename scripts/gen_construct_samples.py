@@ -38,7 +38,8 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  ATen pads the input on the right first (`constant_pad_nd`), 1-D and 2-D
   spellings      ops the tables rewrite one for one: `torch.max(x, y)` (XGLM), `argsort` (ViT-MAE),
                  `1.0 - x` (XLNet), `fft.fftn(..).real` (FNet), `clamp(x, min=tensor)` (Phi-MoE),
-                 `logsumexp` (Inkling), `adaptive_avg_pool2d` to 7×7 (CSATv2)
+                 `logsumexp` (Inkling), `adaptive_avg_pool2d` to 7×7 (CSATv2), `diff` with a
+                 prepended frame (Voxtral-Realtime)
 """
 import argparse
 import os
@@ -188,11 +189,13 @@ class Spellings(torch.nn.Module):
         f = torch.fft.fftn(x, dim=(1, 2)).real
         c = torch.clamp(x, min=y.mean(-1, keepdim=True))
         p = F.adaptive_avg_pool2d(x.unsqueeze(1), (7, 7))
-        return order, m, f, c, torch.logsumexp(x, -1), p
+        d = torch.diff(x, dim=-1, prepend=y[..., :1])
+        return order, m, f, c, torch.logsumexp(x, -1), p, d
 
 
-# A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out] — resize keeps
-# its spatial sizes static, which torch's decomposition turns into Python-float scales).
+# A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
+# its spatial sizes static (torch's decomposition turns them into Python-float scales),
+# spellings the dim `diff` runs along.
 CASES = {
     "tensor_detach": (TensorDetach, lambda b: (torch.randn(1 + 2 * b, 6),)),
     "sym_min_max": (SymMinMax, lambda b: (torch.randn(2, 2 + 3 * b, 3),)),
@@ -205,7 +208,7 @@ CASES = {
     "select_write": (SelectWrite, lambda b: (torch.randn(3, 1 + b, 2 + b, 8),)),
     "mask_fill": (MaskFill, lambda b: (torch.randn(1 + b, 3 + b, 3 + b), torch.randn(3 + b, 3 + b))),
     "conv_same": (ConvSame, lambda b: (torch.randn(1 + b, 4, 6 + 2 * b),)),
-    "spellings": (Spellings, lambda b: (torch.randn(1 + b, 3 + b, 5), torch.randn(1 + b, 3 + b, 5))),
+    "spellings": (Spellings, lambda b: (torch.randn(1 + b, 3 + b, 5), torch.randn(1 + b, 3 + b, 5)), [0, 1]),
     "resize": (Resize, lambda b: (torch.randn(1 + b, 8, 6, 6),), [0]),
 }
 

@@ -210,7 +210,7 @@ fn same_padding_with_an_even_kernel_pads_the_input_first() {
 /// Ops the tables rewrite one for one (`max.other` → `maximum`, `argsort` → `sort`, `rsub` →
 /// `sub`, complex `real` → `view_as_real` + `select`, Inductor's `clamp.Tensor` → `clamp_min`),
 /// `logsumexp` expanded, `adaptive_avg_pool2d` to 7×7 → `_adaptive_avg_pool2d`: XGLM, ViT-MAE,
-/// XLNet, FNet, Phi-MoE, Inkling and CSATv2 kept or refused them.
+/// XLNet, FNet, Phi-MoE, Inkling and CSATv2 kept or refused them; `diff` with `prepend` (Voxtral).
 #[test]
 fn one_for_one_spellings_logsumexp_and_adaptive_pooling() {
     all_stages_pass("construct_spellings");

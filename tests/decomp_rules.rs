@@ -140,6 +140,8 @@ fn cases() -> Vec<Case> {
         case("aten.ones_like.default", C, &[("x", &[S, N(4)])], vec![x("self")]),
         Case { masks: &["m"], ..case("aten.ones_like.default", I, &[("m", &[S, N(3)])], vec![("self", P::In("m"))]) },
         Case { masks: &["m"], ..case("aten.zeros_like.default", I, &[("m", &[N(2), S])], vec![("self", P::In("m"))]) },
+        case("aten.diff.default", C, &[("x", &[S, N(5)]), ("p", &[S, N(1)])], vec![x("self"), ("n", P::I(2)), ("dim", P::I(-1)), ("prepend", P::In("p")), ("append", P::None)]),
+        case("aten.diff.default", I, &[("x", &[S, N(3)]), ("a", &[S, N(2)])], vec![x("self"), ("n", P::I(1)), ("dim", P::I(1)), ("prepend", P::None), ("append", P::In("a"))]),
         case("aten.max.other", C, &[("x", &[S, N(4)]), ("y", &[N(4)])], vec![x("self"), ("other", P::In("y"))]),
         case("aten.argsort.default", C, &[("x", &[S, N(5)])], vec![x("self"), ("dim", P::I(0)), ("descending", P::B(true))]),
         case("aten.rsub.Scalar", C, &[("x", &[S, N(4)])], vec![x("self"), ("other", P::F(1.5)), ("alpha", P::I(2))]),

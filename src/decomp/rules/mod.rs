@@ -10,6 +10,7 @@ pub(crate) mod attention;
 mod build;
 pub(crate) mod cat;
 pub(crate) mod combine;
+pub(crate) mod diff;
 pub(crate) mod distance;
 pub(crate) mod einsum;
 pub(crate) mod fill;

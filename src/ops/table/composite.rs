@@ -14,7 +14,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.kron.default").run(x::extra::kron).lower(K::Pointwise, l::products::kron),
     op("aten.cross.default").run(x::extra::cross).lower(K::Pointwise, l::products::cross),
     op("aten.linalg_cross.default").run(x::extra::cross).lower(K::Pointwise, l::products::cross),
-    op("aten.diff.default").run(x::extra::diff).lower(K::Pointwise, l::products::diff).meta(m::diff),
+    op("aten.diff.default").run(x::extra::diff).lower(K::Pointwise, l::products::diff).core(r::diff::diff).meta(m::diff),
     op("aten.tensor_split.sections").run(x::extra::tensor_split).lower(K::View, l::layout::split),
     op("aten.tensor_split.indices").run(x::extra::tensor_split).lower(K::View, l::layout::split),
     op("aten.tensor_split.tensor_indices_or_sections").run(x::extra::tensor_split).lower(K::View, l::compact::tensor_split).sizes(l::compact::tensor_split_sizes),
