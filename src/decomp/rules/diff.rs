@@ -5,7 +5,7 @@
 
 use super::{dim, Rw, A};
 use crate::decomp::RuleError;
-use crate::ir::{Arg, SymIntArg, ValueId};
+use crate::ir::{Arg, ValueId};
 
 pub fn diff(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
@@ -16,17 +16,23 @@ pub fn diff(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         return Err(RuleError::Arg { name: "n".into(), message: format!("must be non-negative, got {n}") });
     }
     let (pre, app) = (rw.opt_t("prepend")?, rw.opt_t("append")?);
+    let joined = n > 0 && (pre.is_some() || app.is_some());
+    let parts: Vec<ValueId> = if joined { pre.into_iter().chain([x]).chain(app).collect() } else { vec![x] };
+    // Slices of a symbolic length are not spelled here (torch's `narrow_symint` sizes): such a
+    // node stays whole, as before this rule (TinyLlama's `diff` of positions), and runs as is.
+    let mut size = 0;
+    for &t in &parts {
+        match rw.meta(t)?.sizes.get(d).and_then(|e| e.as_int()) {
+            Some(s) => size += s,
+            None => return Err(RuleError::Declined),
+        }
+    }
     let mut y = x;
-    if n > 0 && (pre.is_some() || app.is_some()) {
-        let parts: Vec<ValueId> = pre.into_iter().chain([x]).chain(app).collect();
+    if joined {
         y = rw.op("aten.cat.default", vec![("tensors", A::Raw(Arg::Tensors(parts))), ("dim", A::I(d_arg))])?;
     }
-    // Slices of a symbolic length are not spelled here (torch's `narrow_symint` sizes).
-    let SymIntArg::Int(size) = rw.size(y, d)? else {
-        return Err(RuleError::Unsupported("diff along a dynamic dimension".into()));
-    };
-    // ATen caps `n` at the dim's size (an empty result after that many steps).
     let boolean = rw.meta(y)?.dtype == crate::ir::DType::Bool;
+    // ATen caps `n` at the dim's size (an empty result after that many steps).
     let mut len = size - 1;
     for _ in 0..n.min(size) {
         let narrow = |rw: &mut Rw, start: i64| {
