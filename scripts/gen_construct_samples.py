@@ -30,6 +30,16 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  makes `arange`/`eq`/`expand`/`where`
   mask_fill      CPM-Ant's `masked_fill(mask, torch.tensor(..))` with a 0-dim tensor value and a
                  `|` of two boolean masks of different ranks, and `where(mask, 0.5, x)`
+  resize         `F.interpolate`: bicubic of an NHWC-permuted parameter (ViTDet's, YOLOS's and
+                 Pixio's position embeddings), bilinear by a scale factor and with aligned
+                 corners (DPT, MobileViT), linear 1-D (SAM's relative positions), bicubic by a
+                 fractional factor; only the batch is dynamic, as in the vision models
+  conv_same      `padding="same"` with an even kernel (LASR's depthwise Conv1d, kernel 32):
+                 ATen pads the input on the right first (`constant_pad_nd`), 1-D and 2-D
+  spellings      ops the tables rewrite one for one: `torch.max(x, y)` (XGLM), `argsort` (ViT-MAE),
+                 `1.0 - x` (XLNet), `fft.fftn(..).real` (FNet), `clamp(x, min=tensor)` (Phi-MoE),
+                 `logsumexp` (Inkling), `adaptive_avg_pool2d` to 7×7 (CSATv2), `diff` with a
+                 prepended frame (Voxtral-Realtime)
 """
 import argparse
 import os
@@ -145,6 +155,47 @@ class MaskFill(torch.nn.Module):
         return torch.masked_fill(z, mask, neg).softmax(-1) + filled, mask ^ (y < 0)
 
 
+class Resize(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pos = torch.nn.Parameter(torch.randn(1, 16, 8))
+        self.rel = torch.nn.Parameter(torch.randn(7, 4))
+
+    def forward(self, x):
+        p = self.pos.reshape(1, 4, 4, 8).permute(0, 3, 1, 2)
+        p = F.interpolate(p, size=(6, 6), mode="bicubic", align_corners=False)
+        a = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+        c = F.interpolate(x, size=(5, 9), mode="bilinear", align_corners=True)
+        r = F.interpolate(self.rel.reshape(1, 7, -1).permute(0, 2, 1), size=11, mode="linear")
+        b = F.interpolate(x, scale_factor=1.5, mode="bicubic", align_corners=True)
+        return x + p, a, c, r, b
+
+
+class ConvSame(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv1d(4, 4, 4, padding="same", groups=4, bias=False)
+        self.c2 = torch.nn.Conv2d(4, 3, (2, 3), padding="same", dilation=(1, 2))
+
+    def forward(self, x):
+        y = self.c1(x)
+        return y, self.c2(y.unsqueeze(-1).expand(-1, -1, -1, 5))
+
+
+class Spellings(torch.nn.Module):
+    def forward(self, x, y):
+        order = torch.argsort(x, dim=-1, descending=True)
+        m = torch.max(x, y) + (1.0 - x)
+        f = torch.fft.fftn(x, dim=(1, 2)).real
+        c = torch.clamp(x, min=y.mean(-1, keepdim=True))
+        p = F.adaptive_avg_pool2d(x.unsqueeze(1), (7, 7))
+        d = torch.diff(x, dim=-1, prepend=y[..., :1])
+        return order, m, f, c, torch.logsumexp(x, -1), p, d
+
+
+# A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
+# its spatial sizes static (torch's decomposition turns them into Python-float scales),
+# spellings the dim `diff` runs along.
 CASES = {
     "tensor_detach": (TensorDetach, lambda b: (torch.randn(1 + 2 * b, 6),)),
     "sym_min_max": (SymMinMax, lambda b: (torch.randn(2, 2 + 3 * b, 3),)),
@@ -156,7 +207,11 @@ CASES = {
     "grid_all": (GridAll, lambda b: (torch.randn(1 + b, 3 + b, 4 + 2 * b),)),
     "select_write": (SelectWrite, lambda b: (torch.randn(3, 1 + b, 2 + b, 8),)),
     "mask_fill": (MaskFill, lambda b: (torch.randn(1 + b, 3 + b, 3 + b), torch.randn(3 + b, 3 + b))),
+    "conv_same": (ConvSame, lambda b: (torch.randn(1 + b, 4, 6 + 2 * b),)),
+    "spellings": (Spellings, lambda b: (torch.randn(1 + b, 3 + b, 5), torch.randn(1 + b, 3 + b, 5)), [0, 1]),
+    "resize": (Resize, lambda b: (torch.randn(1 + b, 8, 6, 6),), [0]),
 }
+
 
 
 def main():
@@ -167,13 +222,13 @@ def main():
     ver = ".".join(torch.__version__.split(".")[:2])
     out = o.out or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "samples", "corpus", f"torch-{ver}")
     os.makedirs(out, exist_ok=True)
-    for name, (cls, make) in CASES.items():
+    for name, (cls, make, *dims) in CASES.items():
         if o.only and name not in o.only.split(","):
             continue
         torch.manual_seed(0)  # per case, so that --only regenerates the same files
         model = cls().eval()
         args1, args0 = make(2), make(1)
-        dyn = tuple({d: Dim.AUTO for d in range(a.dim())} for a in args1)
+        dyn = tuple({d: Dim.AUTO for d in (dims[0] if dims else range(a.dim()))} for a in args1)
         ep = torch.export.export(model, args1, dynamic_shapes=dyn)
         exp, size = save_export(out, f"construct_{name}", f"scripts/gen_construct_samples.py:{cls.__name__}", model, ep, [args0, args1])
         print(f"{name}: {size} bytes, ops {exp['ops']}")

@@ -42,6 +42,9 @@ enum Cell {
     Pass,
     Fail(String),
     TorchFailed(String),
+    /// Ran, but torch's recorded values cannot be compared (`stages::NOT_COMPARABLE`): neither a
+    /// pass nor a failure.
+    NotComparable(String),
 }
 
 struct Arch {
@@ -70,6 +73,7 @@ fn guarded(f: impl FnOnce() -> Outcome) -> Cell {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => Cell::Pass,
         Ok(Err((cell, long))) if cell.starts_with("— torch failed") => Cell::TorchFailed(long),
+        Ok(Err((cell, long))) if cell == NOT_COMPARABLE => Cell::NotComparable(long),
         Ok(Err((cell, long))) => Cell::Fail(format!("{cell}: {}", long.lines().next().unwrap_or(""))),
         Err(p) => {
             let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
@@ -195,7 +199,7 @@ fn report(archs: &[Arch]) -> (String, usize, usize) {
     let mut fam: BTreeMap<(String, String), BTreeMap<&str, (usize, usize, usize)>> = BTreeMap::new();
     let mut count: BTreeMap<(String, String), usize> = BTreeMap::new();
     let (mut pass, mut ran) = (0, 0);
-    let (mut failures, mut torch_failed) = (Vec::new(), Vec::new());
+    let (mut failures, mut torch_failed, mut not_comparable) = (Vec::new(), Vec::new(), Vec::new());
     for a in archs {
         let key = (a.torch.clone(), a.family.clone());
         *count.entry(key.clone()).or_default() += 1;
@@ -217,6 +221,7 @@ fn report(archs: &[Arch]) -> (String, usize, usize) {
                         e.2 += 1;
                         torch_failed.push(format!("- torch {} `{}` {col}: {}", a.torch, a.id, why.lines().next().unwrap_or("")));
                     }
+                    Cell::NotComparable(why) => not_comparable.push(format!("- torch {} `{}` {col}: {why}", a.torch, a.id)),
                 }
             }
         }
@@ -238,6 +243,9 @@ fn report(archs: &[Arch]) -> (String, usize, usize) {
     }
     if !torch_failed.is_empty() {
         md.push_str(&format!("\n### Torch failed first ({})\n\n{}\n", torch_failed.len(), torch_failed.join("\n")));
+    }
+    if !not_comparable.is_empty() {
+        md.push_str(&format!("\n### Not comparable ({}: counted neither way)\n\n{}\n", not_comparable.len(), not_comparable.join("\n")));
     }
     (md, pass, ran)
 }

@@ -189,3 +189,29 @@ fn masked_fill_by_a_tensor_and_mask_bitwise_ops() {
         stages_pass_of(case_of(torch, "construct_mask_fill"), true);
     }
 }
+
+/// `F.interpolate` bicubic (of an NHWC-permuted parameter: a channels-last `clone` at the end),
+/// bilinear (by a factor, with aligned corners) and linear 1-D: torch's `_upsample_linear` /
+/// `upsample_bicubic2d_default` expansions under both tables, and their outputs (ViTDet, YOLOS,
+/// Pixio, SAM, DPT, MobileViT failed core/full on the missing expansion).
+#[test]
+fn interpolation_expands_as_torchs_decompositions() {
+    all_stages_pass("construct_resize");
+}
+
+/// `padding="same"` with an even kernel: ATen's `_convolution_mode` pads the input on the right
+/// (`constant_pad_nd`) and convolves with the left half (LASR's depthwise Conv1d kept
+/// `conv1d.padding` whole in both tables).
+#[test]
+fn same_padding_with_an_even_kernel_pads_the_input_first() {
+    all_stages_pass("construct_conv_same");
+}
+
+/// Ops the tables rewrite one for one (`max.other` → `maximum`, `argsort` → `sort`, `rsub` →
+/// `sub`, complex `real` → `view_as_real` + `select`, Inductor's `clamp.Tensor` → `clamp_min`),
+/// `logsumexp` expanded, `adaptive_avg_pool2d` to 7×7 → `_adaptive_avg_pool2d`: XGLM, ViT-MAE,
+/// XLNet, FNet, Phi-MoE, Inkling and CSATv2 kept or refused them; `diff` with `prepend` (Voxtral).
+#[test]
+fn one_for_one_spellings_logsumexp_and_adaptive_pooling() {
+    all_stages_pass("construct_spellings");
+}

@@ -589,7 +589,8 @@ pub(crate) fn index_select(a: &Args) -> Out {
 }
 
 pub(crate) fn index_tensor(a: &Args) -> Out {
-    // One index tensor (after leading `None`s): its shape replaces the indexed dim.
+    // Integer index tensors broadcast together; their shape replaces the indexed dims where those
+    // are adjacent, else leads the result (NumPy's advanced-indexing rule, as ATen's `index`).
     let x = a.tensor("self")?;
     let ids = match a.get("indices") {
         Some(Arg::OptionalTensors(v)) => v.clone(),
@@ -597,14 +598,26 @@ pub(crate) fn index_tensor(a: &Args) -> Out {
         _ => return Err(a.err("expected `indices`")),
     };
     let given: Vec<(usize, crate::ir::ValueId)> = ids.iter().enumerate().filter_map(|(d, v)| v.map(|v| (d, v))).collect();
-    let [(d, i)] = given.as_slice() else { return Err(a.err("only one index tensor is inferred")) };
-    let im = a.graph.value(*i).tensor().ok_or_else(|| a.err("index is not a tensor"))?;
-    if *d >= x.sizes.len() || im.dtype == DType::Bool {
-        return Err(a.err("index out of range, or a boolean mask"));
+    let (Some(&(first, _)), Some(&(last, _))) = (given.first(), given.last()) else { return Err(a.err("no index tensor")) };
+    if last >= x.sizes.len() {
+        return Err(a.err("more indices than dims"));
     }
-    let mut sizes = x.sizes[..*d].to_vec();
-    sizes.extend(im.sizes.iter().cloned());
-    sizes.extend(x.sizes[d + 1..].iter().cloned());
+    let mut shape: Vec<Expr> = Vec::new();
+    for (_, i) in &given {
+        let im = a.graph.value(*i).tensor().ok_or_else(|| a.err("index is not a tensor"))?;
+        if im.dtype == DType::Bool {
+            return Err(a.err("a boolean mask index"));
+        }
+        shape = super::broadcast::broadcast_shapes(&shape, &im.sizes).map_err(|e| a.err(format!("index tensors do not broadcast: {e}")))?;
+    }
+    let adjacent = last + 1 - first == given.len();
+    let rest = |r: std::ops::Range<usize>| x.sizes[r].iter().cloned();
+    let sizes: Vec<Expr> = if adjacent {
+        rest(0..first).chain(shape).chain(rest(last + 1..x.sizes.len())).collect()
+    } else {
+        let indexed: Vec<usize> = given.iter().map(|(d, _)| *d).collect();
+        shape.into_iter().chain(x.sizes.iter().enumerate().filter(|(d, _)| !indexed.contains(d)).map(|(_, e)| e.clone())).collect()
+    };
     one(contiguous(x, x.dtype, sizes))
 }
 
@@ -773,6 +786,14 @@ pub(crate) fn binary(a: &Args) -> Out {
         dtype = DType::F32;
     }
     one(contiguous(like, dtype, sizes))
+}
+
+/// `clamp.Tensor` / `clamp_min.Tensor` / `clamp_max.Tensor`: `self` and the tensor bounds
+/// broadcast, in their promoted dtype.
+pub(crate) fn clamp_tensor(a: &Args) -> Out {
+    let names = &["self", "min", "max"];
+    let (like, sizes) = broadcast_operands(a, names)?;
+    one(contiguous(like, result_type(a, names)?, sizes))
 }
 
 /// The tensor operands among `names` broadcast together, and the first of them (whose device

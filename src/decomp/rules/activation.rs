@@ -154,8 +154,13 @@ pub fn dropout_inplace(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.t("self")?])
 }
 
-/// `addcmul(self, t1, t2, value)` → `self + (t1 * value) * t2`.
+/// `addcmul(self, t1, t2, value)` → `self + (t1 * value) * t2`. Inductor's table leaves it out
+/// from torch 2.13 on (its lowering keeps eager CUDA's fused multiply-add), as the graph's
+/// torch's kernel table records: there it stays whole (CSATv2 under 2.15, 14 nodes).
 pub fn addcmul(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    if rw.table() == Some(super::Table::Inductor) && !super::decomposes_in_torch(super::Table::Inductor, rw.target(), rw.torch_version()) {
+        return Err(RuleError::Declined);
+    }
     let x = rw.t("self")?;
     let t1 = rw.t("tensor1")?;
     let t2 = rw.t("tensor2")?;

@@ -58,7 +58,11 @@ pub fn full_like(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     if !row_major(&meta) || !default_format {
         return Err(RuleError::Declined);
     }
-    let v = rw.scalar("fill_value").ok_or_else(|| RuleError::Arg { name: "fill_value".into(), message: "expected a number".into() })?;
+    // A boolean fill (`zeros_like` of a mask is `full_like(mask, False)`) stays a bool.
+    let v = match rw.passthrough("fill_value")? {
+        Some(Arg::Bool(b)) => A::B(b),
+        _ => rw.scalar("fill_value").ok_or_else(|| RuleError::Arg { name: "fill_value".into(), message: "expected a number".into() })?,
+    };
     let dtype = match rw.passthrough("dtype")? {
         Some(Arg::ScalarType(d)) => d,
         _ => meta.dtype,
@@ -118,9 +122,19 @@ pub fn zeros(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 /// `zeros_like(self)` → `full_like(self, 0)` (torch._refs), keywords passed on; Inductor's table
 /// takes that on to `full`.
 pub fn zeros_like(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    filled_like(rw, 0)
+}
+
+/// `ones_like(self, ...)` → `full_like(self, 1, ...)` (`True` for a boolean tensor), as
+/// `zeros_like` (Llama 4's chunked attention mask kept it whole under core).
+pub fn ones_like(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    filled_like(rw, 1)
+}
+
+fn filled_like(rw: &mut Rw, value: i64) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
-    let zero = if rw.meta(x)?.dtype == crate::ir::DType::Bool && rw.passthrough("dtype")?.is_none() { A::B(false) } else { A::I(0) };
-    let mut args = vec![("self", A::T(x)), ("fill_value", zero)];
+    let fill = if rw.meta(x)?.dtype == crate::ir::DType::Bool && rw.passthrough("dtype")?.is_none() { A::B(value != 0) } else { A::I(value) };
+    let mut args = vec![("self", A::T(x)), ("fill_value", fill)];
     for name in ["dtype", "layout", "device", "pin_memory", "memory_format"] {
         if let Some(a) = rw.passthrough(name)? {
             args.push((name, A::Raw(a)));

@@ -10,6 +10,7 @@ pub(crate) mod attention;
 mod build;
 pub(crate) mod cat;
 pub(crate) mod combine;
+pub(crate) mod diff;
 pub(crate) mod distance;
 pub(crate) mod einsum;
 pub(crate) mod fill;
@@ -30,7 +31,9 @@ pub(crate) mod products;
 pub(crate) mod repeat;
 pub(crate) mod search;
 pub(crate) mod softmax;
+pub(crate) mod spelling;
 pub(crate) mod traced;
+pub(crate) mod upsample;
 pub(crate) mod vector_norm;
 pub(crate) mod view;
 

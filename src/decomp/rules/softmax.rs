@@ -53,3 +53,32 @@ pub fn log_softmax_primitive(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let l = rw.op("aten.log.default", vec![("self", A::T(s))])?;
     Ok(vec![rw.op("aten.sub.Tensor", vec![("self", A::T(shifted)), ("other", A::T(l))])?])
 }
+
+/// `logsumexp(x, dim, keepdim)` as `torch._refs.logsumexp`: the max over `dim` (kept), set to 0
+/// where infinite (`masked_fill`), `log(sum(exp(x - max))) + max`, the max squeezed unless
+/// `keepdim`; a statically empty `x` is `log(sum(exp(x)))`. Inkling's router kept it whole in
+/// both tables.
+pub fn logsumexp(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    if !rw.meta(x)?.dtype.is_floating() {
+        return Err(RuleError::Unsupported("logsumexp of an integer tensor (promoted to float by torch)".into()));
+    }
+    let dims = rw.ints("dim")?.unwrap_or_default();
+    let keepdim = rw.bool("keepdim", false)?;
+    let sum_exp = |rw: &mut Rw, v: ValueId| -> Result<ValueId, RuleError> {
+        let e = rw.op("aten.exp.default", vec![("self", A::T(v))])?;
+        let s = rw.op("aten.sum.dim_IntList", vec![("self", A::T(e)), ("dim", A::Is(dims.clone())), ("keepdim", A::B(keepdim))])?;
+        rw.op("aten.log.default", vec![("self", A::T(s))])
+    };
+    if rw.static_sizes(x).is_some_and(|s| s.contains(&0)) {
+        return Ok(vec![sum_exp(rw, x)?]);
+    }
+    let m = rw.op("aten.amax.default", vec![("self", A::T(x)), ("dim", A::Is(dims.clone())), ("keepdim", A::B(true))])?;
+    let a = rw.op("aten.abs.default", vec![("self", A::T(m))])?;
+    let inf = rw.op("aten.eq.Scalar", vec![("self", A::T(a)), ("other", A::F(f64::INFINITY))])?;
+    let m = rw.op("aten.masked_fill.Scalar", vec![("self", A::T(m)), ("mask", A::T(inf)), ("value", A::I(0))])?;
+    let squeezed = if keepdim { m } else { rw.op("aten.squeeze.dims", vec![("self", A::T(m)), ("dim", A::Is(dims.clone()))])? };
+    let d = rw.op("aten.sub.Tensor", vec![("self", A::T(x)), ("other", A::T(m))])?;
+    let l = sum_exp(rw, d)?;
+    Ok(vec![rw.op("aten.add.Tensor", vec![("self", A::T(l)), ("other", A::T(squeezed))])?])
+}

@@ -197,15 +197,24 @@ fn conv_nd(rw: &mut Rw, n: usize) -> Result<Vec<ValueId>, RuleError> {
     let (stride, dilation) = (list(rw, "stride", 1)?, list(rw, "dilation", 1)?);
     let weight = rw.t("weight")?;
     // The `.padding` overloads (ATen's `_convolution_mode`): "valid" pads nothing; "same" pads
-    // `dilation * (k - 1)` split evenly, where it splits evenly (otherwise ATen pads the input
-    // first, which this rule does not spell: it declines).
+    // `dilation * (k - 1)`, the left half (rounded down) in the convolution; where the halves
+    // differ, ATen first pads the input on the right by the difference (`constant_pad_nd`, last
+    // dim first as `F.pad` orders it): LASR's depthwise convolution, kernel 32.
+    let mut input = rw.t("input")?;
     let padding = match rw.passthrough("padding")? {
         Some(Arg::String(mode)) if mode == "valid" => vec![0; n],
         Some(Arg::String(mode)) if mode == "same" => {
             let kernel = rw.static_sizes(weight).ok_or(RuleError::Declined)?;
+            if stride.iter().any(|&s| s != 1) {
+                return Err(RuleError::Arg { name: "padding".into(), message: "padding='same' with a stride other than 1".into() });
+            }
             let totals: Vec<i64> = (0..n).map(|d| dilation[d] * (kernel.get(d + 2).copied().unwrap_or(1) - 1)).collect();
-            if stride.iter().any(|&s| s != 1) || totals.iter().any(|t| t % 2 != 0) {
-                return Err(RuleError::Declined);
+            if totals.iter().any(|t| t % 2 != 0) {
+                let mut pad = vec![0; 2 * n];
+                for (d, t) in totals.iter().enumerate() {
+                    pad[2 * (n - 1 - d) + 1] = t - t / 2 - t / 2;
+                }
+                input = rw.op("aten.constant_pad_nd.default", vec![("self", A::T(input)), ("pad", A::Is(pad)), ("value", A::I(0))])?;
             }
             totals.iter().map(|t| t / 2).collect()
         }
@@ -213,7 +222,7 @@ fn conv_nd(rw: &mut Rw, n: usize) -> Result<Vec<ValueId>, RuleError> {
         _ => list(rw, "padding", 0)?,
     };
     let args = vec![
-        ("input", A::T(rw.t("input")?)),
+        ("input", A::T(input)),
         ("weight", A::T(weight)),
         ("bias", A::OptT(rw.opt_t("bias")?)),
         ("stride", A::Is(stride)),
@@ -274,12 +283,14 @@ pub fn where_scalar_self(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(c)), ("self", A::T(s)), ("other", A::T(x))])?])
 }
 
-/// Global average pooling (`output_size` all ones) is a `mean` over the spatial dims.
+/// ATen's `adaptive_avg_pool2d`: global average pooling (`output_size` all ones) is a `mean`
+/// over the spatial dims, any other size the `_adaptive_avg_pool2d` kernel (core ATen, and kept
+/// by Inductor, which lowers it: CSATv2's pooling to 7×7).
 pub fn adaptive_avg_pool2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
     let out = rw.ints("output_size")?.unwrap_or_default();
     if out.iter().any(|&o| o != 1) {
-        return Err(RuleError::Unsupported(format!("adaptive_avg_pool2d to {out:?} (only global pooling decomposes)")));
+        return Ok(vec![rw.op("aten._adaptive_avg_pool2d.default", vec![("self", A::T(x)), ("output_size", A::Is(out))])?]);
     }
     let mean = rw.op("aten.mean.dim", vec![("self", A::T(x)), ("dim", A::Is(vec![-1, -2])), ("keepdim", A::B(true))])?;
     // ATen restrides the mean of a channels-last input to channels-last (`as_strided_`, which

@@ -12,7 +12,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("prims._low_memory_max_pool_offsets_to_indices.default").run(x::conv_pool::max_pool_offsets_to_indices).lower(K::Pointwise, l::pooling::max_pool_offsets_to_indices).keep().meta(m::prims_low_memory_max_pool_offsets_to_indices),
     op("aten.avg_pool2d.default").run(x::conv_pool::avg_pool2d).lower(K::Heavy, l::pooling::avg_pool).keep().meta(m::avg_pool2d),
     op("aten.adaptive_avg_pool2d.default").run(x::conv_pool::adaptive_avg_pool2d).lower(K::Heavy, l::pooling::adaptive_avg_pool).core(r::view::adaptive_avg_pool2d).keep().meta(m::adaptive_avg_pool2d),
-    op("aten._adaptive_avg_pool2d.default").run(x::conv_pool::adaptive_avg_pool2d).lower(K::Heavy, l::pooling::adaptive_avg_pool),
+    op("aten._adaptive_avg_pool2d.default").run(x::conv_pool::adaptive_avg_pool2d).lower(K::Heavy, l::pooling::adaptive_avg_pool).keep().meta(m::adaptive_avg_pool2d),
     op("aten.max_pool1d.default").run(x::pool_nd::max_pool1d).lower(K::Heavy, l::pooling::max_pool).core(r::pool::max_pool1d),
     op("aten.max_pool3d.default").run(x::pool_nd::max_pool3d).lower(K::Heavy, l::pooling::max_pool),
     op("aten.max_pool1d_with_indices.default").run(x::pool_nd::max_pool1d_with_indices).lower(K::Heavy, l::pooling::max_pool),
@@ -48,5 +48,5 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.grid_sampler.default").run(x::sample::grid_sampler).lower(K::Heavy, l::grid_sample::grid_sampler),
     op("aten.grid_sampler_2d.default").run(x::sample::grid_sampler).lower(K::Heavy, l::grid_sample::grid_sampler),
     op("aten.grid_sampler_3d.default").run(x::sample::grid_sampler).lower(K::Heavy, l::grid_sample::grid_sampler),
-    op("aten.upsample_bicubic2d.vec").run(x::sample::upsample_bicubic2d).lower(K::Heavy, l::resample::bicubic),
+    op("aten.upsample_bicubic2d.vec").run(x::sample::upsample_bicubic2d).lower(K::Heavy, l::resample::bicubic).core(r::upsample::bicubic),
 ];

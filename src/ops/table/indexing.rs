@@ -41,6 +41,6 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.as_strided_scatter.default").run(x::index::as_strided_scatter).lower(K::Heavy, l::put::as_strided_scatter),
     op("aten._unsafe_masked_index.default").run(x::index::unsafe_masked_index).lower(K::Pointwise, l::index::unsafe_masked_index),
     op("aten._unsafe_masked_index_put_accumulate.default").run(x::index::unsafe_masked_index_put_accumulate).lower(K::Heavy, l::put::unsafe_masked_index_put_accumulate),
-    op("aten._unsafe_index.Tensor").run(x::index::index).lower(K::Pointwise, l::index::index),
+    op("aten._unsafe_index.Tensor").run(x::index::index).lower(K::Pointwise, l::index::index).core_only(r::upsample::unsafe_index).meta(m::index_tensor),
     op("aten._unsafe_index_put.default").run(x::index::index_put).lower(K::Heavy, l::put::index_put),
 ];

@@ -15,7 +15,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.count_nonzero.dim_IntList").run(x::reduce::count_nonzero).lower(K::Reduction, l::reduce::count_nonzero),
     op("aten.nansum.default").run(x::reduce::nansum).lower(K::Reduction, l::reduce::nansum),
     op("aten.nanmean.default").run(x::reduce::nanmean).lower(K::Reduction, l::reduce::nanmean),
-    op("aten.logsumexp.default").run(x::reduce::logsumexp).lower(K::Reduction, l::reduce::logsumexp),
+    op("aten.logsumexp.default").run(x::reduce::logsumexp).lower(K::Reduction, l::reduce::logsumexp).core(r::softmax::logsumexp),
     op("aten.segment_reduce.default").run(x::segment::segment_reduce).lower(K::Heavy, l::segment::segment_reduce),
     op("aten.aminmax.default").run(x::reduce::aminmax).lower(K::Heavy, l::sort::aminmax),
     op("aten.linalg_vector_norm.default").run(x::reduce::vector_norm).lower(K::Reduction, l::reduce::vector_norm).core(r::vector_norm::vector_norm).meta(m::reduce),

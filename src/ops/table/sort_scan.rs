@@ -6,7 +6,7 @@ use super::prelude::*;
 pub(super) const OPS: &[OpDef] = &[
     op("aten.sort.default").run(x::sort::sort).lower(K::Heavy, l::sort::sort).staged(l::merge_sort::sort_stages).meta(m::sort),
     op("aten.sort.stable").run(x::sort::sort).lower(K::Heavy, l::sort::sort).staged(l::merge_sort::sort_stages).meta(m::sort),
-    op("aten.argsort.default").run(x::sort::argsort).lower(K::Heavy, l::sort::sort).staged(l::merge_sort::sort_stages),
+    op("aten.argsort.default").run(x::sort::argsort).lower(K::Heavy, l::sort::sort).staged(l::merge_sort::sort_stages).core(r::spelling::argsort),
     op("aten.argsort.stable").run(x::sort::argsort).lower(K::Heavy, l::sort::sort).staged(l::merge_sort::sort_stages),
     op("aten.msort.default").run(x::sort::msort).lower(K::Heavy, l::sort::sort).staged(l::merge_sort::sort_stages),
     op("aten.topk.default").run(x::sort::topk).lower(K::Heavy, l::sort::topk).staged(l::topk_lines::topk_stages),
