@@ -10,7 +10,7 @@
 //!
 //! This file holds the IR itself; `builder` the typed constructors ([`KernelBuilder`]), `fold`
 //! the constant folding and digit joins they apply, `index` the rewrites that need loop ranges,
-//! and `linear`, `split`, `compact` the passes from one finished kernel to another.
+//! and `linear`, `lanes`, `split`, `compact` the passes from one finished kernel to another.
 
 use serde::Serialize;
 
@@ -21,6 +21,7 @@ mod builder;
 mod compact;
 mod fold;
 mod index;
+mod lanes;
 mod linear;
 pub mod split;
 mod validate;

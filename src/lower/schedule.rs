@@ -8,6 +8,9 @@
 //! - [`Schedule::Elementwise`]: one work-item per output element, reductions as serial loops.
 //! - [`Schedule::Columns`]: the same on a two-dimensional grid (columns × rows), for kernels
 //!   with a broadcast read ([`finish`] picks it after the lowering's choice).
+//! - [`Schedule::Channels`]: the column schedule with several indices of one row coordinate
+//!   per work-item (a convolution's output channels: each input tap loaded once for all of
+//!   them), where lanes of that coordinate share their loads ([`channels`]).
 //! - [`Schedule::Rows`]: the kernel has row statistics (reductions that depend on the leading
 //!   output coordinates only: a sum, a norm's mean and variance, a softmax's maximum and
 //!   denominator). They are computed once per row, never once per output element; then the
@@ -53,6 +56,13 @@ pub enum Schedule {
     /// [`Schedule::Elementwise`] needs a remainder or a quotient per element and the OpenCL CPU
     /// runtime gathers (docs/PERFORMANCE.md).
     Columns { group: u32, dims: u32 },
+    /// [`Schedule::Columns`] with `block` consecutive indices of row coordinate `coord` per
+    /// work-item (register blocking: a convolution's output channels, each input tap loaded
+    /// once for all of them). The grid's rows count blocks along `coord`, whose variable holds
+    /// the block's first index; the stores are `block` lane copies of each (`Kernel::lanes`:
+    /// store `s` lane `b` at `s · block + b`, for index `coord + b`), and no lane past the
+    /// coordinate's extent stores.
+    Channels { group: u32, dims: u32, coord: u32, block: u32 },
     /// Row statistics over the first `outer` output coordinates (a row is one index of them),
     /// folded over `extent` elements. `group` is the largest work-group the launch may give a
     /// row; `coop` says whether a group may fold a row together (float32 sums, maxima and
@@ -241,9 +251,40 @@ pub fn finish(mut k: Kernel) -> Kernel {
     if k.schedule == Schedule::Elementwise {
         if let Some((group, dims)) = columns(&k) {
             k.schedule = Schedule::Columns { group, dims };
+            if let Some(blocked) = channels(&k, group, dims) {
+                return blocked;
+            }
+        } else if let Some(blocked) = small_map_channels(&k) {
+            return blocked;
         }
     }
     k.linearize()
+}
+
+/// Column groups for a blocked kernel whose column no group of [`COLUMN_GROUPS`] fits (a
+/// convolution's 3×3 or 5×5 output map).
+const SMALL_COLUMN_GROUPS: [u32; 3] = [16, 32, 64];
+
+/// [`Schedule::Channels`] on a small padded column, for a kernel over `[N, C, spatial…]` whose
+/// spatial map no column group fits: the map (its last one or two dims) as the column in the
+/// group of [`SMALL_COLUMN_GROUPS`] leaving the fewest idle, at most half. Measured on
+/// SqueezeNet's 3×3 maps: the elementwise schedule's work-item per output gathers its weights
+/// and taps, where a blocked one loads each tap once for eight output channels
+/// (docs/PERFORMANCE.md).
+fn small_map_channels(k: &Kernel) -> Option<Kernel> {
+    let rank = k.domain.len();
+    let dims = rank.checked_sub(2).filter(|d| *d >= 1)?.min(2) as u32;
+    let c = column_extent(k, dims).filter(|c| *c > 0)?;
+    let idle = |g: u32| {
+        let g = i64::from(g);
+        let covered = (c + g - 1) / g * g;
+        (covered - c) as f64 / covered as f64
+    };
+    let group = SMALL_COLUMN_GROUPS.into_iter().min_by(|a, b| idle(*a).total_cmp(&idle(*b)))?;
+    if idle(group) > 0.5 {
+        return None;
+    }
+    channels(k, group, dims)
 }
 
 /// Work-items per group along the columns, tried largest first among those that divide the
@@ -255,6 +296,62 @@ const COLUMN_GROUPS: [u32; 3] = [256, 128, 64];
 /// 7×7 or 15×15 feature map) is rounded up to whole groups, and the work-items past its end
 /// store nothing. A quarter idle still beat the elementwise schedule's gathered operands.
 const MAX_IDLE: f64 = 0.25;
+
+/// Most indices of the blocked coordinate per work-item on [`Schedule::Channels`]: eight
+/// accumulators of one vector register each. Measured on the OpenCL CPU device
+/// (docs/PERFORMANCE.md): the cnn sample's 8→16-channel convolution took 44 µs on the column
+/// schedule and 11 µs blocked by 8.
+pub const CHANNEL_BLOCK: u32 = 8;
+
+/// `k` (on the column schedule `group`, `dims`) on [`Schedule::Channels`], when some row
+/// coordinate of static extent is worth blocking: lanes of it share a load inside a reduction
+/// that moves with the column (an input tap, a vector load across the work-items) while some
+/// other node of the reduction differs between lanes (a weight). The coordinate sharing the
+/// most such loads is blocked; a batch coordinate shares only the weights, which do not move
+/// with the column, so a convolution blocks its output channels. The block is the largest up
+/// to [`CHANNEL_BLOCK`] (and the extent) whose lanes share the input: a grouped convolution's
+/// lanes must stay in one group, so 6 channels per group take blocks of 6; depthwise ones
+/// share nothing and keep the column schedule.
+pub fn channels(k: &Kernel, group: u32, dims: u32) -> Option<Kernel> {
+    let rank = k.domain.len();
+    let split = rank.checked_sub(dims as usize)?;
+    if k.linear.is_some() {
+        return None;
+    }
+    let free = k.free_vars();
+    let coords = coord_mask(k);
+    let column_bits = coords & !((1u128 << split) - 1);
+    // Loads inside a reduction shared by every lane and moving with the column, when some node
+    // inside a reduction differs between lanes (else there is nothing to block).
+    let shared_loads = |c: u32, block: i64, extent: i64| {
+        let info = k.lane_info(c, block, extent);
+        let (mut shared, mut varying) = (0usize, false);
+        for (i, e) in k.exprs.iter().enumerate() {
+            if free[i] & !coords == 0 {
+                continue;
+            }
+            varying |= info.varies[i];
+            if matches!(e, KExpr::Load { .. }) && !info.varies[i] && free[i] & column_bits != 0 {
+                shared += 1;
+            }
+        }
+        if varying { shared } else { 0 }
+    };
+    let mut best: Option<(usize, u32, i64, i64)> = None;
+    for c in 0..split as u32 {
+        let KExpr::I64(extent) = *k.expr(k.domain[c as usize]) else { continue };
+        let found = (2..=extent.min(CHANNEL_BLOCK as i64)).rev().find_map(|b| Some((shared_loads(c, b, extent), b)).filter(|(s, _)| *s > 0));
+        if let Some((shared, block)) = found {
+            if best.is_none_or(|(s, ..)| shared > s) {
+                best = Some((shared, c, extent, block));
+            }
+        }
+    }
+    let (_, coord, extent, block) = best?;
+    let mut out = k.lanes(coord, block as u32, extent)?;
+    out.schedule = Schedule::Channels { group, dims, coord, block: block as u32 };
+    Some(out)
+}
 
 /// The column group and column dims of [`Schedule::Columns`] for elementwise kernel `k`: when
 /// it has two or more output coordinates and some read broadcast along the rows or the columns

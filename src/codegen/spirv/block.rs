@@ -366,13 +366,23 @@ impl<'k> Writer<'k> {
     pub(super) fn fold(&mut self, op: RedOp, var: u32, start: Word, step: Word, end: Word, body: ExprId) -> Result<Word, CodegenError> {
         let body_ty = self.k.ty(body);
         let f32t = self.ty_word(body_ty);
+        let init = self.identity(op, body_ty);
+        let out = self.counted_loop(start, end, step, &[(f32t, init)], &mut |w, i, acc| {
+            let v = w.fold_element(var, i, body)?;
+            Ok(vec![w.combine_ty(op, acc[0], v, body_ty)?])
+        })?;
+        Ok(out[0])
+    }
+
+    /// The constant `op` folds from, in type `body_ty`.
+    pub(super) fn identity(&mut self, op: RedOp, body_ty: Ty) -> Word {
         let init = match op {
             RedOp::Sum | RedOp::Xor => 0.0,
             RedOp::Prod => 1.0,
             RedOp::Max => f64::NEG_INFINITY,
             RedOp::Min => f64::INFINITY,
         };
-        let init = match body_ty {
+        match body_ty {
             Ty::F64 => self.types.f64(&mut self.b, init),
             Ty::I64 => {
                 let i = match op {
@@ -383,12 +393,7 @@ impl<'k> Writer<'k> {
                 self.types.i64(&mut self.b, i)
             }
             _ => self.types.f32(&mut self.b, init as f32),
-        };
-        let out = self.counted_loop(start, end, step, &[(f32t, init)], &mut |w, i, acc| {
-            let v = w.fold_element(var, i, body)?;
-            Ok(vec![w.combine_ty(op, acc[0], v, body_ty)?])
-        })?;
-        Ok(out[0])
+        }
     }
 
     /// A fold's `body` at index `i` of its variable; where the row schedule stashes this fold's

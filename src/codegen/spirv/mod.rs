@@ -5,6 +5,7 @@
 //! `writer` lays out the module and the kernel entry, `block` emits expressions and loops.
 
 mod block;
+mod channels;
 mod elem;
 mod erf;
 mod rowcache;

@@ -166,7 +166,7 @@ impl<'k> Writer<'k> {
             Tiled { gid: Word, lid: Word, tiles: [Word; 2] },
         }
         let vars = match k.schedule {
-            Schedule::Elementwise | Schedule::Columns { .. } => Vars::Elementwise { gid: id(self, BuiltIn::GlobalInvocationId, "global_id") },
+            Schedule::Elementwise | Schedule::Columns { .. } | Schedule::Channels { .. } => Vars::Elementwise { gid: id(self, BuiltIn::GlobalInvocationId, "global_id") },
             Schedule::Rows { outer, coop, .. } => {
                 if coop {
                     for rv in row_vectors(k, (outer as usize).min(k.domain.len())) {
@@ -277,8 +277,10 @@ impl<'k> Writer<'k> {
 
     /// One work-item per output element.
     fn elementwise(&mut self, gid_var: Word) -> Result<(), CodegenError> {
-        if matches!(self.k.schedule, Schedule::Columns { .. }) {
-            return self.columns(gid_var);
+        match self.k.schedule {
+            Schedule::Columns { .. } => return self.columns(gid_var),
+            Schedule::Channels { .. } => return self.channels(gid_var),
+            _ => {}
         }
         let k = self.k;
         let bool_t = self.types.get(&mut self.b, LocalType::Bool);

@@ -269,6 +269,17 @@ impl Kernel {
     fn check_schedule(&self) -> Result<(), Problem> {
         match self.schedule {
             Schedule::Elementwise | Schedule::Columns { .. } => Ok(()),
+            Schedule::Channels { dims, coord, block, .. } => {
+                let rows = self.domain.len().saturating_sub(dims as usize);
+                if coord as usize >= rows || block == 0 || self.stores.len() % block as usize != 0 {
+                    return Err(Problem::Type {
+                        at: Site::Schedule("coord"),
+                        expected: format!("a row coordinate (below {rows}) and {block} lane stores per output"),
+                        found: format!("coordinate {coord}, {} stores", self.stores.len()),
+                    });
+                }
+                Ok(())
+            }
             Schedule::Rows { extent, .. } => {
                 let at = Site::Schedule("extent");
                 self.expect_ty(at, self.root(at, extent)?, Ty::I64, "an i64 row extent")

@@ -1,0 +1,127 @@
+//! The output-channel blocking of convolutions (`lower::schedule::Schedule::Channels`) against
+//! PyTorch: the cases of `tests/data/conv_blocks` (`scripts/gen_conv_blocks.py`: stride,
+//! padding, dilation, groups, 1-, 2- and 3-D, output channel counts the block does not divide,
+//! 3×3 and 5×5 output maps, a fused ReLU) lowered in modes none and full, every module
+//! validated by `spirv-val`, run on OpenCL and compared with PyTorch's outputs (assert_close's
+//! float32 tolerances). Each case must also get the schedule the scheduler is meant to pick for
+//! its shape: blocked where lanes of output channels share their input taps (a smaller block
+//! where a group has fewer channels than a block, or channels per group it does not divide),
+//! the column schedule where they cannot (depthwise).
+
+mod common;
+
+use std::path::PathBuf;
+
+use xpu_workbench::decomp::{Marks, Mode};
+use xpu_workbench::exec::{self, Tensor};
+use xpu_workbench::lower::schedule::{Schedule, CHANNEL_BLOCK};
+use xpu_workbench::opinfo::{self, Case};
+use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/conv_blocks")
+}
+
+/// The schedule each case's convolution kernel must get, by the case's name in the index.
+fn expected(name: &str) -> Option<Schedule> {
+    let blocked = |group, block| Some(Schedule::Channels { group, dims: 2, coord: 1, block });
+    match name {
+        "odd_channels_3x3" => blocked(64, CHANNEL_BLOCK),
+        "stem_7x7_stride2" => blocked(128, CHANNEL_BLOCK),
+        "dilated_groups_of_16" => blocked(128, CHANNEL_BLOCK),
+        // Lanes of one block must stay in one group of 6 channels.
+        "groups_of_6" => blocked(64, 6),
+        "few_channels" => blocked(256, 5),
+        "depthwise_unblocked" => Some(Schedule::Columns { group: 64, dims: 2 }),
+        "pointwise_7x7_map" => blocked(64, CHANNEL_BLOCK),
+        "strided_padded_relu" => blocked(128, CHANNEL_BLOCK),
+        // Maps no group of 64 or more fits: 9 and 25 pixels padded to groups of 16 (16 and 32
+        // columns).
+        "small_map_3x3" => blocked(16, CHANNEL_BLOCK),
+        "small_map_5x5_stride2" => blocked(16, CHANNEL_BLOCK),
+        "conv1d_stride2" => Some(Schedule::Channels { group: 64, dims: 1, coord: 1, block: CHANNEL_BLOCK }),
+        "conv3d_odd" => blocked(64, CHANNEL_BLOCK),
+        _ => None,
+    }
+}
+
+/// The case names, in index order (the loader's `Case` keeps only what every case set has).
+fn names() -> Vec<String> {
+    let text = std::fs::read_to_string(dir().join("index.json")).expect("tests/data/conv_blocks/index.json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("index.json is JSON");
+    v["cases"].as_array().expect("a case list").iter().map(|c| c["name"].as_str().expect("every case is named").to_string()).collect()
+}
+
+fn close(what: &str, got: &Tensor, want: &Tensor, case: &Case) -> Result<(), String> {
+    if got.shape() != want.shape() {
+        return Err(format!("{what}: shape {:?}, PyTorch {:?}", got.shape(), want.shape()));
+    }
+    let (rtol, atol) = (case.rtol[0], case.atol[0]);
+    let (a, b) = (got.to_f64_vec(), want.to_f64_vec());
+    match a.iter().zip(&b).position(|(x, y)| !((x - y).abs() <= atol + rtol * y.abs())) {
+        Some(i) => Err(format!("{what}: element {i}: {}, PyTorch {}", a[i], b[i])),
+        None => Ok(()),
+    }
+}
+
+#[test]
+fn interpreter_convolves_as_pytorch() {
+    let index = opinfo::read_index(&dir()).expect("index");
+    let names = names();
+    assert_eq!(names.len(), index.cases.len());
+    let mut failures = Vec::new();
+    for (case, name) in index.cases.iter().zip(&names) {
+        let files = opinfo::read_archive(&dir(), &case.file).expect("archive");
+        let model = opinfo::model(case, &files).expect("graph");
+        let inputs = opinfo::inputs(case, &files).expect("inputs");
+        let want = opinfo::outputs(case, &files).expect("PyTorch's outputs");
+        let got = exec::run(&model, &model.graphs[0], &inputs).expect("interpreter");
+        if let Err(e) = close(name, &got[0], &want[0], case) {
+            failures.push(e);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn blocked_convolutions_match_pytorch_on_opencl() {
+    let index = opinfo::read_index(&dir()).expect("index");
+    let names = names();
+    let mut dev = common::opencl_device();
+    let mut failures = Vec::new();
+    for (case, name) in index.cases.iter().zip(&names) {
+        let want_schedule = expected(name).unwrap_or_else(|| panic!("case `{name}` has no expected schedule in this test"));
+        let files = opinfo::read_archive(&dir(), &case.file).expect("archive");
+        let model = opinfo::model(case, &files).expect("graph");
+        let inputs = opinfo::inputs(case, &files).expect("inputs");
+        let want = opinfo::outputs(case, &files).expect("PyTorch's outputs");
+        for mode in [Mode::None, Mode::Full] {
+            let what = format!("{name} ({mode:?})");
+            let plan = xpu_workbench::lower::lower(&model, &model.graphs[0], mode, &Marks::default()).expect("lowers");
+            // The convolution's kernel: the one with a fold (mode none also has a ReLU kernel).
+            let schedules: Vec<Schedule> = plan.kernels().map(|k| k.schedule).collect();
+            let conv = plan.kernels().find(|k| k.exprs.iter().any(|e| matches!(e, xpu_workbench::lower::kernel::KExpr::Reduce { .. })));
+            match conv {
+                Some(k) if k.schedule == want_schedule => {}
+                _ => failures.push(format!("{what}: schedules {schedules:?}, expected the convolution on {want_schedule:?}")),
+            }
+            let modules = compile_plan(&plan).expect("compiles");
+            for m in modules.iter().flatten() {
+                if let Some(Err(e)) = common::spirv_val(m) {
+                    failures.push(format!("{what}: spirv-val rejects `{}`: {}", m.name, e.lines().next().unwrap_or("")));
+                }
+            }
+            let Some(dev) = dev.as_mut() else { continue };
+            let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
+            match run_on_device(dev, &plan, &modules, &model, &inputs, &b) {
+                Ok(r) => {
+                    if let Err(e) = close(&what, &r.outputs[0], &want[0], case) {
+                        failures.push(e);
+                    }
+                }
+                Err(e) => failures.push(format!("{what}: {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
