@@ -28,6 +28,9 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
   select_write   a write into a strided slice of a `select` (Cosmos3's and Qwen3-VL's interleaved
                  rotary sections): functionalization's `select_scatter`, which export's table
                  makes `arange`/`eq`/`expand`/`where`
+  reshape_infer  `reshape` with a `-1` of a tensor that is not contiguous: after a transpose (Bloom,
+                 MVP, TrOCR, XGLM attention heads), of a slice (viewable, and not), with a
+                 quotient that is a number, and of a contiguous tensor
   mask_fill      CPM-Ant's `masked_fill(mask, torch.tensor(..))` with a 0-dim tensor value and a
                  `|` of two boolean masks of different ranks, and `where(mask, 0.5, x)`
 """
@@ -145,6 +148,18 @@ class MaskFill(torch.nn.Module):
         return torch.masked_fill(z, mask, neg).softmax(-1) + filled, mask ^ (y < 0)
 
 
+class ReshapeInfer(torch.nn.Module):
+    def forward(self, x):
+        b, s = x.shape[0], x.shape[1]
+        heads = x.view(b, s, 2, 3, 4)[:, :, :, 0].transpose(1, 2)
+        copied = heads.reshape(b * 2, -1, 4)
+        viewed = x[:, :, :8].reshape(-1, 8)
+        split = x[:, :, :8].reshape(b, -1, 4)
+        number = heads.reshape(b, -1, s, 4)
+        whole = x.reshape(-1, 24)
+        return copied.sum(0), viewed.sum(0), split.sum(1), number.sum(2), whole.sum(0)
+
+
 CASES = {
     "tensor_detach": (TensorDetach, lambda b: (torch.randn(1 + 2 * b, 6),)),
     "sym_min_max": (SymMinMax, lambda b: (torch.randn(2, 2 + 3 * b, 3),)),
@@ -155,6 +170,7 @@ CASES = {
     "pool_split": (PoolSplit, lambda b: (torch.randn(1 + b, 4 + 2 * b, 8), torch.randn(1 + b, 4, 6))),
     "grid_all": (GridAll, lambda b: (torch.randn(1 + b, 3 + b, 4 + 2 * b),)),
     "select_write": (SelectWrite, lambda b: (torch.randn(3, 1 + b, 2 + b, 8),)),
+    "reshape_infer": (ReshapeInfer, lambda b: (torch.randn(1 + b, 4 + 3 * b, 24),)),
     "mask_fill": (MaskFill, lambda b: (torch.randn(1 + b, 3 + b, 3 + b), torch.randn(3 + b, 3 + b))),
 }
 

@@ -189,3 +189,12 @@ fn masked_fill_by_a_tensor_and_mask_bitwise_ops() {
         stages_pass_of(case_of(torch, "construct_mask_fill"), true);
     }
 }
+
+/// `reshape` with a `-1` of a tensor that is not contiguous resolves the `-1` through ATen's
+/// `infer_size`, and torch's graph keeps the SymInt products that computed it though nothing
+/// reads them (Bloom, MVP, TrOCR, XGLM: `_operator.mul` 2 against torch's 5); a contiguous
+/// tensor's view keeps the `-1`, and a quotient that is a number records nothing.
+#[test]
+fn reshape_resolves_its_minus_one_as_torch_records_it() {
+    all_stages_pass("construct_reshape_infer");
+}
