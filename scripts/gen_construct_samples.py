@@ -31,6 +31,10 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
   reshape_infer  `reshape` with a `-1` of a tensor that is not contiguous: after a transpose (Bloom,
                  MVP, TrOCR, XGLM attention heads), of a slice (viewable, and not), with a
                  quotient that is a number, and of a contiguous tensor
+  matmul_fold    a batch of rows times a matrix: a parameter (folded into one `mm`, the rows copied
+                 where they do not merge: HaloNet's relative positions), an input that
+                 requires no grad, and `F.linear`'s weight (its `weight.t()` is made below
+                 autograd and requires none): `bmm`
   mask_fill      CPM-Ant's `masked_fill(mask, torch.tensor(..))` with a 0-dim tensor value and a
                  `|` of two boolean masks of different ranks, and `where(mask, 0.5, x)`
 """
@@ -160,6 +164,17 @@ class ReshapeInfer(torch.nn.Module):
         return copied.sum(0), viewed.sum(0), split.sum(1), number.sum(2), whole.sum(0)
 
 
+class MatmulFold(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(8, 6))
+        self.v = torch.nn.Parameter(torch.randn(6, 8))
+
+    def forward(self, x, y):
+        rows = x.transpose(0, 1)
+        return x @ self.w, rows @ self.w, rows @ y, F.linear(rows, self.v)
+
+
 CASES = {
     "tensor_detach": (TensorDetach, lambda b: (torch.randn(1 + 2 * b, 6),)),
     "sym_min_max": (SymMinMax, lambda b: (torch.randn(2, 2 + 3 * b, 3),)),
@@ -171,6 +186,7 @@ CASES = {
     "grid_all": (GridAll, lambda b: (torch.randn(1 + b, 3 + b, 4 + 2 * b),)),
     "select_write": (SelectWrite, lambda b: (torch.randn(3, 1 + b, 2 + b, 8),)),
     "reshape_infer": (ReshapeInfer, lambda b: (torch.randn(1 + b, 4 + 3 * b, 24),)),
+    "matmul_fold": (MatmulFold, lambda b: (torch.randn(1 + b, 2 + b, 8), torch.randn(8, 6))),
     "mask_fill": (MaskFill, lambda b: (torch.randn(1 + b, 3 + b, 3 + b), torch.randn(3 + b, 3 + b))),
 }
 

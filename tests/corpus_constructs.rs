@@ -198,3 +198,12 @@ fn masked_fill_by_a_tensor_and_mask_bitwise_ops() {
 fn reshape_resolves_its_minus_one_as_torch_records_it() {
     all_stages_pass("construct_reshape_infer");
 }
+
+/// A batch of rows times a matrix that requires grad is one `mm` in torch's graph, the rows
+/// copied first where they do not merge into a view (ATen's `should_fold` avoids the large
+/// gradient `bmm` would need; HaloNet's relative positions); times a matrix that requires none,
+/// rows that do not merge go through `bmm`.
+#[test]
+fn matmul_folds_rows_times_a_parameter_as_torch_does() {
+    all_stages_pass("construct_matmul_fold");
+}

@@ -60,7 +60,8 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
         })?;
         map[v.index()] = Some(id);
     }
-    let mut em = Emitter { out, map, taken, counter: 0, origin: Vec::new(), sym_values: HashMap::new(), pinned: HashSet::new() };
+    let grad = grad_values(graph);
+    let mut em = Emitter { out, map, taken, counter: 0, origin: Vec::new(), sym_values: HashMap::new(), pinned: HashSet::new(), grad };
     let mut decomposed = Vec::new();
     let mut kept = Vec::new();
     let mut no_rule = Vec::new();
@@ -229,6 +230,28 @@ fn existing_size(em: &Emitter, graph: &Graph, node: &Node) -> Option<ValueId> {
     }
 }
 
+/// Per value of `graph`: whether it requires grad when torch re-traces it (export's retrace takes
+/// parameters as inputs that require grad, whatever the archive's metadata says): a floating
+/// tensor computed from a parameter, not through a `detach` or a factory that reads only its
+/// input's shape and dtype (`zeros_like`, `new_empty`).
+fn grad_values(graph: &Graph) -> Vec<bool> {
+    let mut grad = vec![false; graph.values.len()];
+    let floating = |v: ValueId| graph.value(v).tensor().is_some_and(|m| m.dtype.is_floating() || m.dtype.is_complex());
+    for (v, kind) in &graph.inputs {
+        grad[v.index()] = matches!(kind, crate::ir::InputKind::Parameter { .. }) && floating(*v);
+    }
+    for n in &graph.nodes {
+        let op = n.target.split('.').nth(1).unwrap_or("");
+        if op.starts_with("detach") || op.ends_with("_like") || op.starts_with("new_") || !n.inputs().any(|v| grad[v.index()]) {
+            continue;
+        }
+        for v in &n.outputs {
+            grad[v.index()] = floating(*v);
+        }
+    }
+    grad
+}
+
 /// Which nodes a re-trace keeps: those whose results reach a graph output, and those with an
 /// effect (`_assert_*`, `sym_constrain_range*`, in-place writes) whatever reads them.
 fn live_nodes(graph: &Graph) -> Vec<bool> {
@@ -264,6 +287,8 @@ pub(super) struct Emitter {
     /// Sizes that an operation torch records and then erases read ([`Emitter::pin`]): they stay
     /// in the graph whether anything reads them or not.
     pinned: HashSet<ValueId>,
+    /// Per input-graph value: whether it requires grad when torch re-traces ([`grad_values`]).
+    grad: Vec<bool>,
 }
 
 impl Emitter {
@@ -272,7 +297,8 @@ impl Emitter {
         let map = (0..graph.values.len()).map(|i| Some(ValueId(i as u32))).collect();
         let mut taken: HashSet<String> = graph.values.iter().map(|v| v.name.clone()).collect();
         taken.extend(graph.nodes.iter().map(|n| n.name.clone()));
-        let mut em = Emitter { out: graph.clone(), map, taken, counter: 0, origin: Vec::new(), sym_values: HashMap::new(), pinned: HashSet::new() };
+        let grad = vec![false; graph.values.len()];
+        let mut em = Emitter { out: graph.clone(), map, taken, counter: 0, origin: Vec::new(), sym_values: HashMap::new(), pinned: HashSet::new(), grad };
         let ids: Vec<ValueId> = (0..graph.values.len()).map(|i| ValueId(i as u32)).collect();
         em.register_sym_ints(&ids);
         em
@@ -815,6 +841,15 @@ impl<'a> Rw<'a> {
                 _ => Err(RuleError::Unsupported("a size argument is not a SymInt".into())),
             },
         }
+    }
+
+    /// Whether `v` requires grad when torch re-traces the graph: it stands for a value of the
+    /// input graph that does ([`grad_values`]). A tensor a rule made is made inside a composite
+    /// op's body, below autograd, and requires none: `linear`'s `weight.t()` does not, where an
+    /// exported `t` node of the same weight does. ATen's `matmul` folds a batch of rows times
+    /// such a matrix into one `mm`, whatever the rows' strides.
+    pub fn requires_grad(&self, v: ValueId) -> bool {
+        self.em.map.iter().zip(&self.em.grad).any(|(image, grad)| *grad && *image == Some(v))
     }
 
     /// Static sizes of `v`, for rules that need them (e.g. the normalized shape).

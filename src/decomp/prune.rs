@@ -194,4 +194,38 @@ mod tests {
         let view = core.graph.nodes.iter().find(|n| n.target == "aten.view.default").unwrap();
         assert_eq!(view.args[1].arg, Arg::SymInts(vec![SymIntArg::Int(-1), SymIntArg::Int(12)]));
     }
+
+    /// DeepSeek-V4's block size: `mul(s0 // 128, 128)` bounds a slice that only a `new_zeros`
+    /// reads, for its dtype (`new_ones` here). Once that is a `full`, the slice and the size arithmetic are
+    /// read by nothing, and torch's graph has neither.
+    #[test]
+    fn size_arithmetic_nothing_reads_goes_with_its_reader() {
+        use crate::ir::SymIntArg;
+        let arg = |name: &str, arg: Arg| NamedArg { name: name.into(), arg, kwarg: false };
+        let mut g = Graph::new("g");
+        let meta = TensorMeta::contiguous(DType::F32, vec![Expr::symbol("s0"), Expr::int(8)]);
+        let x = g.add_input("x", ValueKind::Tensor(meta), InputKind::UserInput).unwrap();
+        let mut node = |g: &mut Graph, name: &str, target: &str, args: Vec<NamedArg>| {
+            let kinds = crate::infer::infer(target, &args, g).unwrap();
+            let outs = kinds.into_iter().map(|k| (name.to_string(), k)).collect();
+            let id = g.add_node(name, target, args, outs, NodeMeta::default()).unwrap();
+            g.node(id).outputs[0]
+        };
+        let b = node(&mut g, "sym_size_int", "aten.sym_size.int", vec![arg("self", Arg::Tensor(x)), arg("dim", Arg::Int(0))]);
+        let m = node(&mut g, "mul", "_operator.mul", vec![arg("a", Arg::SymInt(SymIntArg::Value(b))), arg("b", Arg::SymInt(SymIntArg::Int(2)))]);
+        let slice = vec![arg("self", Arg::Tensor(x)), arg("dim", Arg::Int(0)), arg("start", Arg::Int(0)), arg("end", Arg::SymInt(SymIntArg::Value(m)))];
+        // The archive's metadata, as the meta function takes no SymInt `end`.
+        let kind = g.value(x).kind.clone();
+        let sl = g.add_node("slice_1", "aten.slice.Tensor", slice, vec![("slice_1".into(), kind)], NodeMeta::default()).unwrap();
+        let sl = g.node(sl).outputs[0];
+        let z = node(&mut g, "new_ones", "aten.new_ones.default", vec![arg("self", Arg::Tensor(sl)), arg("size", Arg::Ints(vec![2, 3]))]);
+        g.outputs.push(Arg::Tensor(z));
+        let none = decompose(&g, Mode::None, &Marks::default()).unwrap().graph.op_histogram();
+        assert_eq!(none.get("_operator.mul"), Some(&1));
+        let core = decompose(&g, Mode::Core, &Marks::default()).unwrap().graph.op_histogram();
+        for gone in ["_operator.mul", "aten.slice.Tensor", "aten.sym_size.int"] {
+            assert_eq!(core.get(gone), None, "{gone}: {core:?}");
+        }
+        assert_eq!(core.get("aten.full.default"), Some(&1), "{core:?}");
+    }
 }
