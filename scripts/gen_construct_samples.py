@@ -28,6 +28,13 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
   select_write   a write into a strided slice of a `select` (Cosmos3's and Qwen3-VL's interleaved
                  rotary sections): functionalization's `select_scatter`, which export's table
                  makes `arange`/`eq`/`expand`/`where`
+  reshape_infer  `reshape` with a `-1` of a tensor that is not contiguous: after a transpose (Bloom,
+                 MVP, TrOCR, XGLM attention heads), of a slice (viewable, and not), with a
+                 quotient that is a number, and of a contiguous tensor
+  matmul_fold    a batch of rows times a matrix: a parameter (folded into one `mm`, the rows copied
+                 where they do not merge: HaloNet's relative positions), an input that
+                 requires no grad, and `F.linear`'s weight (its `weight.t()` is made below
+                 autograd and requires none): `bmm`
   mask_fill      CPM-Ant's `masked_fill(mask, torch.tensor(..))` with a 0-dim tensor value and a
                  `|` of two boolean masks of different ranks, and `where(mask, 0.5, x)`
   resize         `F.interpolate`: bicubic of an NHWC-permuted parameter (ViTDet's, YOLOS's and
@@ -155,6 +162,29 @@ class MaskFill(torch.nn.Module):
         return torch.masked_fill(z, mask, neg).softmax(-1) + filled, mask ^ (y < 0)
 
 
+class ReshapeInfer(torch.nn.Module):
+    def forward(self, x):
+        b, s = x.shape[0], x.shape[1]
+        heads = x.view(b, s, 2, 3, 4)[:, :, :, 0].transpose(1, 2)
+        copied = heads.reshape(b * 2, -1, 4)
+        viewed = x[:, :, :8].reshape(-1, 8)
+        split = x[:, :, :8].reshape(b, -1, 4)
+        number = heads.reshape(b, -1, s, 4)
+        whole = x.reshape(-1, 24)
+        return copied.sum(0), viewed.sum(0), split.sum(1), number.sum(2), whole.sum(0)
+
+
+class MatmulFold(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(8, 6))
+        self.v = torch.nn.Parameter(torch.randn(6, 8))
+
+    def forward(self, x, y):
+        rows = x.transpose(0, 1)
+        return x @ self.w, rows @ self.w, rows @ y, F.linear(rows, self.v)
+
+
 class Resize(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -206,6 +236,8 @@ CASES = {
     "pool_split": (PoolSplit, lambda b: (torch.randn(1 + b, 4 + 2 * b, 8), torch.randn(1 + b, 4, 6))),
     "grid_all": (GridAll, lambda b: (torch.randn(1 + b, 3 + b, 4 + 2 * b),)),
     "select_write": (SelectWrite, lambda b: (torch.randn(3, 1 + b, 2 + b, 8),)),
+    "reshape_infer": (ReshapeInfer, lambda b: (torch.randn(1 + b, 4 + 3 * b, 24),)),
+    "matmul_fold": (MatmulFold, lambda b: (torch.randn(1 + b, 2 + b, 8), torch.randn(8, 6))),
     "mask_fill": (MaskFill, lambda b: (torch.randn(1 + b, 3 + b, 3 + b), torch.randn(3 + b, 3 + b))),
     "conv_same": (ConvSame, lambda b: (torch.randn(1 + b, 4, 6 + 2 * b),)),
     "spellings": (Spellings, lambda b: (torch.randn(1 + b, 3 + b, 5), torch.randn(1 + b, 3 + b, 5)), [0, 1]),

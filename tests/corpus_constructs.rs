@@ -215,3 +215,21 @@ fn same_padding_with_an_even_kernel_pads_the_input_first() {
 fn one_for_one_spellings_logsumexp_and_adaptive_pooling() {
     all_stages_pass("construct_spellings");
 }
+
+/// `reshape` with a `-1` of a tensor that is not contiguous resolves the `-1` through ATen's
+/// `infer_size`, and torch's graph keeps the SymInt products that computed it though nothing
+/// reads them (Bloom, MVP, TrOCR, XGLM: `_operator.mul` 2 against torch's 5); a contiguous
+/// tensor's view keeps the `-1`, and a quotient that is a number records nothing.
+#[test]
+fn reshape_resolves_its_minus_one_as_torch_records_it() {
+    all_stages_pass("construct_reshape_infer");
+}
+
+/// A batch of rows times a matrix that requires grad is one `mm` in torch's graph, the rows
+/// copied first where they do not merge into a view (ATen's `should_fold` avoids the large
+/// gradient `bmm` would need; HaloNet's relative positions); times a matrix that requires none,
+/// rows that do not merge go through `bmm`.
+#[test]
+fn matmul_folds_rows_times_a_parameter_as_torch_does() {
+    all_stages_pass("construct_matmul_fold");
+}

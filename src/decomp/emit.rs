@@ -60,7 +60,8 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
         })?;
         map[v.index()] = Some(id);
     }
-    let mut em = Emitter { out, map, taken, counter: 0, origin: Vec::new(), sym_values: HashMap::new() };
+    let grad = grad_values(graph);
+    let mut em = Emitter { out, map, taken, counter: 0, origin: Vec::new(), sym_values: HashMap::new(), pinned: HashSet::new(), grad };
     let mut decomposed = Vec::new();
     let mut kept = Vec::new();
     let mut no_rule = Vec::new();
@@ -154,6 +155,8 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
                 if let (Some(v), [out]) = (existing_size(&em, graph, node), &node.outputs[..]) {
                     em.map[out.index()] = Some(v);
                 }
+                let operands: Vec<ValueId> = node.inputs().filter_map(|v| em.image(v)).collect();
+                em.pin(operands);
                 kept.push(id);
             }
             None => {
@@ -195,6 +198,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
         em.out.outputs.push(arg);
     }
     let mutations = views.mutations(graph, &em);
+    let pinned = std::mem::take(&mut em.pinned);
     let d = Decomposition {
         mode,
         graph: em.out,
@@ -208,7 +212,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
         mutations,
     };
     if prunes {
-        super::prune::prune(d)
+        super::prune::prune(d, &pinned)
     } else {
         Ok(d)
     }
@@ -224,6 +228,28 @@ fn existing_size(em: &Emitter, graph: &Graph, node: &Node) -> Option<ValueId> {
         ([_], Some(ValueKind::SymInt(e))) => em.sym_values.get(e).copied(),
         _ => None,
     }
+}
+
+/// Per value of `graph`: whether it requires grad when torch re-traces it (export's retrace takes
+/// parameters as inputs that require grad, whatever the archive's metadata says): a floating
+/// tensor computed from a parameter, not through a `detach` or a factory that reads only its
+/// input's shape and dtype (`zeros_like`, `new_empty`).
+fn grad_values(graph: &Graph) -> Vec<bool> {
+    let mut grad = vec![false; graph.values.len()];
+    let floating = |v: ValueId| graph.value(v).tensor().is_some_and(|m| m.dtype.is_floating() || m.dtype.is_complex());
+    for (v, kind) in &graph.inputs {
+        grad[v.index()] = matches!(kind, crate::ir::InputKind::Parameter { .. }) && floating(*v);
+    }
+    for n in &graph.nodes {
+        let op = n.target.split('.').nth(1).unwrap_or("");
+        if op.starts_with("detach") || op.ends_with("_like") || op.starts_with("new_") || !n.inputs().any(|v| grad[v.index()]) {
+            continue;
+        }
+        for v in &n.outputs {
+            grad[v.index()] = floating(*v);
+        }
+    }
+    grad
 }
 
 /// Which nodes a re-trace keeps: those whose results reach a graph output, and those with an
@@ -258,6 +284,11 @@ pub(super) struct Emitter {
     /// A SymInt value of the output graph for each size expression, copied or emitted, so rules
     /// reuse one `sym_size` / `mul` node per expression as PyTorch's graphs do.
     sym_values: HashMap<Expr, ValueId>,
+    /// Sizes that an operation torch records and then erases read ([`Emitter::pin`]): they stay
+    /// in the graph whether anything reads them or not.
+    pinned: HashSet<ValueId>,
+    /// Per input-graph value: whether it requires grad when torch re-traces ([`grad_values`]).
+    grad: Vec<bool>,
 }
 
 impl Emitter {
@@ -266,7 +297,8 @@ impl Emitter {
         let map = (0..graph.values.len()).map(|i| Some(ValueId(i as u32))).collect();
         let mut taken: HashSet<String> = graph.values.iter().map(|v| v.name.clone()).collect();
         taken.extend(graph.nodes.iter().map(|n| n.name.clone()));
-        let mut em = Emitter { out: graph.clone(), map, taken, counter: 0, origin: Vec::new(), sym_values: HashMap::new() };
+        let grad = vec![false; graph.values.len()];
+        let mut em = Emitter { out: graph.clone(), map, taken, counter: 0, origin: Vec::new(), sym_values: HashMap::new(), pinned: HashSet::new(), grad };
         let ids: Vec<ValueId> = (0..graph.values.len()).map(|i| ValueId(i as u32)).collect();
         em.register_sym_ints(&ids);
         em
@@ -330,6 +362,19 @@ impl Emitter {
         Ok(())
     }
 
+    /// Keeps the size operands of a size operation that is not emitted because its result has
+    /// a value already. Torch's re-trace records the operation, drops what nothing reads, then
+    /// hash-conses sizes by expression (`insert_deferred_runtime_asserts`): the duplicate is
+    /// erased after that, and its operands stay, read by nothing (Bloom's `64*b*s` of a
+    /// `reshape`'s `-1`, an `arange`'s length that folds back to its end).
+    fn pin(&mut self, operands: impl IntoIterator<Item = ValueId>) {
+        for v in operands {
+            if matches!(self.out.value(v).kind, ValueKind::SymInt(_)) {
+                self.pinned.insert(v);
+            }
+        }
+    }
+
     fn register_sym_ints(&mut self, values: &[ValueId]) {
         for v in values {
             if let ValueKind::SymInt(e) = &self.out.value(*v).kind {
@@ -349,6 +394,7 @@ impl Emitter {
         self.out.truncate(mark.nodes, mark.values);
         self.origin.truncate(mark.nodes);
         self.sym_values.retain(|_, v| v.index() < mark.values);
+        self.pinned.retain(|v| v.index() < mark.values);
     }
 
     fn fresh(&mut self, base: &str) -> String {
@@ -725,8 +771,11 @@ impl<'a> Rw<'a> {
                 (SymIntArg::Int(1), s) | (s, SymIntArg::Int(1)) => s,
                 (a, b) => {
                     let e = Expr::mul(self.sym_expr(&a)?, self.sym_expr(&b)?);
-                    match self.em.sym_values.get(&e) {
-                        Some(v) => SymIntArg::Value(*v),
+                    match self.em.sym_values.get(&e).copied() {
+                        Some(v) => {
+                            self.em.pin([&a, &b].into_iter().filter_map(value_of));
+                            SymIntArg::Value(v)
+                        }
                         None => SymIntArg::Value(
                             self.op("_operator.mul", vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::Raw(Arg::SymInt(b)))])?,
                         ),
@@ -751,8 +800,9 @@ impl<'a> Rw<'a> {
         if let Some(i) = r.as_int() {
             return Ok(SymIntArg::Int(i));
         }
-        if let Some(v) = self.em.sym_values.get(&r) {
-            return Ok(SymIntArg::Value(*v));
+        if let Some(v) = self.em.sym_values.get(&r).copied() {
+            self.em.pin(value_of(&a));
+            return Ok(SymIntArg::Value(v));
         }
         let target = format!("_operator.{op}");
         Ok(SymIntArg::Value(self.op(&target, vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::I(b))])?))
@@ -774,8 +824,9 @@ impl<'a> Rw<'a> {
         if let Some(i) = r.as_int() {
             return Ok(SymIntArg::Int(i));
         }
-        if let Some(v) = self.em.sym_values.get(&r) {
-            return Ok(SymIntArg::Value(*v));
+        if let Some(v) = self.em.sym_values.get(&r).copied() {
+            self.em.pin([&a, &b].into_iter().filter_map(value_of));
+            return Ok(SymIntArg::Value(v));
         }
         let target = format!("_operator.{op}");
         Ok(SymIntArg::Value(self.op(&target, vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::Raw(Arg::SymInt(b)))])?))
@@ -792,9 +843,26 @@ impl<'a> Rw<'a> {
         }
     }
 
+    /// Whether `v` requires grad when torch re-traces the graph: it stands for a value of the
+    /// input graph that does ([`grad_values`]). A tensor a rule made is made inside a composite
+    /// op's body, below autograd, and requires none: `linear`'s `weight.t()` does not, where an
+    /// exported `t` node of the same weight does. ATen's `matmul` folds a batch of rows times
+    /// such a matrix into one `mm`, whatever the rows' strides.
+    pub fn requires_grad(&self, v: ValueId) -> bool {
+        self.em.map.iter().zip(&self.em.grad).any(|(image, grad)| *grad && *image == Some(v))
+    }
+
     /// Static sizes of `v`, for rules that need them (e.g. the normalized shape).
     pub fn static_sizes(&self, v: ValueId) -> Option<Vec<i64>> {
         self.meta(v).ok()?.sizes.iter().map(Expr::as_int).collect()
+    }
+}
+
+/// The value a size argument reads, if it is no literal.
+fn value_of(s: &SymIntArg) -> Option<ValueId> {
+    match s {
+        SymIntArg::Value(v) => Some(*v),
+        SymIntArg::Int(_) => None,
     }
 }
 

@@ -4,7 +4,8 @@
 //!   its leading dims flattened (`view`, `addmm`, `view` back); anything else is `matmul(x, Wᵀ)`
 //!   and the bias added.
 //! - `matmul`: 2-D × 2-D is `mm`; a batch of rows times a matrix is folded into one `mm` (`view`,
-//!   `mm`, `view` back) when its leading dims merge without a copy; otherwise both operands are
+//!   `mm`, `view` back) when its leading dims merge without a copy or the matrix requires grad
+//!   (then the rows are copied first where no view merges them); otherwise both operands are
 //!   `expand`ed to the broadcast batch shape, reshaped to 3-D, multiplied with `bmm` and viewed back.
 
 use super::{Rw, A};
@@ -67,11 +68,12 @@ pub fn matmul(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     if ra == 2 && rb == 2 {
         return Ok(vec![rw.op("aten.mm.default", vec![("self", A::T(a)), ("mat2", A::T(b))])?]);
     }
-    if ra >= 3 && rb == 2 && folds(rw, a)? {
+    if ra >= 3 && rb == 2 && folds(rw, a, b)? {
         let lead: Vec<SymIntArg> = (0..ra - 1).map(|d| rw.size(a, d)).collect::<Result<_, _>>()?;
         let rows = rw.product(lead.clone())?;
         let k = rw.size(a, ra - 1)?;
-        let a2 = rw.op("aten.view.default", vec![("self", A::T(a)), ("size", A::Sizes(vec![rows, k]))])?;
+        // A `reshape`: a copy where the rows do not merge into a view (folded for the gradient).
+        let a2 = super::view::view_of(rw, a, vec![rows, k])?;
         let y = rw.op("aten.mm.default", vec![("self", A::T(a2)), ("mat2", A::T(b))])?;
         let mut out = lead;
         out.push(rw.size(b, 1)?);
@@ -102,10 +104,16 @@ pub fn matmul(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(shaped([m, n])))])?])
 }
 
-/// ATen's `should_fold` for a batch of rows `a` (rank ≥ 3) times a matrix: its leading dims merge
-/// into one without a copy, `stride[i] == stride[i + 1] * size[i + 1]` for each of them.
-fn folds(rw: &Rw, a: ValueId) -> Result<bool, RuleError> {
+/// ATen's `should_fold` for a batch of rows `a` (rank ≥ 3) times a matrix `b`: `b` requires grad
+/// (then torch folds, with a copy if need be, rather than have the backward build the large
+/// `[batch, k, n]` gradient of `bmm`: HaloNet's relative-position matmuls, `bmm` here where
+/// torch has `mm`), or the leading dims of `a` merge into one without a copy,
+/// `stride[i] == stride[i + 1] * size[i + 1]` for each of them.
+fn folds(rw: &Rw, a: ValueId, b: ValueId) -> Result<bool, RuleError> {
+    if rw.requires_grad(b) {
+        return Ok(true);
+    }
     let m = rw.meta(a)?;
     let r = m.sizes.len();
-    Ok((0..r - 2).all(|i| m.strides[i] == Expr::mul(m.strides[i + 1].clone(), m.sizes[i + 1].clone())))
+    Ok((0..r - 2).all(|i| super::view::same_size(&m.strides[i], &Expr::mul(m.strides[i + 1].clone(), m.sizes[i + 1].clone()))))
 }

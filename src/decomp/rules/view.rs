@@ -23,12 +23,40 @@ pub fn transpose(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 pub(super) fn is_contiguous(m: &TensorMeta) -> bool {
     let want = TensorMeta::contiguous_strides(&m.sizes);
     // A size-1 dimension's stride never matters.
-    m.sizes.iter().zip(m.strides.iter().zip(&want)).all(|(s, (a, b))| a == b || s.as_int() == Some(1))
+    m.sizes.iter().zip(m.strides.iter().zip(&want)).all(|(s, (a, b))| s.as_int() == Some(1) || same_size(a, b))
+}
+
+/// Whether two size expressions are equal for every size their symbols can take (all at least
+/// 2, as export's dynamic dims are): torch decides from the symbols' ranges that a stride
+/// recorded as `Min(64, 64*s53)` is `64` (Qwen2-MoE's router input is contiguous), where the
+/// expressions differ. Checked at several bindings, distinct per symbol.
+pub(super) fn same_size(a: &Expr, b: &Expr) -> bool {
+    if a == b {
+        return true;
+    }
+    let mut symbols = a.free_symbols();
+    symbols.extend(b.free_symbols());
+    if symbols.is_empty() {
+        return false;
+    }
+    const VALUES: [i64; 7] = [2, 3, 5, 7, 11, 64, 1000];
+    (0..VALUES.len()).all(|k| {
+        let mut at = crate::sym::Bindings::new();
+        for (i, s) in symbols.iter().enumerate() {
+            at.set(s, VALUES[(k + 2 * i) % VALUES.len()]);
+        }
+        matches!((a.eval_int(&at), b.eval_int(&at)), (Ok(x), Ok(y)) if x == y)
+    })
 }
 
 /// `view(x, sizes)`, cloning first when the view is impossible (what `reshape` does).
+///
+/// A contiguous `x` is viewed with `sizes` as given, a `-1` kept. Any other `x` goes through
+/// ATen's `infer_size` first, and the view (after a copy, or not) takes the resolved sizes: the
+/// `-1` becomes `numel / newsize`, and torch's trace records that arithmetic ([`super::infer_size`]).
 pub(super) fn view_of(rw: &mut Rw, x: ValueId, sizes: Vec<SymIntArg>) -> Result<ValueId, RuleError> {
     let meta = rw.meta(x)?.clone();
+    let sizes = if is_contiguous(&meta) { sizes } else { super::infer_size::infer_size(rw, x, sizes)? };
     let new: Option<Vec<Expr>> = sizes.iter().map(|s| rw.sym_expr(s).ok()).collect();
     // A contiguous tensor takes any shape of its size as a view, even where the sizes are
     // expressions the stride check cannot split (`L + (-L % 4)` into `[-1, 4]`, LongT5's blocks).
