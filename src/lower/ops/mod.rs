@@ -48,6 +48,8 @@ pub(crate) mod segment;
 pub(crate) mod select_kernel;
 pub(crate) mod sort;
 pub(crate) mod special;
+mod special_erf;
+mod special_gamma;
 pub(crate) mod topk_lines;
 pub(crate) mod unique;
 pub(crate) mod view;
