@@ -28,6 +28,8 @@ pub(crate) mod linalg_svd;
 pub(crate) mod linear_ce;
 pub(crate) mod loss;
 pub(crate) mod math;
+mod math_binary;
+mod math_special;
 pub(crate) mod matrix_exp;
 pub(crate) mod nll;
 pub(crate) mod norm;
