@@ -21,6 +21,8 @@ pub(crate) mod grouped;
 pub(crate) mod index;
 pub(crate) mod lapack;
 pub(crate) mod layout;
+mod layout_create;
+mod layout_view;
 pub(crate) mod ldl;
 pub(crate) mod linalg;
 pub(crate) mod linalg_ops;
