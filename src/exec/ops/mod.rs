@@ -19,6 +19,7 @@ pub(crate) mod fft;
 pub(crate) mod fvec;
 pub(crate) mod grouped;
 pub(crate) mod index;
+mod index_mask;
 pub(crate) mod lapack;
 pub(crate) mod layout;
 mod layout_create;
