@@ -38,6 +38,7 @@ pub(crate) mod nll;
 pub(crate) mod norm;
 pub(crate) mod norm_grad;
 pub(crate) mod numeric;
+mod numeric_hist;
 pub(crate) mod pointwise;
 pub(crate) mod pool_grad;
 pub(crate) mod pool_nd;
