@@ -47,6 +47,7 @@ pub(crate) mod scatter;
 pub(crate) mod segment;
 pub(crate) mod select_kernel;
 pub(crate) mod sort;
+mod sort_search;
 pub(crate) mod special;
 mod special_erf;
 mod special_gamma;
