@@ -40,6 +40,7 @@ pub(crate) mod norm_grad;
 pub(crate) mod numeric;
 mod numeric_hist;
 pub(crate) mod pointwise;
+mod pointwise_unary;
 pub(crate) mod pool_grad;
 pub(crate) mod pool_nd;
 pub(crate) mod products;
