@@ -8,6 +8,7 @@ pub mod assets;
 pub mod bench;
 pub mod camera_sync;
 pub mod canvas;
+mod canvas_edges;
 pub mod groups;
 // The module tree lives below the UI (the HTML report folds by it too); UI code keeps its path.
 pub use crate::hierarchy;

@@ -1,6 +1,9 @@
 //! Indexing: gather/scatter along a dim, `index_*` along a dim, advanced indexing (`index`,
 //! `index_put`), embedding, masks, and the `*_scatter` ops that write a view back. Reads are one
 //! [`remap`]; writes copy `self` and store pairs `(destination, source)` of flat indices.
+//!
+//! Masked reads and writes (`masked_select`, `masked_scatter`, `nonzero*`, `argwhere`, the
+//! `_unsafe_masked_index*` ops) live in `index_mask`, re-exported here.
 
 use ndarray::ArrayD;
 
@@ -12,6 +15,11 @@ use super::{dtype_ok, one, shape_err, wrap_dim, OpCx, OpError, OpResult};
 use crate::exec::tensor::{each_map, Element, Tensor};
 use crate::exec::value::RtValue;
 use crate::ir::{Arg, DType};
+
+pub use super::index_mask::{
+    argwhere, masked_scatter, masked_select, nonzero, nonzero_numpy, nonzero_static, unsafe_masked_index,
+    unsafe_masked_index_put_accumulate,
+};
 
 fn index_values(t: &Tensor, n: usize, what: &str) -> OpResult<Vec<usize>> {
     if t.dtype().is_floating() {
@@ -31,7 +39,7 @@ fn index_values(t: &Tensor, n: usize, what: &str) -> OpResult<Vec<usize>> {
 }
 
 /// `self` with `dst[k] = src[s]` for each pair, `src` cast to `self`'s dtype.
-fn assign(t: &Tensor, src: &Tensor, pairs: &[(usize, usize)]) -> OpResult<Tensor> {
+pub(super) fn assign(t: &Tensor, src: &Tensor, pairs: &[(usize, usize)]) -> OpResult<Tensor> {
     fn go<T: Element>(a: &ArrayD<T>, src: &Tensor, pairs: &[(usize, usize)]) -> ArrayD<T> {
         let s = src.to_array::<T>();
         let sv = s.as_slice().expect("standard layout");
@@ -47,7 +55,7 @@ fn assign(t: &Tensor, src: &Tensor, pairs: &[(usize, usize)]) -> OpResult<Tensor
 
 /// A reducing write: `sum`, `prod`, `mean`, `amax`, `amin`, computed in f64 (integers exactly up
 /// to 2^53) and cast back; without `include_self` the first write replaces.
-fn reduce_into(t: &Tensor, src: &Tensor, pairs: &[(usize, usize)], mode: &str, include_self: bool) -> OpResult<Tensor> {
+pub(super) fn reduce_into(t: &Tensor, src: &Tensor, pairs: &[(usize, usize)], mode: &str, include_self: bool) -> OpResult<Tensor> {
     let mut out = t.to_f64_vec();
     let s = src.to_f64_vec();
     let mut count = vec![if include_self { 1usize } else { 0 }; out.len()];
@@ -101,7 +109,7 @@ fn flat_with(idx: &[usize], st: &[usize], dim: usize, at: usize) -> usize {
 }
 
 /// The coordinates of every element of `shape`, row-major.
-fn coords(shape: &[usize]) -> impl Iterator<Item = Vec<usize>> + '_ {
+pub(super) fn coords(shape: &[usize]) -> impl Iterator<Item = Vec<usize>> + '_ {
     let n: usize = shape.iter().product();
     let st = strides(shape);
     (0..n).map(move |k| shape.iter().zip(&st).map(|(&s, &t)| if s == 0 { 0 } else { (k / t) % s }).collect())
@@ -253,7 +261,7 @@ fn index_dim_pairs(t: &Tensor, dim: usize, iv: &[usize], src_shape: &[usize]) ->
 }
 
 /// (destination, source) flat-index pairs of a write.
-type Pairs = Vec<(usize, usize)>;
+pub(super) type Pairs = Vec<(usize, usize)>;
 
 fn index_dim(cx: &OpCx, src_name: &str) -> OpResult<(Tensor, Tensor, Pairs)> {
     let t = cx.tensor("self")?;
@@ -302,7 +310,7 @@ pub fn index_fill(cx: &OpCx) -> OpResult<Vec<RtValue>> {
 
 /// The flat source index of every element of `self[indices]` (advanced indexing), row-major,
 /// and the result's shape. Boolean masks index by their nonzero positions.
-fn advanced(t: &Tensor, indices: &[Option<&Tensor>]) -> OpResult<(Vec<usize>, Vec<usize>)> {
+pub(super) fn advanced(t: &Tensor, indices: &[Option<&Tensor>]) -> OpResult<(Vec<usize>, Vec<usize>)> {
     let mut per_dim: Vec<Option<Tensor>> = Vec::new();
     for ix in indices {
         match ix {
@@ -376,7 +384,7 @@ fn advanced(t: &Tensor, indices: &[Option<&Tensor>]) -> OpResult<(Vec<usize>, Ve
     Ok((shape, src))
 }
 
-fn optional_tensors<'a>(cx: &OpCx<'a>, name: &str) -> OpResult<Vec<Option<&'a Tensor>>> {
+pub(super) fn optional_tensors<'a>(cx: &OpCx<'a>, name: &str) -> OpResult<Vec<Option<&'a Tensor>>> {
     let ids: Vec<Option<crate::ir::ValueId>> = match cx.arg(name) {
         Some(Arg::OptionalTensors(vs)) => vs.clone(),
         Some(Arg::Tensors(vs)) => vs.iter().map(|v| Some(*v)).collect(),
@@ -430,71 +438,6 @@ pub fn embedding(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     }))
 }
 
-pub fn masked_select(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let t = cx.tensor("self")?;
-    let m = cx.tensor("mask")?;
-    let shape = broadcast_shapes(&[t.shape(), m.shape()])?;
-    let sizes: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
-    let (tb, mb) = (expand_tensor(t, &sizes)?, expand_tensor(m, &sizes)?);
-    let keep: Vec<usize> = mb.to_i64_vec().iter().enumerate().filter(|(_, &v)| v != 0).map(|(i, _)| i).collect();
-    one(remap(&tb, &[keep.len()], 0.0, |i| Some(keep[i[0]])))
-}
-
-/// `masked_scatter(self, mask, source)`: `self` and `mask` broadcast together (the output has
-/// their common shape); the source's elements fill the set positions in row-major order.
-pub fn masked_scatter(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let (t, m) = (cx.tensor("self")?, cx.tensor("mask")?);
-    let shape: Vec<i64> = super::pointwise::broadcast_shapes(&[t.shape(), m.shape()])?.iter().map(|&s| s as i64).collect();
-    let (t, m) = (&expand_tensor(t, &shape)?, expand_tensor(m, &shape)?);
-    let src = cx.tensor("source")?;
-    let pairs: Vec<(usize, usize)> =
-        m.to_i64_vec().iter().enumerate().filter(|(_, &v)| v != 0).map(|(i, _)| i).enumerate().map(|(k, d)| (d, k)).collect();
-    if pairs.len() > src.numel() {
-        return shape_err("masked_scatter: source has fewer elements than the mask selects");
-    }
-    one(assign(t, src, &pairs)?)
-}
-
-fn nonzero_coords(t: &Tensor) -> Vec<Vec<usize>> {
-    let v = t.to_f64_vec();
-    coords(t.shape()).zip(v).filter(|(_, x)| *x != 0.0).map(|(c, _)| c).collect()
-}
-
-pub fn nonzero(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let t = cx.tensor("self")?;
-    let nz = nonzero_coords(t);
-    let flat: Vec<i64> = nz.iter().flat_map(|c| c.iter().map(|&i| i as i64)).collect();
-    one(Tensor::from_vec(&[nz.len(), t.ndim()], flat).ok_or_else(|| OpError::Shape("nonzero".into()))?)
-}
-
-/// `nonzero_numpy(self)`: the coordinates of the nonzero elements, one 1-D tensor per dim (a
-/// 0-dim input counts as 1-D, as PyTorch unsqueezes it).
-pub fn nonzero_numpy(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let t = cx.tensor("self")?;
-    let nz = nonzero_coords(t);
-    let per_dim = |d: usize| -> Vec<i64> { nz.iter().map(|c| c.get(d).copied().unwrap_or(0) as i64).collect() };
-    super::shape::many(
-        (0..t.ndim().max(1))
-            .map(|d| Tensor::from_vec(&[nz.len()], per_dim(d)).ok_or_else(|| OpError::Shape("nonzero_numpy".into())))
-            .collect::<OpResult<_>>()?,
-    )
-}
-
-pub fn nonzero_static(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let t = cx.tensor("self")?;
-    let size = cx.int("size")?.max(0) as usize;
-    let fill = cx.int_or("fill_value", -1)?;
-    let nz = nonzero_coords(t);
-    let mut flat = Vec::with_capacity(size * t.ndim());
-    for k in 0..size {
-        match nz.get(k) {
-            Some(c) => flat.extend(c.iter().map(|&i| i as i64)),
-            None => flat.extend(std::iter::repeat_n(fill, t.ndim())),
-        }
-    }
-    one(Tensor::from_vec(&[size, t.ndim()], flat).ok_or_else(|| OpError::Shape("nonzero_static".into()))?)
-}
-
 /// `select_scatter`, `slice_scatter`, `diagonal_scatter`: `src` written over one view of `self`.
 fn view_scatter(t: &Tensor, src: &Tensor, view_src: Vec<usize>) -> OpResult<Tensor> {
     if view_src.len() != src.numel() {
@@ -543,11 +486,6 @@ pub fn diagonal_scatter(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     one(view_scatter(t, cx.tensor("src")?, pos)?)
 }
 
-/// `argwhere`: the same as `nonzero`.
-pub fn argwhere(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    nonzero(cx)
-}
-
 /// `put(self, index, source, accumulate)`: `self.flatten()[index] = source` (or `+=`), the
 /// last write winning among duplicates as in PyTorch's CPU loop.
 pub fn put(cx: &OpCx) -> OpResult<Vec<RtValue>> {
@@ -586,72 +524,4 @@ pub fn as_strided_scatter(cx: &OpCx) -> OpResult<Vec<RtValue>> {
         pairs.push((p as usize, k));
     }
     one(assign(t, src, &pairs)?)
-}
-
-/// Index tensors clamped into `lo..n` per dim (`lo` is 0 or `-n`), as the decompositions of
-/// the `_unsafe_masked_index*` ops clamp indices whose positions the mask turns off.
-fn clamped_indices(t: &Tensor, indices: &[Option<&Tensor>], wrap_negative: bool) -> OpResult<Vec<Option<Tensor>>> {
-    indices
-        .iter()
-        .enumerate()
-        .map(|(d, ix)| {
-            let Some(ix) = ix else { return Ok(None) };
-            let n = *t.shape().get(d).ok_or_else(|| OpError::Shape(format!("index for dim {d} of a rank-{} tensor", t.ndim())))? as i64;
-            let lo = if wrap_negative { -n } else { 0 };
-            let v: Vec<i64> = ix.to_i64_vec().into_iter().map(|i| i.max(lo).min(n - 1)).collect();
-            Tensor::from_vec(ix.shape(), v).map(Some).ok_or_else(|| OpError::Shape("index".into()))
-        })
-        .collect()
-}
-
-/// `t` with the elements where `keep` is false replaced by `fill`.
-fn fill_where_not(t: &Tensor, keep: &[bool], fill: f64) -> Tensor {
-    Tensor::from_data(each_map!(t.data(), a => {
-        let mut out = a.clone();
-        for (o, &k) in out.iter_mut().zip(keep) {
-            if !k {
-                *o = Element::from_f64(fill);
-            }
-        }
-        out
-    }))
-}
-
-fn mask_as(mask: &Tensor, shape: &[usize]) -> OpResult<Vec<bool>> {
-    Ok(expand_tensor(mask, &shape.iter().map(|&s| s as i64).collect::<Vec<_>>())?.to_i64_vec().into_iter().map(|m| m != 0).collect())
-}
-
-/// `_unsafe_masked_index(self, mask, indices, fill)`: `self[indices]` where `mask` holds,
-/// `fill` elsewhere; indices clamped into `0..n` first.
-pub fn unsafe_masked_index(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let t = cx.tensor("self")?;
-    let mask = cx.tensor("mask")?;
-    let fill = cx.float_or("fill", 0.0)?;
-    let indices = optional_tensors(cx, "indices")?;
-    if t.numel() == 0 {
-        let mut shapes: Vec<&[usize]> = indices.iter().flatten().map(|i| i.shape()).collect();
-        shapes.push(mask.shape());
-        return one(dtype_ok(Tensor::full(t.dtype(), &broadcast_shapes(&shapes)?, fill))?);
-    }
-    let clamped = clamped_indices(t, &indices, false)?;
-    let (shape, src) = advanced(t, &clamped.iter().map(Option::as_ref).collect::<Vec<_>>())?;
-    let st = strides(&shape);
-    let x = remap(t, &shape, 0.0, |idx| Some(src[idx.iter().zip(&st).map(|(i, s)| i * s).sum::<usize>()]));
-    one(fill_where_not(&x, &mask_as(mask, &shape)?, fill))
-}
-
-/// `_unsafe_masked_index_put_accumulate(self, mask, indices, values)`: `self[indices] +=
-/// values` where `mask` holds; indices clamped into `-n..n` first.
-pub fn unsafe_masked_index_put_accumulate(cx: &OpCx) -> OpResult<Vec<RtValue>> {
-    let t = cx.tensor("self")?;
-    if t.numel() == 0 {
-        return one(t.clone());
-    }
-    let indices = optional_tensors(cx, "indices")?;
-    let clamped = clamped_indices(t, &indices, true)?;
-    let (shape, dst) = advanced(t, &clamped.iter().map(Option::as_ref).collect::<Vec<_>>())?;
-    let values = expand_tensor(cx.tensor("values")?, &shape.iter().map(|&s| s as i64).collect::<Vec<_>>())?;
-    let values = fill_where_not(&values, &mask_as(cx.tensor("mask")?, &shape)?, 0.0);
-    let pairs: Pairs = dst.into_iter().enumerate().map(|(k, d)| (d, k)).collect();
-    one(reduce_into(t, &values, &pairs, "sum", true)?)
 }
