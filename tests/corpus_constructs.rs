@@ -215,3 +215,16 @@ fn same_padding_with_an_even_kernel_pads_the_input_first() {
 fn one_for_one_spellings_logsumexp_and_adaptive_pooling() {
     all_stages_pass("construct_spellings");
 }
+
+/// Llama 4's rotary embedding in complex numbers (`construct_rotary_complex`): `polar`, a
+/// complex `mul` by a slice and `unsqueeze` of it, `view_as_real`, and a complex `add`, `sub`,
+/// `div`, `cat`, `transpose` and `contiguous` beside it, run by the interpreter against torch's
+/// outputs at both bindings, undecomposed and in lite mode (complex nodes run on the host).
+#[test]
+fn complex_rotary_embedding_runs_as_torch_computes_it() {
+    let c = case("construct_rotary_complex");
+    let model = c.load().unwrap();
+    check_stage("import", stage_import(&c));
+    check_stage("eval none", stage_eval(&c, &model, Mode::None));
+    check_stage("eval lite", stage_eval(&c, &model, Mode::Lite));
+}
