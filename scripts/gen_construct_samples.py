@@ -40,6 +40,8 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  attention scaling, `view_as_complex` of the query, a complex `mul` by a slice and
                  `unsqueeze` of the frequencies, `view_as_real(..).flatten(3)`, and a complex
                  `add`/`sub`/`div` and `cat` beside it
+  chunk_dynamic  `chunk(3)` of a `3*s` dim made by `cat` of three streams (ProphetNet's main and
+                 n-gram streams), along dims 1 and 2
   spellings      ops the tables rewrite one for one: `torch.max(x, y)` (XGLM), `argsort` (ViT-MAE),
                  `1.0 - x` (XLNet), `fft.fftn(..).real` (FNet), `clamp(x, min=tensor)` (Phi-MoE),
                  `logsumexp` (Inkling), `adaptive_avg_pool2d` to 7×7 (CSATv2), `diff` with a
@@ -211,6 +213,14 @@ class RotaryComplex(torch.nn.Module):
         mixed = torch.cat([xq_ + freqs_cis[:, :, None, :], xq_ - xq_ / (freqs_cis[:, :, None, :] + 2)], dim=-1)
         return out.type_as(xq), torch.view_as_real(mixed.transpose(1, 2).contiguous())
 
+
+class ChunkDynamic(torch.nn.Module):
+    def forward(self, x):
+        y = torch.cat([x, x * 2, x + 1], dim=1)
+        a, b, c = y.chunk(3, dim=1)
+        p, q, r = y.transpose(1, 2).unsqueeze(1).chunk(3, dim=3)
+        return a + b * c, p - q * r
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -228,6 +238,7 @@ CASES = {
     "conv_same": (ConvSame, lambda b: (torch.randn(1 + b, 4, 6 + 2 * b),)),
     "spellings": (Spellings, lambda b: (torch.randn(1 + b, 3 + b, 5), torch.randn(1 + b, 3 + b, 5)), [0, 1]),
     "rotary_complex": (RotaryComplex, lambda b: (torch.randn(1 + b, 3 + 2 * b, 2, 8), torch.arange(3 + 2 * b).expand(1 + b, -1).clone())),
+    "chunk_dynamic": (ChunkDynamic, lambda b: (torch.randn(1 + b, 2 + 3 * b, 4),)),
     "resize": (Resize, lambda b: (torch.randn(1 + b, 8, 6, 6),), [0]),
 }
 

@@ -228,3 +228,19 @@ fn complex_rotary_embedding_runs_as_torch_computes_it() {
     check_stage("eval none", stage_eval(&c, &model, Mode::None));
     check_stage("eval lite", stage_eval(&c, &model, Mode::Lite));
 }
+
+/// `chunk(3)` of a `3*s` dim (ProphetNet's streams, `construct_chunk_dynamic`): torch records the
+/// piece size's `_operator.add`/`sub`, then `split` (Inductor) or `split_with_sizes` and one more
+/// `sub` per chunk (export). Run against torch's outputs with nothing, lite's marks and Inductor's
+/// table decomposed. (The multisets still differ in where `3*s` comes from: torch rebuilds it as
+/// `_operator.mul` of the input's size, we read the `cat`'s size and divide it: a size-provenance
+/// difference, not the chunk's.)
+#[test]
+fn chunk_along_a_dynamic_dimension_as_torch_traces_it() {
+    let c = case("construct_chunk_dynamic");
+    let model = c.load().unwrap();
+    check_stage("import", stage_import(&c));
+    for mode in [Mode::None, Mode::Lite, Mode::Full] {
+        check_stage(&format!("eval {}", mode.name()), stage_eval(&c, &model, mode));
+    }
+}
