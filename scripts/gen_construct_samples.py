@@ -43,6 +43,12 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  fractional factor; only the batch is dynamic, as in the vision models
   conv_same      `padding="same"` with an even kernel (LASR's depthwise Conv1d, kernel 32):
                  ATen pads the input on the right first (`constant_pad_nd`), 1-D and 2-D
+  rotary_complex Llama 4's rotary embedding in complex numbers: `polar(ones_like(f), f)` times the
+                 attention scaling, `view_as_complex` of the query, a complex `mul` by a slice and
+                 `unsqueeze` of the frequencies, `view_as_real(..).flatten(3)`, and a complex
+                 `add`/`sub`/`div` and `cat` beside it
+  chunk_dynamic  `chunk(3)` of a `3*s` dim made by `cat` of three streams (ProphetNet's main and
+                 n-gram streams), along dims 1 and 2
   spellings      ops the tables rewrite one for one: `torch.max(x, y)` (XGLM), `argsort` (ViT-MAE),
                  `1.0 - x` (XLNet), `fft.fftn(..).real` (FNet), `clamp(x, min=tensor)` (Phi-MoE),
                  `logsumexp` (Inkling), `adaptive_avg_pool2d` to 7×7 (CSATv2), `diff` with a
@@ -223,6 +229,28 @@ class Spellings(torch.nn.Module):
         return order, m, f, c, torch.logsumexp(x, -1), p, d
 
 
+
+class RotaryComplex(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (torch.arange(0, 8, 2, dtype=torch.float) / 8)), persistent=False)
+
+    def forward(self, xq, position_ids):
+        freqs = position_ids[..., None].float() * self.inv_freq
+        freqs_cis = torch.polar(torch.ones_like(freqs), freqs) * 0.5
+        xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+        out = torch.view_as_real(xq_ * freqs_cis[:, :, None, :]).flatten(3)
+        mixed = torch.cat([xq_ + freqs_cis[:, :, None, :], xq_ - xq_ / (freqs_cis[:, :, None, :] + 2)], dim=-1)
+        return out.type_as(xq), torch.view_as_real(mixed.transpose(1, 2).contiguous())
+
+
+class ChunkDynamic(torch.nn.Module):
+    def forward(self, x):
+        y = torch.cat([x, x * 2, x + 1], dim=1)
+        a, b, c = y.chunk(3, dim=1)
+        p, q, r = y.transpose(1, 2).unsqueeze(1).chunk(3, dim=3)
+        return a + b * c, p - q * r
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -241,6 +269,8 @@ CASES = {
     "mask_fill": (MaskFill, lambda b: (torch.randn(1 + b, 3 + b, 3 + b), torch.randn(3 + b, 3 + b))),
     "conv_same": (ConvSame, lambda b: (torch.randn(1 + b, 4, 6 + 2 * b),)),
     "spellings": (Spellings, lambda b: (torch.randn(1 + b, 3 + b, 5), torch.randn(1 + b, 3 + b, 5)), [0, 1]),
+    "rotary_complex": (RotaryComplex, lambda b: (torch.randn(1 + b, 3 + 2 * b, 2, 8), torch.arange(3 + 2 * b).expand(1 + b, -1).clone())),
+    "chunk_dynamic": (ChunkDynamic, lambda b: (torch.randn(1 + b, 2 + 3 * b, 4),)),
     "resize": (Resize, lambda b: (torch.randn(1 + b, 8, 6, 6),), [0]),
 }
 

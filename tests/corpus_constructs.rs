@@ -233,3 +233,32 @@ fn reshape_resolves_its_minus_one_as_torch_records_it() {
 fn matmul_folds_rows_times_a_parameter_as_torch_does() {
     all_stages_pass("construct_matmul_fold");
 }
+
+/// Llama 4's rotary embedding in complex numbers (`construct_rotary_complex`): `polar`, a
+/// complex `mul` by a slice and `unsqueeze` of it, `view_as_real`, and a complex `add`, `sub`,
+/// `div`, `cat`, `transpose` and `contiguous` beside it, run by the interpreter against torch's
+/// outputs at both bindings, undecomposed and in lite mode (complex nodes run on the host).
+#[test]
+fn complex_rotary_embedding_runs_as_torch_computes_it() {
+    let c = case("construct_rotary_complex");
+    let model = c.load().unwrap();
+    check_stage("import", stage_import(&c));
+    check_stage("eval none", stage_eval(&c, &model, Mode::None));
+    check_stage("eval lite", stage_eval(&c, &model, Mode::Lite));
+}
+
+/// `chunk(3)` of a `3*s` dim (ProphetNet's streams, `construct_chunk_dynamic`): torch records the
+/// piece size's `_operator.add`/`sub`, then `split` (Inductor) or `split_with_sizes` and one more
+/// `sub` per chunk (export). Run against torch's outputs with nothing, lite's marks and Inductor's
+/// table decomposed. (The multisets still differ in where `3*s` comes from: torch rebuilds it as
+/// `_operator.mul` of the input's size, we read the `cat`'s size and divide it: a size-provenance
+/// difference, not the chunk's.)
+#[test]
+fn chunk_along_a_dynamic_dimension_as_torch_traces_it() {
+    let c = case("construct_chunk_dynamic");
+    let model = c.load().unwrap();
+    check_stage("import", stage_import(&c));
+    for mode in [Mode::None, Mode::Lite, Mode::Full] {
+        check_stage(&format!("eval {}", mode.name()), stage_eval(&c, &model, mode));
+    }
+}

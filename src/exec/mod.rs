@@ -255,7 +255,13 @@ fn run_functional(model: &Model, graph: &Graph, inputs: &[Tensor], bindings: &Bi
 /// checking it returns as many values as the node declares; a random op draws from `rng`.
 pub fn run_node(graph: &Graph, node: &Node, values: &Values, bindings: &Bindings, rng: NodeStream) -> Result<Vec<RtValue>, ExecError> {
     let (n, t) = (node.name.clone(), node.target.clone());
-    let op = crate::ops::run_fn(&node.target).ok_or_else(|| ExecError::UnsupportedOp { node: n.clone(), target: t.clone() })?;
+    // A node reading a complex value runs the op's complex implementation where it has one.
+    let complex = node.inputs().any(|v| matches!(values.get(v), Some(RtValue::Complex(_))));
+    let op = complex
+        .then(|| crate::ops::complex_fn(&node.target))
+        .flatten()
+        .or_else(|| crate::ops::run_fn(&node.target))
+        .ok_or_else(|| ExecError::UnsupportedOp { node: n.clone(), target: t.clone() })?;
     let cx = ops::OpCx { node, values, bindings, rng, graph: Some(graph) };
     let results = op(&cx).map_err(|e| match e {
         OpError::DType(d) => ExecError::UnsupportedDType { node: n.clone(), target: t.clone(), dtype: d.name().into() },

@@ -47,6 +47,11 @@ impl Values {
         Values { slots: vec![None; graph.values.len()] }
     }
 
+    /// Room for values with ids below `len`, none computed (an op run on substituted operands).
+    pub fn with_len(len: usize) -> Values {
+        Values { slots: vec![None; len] }
+    }
+
     pub fn get(&self, v: ValueId) -> Option<&RtValue> {
         self.slots.get(v.index()).and_then(Option::as_ref)
     }

@@ -16,4 +16,4 @@ mod table;
 pub mod traced;
 
 pub use backend::{aten_name, functional_name, table_for, Backend, BackendTable, OpFacts};
-pub use registry::{all, get, host_fallback, lowering, node_on_host, op, run_fn, stages, OpDef, Random};
+pub use registry::{all, complex_fn, get, host_fallback, lowering, node_on_host, op, run_fn, stages, OpDef, Random};

@@ -56,6 +56,9 @@ pub struct OpDef {
     /// Whether it draws from the generator (`super::rng`): a node that draws owns a Philox
     /// stream, and its values are compared by rule (support, distribution), never by value.
     pub random: Random,
+    /// The interpreter's implementation for nodes that read a complex value
+    /// (`exec::ops::complex`); without one, such a node is refused by dtype.
+    pub complex: Option<OpFn>,
 }
 
 /// Whether one node of an op with a partial kernel runs on the host (see [`OpDef::host_when`]).
@@ -73,12 +76,18 @@ pub enum Random {
 
 /// Starts an entry for `target`.
 pub const fn op(target: &'static str) -> OpDef {
-    OpDef { target, run: None, lower: None, meta: None, core: None, core_only: None, inductor: None, keep: false, eager: false, host_when: None, sizes: None, stages: None, random: Random::Never }
+    OpDef { target, run: None, lower: None, meta: None, core: None, core_only: None, inductor: None, keep: false, eager: false, host_when: None, sizes: None, stages: None, random: Random::Never, complex: None }
 }
 
 impl OpDef {
     pub const fn run(mut self, f: OpFn) -> Self {
         self.run = Some(f);
+        self
+    }
+
+    /// How the interpreter runs it on complex operands.
+    pub const fn complex(mut self, f: OpFn) -> Self {
+        self.complex = Some(f);
         self
     }
 
@@ -177,6 +186,11 @@ pub fn get(target: &str) -> Option<&'static OpDef> {
 /// The interpreter's implementation of `target`.
 pub fn run_fn(target: &str) -> Option<OpFn> {
     get(target).and_then(|d| d.run)
+}
+
+/// The interpreter's implementation of `target` for nodes that read a complex value.
+pub fn complex_fn(target: &str) -> Option<OpFn> {
+    get(target).and_then(|d| d.complex)
 }
 
 /// The fusion kind and lowering of `target`, if this build lowers it.

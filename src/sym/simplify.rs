@@ -385,6 +385,15 @@ fn floordiv(args: &[Expr]) -> Option<Expr> {
             return Some(q);
         }
     }
+    // `(k*q + c) // k` is `q + c // k` for an integer-valued `q`: ATen's `chunk` sizes its pieces
+    // `(n + chunks - 1) // chunks`, which for `n = 3*s` and 3 chunks is `s`, as sympy has it.
+    if let (Expr::Add(terms), Expr::Int(k)) = (&args[0], &args[1]) {
+        if *k > 0 {
+            if let Some(e) = floordiv_sum(terms, *k) {
+                return Some(e);
+            }
+        }
+    }
     // (x // a) // b == x // (a*b) for positive integers a and b.
     if let (Expr::Call(Func::FloorDiv, inner), Expr::Int(b)) = (&args[0], &args[1]) {
         if let (Expr::Int(a), true) = (&inner[1], *b > 0) {
@@ -394,6 +403,27 @@ fn floordiv(args: &[Expr]) -> Option<Expr> {
         }
     }
     None
+}
+
+/// `(t1 + t2 + .. + c) // k` where every non-constant term is `k` times an integer-valued
+/// expression: the quotients plus `c // k`; `None` where a term does not divide.
+fn floordiv_sum(terms: &[Expr], k: i64) -> Option<Expr> {
+    let mut quotients = Vec::with_capacity(terms.len());
+    let mut c: i64 = 0;
+    for t in terms {
+        match t {
+            Expr::Int(i) => c = c.checked_add(*i)?,
+            _ => {
+                let q = mul([t.clone(), pow(Expr::Int(k), Expr::Int(-1))]);
+                if !is_integer_valued(&q) {
+                    return None;
+                }
+                quotients.push(q);
+            }
+        }
+    }
+    quotients.push(Expr::Int(c.div_euclid(k)));
+    Some(add(quotients))
 }
 
 fn to_int(args: &[Expr], mode: Rounding) -> Option<Expr> {

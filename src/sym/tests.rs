@@ -153,3 +153,20 @@ fn floordiv_by_a_factor_is_the_exact_quotient() {
     let sum = Expr::floordiv(Expr::add(s0.clone(), s1.clone()), s0.clone());
     assert!(matches!(sum, Expr::Call(..)), "{sum}");
 }
+
+/// `(k*q + c) // k` is `q + c // k` (sympy's answer for ATen's `chunk` piece size
+/// `(3*s + 2) // 3`); a term `k` does not divide keeps the floor division.
+#[test]
+fn floor_division_of_a_sum_splits_off_multiples_of_the_divisor() {
+    let three_s = Expr::mul(i(3), s("s"));
+    assert_eq!(Expr::floordiv(Expr::add(three_s.clone(), i(2)), i(3)), s("s"));
+    assert_eq!(Expr::floordiv(Expr::add(three_s.clone(), i(-1)), i(3)), Expr::add(s("s"), i(-1)));
+    assert_eq!(Expr::floordiv(Expr::add(Expr::mul(i(6), s("s")), i(7)), i(3)), Expr::add(Expr::mul(i(2), s("s")), i(2)));
+    let kept = Expr::floordiv(Expr::add(three_s, s("t")), i(3));
+    assert!(matches!(kept, Expr::Call(..)), "{kept:?}");
+    let ev = |e: &Expr, sv: i64| e.eval(&bind(&[("s", sv), ("t", 0)])).ok();
+    for sv in 1..6 {
+        let e = Expr::floordiv(Expr::add(Expr::mul(i(3), s("s")), i(2)), i(3));
+        assert_eq!(ev(&e, sv), Some(Value::Int(sv)));
+    }
+}

@@ -9,6 +9,7 @@ pub(crate) mod activation;
 pub(crate) mod attention;
 mod build;
 pub(crate) mod cat;
+mod chunk_dyn;
 pub(crate) mod combine;
 pub(crate) mod diff;
 pub(crate) mod distance;

@@ -156,14 +156,27 @@ fn chunk_sizes(rw: &Rw, x: ValueId) -> Result<(Vec<i64>, i64, i64), RuleError> {
     Ok((sizes, each, d))
 }
 
+/// Dim `dim` of `x` when it is dynamic (`chunk` then follows [`super::chunk_dyn`]).
+fn dynamic_chunk_dim(rw: &Rw, x: ValueId) -> Result<Option<(i64, usize)>, RuleError> {
+    let chunks = rw.int("chunks", None)?;
+    let du = dim(rw.int("dim", Some(0))?, rw.rank(x)?, "dim")?;
+    Ok(rw.meta(x)?.sizes[du].as_int().is_none().then_some((chunks, du)))
+}
+
 pub fn chunk_core(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
+    if let Some((chunks, d)) = dynamic_chunk_dim(rw, x)?.filter(|(c, _)| *c > 0) {
+        return super::chunk_dyn::split_with_sizes(rw, x, chunks, d);
+    }
     let (sizes, _, d) = chunk_sizes(rw, x)?;
     rw.op_n("aten.split_with_sizes.default", vec![("self", A::T(x)), ("split_sizes", A::Is(sizes)), ("dim", A::I(d))])
 }
 
 pub fn chunk(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
+    if let Some((chunks, d)) = dynamic_chunk_dim(rw, x)?.filter(|(c, _)| *c > 0) {
+        return super::chunk_dyn::split(rw, x, chunks, d);
+    }
     let (_, each, d) = chunk_sizes(rw, x)?;
     rw.op_n("aten.split.Tensor", vec![("self", A::T(x)), ("split_size", A::I(each)), ("dim", A::I(d))])
 }

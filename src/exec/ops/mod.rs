@@ -7,6 +7,7 @@
 pub(crate) mod antialias;
 pub(crate) mod attention;
 pub(crate) mod batch_stats;
+pub(crate) mod complex;
 pub(crate) mod conv_grad;
 pub(crate) mod conv_nd;
 pub(crate) mod conv_pool;

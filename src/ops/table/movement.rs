@@ -29,7 +29,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.adjoint.default").run(x::layout::mt).lower(K::View, l::math::mt),
     op("aten.matrix_H.default").run(x::layout::mt).lower(K::View, l::math::mt),
     op("aten.numpy_T.default").run(x::layout::numpy_t).lower(K::View, l::math::numpy_t),
-    op("aten.narrow.default").run(x::layout::narrow).lower(K::View, l::layout::narrow),
+    op("aten.narrow.default").run(x::layout::narrow).lower(K::View, l::layout::narrow).complex(x::complex::partwise),
     op("aten.narrow_copy.default").run(x::layout::narrow).lower(K::View, l::layout::narrow),
     op("aten.unbind.int").run(x::layout::unbind).lower(K::View, l::math::unbind).core_only(r::view::unbind),
     op("aten.unbind_copy.int").run(x::layout::unbind).lower(K::View, l::math::unbind),
