@@ -7,9 +7,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use super::functionalize;
 use super::rules::{self, Table};
 use super::{DecompError, Decomposed, Decomposition, Marks, Mode, Provenance};
-use crate::infer::{infer, InferError};
-use crate::ir::{Arg, Graph, NamedArg, Node, NodeId, NodeMeta, Origin, SymIntArg, TensorMeta, ValueId, ValueKind};
+use crate::infer::InferError;
+use crate::ir::{Arg, Graph, NamedArg, Node, NodeId, NodeMeta, ValueId, ValueKind};
 use crate::sym::Expr;
+
+pub use super::emit_rw::{Rw, A};
 
 /// Why a rule could not rewrite a node.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -28,7 +30,7 @@ pub enum RuleError {
     Declined,
 }
 
-const MAX_DEPTH: usize = 16;
+pub(super) const MAX_DEPTH: usize = 16;
 
 /// Which nodes a rewrite decomposes, and with which table.
 #[derive(Clone, Copy)]
@@ -277,18 +279,18 @@ fn live_nodes(graph: &Graph) -> Vec<bool> {
 /// The graph being built, the value map from input to output graph, and fresh-name state.
 pub(super) struct Emitter {
     pub out: Graph,
-    map: Vec<Option<ValueId>>,
+    pub(super) map: Vec<Option<ValueId>>,
     taken: HashSet<String>,
     counter: usize,
-    origin: Vec<NodeId>,
+    pub(super) origin: Vec<NodeId>,
     /// A SymInt value of the output graph for each size expression, copied or emitted, so rules
     /// reuse one `sym_size` / `mul` node per expression as PyTorch's graphs do.
-    sym_values: HashMap<Expr, ValueId>,
+    pub(super) sym_values: HashMap<Expr, ValueId>,
     /// Sizes that an operation torch records and then erases read ([`Emitter::pin`]): they stay
     /// in the graph whether anything reads them or not.
     pinned: HashSet<ValueId>,
     /// Per input-graph value: whether it requires grad when torch re-traces ([`grad_values`]).
-    grad: Vec<bool>,
+    pub(super) grad: Vec<bool>,
 }
 
 impl Emitter {
@@ -309,7 +311,7 @@ impl Emitter {
         self.map.get(v.index()).copied().flatten()
     }
 
-    fn mapped(&self, v: ValueId) -> Result<ValueId, RuleError> {
+    pub(super) fn mapped(&self, v: ValueId) -> Result<ValueId, RuleError> {
         self.map
             .get(v.index())
             .copied()
@@ -317,7 +319,7 @@ impl Emitter {
             .ok_or_else(|| RuleError::Unsupported(format!("value #{} has no image in the output graph", v.0)))
     }
 
-    fn map_arg(&self, a: &Arg) -> Result<Arg, RuleError> {
+    pub(super) fn map_arg(&self, a: &Arg) -> Result<Arg, RuleError> {
         a.try_map_values(|v| self.mapped(v))
     }
 
@@ -367,7 +369,7 @@ impl Emitter {
     /// hash-conses sizes by expression (`insert_deferred_runtime_asserts`): the duplicate is
     /// erased after that, and its operands stay, read by nothing (Bloom's `64*b*s` of a
     /// `reshape`'s `-1`, an `arange`'s length that folds back to its end).
-    fn pin(&mut self, operands: impl IntoIterator<Item = ValueId>) {
+    pub(super) fn pin(&mut self, operands: impl IntoIterator<Item = ValueId>) {
         for v in operands {
             if matches!(self.out.value(v).kind, ValueKind::SymInt(_)) {
                 self.pinned.insert(v);
@@ -375,7 +377,7 @@ impl Emitter {
         }
     }
 
-    fn register_sym_ints(&mut self, values: &[ValueId]) {
+    pub(super) fn register_sym_ints(&mut self, values: &[ValueId]) {
         for v in values {
             if let ValueKind::SymInt(e) = &self.out.value(*v).kind {
                 self.sym_values.entry(e.clone()).or_insert(*v);
@@ -397,7 +399,7 @@ impl Emitter {
         self.pinned.retain(|v| v.index() < mark.values);
     }
 
-    fn fresh(&mut self, base: &str) -> String {
+    pub(super) fn fresh(&mut self, base: &str) -> String {
         loop {
             self.counter += 1;
             let name = format!("{base}_d{}", self.counter);
@@ -428,457 +430,4 @@ pub(crate) fn infer_by_rule(target: &str, args: &[NamedArg], graph: &Graph) -> O
 struct EmitMark {
     nodes: usize,
     values: usize,
-}
-
-/// What a rule builder sees: the node being rewritten, its arguments mapped into the output
-/// graph, and ways to emit new nodes.
-pub struct Rw<'a> {
-    em: &'a mut Emitter,
-    node: &'a Node,
-    /// `None` where nothing is decomposed (mode `none`, lite's unmarked nodes): ops are emitted as they are.
-    table: Option<Table>,
-    origin: NodeId,
-    depth: usize,
-    /// A nested rule's node already reads output-graph values: no mapping.
-    nested: bool,
-}
-
-/// An argument value for an emitted node.
-pub enum A {
-    T(ValueId),
-    OptT(Option<ValueId>),
-    F(f64),
-    I(i64),
-    Is(Vec<i64>),
-    B(bool),
-    S(String),
-    Sizes(Vec<SymIntArg>),
-    Raw(Arg),
-}
-
-impl<'a> Rw<'a> {
-    /// A writer of nodes on behalf of `node` (input-graph node `origin`) that reads output-graph
-    /// values: what functionalization emits (views taken again, scatters) is attributed to it.
-    pub(super) fn at(em: &'a mut Emitter, node: &'a Node, table: Option<Table>, origin: NodeId) -> Rw<'a> {
-        Rw { em, node, table, origin, depth: 0, nested: true }
-    }
-
-    /// The output-graph value standing for input-graph value `v` now.
-    pub(super) fn current(&self, v: ValueId) -> Result<ValueId, RuleError> {
-        self.em.mapped(v)
-    }
-
-    /// Makes input-graph value `v` stand for output-graph value `new` from here on.
-    pub(super) fn rebind(&mut self, v: ValueId, new: ValueId) {
-        self.em.map[v.index()] = Some(new);
-    }
-
-    /// An input-graph argument with its values mapped into the output graph.
-    pub(super) fn mapped_arg(&self, a: &Arg) -> Result<Arg, RuleError> {
-        self.em.map_arg(a)
-    }
-
-    /// Emits `node` of the input graph again (a view taken anew), reading `src` for its first
-    /// tensor argument; returns every output.
-    pub(super) fn again(&mut self, node: &Node, src: ValueId) -> Result<Vec<ValueId>, RuleError> {
-        let mut args = Vec::with_capacity(node.args.len());
-        let mut replaced = false;
-        for a in &node.args {
-            let arg = match &a.arg {
-                Arg::Tensor(_) if !replaced => {
-                    replaced = true;
-                    Arg::Tensor(src)
-                }
-                other => self.em.map_arg(other)?,
-            };
-            args.push((a.name.as_str(), A::Raw(arg)));
-        }
-        self.op_n(&node.target, args)
-    }
-
-    fn raw(&self, name: &str) -> Option<&'a Arg> {
-        // The first argument is `self` in some overloads of an op and `input` in others
-        // (`dropout_(Tensor(a!) self, ...)` vs `dropout(Tensor input, ...)`): functionalized nodes
-        // keep the in-place spelling.
-        self.node.arg(name).or_else(|| match name {
-            "input" => self.node.arg("self"),
-            "self" => self.node.arg("input"),
-            _ => None,
-        })
-    }
-
-    fn arg_err(name: &str, message: impl Into<String>) -> RuleError {
-        RuleError::Arg { name: name.to_string(), message: message.into() }
-    }
-
-    fn resolve(&self, v: ValueId) -> Result<ValueId, RuleError> {
-        if self.nested {
-            Ok(v)
-        } else {
-            self.em.mapped(v)
-        }
-    }
-
-    /// A tensor argument of the node being rewritten, as its output-graph value.
-    pub fn t(&self, name: &str) -> Result<ValueId, RuleError> {
-        match self.raw(name) {
-            Some(Arg::Tensor(v)) => self.resolve(*v),
-            _ => Err(Self::arg_err(name, "expected a tensor")),
-        }
-    }
-
-    pub fn opt_t(&self, name: &str) -> Result<Option<ValueId>, RuleError> {
-        match self.raw(name) {
-            None | Some(Arg::None) => Ok(None),
-            _ => self.t(name).map(Some),
-        }
-    }
-
-    pub fn int(&self, name: &str, default: Option<i64>) -> Result<i64, RuleError> {
-        match self.raw(name) {
-            Some(Arg::Int(i)) | Some(Arg::SymInt(SymIntArg::Int(i))) => Ok(*i),
-            None | Some(Arg::None) => default.ok_or_else(|| Self::arg_err(name, "missing")),
-            Some(a) => Err(Self::arg_err(name, format!("expected an int, found {a:?}"))),
-        }
-    }
-
-    pub fn ints(&self, name: &str) -> Result<Option<Vec<i64>>, RuleError> {
-        match self.raw(name) {
-            Some(Arg::Ints(v)) => Ok(Some(v.clone())),
-            Some(Arg::Int(i)) => Ok(Some(vec![*i])),
-            None | Some(Arg::None) => Ok(None),
-            Some(a) => Err(Self::arg_err(name, format!("expected an int list, found {a:?}"))),
-        }
-    }
-
-    pub fn float(&self, name: &str, default: Option<f64>) -> Result<f64, RuleError> {
-        match self.raw(name) {
-            Some(Arg::Float(f)) => Ok(*f),
-            Some(Arg::Int(i)) => Ok(*i as f64),
-            None | Some(Arg::None) => default.ok_or_else(|| Self::arg_err(name, "missing")),
-            Some(a) => Err(Self::arg_err(name, format!("expected a number, found {a:?}"))),
-        }
-    }
-
-    /// A scalar argument kept as given (int or float), for ops that take either.
-    pub fn scalar(&self, name: &str) -> Option<A> {
-        match self.raw(name) {
-            Some(Arg::Float(f)) => Some(A::F(*f)),
-            Some(Arg::Int(i)) => Some(A::I(*i)),
-            _ => None,
-        }
-    }
-
-    pub fn bool(&self, name: &str, default: bool) -> Result<bool, RuleError> {
-        match self.raw(name) {
-            Some(Arg::Bool(b)) => Ok(*b),
-            None | Some(Arg::None) => Ok(default),
-            Some(a) => Err(Self::arg_err(name, format!("expected a bool, found {a:?}"))),
-        }
-    }
-
-    pub fn string(&self, name: &str, default: &str) -> Result<String, RuleError> {
-        match self.raw(name) {
-            Some(Arg::String(s)) => Ok(s.clone()),
-            None | Some(Arg::None) => Ok(default.to_string()),
-            Some(a) => Err(Self::arg_err(name, format!("expected a string, found {a:?}"))),
-        }
-    }
-
-    /// The original argument, with values mapped (for rules that forward it untouched).
-    pub fn passthrough(&self, name: &str) -> Result<Option<Arg>, RuleError> {
-        match self.raw(name) {
-            Some(a) if self.nested => Ok(Some(a.clone())),
-            Some(a) => self.em.map_arg(a).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    /// The target of the node being rewritten (rules shared by several ops read it).
-    pub fn target(&self) -> &str {
-        &self.node.target
-    }
-
-    /// The table this rewrite applies (`None`: nothing is decomposed further).
-    pub fn table(&self) -> Option<Table> {
-        self.table
-    }
-
-    /// The torch version of the graph being rewritten, if the file records it.
-    pub fn torch_version(&self) -> Option<&str> {
-        self.em.out.torch_version.as_deref()
-    }
-
-    /// What output-graph value `v` is (a tensor, a SymInt, ...).
-    pub fn kind(&self, v: ValueId) -> &ValueKind {
-        &self.em.out.value(v).kind
-    }
-
-    pub fn meta(&self, v: ValueId) -> Result<&TensorMeta, RuleError> {
-        self.em.out.value(v).tensor().ok_or_else(|| RuleError::Unsupported("expected a tensor value".into()))
-    }
-
-    pub fn rank(&self, v: ValueId) -> Result<usize, RuleError> {
-        Ok(self.meta(v)?.sizes.len())
-    }
-
-    /// Emits `target(args)` and returns its first output.
-    pub fn op(&mut self, target: &str, args: Vec<(&str, A)>) -> Result<ValueId, RuleError> {
-        self.op_n(target, args)?
-            .first()
-            .copied()
-            .ok_or_else(|| RuleError::Unsupported(format!("{target} has no outputs")))
-    }
-
-    /// Emits `target(args)`; if the table has a rule for `target`, applies it instead
-    /// (decomposition to a fixpoint). Returns every output.
-    pub fn op_n(&mut self, target: &str, args: Vec<(&str, A)>) -> Result<Vec<ValueId>, RuleError> {
-        self.op_n_with(target, args, None)
-    }
-
-    /// [`Rw::op_n`], with the outputs' metadata to use where the op has no meta function
-    /// (torch's own, recorded with a traced expansion).
-    pub fn op_n_with(&mut self, target: &str, args: Vec<(&str, A)>, known: Option<Vec<ValueKind>>) -> Result<Vec<ValueId>, RuleError> {
-        let named: Vec<NamedArg> =
-            args.into_iter().map(|(n, a)| NamedArg { name: n.to_string(), arg: a.into_arg(), kwarg: false }).collect();
-        let version = self.em.out.torch_version.as_deref();
-        if let Some(rule) = self.table.and_then(|t| rules::find_for(t, target, version)) {
-            if self.depth >= MAX_DEPTH {
-                return Err(RuleError::TooDeep(MAX_DEPTH));
-            }
-            // A transient node, so the nested rule reads its arguments like any other.
-            let mut from_node = vec![Origin { name: self.node.name.clone(), target: self.node.target.clone() }];
-            from_node.extend(self.node.meta.from_node.iter().cloned());
-            let inner = Node {
-                name: self.node.name.clone(),
-                target: target.to_string(),
-                args: named.clone(),
-                outputs: Vec::new(),
-                meta: NodeMeta { from_node, ..self.node.meta.clone() },
-            };
-            match self.nested(inner, rule) {
-                Err(RuleError::Declined) => {}
-                done => return done,
-            }
-        }
-        self.emit(target, named, known)
-    }
-
-    fn emit(&mut self, target: &str, named: Vec<NamedArg>, known: Option<Vec<ValueKind>>) -> Result<Vec<ValueId>, RuleError> {
-        let kinds = match (infer(target, &named, &self.em.out), known) {
-            (Ok(kinds), _) => kinds,
-            (Err(_), Some(kinds)) => kinds,
-            (Err(e), None) => return Err(e.into()),
-        };
-        let base = target.split('.').nth(1).unwrap_or(target).trim_start_matches('_').to_string();
-        let names: Vec<(String, ValueKind)> = kinds.into_iter().map(|k| (self.em.fresh(&base), k)).collect();
-        let node_name = names.first().map(|(n, _)| n.clone()).unwrap_or_else(|| self.em.fresh(&base));
-        let mut from_node = vec![Origin { name: self.node.name.clone(), target: self.node.target.clone() }];
-        from_node.extend(self.node.meta.from_node.iter().cloned());
-        let meta = NodeMeta { from_node, ..self.node.meta.clone() };
-        let id = self
-            .em
-            .out
-            .add_node(&node_name, target, named, names, meta)
-            .map_err(|e| RuleError::Unsupported(e.to_string()))?;
-        self.em.origin.push(self.origin);
-        let outs = self.em.out.node(id).outputs.clone();
-        self.em.register_sym_ints(&outs);
-        Ok(outs)
-    }
-
-    /// Runs `rule` on a node whose arguments are already output-graph values.
-    fn nested(&mut self, inner: Node, rule: rules::Build) -> Result<Vec<ValueId>, RuleError> {
-        let mut rw = Rw {
-            em: &mut *self.em,
-            node: &inner,
-            table: self.table,
-            origin: self.origin,
-            depth: self.depth + 1,
-            nested: true,
-        };
-        rule(&mut rw)
-    }
-
-    /// Whether the graph was made by a torch older than `major.minor`; an unknown version counts
-    /// as the newest (rules follow current PyTorch unless told otherwise).
-    pub fn torch_older_than(&self, major: u32, minor: u32) -> bool {
-        let Some(v) = self.em.out.torch_version.as_deref() else { return false };
-        let mut parts = v.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty()).map(|p| p.parse::<u32>().unwrap_or(0));
-        let (a, b) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-        (a, b) < (major, minor)
-    }
-
-    /// Size `dim` of `v` as a SymInt argument: a literal when static, else a `sym_size` node.
-    pub fn size(&mut self, v: ValueId, dim: usize) -> Result<SymIntArg, RuleError> {
-        let e = self.meta(v)?.sizes.get(dim).cloned().ok_or_else(|| RuleError::Unsupported("dim out of range".into()))?;
-        if let Some(i) = e.as_int() {
-            return Ok(SymIntArg::Int(i));
-        }
-        if let Some(s) = self.em.sym_values.get(&e) {
-            return Ok(SymIntArg::Value(*s));
-        }
-        if let Some(s) = self.product_of_known(&e)? {
-            return Ok(s);
-        }
-        Ok(SymIntArg::Value(self.op("aten.sym_size.int", vec![("self", A::T(v)), ("dim", A::I(dim as i64))])?))
-    }
-
-    /// A size that is a product of sizes with values already (`2*s53*s72` of the inputs'
-    /// symbols), computed from them as torch's re-trace does for a size it has not seen
-    /// (`_build_proxy_for_sym_expr`): the factors but the last folded left with
-    /// `_operator.mul`, times the last; only the whole product is remembered as a value (the
-    /// partial products stay unknown to later lookups, as in torch's `sympy_expr_tracker`).
-    fn product_of_known(&mut self, e: &Expr) -> Result<Option<SymIntArg>, RuleError> {
-        let Expr::Mul(factors) = e else { return Ok(None) };
-        let known: Option<Vec<SymIntArg>> = factors
-            .iter()
-            .map(|f| match f.as_int() {
-                Some(i) => Some(SymIntArg::Int(i)),
-                None => self.em.sym_values.get(f).map(|v| SymIntArg::Value(*v)),
-            })
-            .collect();
-        let Some(mut known) = known else { return Ok(None) };
-        let Some(last) = known.pop() else { return Ok(None) };
-        let mut acc = match known.first() {
-            Some(first) => first.clone(),
-            None => return Ok(None),
-        };
-        let mul = |rw: &mut Self, a: SymIntArg, b: SymIntArg| {
-            rw.op("_operator.mul", vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::Raw(Arg::SymInt(b)))])
-        };
-        for f in known.into_iter().skip(1) {
-            let partial = mul(self, acc, f)?;
-            // Forgotten again (where this node made it known): only the whole product is tracked.
-            if let ValueKind::SymInt(pe) = self.em.out.value(partial).kind.clone() {
-                if self.em.sym_values.get(&pe) == Some(&partial) {
-                    self.em.sym_values.remove(&pe);
-                }
-            }
-            acc = SymIntArg::Value(partial);
-        }
-        Ok(Some(SymIntArg::Value(mul(self, acc, last)?)))
-    }
-
-    /// The product of SymInt arguments, emitting `_operator.mul` for symbolic factors.
-    pub fn product(&mut self, factors: Vec<SymIntArg>) -> Result<SymIntArg, RuleError> {
-        let mut acc = SymIntArg::Int(1);
-        for f in factors {
-            acc = match (acc, f) {
-                (SymIntArg::Int(a), SymIntArg::Int(b)) => SymIntArg::Int(a.checked_mul(b).ok_or_else(|| {
-                    RuleError::Unsupported("static size product overflows".into())
-                })?),
-                (SymIntArg::Int(1), s) | (s, SymIntArg::Int(1)) => s,
-                (a, b) => {
-                    let e = Expr::mul(self.sym_expr(&a)?, self.sym_expr(&b)?);
-                    match self.em.sym_values.get(&e).copied() {
-                        Some(v) => {
-                            self.em.pin([&a, &b].into_iter().filter_map(value_of));
-                            SymIntArg::Value(v)
-                        }
-                        None => SymIntArg::Value(
-                            self.op("_operator.mul", vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::Raw(Arg::SymInt(b)))])?,
-                        ),
-                    }
-                }
-            };
-        }
-        Ok(acc)
-    }
-
-    /// `a <op> b` on a size (`_operator.add` / `sub` / `floordiv`), as PyTorch's symbolic tracing
-    /// records it: a literal when both are static, the existing value when the expression already
-    /// has one (`s + 1 - 1` is `s`), else a new `_operator` node.
-    pub fn sym_arith(&mut self, op: &str, a: SymIntArg, b: i64) -> Result<SymIntArg, RuleError> {
-        let e = self.sym_expr(&a)?;
-        let r = match op {
-            "add" => Expr::add(e, Expr::int(b)),
-            "sub" => Expr::sub(e, Expr::int(b)),
-            "floordiv" if b != 0 => Expr::floordiv(e, Expr::int(b)),
-            _ => return Err(RuleError::Unsupported(format!("size arithmetic `{op}` by {b}"))),
-        };
-        if let Some(i) = r.as_int() {
-            return Ok(SymIntArg::Int(i));
-        }
-        if let Some(v) = self.em.sym_values.get(&r).copied() {
-            self.em.pin(value_of(&a));
-            return Ok(SymIntArg::Value(v));
-        }
-        let target = format!("_operator.{op}");
-        Ok(SymIntArg::Value(self.op(&target, vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::I(b))])?))
-    }
-
-    /// `a <op> b` on two sizes, either of which may be symbolic (`end - start` of an `arange`
-    /// from a dynamic start): as [`Rw::sym_arith`], a literal, an existing value, or a new node.
-    pub fn sym_arith2(&mut self, op: &str, a: SymIntArg, b: SymIntArg) -> Result<SymIntArg, RuleError> {
-        if let SymIntArg::Int(i) = b {
-            return self.sym_arith(op, a, i);
-        }
-        let (x, y) = (self.sym_expr(&a)?, self.sym_expr(&b)?);
-        let r = match op {
-            "add" => Expr::add(x, y),
-            "sub" => Expr::sub(x, y),
-            "floordiv" => Expr::floordiv(x, y),
-            _ => return Err(RuleError::Unsupported(format!("size arithmetic `{op}`"))),
-        };
-        if let Some(i) = r.as_int() {
-            return Ok(SymIntArg::Int(i));
-        }
-        if let Some(v) = self.em.sym_values.get(&r).copied() {
-            self.em.pin([&a, &b].into_iter().filter_map(value_of));
-            return Ok(SymIntArg::Value(v));
-        }
-        let target = format!("_operator.{op}");
-        Ok(SymIntArg::Value(self.op(&target, vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::Raw(Arg::SymInt(b)))])?))
-    }
-
-    /// The expression a size argument stands for.
-    pub fn sym_expr(&self, s: &SymIntArg) -> Result<Expr, RuleError> {
-        match s {
-            SymIntArg::Int(i) => Ok(Expr::int(*i)),
-            SymIntArg::Value(v) => match &self.em.out.value(*v).kind {
-                ValueKind::SymInt(e) => Ok(e.clone()),
-                _ => Err(RuleError::Unsupported("a size argument is not a SymInt".into())),
-            },
-        }
-    }
-
-    /// Whether `v` requires grad when torch re-traces the graph: it stands for a value of the
-    /// input graph that does ([`grad_values`]). A tensor a rule made is made inside a composite
-    /// op's body, below autograd, and requires none: `linear`'s `weight.t()` does not, where an
-    /// exported `t` node of the same weight does. ATen's `matmul` folds a batch of rows times
-    /// such a matrix into one `mm`, whatever the rows' strides.
-    pub fn requires_grad(&self, v: ValueId) -> bool {
-        self.em.map.iter().zip(&self.em.grad).any(|(image, grad)| *grad && *image == Some(v))
-    }
-
-    /// Static sizes of `v`, for rules that need them (e.g. the normalized shape).
-    pub fn static_sizes(&self, v: ValueId) -> Option<Vec<i64>> {
-        self.meta(v).ok()?.sizes.iter().map(Expr::as_int).collect()
-    }
-}
-
-/// The value a size argument reads, if it is no literal.
-fn value_of(s: &SymIntArg) -> Option<ValueId> {
-    match s {
-        SymIntArg::Value(v) => Some(*v),
-        SymIntArg::Int(_) => None,
-    }
-}
-
-impl A {
-    fn into_arg(self) -> Arg {
-        match self {
-            A::T(v) => Arg::Tensor(v),
-            A::OptT(Some(v)) => Arg::Tensor(v),
-            A::OptT(None) => Arg::None,
-            A::F(f) => Arg::Float(f),
-            A::I(i) => Arg::Int(i),
-            A::Is(v) => Arg::Ints(v),
-            A::B(b) => Arg::Bool(b),
-            A::S(s) => Arg::String(s),
-            A::Sizes(v) => Arg::SymInts(v),
-            A::Raw(a) => a,
-        }
-    }
 }

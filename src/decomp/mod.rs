@@ -11,6 +11,7 @@
 
 mod check;
 mod emit;
+mod emit_rw;
 pub mod functionalize;
 mod marks;
 mod prune;

@@ -5,6 +5,8 @@
 mod broadcast;
 pub(crate) mod loss;
 pub(crate) mod ops;
+mod ops_nn;
+mod ops_shape;
 mod promote;
 mod select;
 
