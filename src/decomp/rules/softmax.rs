@@ -3,7 +3,7 @@
 
 use super::{dim, Rw, A};
 use crate::decomp::RuleError;
-use crate::ir::ValueId;
+use crate::ir::{Arg, DType, ValueId};
 
 fn primitive_args(rw: &Rw) -> Result<Vec<(&'static str, A)>, RuleError> {
     Ok(vec![("self", A::T(rw.t("self")?)), ("dim", A::I(rw.int("dim", None)?)), ("half_to_float", A::B(false))])
@@ -60,9 +60,17 @@ pub fn log_softmax_primitive(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 /// both tables.
 pub fn logsumexp(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
-    if !rw.meta(x)?.dtype.is_floating() {
-        return Err(RuleError::Unsupported("logsumexp of an integer tensor (promoted to float by torch)".into()));
+    let dtype = rw.meta(x)?.dtype;
+    if dtype.is_complex() {
+        return Err(RuleError::Unsupported(format!("logsumexp of a {dtype} tensor")));
     }
+    // The ref's INT_TO_FLOAT promotion: an integer or bool input is computed (and returned) in
+    // the default float dtype.
+    let x = if dtype.is_floating() {
+        x
+    } else {
+        rw.op("prims.convert_element_type.default", vec![("a", A::T(x)), ("dtype", A::Raw(Arg::ScalarType(DType::F32)))])?
+    };
     let dims = rw.ints("dim")?.unwrap_or_default();
     let keepdim = rw.bool("keepdim", false)?;
     let sum_exp = |rw: &mut Rw, v: ValueId| -> Result<ValueId, RuleError> {
