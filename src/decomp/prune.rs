@@ -205,7 +205,7 @@ mod tests {
         let mut g = Graph::new("g");
         let meta = TensorMeta::contiguous(DType::F32, vec![Expr::symbol("s0"), Expr::int(8)]);
         let x = g.add_input("x", ValueKind::Tensor(meta), InputKind::UserInput).unwrap();
-        let mut node = |g: &mut Graph, name: &str, target: &str, args: Vec<NamedArg>| {
+        let node = |g: &mut Graph, name: &str, target: &str, args: Vec<NamedArg>| {
             let kinds = crate::infer::infer(target, &args, g).unwrap();
             let outs = kinds.into_iter().map(|k| (name.to_string(), k)).collect();
             let id = g.add_node(name, target, args, outs, NodeMeta::default()).unwrap();

@@ -7,9 +7,11 @@
 //! relative positions (linear), DPT's and MobileViT's bilinear resizes (issue 25).
 //!
 //! The scale factors are Python floats computed from the sizes, so only static spatial sizes are
-//! expanded; a symbolic one is reported unsupported rather than guessed. Inputs other than
-//! float32/float64 (torch upcasts half types for the arithmetic and rounds integer ones) are
-//! reported the same way.
+//! expanded; with a symbolic one, and with inputs other than float32/float64 (torch upcasts half
+//! types for the arithmetic and rounds integer ones), the rule declines and the node stays whole,
+//! as before the rule existed: the interpreter and the kernels run the op itself (the uint8
+//! kernel is byte-exact against PyTorch, `tests/resample_u8.rs`), and the corpus's core/full
+//! stages report the count difference instead of a guessed expansion.
 
 use super::{Rw, Table, A};
 use crate::decomp::RuleError;
@@ -19,14 +21,14 @@ use crate::ir::{Arg, DType, SymIntArg, TensorMeta, ValueId};
 fn spatial(rw: &Rw, x: ValueId, n: usize) -> Result<Vec<i64>, RuleError> {
     let m = rw.meta(x)?;
     if !matches!(m.dtype, DType::F32 | DType::F64) {
-        return Err(RuleError::Unsupported(format!("{} of a {:?} tensor (float32/float64 only)", rw.target(), m.dtype)));
+        return Err(RuleError::Declined);
     }
     if m.sizes.len() != n + 2 {
         return Err(RuleError::Arg { name: "input".into(), message: format!("expected rank {}, got {}", n + 2, m.sizes.len()) });
     }
     m.sizes[2..]
         .iter()
-        .map(|e| e.as_int().ok_or_else(|| RuleError::Unsupported(format!("{} of a symbolic spatial size", rw.target()))))
+        .map(|e| e.as_int().ok_or(RuleError::Declined))
         .collect()
 }
 
