@@ -531,12 +531,13 @@ fn folded_modules_carry_their_device_time_under_the_heat_overlay() {
 
 #[test]
 fn the_problems_panel_lists_a_decomposition_error_and_links_to_its_node() {
-    // ResNet with its global pool made a 2×2 adaptive pool: no rule decomposes that (only global
-    // pooling does), so full mode fails naming the node.
+    // ResNet with its global pool given three output sizes (a 2-D pool takes two): the rule's
+    // `_adaptive_avg_pool2d` cannot be formed, so full mode fails naming the node. (A 2×2 pool
+    // decomposes since non-global adaptive pooling has a rule.)
     let bytes = common::edit_model_json("zoo/torch-2.15/resnet.pt2", |m| {
         for n in m["graph_module"]["graph"]["nodes"].as_array_mut().unwrap() {
             if n["target"] == "torch.ops.aten.adaptive_avg_pool2d.default" {
-                n["inputs"][1]["arg"] = serde_json::json!({"as_ints": [2, 2]});
+                n["inputs"][1]["arg"] = serde_json::json!({"as_ints": [2, 2, 2]});
             }
         }
     });

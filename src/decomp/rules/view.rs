@@ -330,6 +330,9 @@ pub fn where_scalar_self(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 pub fn adaptive_avg_pool2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
     let out = rw.ints("output_size")?.unwrap_or_default();
+    if out.len() != 2 {
+        return Err(RuleError::Arg { name: "output_size".into(), message: format!("expected 2 sizes (height, width), got {out:?}") });
+    }
     if out.iter().any(|&o| o != 1) {
         return Ok(vec![rw.op("aten._adaptive_avg_pool2d.default", vec![("self", A::T(x)), ("output_size", A::Is(out))])?]);
     }
