@@ -180,18 +180,7 @@ pub fn upsample_bicubic2d(cx: &OpCx) -> OpResult<Vec<RtValue>> {
             None => return shape_err("bicubic upsampling needs output_size or scale_factors"),
         },
     };
-    // PyTorch's area_pixel_compute_scale: (in-1)/(out-1) with align_corners, else 1/scale or in/out.
-    let scale = |inp: usize, out: usize, given: Option<f64>| -> f64 {
-        if align {
-            if out > 1 {
-                (inp as f64 - 1.0) / (out as f64 - 1.0)
-            } else {
-                0.0
-            }
-        } else {
-            given.filter(|g| *g > 0.0).map_or(inp as f64 / out as f64, |g| 1.0 / g)
-        }
-    };
+    let scale = |inp: usize, out: usize, given: Option<f64>| resample_u8::axis_scale(inp, out, align, given);
     let (sh, sw) = (scale(h, oh, scales.map(|s| s.0)), scale(w, ow, scales.map(|s| s.1)));
     if x.dtype() == crate::ir::DType::U8 {
         // uint8 images take PyTorch's separable fixed-point path.
