@@ -11,7 +11,9 @@
                          and the op multisets of the exported graph (`none`), of
                          `ep.run_decompositions()` (`core`) and of
                          `ep.run_decompositions(select_decomp_table())` (`inductor`), each with its
-                         nodes `[target, name, original node]` (from `from_node`) for node-level diffs.
+                         nodes `[target, name, original node]` (from `from_node`) for node-level diffs;
+                         `core_merged_symbols`/`inductor_merged_symbols`: input dims whose symbol the
+                         decomposition replaced by another's (then it is of a narrower program).
 tests/zoo.rs reads exactly these files; nothing about a model is hard-coded there.
 """
 import json
@@ -183,6 +185,32 @@ def exported_differs(ep, args, outs):
     return None
 
 
+def symbols_merged(path, dep):
+    """Input dims whose symbol a decomposition `dep` of the archive at `path` replaced by another
+    one: the archive's `tensor_values` name one symbol, the decomposed placeholder another (torch
+    2.15's `run_decompositions` re-traces CLIP-likes with the image batch `s99` of `pixel_values`
+    as the text batch `s72`, equal hints, and writes that back into the original's metadata too;
+    2.11 keeps them apart). The decomposed program is then narrower than the archive's (both
+    batches equal) and shares size nodes the archive's cannot: a torch failure, recorded."""
+    import zipfile
+
+    with zipfile.ZipFile(path) as z:
+        entry = next((n for n in z.namelist() if n.endswith("models/model.json")), None)
+        if entry is None:
+            return []
+        saved = json.loads(z.read(entry))["graph_module"]["graph"]["tensor_values"]
+    merged = []
+    for n in dep.graph.nodes:
+        val = n.meta.get("val")
+        if n.op != "placeholder" or n.name not in saved or not hasattr(val, "shape"):
+            continue
+        for d, (now, was) in enumerate(zip(val.shape, saved[n.name]["sizes"])):
+            expr = was.get("as_expr", {}).get("expr_str") if isinstance(was, dict) else None
+            if expr is not None and str(sympy.sympify(expr)) != str(now):
+                merged.append(f"{n.name}[{d}]: {sympy.sympify(expr)} became {now}")
+    return merged
+
+
 def save_export(out, name, source, model, ep, args_list, note=None):
     """Writes NAME.pt2, the bindings' npy files and NAME.expect.json; returns (expect dict, pt2 bytes)."""
     path = f"{out}/{name}.pt2"
@@ -219,13 +247,17 @@ def save_export(out, name, source, model, ep, args_list, note=None):
         exp["guards_code"] = code
     nodes = {"none": op_nodes(ep)}
     try:
-        nodes["core"] = op_nodes(ep.run_decompositions())
+        core = ep.run_decompositions()
+        nodes["core"] = op_nodes(core)
+        exp["core_merged_symbols"] = symbols_merged(path, core)
     except Exception as e:  # recorded, not hidden (gpt2: torch's SDPA decomposition vs a view)
         exp["core_error"] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
     try:
         from torch._inductor.decomposition import select_decomp_table
 
-        nodes["inductor"] = op_nodes(ep.run_decompositions(select_decomp_table()))
+        inductor = torch.export.load(path).run_decompositions(select_decomp_table())
+        nodes["inductor"] = op_nodes(inductor)
+        exp["inductor_merged_symbols"] = symbols_merged(path, inductor)
     except Exception as e:  # recorded, not hidden
         exp["inductor_error"] = f"{type(e).__name__}: {str(e).splitlines()[0]}"
     exp["ops"] = {k: hist(v) for k, v in nodes.items()}
