@@ -307,15 +307,11 @@ impl<'a> Rw<'a> {
     /// symbols, `(s - 1) // 2` of a strided `arange`'s length), computed from them as torch's
     /// re-trace does for a size it has not seen (`_build_proxy_for_sym_expr`): each argument of
     /// a sum, product or floor division built first (recursively), then the n-ary operation
-    /// folded left with `_operator.add` / `mul` / `floordiv`. Only the whole expression is
-    /// remembered as a value (the partial results stay unknown to later lookups, as in torch's
-    /// `sympy_expr_tracker`). `None` when some leaf is a size with no value.
+    /// folded left with `_operator.add` / `mul` / `floordiv`. The whole expression and each
+    /// argument's are remembered as values; the partial results of a fold stay unknown to later
+    /// lookups, as in torch's `sympy_expr_tracker`. `None` when some leaf is a size with no value.
     fn product_of_known(&mut self, e: &Expr) -> Result<Option<SymIntArg>, RuleError> {
-        let built = self.build_known(e, 0)?;
-        if let Some(SymIntArg::Value(v)) = &built {
-            self.em.sym_values.insert(e.clone(), *v);
-        }
-        Ok(built)
+        self.build_known(e, 0)
     }
 
     fn build_known(&mut self, e: &Expr, depth: usize) -> Result<Option<SymIntArg>, RuleError> {
@@ -353,6 +349,12 @@ impl<'a> Rw<'a> {
                 }
             }
             acc = SymIntArg::Value(node);
+        }
+        // An argument's result is remembered, though: export's hash-consing keeps one node per
+        // expression, so a second size that needs it reads it (LongT5's block count
+        // `p // (p // 128)`, inside two einsums' products, is one `floordiv` in torch's graph).
+        if let SymIntArg::Value(v) = &acc {
+            self.em.sym_values.insert(e.clone(), *v);
         }
         Ok(Some(acc))
     }
