@@ -53,6 +53,10 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  `1.0 - x` (XLNet), `fft.fftn(..).real` (FNet), `clamp(x, min=tensor)` (Phi-MoE),
                  `logsumexp` (Inkling), `adaptive_avg_pool2d` to 7×7 (CSATv2), `diff` with a
                  prepended frame (Voxtral-Realtime)
+  unfold_span    ConvBERT's `F.unfold` of a `[b, c, s, 1]` sequence (`im2col`: torch/_decomp's
+                 `arange`s, `index` and the `s + 2*pad` size it traces), and a strided, dilated one
+  float_step_arange  XLNet's `arange(klen, -qlen, -1.0, dtype=int64)`: a float step between dynamic
+                 bounds, whose length Inductor's table traces as SymFloat arithmetic
 """
 import argparse
 import os
@@ -251,6 +255,33 @@ class ChunkDynamic(torch.nn.Module):
         p, q, r = y.transpose(1, 2).unsqueeze(1).chunk(3, dim=3)
         return a + b * c, p - q * r
 
+class UnfoldSpan(torch.nn.Module):
+    """ConvBERT's span-based dynamic convolution: `F.unfold` of the transposed sequence as a
+    `[b, c, s, 1]` image, a kernel padded to keep the length, and one strided and dilated."""
+
+    def forward(self, x):
+        y = x.transpose(1, 2).contiguous().unsqueeze(-1)
+        a = F.unfold(y, kernel_size=[3, 1], padding=[1, 0])
+        b = F.unfold(y, kernel_size=[2, 1], dilation=[2, 1], stride=[2, 1])
+        return a, b
+
+
+class FloatStepArange(torch.nn.Module):
+    """XLNet's relative positions: `arange(klen, -qlen, -1.0, dtype=int64)` (attn_type "bi") and
+    `arange(klen, -1, -1.0, ...)` ("uni"), dynamic bounds with a float step, and the same with a
+    float dtype."""
+
+    def forward(self, x):
+        klen = qlen = x.shape[1]
+        inv_freq = 1 / torch.pow(10000, torch.arange(0, 8, 2.0, dtype=torch.int64).float() / 8)
+        fwd = torch.arange(klen, -qlen, -1.0, dtype=torch.int64).float()
+        uni = torch.arange(klen, -1, -1.0, dtype=torch.int64).float()
+        flt = torch.arange(klen, -qlen, -1.0)
+        sinusoid = fwd[:, None] * inv_freq[None, :]
+        pos = torch.cat([torch.sin(sinusoid), torch.cos(sinusoid)], dim=-1)
+        return x.sum(0) + pos[:qlen, :4], uni * 2, flt + 1
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -272,6 +303,8 @@ CASES = {
     "rotary_complex": (RotaryComplex, lambda b: (torch.randn(1 + b, 3 + 2 * b, 2, 8), torch.arange(3 + 2 * b).expand(1 + b, -1).clone())),
     "chunk_dynamic": (ChunkDynamic, lambda b: (torch.randn(1 + b, 2 + 3 * b, 4),)),
     "resize": (Resize, lambda b: (torch.randn(1 + b, 8, 6, 6),), [0]),
+    "unfold_span": (UnfoldSpan, lambda b: (torch.randn(1 + b, 5 + 2 * b, 4),)),
+    "float_step_arange": (FloatStepArange, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4),), [0, 1]),
 }
 
 

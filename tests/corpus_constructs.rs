@@ -262,3 +262,24 @@ fn chunk_along_a_dynamic_dimension_as_torch_traces_it() {
         check_stage(&format!("eval {}", mode.name()), stage_eval(&c, &model, mode));
     }
 }
+
+/// ConvBERT's `F.unfold` of a `[b, c, s, 1]` sequence (`construct_unfold_span`): `im2col` as
+/// torch/_decomp builds it (`arange`s of the block starts and kernel offsets, a whole-dim
+/// `slice` per dynamic leading dim, one `index`, `permute`, `reshape`), with the size arithmetic
+/// torch traces: `s + 2*pad` even where the kernel brings it back to `s`, and a strided
+/// block count `(s - 1) // 2` rebuilt from the expression for the view (core) or read from the
+/// `iota`'s length (Inductor).
+#[test]
+fn unfold_decomposes_with_the_size_arithmetic_torch_traces() {
+    all_stages_pass("construct_unfold_span");
+}
+
+/// XLNet's relative positions (`construct_float_step_arange`): `arange(klen, -qlen, -1.0)` with an
+/// int64 and a float dtype, and `arange(klen, -1, -1.0)`. Inductor's table takes the length as
+/// torch/_refs does, `math.ceil((end - start) / step)` on SymFloats: `_operator.sub`,
+/// `torch.sym_float`, `_operator.truediv`, `math.ceil`, one node per new expression (the float
+/// dtype's repeats the int64's and records none); XLNet's full mode refused it.
+#[test]
+fn a_float_step_between_dynamic_bounds_traces_symfloat_arithmetic() {
+    all_stages_pass("construct_float_step_arange");
+}

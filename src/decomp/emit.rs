@@ -379,7 +379,9 @@ impl Emitter {
 
     pub(super) fn register_sym_ints(&mut self, values: &[ValueId]) {
         for v in values {
-            if let ValueKind::SymInt(e) = &self.out.value(*v).kind {
+            // SymFloats too (`torch.sym_float`, `_operator.truediv` of an arange's length): their
+            // expressions never equal a SymInt's, and torch erases a repeated one as it does a size.
+            if let ValueKind::SymInt(e) | ValueKind::SymFloat(e) = &self.out.value(*v).kind {
                 self.sym_values.entry(e.clone()).or_insert(*v);
             }
         }

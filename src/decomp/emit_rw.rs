@@ -303,40 +303,60 @@ impl<'a> Rw<'a> {
         Ok(SymIntArg::Value(self.op("aten.sym_size.int", vec![("self", A::T(v)), ("dim", A::I(dim as i64))])?))
     }
 
-    /// A size that is a product of sizes with values already (`2*s53*s72` of the inputs'
-    /// symbols), computed from them as torch's re-trace does for a size it has not seen
-    /// (`_build_proxy_for_sym_expr`): the factors but the last folded left with
-    /// `_operator.mul`, times the last; only the whole product is remembered as a value (the
-    /// partial products stay unknown to later lookups, as in torch's `sympy_expr_tracker`).
+    /// A size that is an expression over sizes with values already (`2*s53*s72` of the inputs'
+    /// symbols, `(s - 1) // 2` of a strided `arange`'s length), computed from them as torch's
+    /// re-trace does for a size it has not seen (`_build_proxy_for_sym_expr`): each argument of
+    /// a sum, product or floor division built first (recursively), then the n-ary operation
+    /// folded left with `_operator.add` / `mul` / `floordiv`. The whole expression and each
+    /// argument's are remembered as values; the partial results of a fold stay unknown to later
+    /// lookups, as in torch's `sympy_expr_tracker`. `None` when some leaf is a size with no value.
     fn product_of_known(&mut self, e: &Expr) -> Result<Option<SymIntArg>, RuleError> {
-        let Expr::Mul(factors) = e else { return Ok(None) };
-        let known: Option<Vec<SymIntArg>> = factors
-            .iter()
-            .map(|f| match f.as_int() {
-                Some(i) => Some(SymIntArg::Int(i)),
-                None => self.em.sym_values.get(f).map(|v| SymIntArg::Value(*v)),
-            })
-            .collect();
-        let Some(mut known) = known else { return Ok(None) };
-        let Some(last) = known.pop() else { return Ok(None) };
-        let mut acc = match known.first() {
-            Some(first) => first.clone(),
-            None => return Ok(None),
+        self.build_known(e, 0)
+    }
+
+    fn build_known(&mut self, e: &Expr, depth: usize) -> Result<Option<SymIntArg>, RuleError> {
+        if let Some(i) = e.as_int() {
+            return Ok(Some(SymIntArg::Int(i)));
+        }
+        if let Some(v) = self.em.sym_values.get(e) {
+            return Ok(Some(SymIntArg::Value(*v)));
+        }
+        let (op, args): (&str, &[Expr]) = match e {
+            Expr::Add(a) => ("_operator.add", a),
+            Expr::Mul(a) => ("_operator.mul", a),
+            Expr::Call(crate::sym::Func::FloorDiv, a) if a.len() == 2 => ("_operator.floordiv", a),
+            _ => return Ok(None),
         };
-        let mul = |rw: &mut Self, a: SymIntArg, b: SymIntArg| {
-            rw.op("_operator.mul", vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::Raw(Arg::SymInt(b)))])
-        };
-        for f in known.into_iter().skip(1) {
-            let partial = mul(self, acc, f)?;
-            // Forgotten again (where this node made it known): only the whole product is tracked.
-            if let ValueKind::SymInt(pe) = self.em.out.value(partial).kind.clone() {
-                if self.em.sym_values.get(&pe) == Some(&partial) {
+        // Deep nests are no sizes torch computed; refuse them rather than recurse without end.
+        if depth > 16 || args.len() < 2 {
+            return Ok(None);
+        }
+        let mut leaves = Vec::with_capacity(args.len());
+        for a in args.iter() {
+            match self.build_known(a, depth + 1)? {
+                Some(s) => leaves.push(s),
+                None => return Ok(None),
+            }
+        }
+        let mut it = leaves.into_iter();
+        let Some(mut acc) = it.next() else { return Ok(None) };
+        for b in it {
+            let node = self.op(op, vec![("a", A::Raw(Arg::SymInt(acc))), ("b", A::Raw(Arg::SymInt(b)))])?;
+            // Forgotten again (where this node made it known): only the whole expression is tracked.
+            if let ValueKind::SymInt(pe) = self.em.out.value(node).kind.clone() {
+                if self.em.sym_values.get(&pe) == Some(&node) {
                     self.em.sym_values.remove(&pe);
                 }
             }
-            acc = SymIntArg::Value(partial);
+            acc = SymIntArg::Value(node);
         }
-        Ok(Some(SymIntArg::Value(mul(self, acc, last)?)))
+        // An argument's result is remembered, though: export's hash-consing keeps one node per
+        // expression, so a second size that needs it reads it (LongT5's block count
+        // `p // (p // 128)`, inside two einsums' products, is one `floordiv` in torch's graph).
+        if let SymIntArg::Value(v) = &acc {
+            self.em.sym_values.insert(e.clone(), *v);
+        }
+        Ok(Some(acc))
     }
 
     /// The product of SymInt arguments, emitting `_operator.mul` for symbolic factors.
@@ -409,6 +429,16 @@ impl<'a> Rw<'a> {
         }
         let target = format!("_operator.{op}");
         Ok(SymIntArg::Value(self.op(&target, vec![("a", A::Raw(Arg::SymInt(a))), ("b", A::Raw(Arg::SymInt(b)))])?))
+    }
+
+    /// `target(a, b?)` on sizes whose result `expr` is known before emitting (torch's SymFloat
+    /// arithmetic): the value that already has `expr`, as export's hash-consing keeps one node
+    /// per expression, else a new node.
+    pub fn sym_call(&mut self, target: &str, expr: &Expr, args: Vec<(&str, A)>) -> Result<ValueId, RuleError> {
+        match self.em.sym_values.get(expr) {
+            Some(v) => Ok(*v),
+            None => self.op(target, args),
+        }
     }
 
     /// The expression a size argument stands for.

@@ -3,7 +3,7 @@
 
 use super::{broadcast_shapes, contiguous, norm_dim, Args, InferError};
 use crate::ir::{Arg, DType, TensorMeta, ValueKind};
-use crate::sym::Expr;
+use crate::sym::{Expr, Func};
 
 pub(crate) type Out = Result<Vec<ValueKind>, InferError>;
 
@@ -256,6 +256,28 @@ pub(crate) fn sym_arith(a: &Args) -> Out {
         _ => Expr::floordiv(x, y),
     };
     Ok(vec![ValueKind::SymInt(e)])
+}
+
+/// Float arithmetic on sizes, as torch's sympy spells it: `torch.sym_float(a)` is
+/// `ToFloat(a)`, `_operator.truediv(a, b)` `FloatTrueDiv(a, b)` (a float literal kept as one),
+/// `math.ceil(a)` `CeilToInt(a)`; left unsimplified, as torch leaves the shapes they make
+/// (XLNet's `arange` of a float step: `CeilToInt(FloatTrueDiv(ToFloat(-2*s), -1.0))`).
+pub(crate) fn sym_float_arith(a: &Args) -> Out {
+    let operand = |name: &str| -> Result<Expr, InferError> {
+        match a.get(name) {
+            Some(Arg::Float(f)) => Ok(Expr::float(*f)),
+            Some(Arg::SymFloat(v)) => match &a.graph.value(*v).kind {
+                ValueKind::SymFloat(e) => Ok(e.clone()),
+                _ => Err(a.err(format!("`{name}` is not a SymFloat"))),
+            },
+            _ => a.sym_int(name),
+        }
+    };
+    Ok(vec![match a.target {
+        "torch.sym_float" => ValueKind::SymFloat(Expr::call(Func::ToFloat, vec![operand("a")?])),
+        "_operator.truediv" => ValueKind::SymFloat(Expr::call(Func::FloatTrueDiv, vec![operand("a")?, operand("b")?])),
+        _ => ValueKind::SymInt(Expr::call(Func::CeilToInt, vec![operand("a")?])),
+    }])
 }
 
 pub(super) fn one(m: TensorMeta) -> Out {

@@ -228,10 +228,10 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for d in all() {
             assert!(seen.insert(d.target), "{} registered twice", d.target);
-            // `torch.sym_*` are Python functions on SymInts, which export records by module path;
+            // `torch.sym_*` and `math.ceil` are Python functions on SymInts, which export records by module path;
             // custom ops of libraries exported graphs call (`transformers.grouped_mm_fallback`)
             // keep their namespace.
-            let namespaced = ["aten.", "prims.", "_operator.", "torch_nn.", "torch.sym_", "transformers."].iter().any(|p| d.target.starts_with(p));
+            let namespaced = ["aten.", "prims.", "_operator.", "math.", "torch_nn.", "torch.sym_", "transformers."].iter().any(|p| d.target.starts_with(p));
             assert!(namespaced, "{}: targets are written without `torch.ops.`", d.target);
         }
     }

@@ -64,6 +64,9 @@ pub fn archive_histogram(fx_hist: &serde_json::Value) -> std::collections::BTree
             continue;
         }
         let key = match k.strip_prefix("<built-in function ").and_then(|s| s.strip_suffix('>')) {
+            // `math.ceil` prints as a builtin too (a float step's `arange` length); export names
+            // it by its module, as the workbench does.
+            Some(f @ ("ceil" | "floor" | "trunc")) => format!("math.{f}"),
             Some(f) => format!("_operator.{f}"),
             None => python_function(k).unwrap_or_else(|| k.clone()),
         };

@@ -74,3 +74,19 @@ pub(super) fn size_arg(s: SymIntArg) -> A {
         v => A::Raw(crate::ir::Arg::SymInt(v)),
     }
 }
+
+/// `x[:, ..., :]` over the first `n` dims, before an advanced index (`x[:, :, rows, cols]`):
+/// ATen's indexing skips a `:` it can tell spans a static dim, and records the `:`s over dynamic
+/// dims as whole-dim `slice`s up to the first static one, after which none is recorded (torch
+/// 2.15's graphs: `[s0, s1, ..][:, :, i]` slices dims 0 and 1, `[s0, 4, s2, ..][:, :, :, i]`
+/// dim 0 only, `[s0, 4, ..][:, :, i]` dim 0).
+pub(super) fn leading_full_slices(rw: &mut Rw, x: ValueId, n: usize) -> R {
+    let mut out = x;
+    for d in 0..n {
+        if rw.meta(out)?.sizes.get(d).is_none_or(|s| s.as_int().is_some()) {
+            break;
+        }
+        out = rw.op("aten.slice.Tensor", vec![("self", A::T(out)), ("dim", A::I(d as i64)), ("start", A::I(0)), ("end", A::I(i64::MAX))])?;
+    }
+    Ok(out)
+}

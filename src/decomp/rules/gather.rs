@@ -80,12 +80,14 @@ pub fn roll(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![x])
 }
 
-/// Inductor's `index_select(x, d, i)` → `index(x, [None] * d + [i])`.
+/// Inductor's `index_select(x, d, i)` → `index(x, [None] * d + [i])`, after the slices of `:`s.
 pub fn index_select(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let (x, i) = (rw.t("self")?, rw.t("index")?);
     let d = dim(rw.int("dim", None)?, rw.rank(x)?.max(1), "dim")?;
     let mut indices = vec![None; d];
     indices.push(Some(i));
+    // torch/_refs' `x[(slice(None),) * dim + (index,)]`: a traced slice per dynamic leading dim.
+    let x = super::build::leading_full_slices(rw, x, d)?;
     Ok(vec![rw.op("aten.index.Tensor", vec![("self", A::T(x)), ("indices", A::Raw(Arg::OptionalTensors(indices)))])?])
 }
 

@@ -6,6 +6,7 @@
 //! fixpoint), so `layer_norm` → `native_layer_norm` → `var_mean`, `rsqrt`, ... under `full`.
 
 pub(crate) mod activation;
+pub(crate) mod arange;
 pub(crate) mod attention;
 mod build;
 pub(crate) mod cat;
@@ -18,6 +19,7 @@ pub(crate) mod fill;
 pub(crate) mod gates;
 pub(crate) mod gather;
 pub(crate) mod gradient;
+pub(crate) mod im2col;
 pub(crate) mod group_norm;
 mod infer_size;
 pub(crate) mod linalg;

@@ -71,6 +71,35 @@ pub fn floordiv(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     int_op(cx, floor_div, |a, b| (a / b).floor())
 }
 
+/// Python `/` on sizes (`_operator.truediv`): always a float, as export records a float step's
+/// `arange` length (`(end - start) / step`, XLNet).
+pub fn truediv(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let (a, b) = ints(cx)?;
+    Ok(vec![RtValue::Float(a.to_f64() / b.to_f64())])
+}
+
+/// `torch.sym_float(a)`: a size as a Python float.
+pub fn sym_float(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let a = cx.opt_scalar("a")?.ok_or_else(|| OpError::Arg { arg: "a".into(), message: "missing".into() })?;
+    Ok(vec![RtValue::Float(a.to_f64())])
+}
+
+/// `math.ceil(a)`: the least int not below a float (an int is its own ceiling).
+pub fn ceil(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    match cx.opt_scalar("a")? {
+        Some(Scalar::Int(a)) => Ok(vec![RtValue::Int(a)]),
+        Some(s) => {
+            let c = s.to_f64().ceil();
+            // An `as` cast would saturate a NaN or an out-of-range ceiling into some int.
+            if !c.is_finite() || c.abs() >= 9.2e18 {
+                return Err(OpError::Unsupported(format!("math.ceil of {c}: no int")));
+            }
+            Ok(vec![RtValue::Int(c as i64)])
+        }
+        None => Err(OpError::Arg { arg: "a".into(), message: "missing".into() }),
+    }
+}
+
 pub fn modulo(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     int_op(cx, py_mod, |a, b| a - b * (a / b).floor())
 }

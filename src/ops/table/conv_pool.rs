@@ -43,7 +43,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.conv_transpose1d.default").run(x::conv_nd::conv_transpose).lower(K::Heavy, l::conv::conv_transpose),
     op("aten.conv_transpose2d.input").run(x::conv_nd::conv_transpose).lower(K::Heavy, l::conv::conv_transpose),
     op("aten.conv_transpose3d.input").run(x::conv_nd::conv_transpose).lower(K::Heavy, l::conv::conv_transpose),
-    op("aten.im2col.default").run(x::conv_nd::im2col).lower(K::Heavy, l::im2col::im2col),
+    op("aten.im2col.default").run(x::conv_nd::im2col).lower(K::Heavy, l::im2col::im2col).core(r::im2col::im2col),
     op("aten.col2im.default").run(x::conv_nd::col2im).lower(K::Heavy, l::im2col::col2im),
     op("aten.grid_sampler.default").run(x::sample::grid_sampler).lower(K::Heavy, l::grid_sample::grid_sampler),
     op("aten.grid_sampler_2d.default").run(x::sample::grid_sampler).lower(K::Heavy, l::grid_sample::grid_sampler),

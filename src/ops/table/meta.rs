@@ -28,6 +28,9 @@ pub(super) const OPS: &[OpDef] = &[
     op("_operator.floordiv").run(x::scalar::floordiv).lower(K::Meta, l::meta).meta(m::sym_arith),
     op("_operator.mod").run(x::scalar::modulo).lower(K::Meta, l::meta),
     op("_operator.neg").run(x::scalar::neg).lower(K::Meta, l::meta),
+    op("torch.sym_float").run(x::scalar::sym_float).lower(K::Meta, l::meta).meta(m::sym_float_arith),
+    op("_operator.truediv").run(x::scalar::truediv).lower(K::Meta, l::meta).meta(m::sym_float_arith),
+    op("math.ceil").run(x::scalar::ceil).lower(K::Meta, l::meta).meta(m::sym_float_arith),
     op("torch.sym_min").run(x::scalar::sym_min).lower(K::Meta, l::meta).meta(m::sym_arith),
     op("torch.sym_max").run(x::scalar::sym_max).lower(K::Meta, l::meta).meta(m::sym_arith),
 ];
