@@ -20,6 +20,7 @@ pub(crate) mod gather;
 pub(crate) mod gradient;
 pub(crate) mod group_norm;
 mod infer_size;
+mod layout;
 pub(crate) mod linalg;
 pub(crate) mod linear;
 pub(crate) mod logical;
