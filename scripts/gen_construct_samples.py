@@ -53,6 +53,12 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  `1.0 - x` (XLNet), `fft.fftn(..).real` (FNet), `clamp(x, min=tensor)` (Phi-MoE),
                  `logsumexp` (Inkling), `adaptive_avg_pool2d` to 7×7 (CSATv2), `diff` with a
                  prepended frame (Voxtral-Realtime)
+  layout_clones  where `.contiguous()`/`reshape` copy (a `clone`) after layouts ATen computes:
+                 `rms_norm` of a transposed tensor (timm AIMv2), attention pooling by a
+                 parameter query expanded over the batch (AIMv2), one key/value head against
+                 two query heads (Falcon: 2.11 broadcasts, 2.15 repeats), heads from `expand` +
+                 `reshape` (GPT-BigCode), `masked_fill` of an expanded tensor (Doge); exported by
+                 torch 2.11 too
 """
 import argparse
 import os
@@ -251,6 +257,27 @@ class ChunkDynamic(torch.nn.Module):
         p, q, r = y.transpose(1, 2).unsqueeze(1).chunk(3, dim=3)
         return a + b * c, p - q * r
 
+class LayoutClones(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.probe = torch.nn.Parameter(torch.randn(1, 2, 1, 4))
+        self.weight = torch.nn.Parameter(torch.randn(8))
+
+    def forward(self, x, m):
+        b, _, p = x.shape
+        t = x.transpose(1, 2)
+        n = F.rms_norm(t, (8,), self.weight, 1e-6)
+        heads = n.view(b, p, 2, 4).transpose(1, 2)
+        pooled = F.scaled_dot_product_attention(self.probe.expand(b, -1, -1, -1), heads, heads)
+        kv = heads[:, :1]
+        mqa = F.scaled_dot_product_attention(heads, kv, kv)
+        kx = kv.unsqueeze(2).expand(b, 1, 2, p, 4).reshape(b, 2, p, 4)
+        big = F.scaled_dot_product_attention(heads, kx, kx, scale=0.5)
+        keep = (m[:, None, :, None] * m[:, None, None, :]) != 0
+        filled = n[..., :2].transpose(1, 2)[:, :, None, :].expand(b, 2, p, p).masked_fill(~keep, -1e4)
+        return n, pooled, mqa, big, filled
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -272,6 +299,7 @@ CASES = {
     "rotary_complex": (RotaryComplex, lambda b: (torch.randn(1 + b, 3 + 2 * b, 2, 8), torch.arange(3 + 2 * b).expand(1 + b, -1).clone())),
     "chunk_dynamic": (ChunkDynamic, lambda b: (torch.randn(1 + b, 2 + 3 * b, 4),)),
     "resize": (Resize, lambda b: (torch.randn(1 + b, 8, 6, 6),), [0]),
+    "layout_clones": (LayoutClones, lambda b: (torch.randn(1 + b, 8, 3 + b), (torch.rand(1 + b, 3 + b) > 0.3).float())),
 }
 
 
