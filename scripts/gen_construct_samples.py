@@ -57,6 +57,12 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  `arange`s, `index` and the `s + 2*pad` size it traces), and a strided, dilated one
   float_step_arange  XLNet's `arange(klen, -qlen, -1.0, dtype=int64)`: a float step between dynamic
                  bounds, whose length Inductor's table traces as SymFloat arithmetic
+  layout_clones  where `.contiguous()`/`reshape` copy (a `clone`) after layouts ATen computes:
+                 `rms_norm` of a transposed tensor (timm AIMv2), attention pooling by a
+                 parameter query expanded over the batch (AIMv2), one key/value head against
+                 two query heads (Falcon: 2.11 broadcasts, 2.15 repeats), heads from `expand` +
+                 `reshape` (GPT-BigCode), `masked_fill` of an expanded tensor (Doge); exported by
+                 torch 2.11 too
 """
 import argparse
 import os
@@ -282,6 +288,27 @@ class FloatStepArange(torch.nn.Module):
         return x.sum(0) + pos[:qlen, :4], uni * 2, flt + 1
 
 
+class LayoutClones(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.probe = torch.nn.Parameter(torch.randn(1, 2, 1, 4))
+        self.weight = torch.nn.Parameter(torch.randn(8))
+
+    def forward(self, x, m):
+        b, _, p = x.shape
+        t = x.transpose(1, 2)
+        n = F.rms_norm(t, (8,), self.weight, 1e-6)
+        heads = n.view(b, p, 2, 4).transpose(1, 2)
+        pooled = F.scaled_dot_product_attention(self.probe.expand(b, -1, -1, -1), heads, heads)
+        kv = heads[:, :1]
+        mqa = F.scaled_dot_product_attention(heads, kv, kv)
+        kx = kv.unsqueeze(2).expand(b, 1, 2, p, 4).reshape(b, 2, p, 4)
+        big = F.scaled_dot_product_attention(heads, kx, kx, scale=0.5)
+        keep = (m[:, None, :, None] * m[:, None, None, :]) != 0
+        filled = n[..., :2].transpose(1, 2)[:, :, None, :].expand(b, 2, p, p).masked_fill(~keep, -1e4)
+        return n, pooled, mqa, big, filled
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -305,6 +332,7 @@ CASES = {
     "resize": (Resize, lambda b: (torch.randn(1 + b, 8, 6, 6),), [0]),
     "unfold_span": (UnfoldSpan, lambda b: (torch.randn(1 + b, 5 + 2 * b, 4),)),
     "float_step_arange": (FloatStepArange, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4),), [0, 1]),
+    "layout_clones": (LayoutClones, lambda b: (torch.randn(1 + b, 8, 3 + b), (torch.rand(1 + b, 3 + b) > 0.3).float())),
 }
 
 

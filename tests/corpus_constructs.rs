@@ -283,3 +283,17 @@ fn unfold_decomposes_with_the_size_arithmetic_torch_traces() {
 fn a_float_step_between_dynamic_bounds_traces_symfloat_arithmetic() {
     all_stages_pass("construct_float_step_arange");
 }
+
+/// Where a decomposition's `.contiguous()` or `reshape` copies follows the layouts ATen computes
+/// (`construct_layout_clones`): `rms_norm` of a transposed tensor keeps it transposed until the
+/// `clone` (timm AIMv2); a parameter query expanded over the batch multiplies to a layout whose
+/// batch and heads merge, and one query row needs no copy of the flash layout (AIMv2's pooling);
+/// heads made by `expand` + `reshape` merge after the scale (GPT-BigCode); `masked_fill` of an
+/// expanded tensor is copied (Doge); one key/value head against two query heads is repeated by
+/// torch 2.15 and broadcast, without the flash layout, by 2.11 (Falcon). Every stage, against
+/// each version's own multisets and outputs.
+#[test]
+fn clones_follow_the_layouts_aten_computes() {
+    stages_pass("construct_layout_clones", true);
+    stages_pass_of(case_of("2.11", "construct_layout_clones"), true);
+}

@@ -3,6 +3,7 @@
 //! that stays right for every legal value of the dynamic dimensions.
 
 mod broadcast;
+pub(crate) mod layout;
 pub(crate) mod loss;
 pub(crate) mod ops;
 mod ops_nn;

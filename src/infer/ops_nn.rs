@@ -10,8 +10,11 @@ use crate::ir::{Arg, DType, TensorMeta, ValueKind};
 use crate::sym::Expr;
 
 pub(crate) fn sdpa_flash_cpu(a: &Args) -> Out {
-    // Output [B, H, L, Ev] laid out as [B, L, H, Ev] contiguous, as the CPU kernel's meta
-    // function allocates it (what export records); logsumexp [B, H, L] in the kernel's
+    // Output [B, H, L, Ev] as torch's meta function allocates it on fake tensors (export, and
+    // Inductor's re-trace): `empty_like(query)`, which `torch._refs` lays out in the query's
+    // memory order (`compute_elementwise_output_strides`: a transposed `[B, L, H, E]`
+    // projection's, gaps of a split closed); whether a later `.contiguous()` or `reshape`
+    // copies depends on it (DINOv3, GPT-2). Logsumexp [B, H, L] in the kernel's
     // accumulation type: float64 for float64 inputs, float32 otherwise.
     let q = a.tensor("query")?;
     let v = a.tensor("value")?;
@@ -19,9 +22,10 @@ pub(crate) fn sdpa_flash_cpu(a: &Args) -> Out {
         return Err(a.err("expects 4-D query, key and value"));
     }
     let (b, h, l, e) = (q.sizes[0].clone(), q.sizes[1].clone(), q.sizes[2].clone(), v.sizes[3].clone());
-    let mut out = contiguous(q, q.dtype, vec![b.clone(), h.clone(), l.clone(), e.clone()]);
-    let he = Expr::mul(h.clone(), e.clone());
-    out.strides = vec![Expr::mul(l.clone(), he.clone()), e, he, Expr::int(1)];
+    let mut out = contiguous(q, q.dtype, vec![b.clone(), h.clone(), l.clone(), e]);
+    if q.sizes == out.sizes {
+        out.strides = super::layout::elementwise_strides(&[q], &q.sizes);
+    }
     let lse = contiguous(q, if q.dtype == DType::F64 { DType::F64 } else { DType::F32 }, vec![b, h, l]);
     Ok(vec![ValueKind::Tensor(out), ValueKind::Tensor(lse)])
 }

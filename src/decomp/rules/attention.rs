@@ -16,20 +16,22 @@ use crate::decomp::RuleError;
 use crate::ir::{Arg, DType, SymIntArg, ValueId};
 use crate::sym::Expr;
 
-/// Whether `sizes`/`strides` let the leading `sizes.len() - 2` dims merge into one without a
-/// copy (what decides between `view` and `clone` + `view` in `reshape`).
-fn leading_dims_merge(sizes: &[Expr], strides: &[Expr]) -> bool {
-    let lead = sizes.len().saturating_sub(2);
-    (0..lead.saturating_sub(1)).all(|i| sizes[i + 1].as_int() == Some(1) || strides[i] == Expr::mul(strides[i + 1].clone(), sizes[i + 1].clone()))
-}
-
 /// A `matmul` operand: `expand` to `shape`, then `view` to `[batch, rows, cols]`, cloning first
-/// when its layout (`sizes`, `strides` of the value as torch sees it) does not allow the view.
-fn bmm_operand(rw: &mut Rw, x: ValueId, shape: Vec<SymIntArg>, batch: SymIntArg, layout: (&[Expr], &[Expr])) -> Result<ValueId, RuleError> {
+/// when the expanded layout does not allow the view (`reshape`: ATen's `computeStride`).
+/// `strides` are the operand's as torch has them (an elementwise result follows its input's
+/// memory order, [`crate::infer::layout`]).
+fn bmm_operand(rw: &mut Rw, x: ValueId, shape: Vec<SymIntArg>, batch: SymIntArg, strides: &[Expr]) -> Result<ValueId, RuleError> {
     let n = shape.len();
     let (rows, cols) = (shape[n - 2].clone(), shape[n - 1].clone());
+    let mut layout = rw.meta(x)?.clone();
+    layout.strides = strides.to_vec();
+    let exprs = |rw: &Rw, v: &[SymIntArg]| -> Result<Vec<Expr>, RuleError> { v.iter().map(|s| rw.sym_expr(s)).collect() };
+    let wide = exprs(rw, &shape)?;
+    let flat = exprs(rw, &[batch.clone(), rows.clone(), cols.clone()])?;
+    layout.strides = crate::infer::layout::expanded_strides(&layout, &wide);
+    layout.sizes = wide;
     let mut y = rw.op("aten.expand.default", vec![("self", A::T(x)), ("size", A::Sizes(shape))])?;
-    if !leading_dims_merge(layout.0, layout.1) {
+    if layout.strides.len() != layout.sizes.len() || crate::infer::view_strides(&layout, &flat).is_none() {
         y = super::view::contiguous_clone(rw, y)?;
     }
     rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(vec![batch, rows, cols]))])
@@ -49,7 +51,16 @@ pub fn sdpa_math(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     if rank < 3 || rw.rank(k)? != rank || rw.rank(v)? != rank {
         return Err(RuleError::Unsupported("query, key and value must share a rank >= 3".into()));
     }
-    let (k, v) = if rw.bool("enable_gqa", false)? { gqa_heads(rw, q, k, v)? } else { (k, v) };
+    // torch 2.11 broadcasts key/value heads against the query's unless `enable_gqa` (a single
+    // key head is then an `expand`, copied by the product's `reshape`); 2.15 repeats them
+    // whenever the counts differ (Falcon's multi-query attention). Which release between
+    // changed it is not known here: 2.12 is assumed.
+    let enable_gqa = rw.bool("enable_gqa", false)?;
+    let repeat_heads = enable_gqa || (!rw.torch_older_than(2, 12) && heads_repeat(rw, q, k, v)?);
+    // 2.11's CPU flash kernel takes equal head counts only, so unequal ones (without
+    // `enable_gqa`) run the math kernel itself: its output, not the flash kernel's layout.
+    let flash_layout = rank == 4 && (enable_gqa || !rw.torch_older_than(2, 12) || !heads_differ(rw, q, k, v)?);
+    let (k, v) = if repeat_heads { gqa_heads(rw, q, k, v)? } else { (k, v) };
     let (qm, km, vm) = (rw.meta(q)?.clone(), rw.meta(k)?.clone(), rw.meta(v)?.clone());
     let dtype = qm.dtype;
     let e = qm.sizes.last().and_then(|d| d.as_int()).ok_or_else(|| RuleError::Unsupported("the head dimension must be static".into()))?;
@@ -67,11 +78,15 @@ pub fn sdpa_math(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let batch = rw.product(lead.clone())?;
     let (l, s, ev) = (rw.size(q, rank - 2)?, rw.size(k, rank - 2)?, rw.size(v, rank - 1)?);
     let with = |last: [SymIntArg; 2]| -> Vec<SymIntArg> { lead.iter().cloned().chain(last).collect() };
-    // Elementwise ops keep their input's layout, so `q * c` and `kᵀ * c` have q's and kᵀ's.
-    let kt_sizes: Vec<Expr> = perm.iter().map(|&i| km.sizes[i as usize].clone()).collect();
-    let kt_strides: Vec<Expr> = perm.iter().map(|&i| km.strides[i as usize].clone()).collect();
-    let q3 = bmm_operand(rw, qs, with([l.clone(), SymIntArg::Int(e)]), batch.clone(), (&qm.sizes, &qm.strides))?;
-    let k3 = bmm_operand(rw, ks, with([SymIntArg::Int(e), s.clone()]), batch.clone(), (&kt_sizes, &kt_strides))?;
+    // `q * c` and `kᵀ * c` take the memory order of q and kᵀ (an expanded q's broadcast dim
+    // does not vote: AIMv2's pooling query), which decides whether their `reshape` copies.
+    let mut ktm = km.clone();
+    ktm.sizes = perm.iter().map(|&i| km.sizes[i as usize].clone()).collect();
+    ktm.strides = perm.iter().map(|&i| km.strides[i as usize].clone()).collect();
+    let q_strides = crate::infer::layout::elementwise_strides(&[&qm], &qm.sizes);
+    let kt_strides = crate::infer::layout::elementwise_strides(&[&ktm], &ktm.sizes);
+    let q3 = bmm_operand(rw, qs, with([l.clone(), SymIntArg::Int(e)]), batch.clone(), &q_strides)?;
+    let k3 = bmm_operand(rw, ks, with([SymIntArg::Int(e), s.clone()]), batch.clone(), &kt_strides)?;
     let scores = rw.op("aten.bmm.default", vec![("self", A::T(q3)), ("mat2", A::T(k3))])?;
     let mut scores = rw.op("aten.view.default", vec![("self", A::T(scores)), ("size", A::Sizes(with([l.clone(), s.clone()])))])?;
     if let Some(mask) = mask {
@@ -79,16 +94,42 @@ pub fn sdpa_math(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     }
     let p = rw.op("aten._softmax.default", vec![("self", A::T(scores)), ("dim", A::I(-1)), ("half_to_float", A::B(false))])?;
     let p = safe_softmax_rows(rw, scores, p)?;
-    let p3 = bmm_operand(rw, p, with([l.clone(), s.clone()]), batch.clone(), (&[], &[]))?;
-    let v3 = bmm_operand(rw, v, with([s, ev.clone()]), batch, (&vm.sizes, &vm.strides))?;
+    let p_strides = rw.meta(p)?.strides.clone();
+    let p3 = bmm_operand(rw, p, with([l.clone(), s.clone()]), batch.clone(), &p_strides)?;
+    let v3 = bmm_operand(rw, v, with([s, ev.clone()]), batch, &vm.strides)?;
     let o = rw.op("aten.bmm.default", vec![("self", A::T(p3)), ("mat2", A::T(v3))])?;
     let o = rw.op("aten.view.default", vec![("self", A::T(o)), ("size", A::Sizes(with([l, ev])))])?;
-    if rank != 4 {
+    if !flash_layout {
         return Ok(vec![o]);
     }
+    // `.contiguous()`: no copy where the permuted output is row-major already (one query row,
+    // L = 1: AIMv2's attention pooling).
     let o = rw.op("aten.permute.default", vec![("self", A::T(o)), ("dims", A::Is(vec![2, 0, 1, 3]))])?;
-    let o = super::view::contiguous_clone(rw, o)?;
+    let o = super::layout::contiguous(rw, o)?;
     Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(o)), ("dims", A::Is(vec![1, 2, 0, 3]))])?])
+}
+
+/// Whether key or value has another head count (dim -3) than the query.
+fn heads_differ(rw: &Rw, q: ValueId, k: ValueId, v: ValueId) -> Result<bool, RuleError> {
+    let heads = |t: ValueId| -> Result<Option<Expr>, RuleError> {
+        let m = rw.meta(t)?;
+        Ok(m.sizes.len().checked_sub(3).map(|h| m.sizes[h].clone()))
+    };
+    let hq = heads(q)?;
+    Ok(heads(k)? != hq || heads(v)? != hq)
+}
+
+/// Whether key and value have static head counts (dim -3) that differ from the query's and
+/// divide it: what 2.15's math path repeats without `enable_gqa`.
+fn heads_repeat(rw: &Rw, q: ValueId, k: ValueId, v: ValueId) -> Result<bool, RuleError> {
+    let heads = |t: ValueId| -> Result<Option<i64>, RuleError> {
+        let m = rw.meta(t)?;
+        Ok(m.sizes.len().checked_sub(3).and_then(|h| m.sizes[h].as_int()))
+    };
+    Ok(match (heads(q)?, heads(k)?, heads(v)?) {
+        (Some(hq), Some(hk), Some(hv)) => (hk != hq || hv != hq) && hk > 0 && hv > 0 && hq % hk == 0 && hq % hv == 0,
+        _ => false,
+    })
 }
 
 /// Grouped-query attention as the math path does it (`pre_process_group_query_attention_input`):
@@ -141,14 +182,16 @@ fn float_mask(rw: &mut Rw, dtype: DType) -> Result<Option<ValueId>, RuleError> {
 }
 
 /// Under Inductor's table on CPU, 4-D attention stays one fused op,
-/// `_scaled_dot_product_flash_attention_for_cpu`, fed the float form of a boolean mask.
+/// `_scaled_dot_product_flash_attention_for_cpu`, fed the float form of a boolean mask (torch
+/// 2.11 only where the head counts agree or `enable_gqa` is set; else the math decomposition).
 /// An XPU build of Inductor picks its own fused kernel at this point.
 pub fn sdpa_flash_cpu(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let q = rw.t("query")?;
     let (k, v) = (rw.t("key")?, rw.t("value")?);
     // Grouped-query attention needs no repeat here: the CPU flash kernel reads key/value head
     // `h / (Hq / Hk)` for query head `h`, so `enable_gqa` is simply dropped, as torch does.
-    if rw.rank(q)? != 4 {
+    let unequal_heads = rw.torch_older_than(2, 12) && !rw.bool("enable_gqa", false)? && heads_differ(rw, q, k, v)?;
+    if rw.rank(q)? != 4 || unequal_heads {
         return sdpa_math(rw);
     }
     let dtype = rw.meta(q)?.dtype;

@@ -23,7 +23,16 @@ pub fn pad(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.constant_pad_nd.default", vec![("self", A::T(x)), ("pad", A::Raw(pads)), ("value", value)])?])
 }
 
-/// `masked_fill.Scalar(x, mask, v)` → `where(mask, scalar_tensor(v, dtype=x.dtype), x)`.
+/// `torch._refs.masked_fill`'s last step, `where(...).contiguous()` ("aten.masked_fill always
+/// returns a new contiguous tensor"): a `clone` where `where`'s output, laid out after its
+/// operands, is not row-major (Doge's mask of an expanded `[B, H, 1, L]`).
+fn contiguous_where(rw: &mut Rw, out: ValueId, mask: ValueId, value: ValueId, x: ValueId) -> Result<ValueId, RuleError> {
+    let (m, v, t) = (rw.meta(mask)?.clone(), rw.meta(value)?.clone(), rw.meta(x)?.clone());
+    super::layout::contiguous_elementwise(rw, out, &[&m, &v, &t])
+}
+
+/// `masked_fill.Scalar(x, mask, v)` → `where(mask, scalar_tensor(v, dtype=x.dtype), x)`, then
+/// `.contiguous()`.
 pub fn masked_fill(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let (x, mask) = (rw.t("self")?, rw.t("mask")?);
     let meta = rw.meta(x)?.clone();
@@ -32,11 +41,12 @@ pub fn masked_fill(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         "aten.scalar_tensor.default",
         vec![("s", v), ("dtype", A::Raw(Arg::ScalarType(meta.dtype))), ("device", A::Raw(Arg::Device(meta.device)))],
     )?;
-    Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(mask)), ("self", A::T(s)), ("other", A::T(x))])?])
+    let out = rw.op("aten.where.self", vec![("condition", A::T(mask)), ("self", A::T(s)), ("other", A::T(x))])?;
+    Ok(vec![contiguous_where(rw, out, mask, s, x)?])
 }
 
 /// `masked_fill(x, mask, value: Tensor)` as `torch._refs.masked_fill` (both tables): `where(mask,
-/// value, x)` for a 0-dim `value` of `x`'s dtype (another dtype is cast first: not written
+/// value, x).contiguous()` for a 0-dim `value` of `x`'s dtype (another dtype is cast first: not written
 /// here). The traced table has no sample of it (its `value` samples were not 0-dim).
 pub fn masked_fill_tensor(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let (x, mask, value) = (rw.t("self")?, rw.t("mask")?, rw.t("value")?);
@@ -47,7 +57,8 @@ pub fn masked_fill_tensor(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     if v.dtype != m.dtype {
         return Err(RuleError::Declined);
     }
-    Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(mask)), ("self", A::T(value)), ("other", A::T(x))])?])
+    let out = rw.op("aten.where.self", vec![("condition", A::T(mask)), ("self", A::T(value)), ("other", A::T(x))])?;
+    Ok(vec![contiguous_where(rw, out, mask, value, x)?])
 }
 
 /// `roll(x, shifts, dims)`: one `index_select` per rolled dim (static sizes), as torch/_refs.

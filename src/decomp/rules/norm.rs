@@ -4,6 +4,7 @@
 
 use super::{Rw, A};
 use crate::decomp::RuleError;
+use crate::infer::layout::elementwise_strides;
 use crate::ir::{Arg, DType, ValueId};
 
 /// `layer_norm` → `native_layer_norm(...)[0]` (core ATen); under `full` that decomposes further.
@@ -90,8 +91,23 @@ pub fn fused_rms_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let ms_eps = rw.op("aten.add.Scalar", vec![("self", A::T(ms)), ("other", A::F(eps))])?;
     let rstd = rw.op("aten.rsqrt.default", vec![("self", A::T(ms_eps))])?;
     let mut y = rw.op("aten.mul.Tensor", vec![("self", A::T(up)), ("other", A::T(rstd))])?;
+    // `upcasted_result` as torch lays it out: each product follows its first operand's memory
+    // order (a cast keeps `x`'s), so a transposed input stays transposed.
+    let xm = rw.meta(x)?.clone();
+    let mut layout = xm.clone();
+    layout.strides = elementwise_strides(&[&xm], &xm.sizes);
+    let sizes = rw.meta(y)?.sizes.clone();
+    layout.strides = elementwise_strides(&[&layout, rw.meta(rstd)?], &sizes);
+    layout.sizes = sizes;
     if let Some(w) = rw.opt_t("weight")? {
         y = rw.op("aten.mul.Tensor", vec![("self", A::T(y)), ("other", A::T(w))])?;
+        layout.strides = elementwise_strides(&[&layout, rw.meta(w)?], &layout.sizes);
+    }
+    // Unless the input is channels-last, torch makes both results `.contiguous()`: a `clone`
+    // where not row-major (timm AIMv2's norm of a transposed patch embedding); `rstd`, a
+    // keepdim mean, is row-major already.
+    if !super::view::channels_last(&xm) {
+        y = super::layout::contiguous_as(rw, y, &layout.strides)?;
     }
     if opmath != dtype {
         y = cast(rw, y, dtype)?;

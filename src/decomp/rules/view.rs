@@ -122,9 +122,10 @@ pub fn unflatten(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![view_of(rw, x, sizes)?])
 }
 
+/// `x` itself when row-major already (`Tensor.contiguous`), else a contiguous clone.
 pub fn contiguous(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
-    Ok(vec![contiguous_clone(rw, x)?])
+    Ok(vec![super::layout::contiguous(rw, x)?])
 }
 
 /// `clone(x, memory_format=contiguous_format)`: a row-major copy (`x.contiguous()`), where a plain
@@ -355,7 +356,7 @@ pub fn adaptive_avg_pool2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 
 /// ATen's `suggest_memory_format() == ChannelsLast` for a 4-D tensor: strides of an NHWC
 /// layout seen as NCHW (`[H·W·C, 1, W·C, C]`).
-fn channels_last(m: &TensorMeta) -> bool {
+pub(super) fn channels_last(m: &TensorMeta) -> bool {
     let (s, t) = (&m.sizes, &m.strides);
     if s.len() != 4 || s[1].as_int() == Some(1) {
         return false;
