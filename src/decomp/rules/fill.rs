@@ -44,20 +44,68 @@ fn row_major(m: &crate::ir::TensorMeta) -> bool {
     strides.is_some_and(|s| s.windows(2).all(|w| w[0] >= w[1]))
 }
 
-/// Inductor's `full_like(self, v)` → `full(self.shape, v)` in `self`'s dtype and device, for a
-/// row-major `self` with the default memory format. Inductor permutes a `full` of the
-/// physical shape for other layouts; those are kept whole here.
+/// `compute_elementwise_output_logical_to_physical_perm(m)` of torch._prims_common for one
+/// tensor: its dims from outermost to innermost in memory (`None` where a stride or size it
+/// must compare is symbolic). Contiguous is the identity, dense channels-last NHWC; otherwise
+/// torch's insertion sort, back to front, by stride (zero strides never decide; equal strides
+/// put the longer dim inner).
+fn physical_order(m: &crate::ir::TensorMeta) -> Option<Vec<usize>> {
+    let rank = m.sizes.len();
+    if rank < 2 || super::view::is_contiguous(m) {
+        return Some((0..rank).collect());
+    }
+    if super::view::channels_last(m) {
+        return Some(std::iter::once(0).chain(2..rank).chain(std::iter::once(1)).collect());
+    }
+    let strides: Vec<i64> = m.strides.iter().map(|s| s.as_int()).collect::<Option<_>>()?;
+    let sizes: Vec<Option<i64>> = m.sizes.iter().map(|s| s.as_int()).collect();
+    // torch's `ge(a, b)` on non-negative values; guard_or_false answers false where it cannot
+    // decide, so a symbolic size that matters declines the whole order instead.
+    let ge = |a: i64, b: i64| b == 0 || (a != 0 && (a >= b || a % b == 0));
+    let should_swap = |a: usize, b: usize| -> Option<i32> {
+        let (sa, sb) = (strides[a], strides[b]);
+        if sa == 0 || sb == 0 {
+            return Some(0);
+        }
+        if sa == sb {
+            return Some(if ge(sizes[b]?, sizes[a]?) { 0 } else { 1 });
+        }
+        Some(if ge(sb, sa) { -1 } else if ge(sa, sb) { 1 } else { 0 })
+    };
+    let mut perm: Vec<usize> = (0..rank).rev().collect();
+    for i in 1..rank {
+        let mut d1 = i;
+        for d0 in (0..i).rev() {
+            match should_swap(perm[d0], perm[d1])? {
+                1 => {
+                    perm.swap(d0, d1);
+                    d1 = d0;
+                }
+                -1 => break,
+                _ => {}
+            }
+        }
+    }
+    perm.reverse();
+    Some(perm)
+}
+
+/// Inductor's `full_like(self, v)` in `self`'s dtype and device: under `preserve_format` a
+/// `full` of the physical shape (`self`'s sizes in memory order, [`physical_order`]), permuted
+/// back and cloned when that order is not the identity (`_get_shape_permutation_like`); under
+/// `contiguous_format` (`zeros_like(x, memory_format=torch.contiguous_format)`, GroupViT's hard
+/// assignment) `full(self.shape)`, whose `.to(memory_format)` copies nothing. Other formats
+/// are kept whole.
 pub fn full_like(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
     let meta = rw.meta(x)?.clone();
-    let default_format = match rw.passthrough("memory_format")? {
-        None | Some(Arg::None) => true,
-        Some(Arg::MemoryFormat(f)) => f.contains("preserve"),
-        Some(_) => false,
+    let order = match rw.passthrough("memory_format")? {
+        None | Some(Arg::None) => physical_order(&meta),
+        Some(Arg::MemoryFormat(f)) if f.contains("preserve") => physical_order(&meta),
+        Some(Arg::MemoryFormat(f)) if f.contains("contiguous") => Some((0..meta.sizes.len()).collect()),
+        Some(_) => None,
     };
-    if !row_major(&meta) || !default_format {
-        return Err(RuleError::Declined);
-    }
+    let order = order.ok_or(RuleError::Declined)?;
     // A boolean fill (`zeros_like` of a mask is `full_like(mask, False)`) stays a bool.
     let v = match rw.passthrough("fill_value")? {
         Some(Arg::Bool(b)) => A::B(b),
@@ -67,7 +115,7 @@ pub fn full_like(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         Some(Arg::ScalarType(d)) => d,
         _ => meta.dtype,
     };
-    let sizes: Vec<SymIntArg> = (0..meta.sizes.len()).map(|d| rw.size(x, d)).collect::<Result<_, _>>()?;
+    let sizes: Vec<SymIntArg> = order.iter().map(|&d| rw.size(x, d)).collect::<Result<_, _>>()?;
     let args = vec![
         ("size", A::Sizes(sizes)),
         ("fill_value", v),
@@ -75,7 +123,17 @@ pub fn full_like(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         ("device", A::Raw(Arg::Device(meta.device.clone()))),
         ("pin_memory", A::B(false)),
     ];
-    Ok(vec![rw.op("aten.full.default", args)?])
+    let full = rw.op("aten.full.default", args)?;
+    if order.iter().enumerate().all(|(i, &d)| i == d) {
+        return Ok(vec![full]);
+    }
+    // `permutation[logical] = physical`: the inverse of the order.
+    let mut back = vec![0i64; order.len()];
+    for (p, &l) in order.iter().enumerate() {
+        back[l] = p as i64;
+    }
+    let permuted = rw.op("aten.permute.default", vec![("self", A::T(full)), ("dims", A::Is(back))])?;
+    Ok(vec![rw.op("aten.clone.default", vec![("self", A::T(permuted))])?])
 }
 
 /// The factory keywords of `self`-like ops: dtype and device as given, else `self`'s.
@@ -89,6 +147,30 @@ pub(super) fn like_kwargs(rw: &Rw, meta: &crate::ir::TensorMeta) -> Result<(crat
         _ => meta.device.clone(),
     };
     Ok((dtype, device))
+}
+
+/// `new_empty(self, size)` → `empty.memory_format(size)` in `self`'s dtype and device unless
+/// given (torch._refs' `new_empty`, in both tables), with every factory keyword spelled out as
+/// torch's trace does. Written as a rule: the traced table's variants are keyed by which
+/// keywords the call passes, and a `pin_memory=False` passed alone (HY-V4's `expand_kv`) matched
+/// none of them.
+pub fn new_empty(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let x = rw.t("self")?;
+    let meta = rw.meta(x)?.clone();
+    let size = rw.passthrough("size")?.ok_or_else(|| RuleError::Arg { name: "size".into(), message: "missing".into() })?;
+    let (dtype, device) = like_kwargs(rw, &meta)?;
+    let pin = match rw.passthrough("pin_memory")? {
+        Some(Arg::Bool(b)) => b,
+        _ => false,
+    };
+    let args = vec![
+        ("size", A::Raw(size)),
+        ("dtype", A::Raw(Arg::ScalarType(dtype))),
+        ("layout", A::Raw(Arg::Layout("strided".into()))),
+        ("device", A::Raw(Arg::Device(device))),
+        ("pin_memory", A::B(pin)),
+    ];
+    Ok(vec![rw.op("aten.empty.memory_format", args)?])
 }
 
 /// Whether a `memory_format` argument asks for `self`'s layout (absent or `preserve_format`).

@@ -17,19 +17,20 @@ fn float_like(rw: &Rw, x: ValueId, others: &[Option<ValueId>]) -> Result<bool, R
     Ok(same)
 }
 
-/// `group_norm(input, num_groups, weight, bias, eps)` → `native_group_norm(input, weight, bias,
-/// N, C, HxW, num_groups, eps)[0]`. Declines a non-contiguous input (torch makes it contiguous
-/// first) and mixed or half dtypes (torch converts them).
+/// `group_norm(input, num_groups, weight, bias, eps)` → `native_group_norm(X, weight, bias,
+/// N, C, HxW, num_groups, eps)[0]`, where `X` is `input.contiguous(...)` as `group_norm.cpp`
+/// asks ([`contiguous_for_group_norm`]). Declines mixed or half dtypes (torch converts them).
 pub fn group_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
-    let x = rw.t("input")?;
+    let input = rw.t("input")?;
     let (w, b) = (rw.opt_t("weight")?, rw.opt_t("bias")?);
-    let rank = rw.rank(x)?;
+    let rank = rw.rank(input)?;
     if rank < 2 {
         return Err(RuleError::Arg { name: "input".into(), message: format!("group norm of a rank-{rank} tensor") });
     }
-    if !float_like(rw, x, &[w, b])? || !super::view::is_contiguous(rw.meta(x)?) {
+    if !float_like(rw, input, &[w, b])? {
         return Err(RuleError::Declined);
     }
+    let x = contiguous_for_group_norm(rw, input)?;
     let c = rw.size(x, 1)?;
     let inner = (2..rank).map(|d| rw.size(x, d)).collect::<Result<Vec<_>, _>>()?;
     let hw = rw.product(inner)?;
@@ -48,6 +49,26 @@ pub fn group_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(outs.into_iter().take(1).collect())
 }
 
+/// `group_norm.cpp`'s `X`: on CPU `input.contiguous(input.suggest_memory_format())`, so a
+/// channels-last input (timm's CPUBone, after a channels-last convolution) is passed on as it is;
+/// elsewhere `input.contiguous()`. A copy is a `clone` in that format (what `contiguous` traces
+/// to); a channels-last input that is not dense is declined (no such input was seen).
+fn contiguous_for_group_norm(rw: &mut Rw, x: ValueId) -> Result<ValueId, RuleError> {
+    let meta = rw.meta(x)?.clone();
+    // Dense NHWC is tested on the expressions (the batch size is symbolic); c10's walk over the
+    // strides, which also calls sparser layouts channels-last, needs static sizes.
+    if meta.device == "cpu" && super::view::channels_last(&meta) {
+        return Ok(x);
+    }
+    if meta.device == "cpu" && super::upsample::strides_like_channels_last(&meta) {
+        return Err(RuleError::Declined);
+    }
+    if super::view::is_contiguous(&meta) {
+        return Ok(x);
+    }
+    super::view::contiguous_clone(rw, x)
+}
+
 /// `native_group_norm(input, weight, bias, N, C, HxW, group, eps)` → torch._refs': returns
 /// `(out, mean, rstd)`, the statistics `[N, G]`. Declines what it spells with conversions (half
 /// or mixed dtypes) and a channel count that is not a static multiple of `group`.
@@ -62,14 +83,20 @@ pub fn native_group_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         Some(c) if groups > 0 && c % groups == 0 => c / groups,
         _ => return Err(RuleError::Declined),
     };
-    if rank < 2 || !float_like(rw, x, &[w, b])? || !super::view::is_contiguous(&meta) {
+    // A dense channels-last input on CPU with a weight: torch._refs reshapes it into groups
+    // (a copy, as `reshape` makes of it) for the statistics only, and scales the input itself,
+    // which keeps its layout. 2.15's `contiguous(suggest_memory_format)` before and after are
+    // no-ops on it. Other paths would view the normalised groups back (a copy to channels-last
+    // in 2.15, none in 2.11): not written.
+    let cpu_channels_last = meta.device == "cpu" && w.is_some() && super::view::channels_last(&meta);
+    if rank < 2 || !float_like(rw, x, &[w, b])? || !(super::view::is_contiguous(&meta) || cpu_channels_last) {
         return Err(RuleError::Declined);
     }
     let n = rw.size(x, 0)?;
     let inner = (2..rank).map(|d| rw.size(x, d)).collect::<Result<Vec<_>, _>>()?;
     let hw = rw.product(inner)?;
     let shape = vec![n.clone(), SymIntArg::Int(groups), SymIntArg::Int(per), hw];
-    let xr = rw.op("aten.view.default", vec![("self", A::T(x)), ("size", A::Sizes(shape))])?;
+    let xr = super::view::view_of(rw, x, shape)?;
     let vm = rw.op_n(
         "aten.var_mean.correction",
         vec![("self", A::T(xr)), ("dim", A::Is(vec![2, 3])), ("correction", A::I(0)), ("keepdim", A::B(true))],

@@ -20,6 +20,7 @@ pub(crate) mod gather;
 pub(crate) mod gradient;
 pub(crate) mod group_norm;
 mod infer_size;
+pub(crate) mod like_other;
 pub(crate) mod linalg;
 pub(crate) mod linear;
 pub(crate) mod logical;

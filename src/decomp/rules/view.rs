@@ -355,7 +355,7 @@ pub fn adaptive_avg_pool2d(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 
 /// ATen's `suggest_memory_format() == ChannelsLast` for a 4-D tensor: strides of an NHWC
 /// layout seen as NCHW (`[H·W·C, 1, W·C, C]`).
-fn channels_last(m: &TensorMeta) -> bool {
+pub(super) fn channels_last(m: &TensorMeta) -> bool {
     let (s, t) = (&m.sizes, &m.strides);
     if s.len() != 4 || s[1].as_int() == Some(1) {
         return false;
@@ -426,13 +426,13 @@ pub fn arange_iota(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
             SymIntArg::Int(n) => SymIntArg::Int(n.max(0)),
             s => s,
         };
-        if dtype.is_none_or(|d| d == int64) {
-            // An integer arange is one iota that starts and steps itself.
+        if let Some(int) = dtype.or(Some(int64)).filter(|d| d.is_integer()) {
+            // An integer arange (int32 too: BLOOM's ALiBi powers) is one iota that starts and steps itself.
             let first = match start {
                 SymIntArg::Int(i) => A::I(*i),
                 s => A::Raw(Arg::SymInt(s.clone())),
             };
-            return Ok(vec![iota(rw, length, first, A::I(step), int64)?]);
+            return Ok(vec![iota(rw, length, first, A::I(step), int)?]);
         }
         let index = iota(rw, length, A::I(0), A::I(1), int64)?;
         // A floating arange: emitted even when trivial (step 1, start 0), as Inductor's table does.
