@@ -4,6 +4,7 @@
 use super::{Rw, A};
 use crate::decomp::RuleError;
 use crate::ir::{Arg, SymIntArg, ValueId};
+use crate::sym::Expr;
 
 /// `new_zeros(self, size)` → `full(size, 0)` with `self`'s dtype and device unless given.
 pub fn new_zeros(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
@@ -44,39 +45,63 @@ fn row_major(m: &crate::ir::TensorMeta) -> bool {
     strides.is_some_and(|s| s.windows(2).all(|w| w[0] >= w[1]))
 }
 
+/// Whether `f` holds between two sizes or strides for every value their symbols can take, as
+/// torch's `guard_or_false` answers (false where it cannot tell): decided on literals, else at
+/// several bindings of the symbols (all at least 2, as export's dynamic dims are).
+fn surely(a: &Expr, b: &Expr, f: impl Fn(i64, i64) -> bool) -> bool {
+    if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
+        return f(x, y);
+    }
+    let mut symbols = a.free_symbols();
+    symbols.extend(b.free_symbols());
+    const VALUES: [i64; 7] = [2, 3, 5, 7, 11, 64, 1000];
+    (0..VALUES.len()).all(|k| {
+        let mut at = crate::sym::Bindings::new();
+        for (i, s) in symbols.iter().enumerate() {
+            at.set(s, VALUES[(k + 2 * i) % VALUES.len()]);
+        }
+        matches!((a.eval_int(&at), b.eval_int(&at)), (Ok(x), Ok(y)) if f(x, y))
+    })
+}
+
 /// `compute_elementwise_output_logical_to_physical_perm(m)` of torch._prims_common for one
-/// tensor: its dims from outermost to innermost in memory (`None` where a stride or size it
-/// must compare is symbolic). Contiguous is the identity, dense channels-last NHWC; otherwise
-/// torch's insertion sort, back to front, by stride (zero strides never decide; equal strides
-/// put the longer dim inner).
-fn physical_order(m: &crate::ir::TensorMeta) -> Option<Vec<usize>> {
+/// tensor: its dims from outermost to innermost in memory. Contiguous is the identity, dense
+/// channels-last NHWC; otherwise torch's insertion sort, back to front, by stride (zero strides
+/// never decide; equal strides put the longer dim inner), each comparison as torch's
+/// `guard_or_false` makes it ([`surely`]): ProphetNet's `zeros_like` of an expanded
+/// `[s43, 16, 2, s53, s53]` with strides `[s53, 0, 0, 0, 1]` is row-major.
+fn physical_order(m: &crate::ir::TensorMeta) -> Vec<usize> {
     let rank = m.sizes.len();
     if rank < 2 || super::view::is_contiguous(m) {
-        return Some((0..rank).collect());
+        return (0..rank).collect();
     }
     if super::view::channels_last(m) {
-        return Some(std::iter::once(0).chain(2..rank).chain(std::iter::once(1)).collect());
+        return std::iter::once(0).chain(2..rank).chain(std::iter::once(1)).collect();
     }
-    let strides: Vec<i64> = m.strides.iter().map(|s| s.as_int()).collect::<Option<_>>()?;
-    let sizes: Vec<Option<i64>> = m.sizes.iter().map(|s| s.as_int()).collect();
-    // torch's `ge(a, b)` on non-negative values; guard_or_false answers false where it cannot
-    // decide, so a symbolic size that matters declines the whole order instead.
-    let ge = |a: i64, b: i64| b == 0 || (a != 0 && (a >= b || a % b == 0));
-    let should_swap = |a: usize, b: usize| -> Option<i32> {
-        let (sa, sb) = (strides[a], strides[b]);
-        if sa == 0 || sb == 0 {
-            return Some(0);
+    let zero = Expr::int(0);
+    let is_zero = |e: &Expr| surely(e, &zero, |x, _| x == 0);
+    let ge = |a: &Expr, b: &Expr| is_zero(b) || (!is_zero(a) && (surely(a, b, |x, y| x >= y) || surely(a, b, |x, y| y != 0 && x % y == 0)));
+    let should_swap = |a: usize, b: usize| -> i32 {
+        let (sa, sb) = (&m.strides[a], &m.strides[b]);
+        if is_zero(sa) || is_zero(sb) {
+            return 0;
         }
-        if sa == sb {
-            return Some(if ge(sizes[b]?, sizes[a]?) { 0 } else { 1 });
+        if surely(sa, sb, |x, y| x == y) {
+            return if ge(&m.sizes[b], &m.sizes[a]) { 0 } else { 1 };
         }
-        Some(if ge(sb, sa) { -1 } else if ge(sa, sb) { 1 } else { 0 })
+        if ge(sb, sa) {
+            -1
+        } else if ge(sa, sb) {
+            1
+        } else {
+            0
+        }
     };
     let mut perm: Vec<usize> = (0..rank).rev().collect();
     for i in 1..rank {
         let mut d1 = i;
         for d0 in (0..i).rev() {
-            match should_swap(perm[d0], perm[d1])? {
+            match should_swap(perm[d0], perm[d1]) {
                 1 => {
                     perm.swap(d0, d1);
                     d1 = d0;
@@ -87,7 +112,7 @@ fn physical_order(m: &crate::ir::TensorMeta) -> Option<Vec<usize>> {
         }
     }
     perm.reverse();
-    Some(perm)
+    perm
 }
 
 /// Inductor's `full_like(self, v)` in `self`'s dtype and device: under `preserve_format` a
@@ -102,10 +127,9 @@ pub fn full_like(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let order = match rw.passthrough("memory_format")? {
         None | Some(Arg::None) => physical_order(&meta),
         Some(Arg::MemoryFormat(f)) if f.contains("preserve") => physical_order(&meta),
-        Some(Arg::MemoryFormat(f)) if f.contains("contiguous") => Some((0..meta.sizes.len()).collect()),
-        Some(_) => None,
+        Some(Arg::MemoryFormat(f)) if f.contains("contiguous") => (0..meta.sizes.len()).collect(),
+        Some(_) => return Err(RuleError::Declined),
     };
-    let order = order.ok_or(RuleError::Declined)?;
     // A boolean fill (`zeros_like` of a mask is `full_like(mask, False)`) stays a bool.
     let v = match rw.passthrough("fill_value")? {
         Some(Arg::Bool(b)) => A::B(b),
