@@ -53,6 +53,12 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  `1.0 - x` (XLNet), `fft.fftn(..).real` (FNet), `clamp(x, min=tensor)` (Phi-MoE),
                  `logsumexp` (Inkling), `adaptive_avg_pool2d` to 7×7 (CSATv2), `diff` with a
                  prepended frame (Voxtral-Realtime)
+  small_rules    composite ops the traced table had no variant for, and factories Inductor lays
+                 out: `reshape_as` of a transposed tensor into another rank (LeViT, RoFormer),
+                 `expand_as` (GPT-NeoX-Japanese), `new_empty(..)` copied into (HY-V4),
+                 `zeros_like(.., memory_format=contiguous_format)` (GroupViT), `ones_like` of a
+                 transposed and `zeros_like` of an expanded tensor (ProphetNet), `group_norm` of a
+                 channels-last and of a transposed input (CPUBone), an int32 `arange` (Bloom, MPT)
 """
 import argparse
 import os
@@ -251,6 +257,27 @@ class ChunkDynamic(torch.nn.Module):
         p, q, r = y.transpose(1, 2).unsqueeze(1).chunk(3, dim=3)
         return a + b * c, p - q * r
 
+class SmallRules(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.GroupNorm(1, 4)
+        self.norm3 = torch.nn.GroupNorm(2, 4)
+
+    def forward(self, x, img):
+        b, s, c = x.shape
+        heads = x.transpose(1, 2)
+        r = heads.reshape_as(x.unsqueeze(1))
+        e = x[:, :1].expand_as(x)
+        k = x.new_empty(b, s, c).copy_(x * 2)
+        z = torch.zeros_like(heads, memory_format=torch.contiguous_format).scatter_(1, (heads[:, :1] * 0).long(), 1.0)
+        o = torch.ones_like(heads) * heads
+        w = torch.zeros_like(x[:, :, None, :1].expand(b, s, 2, c)) + 1
+        nhwc = (img.permute(0, 2, 3, 1) * 2).permute(0, 3, 1, 2)
+        g = self.norm(nhwc) + self.norm3(heads).sum()
+        p = torch.pow(torch.tensor(0.5), torch.arange(1, 5, dtype=torch.int32))
+        return r, e, k, z, o, w, g * p.view(1, 4, 1, 1)
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -272,6 +299,7 @@ CASES = {
     "rotary_complex": (RotaryComplex, lambda b: (torch.randn(1 + b, 3 + 2 * b, 2, 8), torch.arange(3 + 2 * b).expand(1 + b, -1).clone())),
     "chunk_dynamic": (ChunkDynamic, lambda b: (torch.randn(1 + b, 2 + 3 * b, 4),)),
     "resize": (Resize, lambda b: (torch.randn(1 + b, 8, 6, 6),), [0]),
+    "small_rules": (SmallRules, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4), torch.randn(1 + b, 4, 3, 3))),
 }
 
 

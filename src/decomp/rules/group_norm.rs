@@ -49,15 +49,39 @@ pub fn group_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(outs.into_iter().take(1).collect())
 }
 
-/// `group_norm.cpp`'s `X`: on CPU `input.contiguous(input.suggest_memory_format())`, so a
-/// channels-last input (timm's CPUBone, after a channels-last convolution) is passed on as it is;
-/// elsewhere `input.contiguous()`. A copy is a `clone` in that format (what `contiguous` traces
-/// to); a channels-last input that is not dense is declined (no such input was seen).
+/// Whether torch `version`'s `group_norm` makes its input contiguous: 2.11 does, 2.15 does not
+/// (the versions between were not traced; a graph of no known version is taken as the newest).
+fn copies_before_group_norm(version: Option<&str>) -> bool {
+    let minor = version.and_then(|v| v.strip_prefix("2.")).and_then(|v| v.split('.').next()).and_then(|m| m.parse::<u32>().ok());
+    minor.is_some_and(|m| m < 15)
+}
+
+/// c10's `is_channels_last_contiguous` of a 4-D tensor: strides `[H·W·C, 1, W·C, C]`, a size-1
+/// dim's stride not counted (an `unsqueeze(-1)` of a transposed `[N, C, L]` is channels-last).
+fn dense_channels_last(m: &crate::ir::TensorMeta) -> bool {
+    use crate::sym::Expr;
+    let s = &m.sizes;
+    if s.len() != 4 {
+        return false;
+    }
+    let want = [Expr::mul(Expr::mul(s[2].clone(), s[3].clone()), s[1].clone()), Expr::int(1), Expr::mul(s[3].clone(), s[1].clone()), s[1].clone()];
+    (0..4).all(|d| s[d].as_int() == Some(1) || super::view::same_size(&m.strides[d], &want[d]))
+}
+
+/// `group_norm.cpp`'s `X`. Torch 2.15 passes the input on whatever its layout (make_fx of
+/// `group_norm` on a transposed input: `native_group_norm` of it, no copy). 2.11 makes it
+/// contiguous first: on CPU `input.contiguous(input.suggest_memory_format())`, so a channels-last
+/// input (timm's CPUBone, after a channels-last convolution) is passed on as it is, elsewhere
+/// `input.contiguous()`; a copy is a `clone` in that format (what `contiguous` traces to), and a
+/// channels-last input that is not dense is declined (no such input was seen).
 fn contiguous_for_group_norm(rw: &mut Rw, x: ValueId) -> Result<ValueId, RuleError> {
     let meta = rw.meta(x)?.clone();
+    if !copies_before_group_norm(rw.torch_version()) {
+        return Ok(x);
+    }
     // Dense NHWC is tested on the expressions (the batch size is symbolic); c10's walk over the
     // strides, which also calls sparser layouts channels-last, needs static sizes.
-    if meta.device == "cpu" && super::view::channels_last(&meta) {
+    if meta.device == "cpu" && dense_channels_last(&meta) {
         return Ok(x);
     }
     if meta.device == "cpu" && super::upsample::strides_like_channels_last(&meta) {
@@ -88,10 +112,23 @@ pub fn native_group_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     // which keeps its layout. 2.15's `contiguous(suggest_memory_format)` before and after are
     // no-ops on it. Other paths would view the normalised groups back (a copy to channels-last
     // in 2.15, none in 2.11): not written.
+    // (Strict NHWC strides: with a size-1 dim among them, torch's result layout differs and
+    // copies once more, which is not written.)
     let cpu_channels_last = meta.device == "cpu" && w.is_some() && super::view::channels_last(&meta);
-    if rank < 2 || !float_like(rw, x, &[w, b])? || !(super::view::is_contiguous(&meta) || cpu_channels_last) {
+    if rank < 2 || !float_like(rw, x, &[w, b])? {
         return Err(RuleError::Declined);
     }
+    // Any other layout that is not contiguous: 2.15 copies it to contiguous first (its
+    // `suggest_memory_format` is contiguous for it), 2.11 only where `reshape` must.
+    let x = if super::view::is_contiguous(&meta) || cpu_channels_last {
+        x
+    } else if dense_channels_last(&meta) || super::upsample::strides_like_channels_last(&meta) {
+        return Err(RuleError::Declined);
+    } else if copies_before_group_norm(rw.torch_version()) {
+        x
+    } else {
+        super::view::contiguous_clone(rw, x)?
+    };
     let n = rw.size(x, 0)?;
     let inner = (2..rank).map(|d| rw.size(x, d)).collect::<Result<Vec<_>, _>>()?;
     let hw = rw.product(inner)?;
