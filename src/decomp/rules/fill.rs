@@ -286,3 +286,47 @@ pub fn empty_permuted(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     }
     Ok(vec![rw.op("aten.empty.memory_format", args)?])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{DType, TensorMeta};
+
+    fn meta(sizes: Vec<Expr>, strides: Vec<Expr>) -> TensorMeta {
+        let mut m = TensorMeta::contiguous(DType::F32, sizes);
+        m.strides = strides;
+        m
+    }
+
+    fn ints(v: &[i64]) -> Vec<Expr> {
+        v.iter().map(|&i| Expr::int(i)).collect()
+    }
+
+    /// torch's `compute_elementwise_output_logical_to_physical_perm` on the layouts the corpus
+    /// meets (values from torch 2.15).
+    #[test]
+    fn physical_order_sorts_dims_as_torch_does() {
+        // A transposed [3, 5] (strides 1, 3): dim 1 is outer.
+        assert_eq!(physical_order(&meta(ints(&[3, 5]), ints(&[1, 3]))), vec![1, 0]);
+        // Channels-last NCHW [2, 4, 3, 3].
+        assert_eq!(physical_order(&meta(ints(&[2, 4, 3, 3]), ints(&[36, 1, 12, 4]))), vec![0, 2, 3, 1]);
+        // ProphetNet's expanded [s43, 16, 2, s53, s53], strides [s53, 0, 0, 0, 1]: row-major.
+        let s53 = Expr::symbol("s53");
+        let sizes = vec![Expr::symbol("s43"), Expr::int(16), Expr::int(2), s53.clone(), s53.clone()];
+        let strides = vec![s53, Expr::int(0), Expr::int(0), Expr::int(0), Expr::int(1)];
+        assert_eq!(physical_order(&meta(sizes, strides)), vec![0, 1, 2, 3, 4]);
+        // A transposed [b, 4, s] of a contiguous [b, s, 4]: [0, 2, 1].
+        let s = Expr::symbol("s1");
+        let sizes = vec![Expr::symbol("s0"), Expr::int(4), s.clone()];
+        let strides = vec![Expr::mul(Expr::int(4), s), Expr::int(1), Expr::int(4)];
+        assert_eq!(physical_order(&meta(sizes, strides)), vec![0, 2, 1]);
+    }
+
+    #[test]
+    fn surely_answers_false_where_it_cannot_tell() {
+        let s = Expr::symbol("s0");
+        assert!(surely(&s, &Expr::int(1), |a, b| a >= b));
+        assert!(!surely(&s, &Expr::symbol("s1"), |a, b| a >= b));
+        assert!(!surely(&s, &Expr::int(0), |a, _| a == 0));
+    }
+}

@@ -196,3 +196,34 @@ pub fn native_group_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let rstd = rw.op("aten.squeeze.dims", vec![("self", A::T(rstd)), ("dim", A::Is(vec![2, 3]))])?;
     Ok(vec![out, mean, rstd])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::TensorMeta;
+    use crate::sym::Expr;
+
+    /// make_fx of `group_norm` on a transposed input: 2.11 inserts `clone`, 2.15 does not.
+    #[test]
+    fn only_older_torches_copy_before_group_norm() {
+        assert!(copies_before_group_norm(Some("2.11.0+cu130")));
+        assert!(!copies_before_group_norm(Some("2.15.0+cu132")));
+        assert!(!copies_before_group_norm(None));
+    }
+
+    /// CPUBone's NHWC input with a symbolic batch, and an `unsqueeze(-1)` of a transposed
+    /// `[N, C, L]` (its size-1 width's stride does not count).
+    #[test]
+    fn dense_channels_last_ignores_size_one_dims() {
+        let n = Expr::symbol("s77");
+        let mut m = TensorMeta::contiguous(DType::F32, vec![n.clone(), Expr::int(96), Expr::int(4), Expr::int(4)]);
+        m.strides = [1536, 1, 384, 96].iter().map(|&i| Expr::int(i)).collect();
+        assert!(dense_channels_last(&m));
+        let l = Expr::symbol("s1");
+        let mut m = TensorMeta::contiguous(DType::F32, vec![n, Expr::int(4), l.clone(), Expr::int(1)]);
+        m.strides = vec![Expr::mul(Expr::int(4), l), Expr::int(1), Expr::int(4), Expr::int(1)];
+        assert!(dense_channels_last(&m));
+        let m = TensorMeta::contiguous(DType::F32, vec![Expr::int(2), Expr::int(4), Expr::int(3), Expr::int(3)]);
+        assert!(!dense_channels_last(&m));
+    }
+}
