@@ -63,6 +63,12 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  two query heads (Falcon: 2.11 broadcasts, 2.15 repeats), heads from `expand` +
                  `reshape` (GPT-BigCode), `masked_fill` of an expanded tensor (Doge); exported by
                  torch 2.11 too
+  small_rules    composite ops the traced table had no variant for, and factories Inductor lays
+                 out: `reshape_as` of a transposed tensor into another rank (LeViT, RoFormer),
+                 `expand_as` (GPT-NeoX-Japanese), `new_empty(..)` copied into (HY-V4),
+                 `zeros_like(.., memory_format=contiguous_format)` (GroupViT), `ones_like` of a
+                 transposed and `zeros_like` of an expanded tensor (ProphetNet), `group_norm` of a
+                 channels-last and of a transposed input (CPUBone), an int32 `arange` (Bloom, MPT)
 """
 import argparse
 import os
@@ -309,6 +315,27 @@ class LayoutClones(torch.nn.Module):
         return n, pooled, mqa, big, filled
 
 
+class SmallRules(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.GroupNorm(1, 4)
+        self.norm3 = torch.nn.GroupNorm(2, 4)
+
+    def forward(self, x, img):
+        b, s, c = x.shape
+        heads = x.transpose(1, 2)
+        r = heads.reshape_as(x.unsqueeze(1))
+        e = x[:, :1].expand_as(x)
+        k = x.new_empty(b, s, c).copy_(x * 2)
+        z = torch.zeros_like(heads, memory_format=torch.contiguous_format).scatter_(1, (heads[:, :1] * 0).long(), 1.0)
+        o = torch.ones_like(heads) * heads
+        w = torch.zeros_like(x[:, :, None, :1].expand(b, s, 2, c)) + 1
+        nhwc = (img.permute(0, 2, 3, 1) * 2).permute(0, 3, 1, 2)
+        g = self.norm(nhwc) + self.norm3(heads).sum()
+        p = torch.pow(torch.tensor(0.5), torch.arange(1, 5, dtype=torch.int32))
+        return r, e, k, z, o, w, g * p.view(1, 4, 1, 1)
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -333,6 +360,7 @@ CASES = {
     "unfold_span": (UnfoldSpan, lambda b: (torch.randn(1 + b, 5 + 2 * b, 4),)),
     "float_step_arange": (FloatStepArange, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4),), [0, 1]),
     "layout_clones": (LayoutClones, lambda b: (torch.randn(1 + b, 8, 3 + b), (torch.rand(1 + b, 3 + b) > 0.3).float())),
+    "small_rules": (SmallRules, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4), torch.randn(1 + b, 4, 3, 3))),
 }
 
 

@@ -297,3 +297,16 @@ fn clones_follow_the_layouts_aten_computes() {
     stages_pass("construct_layout_clones", true);
     stages_pass_of(case_of("2.11", "construct_layout_clones"), true);
 }
+
+/// Composite ops the traced table had no variant for and factories Inductor lays out
+/// (`construct_small_rules`): `reshape_as` of a transposed tensor into another rank (LeViT,
+/// RoFormer) → `clone` + `view`, `expand_as` (GPT-NeoX-Japanese) → `expand`, `new_empty` with
+/// `pin_memory=False` (HY-V4) → `empty`, `zeros_like` in `contiguous_format` (GroupViT), of an
+/// expanded tensor (ProphetNet) and `ones_like` of a transposed one → Inductor's `full` (permuted
+/// and cloned for the transposed one), `group_norm` of a channels-last input (CPUBone: no copy)
+/// and of a transposed one (a `clone`), an int32 `arange` (Bloom, MPT: one `iota`), against
+/// torch's multisets in both tables and its outputs.
+#[test]
+fn small_composites_and_factories_decompose_as_torch_does() {
+    all_stages_pass("construct_small_rules");
+}

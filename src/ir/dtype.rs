@@ -159,6 +159,11 @@ impl DType {
         matches!(self, DType::Complex32 | DType::Complex64 | DType::Complex128)
     }
 
+    /// torch's `is_integer_dtype`: signed and unsigned integers, not `bool`.
+    pub fn is_integer(self) -> bool {
+        matches!(self, DType::U8 | DType::I8 | DType::I16 | DType::I32 | DType::I64 | DType::U16 | DType::U32 | DType::U64)
+    }
+
     pub fn is_floating(self) -> bool {
         matches!(
             self,

@@ -71,12 +71,7 @@ pub fn arange_iota(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         };
         // An integer arange is one iota of its dtype that starts and steps itself (torch/_refs'
         // `is_integer and integer_args`; `eye`'s aranges are int8 to int32 for small sizes).
-        let int_dtype = match dtype {
-            None => Some(int64),
-            Some(d) if !d.is_floating() && !d.is_complex() && d != crate::ir::DType::Bool => Some(d),
-            Some(_) => None,
-        };
-        if let Some(d) = int_dtype {
+        if let Some(d) = dtype.or(Some(int64)).filter(|d| d.is_integer()) {
             let first = match start {
                 SymIntArg::Int(i) => A::I(*i),
                 s => A::Raw(Arg::SymInt(s.clone())),

@@ -17,19 +17,20 @@ fn float_like(rw: &Rw, x: ValueId, others: &[Option<ValueId>]) -> Result<bool, R
     Ok(same)
 }
 
-/// `group_norm(input, num_groups, weight, bias, eps)` → `native_group_norm(input, weight, bias,
-/// N, C, HxW, num_groups, eps)[0]`. Declines a non-contiguous input (torch makes it contiguous
-/// first) and mixed or half dtypes (torch converts them).
+/// `group_norm(input, num_groups, weight, bias, eps)` → `native_group_norm(X, weight, bias,
+/// N, C, HxW, num_groups, eps)[0]`, where `X` is `input.contiguous(...)` as `group_norm.cpp`
+/// asks ([`contiguous_for_group_norm`]). Declines mixed or half dtypes (torch converts them).
 pub fn group_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
-    let x = rw.t("input")?;
+    let input = rw.t("input")?;
     let (w, b) = (rw.opt_t("weight")?, rw.opt_t("bias")?);
-    let rank = rw.rank(x)?;
+    let rank = rw.rank(input)?;
     if rank < 2 {
         return Err(RuleError::Arg { name: "input".into(), message: format!("group norm of a rank-{rank} tensor") });
     }
-    if !float_like(rw, x, &[w, b])? || !super::view::is_contiguous(rw.meta(x)?) {
+    if !float_like(rw, input, &[w, b])? {
         return Err(RuleError::Declined);
     }
+    let x = contiguous_for_group_norm(rw, input)?;
     let c = rw.size(x, 1)?;
     let inner = (2..rank).map(|d| rw.size(x, d)).collect::<Result<Vec<_>, _>>()?;
     let hw = rw.product(inner)?;
@@ -48,6 +49,50 @@ pub fn group_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(outs.into_iter().take(1).collect())
 }
 
+/// Whether torch `version`'s `group_norm` makes its input contiguous: 2.11 does, 2.15 does not
+/// (the versions between were not traced; a graph of no known version is taken as the newest).
+fn copies_before_group_norm(version: Option<&str>) -> bool {
+    let minor = version.and_then(|v| v.strip_prefix("2.")).and_then(|v| v.split('.').next()).and_then(|m| m.parse::<u32>().ok());
+    minor.is_some_and(|m| m < 15)
+}
+
+/// c10's `is_channels_last_contiguous` of a 4-D tensor: strides `[H·W·C, 1, W·C, C]`, a size-1
+/// dim's stride not counted (an `unsqueeze(-1)` of a transposed `[N, C, L]` is channels-last).
+fn dense_channels_last(m: &crate::ir::TensorMeta) -> bool {
+    use crate::sym::Expr;
+    let s = &m.sizes;
+    if s.len() != 4 {
+        return false;
+    }
+    let want = [Expr::mul(Expr::mul(s[2].clone(), s[3].clone()), s[1].clone()), Expr::int(1), Expr::mul(s[3].clone(), s[1].clone()), s[1].clone()];
+    (0..4).all(|d| s[d].as_int() == Some(1) || super::view::same_size(&m.strides[d], &want[d]))
+}
+
+/// `group_norm.cpp`'s `X`. Torch 2.15 passes the input on whatever its layout (make_fx of
+/// `group_norm` on a transposed input: `native_group_norm` of it, no copy). 2.11 makes it
+/// contiguous first: on CPU `input.contiguous(input.suggest_memory_format())`, so a channels-last
+/// input (timm's CPUBone, after a channels-last convolution) is passed on as it is, elsewhere
+/// `input.contiguous()`; a copy is a `clone` in that format (what `contiguous` traces to), and a
+/// channels-last input that is not dense is declined (no such input was seen).
+fn contiguous_for_group_norm(rw: &mut Rw, x: ValueId) -> Result<ValueId, RuleError> {
+    let meta = rw.meta(x)?.clone();
+    if !copies_before_group_norm(rw.torch_version()) {
+        return Ok(x);
+    }
+    // Dense NHWC is tested on the expressions (the batch size is symbolic); c10's walk over the
+    // strides, which also calls sparser layouts channels-last, needs static sizes.
+    if meta.device == "cpu" && dense_channels_last(&meta) {
+        return Ok(x);
+    }
+    if meta.device == "cpu" && super::upsample::strides_like_channels_last(&meta) {
+        return Err(RuleError::Declined);
+    }
+    if super::view::is_contiguous(&meta) {
+        return Ok(x);
+    }
+    super::view::contiguous_clone(rw, x)
+}
+
 /// `native_group_norm(input, weight, bias, N, C, HxW, group, eps)` → torch._refs': returns
 /// `(out, mean, rstd)`, the statistics `[N, G]`. Declines what it spells with conversions (half
 /// or mixed dtypes) and a channel count that is not a static multiple of `group`.
@@ -62,14 +107,33 @@ pub fn native_group_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         Some(c) if groups > 0 && c % groups == 0 => c / groups,
         _ => return Err(RuleError::Declined),
     };
-    if rank < 2 || !float_like(rw, x, &[w, b])? || !super::view::is_contiguous(&meta) {
+    // A dense channels-last input on CPU with a weight: torch._refs reshapes it into groups
+    // (a copy, as `reshape` makes of it) for the statistics only, and scales the input itself,
+    // which keeps its layout. 2.15's `contiguous(suggest_memory_format)` before and after are
+    // no-ops on it. Other paths would view the normalised groups back (a copy to channels-last
+    // in 2.15, none in 2.11): not written.
+    // (Strict NHWC strides: with a size-1 dim among them, torch's result layout differs and
+    // copies once more, which is not written.)
+    let cpu_channels_last = meta.device == "cpu" && w.is_some() && super::view::channels_last(&meta);
+    if rank < 2 || !float_like(rw, x, &[w, b])? {
         return Err(RuleError::Declined);
     }
+    // Any other layout that is not contiguous: 2.15 copies it to contiguous first (its
+    // `suggest_memory_format` is contiguous for it), 2.11 only where `reshape` must.
+    let x = if super::view::is_contiguous(&meta) || cpu_channels_last {
+        x
+    } else if dense_channels_last(&meta) || super::upsample::strides_like_channels_last(&meta) {
+        return Err(RuleError::Declined);
+    } else if copies_before_group_norm(rw.torch_version()) {
+        x
+    } else {
+        super::view::contiguous_clone(rw, x)?
+    };
     let n = rw.size(x, 0)?;
     let inner = (2..rank).map(|d| rw.size(x, d)).collect::<Result<Vec<_>, _>>()?;
     let hw = rw.product(inner)?;
     let shape = vec![n.clone(), SymIntArg::Int(groups), SymIntArg::Int(per), hw];
-    let xr = rw.op("aten.view.default", vec![("self", A::T(x)), ("size", A::Sizes(shape))])?;
+    let xr = super::view::view_of(rw, x, shape)?;
     let vm = rw.op_n(
         "aten.var_mean.correction",
         vec![("self", A::T(xr)), ("dim", A::Is(vec![2, 3])), ("correction", A::I(0)), ("keepdim", A::B(true))],
@@ -131,4 +195,35 @@ pub fn native_group_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let mean = rw.op("aten.squeeze.dims", vec![("self", A::T(mean)), ("dim", A::Is(vec![2, 3]))])?;
     let rstd = rw.op("aten.squeeze.dims", vec![("self", A::T(rstd)), ("dim", A::Is(vec![2, 3]))])?;
     Ok(vec![out, mean, rstd])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::TensorMeta;
+    use crate::sym::Expr;
+
+    /// make_fx of `group_norm` on a transposed input: 2.11 inserts `clone`, 2.15 does not.
+    #[test]
+    fn only_older_torches_copy_before_group_norm() {
+        assert!(copies_before_group_norm(Some("2.11.0+cu130")));
+        assert!(!copies_before_group_norm(Some("2.15.0+cu132")));
+        assert!(!copies_before_group_norm(None));
+    }
+
+    /// CPUBone's NHWC input with a symbolic batch, and an `unsqueeze(-1)` of a transposed
+    /// `[N, C, L]` (its size-1 width's stride does not count).
+    #[test]
+    fn dense_channels_last_ignores_size_one_dims() {
+        let n = Expr::symbol("s77");
+        let mut m = TensorMeta::contiguous(DType::F32, vec![n.clone(), Expr::int(96), Expr::int(4), Expr::int(4)]);
+        m.strides = [1536, 1, 384, 96].iter().map(|&i| Expr::int(i)).collect();
+        assert!(dense_channels_last(&m));
+        let l = Expr::symbol("s1");
+        let mut m = TensorMeta::contiguous(DType::F32, vec![n, Expr::int(4), l.clone(), Expr::int(1)]);
+        m.strides = vec![Expr::mul(Expr::int(4), l), Expr::int(1), Expr::int(4), Expr::int(1)];
+        assert!(dense_channels_last(&m));
+        let m = TensorMeta::contiguous(DType::F32, vec![Expr::int(2), Expr::int(4), Expr::int(3), Expr::int(3)]);
+        assert!(!dense_channels_last(&m));
+    }
 }

@@ -23,6 +23,7 @@ pub(crate) mod im2col;
 pub(crate) mod group_norm;
 mod infer_size;
 mod layout;
+pub(crate) mod like_other;
 pub(crate) mod linalg;
 pub(crate) mod linear;
 pub(crate) mod logical;

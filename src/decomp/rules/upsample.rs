@@ -290,7 +290,7 @@ pub fn bicubic(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 /// c10's `is_channels_last_strides_2d_s4` (what `suggest_memory_format` asks): walking C, W, H,
 /// N, each stride at least the extent of the previous dim, size-1 dims not counted, ambiguous
 /// cases NCHW. Symbolic strides count as contiguous (no NHWC input in the corpus has them).
-fn strides_like_channels_last(m: &TensorMeta) -> bool {
+pub(super) fn strides_like_channels_last(m: &TensorMeta) -> bool {
     let ints = |v: &[crate::sym::Expr]| v.iter().map(|e| e.as_int()).collect::<Option<Vec<i64>>>();
     let (Some(sizes), Some(strides)) = (ints(&m.sizes), ints(&m.strides)) else { return false };
     if sizes.len() != 4 || strides[1] == 0 {
