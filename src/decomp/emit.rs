@@ -330,7 +330,10 @@ impl Emitter {
             .iter()
             .map(|a| Ok(NamedArg { name: a.name.clone(), arg: self.map_arg(&a.arg)?, kwarg: a.kwarg }))
             .collect::<Result<Vec<_>, RuleError>>()?;
-        let outputs = node.outputs.iter().map(|v| (graph.value(*v).name.clone(), graph.value(*v).kind.clone())).collect();
+        // Strides computed again where an input's layout changed upstream, as torch's re-trace does.
+        let kinds = super::relayout::relaid(graph, node, &self.out, &args, &self.map)
+            .unwrap_or_else(|| node.outputs.iter().map(|v| graph.value(*v).kind.clone()).collect());
+        let outputs = node.outputs.iter().zip(kinds).map(|(v, k)| (graph.value(*v).name.clone(), k)).collect();
         self.out
             .add_node(&node.name, &node.target, args, outputs, node.meta.clone())
             .map_err(|e| RuleError::Unsupported(e.to_string()))?;

@@ -20,7 +20,7 @@ pub fn transpose(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(x)), ("dims", A::Is(perm))])?])
 }
 
-pub(super) fn is_contiguous(m: &TensorMeta) -> bool {
+pub(crate) fn is_contiguous(m: &TensorMeta) -> bool {
     let want = TensorMeta::contiguous_strides(&m.sizes);
     // A size-1 dimension's stride never matters.
     m.sizes.iter().zip(m.strides.iter().zip(&want)).all(|(s, (a, b))| s.as_int() == Some(1) || same_size(a, b))
