@@ -262,3 +262,14 @@ fn chunk_along_a_dynamic_dimension_as_torch_traces_it() {
         check_stage(&format!("eval {}", mode.name()), stage_eval(&c, &model, mode));
     }
 }
+
+/// matmul and linear on the layouts torch's re-trace sees (`construct_matmul_layouts`): a 2-D
+/// parameter times a batch folds through the transposed batch (Mamba); rows that merge but
+/// strided columns go through `bmm` (Python's `should_fold`); after the math attention's
+/// `[L, N, H, E]` output, its transpose, reshape and gate are not contiguous and the projections
+/// are `bmm` + `add`, where Inductor's fused attention keeps them `mm`/`addmm` (Afmoe, BitNet,
+/// Data2Vec-Vision); Inductor's CPU `bmm` of row×column and column×row batches is pointwise.
+#[test]
+fn matmul_and_linear_follow_the_layouts_torch_retraces() {
+    all_stages_pass("construct_matmul_layouts");
+}
