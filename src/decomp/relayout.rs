@@ -9,6 +9,7 @@
 //! node keeps the archive's metadata only where its inputs kept theirs.
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 
 use crate::ir::{Arg, Graph, NamedArg, Node, TensorMeta, ValueId, ValueKind};
 use crate::lower::ops::OpKind;
@@ -17,12 +18,13 @@ use crate::sym::{Bindings, Expr};
 /// The outputs' kinds of `node` (of `input`) copied into `out` with arguments `args`, where an
 /// input's strides differ from what the archive recorded and the op's layout follows from its
 /// inputs': views by their meta functions, elementwise ops as TensorIterator orders dims.
-/// `None` keeps the recorded metadata (nothing changed, or the op's layout is its own).
-pub(super) fn relaid(input: &Graph, node: &Node, out: &Graph, args: &[NamedArg], map: &[Option<ValueId>]) -> Option<Vec<ValueKind>> {
+/// `None` keeps the recorded metadata (nothing changed, or the op's layout is its own); a
+/// changed input counts where a view or this function laid it out (`laid`).
+pub(super) fn relaid(input: &Graph, node: &Node, out: &Graph, args: &[NamedArg], map: &[Option<ValueId>], laid: &HashSet<ValueId>) -> Option<Vec<ValueKind>> {
     let changed = node.inputs().any(|v| {
-        let new = map.get(v.index()).copied().flatten();
-        match (input.value(v).tensor(), new.and_then(|n| out.value(n).tensor())) {
-            (Some(a), Some(b)) => a.strides != b.strides,
+        let Some(new) = map.get(v.index()).copied().flatten() else { return false };
+        match (input.value(v).tensor(), out.value(new).tensor()) {
+            (Some(a), Some(b)) => !same_layout(a, b) && (laid.contains(&new) || laid_out_by_a_view(out, new)),
             _ => false,
         }
     });
@@ -52,13 +54,38 @@ pub(super) fn relaid(input: &Graph, node: &Node, out: &Graph, args: &[NamedArg],
         _ => return None,
     };
     let mut kinds = recorded;
+    let mut relaid = false;
     for (k, s) in kinds.iter_mut().zip(strides) {
         match k {
-            ValueKind::Tensor(m) if m.sizes.len() == s.len() => m.strides = s,
+            ValueKind::Tensor(m) if m.sizes.len() == s.len() => {
+                let new = TensorMeta { strides: s, ..m.clone() };
+                if !same_layout(m, &new) {
+                    *m = new;
+                    relaid = true;
+                }
+            }
             _ => return None,
         }
     }
-    Some(kinds)
+    relaid.then_some(kinds)
+}
+
+/// Whether `v`'s strides come from a view's meta function, which derives them from its input
+/// as ATen does. The meta functions of other ops a rule emits give row-major results where torch
+/// may not (a convolution of a channels-last input, a `mul` of a transposed one): a layout they
+/// report is not believed over the archive's, so only layouts a rule spells with views
+/// (`permute`, `clone` + `permute`: the math attention's) travel on, and those of copies laid
+/// out again here (`laid`: a norm's `pow`/`mul` after the attention's transpose).
+fn laid_out_by_a_view(out: &Graph, v: ValueId) -> bool {
+    let kind = |n: crate::ir::NodeId| crate::ops::get(&out.node(n).target).and_then(|d| d.lower.map(|(k, _)| k));
+    out.value(v).producer.is_some_and(|n| kind(n) == Some(OpKind::View))
+}
+
+/// Whether two metadata of one value lay it out alike: equal strides (as sizes, for every value
+/// of their symbols) wherever the size is not 1 (a size-1 dim's stride is never read).
+fn same_layout(a: &TensorMeta, b: &TensorMeta) -> bool {
+    a.sizes.len() == b.sizes.len()
+        && a.sizes.iter().zip(a.strides.iter().zip(&b.strides)).all(|(n, (x, y))| n.as_int() == Some(1) || super::rules::view::same_size(x, y))
 }
 
 fn preserves(a: &Arg) -> bool {
