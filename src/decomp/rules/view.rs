@@ -30,7 +30,7 @@ pub(crate) fn is_contiguous(m: &TensorMeta) -> bool {
 /// 2, as export's dynamic dims are): torch decides from the symbols' ranges that a stride
 /// recorded as `Min(64, 64*s53)` is `64` (Qwen2-MoE's router input is contiguous), where the
 /// expressions differ. Checked at several bindings, distinct per symbol.
-pub(super) fn same_size(a: &Expr, b: &Expr) -> bool {
+pub(crate) fn same_size(a: &Expr, b: &Expr) -> bool {
     if a == b {
         return true;
     }
