@@ -69,6 +69,13 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  `zeros_like(.., memory_format=contiguous_format)` (GroupViT), `ones_like` of a
                  transposed and `zeros_like` of an expanded tensor (ProphetNet), `group_norm` of a
                  channels-last and of a transposed input (CPUBone), an int32 `arange` (Bloom, MPT)
+  matmul_layouts matmul and linear on the layouts torch's re-trace sees: a 2-D parameter times a
+                 batch (Mamba's `A @ x`, folded through the transposed batch), a batch whose rows
+                 merge but whose columns are strided (`bmm`: Python's should_fold wants it
+                 contiguous), sdpa's output transposed back, gated and projected (Afmoe's,
+                 BitNet's, Data2Vec-Vision's non-contiguous `linear` input after the math
+                 attention's `[L, N, H, E]` layout), and `bmm` of row×column and column×row
+                 batches (Inductor's CPU table: `mul`/`sum`, and from 2.15 one `mul`)
 """
 import argparse
 import os
@@ -336,6 +343,30 @@ class SmallRules(torch.nn.Module):
         return r, e, k, z, o, w, g * p.view(1, 4, 1, 1)
 
 
+class MatmulLayouts(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.randn(6, 8))
+        self.q, self.k, self.v, self.g = (torch.nn.Linear(16, 16) for _ in range(4))
+        self.o = torch.nn.Linear(16, 16, bias=False)
+        self.p = torch.nn.Linear(16, 4)
+
+    def forward(self, x, z, w):
+        b, t, _ = z.shape
+        heads = lambda y: y.view(b, t, 2, 8).transpose(1, 2)
+        att = F.scaled_dot_product_attention(heads(self.q(z)), heads(self.k(z)), heads(self.v(z)))
+        att = att.transpose(1, 2).reshape(b, t, 16)
+        col = x[:, :, :1]
+        return (
+            self.a @ x,
+            z[..., ::2] @ w,
+            self.o(att * torch.sigmoid(self.g(z))),
+            self.p(att),
+            torch.bmm(col.transpose(1, 2), col),
+            torch.bmm(col, z[:, :1, :6]),
+        )
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -361,6 +392,7 @@ CASES = {
     "float_step_arange": (FloatStepArange, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4),), [0, 1]),
     "layout_clones": (LayoutClones, lambda b: (torch.randn(1 + b, 8, 3 + b), (torch.rand(1 + b, 3 + b) > 0.3).float())),
     "small_rules": (SmallRules, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4), torch.randn(1 + b, 4, 3, 3))),
+    "matmul_layouts": (MatmulLayouts, lambda b: (torch.randn(1 + b, 8, 3 + b), torch.randn(1 + b, 3 + 2 * b, 16), torch.randn(8, 3))),
 }
 
 

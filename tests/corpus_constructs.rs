@@ -310,3 +310,14 @@ fn clones_follow_the_layouts_aten_computes() {
 fn small_composites_and_factories_decompose_as_torch_does() {
     all_stages_pass("construct_small_rules");
 }
+
+/// matmul and linear on the layouts torch's re-trace sees (`construct_matmul_layouts`): a 2-D
+/// parameter times a batch folds through the transposed batch (Mamba); rows that merge but
+/// strided columns go through `bmm` (Python's `should_fold`); after the math attention's
+/// `[L, N, H, E]` output, its transpose, reshape and gate are not contiguous and the projections
+/// are `bmm` + `add`, where Inductor's fused attention keeps them `mm`/`addmm` (Afmoe, BitNet,
+/// Data2Vec-Vision); Inductor's CPU `bmm` of row×column and column×row batches is pointwise.
+#[test]
+fn matmul_and_linear_follow_the_layouts_torch_retraces() {
+    all_stages_pass("construct_matmul_layouts");
+}

@@ -63,7 +63,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
         map[v.index()] = Some(id);
     }
     let grad = grad_values(graph);
-    let mut em = Emitter { out, map, taken, counter: 0, origin: Vec::new(), sym_values: HashMap::new(), pinned: HashSet::new(), grad };
+    let mut em = Emitter { out, map, taken, counter: 0, origin: Vec::new(), sym_values: HashMap::new(), pinned: HashSet::new(), grad, laid: HashSet::new() };
     let mut decomposed = Vec::new();
     let mut kept = Vec::new();
     let mut no_rule = Vec::new();
@@ -291,6 +291,8 @@ pub(super) struct Emitter {
     pinned: HashSet<ValueId>,
     /// Per input-graph value: whether it requires grad when torch re-traces ([`grad_values`]).
     pub(super) grad: Vec<bool>,
+    /// Output-graph values of copied nodes whose strides [`super::relayout`] computed again.
+    pub(super) laid: HashSet<ValueId>,
 }
 
 impl Emitter {
@@ -300,7 +302,7 @@ impl Emitter {
         let mut taken: HashSet<String> = graph.values.iter().map(|v| v.name.clone()).collect();
         taken.extend(graph.nodes.iter().map(|n| n.name.clone()));
         let grad = vec![false; graph.values.len()];
-        let mut em = Emitter { out: graph.clone(), map, taken, counter: 0, origin: Vec::new(), sym_values: HashMap::new(), pinned: HashSet::new(), grad };
+        let mut em = Emitter { out: graph.clone(), map, taken, counter: 0, origin: Vec::new(), sym_values: HashMap::new(), pinned: HashSet::new(), grad, laid: HashSet::new() };
         let ids: Vec<ValueId> = (0..graph.values.len()).map(|i| ValueId(i as u32)).collect();
         em.register_sym_ints(&ids);
         em
@@ -330,12 +332,19 @@ impl Emitter {
             .iter()
             .map(|a| Ok(NamedArg { name: a.name.clone(), arg: self.map_arg(&a.arg)?, kwarg: a.kwarg }))
             .collect::<Result<Vec<_>, RuleError>>()?;
-        let outputs = node.outputs.iter().map(|v| (graph.value(*v).name.clone(), graph.value(*v).kind.clone())).collect();
+        // Strides computed again where an input's layout changed upstream, as torch's re-trace does.
+        let relaid = super::relayout::relaid(graph, node, &self.out, &args, &self.map, &self.laid);
+        let laid = relaid.is_some();
+        let kinds = relaid.unwrap_or_else(|| node.outputs.iter().map(|v| graph.value(*v).kind.clone()).collect());
+        let outputs = node.outputs.iter().zip(kinds).map(|(v, k)| (graph.value(*v).name.clone(), k)).collect();
         self.out
             .add_node(&node.name, &node.target, args, outputs, node.meta.clone())
             .map_err(|e| RuleError::Unsupported(e.to_string()))?;
         self.origin.push(origin);
         let new = self.out.nodes.last().map(|n| n.outputs.clone()).unwrap_or_default();
+        if laid {
+            self.laid.extend(new.iter().copied());
+        }
         for (old, new) in node.outputs.iter().zip(&new) {
             self.map[old.index()] = Some(*new);
         }

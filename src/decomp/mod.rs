@@ -15,6 +15,7 @@ mod emit_rw;
 pub mod functionalize;
 mod marks;
 mod prune;
+mod relayout;
 pub mod rules;
 
 use std::collections::BTreeMap;

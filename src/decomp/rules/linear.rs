@@ -1,17 +1,16 @@
-//! `linear` and `matmul` as ATen's C++ bodies trace (`LinearAlgebra.cpp`, `Linear.cpp`):
+//! `linear` and `matmul` as torch's re-trace expands them (`Linear.cpp`'s `linear`, and the
+//! Python `matmul` of `torch/_decomp/decompositions.py`, which replaces ATen's C++ body there):
 //!
-//! - `linear`: a 2-D input with a bias is `addmm(b, x, Wᵀ)`; a contiguous input with a bias has
-//!   its leading dims flattened (`view`, `addmm`, `view` back); anything else is `matmul(x, Wᵀ)`
-//!   and the bias added.
-//! - `matmul`: 2-D × 2-D is `mm`; a batch of rows times a matrix is folded into one `mm` (`view`,
-//!   `mm`, `view` back) when its leading dims merge without a copy or the matrix requires grad
-//!   (then the rows are copied first where no view merges them); otherwise both operands are
-//!   `expand`ed to the broadcast batch shape, reshaped to 3-D, multiplied with `bmm` and viewed back.
+//! - `linear`: a 2-D input with a bias is `addmm(b, x, Wᵀ)`; a contiguous input with a bias, of
+//!   rank 3 or with a 1-D bias, has its leading dims flattened (`view`, `addmm`, `view` back);
+//!   anything else is `matmul(x, Wᵀ)` and the bias added.
+//! - `matmul`: 2-D × 2-D is `mm`; a batch times a matrix (either side) is folded into one `mm`
+//!   when `should_fold` says so (`folds`); otherwise both operands are `expand`ed to the
+//!   broadcast batch shape, reshaped to 3-D, multiplied with `bmm` and viewed back.
 
 use super::{Rw, A};
 use crate::decomp::RuleError;
 use crate::ir::{SymIntArg, ValueId};
-use crate::sym::Expr;
 
 pub fn linear(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("input")?;
@@ -24,7 +23,8 @@ pub fn linear(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let wt = rw.op("aten.permute.default", vec![("self", A::T(w)), ("dims", A::Is(vec![1, 0]))])?;
     match b {
         Some(b) if rank == 2 => Ok(vec![rw.op("aten.addmm.default", vec![("self", A::T(b)), ("mat1", A::T(x)), ("mat2", A::T(wt))])?]),
-        Some(b) if super::view::is_contiguous(rw.meta(x)?) && rw.rank(b)? == 1 => flatten_nd(rw, x, wt, b, rank),
+        // `is_contiguous && (dim == 3 || bias.dim() == 1)`, as Linear.cpp picks `_flatten_nd_linear`.
+        Some(b) if super::view::is_contiguous(rw.meta(x)?) && (rank == 3 || rw.rank(b)? == 1) => flatten_nd(rw, x, wt, b, rank),
         _ => {
             // `matmul`'s own rule (this table's) expands it further.
             let y = rw.op("aten.matmul.default", vec![("self", A::T(x)), ("other", A::T(wt))])?;
@@ -57,10 +57,18 @@ pub fn t(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(x)), ("dims", A::Is(vec![1, 0]))])?])
 }
 
-/// `matmul` of operands of rank 2 or more (ATen's `_matmul_impl`); a 1-D operand (`dot`, `mv`)
-/// stays whole: the interpreter and the kernels run `matmul` itself.
+/// `matmul` of operands of rank 2 or more, as `torch._decomp.decompositions.matmul` (the Python
+/// body export's and Inductor's re-trace run, `py_impl(CompositeImplicitAutograd)`) traces it;
+/// a 1-D operand (`dot`, `mv`) stays whole: the interpreter and the kernels run `matmul` itself.
 pub fn matmul(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let (a, b) = (rw.t("self")?, rw.t("other")?);
+    let grad = (rw.requires_grad(a), rw.requires_grad(b));
+    product(rw, a, b, grad)
+}
+
+/// The body of `matmul` for operands `a`, `b` whose `requires_grad` is `grad`: passed along,
+/// because a `squeeze` this body makes keeps its operand's (the body runs above autograd).
+fn product(rw: &mut Rw, a: ValueId, b: ValueId, grad: (bool, bool)) -> Result<Vec<ValueId>, RuleError> {
     let (ra, rb) = (rw.rank(a)?, rw.rank(b)?);
     if ra < 2 || rb < 2 {
         return Err(RuleError::Declined);
@@ -68,17 +76,69 @@ pub fn matmul(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     if ra == 2 && rb == 2 {
         return Ok(vec![rw.op("aten.mm.default", vec![("self", A::T(a)), ("mat2", A::T(b))])?]);
     }
-    if ra >= 3 && rb == 2 && folds(rw, a, b)? {
-        let lead: Vec<SymIntArg> = (0..ra - 1).map(|d| rw.size(a, d)).collect::<Result<_, _>>()?;
-        let rows = rw.product(lead.clone())?;
-        let k = rw.size(a, ra - 1)?;
-        // A `reshape`: a copy where the rows do not merge into a view (folded for the gradient).
-        let a2 = super::view::view_of(rw, a, vec![rows, k])?;
-        let y = rw.op("aten.mm.default", vec![("self", A::T(a2)), ("mat2", A::T(b))])?;
-        let mut out = lead;
-        out.push(rw.size(b, 1)?);
-        return Ok(vec![rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(out))])?]);
+    if folds(rw, a, b, grad)? {
+        return folded(rw, a, b);
     }
+    // A batch of one times a batch of several, the one requiring grad: torch drops the batch dim
+    // and takes the folding path (`should_fold`'s reason, the gradient of a broadcast `bmm`).
+    if ra == 3 && rb == 3 {
+        let (ba, bb) = (rw.meta(a)?.sizes[0].clone(), rw.meta(b)?.sizes[0].clone());
+        // `guard_or_true(ba != bb)`: only sizes known equal skip this.
+        if !super::view::same_size(&ba, &bb) {
+            let squeeze = |rw: &mut Rw, t: ValueId| rw.op("aten.squeeze.dim", vec![("self", A::T(t)), ("dim", A::I(0))]);
+            if ba.as_int() == Some(1) && grad.0 {
+                let a0 = squeeze(rw, a)?;
+                return product(rw, a0, b, grad);
+            }
+            if bb.as_int() == Some(1) && grad.1 {
+                let b0 = squeeze(rw, b)?;
+                return product(rw, a, b0, grad);
+            }
+        }
+    }
+    batched(rw, a, b, ra, rb)
+}
+
+/// The folding path: the operand of rank ≥ 3 (`t1`; the right one transposed, `mT`, when it is
+/// the larger) `reshape`d to rows, one `mm` with the matrix (the left one transposed, `t()`),
+/// `_unsafe_view` (a `view` in the graph) back, and for the transposed case `mT.contiguous()`.
+fn folded(rw: &mut Rw, a: ValueId, b: ValueId) -> Result<Vec<ValueId>, RuleError> {
+    let (ra, rb) = (rw.rank(a)?, rw.rank(b)?);
+    let transpose = rb > ra;
+    let swap_last = |r: usize| -> Vec<i64> {
+        let mut p: Vec<i64> = (0..r as i64).collect();
+        p.swap(r - 2, r - 1);
+        p
+    };
+    let (t1, t2) = if transpose {
+        let t1 = rw.op("aten.permute.default", vec![("self", A::T(b)), ("dims", A::Is(swap_last(rb)))])?;
+        (t1, rw.op("aten.permute.default", vec![("self", A::T(a)), ("dims", A::Is(vec![1, 0]))])?)
+    } else {
+        (a, b)
+    };
+    let r1 = rw.rank(t1)?;
+    let lead: Vec<SymIntArg> = (0..r1 - 1).map(|d| rw.size(t1, d)).collect::<Result<_, _>>()?;
+    let rows = rw.product(lead.clone())?;
+    let k = rw.size(t1, r1 - 1)?;
+    // A `reshape`: a copy where the rows do not merge into a view (folded for the gradient).
+    let t1f = super::view::view_of(rw, t1, vec![rows, k])?;
+    let y = rw.op("aten.mm.default", vec![("self", A::T(t1f)), ("mat2", A::T(t2))])?;
+    let mut out = lead;
+    out.push(rw.size(t2, 1)?);
+    let y = rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(out))])?;
+    if !transpose {
+        return Ok(vec![y]);
+    }
+    let yt = rw.op("aten.permute.default", vec![("self", A::T(y)), ("dims", A::Is(swap_last(r1)))])?;
+    // `.contiguous()` copies only what is not contiguous already.
+    if super::view::is_contiguous(rw.meta(yt)?) {
+        return Ok(vec![yt]);
+    }
+    Ok(vec![super::view::contiguous_clone(rw, yt)?])
+}
+
+/// Both operands `expand`ed to the broadcast batch shape, reshaped to 3-D, one `bmm`, viewed back.
+fn batched(rw: &mut Rw, a: ValueId, b: ValueId, ra: usize, rb: usize) -> Result<Vec<ValueId>, RuleError> {
     // The batch dims broadcast, aligned from the right; a size-1 dim takes the other's size.
     let nb = ra.max(rb) - 2;
     let mut lead = Vec::with_capacity(nb);
@@ -104,16 +164,152 @@ pub fn matmul(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.view.default", vec![("self", A::T(y)), ("size", A::Sizes(shaped([m, n])))])?])
 }
 
-/// ATen's `should_fold` for a batch of rows `a` (rank ≥ 3) times a matrix `b`: `b` requires grad
-/// (then torch folds, with a copy if need be, rather than have the backward build the large
-/// `[batch, k, n]` gradient of `bmm`: HaloNet's relative-position matmuls, `bmm` here where
-/// torch has `mm`), or the leading dims of `a` merge into one without a copy,
-/// `stride[i] == stride[i + 1] * size[i + 1]` for each of them.
-fn folds(rw: &Rw, a: ValueId, b: ValueId) -> Result<bool, RuleError> {
-    if rw.requires_grad(b) {
+/// `should_fold` (torch/_decomp/decompositions.py, which export's and Inductor's re-trace run,
+/// not ATen's C++ one): of the larger operand `t1` (rank ≥ 3) and the matrix `t2`, fold when
+/// `t2` requires grad (torch folds, with a copy if need be, rather than have the backward build
+/// the large `[batch, k, n]` gradient of `bmm`: HaloNet's relative-position matmuls), never when
+/// the matrix is on the left and requires none, else when `t1` is empty or contiguous (size-1
+/// dims' strides aside). The C++ check is looser (only the batch dims must merge): a row-major
+/// batch of transposed matrices folds in eager, not here.
+fn folds(rw: &Rw, a: ValueId, b: ValueId, grad: (bool, bool)) -> Result<bool, RuleError> {
+    let (ra, rb) = (rw.rank(a)?, rw.rank(b)?);
+    let (t1, r2, g2) = if ra >= rb { (a, rb, grad.1) } else { (b, ra, grad.0) };
+    if rw.rank(t1)? < 3 || r2 > 2 {
+        return Ok(false);
+    }
+    if g2 {
         return Ok(true);
     }
-    let m = rw.meta(a)?;
-    let r = m.sizes.len();
-    Ok((0..r - 2).all(|i| super::view::same_size(&m.strides[i], &Expr::mul(m.strides[i + 1].clone(), m.sizes[i + 1].clone()))))
+    if ra == 2 {
+        return Ok(false);
+    }
+    let m = rw.meta(t1)?;
+    Ok(m.sizes.iter().any(|s| s.as_int() == Some(0)) || super::view::is_contiguous(m))
+}
+
+/// Inductor's `bmm` (torch/_inductor/decomposition.py), in the opmath dtype: from torch 2.15 a
+/// batch of outer products (`[B, M, 1] × [B, 1, N]`, any device) is one broadcast `mul`; on CPU
+/// a batch of dot products (`[B, 1, K] × [B, K, 1]`) is `sum(a.squeeze(1) * b.squeeze(-1), 1,
+/// keepdim)` unsqueezed (MobileViT's and LeViT's small attention products). Sizes count only
+/// where they are numbers (`statically_known_true`); anything else stays one `bmm`.
+pub fn bmm_inductor(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (a, b) = (rw.t("self")?, rw.t("mat2")?);
+    let (am, bm) = (rw.meta(a)?.clone(), rw.meta(b)?.clone());
+    if am.sizes.len() != 3 || bm.sizes.len() != 3 {
+        return Err(RuleError::Declined);
+    }
+    let one = |e: &crate::sym::Expr| e.as_int() == Some(1);
+    // torch 2.11's table has no outer-product case; 2.15's has.
+    let outer = !rw.torch_older_than(2, 15) && one(&am.sizes[2]) && one(&bm.sizes[1]);
+    let dots = am.device.starts_with("cpu") && one(&am.sizes[1]) && one(&bm.sizes[2]);
+    if !outer && !dots {
+        return Err(RuleError::Declined);
+    }
+    let (xs, dtype) = super::loss::opmath(rw, &[a, b])?;
+    let y = if outer {
+        let y = rw.op("aten.mul.Tensor", vec![("self", A::T(xs[0])), ("other", A::T(xs[1]))])?;
+        if super::view::is_contiguous(rw.meta(y)?) { y } else { super::view::contiguous_clone(rw, y)? }
+    } else {
+        let sa = rw.op("aten.squeeze.dim", vec![("self", A::T(xs[0])), ("dim", A::I(1))])?;
+        let sb = rw.op("aten.squeeze.dim", vec![("self", A::T(xs[1])), ("dim", A::I(-1))])?;
+        let p = rw.op("aten.mul.Tensor", vec![("self", A::T(sa)), ("other", A::T(sb))])?;
+        let s = rw.op("aten.sum.dim_IntList", vec![("self", A::T(p)), ("dim", A::Is(vec![1])), ("keepdim", A::B(true))])?;
+        rw.op("aten.unsqueeze.default", vec![("self", A::T(s)), ("dim", A::I(1))])?
+    };
+    Ok(vec![super::loss::cast(rw, y, dtype)?])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use crate::decomp::{decompose, Marks, Mode};
+    use crate::infer::infer;
+    use crate::ir::{Arg, DType, Graph, InputKind, NamedArg, NodeMeta, TensorMeta, ValueId, ValueKind};
+    use crate::sym::Expr;
+
+    fn arg(name: &str, arg: Arg) -> NamedArg {
+        NamedArg { name: name.into(), arg, kwarg: false }
+    }
+
+    fn node(g: &mut Graph, name: &str, target: &str, args: Vec<NamedArg>) -> ValueId {
+        let kinds = infer(target, &args, g).unwrap();
+        let outs = kinds.into_iter().map(|k| (name.to_string(), k)).collect();
+        let id = g.add_node(name, target, args, outs, NodeMeta::default()).unwrap();
+        g.node(id).outputs[0]
+    }
+
+    fn sizes(v: &[i64]) -> Vec<Expr> {
+        v.iter().map(|&i| if i < 0 { Expr::symbol(&format!("s{}", -i)) } else { Expr::int(i) }).collect()
+    }
+
+    /// A graph of inputs (sizes: negative numbers are symbols `s1`, `s2`, ...; `param`: a
+    /// parameter, which requires grad) and `target(self=inputs[0], second=inputs[1])` as its
+    /// output, after `prep` (`x[..., ::2]` of the first input with `sliced`); decomposed under
+    /// `mode`, its op histogram.
+    fn product(mode: Mode, version: &str, target: &str, second: &str, inputs: &[(&[i64], bool)], sliced: bool) -> BTreeMap<String, usize> {
+        let mut g = Graph::new("g");
+        g.torch_version = Some(version.into());
+        let mut vs = Vec::new();
+        for (i, (s, param)) in inputs.iter().enumerate() {
+            let kind = if *param { InputKind::Parameter { fqn: format!("p{i}") } } else { InputKind::UserInput };
+            vs.push(g.add_input(&format!("in{i}"), ValueKind::Tensor(TensorMeta::contiguous(DType::F32, sizes(s))), kind).unwrap());
+        }
+        if sliced {
+            let last = inputs[0].0.len() as i64 - 1;
+            let args = vec![arg("self", Arg::Tensor(vs[0])), arg("dim", Arg::Int(last)), arg("start", Arg::Int(0)), arg("end", Arg::Int(16)), arg("step", Arg::Int(2))];
+            vs[0] = node(&mut g, "slice_1", "aten.slice.Tensor", args);
+        }
+        let y = node(&mut g, "y", target, vec![arg("self", Arg::Tensor(vs[0])), arg(second, Arg::Tensor(vs[1]))]);
+        g.outputs.push(Arg::Tensor(y));
+        decompose(&g, mode, &Marks::default()).unwrap().graph.op_histogram()
+    }
+
+    fn count(ops: &BTreeMap<String, usize>, op: &str) -> usize {
+        ops.get(&format!("aten.{op}")).copied().unwrap_or(0)
+    }
+
+    /// Mamba's `A @ x` of a 2-D parameter and a batch: torch folds through the transposed batch
+    /// (`x.mT` reshaped, one `mm` with `A.t()`, `mT.contiguous()` of the result): three
+    /// `permute`s and no `bmm`; the same matrix as an input that requires no grad is a `bmm`.
+    #[test]
+    fn a_parameter_on_the_left_folds_through_the_transposed_batch() {
+        let ops = product(Mode::Core, "2.15.0", "aten.matmul.default", "other", &[(&[6, 8], true), (&[-1, 8, -2], false)], false);
+        assert_eq!((count(&ops, "mm.default"), count(&ops, "bmm.default"), count(&ops, "permute.default")), (1, 0, 3), "{ops:?}");
+        let ops = product(Mode::Core, "2.15.0", "aten.matmul.default", "other", &[(&[6, 8], false), (&[-1, 8, -2], false)], false);
+        assert_eq!((count(&ops, "mm.default"), count(&ops, "bmm.default"), count(&ops, "expand.default")), (0, 1, 2), "{ops:?}");
+    }
+
+    /// Python's `should_fold` wants the batch contiguous, not only its rows mergeable as ATen's
+    /// C++ does: `x[..., ::2] @ w` (rows that merge, strided columns) is a `bmm` in torch's
+    /// re-trace, and a contiguous batch with a leading dim of 1 folds whatever that dim's stride.
+    #[test]
+    fn only_a_contiguous_batch_folds_into_rows() {
+        let ops = product(Mode::Core, "2.15.0", "aten.matmul.default", "other", &[(&[-1, -2, 16], false), (&[8, 4], false)], true);
+        assert_eq!((count(&ops, "mm.default"), count(&ops, "bmm.default")), (0, 1), "{ops:?}");
+        let ops = product(Mode::Core, "2.15.0", "aten.matmul.default", "other", &[(&[-1, -2, 8], false), (&[8, 4], false)], false);
+        assert_eq!((count(&ops, "mm.default"), count(&ops, "bmm.default")), (1, 0), "{ops:?}");
+    }
+
+    /// A batch of one that requires grad times a batch: `squeeze(0)`, then the folding path.
+    #[test]
+    fn a_batch_of_one_parameter_is_squeezed_and_folded() {
+        let ops = product(Mode::Core, "2.15.0", "aten.matmul.default", "other", &[(&[-1, -2, 8], false), (&[1, 8, 4], true)], false);
+        assert_eq!((count(&ops, "mm.default"), count(&ops, "bmm.default"), count(&ops, "squeeze.dim") + count(&ops, "squeeze.dims")), (1, 0, 1), "{ops:?}");
+    }
+
+    /// Inductor's CPU `bmm` of row times column batches is `mul` + `sum`; of column times row
+    /// batches (outer products) one `mul` from torch 2.15 on, a `bmm` for 2.11's table.
+    #[test]
+    fn inductor_turns_batched_dots_and_outer_products_into_pointwise_ops() {
+        let dots = product(Mode::Full, "2.15.0", "aten.bmm.default", "mat2", &[(&[-1, 1, 8], false), (&[-1, 8, 1], false)], false);
+        assert_eq!((count(&dots, "bmm.default"), count(&dots, "mul.Tensor"), count(&dots, "sum.dim_IntList"), count(&dots, "squeeze.dim")), (0, 1, 1, 2), "{dots:?}");
+        let outer = product(Mode::Full, "2.15.0", "aten.bmm.default", "mat2", &[(&[-1, 8, 1], false), (&[-1, 1, 6], false)], false);
+        assert_eq!((count(&outer, "bmm.default"), count(&outer, "mul.Tensor")), (0, 1), "{outer:?}");
+        let old = product(Mode::Full, "2.11.0", "aten.bmm.default", "mat2", &[(&[-1, 8, 1], false), (&[-1, 1, 6], false)], false);
+        assert_eq!((count(&old, "bmm.default"), count(&old, "mul.Tensor")), (1, 0), "{old:?}");
+        // Core keeps `bmm` whole.
+        let core = product(Mode::Core, "2.15.0", "aten.bmm.default", "mat2", &[(&[-1, 1, 8], false), (&[-1, 8, 1], false)], false);
+        assert_eq!(count(&core, "bmm.default"), 1, "{core:?}");
+    }
 }

@@ -20,7 +20,7 @@ pub fn transpose(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(x)), ("dims", A::Is(perm))])?])
 }
 
-pub(super) fn is_contiguous(m: &TensorMeta) -> bool {
+pub(crate) fn is_contiguous(m: &TensorMeta) -> bool {
     let want = TensorMeta::contiguous_strides(&m.sizes);
     // A size-1 dimension's stride never matters.
     m.sizes.iter().zip(m.strides.iter().zip(&want)).all(|(s, (a, b))| s.as_int() == Some(1) || same_size(a, b))
@@ -30,7 +30,7 @@ pub(super) fn is_contiguous(m: &TensorMeta) -> bool {
 /// 2, as export's dynamic dims are): torch decides from the symbols' ranges that a stride
 /// recorded as `Min(64, 64*s53)` is `64` (Qwen2-MoE's router input is contiguous), where the
 /// expressions differ. Checked at several bindings, distinct per symbol.
-pub(super) fn same_size(a: &Expr, b: &Expr) -> bool {
+pub(crate) fn same_size(a: &Expr, b: &Expr) -> bool {
     if a == b {
         return true;
     }

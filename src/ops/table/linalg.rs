@@ -5,7 +5,7 @@ use super::prelude::*;
 #[rustfmt::skip]
 pub(super) const OPS: &[OpDef] = &[
     op("aten.mm.default").run(x::linalg::mm).lower(K::Heavy, l::linalg::mm).keep().meta(m::mm),
-    op("aten.bmm.default").run(x::linalg::bmm).lower(K::Heavy, l::linalg::mm).keep().meta(m::bmm),
+    op("aten.bmm.default").run(x::linalg::bmm).lower(K::Heavy, l::linalg::mm).inductor(r::linear::bmm_inductor).keep().meta(m::bmm),
     op("aten.matmul.default").run(x::linalg::matmul).lower(K::Heavy, l::products::matmul).core(r::linear::matmul).meta(m::matmul),
     op("aten.addmm.default").run(x::linalg::addmm).lower(K::Heavy, l::products::addmm).keep().meta(m::mm),
     op("aten.linear.default").run(x::linalg::linear).lower(K::Heavy, l::linalg::linear).core(r::linear::linear).meta(m::linear),
