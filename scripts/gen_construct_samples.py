@@ -53,6 +53,11 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  `1.0 - x` (XLNet), `fft.fftn(..).real` (FNet), `clamp(x, min=tensor)` (Phi-MoE),
                  `logsumexp` (Inkling), `adaptive_avg_pool2d` to 7×7 (CSATv2), `diff` with a
                  prepended frame (Voxtral-Realtime)
+  conv_nhwc      a convolution of a token grid seen as NCHW with NHWC strides
+                 (`x.transpose(1, 2).reshape(b, c, h, w)`, FocalNet's patch embeddings): CPU
+                 convolution writes a channels-last output, so `flatten(2).transpose(1, 2)`
+                 is contiguous and Inductor's LayerNorm copies nothing; beside it the same
+                 on a contiguous input (a copy); only the batch is dynamic
 """
 import argparse
 import os
@@ -251,6 +256,20 @@ class ChunkDynamic(torch.nn.Module):
         p, q, r = y.transpose(1, 2).unsqueeze(1).chunk(3, dim=3)
         return a + b * c, p - q * r
 
+class ConvNhwc(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.down = torch.nn.Conv2d(8, 16, 2, stride=2)
+        self.norm = torch.nn.LayerNorm(16)
+
+    def forward(self, tokens, image):
+        b = tokens.shape[0]
+        grid = tokens.transpose(1, 2).reshape(b, 8, 4, 4)
+        nhwc = self.norm(self.down(grid).flatten(2).transpose(1, 2))
+        nchw = self.norm(self.down(image).flatten(2).transpose(1, 2))
+        return nhwc, nchw
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -272,6 +291,7 @@ CASES = {
     "rotary_complex": (RotaryComplex, lambda b: (torch.randn(1 + b, 3 + 2 * b, 2, 8), torch.arange(3 + 2 * b).expand(1 + b, -1).clone())),
     "chunk_dynamic": (ChunkDynamic, lambda b: (torch.randn(1 + b, 2 + 3 * b, 4),)),
     "resize": (Resize, lambda b: (torch.randn(1 + b, 8, 6, 6),), [0]),
+    "conv_nhwc": (ConvNhwc, lambda b: (torch.randn(1 + b, 16, 8), torch.randn(1 + b, 8, 4, 4)), [0]),
 }
 
 

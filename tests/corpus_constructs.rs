@@ -262,3 +262,12 @@ fn chunk_along_a_dynamic_dimension_as_torch_traces_it() {
         check_stage(&format!("eval {}", mode.name()), stage_eval(&c, &model, mode));
     }
 }
+
+/// FocalNet's patch embedding: a convolution of a token grid with NHWC strides writes a
+/// channels-last output on the CPU, so Inductor's LayerNorm after `flatten(2).transpose(1, 2)`
+/// copies nothing, where the same on an NCHW input copies once (torch 2.15; 2 clones too many
+/// in full mode before the convolution's meta followed its input's layout).
+#[test]
+fn convolution_keeps_a_channels_last_input_layout() {
+    all_stages_pass("construct_conv_nhwc");
+}

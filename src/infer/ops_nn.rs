@@ -5,7 +5,7 @@
 //! `crate::infer::ops::...`.
 
 use super::ops::{one, Out};
-use super::{broadcast_shapes, contiguous, Args, InferError};
+use super::{broadcast_shapes, contiguous, memory_format, Args, InferError};
 use crate::ir::{Arg, DType, TensorMeta, ValueKind};
 use crate::sym::Expr;
 
@@ -209,7 +209,18 @@ fn conv(a: &Args) -> Out {
         let k = w.sizes[i + 2].as_int().ok_or_else(|| a.err("kernel size must be static"))?;
         sizes.push(window_out(&x.sizes[i + 2], k, stride[i], pad[i], dil[i], false));
     }
-    one(contiguous(x, x.dtype, sizes))
+    let mut out = contiguous(x, x.dtype, sizes);
+    // ATen's CPU backends (mkldnn, thnn) write a channels-last output when the input or the
+    // weight suggests that layout (`mkldnn_conv_use_channels_last`), and torch's fake tensors
+    // follow them: FocalNet's patch embedding convolves a transposed-and-reshaped token grid
+    // (NHWC strides), so its `flatten(2).transpose(1, 2)` is contiguous and LayerNorm copies
+    // nothing.
+    if memory_format::suggests_channels_last(x) || memory_format::suggests_channels_last(w) {
+        if let Some(cl) = memory_format::channels_last_strides(&out.sizes) {
+            out.strides = cl;
+        }
+    }
+    one(out)
 }
 
 fn max_pool(a: &Args) -> Out {
