@@ -58,6 +58,10 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  convolution writes a channels-last output, so `flatten(2).transpose(1, 2)`
                  is contiguous and Inductor's LayerNorm copies nothing; beside it the same
                  on a contiguous input (a copy); only the batch is dynamic
+  inplace_views  in-place adds into what PyTorch's functionalization sees as views: a
+                 `view(..).detach().to(same dtype)` (Kosmos-2.5's segment embeddings), a 3-D
+                 `matmul`'s result (MobileBERT's decoder bias, an `mm` reshaped) and a 4-D one
+                 (Nystromformer's `context += conv(v)`, a `bmm` reshaped), each read afterwards
 """
 import argparse
 import os
@@ -270,6 +274,24 @@ class ConvNhwc(torch.nn.Module):
         return nhwc, nchw
 
 
+class InplaceViews(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(4, 6))
+        self.bias = torch.nn.Parameter(torch.randn(6))
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        e = (x * 2).view(b * s, 4).detach().to(torch.float32)
+        e += self.bias[:4]
+        h = x.matmul(self.w)
+        h += self.bias
+        q = x.view(b, s, 2, 2).transpose(1, 2)
+        a = torch.matmul(q, q.transpose(-1, -2))
+        a += q.sum(-1, keepdim=True)
+        return e * 3, h, a
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -291,6 +313,7 @@ CASES = {
     "rotary_complex": (RotaryComplex, lambda b: (torch.randn(1 + b, 3 + 2 * b, 2, 8), torch.arange(3 + 2 * b).expand(1 + b, -1).clone())),
     "chunk_dynamic": (ChunkDynamic, lambda b: (torch.randn(1 + b, 2 + 3 * b, 4),)),
     "resize": (Resize, lambda b: (torch.randn(1 + b, 8, 6, 6),), [0]),
+    "inplace_views": (InplaceViews, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4),)),
     "conv_nhwc": (ConvNhwc, lambda b: (torch.randn(1 + b, 16, 8), torch.randn(1 + b, 8, 4, 4)), [0]),
 }
 

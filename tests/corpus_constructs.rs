@@ -271,3 +271,14 @@ fn chunk_along_a_dynamic_dimension_as_torch_traces_it() {
 fn convolution_keeps_a_channels_last_input_layout() {
     all_stages_pass("construct_conv_nhwc");
 }
+
+/// In-place adds into what PyTorch's functionalization sees as views, each read afterwards:
+/// Kosmos-2.5's `view(..).detach().to(same dtype) += ..` (the `to` is the tensor itself, and the
+/// read is the views taken again from the written base: `alias(view(view(add)))`), and
+/// MobileBERT's and Nystromformer's `matmul(..) += ..` (the result is a reshape of the `mm` or
+/// `bmm` it decomposes into; torch 2.15). Before, the views taken again were missing (2 and 4
+/// views, an alias, too few in core and full mode).
+#[test]
+fn in_place_writes_into_views_are_read_as_the_views_taken_again() {
+    all_stages_pass("construct_inplace_views");
+}
