@@ -62,6 +62,10 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  `view(..).detach().to(same dtype)` (Kosmos-2.5's segment embeddings), a 3-D
                  `matmul`'s result (MobileBERT's decoder bias, an `mm` reshaped) and a 4-D one
                  (Nystromformer's `context += conv(v)`, a `bmm` reshaped), each read afterwards
+  attn_contiguous  `sdpa(q, k, v).transpose(1, 2).contiguous()` (Phi-3, MiniMax): a copy under
+                 export's table (attention math, `[B, H, L, E]`); under Inductor's, CPU flash
+                 attention lays its output out as the query (`empty_like`), so a copy for a
+                 contiguous query and none for a fused projection's (`[B, L, H, E]` in memory)
 """
 import argparse
 import os
@@ -292,6 +296,16 @@ class InplaceViews(torch.nn.Module):
         return e * 3, h, a
 
 
+class AttnContiguous(torch.nn.Module):
+    def forward(self, q, k, v, x):
+        b, _, s, _ = q.shape
+        o = F.scaled_dot_product_attention(q, k, v)
+        # A fused projection's query, [B, L, H, E] in memory (Phi-3's qkv_proj).
+        qx = x.view(x.shape[0], x.shape[1], 2, 8).transpose(1, 2)
+        ox = F.scaled_dot_product_attention(qx, k, v)
+        return o.transpose(1, 2).contiguous().reshape(b, s, -1), ox.transpose(1, 2).contiguous().reshape(x.shape)
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -314,6 +328,7 @@ CASES = {
     "chunk_dynamic": (ChunkDynamic, lambda b: (torch.randn(1 + b, 2 + 3 * b, 4),)),
     "resize": (Resize, lambda b: (torch.randn(1 + b, 8, 6, 6),), [0]),
     "inplace_views": (InplaceViews, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4),)),
+    "attn_contiguous": (AttnContiguous, lambda b: (*(torch.randn(1 + b, 2, 3 + 2 * b, 8) for _ in range(3)), torch.randn(1 + b, 4 + b, 16))),
     "conv_nhwc": (ConvNhwc, lambda b: (torch.randn(1 + b, 16, 8), torch.randn(1 + b, 8, 4, 4)), [0]),
 }
 

@@ -282,3 +282,13 @@ fn convolution_keeps_a_channels_last_input_layout() {
 fn in_place_writes_into_views_are_read_as_the_views_taken_again() {
     all_stages_pass("construct_inplace_views");
 }
+
+/// Phi-3's and MiniMax's `sdpa(..).transpose(1, 2).contiguous()`: a copy under export's table,
+/// whose attention math leaves `[B, H, L, E]` contiguous; under Inductor's, CPU flash attention
+/// lays its output out as its query (`empty_like`): a copy for a contiguous query, none for a
+/// fused projection's `[B, L, H, E]` one (torch 2.15; `contiguous` copied always before, 2
+/// clones too many in full mode).
+#[test]
+fn contiguous_of_a_contiguous_tensor_is_the_tensor() {
+    all_stages_pass("construct_attn_contiguous");
+}

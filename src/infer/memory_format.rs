@@ -64,6 +64,24 @@ pub(crate) fn suggests_channels_last(m: &TensorMeta) -> bool {
     (0..VALUES.len()).all(|k| at(m, k).is_some_and(|(s, t)| channels_last_strides_like(&s, &t)))
 }
 
+/// Whether `m`'s elements fill its storage with no gap or overlap in some order of its dims
+/// (ATen's `is_non_overlapping_and_dense`), for every value its symbols can take: what
+/// `empty_like` keeps the strides of.
+pub(crate) fn dense(m: &TensorMeta) -> bool {
+    (0..VALUES.len()).all(|k| {
+        at(m, k).is_some_and(|(s, t)| {
+            let mut dims: Vec<usize> = (0..s.len()).filter(|&d| s[d] != 1).collect();
+            dims.sort_by_key(|&d| t[d]);
+            let mut next = 1;
+            dims.iter().all(|&d| {
+                let ok = t[d] == next;
+                next *= s[d];
+                ok
+            })
+        })
+    })
+}
+
 /// Strides of a fresh channels-last tensor of `sizes` (4-D or 5-D): channels fastest, then the
 /// spatial dims from the last, then the batch, each stride the product of the sizes moving
 /// faster (a size of 1 counted as 1, as ATen's `get_channels_last_strides` does).
@@ -107,6 +125,14 @@ mod tests {
         assert!(!suggests_channels_last(&meta(s.clone(), TensorMeta::contiguous_strides(&s))));
         // 3-D tensors have no channels-last format.
         assert!(!suggests_channels_last(&meta(ints(&[2, 8, 4]), ints(&[32, 1, 8]))));
+    }
+
+    #[test]
+    fn permuted_dense_strides_are_dense_and_slices_are_not() {
+        let s = ints(&[2, 3, 4]);
+        assert!(dense(&meta(s.clone(), ints(&[12, 1, 3]))));
+        assert!(dense(&meta(s.clone(), TensorMeta::contiguous_strides(&s))));
+        assert!(!dense(&meta(s, ints(&[24, 8, 1]))));
     }
 
     /// ATen resolves the ambiguous layouts to NCHW: a tensor of one pixel per channel with

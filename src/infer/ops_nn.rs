@@ -10,19 +10,23 @@ use crate::ir::{Arg, DType, TensorMeta, ValueKind};
 use crate::sym::Expr;
 
 pub(crate) fn sdpa_flash_cpu(a: &Args) -> Out {
-    // Output [B, H, L, Ev] laid out as [B, L, H, Ev] contiguous, as the CPU kernel's meta
-    // function allocates it (what export records); logsumexp [B, H, L] in the kernel's
-    // accumulation type: float64 for float64 inputs, float32 otherwise.
+    // Output [B, H, L, Ev] `empty_like(query)` as the CPU kernel's meta function allocates it
+    // (a dense query's layout: Phi-3's fused-projection query is [B, L, H, E] in memory, and a
+    // later `transpose(1, 2).contiguous()` copies nothing; else contiguous); logsumexp [B, H, L]
+    // laid out [B, L, H], in the kernel's accumulation type: float64 for float64 inputs, float32
+    // otherwise.
     let q = a.tensor("query")?;
     let v = a.tensor("value")?;
     if q.sizes.len() != 4 || v.sizes.len() != 4 {
         return Err(a.err("expects 4-D query, key and value"));
     }
     let (b, h, l, e) = (q.sizes[0].clone(), q.sizes[1].clone(), q.sizes[2].clone(), v.sizes[3].clone());
-    let mut out = contiguous(q, q.dtype, vec![b.clone(), h.clone(), l.clone(), e.clone()]);
-    let he = Expr::mul(h.clone(), e.clone());
-    out.strides = vec![Expr::mul(l.clone(), he.clone()), e, he, Expr::int(1)];
-    let lse = contiguous(q, if q.dtype == DType::F64 { DType::F64 } else { DType::F32 }, vec![b, h, l]);
+    let mut out = contiguous(q, q.dtype, vec![b.clone(), h.clone(), l.clone(), e]);
+    if memory_format::dense(q) && q.sizes == out.sizes {
+        out.strides = q.strides.clone();
+    }
+    let mut lse = contiguous(q, if q.dtype == DType::F64 { DType::F64 } else { DType::F32 }, vec![b, h.clone(), l.clone()]);
+    lse.strides = vec![Expr::mul(l, h.clone()), Expr::int(1), h];
     Ok(vec![ValueKind::Tensor(out), ValueKind::Tensor(lse)])
 }
 

@@ -122,8 +122,15 @@ pub fn unflatten(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![view_of(rw, x, sizes)?])
 }
 
+/// ATen's `contiguous`: the tensor itself when it already is, else a row-major copy (Phi-3's
+/// `transpose(1, 2).contiguous()` of Inductor's CPU flash attention, laid out `[B, L, H, E]`).
 pub fn contiguous(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
+    let fmt = rw.passthrough("memory_format")?;
+    let row_major = matches!(&fmt, None | Some(Arg::None)) || matches!(&fmt, Some(Arg::MemoryFormat(f)) if f == "contiguous_format");
+    if row_major && is_contiguous(rw.meta(x)?) {
+        return Ok(vec![x]);
+    }
     Ok(vec![contiguous_clone(rw, x)?])
 }
 
@@ -597,3 +604,7 @@ pub fn detach(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
     Ok(vec![rw.op("aten.alias.default", vec![("self", A::T(x))])?])
 }
+
+#[cfg(test)]
+#[path = "view_tests.rs"]
+mod tests;
