@@ -82,6 +82,29 @@ pub(crate) fn dense(m: &TensorMeta) -> bool {
     })
 }
 
+/// Strides of `empty_like(m)` (`preserve_format`): `m`'s own when it is [`dense`], else dense
+/// strides in the order of `m`'s (ATen's `infer_dense_strides`: a slice of a fused projection
+/// gives a dense tensor laid out as the projection was). `None` when the order cannot be told.
+pub(crate) fn like_strides(m: &TensorMeta) -> Option<Vec<Expr>> {
+    if dense(m) {
+        return Some(m.strides.clone());
+    }
+    let (_, t) = at(m, 0)?;
+    // Fastest first; equal strides keep the later dim faster, as row-major order would.
+    let mut order: Vec<usize> = (0..t.len()).collect();
+    order.sort_by(|&a, &b| t[a].cmp(&t[b]).then(b.cmp(&a)));
+    let mut strides = vec![Expr::int(1); t.len()];
+    let mut next = Expr::int(1);
+    for d in order {
+        strides[d] = next.clone();
+        next = match m.sizes[d].as_int() {
+            Some(n) => Expr::mul(next, Expr::int(n.max(1))),
+            None => Expr::mul(next, m.sizes[d].clone()),
+        };
+    }
+    Some(strides)
+}
+
 /// Strides of a fresh channels-last tensor of `sizes` (4-D or 5-D): channels fastest, then the
 /// spatial dims from the last, then the batch, each stride the product of the sizes moving
 /// faster (a size of 1 counted as 1, as ATen's `get_channels_last_strides` does).
@@ -133,6 +156,16 @@ mod tests {
         assert!(dense(&meta(s.clone(), ints(&[12, 1, 3]))));
         assert!(dense(&meta(s.clone(), TensorMeta::contiguous_strides(&s))));
         assert!(!dense(&meta(s, ints(&[24, 8, 1]))));
+    }
+
+    /// DaViT's attention query: a head of a fused `qkv` (`[B, H, L, E]` with strides of `[B, L,
+    /// 3, H, E]`), not dense; `empty_like` lays it out `[B, L, H, E]` densely.
+    #[test]
+    fn empty_like_of_a_slice_is_dense_in_the_slices_order() {
+        let q = meta(ints(&[2, 3, 49, 32]), ints(&[14112, 32, 288, 1]));
+        assert_eq!(like_strides(&q).unwrap(), ints(&[4704, 32, 96, 1]));
+        let d = meta(ints(&[2, 3, 4]), ints(&[12, 1, 3]));
+        assert_eq!(like_strides(&d).unwrap(), ints(&[12, 1, 3]));
     }
 
     /// ATen resolves the ambiguous layouts to NCHW: a tensor of one pixel per channel with

@@ -11,8 +11,8 @@ use crate::sym::Expr;
 
 pub(crate) fn sdpa_flash_cpu(a: &Args) -> Out {
     // Output [B, H, L, Ev] `empty_like(query)` as the CPU kernel's meta function allocates it
-    // (a dense query's layout: Phi-3's fused-projection query is [B, L, H, E] in memory, and a
-    // later `transpose(1, 2).contiguous()` copies nothing; else contiguous); logsumexp [B, H, L]
+    // (the query's layout made dense: Phi-3's and DaViT's fused-projection queries are
+    // [B, L, H, E] in memory, and a later `transpose(1, 2).contiguous()` copies nothing); logsumexp [B, H, L]
     // laid out [B, L, H], in the kernel's accumulation type: float64 for float64 inputs, float32
     // otherwise.
     let q = a.tensor("query")?;
@@ -22,8 +22,8 @@ pub(crate) fn sdpa_flash_cpu(a: &Args) -> Out {
     }
     let (b, h, l, e) = (q.sizes[0].clone(), q.sizes[1].clone(), q.sizes[2].clone(), v.sizes[3].clone());
     let mut out = contiguous(q, q.dtype, vec![b.clone(), h.clone(), l.clone(), e]);
-    if memory_format::dense(q) && q.sizes == out.sizes {
-        out.strides = q.strides.clone();
+    if let Some(strides) = memory_format::like_strides(q).filter(|_| q.sizes == out.sizes) {
+        out.strides = strides;
     }
     let mut lse = contiguous(q, if q.dtype == DType::F64 { DType::F64 } else { DType::F32 }, vec![b, h.clone(), l.clone()]);
     lse.strides = vec![Expr::mul(l, h.clone()), Expr::int(1), h];
