@@ -76,6 +76,19 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  BitNet's, Data2Vec-Vision's non-contiguous `linear` input after the math
                  attention's `[L, N, H, E]` layout), and `bmm` of row×column and column×row
                  batches (Inductor's CPU table: `mul`/`sum`, and from 2.15 one `mul`)
+  conv_nhwc      a convolution of a token grid seen as NCHW with NHWC strides
+                 (`x.transpose(1, 2).reshape(b, c, h, w)`, FocalNet's patch embeddings): CPU
+                 convolution writes a channels-last output, so `flatten(2).transpose(1, 2)`
+                 is contiguous and Inductor's LayerNorm copies nothing; beside it the same
+                 on a contiguous input (a copy); only the batch is dynamic
+  inplace_views  in-place adds into what PyTorch's functionalization sees as views: a
+                 `view(..).detach().to(same dtype)` (Kosmos-2.5's segment embeddings), a 3-D
+                 `matmul`'s result (MobileBERT's decoder bias, an `mm` reshaped) and a 4-D one
+                 (Nystromformer's `context += conv(v)`, a `bmm` reshaped), each read afterwards
+  attn_contiguous  `sdpa(q, k, v).transpose(1, 2).contiguous()` (Phi-3, MiniMax): a copy under
+                 export's table (attention math, `[B, H, L, E]`); under Inductor's, CPU flash
+                 attention lays its output out as the query (`empty_like`), so a copy for a
+                 contiguous query and none for a fused projection's (`[B, L, H, E]` in memory)
 """
 import argparse
 import os
@@ -367,6 +380,48 @@ class MatmulLayouts(torch.nn.Module):
         )
 
 
+class ConvNhwc(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.down = torch.nn.Conv2d(8, 16, 2, stride=2)
+        self.norm = torch.nn.LayerNorm(16)
+
+    def forward(self, tokens, image):
+        b = tokens.shape[0]
+        grid = tokens.transpose(1, 2).reshape(b, 8, 4, 4)
+        nhwc = self.norm(self.down(grid).flatten(2).transpose(1, 2))
+        nchw = self.norm(self.down(image).flatten(2).transpose(1, 2))
+        return nhwc, nchw
+
+
+class InplaceViews(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(4, 6))
+        self.bias = torch.nn.Parameter(torch.randn(6))
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        e = (x * 2).view(b * s, 4).detach().to(torch.float32)
+        e += self.bias[:4]
+        h = x.matmul(self.w)
+        h += self.bias
+        q = x.view(b, s, 2, 2).transpose(1, 2)
+        a = torch.matmul(q, q.transpose(-1, -2))
+        a += q.sum(-1, keepdim=True)
+        return e * 3, h, a
+
+
+class AttnContiguous(torch.nn.Module):
+    def forward(self, q, k, v, x):
+        b, _, s, _ = q.shape
+        o = F.scaled_dot_product_attention(q, k, v)
+        # A fused projection's query, [B, L, H, E] in memory (Phi-3's qkv_proj).
+        qx = x.view(x.shape[0], x.shape[1], 2, 8).transpose(1, 2)
+        ox = F.scaled_dot_product_attention(qx, k, v)
+        return o.transpose(1, 2).contiguous().reshape(b, s, -1), ox.transpose(1, 2).contiguous().reshape(x.shape)
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -393,6 +448,9 @@ CASES = {
     "layout_clones": (LayoutClones, lambda b: (torch.randn(1 + b, 8, 3 + b), (torch.rand(1 + b, 3 + b) > 0.3).float())),
     "small_rules": (SmallRules, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4), torch.randn(1 + b, 4, 3, 3))),
     "matmul_layouts": (MatmulLayouts, lambda b: (torch.randn(1 + b, 8, 3 + b), torch.randn(1 + b, 3 + 2 * b, 16), torch.randn(8, 3))),
+    "inplace_views": (InplaceViews, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4),)),
+    "attn_contiguous": (AttnContiguous, lambda b: (*(torch.randn(1 + b, 2, 3 + 2 * b, 8) for _ in range(3)), torch.randn(1 + b, 4 + b, 16))),
+    "conv_nhwc": (ConvNhwc, lambda b: (torch.randn(1 + b, 16, 8), torch.randn(1 + b, 8, 4, 4)), [0]),
 }
 
 

@@ -321,3 +321,33 @@ fn small_composites_and_factories_decompose_as_torch_does() {
 fn matmul_and_linear_follow_the_layouts_torch_retraces() {
     all_stages_pass("construct_matmul_layouts");
 }
+
+/// FocalNet's patch embedding: a convolution of a token grid with NHWC strides writes a
+/// channels-last output on the CPU, so Inductor's LayerNorm after `flatten(2).transpose(1, 2)`
+/// copies nothing, where the same on an NCHW input copies once (torch 2.15; 2 clones too many
+/// in full mode before the convolution's meta followed its input's layout).
+#[test]
+fn convolution_keeps_a_channels_last_input_layout() {
+    all_stages_pass("construct_conv_nhwc");
+}
+
+/// In-place adds into what PyTorch's functionalization sees as views, each read afterwards:
+/// Kosmos-2.5's `view(..).detach().to(same dtype) += ..` (the `to` is the tensor itself, and the
+/// read is the views taken again from the written base: `alias(view(view(add)))`), and
+/// MobileBERT's and Nystromformer's `matmul(..) += ..` (the result is a reshape of the `mm` or
+/// `bmm` it decomposes into; torch 2.15). Before, the views taken again were missing (2 and 4
+/// views, an alias, too few in core and full mode).
+#[test]
+fn in_place_writes_into_views_are_read_as_the_views_taken_again() {
+    all_stages_pass("construct_inplace_views");
+}
+
+/// Phi-3's and MiniMax's `sdpa(..).transpose(1, 2).contiguous()`: a copy under export's table,
+/// whose attention math leaves `[B, H, L, E]` contiguous; under Inductor's, CPU flash attention
+/// lays its output out as its query (`empty_like`): a copy for a contiguous query, none for a
+/// fused projection's `[B, L, H, E]` one (torch 2.15; `contiguous` copied always before, 2
+/// clones too many in full mode).
+#[test]
+fn contiguous_of_a_contiguous_tensor_is_the_tensor() {
+    all_stages_pass("construct_attn_contiguous");
+}

@@ -176,7 +176,7 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
             views.write_back(&mut rw, graph, id).map_err(err)?;
             write_backs.extend((before..em.out.nodes.len()).map(|n| NodeId(n as u32)));
         } else if functional {
-            views.note(graph, id);
+            views.note(graph, id, |v| em.image(v));
         }
         products[i] = (first_new..em.out.nodes.len()).map(|n| NodeId(n as u32)).collect();
     }

@@ -181,4 +181,15 @@ mod tests {
         let bias = meta(&ints(&[4]), &ints(&[1]));
         assert_eq!(elementwise_strides(&[&x, &bias], &ints(&[2, 3, 4])), ints(&[12, 4, 1]));
     }
+
+    /// DaViT's attention query: a head of a fused `qkv` (`[B, H, L, E]` with strides of `[B, L,
+    /// 3, H, E]`), not dense; `empty_like` (CPU flash attention's output) lays it out
+    /// `[B, L, H, E]` densely, and a permuted dense tensor keeps its strides.
+    #[test]
+    fn empty_like_of_a_slice_is_dense_in_the_slices_order() {
+        let q = meta(&ints(&[2, 3, 49, 32]), &ints(&[14112, 32, 288, 1]));
+        assert_eq!(elementwise_strides(&[&q], &q.sizes), ints(&[4704, 32, 96, 1]));
+        let d = meta(&ints(&[2, 3, 4]), &ints(&[12, 1, 3]));
+        assert_eq!(elementwise_strides(&[&d], &d.sizes), ints(&[12, 1, 3]));
+    }
 }

@@ -5,6 +5,7 @@
 mod broadcast;
 pub(crate) mod layout;
 pub(crate) mod loss;
+pub(crate) mod memory_format;
 pub(crate) mod ops;
 mod ops_nn;
 mod ops_shape;

@@ -5,7 +5,7 @@
 //! `crate::infer::ops::...`.
 
 use super::ops::{one, Out};
-use super::{broadcast_shapes, contiguous, Args, InferError};
+use super::{broadcast_shapes, contiguous, memory_format, Args, InferError};
 use crate::ir::{Arg, DType, TensorMeta, ValueKind};
 use crate::sym::Expr;
 
@@ -14,8 +14,8 @@ pub(crate) fn sdpa_flash_cpu(a: &Args) -> Out {
     // Inductor's re-trace): `empty_like(query)`, which `torch._refs` lays out in the query's
     // memory order (`compute_elementwise_output_strides`: a transposed `[B, L, H, E]`
     // projection's, gaps of a split closed); whether a later `.contiguous()` or `reshape`
-    // copies depends on it (DINOv3, GPT-2). Logsumexp [B, H, L] in the kernel's
-    // accumulation type: float64 for float64 inputs, float32 otherwise.
+    // copies depends on it (DINOv3, GPT-2, Phi-3, DaViT). Logsumexp [B, H, L] laid out
+    // [B, L, H], in the kernel's accumulation type: float64 for float64 inputs, float32 otherwise.
     let q = a.tensor("query")?;
     let v = a.tensor("value")?;
     if q.sizes.len() != 4 || v.sizes.len() != 4 {
@@ -26,7 +26,8 @@ pub(crate) fn sdpa_flash_cpu(a: &Args) -> Out {
     if q.sizes == out.sizes {
         out.strides = super::layout::elementwise_strides(&[q], &q.sizes);
     }
-    let lse = contiguous(q, if q.dtype == DType::F64 { DType::F64 } else { DType::F32 }, vec![b, h, l]);
+    let mut lse = contiguous(q, if q.dtype == DType::F64 { DType::F64 } else { DType::F32 }, vec![b, h.clone(), l.clone()]);
+    lse.strides = vec![Expr::mul(l, h.clone()), Expr::int(1), h];
     Ok(vec![ValueKind::Tensor(out), ValueKind::Tensor(lse)])
 }
 
@@ -213,7 +214,18 @@ fn conv(a: &Args) -> Out {
         let k = w.sizes[i + 2].as_int().ok_or_else(|| a.err("kernel size must be static"))?;
         sizes.push(window_out(&x.sizes[i + 2], k, stride[i], pad[i], dil[i], false));
     }
-    one(contiguous(x, x.dtype, sizes))
+    let mut out = contiguous(x, x.dtype, sizes);
+    // ATen's CPU backends (mkldnn, thnn) write a channels-last output when the input or the
+    // weight suggests that layout (`mkldnn_conv_use_channels_last`), and torch's fake tensors
+    // follow them: FocalNet's patch embedding convolves a transposed-and-reshaped token grid
+    // (NHWC strides), so its `flatten(2).transpose(1, 2)` is contiguous and LayerNorm copies
+    // nothing.
+    if memory_format::suggests_channels_last(x) || memory_format::suggests_channels_last(w) {
+        if let Some(cl) = memory_format::channels_last_strides(&out.sizes) {
+            out.strides = cl;
+        }
+    }
+    one(out)
 }
 
 fn max_pool(a: &Args) -> Out {

@@ -122,10 +122,17 @@ pub fn unflatten(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![view_of(rw, x, sizes)?])
 }
 
-/// `x` itself when row-major already (`Tensor.contiguous`), else a contiguous clone.
+/// ATen's `contiguous`: the tensor itself when it already is row-major, else a row-major copy
+/// (Phi-3's `transpose(1, 2).contiguous()` of CPU flash attention's output, laid out
+/// `[B, L, H, E]`, copies nothing).
 pub fn contiguous(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
-    Ok(vec![super::layout::contiguous(rw, x)?])
+    let fmt = rw.passthrough("memory_format")?;
+    let row_major = matches!(&fmt, None | Some(Arg::None)) || matches!(&fmt, Some(Arg::MemoryFormat(f)) if f == "contiguous_format");
+    if row_major {
+        return Ok(vec![super::layout::contiguous(rw, x)?]);
+    }
+    Ok(vec![contiguous_clone(rw, x)?])
 }
 
 /// `clone(x, memory_format=contiguous_format)`: a row-major copy (`x.contiguous()`), where a plain
@@ -475,3 +482,7 @@ pub fn detach(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let x = rw.t("self")?;
     Ok(vec![rw.op("aten.alias.default", vec![("self", A::T(x))])?])
 }
+
+#[cfg(test)]
+#[path = "view_tests.rs"]
+mod tests;
