@@ -374,3 +374,15 @@ fn the_launch_gives_a_work_group_to_each_row_long_enough_to_split() {
     assert_eq!(row_group(1, 7, ROW_GROUP, true), 0);
     assert_eq!(row_group(1, 1 << 20, ROW_GROUP, false), 0);
 }
+
+#[test]
+fn tiny_row_launches_take_few_groups() {
+    // 14 rows of 32: one group folds them all.
+    assert_eq!(schedule::row_groups(14, 32), 1);
+    // A group per row once each row is long enough, capped by MAX_ROW_GROUPS.
+    assert_eq!(schedule::row_groups(14, 4096), 14);
+    assert_eq!(schedule::row_groups(1 << 17, 64), schedule::MAX_ROW_GROUPS as u64);
+    // Rows of 32 in blocks of 64 per group.
+    assert_eq!(schedule::row_groups(1000, 32), 16);
+    assert_eq!(schedule::row_groups(0, 32), 0);
+}

@@ -40,6 +40,9 @@ pub const TILE: u32 = 16;
 pub const MAX_ROW_GROUPS: usize = 4096;
 /// Shortest row worth a work-group; shorter rows get one work-item each.
 pub const MIN_ROW_EXTENT: i64 = 8;
+/// Fewest elements (rows × row length) per work-group of the cooperative row schedule before
+/// the launch adds another group ([`row_groups`]).
+pub const ROW_GROUP_ELEMENTS: u64 = 2048;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum Schedule {
@@ -204,6 +207,16 @@ pub fn row_group(rows: u64, row_len: u64, max: u32, coop: bool) -> u32 {
         return 0;
     }
     row_len.next_power_of_two().min(max as u64) as u32
+}
+
+/// Work-groups of a cooperative launch of the row schedule over `rows` rows of `row_len`: one
+/// per row, at most [`MAX_ROW_GROUPS`], and no more than one per [`ROW_GROUP_ELEMENTS`]
+/// elements (at least one). A group folds its block of rows one after the other, so a tiny
+/// launch — the transformer_block sample's layer norm, 14 rows of 32 — is one group instead of
+/// 14 that each pay a group's start-up on the OpenCL CPU device for 32 elements of work.
+pub fn row_groups(rows: u64, row_len: u64) -> u64 {
+    let by_work = rows.saturating_mul(row_len).div_ceil(ROW_GROUP_ELEMENTS).max(1);
+    rows.min(MAX_ROW_GROUPS as u64).min(by_work)
 }
 
 /// The tiled matrix-product schedule for `k`, when its stores are pointwise functions of a
