@@ -286,8 +286,8 @@ const PRODUCT_COLUMN_GROUPS: [u32; 5] = [256, 128, 64, 32, 16];
 /// (the last coordinate) across the work-items in the group of [`PRODUCT_COLUMN_GROUPS`]
 /// leaving the fewest idle (the largest on a tie), at most half. A small product often has few
 /// columns (10, 32, 96): the groups of [`columns`] (64 or more, at most a quarter idle) left
-/// them on the elementwise schedule, whose work-item per output gathers the weight column,
-/// 2–4× slower than their tiles (32 columns: 25 µs against 6 µs, docs/PERFORMANCE.md).
+/// them on the elementwise schedule, whose work-item per output gathers the weight column: a
+/// 14×32 · 32×32 product took 25.7 µs there against 6.1 µs tiled (docs/PERFORMANCE.md).
 fn product_columns(k: &Kernel) -> Option<u32> {
     let Some(Schedule::Tiled { reduce, .. }) = tiled(k, TILE) else { return None };
     if !small_product(k, reduce) {
@@ -480,9 +480,9 @@ pub const SMALL_PRODUCT: i64 = 1 << 20;
 /// [`product_columns`]) with its output rows blocked per work-item ([`channels`]: each element
 /// of the column operand loaded once for the block's rows). The tiles stage both operands
 /// through local memory behind two barriers per slice of the contraction, and a product this
-/// small has too few slices to pay for them: the mlp sample's three products (4×32 · 32×64 with
-/// GELU, 4×64 · 64×64 with ReLU, 4×64 · 64×10) took 12.4 µs tiled, 7.5 µs blocked, on the
-/// OpenCL CPU device (docs/PERFORMANCE.md, "Issue 28, item 4 continued"). A dynamic row count
+/// small has too few slices to pay for them: 2×7×32 · 32×128 with a bias and GELU took 24.2 µs
+/// as 8 tiled groups of 256 and takes 4.1 µs blocked, on the OpenCL CPU device
+/// (docs/PERFORMANCE.md, "Issue 28, item 4 continued"). A dynamic row count
 /// keeps the tiles: [`channels`] blocks static coordinates only, and unblocked columns were
 /// slower than the tiles on three of the transformer_block sample's five products.
 pub fn small_product(k: &Kernel, reduce: ExprId) -> bool {
@@ -505,4 +505,3 @@ pub fn product_once(k: &Kernel) -> bool {
         _ => false,
     }
 }
-
