@@ -374,3 +374,51 @@ fn the_launch_gives_a_work_group_to_each_row_long_enough_to_split() {
     assert_eq!(row_group(1, 7, ROW_GROUP, true), 0);
     assert_eq!(row_group(1, 1 << 20, ROW_GROUP, false), 0);
 }
+
+/// `out[i, j] = Σ_p a[i, p] · w[p, j]` with `n` columns and depth `depth`; `m` rows, or a
+/// symbolic row count.
+fn product_kernel(m: Option<i64>, n: i64, depth: i64) -> Kernel {
+    let mut kb = KernelBuilder::new(2);
+    let (a, w, out) = (kb.buffer("a", Access::Read), kb.buffer("w", Access::Read), kb.buffer("out", Access::Write));
+    let rows_size = m.map_or_else(|| Expr::symbol("m"), Expr::int);
+    let rows = kb.size(&rows_size);
+    let (cols, kk) = (kb.i64(n), kb.i64(depth));
+    let (i, j) = (kb.var(VarId(0)), kb.var(VarId(1)));
+    let v = kb.fresh_var().unwrap();
+    let p = kb.var(v);
+    let ai = kb.binary(BinOp::Mul, i, kk).unwrap();
+    let ai = kb.binary(BinOp::Add, ai, p).unwrap();
+    let wi = kb.binary(BinOp::Mul, p, cols).unwrap();
+    let wi = kb.binary(BinOp::Add, wi, j).unwrap();
+    let (x, y) = (kb.load(a, ai), kb.load(w, wi));
+    let xy = kb.binary(BinOp::Mul, x, y).unwrap();
+    let dot = kb.reduce(RedOp::Sum, v, kk, xy).unwrap();
+    kb.finish("product".into(), vec![rows_size, Expr::int(n)], vec![rows, cols], vec![Store { buf: out, value: dot }])
+}
+
+#[test]
+fn small_products_leave_the_tiles() {
+    // The transformer_block sample's up-projection, and a product of exactly SMALL_PRODUCT.
+    assert_eq!(schedule::choose(&product_kernel(Some(14), 128, 32), true), Schedule::Elementwise);
+    assert_eq!(schedule::choose(&product_kernel(Some(64), 128, 128), true), Schedule::Elementwise);
+    assert!(matches!(schedule::choose(&product_kernel(Some(65), 128, 128), true), Schedule::Tiled { .. }));
+    // A dynamic row count keeps the tiles, however small the weight.
+    assert!(matches!(schedule::choose(&product_kernel(None, 32, 32), true), Schedule::Tiled { .. }));
+    // On columns with rows blocked, and the product counted as computed once per output.
+    let k = schedule::apply(product_kernel(Some(14), 128, 32), true);
+    assert_eq!(k.schedule, Schedule::Channels { group: 128, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK });
+    assert!(schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(Some(14), 128, 32) }));
+    assert!(!schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(Some(128), 128, 128) }));
+}
+
+#[test]
+fn tiny_row_launches_take_few_groups() {
+    // 14 rows of 32: one group folds them all.
+    assert_eq!(schedule::row_groups(14, 32), 1);
+    // A group per row once each row is long enough, capped by MAX_ROW_GROUPS.
+    assert_eq!(schedule::row_groups(14, 4096), 14);
+    assert_eq!(schedule::row_groups(1 << 17, 64), schedule::MAX_ROW_GROUPS as u64);
+    // Rows of 32 in blocks of 64 per group.
+    assert_eq!(schedule::row_groups(1000, 32), 16);
+    assert_eq!(schedule::row_groups(0, 32), 0);
+}

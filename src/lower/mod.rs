@@ -211,8 +211,9 @@ fn lower_here(model: &Model, d: &Decomposition) -> Result<Plan, LowerError> {
     fuse_matmul_epilogues(&fusion, &mut inlinable);
     fuse_conv_epilogues(&fusion, &mut inlinable);
     expand::keep_within_domains(graph, &kinds, &lowerable.domain, &mut inlinable);
-    // A matrix product computed inside a kernel that does not get the tiled schedule is a
-    // serial dot product per read: per output element, twice where the epilogue reads it at
+    // A matrix product computed inside a kernel that does not compute it once per output (the
+    // tiled schedule, or a small product on columns: `schedule::product_once`) is a serial dot
+    // product per read: per output element, twice where the epilogue reads it at
     // two places (a rotary embedding's `rotate_half`), once per statistics pass and again per
     // output where a norm follows it. Such products get their own (tiled) kernel instead, and
     // the plan is built again without them inlined.
@@ -344,7 +345,7 @@ fn build_steps(
             if g > 0 {
                 kernel.name = format!("{}_out{}", kernel.name, group[0]);
             }
-            if !matches!(kernel.schedule, schedule::Schedule::Tiled { .. }) {
+            if !schedule::product_once(&kernel) {
                 untiled.extend(inlined.iter().copied().filter(|n| MATMULS.contains(&graph.node(*n).target.as_str())));
             }
             let mut nodes: Vec<NodeId> = inlined.into_iter().collect();

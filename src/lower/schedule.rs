@@ -40,6 +40,9 @@ pub const TILE: u32 = 16;
 pub const MAX_ROW_GROUPS: usize = 4096;
 /// Shortest row worth a work-group; shorter rows get one work-item each.
 pub const MIN_ROW_EXTENT: i64 = 8;
+/// Fewest elements (rows × row length) per work-group of the cooperative row schedule before
+/// the launch adds another group ([`row_groups`]).
+pub const ROW_GROUP_ELEMENTS: u64 = 2048;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub enum Schedule {
@@ -206,6 +209,16 @@ pub fn row_group(rows: u64, row_len: u64, max: u32, coop: bool) -> u32 {
     row_len.next_power_of_two().min(max as u64) as u32
 }
 
+/// Work-groups of a cooperative launch of the row schedule over `rows` rows of `row_len`: one
+/// per row, at most [`MAX_ROW_GROUPS`], and no more than one per [`ROW_GROUP_ELEMENTS`]
+/// elements (at least one). A group folds its block of rows one after the other, so a tiny
+/// launch — the transformer_block sample's layer norm, 14 rows of 32 — is one group instead of
+/// 14 that each pay a group's start-up on the OpenCL CPU device for 32 elements of work.
+pub fn row_groups(rows: u64, row_len: u64) -> u64 {
+    let by_work = rows.saturating_mul(row_len).div_ceil(ROW_GROUP_ELEMENTS).max(1);
+    rows.min(MAX_ROW_GROUPS as u64).min(by_work)
+}
+
 /// The tiled matrix-product schedule for `k`, when its stores are pointwise functions of a
 /// single dot product over the last two output coordinates.
 pub fn tiled(k: &Kernel, tile: u32) -> Option<Schedule> {
@@ -249,7 +262,12 @@ pub fn apply(mut k: Kernel, matmul: bool) -> Kernel {
 /// ([`Kernel::linearize`]). Other schedules are left as they are.
 pub fn finish(mut k: Kernel) -> Kernel {
     if k.schedule == Schedule::Elementwise {
-        if let Some((group, dims)) = columns(&k) {
+        if let Some(group) = product_columns(&k) {
+            k.schedule = Schedule::Columns { group, dims: 1 };
+            if let Some(blocked) = channels(&k, group, 1) {
+                return blocked;
+            }
+        } else if let Some((group, dims)) = columns(&k) {
             k.schedule = Schedule::Columns { group, dims };
             if let Some(blocked) = channels(&k, group, dims) {
                 return blocked;
@@ -259,6 +277,31 @@ pub fn finish(mut k: Kernel) -> Kernel {
         }
     }
     k.linearize()
+}
+
+/// Every column group a [`small_product`] may take, largest first.
+const PRODUCT_COLUMN_GROUPS: [u32; 5] = [256, 128, 64, 32, 16];
+
+/// The column group of a [`small_product`] on the elementwise schedule: its output columns
+/// (the last coordinate) across the work-items in the group of [`PRODUCT_COLUMN_GROUPS`]
+/// leaving the fewest idle (the largest on a tie), at most half. A small product often has few
+/// columns (10, 32, 96): the groups of [`columns`] (64 or more, at most a quarter idle) left
+/// them on the elementwise schedule, whose work-item per output gathers the weight column: a
+/// 14×32 · 32×32 product took 25.7 µs there against 6.1 µs tiled (docs/PERFORMANCE.md).
+fn product_columns(k: &Kernel) -> Option<u32> {
+    let Some(Schedule::Tiled { reduce, .. }) = tiled(k, TILE) else { return None };
+    if !small_product(k, reduce) {
+        return None;
+    }
+    let c = column_extent(k, 1).filter(|c| *c > 0)?;
+    let idle = |g: u32| {
+        let g = i64::from(g);
+        let covered = (c + g - 1) / g * g;
+        (covered - c) as f64 / covered as f64
+    };
+    // `min_by` keeps the first of equals: the largest group.
+    let group = PRODUCT_COLUMN_GROUPS.into_iter().min_by(|a, b| idle(*a).total_cmp(&idle(*b)))?;
+    (idle(group) <= 0.5).then_some(group)
 }
 
 /// Column groups for a blocked kernel whose column no group of [`COLUMN_GROUPS`] fits (a
@@ -342,7 +385,9 @@ pub fn channels(k: &Kernel, group: u32, dims: u32) -> Option<Kernel> {
         let KExpr::I64(extent) = *k.expr(k.domain[c as usize]) else { continue };
         let found = (2..=extent.min(CHANNEL_BLOCK as i64)).rev().find_map(|b| Some((shared_loads(c, b, extent), b)).filter(|(s, _)| *s > 0));
         if let Some((shared, block)) = found {
-            if best.is_none_or(|(s, ..)| shared > s) {
+            // On a tie the larger block: a matrix product's batch and row coordinates both
+            // share the column operand, and the rows usually have more to share.
+            if best.is_none_or(|(s, _, _, b)| shared > s || (shared == s && block > b)) {
                 best = Some((shared, c, extent, block));
             }
         }
@@ -417,6 +462,46 @@ pub fn choose(k: &Kernel, matmul: bool) -> Schedule {
     if k.exprs.iter().any(|e| matches!(e, KExpr::Loop { .. })) {
         return Schedule::default();
     }
-    let tiles = if matmul { tiled(k, TILE) } else { None };
-    tiles.or_else(|| rows(k, ROW_GROUP)).unwrap_or_default()
+    match if matmul { tiled(k, TILE) } else { None } {
+        // Left on the elementwise schedule, which `finish` lays out in columns with rows blocked.
+        Some(Schedule::Tiled { reduce, .. }) if small_product(k, reduce) => Schedule::Elementwise,
+        Some(tiles) => tiles,
+        None => rows(k, ROW_GROUP).unwrap_or_default(),
+    }
+}
+
+/// Most multiply-adds of a matrix product with static sizes that [`small_product`] takes off
+/// the tiled schedule.
+pub const SMALL_PRODUCT: i64 = 1 << 20;
+
+/// Whether matrix product `k` (on [`tiled`]'s shape, dot product `reduce`) is too small for
+/// tiles: static sizes and at most [`SMALL_PRODUCT`] multiply-adds. Such a product runs on the
+/// column schedule (`finish`: a work-item per output column in a group sized to the columns,
+/// [`product_columns`]) with its output rows blocked per work-item ([`channels`]: each element
+/// of the column operand loaded once for the block's rows). The tiles stage both operands
+/// through local memory behind two barriers per slice of the contraction, and a product this
+/// small has too few slices to pay for them: 2×7×32 · 32×128 with a bias and GELU took 24.2 µs
+/// as 8 tiled groups of 256 and takes 4.1 µs blocked, on the OpenCL CPU device
+/// (docs/PERFORMANCE.md, "Issue 28, item 4 continued"). A dynamic row count
+/// keeps the tiles: [`channels`] blocks static coordinates only, and unblocked columns were
+/// slower than the tiles on three of the transformer_block sample's five products.
+pub fn small_product(k: &Kernel, reduce: ExprId) -> bool {
+    let KExpr::Reduce { extent, .. } = k.expr(reduce) else { return false };
+    let fixed = |e: &ExprId| match k.expr(*e) {
+        KExpr::I64(n) => Some(*n),
+        _ => None,
+    };
+    let Some(macs) = k.domain.iter().chain([extent]).try_fold(1i64, |acc, e| fixed(e).map(|n| acc.saturating_mul(n))) else { return false };
+    macs <= SMALL_PRODUCT
+}
+
+/// Whether kernel `k` computes its matrix product once per output: on the tiled schedule, or
+/// a [`small_product`] left to the column schedule with the product as its one statistic
+/// (an epilogue reading the product at two places has two, and is neither).
+pub fn product_once(k: &Kernel) -> bool {
+    match k.schedule {
+        Schedule::Tiled { .. } => true,
+        Schedule::Elementwise => matches!(tiled(k, TILE), Some(Schedule::Tiled { reduce, .. }) if small_product(k, reduce)),
+        _ => false,
+    }
 }

@@ -511,7 +511,7 @@ pub fn launch_shape_with(kernel: &crate::lower::Kernel, b: &Bindings, row_group:
             let (rows, inner) = (product(&sizes[..outer]), product(&sizes[outer..]));
             let row_len = kernel.eval_i64(extent, &size_args(kernel, b)?).unwrap_or(inner as i64).max(0) as u64;
             let g = row_group.unwrap_or_else(|| schedule::row_group(rows as u64, row_len, group, coop));
-            let (global, local) = if g == 0 { (rows, WORK_GROUP) } else { (rows.min(schedule::MAX_ROW_GROUPS) * g as usize, g as usize) };
+            let (global, local) = if g == 0 { (rows, WORK_GROUP) } else { (schedule::row_groups(rows as u64, row_len) as usize * g as usize, g as usize) };
             LaunchShape { global: [global, 1, 1], local: [local, 1, 1], schedule_args: vec![g as i64] }
         }
         Schedule::Tiled { tile, .. } => {
