@@ -4,10 +4,12 @@
 # the model half of tests/corpus.rs on each export, one process per architecture, all in one
 # command (the machine goes back 30 s after a command ends, so nothing can be left for a second).
 #
-#   EXPORT_S=300 TIER_S=230 JOBS=60 [FAMILY=timm,torchvision] bash scripts/device_corpus_tier.sh CORPUS_TEST_BINARY OUTDIR
+#   EXPORT_S=300 TIER_S=230 JOBS=60 [FAMILY=timm,torchvision] [ONLY_FILE=ids.txt] bash scripts/device_corpus_tier.sh CORPUS_TEST_BINARY OUTDIR
 #
 # FAMILY narrows the generator to some families: one command has 10 minutes, and exporting every
 # transformers architecture first leaves torchvision and timm unexported when all three are asked.
+# ONLY_FILE (comma-separated IDs, gen_corpus.py's --only) continues where an earlier run's time ran
+# out: the IDs of a previous manifest that this machine's first run did not reach.
 #
 # CORPUS_TEST_BINARY is `cargo test --test corpus --no-run`'s executable, built and stripped here
 # (the machine has no crates registry). Each architecture gets its own corpus root that links the
@@ -20,6 +22,7 @@ export_s=${EXPORT_S:-300}; tier_s=${TIER_S:-230}; jobs=${JOBS:-60}
 corpus=/tmp/corpus; shards=/tmp/shards
 mkdir -p "$out" "$shards"
 timeout "$export_s" "${PYTHON:-python3}" scripts/gen_corpus.py "$corpus" --stages build,export --jobs "$jobs" --timeout 90 ${FAMILY:+--family "$FAMILY"} \
+    ${ONLY_FILE:+--only "$(tr -d '\n' <"$ONLY_FILE")"} \
     >"$out/gen.log" 2>&1
 set_dir=$(ls -d "$corpus"/torch-* | head -1)
 cp "$set_dir/manifest.json" "$out/manifest.json"
