@@ -8,12 +8,11 @@
 //! strides (Afmoe's and BitNet's gated attention output, Data2Vec-Vision's projection). A copied
 //! node keeps the archive's metadata only where its inputs kept theirs.
 
-use std::cmp::Ordering;
 use std::collections::HashSet;
 
 use crate::ir::{Arg, Graph, NamedArg, Node, TensorMeta, ValueId, ValueKind};
 use crate::lower::ops::OpKind;
-use crate::sym::{Bindings, Expr};
+use crate::sym::Expr;
 
 /// The outputs' kinds of `node` (of `input`) copied into `out` with arguments `args`, where an
 /// input's strides differ from what the archive recorded and the op's layout follows from its
@@ -49,7 +48,10 @@ pub(super) fn relaid(input: &Graph, node: &Node, out: &Graph, args: &[NamedArg],
         OpKind::Pointwise => {
             let [ValueKind::Tensor(m)] = recorded.as_slice() else { return None };
             let operands: Vec<&TensorMeta> = args.iter().filter_map(|a| tensor_of(&a.arg, out)).collect();
-            vec![elementwise_strides(&operands, &m.sizes)?]
+            if operands.iter().any(|o| o.sizes.len() > m.sizes.len()) {
+                return None;
+            }
+            vec![crate::infer::layout::elementwise_strides(&operands, &m.sizes)]
         }
         _ => return None,
     };
@@ -100,152 +102,5 @@ fn tensor_of<'a>(a: &Arg, g: &'a Graph) -> Option<&'a TensorMeta> {
     match a {
         Arg::Tensor(v) => g.value(*v).tensor(),
         _ => None,
-    }
-}
-
-/// The strides of an elementwise result of `sizes` (`torch._prims_common.
-/// compute_elementwise_output_strides`): operands broadcast to `sizes` (a broadcast dim has
-/// stride 0), 0-dim operands left out; all contiguous gives contiguous, else dims are ordered
-/// by the operands' strides, the first operand that tells two dims apart deciding, and the
-/// result is dense in that order. `None` where an operand does not broadcast to `sizes`.
-pub(crate) fn elementwise_strides(operands: &[&TensorMeta], sizes: &[Expr]) -> Option<Vec<Expr>> {
-    let n = sizes.len();
-    let ops: Vec<&TensorMeta> = operands.iter().copied().filter(|m| !m.sizes.is_empty()).collect();
-    if n <= 1 || ops.is_empty() {
-        return Some(TensorMeta::contiguous_strides(sizes));
-    }
-    let mut strides: Vec<Vec<Expr>> = Vec::with_capacity(ops.len());
-    for m in &ops {
-        let lead = n.checked_sub(m.sizes.len())?;
-        let mut s = vec![Expr::int(0); n];
-        for (d, (size, stride)) in m.sizes.iter().zip(&m.strides).enumerate() {
-            let broadcast = size.as_int() == Some(1) && sizes[lead + d].as_int() != Some(1);
-            s[lead + d] = if broadcast { Expr::int(0) } else { stride.clone() };
-        }
-        strides.push(s);
-    }
-    let contiguous = |m: &TensorMeta| super::rules::view::is_contiguous(m);
-    if ops.iter().all(|m| m.sizes.len() == n && contiguous(m)) {
-        return Some(TensorMeta::contiguous_strides(sizes));
-    }
-    let is_zero = |e: &Expr| e.as_int() == Some(0);
-    let should_swap = |a: usize, b: usize| -> Ordering {
-        for s in &strides {
-            if is_zero(&s[a]) || is_zero(&s[b]) {
-                continue;
-            }
-            match known_cmp(&s[a], &s[b]) {
-                Some(Ordering::Less) => return Ordering::Less,
-                Some(Ordering::Greater) => return Ordering::Greater,
-                _ => {}
-            }
-            if known_cmp(&sizes[a], &sizes[b]) == Some(Ordering::Greater) {
-                return Ordering::Greater;
-            }
-        }
-        Ordering::Equal
-    };
-    // Insertion sort from the innermost dim out, as torch sorts (ambiguous pairs stay put).
-    let mut perm: Vec<usize> = (0..n).rev().collect();
-    for i in 1..n {
-        let mut d1 = i;
-        for d0 in (0..i).rev() {
-            match should_swap(perm[d0], perm[d1]) {
-                Ordering::Greater => {
-                    perm.swap(d0, d1);
-                    d1 = d0;
-                }
-                Ordering::Less => break,
-                Ordering::Equal => {}
-            }
-        }
-    }
-    // `perm` lists dims innermost first: each stride is the product of the sizes inside it.
-    let mut out = vec![Expr::int(1); n];
-    let mut step = Expr::int(1);
-    for &d in &perm {
-        out[d] = step.clone();
-        let size = match sizes[d].as_int() {
-            Some(i) => Expr::int(i.max(1)),
-            None => sizes[d].clone(),
-        };
-        step = Expr::mul(step, size);
-    }
-    Some(out)
-}
-
-/// How `a` compares with `b` for every size their symbols can take (each at least 2, as
-/// export's dynamic dims are), or `None` where that differs (torch's `guard_or_false` on both).
-fn known_cmp(a: &Expr, b: &Expr) -> Option<Ordering> {
-    if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
-        return Some(x.cmp(&y));
-    }
-    let mut symbols = a.free_symbols();
-    symbols.extend(b.free_symbols());
-    const VALUES: [i64; 7] = [2, 3, 5, 7, 11, 64, 1000];
-    let mut seen = None;
-    for k in 0..VALUES.len() {
-        let mut at = Bindings::new();
-        for (i, s) in symbols.iter().enumerate() {
-            at.set(s, VALUES[(k + 2 * i) % VALUES.len()]);
-        }
-        let c = match (a.eval_int(&at), b.eval_int(&at)) {
-            (Ok(x), Ok(y)) => x.cmp(&y),
-            _ => return None,
-        };
-        if seen.is_some_and(|s| s != c) {
-            return None;
-        }
-        seen = Some(c);
-    }
-    seen
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::ir::DType;
-
-    fn meta(sizes: &[Expr], strides: &[Expr]) -> TensorMeta {
-        let mut m = TensorMeta::contiguous(DType::F32, sizes.to_vec());
-        m.strides = strides.to_vec();
-        m
-    }
-
-    fn ints(v: &[i64]) -> Vec<Expr> {
-        v.iter().map(|i| Expr::int(*i)).collect()
-    }
-
-    /// Afmoe's `view(attn.transpose(1, 2)) * sigmoid(gate)`: the first operand's `[L, N, E]`
-    /// storage order wins over the contiguous gate, as torch's re-trace records (strides
-    /// `(64, 64*s72, 1)` for sizes `(s72, s53, 64)`).
-    #[test]
-    fn the_first_operand_that_orders_two_dims_decides() {
-        let (n, l) = (Expr::symbol("s72"), Expr::symbol("s53"));
-        let sizes = vec![n.clone(), l.clone(), Expr::int(64)];
-        let attn = meta(&sizes, &[Expr::int(64), Expr::mul(Expr::int(64), n.clone()), Expr::int(1)]);
-        let gate = meta(&sizes, &TensorMeta::contiguous_strides(&sizes));
-        let s = elementwise_strides(&[&attn, &gate], &sizes).unwrap();
-        assert_eq!(s, attn.strides);
-        // The other way round, the contiguous operand decides.
-        assert_eq!(elementwise_strides(&[&gate, &attn], &sizes).unwrap(), gate.strides);
-    }
-
-    #[test]
-    fn broadcast_operands_and_contiguous_ones_give_row_major() {
-        let sizes = ints(&[2, 3, 4]);
-        let a = meta(&sizes, &ints(&[12, 4, 1]));
-        let bias = meta(&ints(&[4]), &ints(&[1]));
-        assert_eq!(elementwise_strides(&[&a, &bias], &sizes).unwrap(), ints(&[12, 4, 1]));
-        // A transposed operand with a broadcast row vector: the transposed order.
-        let t = meta(&sizes, &ints(&[12, 1, 3]));
-        assert_eq!(elementwise_strides(&[&bias, &t], &sizes).unwrap(), ints(&[12, 1, 3]));
-    }
-
-    #[test]
-    fn symbolic_comparisons_hold_for_every_size_or_are_unknown() {
-        let s = Expr::symbol("s0");
-        assert_eq!(known_cmp(&Expr::int(64), &Expr::mul(Expr::int(64), s.clone())), Some(Ordering::Less));
-        assert_eq!(known_cmp(&s, &Expr::int(5)), None);
     }
 }

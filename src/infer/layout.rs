@@ -192,4 +192,30 @@ mod tests {
         let d = meta(&ints(&[2, 3, 4]), &ints(&[12, 1, 3]));
         assert_eq!(elementwise_strides(&[&d], &d.sizes), ints(&[12, 1, 3]));
     }
+
+    /// Afmoe's `view(attn.transpose(1, 2)) * sigmoid(gate)`: the first operand's `[L, N, E]`
+    /// storage order wins over the contiguous gate, as torch's re-trace records (strides
+    /// `(64, 64*s72, 1)` for sizes `(s72, s53, 64)`).
+    #[test]
+    fn the_first_operand_that_orders_two_dims_decides() {
+        let (n, l) = (Expr::symbol("s72"), Expr::symbol("s53"));
+        let sizes = vec![n.clone(), l.clone(), Expr::int(64)];
+        let attn = meta(&sizes, &[Expr::int(64), Expr::mul(Expr::int(64), n.clone()), Expr::int(1)]);
+        let gate = meta(&sizes, &TensorMeta::contiguous_strides(&sizes));
+        let s = elementwise_strides(&[&attn, &gate], &sizes);
+        assert_eq!(s, attn.strides);
+        // The other way round, the contiguous operand decides.
+        assert_eq!(elementwise_strides(&[&gate, &attn], &sizes), gate.strides);
+    }
+
+    #[test]
+    fn broadcast_operands_and_contiguous_ones_give_row_major() {
+        let sizes = ints(&[2, 3, 4]);
+        let a = meta(&sizes, &ints(&[12, 4, 1]));
+        let bias = meta(&ints(&[4]), &ints(&[1]));
+        assert_eq!(elementwise_strides(&[&a, &bias], &sizes), ints(&[12, 4, 1]));
+        // A transposed operand with a broadcast row vector: the transposed order.
+        let t = meta(&sizes, &ints(&[12, 1, 3]));
+        assert_eq!(elementwise_strides(&[&bias, &t], &sizes), ints(&[12, 1, 3]));
+    }
 }
