@@ -85,6 +85,10 @@ fn cases() -> Vec<Case> {
         case("aten.stack.default", I, &[("a", &[S, N(3)]), ("b", &[S, N(3)])], vec![("tensors", P::Ins(&["a", "b"])), ("dim", P::I(-1))]),
         case("aten.unbind.int", C, &[("x", &[S, N(3), N(4)])], vec![x("self"), ("dim", P::I(1))]),
         case("aten.matmul.default", C, &[("a", &[S, N(2), N(3), N(4)]), ("b", &[N(1), N(2), N(4), N(5)])], vec![("self", P::In("a")), ("other", P::In("b"))]),
+        // Inductor's CPU `bmm` of a row by a column (squeeze, mul, sum) and of a column by a row
+        // (one `mul`: torch 2.15's table), MobileViT's and LeViT's batched dots.
+        case("aten.bmm.default", I, &[("a", &[S, N(1), N(4)]), ("b", &[S, N(4), N(1)])], vec![("self", P::In("a")), ("mat2", P::In("b"))]),
+        case("aten.bmm.default", I, &[("a", &[S, N(3), N(1)]), ("b", &[S, N(1), N(5)])], vec![("self", P::In("a")), ("mat2", P::In("b"))]),
         case("aten.layer_norm.default", I, &[("x", &[S, N(3), N(6)]), ("w", &[N(6)]), ("b", &[N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[6])), ("weight", P::In("w")), ("bias", P::In("b")), ("eps", P::F(1e-5))]),
         case("aten.layer_norm.default", C, &[("x", &[S, N(3), N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[3, 6]))]),
         case("aten.native_layer_norm.default", I, &[("x", &[S, N(6)]), ("w", &[N(6)]), ("b", &[N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[6])), ("weight", P::In("w")), ("bias", P::In("b")), ("eps", P::F(1e-5))]),
