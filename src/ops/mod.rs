@@ -10,6 +10,7 @@ pub mod composite_traces;
 pub mod philox;
 pub mod readiness;
 pub mod registry;
+pub mod resample;
 pub mod rng;
 pub mod sample;
 mod table;

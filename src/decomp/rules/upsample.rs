@@ -51,20 +51,9 @@ fn output_size(rw: &Rw, inp: &[i64]) -> Result<(Vec<i64>, Vec<Option<f64>>), Rul
     Ok((out, factors.into_iter().map(Some).collect()))
 }
 
-/// `_compute_scale`: source pixels per output pixel.
+/// `_compute_scale` of sizes as the rules hold them (static, non-negative).
 fn compute_scale(inp: i64, out: i64, align_corners: bool, scale: Option<f64>) -> f64 {
-    if align_corners {
-        if out > 1 {
-            (inp as f64 - 1.0) / (out as f64 - 1.0)
-        } else {
-            0.0
-        }
-    } else {
-        match scale {
-            Some(s) if s > 0.0 => 1.0 / s,
-            _ => inp as f64 / out as f64,
-        }
-    }
+    crate::ops::resample::area_pixel_scale(inp.max(0) as usize, out.max(0) as usize, align_corners, scale)
 }
 
 fn bin(rw: &mut Rw, target: &str, a: ValueId, b: A) -> Result<ValueId, RuleError> {

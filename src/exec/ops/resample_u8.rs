@@ -63,18 +63,7 @@ pub(crate) struct Taps {
     pub precision: u32,
 }
 
-/// PyTorch's `area_pixel_compute_scale`: input pixels per output pixel.
-pub(crate) fn axis_scale(input: usize, output: usize, align_corners: bool, scale_factor: Option<f64>) -> f64 {
-    if align_corners {
-        if output > 1 {
-            (input as f64 - 1.0) / (output as f64 - 1.0)
-        } else {
-            0.0
-        }
-    } else {
-        scale_factor.filter(|s| *s > 0.0).map_or(input as f64 / output.max(1) as f64, |s| 1.0 / s)
-    }
-}
+pub(crate) use crate::ops::resample::area_pixel_scale as axis_scale;
 
 /// PyTorch's `area_pixel_compute_source_index`: where output position `i` samples the input.
 pub(crate) fn source_index(scale: f64, i: usize, align_corners: bool, filter: Filter) -> f64 {
