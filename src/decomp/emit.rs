@@ -220,10 +220,14 @@ pub(super) fn run(graph: &Graph, mode: Mode, select: Select, functional: bool) -
     }
 }
 
-/// For a Python operator on SymInts whose result expression already has a value in the output
-/// graph: that value.
+/// For a size query or size arithmetic (a node whose one result is a SymInt: `_operator.sub`,
+/// `aten.sym_size.int` of a tensor whose size a rule already read) whose result expression
+/// already has a value in the output graph: that value. Torch's re-trace reads a tensor's size
+/// off its fake tensor, whose SymInt already has a proxy, so `sym_size` records no node (XLNet's
+/// `einsum_5.size(3)` is the `sym_size` einsum_3's decomposition took, or arange's `math.ceil`).
+/// Effects (`_assert_*`, `sym_constrain_range`) always stay.
 fn existing_size(em: &Emitter, graph: &Graph, node: &Node) -> Option<ValueId> {
-    if !node.target.starts_with("_operator.") {
+    if super::prune::has_effect(&node.target) {
         return None;
     }
     match (&node.outputs[..], node.outputs.first().map(|o| &graph.value(*o).kind)) {
@@ -369,8 +373,32 @@ impl Emitter {
         }
         for (old, new) in node.outputs.iter().zip(outs) {
             self.map[old.index()] = Some(*new);
+            self.alias_sizes(graph.value(*old), *new);
         }
         Ok(())
+    }
+
+    /// Where a rule's result has a size that the archive wrote as another, equal expression
+    /// (XLNet's `arange(s, -s, -1.0)`: the export's meta says `ceil((ToFloat(-s) - ToFloat(s)) / -1)`,
+    /// the decomposition's `math.ceil` computed `ceil(ToFloat(-2*s) / -1)`), the archive's
+    /// expression names the rule's value from now on. Torch's re-trace recomputes every later
+    /// shape from the new tensor, so later nodes' sizes *are* the rule's expression; ours keep the
+    /// archive's metadata, and this is what lets them find the value instead of a new `sym_size`.
+    fn alias_sizes(&mut self, old: &crate::ir::Value, new: ValueId) {
+        let (Some(was), Some(now)) = (old.tensor(), self.out.value(new).tensor()) else { return };
+        if was.sizes.len() != now.sizes.len() {
+            return;
+        }
+        let pairs: Vec<(Expr, ValueId)> = was
+            .sizes
+            .iter()
+            .zip(&now.sizes)
+            .filter(|(w, n)| w != n && w.as_int().is_none())
+            .filter_map(|(w, n)| self.sym_values.get(n).map(|v| (w.clone(), *v)))
+            .collect();
+        for (w, v) in pairs {
+            self.sym_values.entry(w).or_insert(v);
+        }
     }
 
     /// Keeps the size operands of a size operation that is not emitted because its result has

@@ -29,7 +29,11 @@ pub(super) fn prune(d: Decomposition, pinned: &HashSet<ValueId>) -> Result<Decom
     // it hash-conses sizes), but the operands of what that erased stay ([`super::emit`]'s
     // `pinned`). A size that is a number is no node of a re-trace: its readers take the number.
     for (i, n) in g.nodes.iter().enumerate().rev() {
-        let pin = n.outputs.iter().any(|v| pinned.contains(v) && !numbers.contains_key(v));
+        // Arithmetic on symbolic sizes is a traced node even where its result is a number
+        // (`split`'s gap `3*s - 3*s` = 0 in ProphetNet's chunks): only a size torch read as a
+        // number (a specialized `sym_size`) has none.
+        let traced = n.target.starts_with("_operator.") && n.inputs().any(|v| !numbers.contains_key(&v));
+        let pin = n.outputs.iter().any(|v| pinned.contains(v) && (traced || !numbers.contains_key(v)));
         if has_effect(&n.target) || pin || n.outputs.iter().any(|v| needed[v.index()]) {
             live[i] = true;
             for v in n.args.iter().flat_map(|a| literal(&a.arg, &numbers).values()) {

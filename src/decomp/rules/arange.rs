@@ -230,6 +230,39 @@ mod tests {
         assert_eq!(ops.get("prims.iota.default"), Some(&2), "{ops:?}");
     }
 
+    /// XLNet again, with the archive's own length expression (`ceil((ToFloat(-s) - ToFloat(s)) / -1)`,
+    /// not the rule's `ceil(ToFloat(-2*s) / -1)`) and a later `size(0) - 1` of the arange: torch's
+    /// re-trace reads that size as the `math.ceil` it just traced, so no second `sym_size`, and the
+    /// `sub` reads the `ceil` (Inductor's graph of hf_xlnet_causal_lm: 2 `sym_size`, not 4).
+    #[test]
+    fn a_later_size_of_the_arange_is_its_traced_length() {
+        use crate::sym::Func;
+        let mut g = Graph::new("g");
+        let s0 = Expr::symbol("s0");
+        let x = g.add_input("x", ValueKind::Tensor(TensorMeta::contiguous(DType::F32, vec![s0.clone()])), InputKind::UserInput).unwrap();
+        let s = node(&mut g, "sym_size_int", "aten.sym_size.int", vec![arg("self", Arg::Tensor(x)), arg("dim", Arg::Int(0))]);
+        let n = g.add_node("neg", "_operator.neg", vec![arg("a", Arg::SymInt(SymIntArg::Value(s)))], vec![("neg".into(), ValueKind::SymInt(Expr::neg(s0.clone())))], NodeMeta::default()).unwrap();
+        let neg = g.node(n).outputs[0];
+        let float = |e: Expr| Expr::call(Func::ToFloat, vec![e]);
+        let len = Expr::call(Func::CeilToInt, vec![Expr::call(Func::FloatTrueDiv, vec![Expr::sub(float(Expr::neg(s0.clone())), float(s0.clone())), Expr::float(-1.0)])]);
+        let args = vec![arg("start", Arg::SymInt(SymIntArg::Value(s))), arg("end", Arg::SymInt(SymIntArg::Value(neg))), arg("step", Arg::Float(-1.0)), arg("dtype", Arg::ScalarType(DType::I64))];
+        let a = g.add_node("arange", "aten.arange.start_step", args, vec![("arange".into(), ValueKind::Tensor(TensorMeta::contiguous(DType::I64, vec![len.clone()])))], NodeMeta::default()).unwrap();
+        let a = g.node(a).outputs[0];
+        let k = g.add_node("sym_size_int_1", "aten.sym_size.int", vec![arg("self", Arg::Tensor(a)), arg("dim", Arg::Int(0))], vec![("sym_size_int_1".into(), ValueKind::SymInt(len.clone()))], NodeMeta::default()).unwrap();
+        let k = g.node(k).outputs[0];
+        let sub = vec![arg("a", Arg::SymInt(SymIntArg::Value(k))), arg("b", Arg::Int(1))];
+        let d = g.add_node("sub", "_operator.sub", sub, vec![("sub".into(), ValueKind::SymInt(Expr::sub(len, Expr::int(1))))], NodeMeta::default()).unwrap();
+        g.outputs.push(Arg::Tensor(a));
+        g.outputs.push(Arg::SymInt(SymIntArg::Value(g.node(d).outputs[0])));
+        let out = decompose(&g, Mode::Full, &Marks::default()).unwrap().graph;
+        let ops = out.op_histogram();
+        assert_eq!(ops.get("aten.sym_size.int"), Some(&1), "{ops:?}");
+        assert_eq!(ops.get("math.ceil"), Some(&1), "{ops:?}");
+        let sub = out.nodes.iter().find(|n| n.name == "sub").unwrap();
+        let ceil = out.nodes.iter().find(|n| n.target == "math.ceil").unwrap();
+        assert_eq!(sub.inputs().collect::<Vec<_>>(), ceil.outputs, "the sub reads the traced length");
+    }
+
     /// torch/_refs makes any integer dtype's arange one `iota` of that dtype (`eye` of a small
     /// size ranges over int8): no int64 index scaled and converted, as for a float dtype.
     #[test]
