@@ -476,8 +476,8 @@ CASES = {
     "inplace_views": (InplaceViews, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4),)),
     "attn_contiguous": (AttnContiguous, lambda b: (*(torch.randn(1 + b, 2, 3 + 2 * b, 8) for _ in range(3)), torch.randn(1 + b, 4 + b, 16))),
     "conv_nhwc": (ConvNhwc, lambda b: (torch.randn(1 + b, 16, 8), torch.randn(1 + b, 8, 4, 4)), [0]),
-    "softmax_upsample_layouts": (SoftmaxUpsampleLayouts, lambda b: (torch.randn(1 + b, 5, 8), torch.randn(1 + b, 3 + 2 * b, 2, 4)), [0]),
-    "attn_math_gates": (AttnMathGates, lambda b: (torch.randn(1 + b, 2, 8, 3 + 2 * b), torch.randn(1 + b, 2, 3 + 2 * b, 8))),
+    "softmax_upsample_layouts": (SoftmaxUpsampleLayouts, lambda b: (torch.randn(1 + b, 5, 8), torch.randn(1 + b, 6, 2, 4)), [0]),
+    "attn_math_gates": (AttnMathGates, lambda b: (torch.randn(1 + b, 2, 8, 5), torch.randn(1 + b, 2, 5, 8)), [0]),
 }
 
 
