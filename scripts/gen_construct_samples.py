@@ -422,6 +422,31 @@ class AttnContiguous(torch.nn.Module):
         return o.transpose(1, 2).contiguous().reshape(b, s, -1), ox.transpose(1, 2).contiguous().reshape(x.shape)
 
 
+class AttnMathGates(torch.nn.Module):
+    """Attention that ATen's CPU backend choice sends to the math kernel, not the flash one."""
+
+    def forward(self, x, y):
+        # CPUBone's q, k, v: [B, H, L, E] views of an [B, H, E, L] buffer (last-dim stride L).
+        q = x.transpose(-1, -2)
+        a = F.scaled_dot_product_attention(q, q, q)
+        # A value head dim other than the query's (check_head_dim_size_cpp).
+        b = F.scaled_dot_product_attention(y, y, y[..., :4])
+        return a, b
+
+
+class SoftmaxUpsampleLayouts(torch.nn.Module):
+    """CoaT's copies under Inductor's table: a softmax of a permuted tensor, an upsampling of an
+    NHWC token grid with a symbolic batch."""
+
+    def forward(self, x, y):
+        b = x.shape[0]
+        # The class token sliced off, the tokens as an NCHW view of NHWC memory.
+        grid = x[:, 1:, :].transpose(1, 2).reshape(b, 8, 2, 2)
+        up = F.interpolate(grid, scale_factor=2.0, mode="bilinear", align_corners=False)
+        k = y.permute(0, 2, 1, 3)
+        return up, k.softmax(dim=2), k.log_softmax(dim=2)
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -451,6 +476,8 @@ CASES = {
     "inplace_views": (InplaceViews, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4),)),
     "attn_contiguous": (AttnContiguous, lambda b: (*(torch.randn(1 + b, 2, 3 + 2 * b, 8) for _ in range(3)), torch.randn(1 + b, 4 + b, 16))),
     "conv_nhwc": (ConvNhwc, lambda b: (torch.randn(1 + b, 16, 8), torch.randn(1 + b, 8, 4, 4)), [0]),
+    "softmax_upsample_layouts": (SoftmaxUpsampleLayouts, lambda b: (torch.randn(1 + b, 5, 8), torch.randn(1 + b, 6, 2, 4)), [0]),
+    "attn_math_gates": (AttnMathGates, lambda b: (torch.randn(1 + b, 2, 8, 5), torch.randn(1 + b, 2, 5, 8)), [0]),
 }
 
 

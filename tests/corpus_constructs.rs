@@ -351,3 +351,26 @@ fn in_place_writes_into_views_are_read_as_the_views_taken_again() {
 fn contiguous_of_a_contiguous_tensor_is_the_tensor() {
     all_stages_pass("construct_attn_contiguous");
 }
+
+/// Attention that ATen's CPU backend choice (`use_flash_attention_cpp`) keeps off the flash
+/// kernel (`construct_attn_math_gates`): CPUBone's query, key and value are `[B, H, L, E]` views
+/// of an `[B, H, E, L]` buffer, whose last-dim stride is not 1, and a value head dim other than
+/// the query's; both run the math kernel under both tables, so neither Inductor's fused op nor
+/// the flash layout's `permute`, `clone`, `permute` appear (4 clones and 4 permutes too many in
+/// CPUBone's core mode before). torch 2.15 and 2.11 agree; each version's multisets and outputs.
+#[test]
+fn attention_off_the_flash_kernel_runs_the_math_kernel() {
+    all_stages_pass("construct_attn_math_gates");
+    stages_pass_of(case_of("2.11", "construct_attn_math_gates"), true);
+}
+
+/// CoaT's copies under Inductor's table (`construct_softmax_upsample_layouts`, torch 2.15):
+/// `_softmax` and `_log_softmax` of a permuted key copy it first (torch/_decomp's
+/// `x.contiguous()`), and a bilinear upsampling of the class-token-free token grid, an NCHW view
+/// of NHWC memory with a symbolic batch, copies its row-major result back to channels-last
+/// (`suggest_memory_format` of the input). 26 and 36 clones too few in CoaT-Tiny's full mode
+/// before.
+#[test]
+fn softmax_and_upsampling_copy_as_their_python_decompositions_do() {
+    all_stages_pass("construct_softmax_upsample_layouts");
+}

@@ -57,9 +57,9 @@ pub fn sdpa_math(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     // changed it is not known here: 2.12 is assumed.
     let enable_gqa = rw.bool("enable_gqa", false)?;
     let repeat_heads = enable_gqa || (!rw.torch_older_than(2, 12) && heads_repeat(rw, q, k, v)?);
-    // 2.11's CPU flash kernel takes equal head counts only, so unequal ones (without
-    // `enable_gqa`) run the math kernel itself: its output, not the flash kernel's layout.
-    let flash_layout = rank == 4 && (enable_gqa || !rw.torch_older_than(2, 12) || !heads_differ(rw, q, k, v)?);
+    // Where ATen's CPU backend choice rejects the flash kernel, the math kernel runs itself:
+    // its output, not the flash kernel's layout.
+    let flash_layout = cpu_flash_chosen(rw, q, k, v)?;
     let (k, v) = if repeat_heads { gqa_heads(rw, q, k, v)? } else { (k, v) };
     let (qm, km, vm) = (rw.meta(q)?.clone(), rw.meta(k)?.clone(), rw.meta(v)?.clone());
     let dtype = qm.dtype;
@@ -107,6 +107,29 @@ pub fn sdpa_math(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let o = rw.op("aten.permute.default", vec![("self", A::T(o)), ("dims", A::Is(vec![2, 0, 1, 3]))])?;
     let o = super::layout::contiguous(rw, o)?;
     Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(o)), ("dims", A::Is(vec![1, 2, 0, 3]))])?])
+}
+
+/// Whether ATen's CPU backend choice (`sdp_utils_cpp.cpp`, `use_flash_attention_cpp`) takes the
+/// flash kernel, as `scaled_dot_product_attention` asks it under both tables; otherwise the math
+/// kernel runs. Its gates that a static graph can answer: 4-D inputs (`check_tensor_shapes`);
+/// 2.11 takes equal head counts only, unless `enable_gqa` (`check_batch_size_and_num_heads_dense`);
+/// one head dim for query, key and value (`check_head_dim_size_cpp`); and a last-dim stride of 1 for
+/// each (`check_last_dim_stride_equals_1_dense<false>`: a size-1 head dim is no exception on CPU),
+/// which CPUBone's query, key and value, `[B, H, L, E]` views of an `[B, H, E, L]` buffer, fail.
+fn cpu_flash_chosen(rw: &Rw, q: ValueId, k: ValueId, v: ValueId) -> Result<bool, RuleError> {
+    if rw.rank(q)? != 4 || rw.rank(k)? != 4 || rw.rank(v)? != 4 {
+        return Ok(false);
+    }
+    if rw.torch_older_than(2, 12) && !rw.bool("enable_gqa", false)? && heads_differ(rw, q, k, v)? {
+        return Ok(false);
+    }
+    let (qm, km, vm) = (rw.meta(q)?, rw.meta(k)?, rw.meta(v)?);
+    let head_dim = |m: &crate::ir::TensorMeta| m.sizes.last().cloned();
+    if head_dim(qm) != head_dim(km) || head_dim(qm) != head_dim(vm) {
+        return Ok(false);
+    }
+    let unit_last_stride = |m: &crate::ir::TensorMeta| m.strides.last().and_then(|s| s.as_int()) == Some(1);
+    Ok(unit_last_stride(qm) && unit_last_stride(km) && unit_last_stride(vm))
 }
 
 /// Whether key or value has another head count (dim -3) than the query.
@@ -190,8 +213,7 @@ pub fn sdpa_flash_cpu(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let (k, v) = (rw.t("key")?, rw.t("value")?);
     // Grouped-query attention needs no repeat here: the CPU flash kernel reads key/value head
     // `h / (Hq / Hk)` for query head `h`, so `enable_gqa` is simply dropped, as torch does.
-    let unequal_heads = rw.torch_older_than(2, 12) && !rw.bool("enable_gqa", false)? && heads_differ(rw, q, k, v)?;
-    if rw.rank(q)? != 4 || unequal_heads {
+    if !cpu_flash_chosen(rw, q, k, v)? {
         return sdpa_math(rw);
     }
     let dtype = rw.meta(q)?.dtype;
@@ -219,4 +241,81 @@ fn safe_softmax_rows(rw: &mut Rw, scores: ValueId, p: ValueId) -> Result<ValueId
     let all_ninf = rw.op("aten.logical_not.default", vec![("self", A::T(any))])?;
     let zeros = rw.op("aten.full_like.default", vec![("self", A::T(p)), ("fill_value", A::I(0))])?;
     rw.op("aten.where.self", vec![("condition", A::T(all_ninf)), ("self", A::T(zeros)), ("other", A::T(p))])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use crate::decomp::{decompose, Marks, Mode};
+    use crate::infer::infer;
+    use crate::ir::{Arg, DType, Graph, InputKind, NamedArg, NodeMeta, TensorMeta, ValueId, ValueKind};
+    use crate::sym::Expr;
+
+    fn arg(name: &str, arg: Arg) -> NamedArg {
+        NamedArg { name: name.into(), arg, kwarg: false }
+    }
+
+    fn node(g: &mut Graph, name: &str, target: &str, args: Vec<NamedArg>) -> ValueId {
+        let kinds = infer(target, &args, g).unwrap();
+        let outs = kinds.into_iter().map(|k| (name.to_string(), k)).collect();
+        let id = g.add_node(name, target, args, outs, NodeMeta::default()).unwrap();
+        g.node(id).outputs[0]
+    }
+
+    /// Attention of `x` (as query, key and value; `x.transpose(-1, -2)` with `transpose`) with
+    /// the value's head dim cut to `value_dim`: the op multiset in each mode.
+    fn attention_ops(sizes: [i64; 3], transpose: bool, value_dim: Option<i64>, mode: Mode) -> BTreeMap<String, usize> {
+        let mut g = Graph::new("g");
+        let dims = std::iter::once(Expr::symbol("s0")).chain(sizes.iter().map(|&d| Expr::int(d))).collect();
+        let x = g.add_input("x", ValueKind::Tensor(TensorMeta::contiguous(DType::F32, dims)), InputKind::UserInput).unwrap();
+        let q = if transpose {
+            let t = vec![arg("self", Arg::Tensor(x)), arg("dim0", Arg::Int(-1)), arg("dim1", Arg::Int(-2))];
+            node(&mut g, "t", "aten.transpose.int", t)
+        } else {
+            x
+        };
+        let v = match value_dim {
+            Some(e) => {
+                let s = vec![arg("self", Arg::Tensor(q)), arg("dim", Arg::Int(3)), arg("start", Arg::Int(0)), arg("end", Arg::Int(e))];
+                node(&mut g, "v", "aten.slice.Tensor", s)
+            }
+            None => q,
+        };
+        let args = vec![arg("query", Arg::Tensor(q)), arg("key", Arg::Tensor(q)), arg("value", Arg::Tensor(v))];
+        let out = node(&mut g, "a", "aten.scaled_dot_product_attention.default", args);
+        g.outputs.push(Arg::Tensor(out));
+        decompose(&g, mode, &Marks::default()).unwrap().graph.op_histogram()
+    }
+
+    fn count(ops: &BTreeMap<String, usize>, op: &str) -> usize {
+        ops.get(op).copied().unwrap_or(0)
+    }
+
+    const FLASH: &str = "aten._scaled_dot_product_flash_attention_for_cpu.default";
+
+    /// A row-major query takes the flash kernel: kept whole under Inductor's table, its layout
+    /// (`permute`, `clone`, `permute`) under export's. A `[B, H, L, E]` view of `[B, H, E, L]`
+    /// (CPUBone: last-dim stride L) takes the math kernel under both, with no copy at all: its
+    /// strided rows merge in `view` as they are.
+    #[test]
+    fn a_strided_head_dim_runs_the_math_kernel() {
+        let row_major = attention_ops([2, 5, 8], false, None, Mode::Core);
+        assert_eq!((count(&row_major, "aten.clone.default"), count(&row_major, "aten.permute.default")), (1, 3), "{row_major:?}");
+        assert_eq!(count(&attention_ops([2, 5, 8], false, None, Mode::Full), FLASH), 1);
+        let strided = attention_ops([2, 8, 5], true, None, Mode::Core);
+        // The two permutes: the input's transpose and kᵀ.
+        assert_eq!((count(&strided, "aten.clone.default"), count(&strided, "aten.permute.default")), (0, 2), "{strided:?}");
+        let full = attention_ops([2, 8, 5], true, None, Mode::Full);
+        assert_eq!((count(&full, FLASH), count(&full, "aten.bmm.default")), (0, 2), "{full:?}");
+    }
+
+    /// A value head dim other than the query's (`check_head_dim_size_cpp`) runs the math kernel.
+    #[test]
+    fn unequal_head_dims_run_the_math_kernel() {
+        let full = attention_ops([2, 5, 8], false, Some(4), Mode::Full);
+        assert_eq!((count(&full, FLASH), count(&full, "aten.bmm.default")), (0, 2), "{full:?}");
+        let core = attention_ops([2, 5, 8], false, Some(4), Mode::Core);
+        assert_eq!(count(&core, "aten.clone.default"), 0, "{core:?}");
+    }
 }

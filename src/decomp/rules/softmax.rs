@@ -21,12 +21,16 @@ pub fn log_softmax(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten._log_softmax.default", args)?])
 }
 
-/// `x - amax(x, dim)` and `exp` of it, shared by both forms.
+/// `x - amax(x, dim)` and `exp` of it, shared by both forms. torch/_decomp's `_softmax` and
+/// `_log_softmax` first call `x.contiguous()` (eager softmax returns a contiguous tensor, and so
+/// must the decomposition): a `clone` of a permuted or otherwise non-row-major input (CoaT's
+/// attention over a transposed key), none of a row-major one.
 fn shifted_exp(rw: &mut Rw) -> Result<(ValueId, ValueId), RuleError> {
     if rw.bool("half_to_float", false)? {
         return Err(RuleError::Unsupported("half_to_float=True".into()));
     }
     let x = rw.t("self")?;
+    let x = super::layout::contiguous(rw, x)?;
     let rank = rw.rank(x)?;
     let d = rw.int("dim", None)?;
     dim(d, rank.max(1), "dim")?;
@@ -89,4 +93,42 @@ pub fn logsumexp(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let d = rw.op("aten.sub.Tensor", vec![("self", A::T(x)), ("other", A::T(m))])?;
     let l = sum_exp(rw, d)?;
     Ok(vec![rw.op("aten.add.Tensor", vec![("self", A::T(l)), ("other", A::T(squeezed))])?])
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::decomp::{decompose, Marks, Mode};
+    use crate::ir::{Arg, DType, Graph, InputKind, NamedArg, NodeMeta, TensorMeta, ValueKind};
+    use crate::sym::Expr;
+
+    /// Inductor's `_softmax` and `_log_softmax` of a transposed input copy it first (CoaT's
+    /// factorised attention takes the softmax of a permuted key); of a row-major one they do not.
+    #[test]
+    fn softmax_copies_a_non_row_major_input() {
+        let arg = |name: &str, arg: Arg| NamedArg { name: name.into(), arg, kwarg: false };
+        for target in ["aten._softmax.default", "aten._log_softmax.default"] {
+            for transpose in [false, true] {
+                let mut g = Graph::new("g");
+                let sizes = vec![Expr::symbol("s0"), Expr::int(3), Expr::int(4)];
+                let x = g.add_input("x", ValueKind::Tensor(TensorMeta::contiguous(DType::F32, sizes)), InputKind::UserInput).unwrap();
+                let add = |g: &mut Graph, name: &str, target: &str, args: Vec<NamedArg>| {
+                    let kinds = crate::infer::infer(target, &args, g).unwrap();
+                    let outs = kinds.into_iter().map(|k| (name.to_string(), k)).collect();
+                    let id = g.add_node(name, target, args, outs, NodeMeta::default()).unwrap();
+                    g.node(id).outputs[0]
+                };
+                let y = if transpose {
+                    add(&mut g, "t", "aten.transpose.int", vec![arg("self", Arg::Tensor(x)), arg("dim0", Arg::Int(1)), arg("dim1", Arg::Int(2))])
+                } else {
+                    x
+                };
+                let args = vec![arg("self", Arg::Tensor(y)), arg("dim", Arg::Int(1)), arg("half_to_float", Arg::Bool(false))];
+                let out = add(&mut g, "s", target, args);
+                g.outputs.push(Arg::Tensor(out));
+                let ops = decompose(&g, Mode::Full, &Marks::default()).unwrap().graph.op_histogram();
+                let clones = ops.get("aten.clone.default").copied().unwrap_or(0);
+                assert_eq!(clones, usize::from(transpose), "{target}, transposed: {transpose}: {ops:?}");
+            }
+        }
+    }
 }

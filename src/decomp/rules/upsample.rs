@@ -154,10 +154,14 @@ pub fn linear(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 }
 
 /// `result.contiguous(memory_format=suggest_memory_format(input))`: a `clone` into channels-last
-/// where the input is laid out so (a permuted NHWC tensor, as ViT position embeddings are), else
-/// the result itself.
+/// where the input is laid out so (a permuted NHWC tensor, as ViT position embeddings are; CoaT's
+/// token grid, an NHWC view with a symbolic batch whose stride skips the class token), else the
+/// result itself. The gathered corners, and so the result, are row-major whatever the input's
+/// layout (`_unsafe_index`'s meta orders by the input's strides with the indexed dims' zeroed,
+/// which leave a 4-D NCHW order), so a channels-last input always copies.
 fn in_memory_format_of(rw: &mut Rw, x: ValueId, result: ValueId, allow: bool) -> Result<ValueId, RuleError> {
-    if !(allow && strides_like_channels_last(rw.meta(x)?)) {
+    let m = rw.meta(x)?;
+    if !(allow && m.sizes.len() == 4 && crate::infer::memory_format::suggests_channels_last(m)) {
         return Ok(result);
     }
     rw.op("aten.clone.default", vec![("self", A::T(result)), ("memory_format", A::Raw(Arg::MemoryFormat("channels_last".into())))])
@@ -326,6 +330,40 @@ mod tests {
         // N111 is ambiguous: NCHW.
         assert!(!strides_like_channels_last(&meta(&[2, 1, 1, 1], &[1, 1, 1, 1])));
         assert!(!strides_like_channels_last(&meta(&[2, 3, 4], &[12, 1, 3])));
+    }
+
+    /// Bilinear upsampling of an NHWC view with a symbolic batch (CoaT's token grid,
+    /// `[s0, H, W, C]` permuted to NCHW): Inductor's decomposition gathers row-major corners and
+    /// copies the result to channels-last, one `clone`; of a row-major input, none.
+    #[test]
+    fn a_channels_last_input_with_a_symbolic_batch_is_copied_back_to_it() {
+        use crate::decomp::{decompose, Marks, Mode};
+        use crate::ir::{Graph, InputKind, NamedArg, NodeMeta, ValueKind};
+        let arg = |name: &str, arg: Arg| NamedArg { name: name.into(), arg, kwarg: false };
+        for permuted in [false, true] {
+            let mut g = Graph::new("g");
+            let sizes = [Expr::symbol("s0"), Expr::int(2), Expr::int(2), Expr::int(8)];
+            let x = g.add_input("x", ValueKind::Tensor(TensorMeta::contiguous(DType::F32, sizes.to_vec())), InputKind::UserInput).unwrap();
+            let add = |g: &mut Graph, name: &str, target: &str, args: Vec<NamedArg>| {
+                let kinds = crate::infer::infer(target, &args, g).unwrap();
+                let outs = kinds.into_iter().map(|k| (name.to_string(), k)).collect();
+                let id = g.add_node(name, target, args, outs, NodeMeta::default()).unwrap();
+                g.node(id).outputs[0]
+            };
+            let dims = if permuted { vec![0, 3, 1, 2] } else { vec![0, 1, 2, 3] };
+            let y = add(&mut g, "p", "aten.permute.default", vec![arg("self", Arg::Tensor(x)), arg("dims", Arg::Ints(dims))]);
+            let args = vec![
+                arg("input", Arg::Tensor(y)),
+                arg("output_size", Arg::None),
+                arg("align_corners", Arg::Bool(false)),
+                arg("scale_factors", Arg::Floats(vec![2.0, 2.0])),
+            ];
+            let out = add(&mut g, "u", "aten.upsample_bilinear2d.vec", args);
+            g.outputs.push(Arg::Tensor(out));
+            let ops = decompose(&g, Mode::Full, &Marks::default()).unwrap().graph.op_histogram();
+            let clones = ops.get("aten.clone.default").copied().unwrap_or(0);
+            assert_eq!(clones, usize::from(permuted), "permuted: {permuted}: {ops:?}");
+        }
     }
 
     #[test]
