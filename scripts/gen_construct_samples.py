@@ -89,6 +89,9 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  export's table (attention math, `[B, H, L, E]`); under Inductor's, CPU flash
                  attention lays its output out as the query (`empty_like`), so a copy for a
                  contiguous query and none for a fused projection's (`[B, L, H, E]` in memory)
+  linear_layouts `F.linear` that ATen does not fold into `addmm`: of a `mul` laid out as its
+                 transposed first operand (ConvBERT's span convolution gate: `matmul` + `add`),
+                 of a 1-D input with and without a bias (Gradium), and `matmul` of 1-D operands
 """
 import argparse
 import os
@@ -422,6 +425,32 @@ class AttnContiguous(torch.nn.Module):
         return o.transpose(1, 2).contiguous().reshape(b, s, -1), ox.transpose(1, 2).contiguous().reshape(x.shape)
 
 
+class LinearLayouts(torch.nn.Module):
+    """`F.linear` where ATen's `linear` does not fold the bias into `addmm`: of a `mul` whose
+    first operand is transposed (ConvBERT's `key_conv(x.transpose(1, 2)).transpose(1, 2) * q`,
+    laid out as the transposed operand, not contiguous: `matmul` + `add`), of a 1-D input
+    without and with a bias (Gradium's conditioning projections: `matmul` of a vector), and
+    `matmul` of 1-D operands (`dot`, vector × matrix, matrix × vector)."""
+
+    def __init__(self):
+        super().__init__()
+        self.q = torch.nn.Linear(8, 8)
+        self.k = torch.nn.Linear(8, 6)
+        self.v = torch.nn.Linear(8, 6, bias=False)
+
+    def forward(self, x, c):
+        kt = x.transpose(1, 2).contiguous().transpose(1, 2)
+        vec = c[0]
+        return (
+            self.k(kt * self.q(x)),
+            self.v(vec),
+            self.k(vec),
+            vec @ vec,
+            vec @ self.q.weight,
+            self.k.weight @ vec,
+        )
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -451,6 +480,7 @@ CASES = {
     "inplace_views": (InplaceViews, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4),)),
     "attn_contiguous": (AttnContiguous, lambda b: (*(torch.randn(1 + b, 2, 3 + 2 * b, 8) for _ in range(3)), torch.randn(1 + b, 4 + b, 16))),
     "conv_nhwc": (ConvNhwc, lambda b: (torch.randn(1 + b, 16, 8), torch.randn(1 + b, 8, 4, 4)), [0]),
+    "linear_layouts": (LinearLayouts, lambda b: (torch.randn(1 + b, 3 + 2 * b, 8), torch.randn(2, 8))),
 }
 
 

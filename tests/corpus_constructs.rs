@@ -351,3 +351,14 @@ fn in_place_writes_into_views_are_read_as_the_views_taken_again() {
 fn contiguous_of_a_contiguous_tensor_is_the_tensor() {
     all_stages_pass("construct_attn_contiguous");
 }
+
+/// `F.linear` where ATen does not fold the bias into `addmm` (`construct_linear_layouts`, torch
+/// 2.15): of ConvBERT's `mul` whose transposed first operand lays it out (not contiguous:
+/// `matmul` + `add`, where we flattened it into `addmm`, 2 adds and 4 expands too few), of
+/// Gradium's 1-D inputs (a one-row `mm`; with a bias a one-row `addmm`, which Inductor's CPU
+/// table makes `mul`/`sum`), and `matmul` of vectors (`dot`, `mv`, vector × matrix), which
+/// shape inference refused before.
+#[test]
+fn linear_folds_its_bias_only_where_aten_does() {
+    all_stages_pass("construct_linear_layouts");
+}
