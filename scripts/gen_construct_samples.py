@@ -92,6 +92,7 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
   linear_layouts `F.linear` that ATen does not fold into `addmm`: of a `mul` laid out as its
                  transposed first operand (ConvBERT's span convolution gate: `matmul` + `add`),
                  of a 1-D input with and without a bias (Gradium), and `matmul` of 1-D operands
+  where_numbers  `torch.where(mask, 0.0, -1e10)` and `where(mask, 1, 0)`: `where.Scalar` (LongT5)
 """
 import argparse
 import os
@@ -451,6 +452,15 @@ class LinearLayouts(torch.nn.Module):
         )
 
 
+class WhereNumbers(torch.nn.Module):
+    """`torch.where` of a mask between two Python numbers (`where.Scalar`): LongT5's local
+    attention bias `where(mask > 0, 0.0, -1e10)` (float32 scalar tensors) and integer numbers
+    (int64)."""
+
+    def forward(self, x):
+        return torch.where(x > 0, 0.0, -1e10), torch.where(x < 0, 1, 0)
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -481,6 +491,7 @@ CASES = {
     "attn_contiguous": (AttnContiguous, lambda b: (*(torch.randn(1 + b, 2, 3 + 2 * b, 8) for _ in range(3)), torch.randn(1 + b, 4 + b, 16))),
     "conv_nhwc": (ConvNhwc, lambda b: (torch.randn(1 + b, 16, 8), torch.randn(1 + b, 8, 4, 4)), [0]),
     "linear_layouts": (LinearLayouts, lambda b: (torch.randn(1 + b, 3 + 2 * b, 8), torch.randn(2, 8))),
+    "where_numbers": (WhereNumbers, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4),)),
 }
 
 

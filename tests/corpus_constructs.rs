@@ -362,3 +362,11 @@ fn contiguous_of_a_contiguous_tensor_is_the_tensor() {
 fn linear_folds_its_bias_only_where_aten_does() {
     all_stages_pass("construct_linear_layouts");
 }
+
+/// `torch.where` between two Python numbers (`where.Scalar`, LongT5's local attention bias):
+/// `where.self` of two `scalar_tensor`s in the numbers' promoted dtype, as torch's tables make
+/// it (torch 2.15; before, LongT5 kept `where.Scalar`: 2 `scalar_tensor`s too few).
+#[test]
+fn where_between_two_numbers_is_where_of_scalar_tensors() {
+    all_stages_pass("construct_where_numbers");
+}

@@ -257,6 +257,7 @@ fn cases() -> Vec<Case> {
         case("aten.adaptive_avg_pool1d.default", C, &[("x", &[S, N(3), N(5)])], vec![x("self"), ("output_size", P::Is(&[1]))]),
         case("aten.im2col.default", C, &[("x", &[S, N(2), S, N(1)])], vec![x("self"), ("kernel_size", P::Is(&[3, 1])), ("dilation", P::Is(&[1, 1])), ("padding", P::Is(&[1, 0])), ("stride", P::Is(&[1, 1]))]),
         case("aten.im2col.default", I, &[("x", &[N(2), N(3), S, N(5)])], vec![x("self"), ("kernel_size", P::Is(&[2, 2])), ("dilation", P::Is(&[2, 1])), ("padding", P::Is(&[1, 1])), ("stride", P::Is(&[2, 2]))]),
+        Case { masks: &["m"], ..case("aten.where.Scalar", C, &[("m", &[S, N(3)])], vec![("condition", P::In("m")), ("self", P::F(0.0)), ("other", P::F(-1e10))]) },
         Case { masks: &["m"], ..case("aten.where.ScalarSelf", C, &[("m", &[S, N(3)]), ("x", &[N(3)])], vec![("condition", P::In("m")), ("self", P::F(-2.5)), ("other", P::In("x"))]) },
         case("aten.split.Tensor", C, &[("x", &[S, N(8)])], vec![x("self"), ("split_size", P::I(3)), ("dim", P::I(-1))]),
         case("aten.meshgrid.indexing", C, &[("a", &[S]), ("b", &[N(3)])], vec![("tensors", P::Ins(&["a", "b"])), ("indexing", P::Str("xy"))]),
