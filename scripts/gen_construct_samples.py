@@ -89,6 +89,10 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  export's table (attention math, `[B, H, L, E]`); under Inductor's, CPU flash
                  attention lays its output out as the query (`empty_like`), so a copy for a
                  contiguous query and none for a fused projection's (`[B, L, H, E]` in memory)
+  linear_layouts `F.linear` that ATen does not fold into `addmm`: of a `mul` laid out as its
+                 transposed first operand (ConvBERT's span convolution gate: `matmul` + `add`),
+                 of a 1-D input with and without a bias (Gradium), and `matmul` of 1-D operands
+  where_numbers  `torch.where(mask, 0.0, -1e10)` and `where(mask, 1, 0)`: `where.Scalar` (LongT5)
 """
 import argparse
 import os
@@ -447,6 +451,41 @@ class SoftmaxUpsampleLayouts(torch.nn.Module):
         return up, k.softmax(dim=2), k.log_softmax(dim=2)
 
 
+class LinearLayouts(torch.nn.Module):
+    """`F.linear` where ATen's `linear` does not fold the bias into `addmm`: of a `mul` whose
+    first operand is transposed (ConvBERT's `key_conv(x.transpose(1, 2)).transpose(1, 2) * q`,
+    laid out as the transposed operand, not contiguous: `matmul` + `add`), of a 1-D input
+    without and with a bias (Gradium's conditioning projections: `matmul` of a vector), and
+    `matmul` of 1-D operands (`dot`, vector × matrix, matrix × vector)."""
+
+    def __init__(self):
+        super().__init__()
+        self.q = torch.nn.Linear(8, 8)
+        self.k = torch.nn.Linear(8, 6)
+        self.v = torch.nn.Linear(8, 6, bias=False)
+
+    def forward(self, x, c):
+        kt = x.transpose(1, 2).contiguous().transpose(1, 2)
+        vec = c[0]
+        return (
+            self.k(kt * self.q(x)),
+            self.v(vec),
+            self.k(vec),
+            vec @ vec,
+            vec @ self.q.weight,
+            self.k.weight @ vec,
+        )
+
+
+class WhereNumbers(torch.nn.Module):
+    """`torch.where` of a mask between two Python numbers (`where.Scalar`): LongT5's local
+    attention bias `where(mask > 0, 0.0, -1e10)` (float32 scalar tensors) and integer numbers
+    (int64)."""
+
+    def forward(self, x):
+        return torch.where(x > 0, 0.0, -1e10), torch.where(x < 0, 1, 0)
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -478,6 +517,8 @@ CASES = {
     "conv_nhwc": (ConvNhwc, lambda b: (torch.randn(1 + b, 16, 8), torch.randn(1 + b, 8, 4, 4)), [0]),
     "softmax_upsample_layouts": (SoftmaxUpsampleLayouts, lambda b: (torch.randn(1 + b, 5, 8), torch.randn(1 + b, 6, 2, 4)), [0]),
     "attn_math_gates": (AttnMathGates, lambda b: (torch.randn(1 + b, 2, 8, 5), torch.randn(1 + b, 2, 5, 8)), [0]),
+    "linear_layouts": (LinearLayouts, lambda b: (torch.randn(1 + b, 3 + 2 * b, 8), torch.randn(2, 8))),
+    "where_numbers": (WhereNumbers, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4),)),
 }
 
 

@@ -374,3 +374,22 @@ fn attention_off_the_flash_kernel_runs_the_math_kernel() {
 fn softmax_and_upsampling_copy_as_their_python_decompositions_do() {
     all_stages_pass("construct_softmax_upsample_layouts");
 }
+
+/// `F.linear` where ATen does not fold the bias into `addmm` (`construct_linear_layouts`, torch
+/// 2.15): of ConvBERT's `mul` whose transposed first operand lays it out (not contiguous:
+/// `matmul` + `add`, where we flattened it into `addmm`, 2 adds and 4 expands too few), of
+/// Gradium's 1-D inputs (a one-row `mm`; with a bias a one-row `addmm`, which Inductor's CPU
+/// table makes `mul`/`sum`), and `matmul` of vectors (`dot`, `mv`, vector × matrix), which
+/// shape inference refused before.
+#[test]
+fn linear_folds_its_bias_only_where_aten_does() {
+    all_stages_pass("construct_linear_layouts");
+}
+
+/// `torch.where` between two Python numbers (`where.Scalar`, LongT5's local attention bias):
+/// `where.self` of two `scalar_tensor`s in the numbers' promoted dtype, as torch's tables make
+/// it (torch 2.15; before, LongT5 kept `where.Scalar`: 2 `scalar_tensor`s too few).
+#[test]
+fn where_between_two_numbers_is_where_of_scalar_tensors() {
+    all_stages_pass("construct_where_numbers");
+}

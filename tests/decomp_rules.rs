@@ -89,6 +89,13 @@ fn cases() -> Vec<Case> {
         // (one `mul`: torch 2.15's table), MobileViT's and LeViT's batched dots.
         case("aten.bmm.default", I, &[("a", &[S, N(1), N(4)]), ("b", &[S, N(4), N(1)])], vec![("self", P::In("a")), ("mat2", P::In("b"))]),
         case("aten.bmm.default", I, &[("a", &[S, N(3), N(1)]), ("b", &[S, N(1), N(5)])], vec![("self", P::In("a")), ("mat2", P::In("b"))]),
+        // Vectors: `dot`, `mv` (`mul` + `sum`), a vector times a matrix (a one-row `mm`), and
+        // Inductor's CPU `addmm` of one row (against a small matrix, and against a column).
+        case("aten.matmul.default", C, &[("a", &[N(4)]), ("b", &[N(4), S])], vec![("self", P::In("a")), ("other", P::In("b"))]),
+        case("aten.dot.default", C, &[("a", &[N(5)]), ("b", &[N(5)])], vec![("self", P::In("a")), ("tensor", P::In("b"))]),
+        case("aten.mv.default", C, &[("a", &[S, N(5)]), ("b", &[N(5)])], vec![("self", P::In("a")), ("vec", P::In("b"))]),
+        case("aten.addmm.default", I, &[("c", &[N(3)]), ("a", &[N(1), N(5)]), ("b", &[N(5), N(3)])], vec![("self", P::In("c")), ("mat1", P::In("a")), ("mat2", P::In("b")), ("beta", P::F(0.5)), ("alpha", P::I(2))]),
+        case("aten.addmm.default", I, &[("c", &[N(1), N(1)]), ("a", &[N(1), N(7)]), ("b", &[N(7), N(1)])], vec![("self", P::In("c")), ("mat1", P::In("a")), ("mat2", P::In("b"))]),
         case("aten.layer_norm.default", I, &[("x", &[S, N(3), N(6)]), ("w", &[N(6)]), ("b", &[N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[6])), ("weight", P::In("w")), ("bias", P::In("b")), ("eps", P::F(1e-5))]),
         case("aten.layer_norm.default", C, &[("x", &[S, N(3), N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[3, 6]))]),
         case("aten.native_layer_norm.default", I, &[("x", &[S, N(6)]), ("w", &[N(6)]), ("b", &[N(6)])], vec![("input", P::In("x")), ("normalized_shape", P::Is(&[6])), ("weight", P::In("w")), ("bias", P::In("b")), ("eps", P::F(1e-5))]),
@@ -253,6 +260,7 @@ fn cases() -> Vec<Case> {
         case("aten.adaptive_avg_pool1d.default", C, &[("x", &[S, N(3), N(5)])], vec![x("self"), ("output_size", P::Is(&[1]))]),
         case("aten.im2col.default", C, &[("x", &[S, N(2), S, N(1)])], vec![x("self"), ("kernel_size", P::Is(&[3, 1])), ("dilation", P::Is(&[1, 1])), ("padding", P::Is(&[1, 0])), ("stride", P::Is(&[1, 1]))]),
         case("aten.im2col.default", I, &[("x", &[N(2), N(3), S, N(5)])], vec![x("self"), ("kernel_size", P::Is(&[2, 2])), ("dilation", P::Is(&[2, 1])), ("padding", P::Is(&[1, 1])), ("stride", P::Is(&[2, 2]))]),
+        Case { masks: &["m"], ..case("aten.where.Scalar", C, &[("m", &[S, N(3)])], vec![("condition", P::In("m")), ("self", P::F(0.0)), ("other", P::F(-1e10))]) },
         Case { masks: &["m"], ..case("aten.where.ScalarSelf", C, &[("m", &[S, N(3)]), ("x", &[N(3)])], vec![("condition", P::In("m")), ("self", P::F(-2.5)), ("other", P::In("x"))]) },
         case("aten.split.Tensor", C, &[("x", &[S, N(8)])], vec![x("self"), ("split_size", P::I(3)), ("dim", P::I(-1))]),
         case("aten.meshgrid.indexing", C, &[("a", &[S]), ("b", &[N(3)])], vec![("tensors", P::Ins(&["a", "b"])), ("indexing", P::Str("xy"))]),

@@ -244,11 +244,12 @@ impl<'a> Rw<'a> {
     }
 
     fn emit(&mut self, target: &str, named: Vec<NamedArg>, known: Option<Vec<ValueKind>>) -> Result<Vec<ValueId>, RuleError> {
-        let kinds = match (infer(target, &named, &self.em.out), known) {
+        let mut kinds = match (infer(target, &named, &self.em.out), known) {
             (Ok(kinds), _) => kinds,
             (Err(_), Some(kinds)) => kinds,
             (Err(e), None) => return Err(e.into()),
         };
+        self.lay_out_pointwise(target, &named, &mut kinds);
         let base = target.split('.').nth(1).unwrap_or(target).trim_start_matches('_').to_string();
         let names: Vec<(String, ValueKind)> = kinds.into_iter().map(|k| (self.em.fresh(&base), k)).collect();
         let node_name = names.first().map(|(n, _)| n.clone()).unwrap_or_else(|| self.em.fresh(&base));
@@ -264,6 +265,21 @@ impl<'a> Rw<'a> {
         let outs = self.em.out.node(id).outputs.clone();
         self.em.register_sym_ints(&outs);
         Ok(outs)
+    }
+
+    /// An elementwise op's output laid out as TensorIterator lays it out (the operands' memory
+    /// order), where its meta function said row-major: a rule's `mul` of a transposed operand
+    /// is not contiguous in torch's re-trace, and `linear` after it is `matmul` + `add`, not a
+    /// flattened `addmm` (ConvBERT's span convolution gate, `traced` `multiply` → `mul`).
+    fn lay_out_pointwise(&self, target: &str, named: &[NamedArg], kinds: &mut [ValueKind]) {
+        let pointwise = crate::ops::get(target).and_then(|d| d.lower.map(|(k, _)| k)) == Some(crate::lower::ops::OpKind::Pointwise);
+        let [ValueKind::Tensor(m)] = kinds else { return };
+        if !pointwise {
+            return;
+        }
+        if let Some(strides) = super::relayout::pointwise_strides(named, &self.em.out, &m.sizes) {
+            m.strides = strides;
+        }
     }
 
     /// Runs `rule` on a node whose arguments are already output-graph values.

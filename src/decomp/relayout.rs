@@ -43,15 +43,9 @@ pub(super) fn relaid(input: &Graph, node: &Node, out: &Graph, args: &[NamedArg],
                 _ => None,
             }).collect::<Option<_>>()?
         }
-        // A `memory_format` other than `preserve_format` sets the layout itself (`clone`).
-        OpKind::Pointwise if args.iter().any(|a| a.name == "memory_format" && !preserves(&a.arg)) => return None,
         OpKind::Pointwise => {
             let [ValueKind::Tensor(m)] = recorded.as_slice() else { return None };
-            let operands: Vec<&TensorMeta> = args.iter().filter_map(|a| tensor_of(&a.arg, out)).collect();
-            if operands.iter().any(|o| o.sizes.len() > m.sizes.len()) {
-                return None;
-            }
-            vec![crate::infer::layout::elementwise_strides(&operands, &m.sizes)]
+            vec![pointwise_strides(args, out, &m.sizes)?]
         }
         _ => return None,
     };
@@ -88,6 +82,20 @@ fn laid_out_by_a_view(out: &Graph, v: ValueId) -> bool {
 fn same_layout(a: &TensorMeta, b: &TensorMeta) -> bool {
     a.sizes.len() == b.sizes.len()
         && a.sizes.iter().zip(a.strides.iter().zip(&b.strides)).all(|(n, (x, y))| n.as_int() == Some(1) || super::rules::view::same_size(x, y))
+}
+
+/// The strides TensorIterator gives an elementwise op's output of `sizes` whose arguments are
+/// `args` (values of `out`); `None` where a `memory_format` other than `preserve_format` sets
+/// the layout itself (`clone`), or an operand does not broadcast.
+pub(super) fn pointwise_strides(args: &[NamedArg], out: &Graph, sizes: &[Expr]) -> Option<Vec<Expr>> {
+    if args.iter().any(|a| a.name == "memory_format" && !preserves(&a.arg)) {
+        return None;
+    }
+    let operands: Vec<&TensorMeta> = args.iter().filter_map(|a| tensor_of(&a.arg, out)).collect();
+    if operands.iter().any(|o| o.sizes.len() > sizes.len()) {
+        return None;
+    }
+    Some(crate::infer::layout::elementwise_strides(&operands, sizes))
 }
 
 fn preserves(a: &Arg) -> bool {

@@ -65,14 +65,24 @@ pub(crate) fn grouped_mm(a: &Args) -> Out {
     one(contiguous(x, dtype, sizes))
 }
 
+/// ATen's `matmul` shapes: a 1-D left operand is a row (`[1, k]`) and a 1-D right one a column
+/// (`[k, 1]`), the dim added for it dropped from the result (`dot`: 0-D, `mv`: `[m]`, vector ×
+/// matrix: `[n]`); the batch dims broadcast.
 pub(crate) fn matmul(a: &Args) -> Out {
     let (x, w) = (a.tensor("self")?, a.tensor("other")?);
     let (rx, rw) = (x.sizes.len(), w.sizes.len());
-    if rx < 2 || rw < 2 {
-        return Err(a.err("matmul here takes operands of rank >= 2"));
+    if rx == 0 || rw == 0 {
+        return Err(a.err("matmul takes operands of rank >= 1"));
     }
-    let mut sizes = broadcast_shapes(&x.sizes[..rx - 2], &w.sizes[..rw - 2]).map_err(|m| a.err(m))?;
-    sizes.extend([x.sizes[rx - 2].clone(), w.sizes[rw - 1].clone()]);
+    let batch_x = &x.sizes[..rx.saturating_sub(2)];
+    let batch_w = &w.sizes[..rw.saturating_sub(2)];
+    let mut sizes = broadcast_shapes(batch_x, batch_w).map_err(|m| a.err(m))?;
+    if rx >= 2 {
+        sizes.push(x.sizes[rx - 2].clone());
+    }
+    if rw >= 2 {
+        sizes.push(w.sizes[rw - 1].clone());
+    }
     one(contiguous(x, x.dtype, sizes))
 }
 

@@ -57,9 +57,11 @@ pub fn t(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.permute.default", vec![("self", A::T(x)), ("dims", A::Is(vec![1, 0]))])?])
 }
 
-/// `matmul` of operands of rank 2 or more, as `torch._decomp.decompositions.matmul` (the Python
-/// body export's and Inductor's re-trace run, `py_impl(CompositeImplicitAutograd)`) traces it;
-/// a 1-D operand (`dot`, `mv`) stays whole: the interpreter and the kernels run `matmul` itself.
+/// `matmul`, as `torch._decomp.decompositions.matmul` (the Python body export's and Inductor's
+/// re-trace run, `py_impl(CompositeImplicitAutograd)`) traces it. Of 1-D operands: `dot` and
+/// `mv` as their decompositions trace (`vector`), a vector times a matrix as a one-row `mm`; a
+/// 1-D operand beside one of rank 3 or more stays whole (the interpreter and the kernels run
+/// `matmul` itself).
 pub fn matmul(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     let (a, b) = (rw.t("self")?, rw.t("other")?);
     let grad = (rw.requires_grad(a), rw.requires_grad(b));
@@ -70,6 +72,9 @@ pub fn matmul(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
 /// because a `squeeze` this body makes keeps its operand's (the body runs above autograd).
 fn product(rw: &mut Rw, a: ValueId, b: ValueId, grad: (bool, bool)) -> Result<Vec<ValueId>, RuleError> {
     let (ra, rb) = (rw.rank(a)?, rw.rank(b)?);
+    if ra == 1 || rb == 1 {
+        return vector(rw, a, b, ra, rb);
+    }
     if ra < 2 || rb < 2 {
         return Err(RuleError::Declined);
     }
@@ -97,6 +102,45 @@ fn product(rw: &mut Rw, a: ValueId, b: ValueId, grad: (bool, bool)) -> Result<Ve
         }
     }
     batched(rw, a, b, ra, rb)
+}
+
+/// `dot` as torch's decomposition traces it: `sum(a * b)` in the opmath dtype.
+pub fn dot(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (a, b) = (rw.t("self")?, rw.t("tensor")?);
+    vector(rw, a, b, 1, 1)
+}
+
+/// `mv` as torch's decomposition traces it: `(m * v).sum(1)` in the opmath dtype.
+pub fn mv(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (m, v) = (rw.t("self")?, rw.t("vec")?);
+    if rw.rank(m)? != 2 || rw.rank(v)? != 1 {
+        return Err(RuleError::Unsupported("mv expects a matrix and a vector".into()));
+    }
+    vector(rw, m, v, 2, 1)
+}
+
+/// `matmul` with a 1-D operand (`decompositions.matmul`'s first branches): `dot(a, b)` is
+/// `sum(a * b)` and `mv(a, b)` is `(a * b).sum(1)` (their `pw_cast_for_opmath` decompositions),
+/// a vector times a matrix `mm(a.unsqueeze(0), b).squeeze(0)` (Gradium's `linear` of a vector).
+fn vector(rw: &mut Rw, a: ValueId, b: ValueId, ra: usize, rb: usize) -> Result<Vec<ValueId>, RuleError> {
+    match (ra, rb) {
+        (1, 1) | (2, 1) => {
+            let (xs, dtype) = super::loss::opmath(rw, &[a, b])?;
+            let p = rw.op("aten.mul.Tensor", vec![("self", A::T(xs[0])), ("other", A::T(xs[1]))])?;
+            let s = if ra == 1 {
+                rw.op("aten.sum.default", vec![("self", A::T(p))])?
+            } else {
+                rw.op("aten.sum.dim_IntList", vec![("self", A::T(p)), ("dim", A::Is(vec![1]))])?
+            };
+            Ok(vec![super::loss::cast(rw, s, dtype)?])
+        }
+        (1, 2) => {
+            let row = rw.op("aten.unsqueeze.default", vec![("self", A::T(a)), ("dim", A::I(0))])?;
+            let y = rw.op("aten.mm.default", vec![("self", A::T(row)), ("mat2", A::T(b))])?;
+            Ok(vec![rw.op("aten.squeeze.dim", vec![("self", A::T(y)), ("dim", A::I(0))])?])
+        }
+        _ => Err(RuleError::Declined),
+    }
 }
 
 /// The folding path: the operand of rank ≥ 3 (`t1`; the right one transposed, `mT`, when it is
@@ -219,6 +263,42 @@ pub fn bmm_inductor(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![super::loss::cast(rw, y, dtype)?])
 }
 
+/// Inductor's CPU `addmm` (torch/_inductor/decomposition.py, 2.11 and 2.15 alike) of one row
+/// (`mat1` of static size `[1, k]`): against a column, `sum(mat1.squeeze(0) * mat2.squeeze(-1),
+/// 0, keepdim).unsqueeze(0)`; against a matrix of static sizes at most 16 × 16, `(mat1.T *
+/// mat2).sum(0, keepdim)` (a linear of a vector, flattened to one row); either as `alpha * out
+/// + beta * self`, a `mul` by each Python number. Anything else stays one `addmm`.
+pub fn addmm_inductor(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let (c, a, b) = (rw.t("self")?, rw.t("mat1")?, rw.t("mat2")?);
+    let (am, bm) = (rw.meta(a)?.clone(), rw.meta(b)?.clone());
+    if !rw.meta(c)?.device.starts_with("cpu") || am.sizes.len() != 2 || bm.sizes.len() != 2 || am.sizes[0].as_int() != Some(1) {
+        return Err(RuleError::Declined);
+    }
+    let column = bm.sizes[1].as_int() == Some(1);
+    // `guard_or_false(size <= 16)`: a dynamic size is not known to be small.
+    let small = bm.sizes.iter().all(|d| d.as_int().is_some_and(|n| n <= 16));
+    if !column && !small {
+        return Err(RuleError::Declined);
+    }
+    let (alpha, beta) = (rw.scalar("alpha").unwrap_or(A::I(1)), rw.scalar("beta").unwrap_or(A::I(1)));
+    let (xs, dtype) = super::loss::opmath(rw, &[c, a, b])?;
+    let out = if column {
+        let sa = rw.op("aten.squeeze.dim", vec![("self", A::T(xs[1])), ("dim", A::I(0))])?;
+        let sb = rw.op("aten.squeeze.dim", vec![("self", A::T(xs[2])), ("dim", A::I(-1))])?;
+        let p = rw.op("aten.mul.Tensor", vec![("self", A::T(sa)), ("other", A::T(sb))])?;
+        let s = rw.op("aten.sum.dim_IntList", vec![("self", A::T(p)), ("dim", A::Is(vec![0])), ("keepdim", A::B(true))])?;
+        rw.op("aten.unsqueeze.default", vec![("self", A::T(s)), ("dim", A::I(0))])?
+    } else {
+        let at = rw.op("aten.permute.default", vec![("self", A::T(xs[1])), ("dims", A::Is(vec![1, 0]))])?;
+        let p = rw.op("aten.mul.Tensor", vec![("self", A::T(at)), ("other", A::T(xs[2]))])?;
+        rw.op("aten.sum.dim_IntList", vec![("self", A::T(p)), ("dim", A::Is(vec![0])), ("keepdim", A::B(true))])?
+    };
+    let scaled = rw.op("aten.mul.Tensor", vec![("self", A::T(out)), ("other", alpha)])?;
+    let bias = rw.op("aten.mul.Tensor", vec![("self", A::T(xs[0])), ("other", beta)])?;
+    let y = rw.op("aten.add.Tensor", vec![("self", A::T(scaled)), ("other", A::T(bias))])?;
+    Ok(vec![super::loss::cast(rw, y, dtype)?])
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -311,5 +391,83 @@ mod tests {
         // Core keeps `bmm` whole.
         let core = product(Mode::Core, "2.15.0", "aten.bmm.default", "mat2", &[(&[-1, 1, 8], false), (&[-1, 8, 1], false)], false);
         assert_eq!(count(&core, "bmm.default"), 1, "{core:?}");
+    }
+
+    /// A graph of inputs (sizes as in [`product`]; `param`: a parameter) and `ops` applied in
+    /// order, each `(target, args)` naming earlier values by index (inputs first); decomposed under
+    /// `mode` for torch 2.15, its op histogram and the output's sizes.
+    fn chain(mode: Mode, inputs: &[(&[i64], bool)], ops: &[(&str, Vec<(&str, Result<usize, Arg>)>)]) -> (BTreeMap<String, usize>, Vec<Expr>) {
+        let mut g = Graph::new("g");
+        g.torch_version = Some("2.15.0".into());
+        let mut vs = Vec::new();
+        for (i, (s, param)) in inputs.iter().enumerate() {
+            let kind = if *param { InputKind::Parameter { fqn: format!("p{i}") } } else { InputKind::UserInput };
+            vs.push(g.add_input(&format!("in{i}"), ValueKind::Tensor(TensorMeta::contiguous(DType::F32, sizes(s))), kind).unwrap());
+        }
+        for (k, (target, args)) in ops.iter().enumerate() {
+            let args = args.iter().map(|(n, a)| arg(n, a.clone().map(|i| Arg::Tensor(vs[i])).unwrap_or_else(|a| a))).collect();
+            vs.push(node(&mut g, &format!("n{k}"), target, args));
+        }
+        let y = *vs.last().unwrap();
+        g.outputs.push(Arg::Tensor(y));
+        let out = decompose(&g, mode, &Marks::default()).unwrap().graph;
+        let sizes = match &out.outputs[0] {
+            Arg::Tensor(v) => out.value(*v).tensor().unwrap().sizes.clone(),
+            _ => panic!("a tensor output"),
+        };
+        (out.op_histogram(), sizes)
+    }
+
+    /// `matmul` of 1-D operands as torch's Python `matmul` traces it: `dot` (`mul`, a full `sum`),
+    /// `mv` (`mul`, `sum` over dim 1), a vector times a matrix (`unsqueeze`, `mm`, `squeeze`).
+    #[test]
+    fn matmul_of_vectors_is_dot_mv_or_a_one_row_mm() {
+        let mm = |a: &[i64], b: &[i64]| chain(Mode::Core, &[(a, false), (b, false)], &[("aten.matmul.default", vec![("self", Ok(0)), ("other", Ok(1))])]);
+        let (dot, s) = mm(&[8], &[8]);
+        assert_eq!((count(&dot, "mul.Tensor"), count(&dot, "sum.dim_IntList"), count(&dot, "matmul.default"), s.len()), (1, 1, 0, 0), "{dot:?}");
+        let (mv, s) = mm(&[6, 8], &[8]);
+        assert_eq!((count(&mv, "mul.Tensor"), count(&mv, "sum.dim_IntList"), s), (1, 1, sizes(&[6])), "{mv:?}");
+        let (vm, s) = mm(&[8], &[8, 6]);
+        assert_eq!((count(&vm, "unsqueeze.default"), count(&vm, "mm.default"), s), (1, 1, sizes(&[6])), "{vm:?}");
+        // Beside a batch, a vector stays one `matmul`, shaped as ATen shapes it.
+        let (nd, s) = mm(&[-1, 4, 8], &[8]);
+        assert_eq!((count(&nd, "matmul.default"), s), (1, sizes(&[-1, 4])), "{nd:?}");
+    }
+
+    /// Gradium's `linear` of a vector: without a bias a one-row `mm`; with one, flattened to a
+    /// row and `addmm`, which Inductor's CPU table turns into `(x.T * W.T).sum(0)` for a weight
+    /// of at most 16 × 16 (`mul` by `alpha` and `beta`, `add`).
+    #[test]
+    fn linear_of_a_vector_is_a_one_row_product() {
+        let linear = |mode: Mode, bias: bool| {
+            let mut args = vec![("input", Ok(0)), ("weight", Ok(1))];
+            if bias {
+                args.push(("bias", Ok(2)));
+            }
+            chain(mode, &[(&[8], false), (&[6, 8], true), (&[6], true)], &[("aten.linear.default", args)])
+        };
+        let (plain, s) = linear(Mode::Core, false);
+        assert_eq!((count(&plain, "mm.default"), count(&plain, "squeeze.dims") + count(&plain, "squeeze.dim"), s), (1, 1, sizes(&[6])), "{plain:?}");
+        let (core, _) = linear(Mode::Core, true);
+        assert_eq!((count(&core, "addmm.default"), count(&core, "view.default")), (1, 2), "{core:?}");
+        let (full, s) = linear(Mode::Full, true);
+        assert_eq!((count(&full, "addmm.default"), count(&full, "mul.Tensor"), count(&full, "add.Tensor"), s), (0, 3, 1, sizes(&[6])), "{full:?}");
+    }
+
+    /// ConvBERT's `linear(key_conv(x).transpose(1, 2) * q)`: `multiply` becomes `mul`, laid out
+    /// as its transposed first operand (TensorIterator), so the input is not contiguous and
+    /// `linear` is `matmul` (a `bmm` of the weight expanded) + `add`, not a flattened `addmm`.
+    #[test]
+    fn linear_of_a_product_laid_out_as_a_transposed_operand_adds_its_bias() {
+        let t = ("aten.transpose.int", vec![("self", Ok(0)), ("dim0", Err(Arg::Int(1))), ("dim1", Err(Arg::Int(2)))]);
+        let m = ("aten.multiply.Tensor", vec![("self", Ok(4)), ("other", Ok(1))]);
+        let l = ("aten.linear.default", vec![("input", Ok(5)), ("weight", Ok(2)), ("bias", Ok(3))]);
+        let inputs: &[(&[i64], bool)] = &[(&[-1, 8, -2], false), (&[-1, -2, 8], false), (&[6, 8], true), (&[6], true)];
+        let (ops, _) = chain(Mode::Core, inputs, &[t.clone(), m, l.clone()]);
+        assert_eq!((count(&ops, "addmm.default"), count(&ops, "bmm.default"), count(&ops, "add.Tensor")), (0, 1, 1), "{ops:?}");
+        // The other operand first: contiguous, one `addmm`.
+        let m = ("aten.multiply.Tensor", vec![("self", Ok(1)), ("other", Ok(4))]);
+        let (ops, _) = chain(Mode::Core, inputs, &[t, m, l]);
+        assert_eq!((count(&ops, "addmm.default"), count(&ops, "bmm.default")), (1, 0), "{ops:?}");
     }
 }

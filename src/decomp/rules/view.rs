@@ -332,6 +332,18 @@ pub fn where_scalar_self(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(c)), ("self", A::T(s)), ("other", A::T(x))])?])
 }
 
+/// `where.Scalar(c, a, b)` (two Python numbers) → `where.self(c, scalar_tensor(a), scalar_tensor(b))`
+/// in the numbers' promoted dtype: the default float32 where either is a float, else int64
+/// (LongT5's `torch.where(mask > 0, 0.0, -1e10)` attention bias). Booleans are not written here.
+pub fn where_scalar(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    let c = rw.t("condition")?;
+    let (Some(a), Some(b)) = (rw.scalar("self"), rw.scalar("other")) else { return Err(RuleError::Declined) };
+    let dtype = if matches!(a, A::F(_)) || matches!(b, A::F(_)) { crate::ir::DType::F32 } else { crate::ir::DType::I64 };
+    let a = rw.op("aten.scalar_tensor.default", vec![("s", a), ("dtype", A::Raw(Arg::ScalarType(dtype)))])?;
+    let b = rw.op("aten.scalar_tensor.default", vec![("s", b), ("dtype", A::Raw(Arg::ScalarType(dtype)))])?;
+    Ok(vec![rw.op("aten.where.self", vec![("condition", A::T(c)), ("self", A::T(a)), ("other", A::T(b))])?])
+}
+
 /// ATen's `adaptive_avg_pool2d`: global average pooling (`output_size` all ones) is a `mean`
 /// over the spatial dims, any other size the `_adaptive_avg_pool2d` kernel (core ATen, and kept
 /// by Inductor, which lowers it: CSATv2's pooling to 7×7).

@@ -156,7 +156,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.pow.Scalar").run(x::pointwise::pow).lower(K::Pointwise, l::pointwise::pow),
     op("aten.where.ScalarOther").run(x::pointwise::where_self).lower(K::Pointwise, l::math::where_).core(r::view::where_scalar_other),
     op("aten.where.ScalarSelf").run(x::pointwise::where_self).lower(K::Pointwise, l::math::where_).core(r::view::where_scalar_self),
-    op("aten.where.Scalar").run(x::pointwise::where_self).lower(K::Pointwise, l::math::where_),
+    op("aten.where.Scalar").run(x::pointwise::where_self).lower(K::Pointwise, l::math::where_).core(r::view::where_scalar),
     op("aten.masked_fill.Tensor").run(x::pointwise::masked_fill).lower(K::Pointwise, l::math::masked_fill).core(r::gather::masked_fill_tensor).meta(m::same_as_input),
     op("aten.logaddexp2.default").run(x::math::logaddexp2).lower(K::Pointwise, l::special::logaddexp2),
     op("aten.div.Scalar_mode").run(x::pointwise::div).lower(K::Pointwise, l::pointwise::div),

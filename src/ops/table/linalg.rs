@@ -7,7 +7,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.mm.default").run(x::linalg::mm).lower(K::Heavy, l::linalg::mm).keep().meta(m::mm),
     op("aten.bmm.default").run(x::linalg::bmm).lower(K::Heavy, l::linalg::mm).inductor(r::linear::bmm_inductor).keep().meta(m::bmm),
     op("aten.matmul.default").run(x::linalg::matmul).lower(K::Heavy, l::products::matmul).core(r::linear::matmul).meta(m::matmul),
-    op("aten.addmm.default").run(x::linalg::addmm).lower(K::Heavy, l::products::addmm).keep().meta(m::mm),
+    op("aten.addmm.default").run(x::linalg::addmm).lower(K::Heavy, l::products::addmm).inductor(r::linear::addmm_inductor).keep().meta(m::mm),
     op("aten.linear.default").run(x::linalg::linear).lower(K::Heavy, l::linalg::linear).core(r::linear::linear).meta(m::linear),
     // Mixture-of-experts products: one mm per group of rows. Inductor calls ATen's kernel, and
     // transformers' opaque fallback (a custom op, so no tracing looks inside) is its 2-D × 3-D case.
@@ -16,9 +16,9 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.einsum.default").run(x::products::einsum).core(r::einsum::einsum),
     op("aten.tensordot.default").run(x::products::tensordot).core(r::products::tensordot),
     op("aten.inner.default").run(x::products::inner).lower(K::Heavy, l::products::inner),
-    op("aten.dot.default").run(x::products::dot).lower(K::Heavy, l::products::dot).meta(m::dot),
+    op("aten.dot.default").run(x::products::dot).lower(K::Heavy, l::products::dot).core(r::linear::dot).meta(m::dot),
     op("aten.vdot.default").run(x::products::vdot).lower(K::Heavy, l::products::vdot).meta(m::dot),
-    op("aten.mv.default").run(x::products::mv).lower(K::Heavy, l::products::mv),
+    op("aten.mv.default").run(x::products::mv).lower(K::Heavy, l::products::mv).core(r::linear::mv),
     op("aten.linalg_vecdot.default").run(x::products::linalg_vecdot).core(r::products::linalg_vecdot),
     op("aten.bilinear.default").run(x::products::bilinear).lower(K::Heavy, l::products::bilinear),
     op("aten.linalg_multi_dot.default").run(x::products::linalg_multi_dot).core(r::products::linalg_multi_dot),
