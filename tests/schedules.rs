@@ -410,9 +410,10 @@ fn small_products_leave_the_tiles() {
     let k = schedule::apply(product_kernel(None, 32, 32), true);
     assert_eq!(k.schedule, Schedule::Channels { group: 32, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK });
     assert!(schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(None, 32, 32) }));
-    // Lanes 1..8 read row `min(i + b, m - 1)`: the run-time extent bounds the last block's reads.
+    // Lanes 1..8 read row `i + b < m ? i + b : m - 1`: the run-time extent bounds the last
+    // block's reads.
     let is_last = |e: &ExprId| matches!(k.expr(*e), KExpr::Binary(BinOp::Sub, ..));
-    let clamps = k.exprs.iter().filter(|e| matches!(e, KExpr::Binary(BinOp::Min, a, b) if is_last(a) || is_last(b)));
+    let clamps = k.exprs.iter().filter(|e| matches!(e, KExpr::Select(_, _, last) if is_last(last)));
     assert_eq!(clamps.count(), schedule::CHANNEL_BLOCK as usize - 1);
     // On columns with rows blocked, and the product counted as computed once per output.
     let k = schedule::apply(product_kernel(Some(14), 128, 32), true);

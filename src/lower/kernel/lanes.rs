@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-use super::{BinOp, ExprId, KExpr, Kernel, KernelBuilder, Store, VarId};
+use super::{BinOp, CmpOp, ExprId, KExpr, Kernel, KernelBuilder, Store, VarId};
 
 /// How lanes of coordinate `coord` read a kernel: which nodes differ between lanes.
 pub struct LaneInfo {
@@ -66,14 +66,21 @@ impl Kernel {
                     let step = kb.i64(b as i64);
                     let moved = kb.binary(BinOp::Add, at, step).ok()?;
                     if ragged {
-                        let last = match extent {
-                            Some(n) => kb.i64(n - 1),
+                        match extent {
+                            Some(n) => {
+                                let last = kb.i64(n - 1);
+                                kb.binary(BinOp::Min, moved, last).ok()?
+                            }
+                            // A select, not `s_min`: measured, the OpenCL CPU runtime ran the
+                            // kernel with an i64 `s_min` of a run-time size 4× slower than its
+                            // static twin (docs/PERFORMANCE.md).
                             None => {
                                 let one = kb.i64(1);
-                                kb.binary(BinOp::Sub, size, one).ok()?
+                                let last = kb.binary(BinOp::Sub, size, one).ok()?;
+                                let inside = kb.cmp(CmpOp::Lt, moved, size).ok()?;
+                                kb.select(inside, moved, last).ok()?
                             }
-                        };
-                        kb.binary(BinOp::Min, moved, last).ok()?
+                        }
                     } else {
                         moved
                     }
