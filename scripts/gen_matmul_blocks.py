@@ -11,7 +11,9 @@ so the OpInfo loader reads it. Operands are graph inputs (not parameters), so th
 small. The cases: the transformer_block sample's up-projection (2×7×32 · 32×128 with bias and
 GELU), sizes no tile divides (13×23 · 23×19; 5×40 · 40×10 with a bias; a batch of 3 of
 9×17 · 17×33), one product large enough to keep the tiled schedule (small integers, so its archive stays small), and a linear layer whose
-row count is dynamic, exported once and run at two row counts (5 and 37). Values from a fixed
+row count is dynamic, exported once and run at 1, 5, 8, 13 and 37 rows, the up-projection
+with dynamic batch and sequence at three bindings, and a dynamic-row product whose row is too
+long to leave the tiles. Values from a fixed
 seed; outputs are PyTorch's eager CPU results, compared with assert_close's float32 defaults
 (the kernels sum in another order).
 """
@@ -67,7 +69,7 @@ def small_ints(g, *shape):
 def main():
     os.makedirs(OUT, exist_ok=True)
     g = torch.Generator().manual_seed(0)
-    rows = torch.export.Dim("rows", min=2, max=4096)
+    rows = torch.export.Dim("rows", min=1, max=4096)
     dyn = torch.export.export(Linear(False), (rand(g, 8, 32), rand(g, 64, 32), rand(g, 64)),
                               dynamic_shapes=({0: rows}, None, None), strict=False)
     dyn_w, dyn_b = rand(g, 64, 32), rand(g, 64)
@@ -81,6 +83,18 @@ def main():
         ("linear_dynamic_rows_5", "linear", Linear(False), [rand(g, 5, 32), dyn_w, dyn_b], dyn),
         ("linear_dynamic_rows_37", "linear", Linear(False), [rand(g, 37, 32), dyn_w, dyn_b], dyn),
     ]
+    # The same dynamic-row linear at more row counts: one row (a lone, ragged block), a whole
+    # block of 8, and 13 (one block and a ragged one).
+    cases += [(f"linear_dynamic_rows_{n}", "linear", Linear(False), [rand(g, n, 32), dyn_w, dyn_b], dyn) for n in (1, 8, 13)]
+    # The transformer_block sample's up-projection with batch and sequence dynamic (its rows
+    # are blocked along the sequence), exported once and run at three bindings.
+    batch, seq = torch.export.Dim("batch", min=1, max=64), torch.export.Dim("seq", min=1, max=512)
+    up_w, up_b = rand(g, 128, 32), rand(g, 128)
+    up = torch.export.export(Linear(True), (rand(g, 2, 7, 32), up_w, up_b), dynamic_shapes=({0: batch, 1: seq}, None, None), strict=False)
+    cases += [(f"linear_gelu_dynamic_{b}x{s}", "linear", Linear(True), [rand(g, b, s, 32), up_w, up_b], up) for b, s in ((2, 7), (1, 1), (3, 10))]
+    # A dynamic row count over a long row (K · N = 128 · 160, above `SMALL_DYNAMIC_ROW`): tiled.
+    wide = torch.export.export(Mm(), (small_ints(g, 4, 128), small_ints(g, 128, 160)), dynamic_shapes=({0: rows}, None), strict=False)
+    cases.append(("mm_dynamic_rows_wide_tiled_3", "mm", Mm(), [small_ints(g, 3, 128), small_ints(g, 128, 160)], wide))
     index = {"torch": torch.__version__, "cases": []}
     by_op = {}
     for name, op, m, args, ep in cases:

@@ -11,7 +11,7 @@ mod common;
 
 use rand::{Rng, SeedableRng};
 use xpu_workbench::codegen::spirv::{self, SpirvModule};
-use xpu_workbench::lower::kernel::{Access, BinOp, ExprId, KernelBuilder, RedOp, Store, UnOp, VarId};
+use xpu_workbench::lower::kernel::{Access, BinOp, ExprId, KExpr, KernelBuilder, RedOp, Store, UnOp, VarId};
 use xpu_workbench::lower::schedule::{self, Schedule};
 use xpu_workbench::lower::Kernel;
 use xpu_workbench::runtime::opencl::OpenClDevice;
@@ -402,8 +402,19 @@ fn small_products_leave_the_tiles() {
     assert_eq!(schedule::choose(&product_kernel(Some(14), 128, 32), true), Schedule::Elementwise);
     assert_eq!(schedule::choose(&product_kernel(Some(64), 128, 128), true), Schedule::Elementwise);
     assert!(matches!(schedule::choose(&product_kernel(Some(65), 128, 128), true), Schedule::Tiled { .. }));
-    // A dynamic row count keeps the tiles, however small the weight.
-    assert!(matches!(schedule::choose(&product_kernel(None, 32, 32), true), Schedule::Tiled { .. }));
+    // A dynamic row count leaves them when its row is short (static K · N at most
+    // SMALL_DYNAMIC_ROW), its rows blocked; a longer row keeps them.
+    assert_eq!(schedule::choose(&product_kernel(None, 32, 32), true), Schedule::Elementwise);
+    assert_eq!(schedule::choose(&product_kernel(None, 128, 128), true), Schedule::Elementwise);
+    assert!(matches!(schedule::choose(&product_kernel(None, 160, 128), true), Schedule::Tiled { .. }));
+    let k = schedule::apply(product_kernel(None, 32, 32), true);
+    assert_eq!(k.schedule, Schedule::Channels { group: 32, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK });
+    assert!(schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(None, 32, 32) }));
+    // Lanes 1..8 read row `i + b < m ? i + b : m - 1`: the run-time extent bounds the last
+    // block's reads.
+    let is_last = |e: &ExprId| matches!(k.expr(*e), KExpr::Binary(BinOp::Sub, ..));
+    let clamps = k.exprs.iter().filter(|e| matches!(e, KExpr::Select(_, _, last) if is_last(last)));
+    assert_eq!(clamps.count(), schedule::CHANNEL_BLOCK as usize - 1);
     // On columns with rows blocked, and the product counted as computed once per output.
     let k = schedule::apply(product_kernel(Some(14), 128, 32), true);
     assert_eq!(k.schedule, Schedule::Channels { group: 128, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK });

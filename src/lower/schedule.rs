@@ -262,11 +262,13 @@ pub fn apply(mut k: Kernel, matmul: bool) -> Kernel {
 /// ([`Kernel::linearize`]). Other schedules are left as they are.
 pub fn finish(mut k: Kernel) -> Kernel {
     if k.schedule == Schedule::Elementwise {
-        if let Some(group) = product_columns(&k) {
-            k.schedule = Schedule::Columns { group, dims: 1 };
-            if let Some(blocked) = channels(&k, group, 1) {
+        // A product with a dynamic row count takes the columns only with its rows blocked.
+        let product = product_columns(&k).map(|group| (group, channels(&k, group, 1)));
+        if let Some((group, blocked)) = product.filter(|(_, b)| b.is_some() || static_domain(&k)) {
+            if let Some(blocked) = blocked {
                 return blocked;
             }
+            k.schedule = Schedule::Columns { group, dims: 1 };
         } else if let Some((group, dims)) = columns(&k) {
             k.schedule = Schedule::Columns { group, dims };
             if let Some(blocked) = channels(&k, group, dims) {
@@ -347,7 +349,7 @@ const MAX_IDLE: f64 = 0.25;
 pub const CHANNEL_BLOCK: u32 = 8;
 
 /// `k` (on the column schedule `group`, `dims`) on [`Schedule::Channels`], when some row
-/// coordinate of static extent is worth blocking: lanes of it share a load inside a reduction
+/// coordinate (of static or dynamic extent) is worth blocking: lanes of it share a load inside a reduction
 /// that moves with the column (an input tap, a vector load across the work-items) while some
 /// other node of the reduction differs between lanes (a weight). The coordinate sharing the
 /// most such loads is blocked; a batch coordinate shares only the weights, which do not move
@@ -366,7 +368,7 @@ pub fn channels(k: &Kernel, group: u32, dims: u32) -> Option<Kernel> {
     let column_bits = coords & !((1u128 << split) - 1);
     // Loads inside a reduction shared by every lane and moving with the column, when some node
     // inside a reduction differs between lanes (else there is nothing to block).
-    let shared_loads = |c: u32, block: i64, extent: i64| {
+    let shared_loads = |c: u32, block: i64, extent: Option<i64>| {
         let info = k.lane_info(c, block, extent);
         let (mut shared, mut varying) = (0usize, false);
         for (i, e) in k.exprs.iter().enumerate() {
@@ -380,14 +382,23 @@ pub fn channels(k: &Kernel, group: u32, dims: u32) -> Option<Kernel> {
         }
         if varying { shared } else { 0 }
     };
-    let mut best: Option<(usize, u32, i64, i64)> = None;
+    let mut best: Option<(usize, u32, Option<i64>, i64)> = None;
     for c in 0..split as u32 {
-        let KExpr::I64(extent) = *k.expr(k.domain[c as usize]) else { continue };
-        let found = (2..=extent.min(CHANNEL_BLOCK as i64)).rev().find_map(|b| Some((shared_loads(c, b, extent), b)).filter(|(s, _)| *s > 0));
+        // A dynamic extent (a transformer's batch × sequence rows) is blocked too: its last
+        // block is ragged at run time (lanes clamped, stores skipped), as a static one is.
+        let extent = match *k.expr(k.domain[c as usize]) {
+            KExpr::I64(n) => Some(n),
+            _ => None,
+        };
+        let most = extent.map_or(CHANNEL_BLOCK as i64, |n| n.min(CHANNEL_BLOCK as i64));
+        let found = (2..=most).rev().find_map(|b| Some((shared_loads(c, b, extent), b)).filter(|(s, _)| *s > 0));
         if let Some((shared, block)) = found {
             // On a tie the larger block: a matrix product's batch and row coordinates both
-            // share the column operand, and the rows usually have more to share.
-            if best.is_none_or(|(s, _, _, b)| shared > s || (shared == s && block > b)) {
+            // share the column operand, and the rows usually have more to share. Between
+            // dynamic coordinates of equal block the later: a transformer's sequence, whose
+            // count is usually larger than the batch's (2 batches in blocks of 8 idle 6 lanes).
+            let later_dynamic = extent.is_none() && best.is_some_and(|(_, _, e, b)| e.is_none() && b == block);
+            if best.is_none_or(|(s, _, _, b)| shared > s || (shared == s && (block > b || later_dynamic))) {
                 best = Some((shared, c, extent, block));
             }
         }
@@ -464,7 +475,7 @@ pub fn choose(k: &Kernel, matmul: bool) -> Schedule {
     }
     match if matmul { tiled(k, TILE) } else { None } {
         // Left on the elementwise schedule, which `finish` lays out in columns with rows blocked.
-        Some(Schedule::Tiled { reduce, .. }) if small_product(k, reduce) => Schedule::Elementwise,
+        Some(Schedule::Tiled { reduce, .. }) if off_tiles(k, reduce) => Schedule::Elementwise,
         Some(tiles) => tiles,
         None => rows(k, ROW_GROUP).unwrap_or_default(),
     }
@@ -474,6 +485,10 @@ pub fn choose(k: &Kernel, matmul: bool) -> Schedule {
 /// the tiled schedule.
 pub const SMALL_PRODUCT: i64 = 1 << 20;
 
+/// Most multiply-adds per output row (`K · N`, static) of a matrix product with a dynamic row
+/// count that [`small_product`] takes off the tiled schedule, its rows blocked.
+pub const SMALL_DYNAMIC_ROW: i64 = 1 << 14;
+
 /// Whether matrix product `k` (on [`tiled`]'s shape, dot product `reduce`) is too small for
 /// tiles: static sizes and at most [`SMALL_PRODUCT`] multiply-adds. Such a product runs on the
 /// column schedule (`finish`: a work-item per output column in a group sized to the columns,
@@ -482,17 +497,42 @@ pub const SMALL_PRODUCT: i64 = 1 << 20;
 /// through local memory behind two barriers per slice of the contraction, and a product this
 /// small has too few slices to pay for them: 2×7×32 · 32×128 with a bias and GELU took 24.2 µs
 /// as 8 tiled groups of 256 and takes 4.1 µs blocked, on the OpenCL CPU device
-/// (docs/PERFORMANCE.md, "Issue 28, item 4 continued"). A dynamic row count
-/// keeps the tiles: [`channels`] blocks static coordinates only, and unblocked columns were
-/// slower than the tiles on three of the transformer_block sample's five products.
+/// (docs/PERFORMANCE.md, "Issue 28, item 4 continued"). With a dynamic row count (every
+/// transformer: batch × sequence) the size is judged per row: static `K · N` at most
+/// [`SMALL_DYNAMIC_ROW`]; [`off_tiles`] also asks that the rows be blocked.
 pub fn small_product(k: &Kernel, reduce: ExprId) -> bool {
     let KExpr::Reduce { extent, .. } = k.expr(reduce) else { return false };
     let fixed = |e: &ExprId| match k.expr(*e) {
         KExpr::I64(n) => Some(*n),
         _ => None,
     };
-    let Some(macs) = k.domain.iter().chain([extent]).try_fold(1i64, |acc, e| fixed(e).map(|n| acc.saturating_mul(n))) else { return false };
-    macs <= SMALL_PRODUCT
+    if let Some(macs) = k.domain.iter().chain([extent]).try_fold(1i64, |acc, e| fixed(e).map(|n| acc.saturating_mul(n))) {
+        return macs <= SMALL_PRODUCT;
+    }
+    // Rows of a dynamic count: judged per row, from the static contraction and columns; the
+    // rows are blocked by `channels`, whose last block is bounds-checked at run time.
+    let Some(columns) = k.domain.last().and_then(fixed) else { return false };
+    let Some(depth) = fixed(extent) else { return false };
+    columns.saturating_mul(depth) <= SMALL_DYNAMIC_ROW
+}
+
+/// Whether matrix product `k` leaves the tiles: a [`small_product`] that, when its row count
+/// is dynamic, [`finish`] will block along a row coordinate. Unblocked, each work-item of the
+/// column schedule reads the whole (transposed) weight column for one output, which lost to
+/// the tiles on three of the transformer_block sample's five products (docs/PERFORMANCE.md).
+fn off_tiles(k: &Kernel, reduce: ExprId) -> bool {
+    if !small_product(k, reduce) {
+        return false;
+    }
+    if static_domain(k) {
+        return true;
+    }
+    product_columns(k).is_some_and(|group| channels(k, group, 1).is_some())
+}
+
+/// Whether every output extent of `k` is known when it is compiled.
+fn static_domain(k: &Kernel) -> bool {
+    k.domain.iter().all(|d| matches!(k.expr(*d), KExpr::I64(_)))
 }
 
 /// Whether kernel `k` computes its matrix product once per output: on the tiled schedule, or
@@ -501,7 +541,7 @@ pub fn small_product(k: &Kernel, reduce: ExprId) -> bool {
 pub fn product_once(k: &Kernel) -> bool {
     match k.schedule {
         Schedule::Tiled { .. } => true,
-        Schedule::Elementwise => matches!(tiled(k, TILE), Some(Schedule::Tiled { reduce, .. }) if small_product(k, reduce)),
+        Schedule::Elementwise => matches!(tiled(k, TILE), Some(Schedule::Tiled { reduce, .. }) if off_tiles(k, reduce)),
         _ => false,
     }
 }

@@ -85,10 +85,14 @@ impl<'k> Writer<'k> {
             let lane = self.types.i64(&mut self.b, b as i64);
             let offset = self.b.i_mul(i64t, None, lane, step)?;
             let here = self.b.i_add(i64t, None, at, offset)?;
+            // The lane's values outside the bounds check, only the stores inside it: the
+            // lanes are clamped, so computing a ragged lane reads in bounds, and a branch around
+            // the whole epilogue (a GELU's erf) cost a dynamic-row product 4× its static twin
+            // on the OpenCL CPU device (docs/PERFORMANCE.md).
+            let values = k.stores.iter().skip(b).step_by(lanes).map(|st| Ok((st.buf, self.emit(st.value)?))).collect::<Result<Vec<_>, CodegenError>>()?;
             let mut store = |w: &mut Self| -> Result<(), CodegenError> {
-                for st in k.stores.iter().skip(b).step_by(lanes) {
-                    let v = w.emit(st.value)?;
-                    w.store_elem(st.buf, here, v)?;
+                for &(buf, v) in &values {
+                    w.store_elem(buf, here, v)?;
                 }
                 Ok(())
             };

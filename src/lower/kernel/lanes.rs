@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-use super::{BinOp, ExprId, KExpr, Kernel, KernelBuilder, Store, VarId};
+use super::{BinOp, CmpOp, ExprId, KExpr, Kernel, KernelBuilder, Store, VarId};
 
 /// How lanes of coordinate `coord` read a kernel: which nodes differ between lanes.
 pub struct LaneInfo {
@@ -26,8 +26,8 @@ pub struct LaneInfo {
 
 impl Kernel {
     /// Which nodes of `self` differ between `block` lanes of output coordinate `coord`, whose
-    /// static extent is `extent` (see the module doc for the quotients that do not).
-    pub fn lane_info(&self, coord: u32, block: i64, extent: i64) -> LaneInfo {
+    /// extent is `extent` (`None`: dynamic; see the module doc for the quotients that do not).
+    pub fn lane_info(&self, coord: u32, block: i64, extent: Option<i64>) -> LaneInfo {
         let mut varies = vec![false; self.exprs.len()];
         for i in 0..self.exprs.len() {
             let id = ExprId(i as u32);
@@ -43,15 +43,18 @@ impl Kernel {
     /// `self` with each store replaced by `block` lane copies (store `s` lane `b` at index
     /// `s · block + b`), lane `b` reading coordinate `coord` as `coord + b`, clamped to
     /// `extent - 1` when `block` does not divide the extent (codegen stores no lane past it).
+    /// A dynamic extent (`None`, a transformer's batch × sequence rows) may be any count, so
+    /// its lanes are always clamped, to the coordinate's run-time extent read from the domain.
     /// `None` when the kernel cannot be copied so (a state loop, whose slots the copy would not
     /// follow).
-    pub fn lanes(&self, coord: u32, block: u32, extent: i64) -> Option<Kernel> {
+    pub fn lanes(&self, coord: u32, block: u32, extent: Option<i64>) -> Option<Kernel> {
         if block < 2 || self.exprs.iter().any(|e| matches!(e, KExpr::Loop { .. } | KExpr::Carried { .. } | KExpr::LoopOut { .. })) {
             return None;
         }
         let info = self.lane_info(coord, block as i64, extent);
         let mut kb = KernelBuilder::reopen(self);
-        let ragged = extent % block as i64 != 0;
+        let ragged = extent.is_none_or(|n| n % block as i64 != 0);
+        let size = *self.domain.get(coord as usize)?;
         let mut stores = Vec::with_capacity(self.stores.len() * block as usize);
         let mut copies: Vec<HashMap<ExprId, ExprId>> = vec![HashMap::new(); block as usize];
         for s in &self.stores {
@@ -63,8 +66,21 @@ impl Kernel {
                     let step = kb.i64(b as i64);
                     let moved = kb.binary(BinOp::Add, at, step).ok()?;
                     if ragged {
-                        let last = kb.i64(extent - 1);
-                        kb.binary(BinOp::Min, moved, last).ok()?
+                        match extent {
+                            Some(n) => {
+                                let last = kb.i64(n - 1);
+                                kb.binary(BinOp::Min, moved, last).ok()?
+                            }
+                            // A select, not `s_min`: measured, the OpenCL CPU runtime ran the
+                            // kernel with an i64 `s_min` of a run-time size 4× slower than its
+                            // static twin (docs/PERFORMANCE.md).
+                            None => {
+                                let one = kb.i64(1);
+                                let last = kb.binary(BinOp::Sub, size, one).ok()?;
+                                let inside = kb.cmp(CmpOp::Lt, moved, size).ok()?;
+                                kb.select(inside, moved, last).ok()?
+                            }
+                        }
                     } else {
                         moved
                     }
@@ -81,8 +97,8 @@ impl Kernel {
 
 /// Whether `a / n` is the same for `a = c + b` in every lane `b < block`: `a` is coordinate
 /// `c` itself and `n` a constant that `block` divides or that is at least the extent.
-fn same_block_quotient(k: &Kernel, a: ExprId, n: ExprId, coord: u32, block: i64, extent: i64) -> bool {
-    matches!(k.expr(a), KExpr::Var(v) if v.0 == coord) && matches!(k.expr(n), KExpr::I64(n) if *n > 0 && (n % block == 0 || *n >= extent))
+fn same_block_quotient(k: &Kernel, a: ExprId, n: ExprId, coord: u32, block: i64, extent: Option<i64>) -> bool {
+    matches!(k.expr(a), KExpr::Var(v) if v.0 == coord) && matches!(k.expr(n), KExpr::I64(n) if *n > 0 && (n % block == 0 || extent.is_some_and(|x| *n >= x)))
 }
 
 /// The lane copy of `e`: nodes that do not vary are shared; `Var(coord)` becomes `lane`.
@@ -172,7 +188,7 @@ mod tests {
     #[test]
     fn lanes_share_what_does_not_move_with_the_coordinate() {
         let k = channel_sum(None);
-        let l = k.lanes(0, 2, 3).unwrap();
+        let l = k.lanes(0, 2, Some(3)).unwrap();
         assert_eq!(l.stores.len(), 2);
         let (a, b) = (loads(&l, l.stores[0].value), loads(&l, l.stores[1].value));
         let shared: Vec<_> = a.iter().filter(|x| b.contains(x)).collect();
@@ -185,11 +201,11 @@ mod tests {
     #[test]
     fn group_quotients_are_shared_only_when_the_block_divides_them() {
         let k = channel_sum(Some(2));
-        let l = k.lanes(0, 2, 4).unwrap();
+        let l = k.lanes(0, 2, Some(4)).unwrap();
         assert_eq!(loads(&l, l.stores[0].value).iter().filter(|x| loads(&l, l.stores[1].value).contains(x)).count(), 1);
-        let l = k.lanes(0, 4, 4).unwrap();
+        let l = k.lanes(0, 4, Some(4)).unwrap();
         assert_eq!(loads(&l, l.stores[0].value).iter().filter(|x| loads(&l, l.stores[1].value).contains(x)).count(), 0);
-        let l = channel_sum(Some(8)).lanes(0, 4, 3).unwrap();
+        let l = channel_sum(Some(8)).lanes(0, 4, Some(3)).unwrap();
         assert_eq!(loads(&l, l.stores[0].value).iter().filter(|x| loads(&l, l.stores[3].value).contains(x)).count(), 1);
     }
 
@@ -213,7 +229,7 @@ mod tests {
                 ref other => panic!("not in this kernel's weight index: {other:?}"),
             }
         }
-        let l = channel_sum(None).lanes(0, 4, 3).unwrap();
+        let l = channel_sum(None).lanes(0, 4, Some(3)).unwrap();
         let w_index = |s: usize| {
             let w = loads(&l, l.stores[s].value).into_iter().find(|x| matches!(l.expr(*x), KExpr::Load { buf: 1, .. })).unwrap();
             let KExpr::Load { index, .. } = *l.expr(w) else { unreachable!("found as a load") };
