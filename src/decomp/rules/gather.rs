@@ -86,7 +86,16 @@ pub fn roll(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
         let idx = rw.op("aten.arange.default", vec![("end", A::I(n))])?;
         let idx = rw.op("aten.add.Tensor", vec![("self", A::T(idx)), ("other", A::I(start))])?;
         let idx = rw.op("aten.fmod.Scalar", vec![("self", A::T(idx)), ("other", A::I(n))])?;
-        x = rw.op("aten.index_select.default", vec![("self", A::T(x)), ("dim", A::I(d)), ("index", A::T(idx))])?;
+        x = if rw.table() == Some(super::Table::Inductor) {
+            // Inductor's trace of a roll indexes without recording the `:`s ahead of the rolled
+            // dim (Swin's window shift over a dynamic batch, torch 2.11 and 2.15), unlike a
+            // direct `index_select` (XLNet's), whose rule records them.
+            let mut indices = vec![None; dim(d, rank, "dims")?];
+            indices.push(Some(idx));
+            rw.op("aten.index.Tensor", vec![("self", A::T(x)), ("indices", A::Raw(Arg::OptionalTensors(indices)))])?
+        } else {
+            rw.op("aten.index_select.default", vec![("self", A::T(x)), ("dim", A::I(d)), ("index", A::T(idx))])?
+        };
     }
     Ok(vec![x])
 }
