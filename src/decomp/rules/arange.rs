@@ -169,20 +169,9 @@ mod tests {
     use std::collections::BTreeMap;
 
     use crate::decomp::{decompose, Marks, Mode};
-    use crate::infer::infer;
-    use crate::ir::{Arg, DType, Graph, InputKind, NamedArg, NodeMeta, SymIntArg, TensorMeta, ValueId, ValueKind};
+    use super::super::test_graph::{arg, node};
+    use crate::ir::{Arg, DType, Graph, InputKind, NodeMeta, SymIntArg, TensorMeta, ValueKind};
     use crate::sym::Expr;
-
-    fn arg(name: &str, arg: Arg) -> NamedArg {
-        NamedArg { name: name.into(), arg, kwarg: false }
-    }
-
-    fn node(g: &mut Graph, name: &str, target: &str, args: Vec<NamedArg>) -> ValueId {
-        let kinds = infer(target, &args, g).unwrap();
-        let outs = kinds.into_iter().map(|k| (name.to_string(), k)).collect();
-        let id = g.add_node(name, target, args, outs, NodeMeta::default()).unwrap();
-        g.node(id).outputs[0]
-    }
 
     /// XLNet's `arange(s, -s, -1.0, dtype)` `copies` times over `x: [s]` (the arange's metadata
     /// as the archive records it), decomposed by Inductor's table.

@@ -69,20 +69,9 @@ pub(super) fn split_with_sizes(rw: &mut Rw, x: ValueId, chunks: i64, d: usize) -
 #[cfg(test)]
 mod tests {
     use crate::decomp::{decompose, Marks, Mode};
-    use crate::infer::infer;
-    use crate::ir::{Arg, DType, Graph, InputKind, NamedArg, NodeMeta, TensorMeta, ValueId, ValueKind};
+    use super::super::test_graph::{arg, node};
+    use crate::ir::{Arg, DType, Graph, InputKind, NodeMeta, TensorMeta, ValueKind};
     use crate::sym::Expr;
-
-    fn arg(name: &str, arg: Arg) -> NamedArg {
-        NamedArg { name: name.into(), arg, kwarg: false }
-    }
-
-    fn node(g: &mut Graph, name: &str, target: &str, args: Vec<NamedArg>) -> ValueId {
-        let kinds = infer(target, &args, g).unwrap();
-        let outs = kinds.into_iter().map(|k| (name.to_string(), k)).collect();
-        let id = g.add_node(name, target, args, outs, NodeMeta::default()).unwrap();
-        g.node(id).outputs[0]
-    }
 
     /// Two `chunk(3)`s of a `3*s` dim (ProphetNet's streams) in export's table: the first records
     /// `3*s + 3`, `- 1` and the zero gap `3*s - 3*s`; the second finds the first two and records

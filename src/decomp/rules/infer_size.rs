@@ -47,20 +47,9 @@ mod tests {
     use std::collections::BTreeMap;
 
     use crate::decomp::{decompose, Marks, Mode};
-    use crate::infer::infer;
-    use crate::ir::{Arg, DType, Graph, InputKind, NamedArg, NodeMeta, SymIntArg, TensorMeta, ValueId, ValueKind};
+    use super::super::test_graph::{arg, node};
+    use crate::ir::{Arg, DType, Graph, InputKind, SymIntArg, TensorMeta, ValueKind};
     use crate::sym::Expr;
-
-    fn arg(name: &str, arg: Arg) -> NamedArg {
-        NamedArg { name: name.into(), arg, kwarg: false }
-    }
-
-    fn node(g: &mut Graph, name: &str, target: &str, args: Vec<NamedArg>) -> ValueId {
-        let kinds = infer(target, &args, g).unwrap();
-        let outs = kinds.into_iter().map(|k| (name.to_string(), k)).collect();
-        let id = g.add_node(name, target, args, outs, NodeMeta::default()).unwrap();
-        g.node(id).outputs[0]
-    }
 
     /// `x: [s0, s1, 24]`, its sizes as the export names them, `x[:, :, :8]` (not contiguous),
     /// and `reshape(x or the slice, shape)` as the graph's output; decomposed under core.

@@ -26,6 +26,8 @@ mod layout;
 pub(crate) mod like_other;
 pub(crate) mod linalg;
 pub(crate) mod linear;
+#[cfg(test)]
+mod test_graph;
 pub(crate) mod logical;
 pub(crate) mod loss;
 pub(crate) mod margin;
