@@ -289,3 +289,35 @@ fn a_node_its_kernel_does_not_cover_runs_as_a_host_step() {
         }
     }
 }
+
+/// `x: f32[3]` → `_assert_async.msg(any(x), msg)` (a data-dependent check: a host step reading
+/// the one element back) → `x · 2`.
+fn assert_async_model() -> Model {
+    let mut g = Graph::new("assert_async");
+    let x = g.add_input("x", tensor(DType::F32, ints(&[3])), InputKind::UserInput).expect("input");
+    let any = node(&mut g, "any", "aten.any.default", vec![("self", Arg::Tensor(x))], Some(tensor(DType::Bool, vec![]))).unwrap();
+    let msg = Arg::String("x has no nonzero element".into());
+    node(&mut g, "assert_any", "aten._assert_async.msg", vec![("self", Arg::Tensor(any)), ("assert_msg", msg)], None);
+    let twice = node(&mut g, "mul", "aten.mul.Tensor", vec![("self", Arg::Tensor(x)), ("other", Arg::Float(2.0))], Some(tensor(DType::F32, ints(&[3])))).unwrap();
+    g.outputs.push(Arg::Tensor(twice));
+    model_of(g)
+}
+
+#[test]
+fn an_async_assertion_reads_its_tensor_and_fails_on_zero() {
+    let model = assert_async_model();
+    let plan = plan_of(&model);
+    assert!(plan.steps.iter().any(|s| matches!(s, Step::Host { node } if plan.graph.node(*node).name == "assert_any")), "the check is a host step");
+    let ok = Tensor::from_vec(&[3], vec![0f32, 0.5, 0.0]).unwrap();
+    for (device, r) in runs(&model, std::slice::from_ref(&ok)) {
+        let r = r.unwrap_or_else(|e| panic!("{device}: {e}"));
+        assert_eq!(r.outputs[0].to_f64_vec(), [0.0, 1.0, 0.0], "{device}");
+    }
+    let zeros = Tensor::from_vec(&[3], vec![0f32; 3]).unwrap();
+    let interp = exec::run(&model, &model.graphs[0], std::slice::from_ref(&zeros)).unwrap_err().to_string();
+    assert!(interp.contains("assert_any") && interp.contains("x has no nonzero element"), "{interp}");
+    for (device, r) in runs(&model, &[zeros]) {
+        let e = r.expect_err(device).to_string();
+        assert!(e.contains("assert_any") && e.contains("x has no nonzero element"), "{device}: {e}");
+    }
+}

@@ -192,6 +192,24 @@ pub fn assert_scalar(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     }
 }
 
+/// `_assert_async(self[, assert_msg])`: fails when the one element of `self` is zero (false),
+/// with ATen's messages; a tensor of no or several elements is ambiguous, as in ATen.
+pub fn assert_async(cx: &OpCx) -> OpResult<Vec<RtValue>> {
+    let t = cx.tensor("self")?;
+    match t.numel() {
+        0 => return Err(OpError::Shape("_assert_async: Boolean value of Tensor with no values is ambiguous".into())),
+        1 => {}
+        n => return Err(OpError::Shape(format!("_assert_async: Boolean value of Tensor with more than one value is ambiguous ({n} values)"))),
+    }
+    let nonzero = if t.dtype().is_floating() { t.to_f64_vec()[0] != 0.0 } else { t.to_i64_vec()[0] != 0 };
+    if nonzero {
+        return Ok(vec![]);
+    }
+    let msg = cx.str_or("assert_msg", "")?;
+    let msg = if msg.is_empty() { "Expected Tensor with single nonzero value, but got zero" } else { msg };
+    Err(OpError::Unsupported(format!("runtime assertion failed: {msg}")))
+}
+
 /// `item()`: the one element of a tensor as a Python number.
 pub fn item(cx: &OpCx) -> OpResult<Vec<RtValue>> {
     let t = cx.tensor("self")?;

@@ -8,7 +8,10 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten._assert_scalar.default").run(x::scalar::assert_scalar).lower(K::Meta, l::meta),
     op("aten.sym_constrain_range_for_size.default").run(x::scalar::constrain_range_for_size).lower(K::Meta, l::meta),
     op("aten.sym_constrain_range.default").run(x::scalar::constrain_range).lower(K::Meta, l::meta),
-    op("aten._assert_async.msg").run(x::scalar::no_op).lower(K::Meta, l::meta),
+    // Data-dependent checks on a tensor's value: the host reads the one element back, as
+    // ATen's CPU kernel does (a device run syncs there).
+    op("aten._assert_async.default").run(x::scalar::assert_async).eager(),
+    op("aten._assert_async.msg").run(x::scalar::assert_async).eager(),
     op("aten.item.default").run(x::scalar::item).lower(K::Meta, l::meta).sizes(l::compact::item_sizes),
     op("aten.sym_storage_offset.default").run(x::scalar::sym_storage_offset).lower(K::Meta, l::meta),
     op("_operator.ge").run(x::scalar::ge).lower(K::Meta, l::meta),
