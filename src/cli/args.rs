@@ -71,6 +71,18 @@ pub enum BenchCommand {
         /// models in the same run, and report our full mode's wall time against them.
         #[arg(long = "against-torch", value_name = "PY")]
         against_torch: Option<PathBuf>,
+        /// Torch's times from a file scripts/bench_torch_cpu.py printed before, instead of running it.
+        #[arg(long = "torch-json", value_name = "FILE", conflicts_with = "against_torch")]
+        torch_json: Option<PathBuf>,
+        /// Measure N models drawn at random (seeded, the same on every machine) from those --only leaves.
+        #[arg(long, value_name = "N")]
+        sample: Option<usize>,
+        /// The seed of --sample.
+        #[arg(long, default_value_t = 0, requires = "sample")]
+        seed: u64,
+        /// Also write the run as a markdown table (conditions, summary, one row per model) to FILE.
+        #[arg(long, value_name = "FILE")]
+        markdown: Option<PathBuf>,
         /// Print JSON (the only format; accepted so the command reads like the others).
         #[arg(long)]
         json: bool,

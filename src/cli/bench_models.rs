@@ -7,9 +7,11 @@
 //! time is the sum of its kernels' device timestamps, its wall time the whole run (uploads,
 //! launches, host steps, read-back). Both committed zoo sets by default. With `--against-torch
 //! PY`, torch eager and `torch.compile` are timed on the same models first, in the same run
-//! (`profile::torch_cpu`), and our full mode's wall time is reported against theirs.
+//! (`profile::torch_cpu`), and our full mode's wall time is reported against theirs, with a
+//! summary (`summary`) and the machine and build it ran on (`report`); `--sample N --seed S`
+//! measures a seeded random draw of the models (`sample`) instead of ones we picked.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -17,9 +19,16 @@ use serde_json::{json, Value};
 
 use crate::decomp::{Marks, Mode};
 use crate::ir::Model;
+use crate::profile::torch_cpu::TorchModels;
 use crate::runtime::{open, pick_backend, probe_all, Backend, Device};
 use crate::runtime::plan::{build_modules, compile_plan, release_modules, run_resident, Resident};
 use crate::shapes::resolve_bindings;
+
+mod report;
+mod sample;
+mod summary;
+
+use sample::Candidate;
 
 /// The committed zoo sets, exported with two torch versions.
 pub const ZOO: [&str; 2] = ["samples/zoo/torch-2.15", "samples/zoo/torch-2.11"];
@@ -34,7 +43,35 @@ pub struct ModelsArgs<'a> {
     pub only: &'a [String],
     /// A Python with torch: time torch eager and `torch.compile` on the same models first
     /// (`profile::torch_cpu`) and report our full mode's wall time against them.
-    pub against_torch: Option<&'a std::path::Path>,
+    pub against_torch: Option<&'a Path>,
+    /// Torch's times read from a document `scripts/bench_torch_cpu.py` printed before, instead
+    /// of running it.
+    pub torch_json: Option<&'a Path>,
+    /// `--sample N --seed S`: N models of those `--only` leaves, drawn with seed S.
+    pub sample: Option<usize>,
+    pub seed: u64,
+    /// Where to write the run as a markdown table.
+    pub markdown: Option<&'a Path>,
+}
+
+/// The `.pt2` files of `dirs` whose stem contains one of `only` (all when empty), in folder
+/// order, each folder's files sorted.
+fn candidates(dirs: &[PathBuf], only: &[String]) -> Result<Vec<Candidate>, String> {
+    let mut out = Vec::new();
+    for dir in dirs {
+        let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
+            Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "pt2")).collect(),
+            Err(e) => return Err(format!("{}: {e}", dir.display())),
+        };
+        files.sort();
+        for file in files {
+            let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            if only.is_empty() || only.iter().any(|o| stem.contains(o.as_str())) {
+                out.push(Candidate { dir: dir.clone(), file, stem });
+            }
+        }
+    }
+    Ok(out)
 }
 
 pub fn models(a: ModelsArgs<'_>) -> ExitCode {
@@ -46,63 +83,99 @@ pub fn models(a: ModelsArgs<'_>) -> ExitCode {
     if backend == Backend::Reference {
         return super::fail(super::EXIT_FAILED, &"`bench models` times device kernels: no Level Zero or OpenCL device is available");
     }
+    let mut machine = report::Machine::this(super::bench::load_average());
+    let all = match candidates(a.dirs, a.only) {
+        Ok(c) => c,
+        Err(e) => return super::fail(super::EXIT_USAGE, &e),
+    };
+    let chosen = match a.sample {
+        Some(n) => sample::sample(&all, n, a.seed),
+        None => all.clone(),
+    };
+    if a.sample.is_some() {
+        // Listed before anything is timed, so a run stopped part-way still says what it drew.
+        let listed: Vec<String> = chosen.iter().map(|c| c.file.display().to_string()).collect();
+        eprintln!("{}", json!({"sample": chosen.len(), "of": all.len(), "seed": a.seed, "models": listed}));
+    }
     // Torch first, before our device is open: the OpenCL CPU runtime's worker threads compete
     // with torch's for the cores (bert's eager forward took 517 ms instead of about 1 ms).
-    let torch = match a.against_torch {
-        Some(py) => match crate::profile::torch_cpu::run(py, a.dirs, a.only, a.repeat) {
+    let torch = match (a.torch_json, a.against_torch) {
+        (Some(file), _) => match crate::profile::torch_cpu::read(file) {
             Ok(t) => Some(t),
-            Err(e) => return super::fail(super::EXIT_FAILED, &e),
+            Err(e) => return super::fail(super::EXIT_USAGE, &e),
         },
-        None => None,
+        (None, Some(py)) => {
+            // A sample hands the script its files, so it times exactly the models we do.
+            let run = match a.sample {
+                Some(_) => crate::profile::torch_cpu::run(py, &chosen.iter().map(|c| c.file.clone()).collect::<Vec<_>>(), &[], a.repeat),
+                None => crate::profile::torch_cpu::run(py, a.dirs, a.only, a.repeat),
+            };
+            match run {
+                Ok(t) => Some(t),
+                Err(e) => return super::fail(super::EXIT_FAILED, &e),
+            }
+        }
+        (None, None) => None,
     };
+    machine.load_average_before_ours = super::bench::load_average();
     let mut dev = match open(backend) {
         Ok(d) => d,
         Err(e) => return super::fail(super::EXIT_FAILED, &e),
     };
-    let load_before = super::bench::load_average();
     let mut rows = Vec::new();
-    for dir in a.dirs {
-        let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
-            Ok(rd) => rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "pt2")).collect(),
-            Err(e) => return super::fail(super::EXIT_USAGE, &format!("{}: {e}", dir.display())),
+    for c in &chosen {
+        let mut row = match super::load(&c.file) {
+            Ok(model) => one_model(dev.as_mut(), &model, &a),
+            Err(_) => json!({"error": "could not load the model"}),
         };
-        files.sort();
-        for file in files {
-            let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            if !a.only.is_empty() && !a.only.iter().any(|o| stem.contains(o.as_str())) {
-                continue;
-            }
-            let mut row = match super::load(&file) {
-                Ok(model) => one_model(dev.as_mut(), &model, &a),
-                Err(_) => json!({"error": "could not load the model"}),
-            };
-            if let Some(t) = torch.as_ref().and_then(|t| t.find(&stem, dir)) {
-                against_torch(&mut row, t);
-            }
-            row["model"] = json!(stem);
-            row["dir"] = json!(dir.display().to_string());
-            eprintln!("{}", serde_json::to_string(&row).unwrap_or_default());
-            rows.push(row);
+        if let Some(t) = torch.as_ref().and_then(|t| t.find(&c.stem, &c.dir)) {
+            against_torch(&mut row, t);
         }
+        row["model"] = json!(c.stem);
+        row["dir"] = json!(c.dir.display().to_string());
+        eprintln!("{}", serde_json::to_string(&row).unwrap_or_default());
+        rows.push(row);
     }
+    machine.load_average_after = super::bench::load_average();
     let measured: Vec<&Value> = rows.iter().filter(|r| r.get("full_over_lite").is_some()).collect();
     let full_faster = measured.iter().filter(|r| r["full_over_lite"].as_f64().is_some_and(|x| x < 1.0)).count();
     let info = dev.info().clone();
-    let against: Vec<f64> = rows.iter().filter_map(|r| r["full_wall_over_torch_compiled"].as_f64()).collect();
+    let device = format!("{} ({})", info.name, info.backend);
+    let torch_side = torch.as_ref().map(torch_side);
+    let outcomes: Vec<summary::Outcome> = rows.iter().map(summary::Outcome::from_row).collect();
+    let verdict = summary::summarize(&outcomes);
+    if let Some(path) = a.markdown {
+        let header = report::Header {
+            device: &device,
+            machine: &machine,
+            torch: torch_side.as_ref(),
+            sample: a.sample.map(|_| (chosen.len(), all.len(), a.seed)),
+            warmup: a.warmup,
+            repeat: a.repeat,
+        };
+        if let Err(e) = std::fs::write(path, report::markdown(&header, &verdict, &outcomes)) {
+            return super::fail(super::EXIT_FAILED, &format!("{}: {e}", path.display()));
+        }
+    }
     super::print_json(&json!({
-        "device": format!("{} ({})", info.name, info.backend),
-        "torch": torch.as_ref().map(|t| json!({"torch": t.torch, "threads": t.threads, "repeat": t.repeat})),
-        "models_against_compiled": against.len(),
-        "models_full_wall_ahead_of_compiled": against.iter().filter(|x| **x < 1.0).count(),
+        "device": device,
+        "machine": machine,
+        "torch": torch.as_ref().map(|t| json!({"torch": t.torch, "threads": t.threads, "repeat": t.repeat, "custom_ops": t.custom_ops})),
+        "sample": a.sample.map(|n| json!({"requested": n, "sampled": chosen.len(), "of": all.len(), "seed": a.seed,
+            "models": chosen.iter().map(|c| c.file.display().to_string()).collect::<Vec<_>>()})),
+        // Against torch only when torch was timed: otherwise every model would be listed unmeasured.
+        "summary": torch.as_ref().map(|_| &verdict),
         "warmup": a.warmup,
         "repeat": a.repeat,
-        "load_average_before": load_before,
-        "load_average_after": super::bench::load_average(),
         "models_measured": measured.len(),
         "models_full_faster": full_faster,
         "models": rows,
     }));
     ExitCode::SUCCESS
+}
+
+fn torch_side(t: &TorchModels) -> report::TorchSide {
+    report::TorchSide { torch: t.torch.clone(), threads: t.threads, repeat: t.repeat }
 }
 
 /// A plan built on the device and the device times of its runs.
@@ -205,6 +278,9 @@ fn against_torch(row: &mut Value, t: &crate::profile::torch_cpu::TorchModel) {
     row["torch_compile_s"] = json!(t.compile_s);
     if let Some(e) = &t.error {
         row["torch_error"] = json!(e);
+    }
+    if let Some(e) = &t.compile_error {
+        row["torch_compile_error"] = json!(e);
     }
     let ours = row["full"]["median_wall_ms"].as_f64();
     if let (Some(w), Some(e)) = (ours, t.eager_ms.filter(|x| *x > 0.0)) {
