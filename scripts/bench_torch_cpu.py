@@ -120,6 +120,17 @@ def main():
             files.append((os.path.dirname(d), os.path.basename(d)))
         else:
             files.extend((d, name) for name in sorted(f for f in os.listdir(d) if f.endswith(".pt2")))
+    meta = {
+        "torch": torch.__version__,
+        # What torch will use, not what was asked for (set_num_threads may clamp it).
+        "threads": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
+        "repeat": a.repeat,
+        "custom_ops": custom_ops,
+    }
+    # First on stderr, before the rows: a run stopped part-way has said what it ran with
+    # (`bench models --resume` reads it back with the rows).
+    print(json.dumps(meta), file=sys.stderr, flush=True)
     load_before = list(os.getloadavg())
     rows = []
     for d, name in files:
@@ -141,12 +152,7 @@ def main():
         rows.append(row)
     json.dump(
         {
-            "torch": torch.__version__,
-            # What torch will use, not what was asked for (set_num_threads may clamp it).
-            "threads": torch.get_num_threads(),
-            "cpu_count": os.cpu_count(),
-            "repeat": a.repeat,
-            "custom_ops": custom_ops,
+            **meta,
             "load_average_before": load_before,
             "load_average": list(os.getloadavg()),
             "models": rows,

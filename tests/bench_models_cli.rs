@@ -108,3 +108,40 @@ fn an_unreadable_torch_document_is_a_usage_error_naming_it() {
     assert_ne!(code, 0);
     assert!(err.contains("missing.json"), "{err}");
 }
+
+#[test]
+fn a_resumed_run_reruns_neither_torch_nor_our_finished_models() {
+    if xpu_workbench::runtime::opencl::OpenClDevice::open().is_err() {
+        common::skip_opencl::<()>("no OpenCL device: bench models times device kernels".into());
+        return;
+    }
+    // The log of a run stopped after torch's side and our first model: with every torch row
+    // there, the Python given (which does not exist) is never started; t5_encoder's row is
+    // taken as it was (a wall time no run here would give), whisper_encoder's is measured now.
+    let log = std::env::temp_dir().join(format!("xpuwb-bench-models-resume-{}.log", std::process::id()));
+    let text = [
+        r#"{"sample": 2, "of": 4, "seed": 1, "models": []}"#,
+        r#"{"torch": {"torch": "2.15.0", "threads": 2, "repeat": 1, "custom_ops": {}}}"#,
+        r#"{"torch": {"model": "t5_encoder", "dir": "samples/zoo/torch-2.15", "eager_ms": 500.0, "compiled_ms": 100.0}}"#,
+        r#"{"torch": {"model": "whisper_encoder", "dir": "samples/zoo/torch-2.15", "eager_ms": 1000000.0, "compiled_ms": 1000000.0}}"#,
+        r#"{"full": {"median_wall_ms": 123.0}, "torch_eager_ms": 1.0, "model": "t5_encoder", "dir": "samples/zoo/torch-2.15"}"#,
+        r#"{"bindings": {"s6": 3}, "lite": {"kern"#,
+    ]
+    .join("\n");
+    std::fs::write(&log, text).expect("the log");
+    let log_arg = log.display().to_string();
+    let args = ["bench", "models", "--dir", "samples/zoo/torch-2.15", "--only", ONLY, "--sample", "2", "--seed", "1", "--warmup", "0", "--repeat", "1", "--against-torch", "/nonexistent/python3", "--resume", &log_arg];
+    let (code, out, err) = run_cli(&args);
+    let _ = std::fs::remove_file(&log);
+    assert_eq!(code, 0, "{err}");
+    let doc = json(&out);
+    let rows = doc["models"].as_array().expect("models");
+    assert_eq!(rows[0]["full"]["median_wall_ms"], 123.0, "{}", rows[0]);
+    assert_eq!(rows[0]["torch_eager_ms"], 500.0, "joined from torch's resumed row, not the stale one: {}", rows[0]);
+    assert!(rows[1]["full"]["median_wall_ms"].as_f64().is_some_and(|w| w > 0.0), "{}", rows[1]);
+    assert_eq!(doc["torch"]["torch"], "2.15.0", "{}", doc["torch"]);
+    let s = &doc["summary"]["against_compiled"];
+    assert_eq!((s["measured"].as_u64(), s["ahead"].as_u64()), (Some(2), Some(1)), "123 ms against 100 ms behind, ours against 1,000 s ahead: {s}");
+    let streamed: Vec<String> = err.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter_map(|l| l["model"].as_str().map(String::from)).collect();
+    assert_eq!(streamed, ["t5_encoder", "whisper_encoder"], "the resumed row is printed again: {err}");
+}

@@ -83,6 +83,10 @@ pub enum BenchCommand {
         /// Also write the run as a markdown table (conditions, summary, one row per model) to FILE.
         #[arg(long, value_name = "FILE")]
         markdown: Option<PathBuf>,
+        /// Carry on from the stderr of an earlier run (same arguments) that stopped part-way:
+        /// models it finished, on torch's side or ours, are not run again.
+        #[arg(long, value_name = "LOG")]
+        resume: Option<PathBuf>,
         /// Print JSON (the only format; accepted so the command reads like the others).
         #[arg(long)]
         json: bool,

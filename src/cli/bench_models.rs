@@ -25,6 +25,7 @@ use crate::runtime::plan::{build_modules, compile_plan, release_modules, run_res
 use crate::shapes::resolve_bindings;
 
 mod report;
+mod resume;
 mod sample;
 mod summary;
 
@@ -52,6 +53,8 @@ pub struct ModelsArgs<'a> {
     pub seed: u64,
     /// Where to write the run as a markdown table.
     pub markdown: Option<&'a Path>,
+    /// The stderr of an earlier run stopped part-way: its models are not run again.
+    pub resume: Option<&'a Path>,
 }
 
 /// The `.pt2` files of `dirs` whose stem contains one of `only` (all when empty), in folder
@@ -92,6 +95,14 @@ pub fn models(a: ModelsArgs<'_>) -> ExitCode {
         Some(n) => sample::sample(&all, n, a.seed),
         None => all.clone(),
     };
+    if chosen.is_empty() {
+        return super::fail(super::EXIT_USAGE, &"no .pt2 model in the folders matches --only");
+    }
+    let resumed = match a.resume.map(resume::read) {
+        Some(Ok(r)) => r,
+        Some(Err(e)) => return super::fail(super::EXIT_USAGE, &e),
+        None => resume::Resumed::default(),
+    };
     if a.sample.is_some() {
         // Listed before anything is timed, so a run stopped part-way still says what it drew.
         let listed: Vec<String> = chosen.iter().map(|c| c.file.display().to_string()).collect();
@@ -104,17 +115,10 @@ pub fn models(a: ModelsArgs<'_>) -> ExitCode {
             Ok(t) => Some(t),
             Err(e) => return super::fail(super::EXIT_USAGE, &e),
         },
-        (None, Some(py)) => {
-            // A sample hands the script its files, so it times exactly the models we do.
-            let run = match a.sample {
-                Some(_) => crate::profile::torch_cpu::run(py, &chosen.iter().map(|c| c.file.clone()).collect::<Vec<_>>(), &[], a.repeat),
-                None => crate::profile::torch_cpu::run(py, a.dirs, a.only, a.repeat),
-            };
-            match run {
-                Ok(t) => Some(t),
-                Err(e) => return super::fail(super::EXIT_FAILED, &e),
-            }
-        }
+        (None, Some(py)) => match time_torch(py, &chosen, &resumed, a.repeat) {
+            Ok(t) => Some(t),
+            Err(e) => return super::fail(super::EXIT_FAILED, &e),
+        },
         (None, None) => None,
     };
     machine.load_average_before_ours = super::bench::load_average();
@@ -124,9 +128,10 @@ pub fn models(a: ModelsArgs<'_>) -> ExitCode {
     };
     let mut rows = Vec::new();
     for c in &chosen {
-        let mut row = match super::load(&c.file) {
-            Ok(model) => one_model(dev.as_mut(), &model, &a),
-            Err(_) => json!({"error": "could not load the model"}),
+        let mut row = match (resumed.our_row(&c.stem, &c.dir), super::load(&c.file)) {
+            (Some(row), _) => row,
+            (None, Ok(model)) => one_model(dev.as_mut(), &model, &a),
+            (None, Err(_)) => json!({"error": "could not load the model"}),
         };
         if let Some(t) = torch.as_ref().and_then(|t| t.find(&c.stem, &c.dir)) {
             against_torch(&mut row, t);
@@ -172,6 +177,24 @@ pub fn models(a: ModelsArgs<'_>) -> ExitCode {
         "models": rows,
     }));
     ExitCode::SUCCESS
+}
+
+/// Torch's times of `chosen`: rows of the resumed log kept, the other models timed now (the
+/// script is handed their files, so it times exactly the models we do).
+fn time_torch(py: &Path, chosen: &[Candidate], resumed: &resume::Resumed, repeat: u32) -> Result<TorchModels, String> {
+    let todo: Vec<PathBuf> = chosen.iter().filter(|c| resumed.torch_row(&c.stem, &c.dir).is_none()).map(|c| c.file.clone()).collect();
+    let mut t = if todo.is_empty() {
+        resumed.torch.clone().ok_or("the resumed log has torch's rows but not its settings line")?
+    } else {
+        crate::profile::torch_cpu::run(py, &todo, &[], repeat).map_err(|e| e.to_string())?
+    };
+    if let Some(before) = &resumed.torch {
+        if (before.torch.as_str(), before.threads) != (t.torch.as_str(), t.threads) {
+            return Err(format!("the resumed log timed torch {} on {} threads, this run torch {} on {}", before.torch, before.threads, t.torch, t.threads));
+        }
+    }
+    t.models.extend(chosen.iter().filter_map(|c| resumed.torch_row(&c.stem, &c.dir)).cloned());
+    Ok(t)
 }
 
 fn torch_side(t: &TorchModels) -> report::TorchSide {
