@@ -9,7 +9,8 @@
 //! PY`, torch eager and `torch.compile` are timed on the same models first, in the same run
 //! (`profile::torch_cpu`), and our full mode's wall time is reported against theirs, with a
 //! summary (`summary`) and the machine and build it ran on (`report`); `--sample N --seed S`
-//! measures a seeded random draw of the models (`sample`) instead of ones we picked.
+//! measures a seeded random draw of the models (`sample`) instead of ones we picked, and
+//! `--resume LOG` carries on from the stderr of a run that stopped (`resume`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
