@@ -69,14 +69,16 @@ def unregistered_ops(path):
 ZOO = ["samples/zoo/torch-2.15", "samples/zoo/torch-2.11"]
 
 
-def median_ms(fn, args, repeat):
+def timed_ms(fn, args, repeat):
+    """Median, min and max milliseconds of `repeat` calls after one warm-up: the spread tells a
+    steady measurement from one taken while the machine was busy."""
     fn(*args)
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
         fn(*args)
         times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
+    return statistics.median(times), min(times), max(times)
 
 
 def one_model(path, repeat, compile_too):
@@ -88,7 +90,7 @@ def one_model(path, repeat, compile_too):
     # The shapes `bench models` binds at the model's hints, to check both ran the same sizes.
     row = {"input_shapes": [list(a.shape) for a in args if isinstance(a, torch.Tensor)]}
     with torch.no_grad():
-        row["eager_ms"] = median_ms(module, args, repeat)
+        row["eager_ms"], row["eager_min_ms"], row["eager_max_ms"] = timed_ms(module, args, repeat)
         if compile_too:
             # A model torch.compile fails on still has its eager time: the error is kept apart.
             try:
@@ -97,7 +99,7 @@ def one_model(path, repeat, compile_too):
                 t = time.perf_counter()
                 compiled(*args)
                 row["compile_s"] = time.perf_counter() - t
-                row["compiled_ms"] = median_ms(compiled, args, repeat)
+                row["compiled_ms"], row["compiled_min_ms"], row["compiled_max_ms"] = timed_ms(compiled, args, repeat)
             except Exception as e:
                 row["compile_error"] = f"{type(e).__name__}: {e}".splitlines()[0]
     return row

@@ -16,7 +16,7 @@ fn json(out: &str) -> Value {
 }
 
 // What the fake document makes of each model: t5_encoder's torch times are 1,000 s (ours is
-// ahead), llama's 1 ns (ours is behind); torch could not load whisper_encoder, and
+// ahead; its eager runs spread 2 ×), llama's 1 ns (ours is behind); torch could not load whisper_encoder, and
 // torch.compile failed on bert where its eager ran.
 
 #[test]
@@ -62,6 +62,9 @@ fn a_seeded_sample_is_measured_against_saved_torch_times_and_summarised() {
     assert!(not[0]["ours"].is_null(), "ours ran: {s}");
     assert!(not[0]["torch_compiled"].as_str().is_some_and(|r| r.contains("grouped_mm_fallback")), "{s}");
     assert!(doc["models"][1]["full"]["median_wall_ms"].as_f64().is_some(), "{}", doc["models"][1]);
+    // t5_encoder's eager runs spread 2 × (one timed run each on our side: no spread there).
+    assert_eq!(doc["models"][0]["torch_eager_spread"], 2.0, "{}", doc["models"][0]);
+    assert_eq!(s["unsteady"], serde_json::json!([{"model": "t5_encoder", "dir": "samples/zoo/torch-2.15", "spread": 2.0}]), "{s}");
 
     let machine = &doc["machine"];
     assert!(machine["cores"].as_u64().is_some_and(|c| c > 0), "{machine}");

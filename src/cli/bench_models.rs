@@ -280,6 +280,8 @@ fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
                     "kernels": tm.plan.kernel_count(),
                     "median_device_ms": median as f64 / 1e6,
                     "median_wall_ms": tm.walls[tm.walls.len() / 2] as f64 / 1e6,
+                    "min_wall_ms": tm.walls[0] as f64 / 1e6,
+                    "max_wall_ms": tm.walls[tm.walls.len() - 1] as f64 / 1e6,
                     "min_device_ms": tm.totals[0] as f64 / 1e6,
                     "max_device_ms": tm.totals[tm.totals.len() - 1] as f64 / 1e6,
                     "costliest_kernels": costliest(&mut tm.steps, 3),
@@ -299,6 +301,8 @@ fn one_model(dev: &mut dyn Device, model: &Model, a: &ModelsArgs<'_>) -> Value {
 fn against_torch(row: &mut Value, t: &crate::profile::torch_cpu::TorchModel) {
     row["torch_eager_ms"] = json!(t.eager_ms);
     row["torch_compiled_ms"] = json!(t.compiled_ms);
+    row["torch_eager_spread"] = json!(spread(t.eager_min_ms, t.eager_max_ms));
+    row["torch_compiled_spread"] = json!(spread(t.compiled_min_ms, t.compiled_max_ms));
     row["torch_compile_s"] = json!(t.compile_s);
     if let Some(e) = &t.error {
         row["torch_error"] = json!(e);
@@ -312,6 +316,14 @@ fn against_torch(row: &mut Value, t: &crate::profile::torch_cpu::TorchModel) {
     }
     if let (Some(w), Some(c)) = (ours, t.compiled_ms.filter(|x| *x > 0.0)) {
         row["full_wall_over_torch_compiled"] = json!(w / c);
+    }
+}
+
+/// Slowest over fastest timed run, where both are known and positive.
+fn spread(min: Option<f64>, max: Option<f64>) -> Option<f64> {
+    match (min, max) {
+        (Some(lo), Some(hi)) if lo > 0.0 => Some(hi / lo),
+        _ => None,
     }
 }
 

@@ -29,6 +29,15 @@ pub struct TorchModel {
     pub dir: String,
     pub eager_ms: Option<f64>,
     pub compiled_ms: Option<f64>,
+    /// Fastest and slowest timed call of each mode (older scripts recorded none).
+    #[serde(default)]
+    pub eager_min_ms: Option<f64>,
+    #[serde(default)]
+    pub eager_max_ms: Option<f64>,
+    #[serde(default)]
+    pub compiled_min_ms: Option<f64>,
+    #[serde(default)]
+    pub compiled_max_ms: Option<f64>,
     /// The first compiled call, compile included.
     pub compile_s: Option<f64>,
     /// Why the model could not be loaded or run at all.

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::summary::{Outcome, Summary};
+use super::summary::{Outcome, Summary, UNSTEADY};
 
 /// The machine and build a run measured on.
 #[derive(Serialize, Clone, Debug, PartialEq)]
@@ -155,17 +155,25 @@ pub fn markdown(h: &Header<'_>, s: &Summary, outcomes: &[Outcome]) -> String {
         );
     }
     out += "\nRatios are ours / torch (below 1: ours faster); a model either side could not time counts as not ahead.\n";
-    out += "\n| model | ours full wall (ms) | torch eager (ms) | torch.compile (ms) | ours / compile | ours / eager |\n";
-    out += "|---|---:|---:|---:|---:|---:|\n";
+    out += "\n| model | ours full wall (ms) | torch eager (ms) | torch.compile (ms) | ours / compile | ours / eager | slowest / fastest run |\n";
+    out += "|---|---:|---:|---:|---:|---:|---:|\n";
     for o in outcomes {
         out += &format!(
-            "| {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
             cell(&o.model),
             ms(&o.ours),
             ms(&o.eager),
             ms(&o.compiled),
             ratio(&o.ours, &o.compiled),
-            ratio(&o.ours, &o.eager)
+            ratio(&o.ours, &o.eager),
+            num(o.spread, 2)
+        );
+    }
+    if !s.unsteady.is_empty() {
+        out += &format!(
+            "\nUnsteady: on {} of {} models a side's slowest timed run took over {UNSTEADY} × its fastest (the machine was busy); their medians are counted above.\n",
+            s.unsteady.len(),
+            s.models
         );
     }
     if !s.not_measured.is_empty() {

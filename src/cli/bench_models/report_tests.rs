@@ -2,7 +2,7 @@ use super::super::summary::summarize;
 use super::*;
 
 fn outcome(model: &str, ours: Result<f64, String>, compiled: Result<f64, String>) -> Outcome {
-    Outcome { model: model.into(), dir: "corpus".into(), ours, eager: Ok(4.0), compiled }
+    Outcome { model: model.into(), dir: "corpus".into(), ours, eager: Ok(4.0), compiled, spread: 1.0 }
 }
 
 fn machine() -> Machine {
@@ -22,7 +22,7 @@ fn the_markdown_states_the_conditions_the_verdict_and_each_failure() {
         outcome("bert", Ok(1.0), Ok(2.0)),
         outcome("gpt2", Ok(3.0), Ok(2.0)),
         outcome("odd|name", Err("lowering: no rule\nfor op".into()), Err("RuntimeError: deserializing".into())),
-        Outcome { model: "moe".into(), dir: "corpus".into(), ours: Ok(1e-4), eager: Err("E: x".into()), compiled: Err("E: x".into()) },
+        Outcome { model: "moe".into(), dir: "corpus".into(), ours: Ok(1e-4), eager: Err("E: x".into()), compiled: Err("E: x".into()), spread: 2.5 },
     ];
     let s = summarize(&outcomes);
     let torch = TorchSide { torch: "2.15.0".into(), threads: 2, repeat: 5 };
@@ -38,10 +38,11 @@ fn the_markdown_states_the_conditions_the_verdict_and_each_failure() {
         // 1 of 4 ahead of torch.compile (the failed models are not wins); 2 of 2 measured against eager.
         "| torch.compile | 4 | 2 | 1 | 25.0 | 50.0 | 1.00 | 0.87 |",
         "| torch eager | 4 | 2 | 2 | 50.0 | 100.0 | 0.50 | 0.43 |",
-        "| bert | 1.000 | 4.000 | 2.000 | 0.50 | 0.25 |",
-        "| odd\\|name | — | 4.000 | — | — | — |",
+        "| bert | 1.000 | 4.000 | 2.000 | 0.50 | 0.25 | 1.00 |",
+        "| odd\\|name | — | 4.000 | — | — | — | 1.00 |",
         "- odd\\|name (corpus): ours: lowering: no rule for op; torch.compile: RuntimeError: deserializing",
-        "| moe | 1.0e-4 | — | — | — | — |",
+        "| moe | 1.0e-4 | — | — | — | — | 2.50 |",
+        "Unsteady: on 1 of 4 models a side's slowest timed run took over 1.5 × its fastest",
         "- moe (corpus): torch: E: x\n",
     ] {
         assert!(md.contains(want), "missing {want:?} in:\n{md}");
@@ -49,7 +50,7 @@ fn the_markdown_states_the_conditions_the_verdict_and_each_failure() {
     // Every table row has the header's number of cells: an unescaped '|' would add one.
     for line in md.lines().filter(|l| l.starts_with("| ") && !l.contains("ours (full")) {
         let cells = line.replace("\\|", "").matches('|').count();
-        assert!(cells == 7 || cells == 9, "{line}");
+        assert!(cells == 8 || cells == 9, "{line}");
     }
 }
 

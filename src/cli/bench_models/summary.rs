@@ -18,7 +18,13 @@ pub struct Outcome {
     pub ours: Result<f64, String>,
     pub eager: Result<f64, String>,
     pub compiled: Result<f64, String>,
+    /// The largest slowest-over-fastest ratio of the timed runs on any side (1 when unknown).
+    pub spread: f64,
 }
+
+/// A side whose slowest timed run took this much longer than its fastest was measured while
+/// something else ran: its median is listed, and flagged.
+pub const UNSTEADY: f64 = 1.5;
 
 /// A time that is there and positive, or the first reason found for its absence.
 fn time(v: &Value, reasons: &[Option<&str>], none: &str) -> Result<f64, String> {
@@ -46,7 +52,15 @@ impl Outcome {
             &[no_torch, s("torch_error"), s("torch_compile_error")],
             "torch.compile was not timed (the script ran with --no-compile)",
         );
-        Outcome { model: s("model").unwrap_or_default().to_string(), dir: s("dir").unwrap_or_default().to_string(), ours, eager, compiled }
+        let ours_spread = match (full["min_wall_ms"].as_f64(), full["max_wall_ms"].as_f64()) {
+            (Some(lo), Some(hi)) if lo > 0.0 => hi / lo,
+            _ => 1.0,
+        };
+        let spread = [ours_spread, row["torch_eager_spread"].as_f64().unwrap_or(1.0), row["torch_compiled_spread"].as_f64().unwrap_or(1.0)]
+            .into_iter()
+            .fold(1.0, f64::max);
+        let (model, dir) = (s("model").unwrap_or_default().to_string(), s("dir").unwrap_or_default().to_string());
+        Outcome { model, dir, ours, eager, compiled, spread }
     }
 }
 
@@ -82,6 +96,16 @@ pub struct Summary {
     pub against_compiled: Against,
     pub against_eager: Against,
     pub not_measured: Vec<NotMeasured>,
+    /// Models with a side whose timed runs spread by more than [`UNSTEADY`] (still counted).
+    pub unsteady: Vec<Unsteady>,
+}
+
+#[derive(Serialize, Debug, PartialEq)]
+pub struct Unsteady {
+    pub model: String,
+    pub dir: String,
+    /// Slowest over fastest timed run, on the side where that is largest.
+    pub spread: f64,
 }
 
 fn median(sorted: &[f64]) -> Option<f64> {
@@ -126,6 +150,11 @@ pub fn summarize(outcomes: &[Outcome]) -> Summary {
         against_compiled: against(outcomes, |o| &o.compiled),
         against_eager: against(outcomes, |o| &o.eager),
         not_measured,
+        unsteady: outcomes
+            .iter()
+            .filter(|o| o.spread > UNSTEADY)
+            .map(|o| Unsteady { model: o.model.clone(), dir: o.dir.clone(), spread: o.spread })
+            .collect(),
     }
 }
 

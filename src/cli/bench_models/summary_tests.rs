@@ -3,7 +3,7 @@ use serde_json::json;
 use super::*;
 
 fn ok(model: &str, ours: f64, eager: f64, compiled: f64) -> Outcome {
-    Outcome { model: model.into(), dir: "d".into(), ours: Ok(ours), eager: Ok(eager), compiled: Ok(compiled) }
+    Outcome { model: model.into(), dir: "d".into(), ours: Ok(ours), eager: Ok(eager), compiled: Ok(compiled), spread: 1.0 }
 }
 
 fn close(a: Option<f64>, b: f64) -> bool {
@@ -74,8 +74,23 @@ fn rows_are_read_with_each_sides_reason() {
     assert_eq!(full.ours, Err("run: out of memory".into()));
     assert_eq!(full.eager, Ok(4.0));
     assert_eq!(full.compiled, Err("InductorError: z".into()));
+    let spread = Outcome::from_row(&json!({"model": "m", "full": {"median_wall_ms": 2.0, "min_wall_ms": 1.0, "max_wall_ms": 1.2},
+        "torch_eager_ms": 4.0, "torch_eager_spread": 3.0, "torch_compiled_spread": null}));
+    assert_eq!(spread.spread, 3.0, "the widest side");
+    assert_eq!(measured.spread, 1.0, "no min and max: no spread known");
     let no_torch = Outcome::from_row(&json!({"model": "m", "full": {"median_wall_ms": 2.0}}));
     assert!(no_torch.compiled.as_ref().is_err_and(|e| e.contains("torch did not time")), "{no_torch:?}");
     let zero = Outcome::from_row(&json!({"model": "m", "full": {"median_wall_ms": 0.0}, "torch_eager_ms": 1.0}));
     assert!(zero.ours.is_err(), "a zero time is no measurement");
+}
+
+#[test]
+fn unsteady_models_are_flagged_and_still_counted() {
+    let mut busy = ok("busy", 1.0, 2.0, 2.0);
+    busy.spread = UNSTEADY + 0.5;
+    let mut edge = ok("edge", 1.0, 2.0, 2.0);
+    edge.spread = UNSTEADY;
+    let s = summarize(&[busy, edge, ok("calm", 1.0, 2.0, 2.0)]);
+    assert_eq!(s.against_compiled.ahead, 3);
+    assert_eq!(s.unsteady, [Unsteady { model: "busy".into(), dir: "d".into(), spread: 2.0 }]);
 }
