@@ -71,6 +71,10 @@ pub enum BenchCommand {
         /// models in the same run, and report our full mode's wall time against them.
         #[arg(long = "against-torch", value_name = "PY")]
         against_torch: Option<PathBuf>,
+        /// torch's threads with --against-torch (default: every core). On a busy machine fewer
+        /// threads than cores keep OpenMP's barriers from waiting on descheduled threads.
+        #[arg(long = "torch-threads", value_name = "N", requires = "against_torch")]
+        torch_threads: Option<u32>,
         /// Torch's times from a file scripts/bench_torch_cpu.py printed before, instead of running it.
         #[arg(long = "torch-json", value_name = "FILE", conflicts_with = "against_torch")]
         torch_json: Option<PathBuf>,

@@ -56,6 +56,8 @@ pub struct ModelsArgs<'a> {
     pub markdown: Option<&'a Path>,
     /// The stderr of an earlier run stopped part-way: its models are not run again.
     pub resume: Option<&'a Path>,
+    /// torch's thread count (`torch.set_num_threads`); every core when `None`.
+    pub torch_threads: Option<u32>,
 }
 
 /// The `.pt2` files of `dirs` whose stem contains one of `only` (all when empty), in folder
@@ -116,7 +118,7 @@ pub fn models(a: ModelsArgs<'_>) -> ExitCode {
             Ok(t) => Some(t),
             Err(e) => return super::fail(super::EXIT_USAGE, &e),
         },
-        (None, Some(py)) => match time_torch(py, &chosen, &resumed, a.repeat) {
+        (None, Some(py)) => match time_torch(py, &chosen, &resumed, a.repeat, a.torch_threads) {
             Ok(t) => Some(t),
             Err(e) => return super::fail(super::EXIT_FAILED, &e),
         },
@@ -182,12 +184,12 @@ pub fn models(a: ModelsArgs<'_>) -> ExitCode {
 
 /// Torch's times of `chosen`: rows of the resumed log kept, the other models timed now (the
 /// script is handed their files, so it times exactly the models we do).
-fn time_torch(py: &Path, chosen: &[Candidate], resumed: &resume::Resumed, repeat: u32) -> Result<TorchModels, String> {
+fn time_torch(py: &Path, chosen: &[Candidate], resumed: &resume::Resumed, repeat: u32, threads: Option<u32>) -> Result<TorchModels, String> {
     let todo: Vec<PathBuf> = chosen.iter().filter(|c| resumed.torch_row(&c.stem, &c.dir).is_none()).map(|c| c.file.clone()).collect();
     let mut t = if todo.is_empty() {
         resumed.torch.clone().ok_or("the resumed log has torch's rows but not its settings line")?
     } else {
-        crate::profile::torch_cpu::run(py, &todo, &[], repeat).map_err(|e| e.to_string())?
+        crate::profile::torch_cpu::run(py, &todo, &[], repeat, threads).map_err(|e| e.to_string())?
     };
     if let Some(before) = &resumed.torch {
         if (before.torch.as_str(), before.threads) != (t.torch.as_str(), t.threads) {

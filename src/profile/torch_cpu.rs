@@ -67,14 +67,18 @@ impl TorchModels {
 }
 
 /// Runs [`SCRIPT`] with `python` over `targets` (folders of `.pt2` files, or `.pt2` files;
-/// models whose stem contains one of `only`, all when empty), `repeat` timed calls per mode.
+/// models whose stem contains one of `only`, all when empty), `repeat` timed calls per mode, on
+/// `threads` threads (the script's default, every core, when `None`).
 /// Each model's row is echoed on stderr as `{"torch": ROW}` as the script prints it, so a long
 /// run shows its progress; torch's other stderr (warnings) is dropped, its last lines kept to
 /// say why when the script fails.
-pub fn run(python: &Path, targets: &[PathBuf], only: &[String], repeat: u32) -> Result<TorchModels, TorchCpuError> {
+pub fn run(python: &Path, targets: &[PathBuf], only: &[String], repeat: u32, threads: Option<u32>) -> Result<TorchModels, TorchCpuError> {
     let bad = |message: String| TorchCpuError::Run { python: python.display().to_string(), message };
     let mut args: Vec<std::ffi::OsString> = targets.iter().map(|d| d.clone().into_os_string()).collect();
     args.extend(["--repeat".into(), repeat.max(1).to_string().into()]);
+    if let Some(n) = threads {
+        args.extend(["--threads".into(), n.max(1).to_string().into()]);
+    }
     if !only.is_empty() {
         args.extend(["--only".into(), only.join(",").into()]);
     }
