@@ -147,4 +147,8 @@ fn a_resumed_run_reruns_neither_torch_nor_our_finished_models() {
     assert_eq!((s["measured"].as_u64(), s["ahead"].as_u64()), (Some(2), Some(1)), "123 ms against 100 ms behind, ours against 1,000 s ahead: {s}");
     let streamed: Vec<String> = err.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter_map(|l| l["model"].as_str().map(String::from)).collect();
     assert_eq!(streamed, ["t5_encoder", "whisper_encoder"], "the resumed row is printed again: {err}");
+    // So are torch's settings and rows: this run's log resumes in turn.
+    let torch_lines: Vec<Value> = err.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).filter_map(|l| l.get("torch").cloned()).collect();
+    assert_eq!(torch_lines.len(), 3, "{err}");
+    assert_eq!((torch_lines[0]["torch"].as_str(), torch_lines[1]["model"].as_str()), (Some("2.15.0"), Some("t5_encoder")), "{err}");
 }

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 
 use crate::decomp::{Marks, Mode};
 use crate::ir::Model;
-use crate::profile::torch_cpu::TorchModels;
+use crate::profile::torch_cpu::{TorchModel, TorchModels};
 use crate::runtime::{open, pick_backend, probe_all, Backend, Device};
 use crate::runtime::plan::{build_modules, compile_plan, release_modules, run_resident, Resident};
 use crate::shapes::resolve_bindings;
@@ -186,6 +186,14 @@ pub fn models(a: ModelsArgs<'_>) -> ExitCode {
 /// script is handed their files, so it times exactly the models we do).
 fn time_torch(py: &Path, chosen: &[Candidate], resumed: &resume::Resumed, repeat: u32, threads: Option<u32>) -> Result<TorchModels, String> {
     let todo: Vec<PathBuf> = chosen.iter().filter(|c| resumed.torch_row(&c.stem, &c.dir).is_none()).map(|c| c.file.clone()).collect();
+    let kept: Vec<&TorchModel> = chosen.iter().filter_map(|c| resumed.torch_row(&c.stem, &c.dir)).collect();
+    // Printed again as the script prints them, so this run's log can be resumed in turn.
+    if let Some(meta) = &resumed.torch {
+        eprintln!("{}", json!({"torch": meta}));
+    }
+    for row in &kept {
+        eprintln!("{}", json!({"torch": row}));
+    }
     let mut t = if todo.is_empty() {
         resumed.torch.clone().ok_or("the resumed log has torch's rows but not its settings line")?
     } else {
@@ -196,7 +204,7 @@ fn time_torch(py: &Path, chosen: &[Candidate], resumed: &resume::Resumed, repeat
             return Err(format!("the resumed log timed torch {} on {} threads, this run torch {} on {}", before.torch, before.threads, t.torch, t.threads));
         }
     }
-    t.models.extend(chosen.iter().filter_map(|c| resumed.torch_row(&c.stem, &c.dir)).cloned());
+    t.models.extend(kept.into_iter().cloned());
     Ok(t)
 }
 

@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The timing script, written to a temporary file and run by [`run`].
 pub const SCRIPT: &str = include_str!("../../scripts/bench_torch_cpu.py");
@@ -23,7 +23,7 @@ pub enum TorchCpuError {
 }
 
 /// One model as torch ran it.
-#[derive(Deserialize, Clone, Debug)]
+#[derive(Deserialize, Serialize, Clone, Debug)]
 pub struct TorchModel {
     pub model: String,
     pub dir: String,
@@ -47,7 +47,7 @@ pub struct TorchModel {
     pub compile_error: Option<String>,
 }
 
-#[derive(Deserialize, Clone, Debug)]
+#[derive(Deserialize, Serialize, Clone, Debug)]
 pub struct TorchModels {
     pub torch: String,
     /// `torch.get_num_threads()` as the script ran (what it asked for in older scripts).
