@@ -71,6 +71,26 @@ pub enum BenchCommand {
         /// models in the same run, and report our full mode's wall time against them.
         #[arg(long = "against-torch", value_name = "PY")]
         against_torch: Option<PathBuf>,
+        /// torch's threads with --against-torch (default: every core). On a busy machine fewer
+        /// threads than cores keep OpenMP's barriers from waiting on descheduled threads.
+        #[arg(long = "torch-threads", value_name = "N", requires = "against_torch")]
+        torch_threads: Option<u32>,
+        /// Torch's times from a file scripts/bench_torch_cpu.py printed before, instead of running it.
+        #[arg(long = "torch-json", value_name = "FILE", conflicts_with = "against_torch")]
+        torch_json: Option<PathBuf>,
+        /// Measure N models drawn at random (seeded, the same on every machine) from those --only leaves.
+        #[arg(long, value_name = "N")]
+        sample: Option<usize>,
+        /// The seed of --sample.
+        #[arg(long, default_value_t = 0, requires = "sample")]
+        seed: u64,
+        /// Also write the run as a markdown table (conditions, summary, one row per model) to FILE.
+        #[arg(long, value_name = "FILE")]
+        markdown: Option<PathBuf>,
+        /// Carry on from the stderr of an earlier run (same arguments) that stopped part-way:
+        /// models it finished, on torch's side or ours, are not run again.
+        #[arg(long, value_name = "LOG")]
+        resume: Option<PathBuf>,
         /// Print JSON (the only format; accepted so the command reads like the others).
         #[arg(long)]
         json: bool,

@@ -425,10 +425,10 @@ pub fn main() -> ExitCode {
         Some(Command::Bench(BenchCommand::Diff { a, b, stage, repeat })) => bench::diff(&a, &b, stage.as_deref(), repeat),
         Some(Command::Bench(BenchCommand::Puffin { scopes, repeat })) => bench::puffin_overhead(scopes, repeat),
         Some(Command::Bench(BenchCommand::Kernels { max_mb, repeat, no_matmul, json: _ })) => bench_kernels::kernels(max_mb, repeat, !no_matmul),
-        Some(Command::Bench(BenchCommand::Models { dirs, device, binds, warmup, repeat, only, against_torch, json: _ })) => {
+        Some(Command::Bench(BenchCommand::Models { dirs, device, binds, warmup, repeat, only, against_torch, torch_json, torch_threads, sample, seed, markdown, resume, json: _ })) => {
             let binds: Result<Vec<(String, i64)>, _> = binds.iter().map(|s| crate::shapes::parse_binding(s)).collect();
             match binds {
-                Ok(binds) => bench_models::models(bench_models::ModelsArgs { dirs: &dirs, device: &device, binds: &binds, warmup, repeat, only: &only, against_torch: against_torch.as_deref() }),
+                Ok(binds) => bench_models::models(bench_models::ModelsArgs { dirs: &dirs, device: &device, binds: &binds, warmup, repeat, only: &only, against_torch: against_torch.as_deref(), torch_json: torch_json.as_deref(), sample, seed, markdown: markdown.as_deref(), resume: resume.as_deref(), torch_threads }),
                 Err(e) => fail(EXIT_USAGE, &e),
             }
         }
