@@ -5,8 +5,9 @@
 //! divides) lowered in modes none and full, every module validated by `spirv-val`, run on
 //! OpenCL and compared with PyTorch's outputs (assert_close's float32 tolerances).
 //!
-//! The attention kernel must be on the cooperative row schedule, and no division by a run-time
-//! size may be left inside its folds: the key head behind the reshape,
+//! The attention kernel must be on the cooperative row schedule with its scores computed once
+//! per row (cached in local memory before the row's maximum and denominator, which read them:
+//! `codegen::spirv::rowcache`), and no division by a run-time size may be left inside its folds: the key head behind the reshape,
 //! `(h·8s + 8j + e) / 16s`, is `h / 2`, a row constant (`lower::kernel::index`). Left as a
 //! division per key element it made Llama's attention kernel 6× slower (docs/PERFORMANCE.md,
 //! "Issue 28: attention, scores once per row").
@@ -79,6 +80,13 @@ fn grouped_query_attention_matches_pytorch_on_opencl() {
                 [k] => {
                     if !matches!(k.schedule, Schedule::Rows { coop: true, .. }) {
                         failures.push(format!("{what}: attention on {:?}, not the cooperative row schedule", k.schedule));
+                    }
+                    // The scores cached once per row, read by the maximum's and the
+                    // denominator's folds, then the softmax weights cached from them.
+                    let cached: Vec<(bool, usize)> =
+                        xpu_workbench::codegen::spirv::row_vectors(k).iter().map(|rv| (rv.early, rv.aliases.len())).collect();
+                    if cached != [(true, 2), (false, 0)] {
+                        failures.push(format!("{what}: row vectors (early, copies in the statistics) {cached:?}, expected the scores then the weights"));
                     }
                     let n = divisions_in_folds(k);
                     if n > 0 {

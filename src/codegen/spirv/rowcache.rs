@@ -9,6 +9,14 @@
 //! array instead. Rows whose fold is longer than the array take the uncached path, chosen per
 //! launch from the fold's extent (a kernel argument, so every work-item of the group takes the
 //! same branch, as the barrier requires).
+//!
+//! The row statistics may compute part of a row vector again: attention's maximum and
+//! denominator fold `score(j)` and `exp(score(j) − max)`, each a dot product per key, so a row
+//! still cost `3·S·E` multiply-adds. That part (reading no statistic) is an *early* row vector:
+//! cached before the statistics, which read it in place of their own copies, and read again
+//! when the weights `exp(score(j) − max)` are cached after them. A row's scores are then
+//! computed once (Llama's attention kernel 28–36 → 22–25 µs on the OpenCL CPU device,
+//! docs/PERFORMANCE.md).
 
 use std::collections::HashSet;
 
@@ -22,16 +30,23 @@ use crate::lower::kernel::{ExprId, KExpr, Kernel, Ty, VarId};
 /// Elements of one cached row vector (16 KB of float32 per array: within the local memory of
 /// the OpenCL CPU device, 256 KB, and of Intel GPUs, 64 KB or more, beside the tiles).
 pub const ROW_CACHE: u32 = 4096;
-/// Most row vectors cached per kernel.
+/// Most row vectors cached per kernel (an attention's: its scores and its softmax weights).
 const MAX_CACHED: usize = 2;
 
 /// A row vector: expression `value` of the row coordinates and of variable `var` (running
 /// over `0..extent`), read by a fold inside the output loop.
-#[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// An *early* one reads no row statistic, so the group fills it before the statistics, which
+/// then read it too: `aliases` are the same expression in the statistics' folds, written with
+/// their own variables (`score(j)` in the maximum's and the denominator's folds, `score(j')`
+/// in the output's).
+#[derive(Clone, Debug, PartialEq)]
 pub struct RowVector {
     pub value: ExprId,
     pub var: VarId,
     pub extent: ExprId,
+    pub early: bool,
+    pub aliases: Vec<(ExprId, VarId)>,
 }
 
 /// The row vectors worth caching in kernel `k` whose rows are its first `outer` coordinates:
@@ -65,7 +80,7 @@ pub fn row_vectors(k: &Kernel, outer: usize) -> Vec<RowVector> {
             let f = free[x.0 as usize];
             if f & bit != 0 && f & !(row | bit) == 0 {
                 if k.ty(x) == Ty::F32 && has_fold(k, x) && !found.iter().any(|r| r.value == x) {
-                    found.push(RowVector { value: x, var, extent });
+                    found.push(RowVector { value: x, var, extent, early: false, aliases: Vec::new() });
                 }
                 continue;
             }
@@ -73,8 +88,113 @@ pub fn row_vectors(k: &Kernel, outer: usize) -> Vec<RowVector> {
         }
     }
     found.sort_by_key(|r| r.value);
-    found.truncate(MAX_CACHED);
-    found
+    // A vector whose statistics recompute a part of it (an attention's scores: the maximum's
+    // fold, the denominator's and the weights' each computed every `score(j)`, `3·S·E`
+    // multiply-adds a row where `S·E` do) gets that part cached first, in its place.
+    let mut out: Vec<RowVector> = Vec::new();
+    for rv in found {
+        if let Some(early) = early_vector(k, outer, &rv) {
+            if out.len() + 2 <= MAX_CACHED {
+                out.push(early);
+            }
+        }
+        out.push(rv);
+    }
+    out.truncate(MAX_CACHED);
+    out
+}
+
+/// The early vector inside late vector `rv` that the row's statistics also compute: the
+/// largest subexpression of `rv.value` that moves with `rv.var`, contains a fold, is float32
+/// and reads no row statistic, with its copies (same expression, the statistic's own variable
+/// and the same extent) in the bodies of the row statistics; `None` when no statistic has one.
+fn early_vector(k: &Kernel, outer: usize, rv: &RowVector) -> Option<RowVector> {
+    let free = k.free_vars();
+    let row = (1u128 << outer) - 1;
+    let bit = 1u128 << rv.var.0;
+    let stats = crate::lower::schedule::top_reduces(k, &free);
+    let stats: Vec<ExprId> = stats.into_iter().filter(|r| free[r.0 as usize] & !row == 0).collect();
+    let reads_stat = |x: ExprId| {
+        let mut stack = vec![x];
+        let mut seen = HashSet::new();
+        while let Some(y) = stack.pop() {
+            if !seen.insert(y) {
+                continue;
+            }
+            if stats.contains(&y) {
+                return true;
+            }
+            stack.extend(k.children(y));
+        }
+        false
+    };
+    let mut stack = vec![rv.value];
+    let mut seen = HashSet::new();
+    while let Some(x) = stack.pop() {
+        if !seen.insert(x) || free[x.0 as usize] & bit == 0 {
+            continue;
+        }
+        if k.ty(x) != Ty::F32 || !has_fold(k, x) || reads_stat(x) {
+            stack.extend(k.children(x));
+            continue;
+        }
+        let mut aliases = Vec::new();
+        for &s in &stats {
+            let KExpr::Reduce { var, extent, body, .. } = *k.expr(s) else { continue };
+            if extent != rv.extent {
+                continue;
+            }
+            let mut inside = vec![body];
+            let mut visited = HashSet::new();
+            while let Some(y) = inside.pop() {
+                if !visited.insert(y) || free[y.0 as usize] & (1u128 << var.0) == 0 {
+                    continue;
+                }
+                if same_up_to_vars(k, x, y, &mut vec![(rv.var, var)]) {
+                    aliases.push((y, var));
+                    continue;
+                }
+                inside.extend(k.children(y));
+            }
+        }
+        if aliases.is_empty() {
+            return None;
+        }
+        return Some(RowVector { value: x, var: rv.var, extent: rv.extent, early: true, aliases });
+    }
+    None
+}
+
+/// Whether `a` and `b` compute the same value once each variable of `pairs` in `a` is read as
+/// its partner in `b`; the folds met on the way add their own variables' pair.
+fn same_up_to_vars(k: &Kernel, a: ExprId, b: ExprId, pairs: &mut Vec<(VarId, VarId)>) -> bool {
+    if a == b {
+        let free = k.free_vars();
+        return pairs.iter().all(|(x, y)| x == y || free[a.0 as usize] & (1u128 << x.0) == 0);
+    }
+    match (k.expr(a), k.expr(b)) {
+        (KExpr::Var(x), KExpr::Var(y)) => pairs.iter().any(|p| p == &(*x, *y)),
+        (KExpr::Reduce { op, var, extent, body }, KExpr::Reduce { op: op2, var: var2, extent: extent2, body: body2 }) => {
+            if op != op2 || k.ty(a) != k.ty(b) || !same_up_to_vars(k, *extent, *extent2, pairs) {
+                return false;
+            }
+            pairs.push((*var, *var2));
+            let same = same_up_to_vars(k, *body, *body2, pairs);
+            pairs.pop();
+            same
+        }
+        (KExpr::Reduce { .. } | KExpr::Loop { .. } | KExpr::Carried { .. } | KExpr::LoopOut { .. } | KExpr::Rng(_), _) => false,
+        (x, y) if std::mem::discriminant(x) == std::mem::discriminant(y) && k.ty(a) == k.ty(b) => {
+            let (ca, cb) = (k.children(a), k.children(b));
+            if ca.is_empty() {
+                return x == y;
+            }
+            // Same variant with the children compared apart: the node itself must agree once its
+            // operands are read as equal (operators, buffers, cast types).
+            ca.len() == cb.len() && x.map_operands(&mut |_| ExprId(0)) == y.map_operands(&mut |_| ExprId(0)) && ca.iter().zip(&cb).all(|(p, q)| same_up_to_vars(k, *p, *q, pairs))
+        }
+        _ => false,
+    }
 }
 
 fn has_fold(k: &Kernel, e: ExprId) -> bool {
@@ -109,8 +229,8 @@ impl<'k> Writer<'k> {
     /// Work-item `lid` of a group of `group` fills elements `lid, lid + group, …` of every
     /// cached row vector; then the group synchronises, and from here on the vectors are read
     /// from their arrays (see `Writer::emit`).
-    pub(super) fn fill_row_cache(&mut self, lid: Word, group: Word) -> Result<(), CodegenError> {
-        for (rv, array) in self.row_cache.clone() {
+    pub(super) fn fill_row_cache(&mut self, lid: Word, group: Word, early: bool) -> Result<(), CodegenError> {
+        for (rv, array) in self.row_cache.clone().into_iter().filter(|(rv, _)| rv.early == early) {
             let n = self.emit(rv.extent)?;
             let uniform = std::mem::replace(&mut self.uniform, false);
             let r = self.counted_loop(lid, n, group, &[], &mut |w, j, _| {
@@ -125,19 +245,30 @@ impl<'k> Writer<'k> {
             r?;
         }
         self.barrier()?;
-        self.cache_live = true;
+        if early {
+            self.early_live = true;
+        } else {
+            self.cache_live = true;
+        }
         Ok(())
     }
 
     /// The cached value of `e` at the current value of its variable, when `e` is a row vector
     /// whose array has been filled and whose variable is bound.
+    /// An early vector's aliases (its copies in the statistics' folds) read it too, at their
+    /// own variable.
     pub(super) fn cached_row_value(&mut self, e: ExprId) -> Result<Option<Word>, CodegenError> {
-        if !self.cache_live {
+        if !self.cache_live && !self.early_live {
             return Ok(None);
         }
-        let Some((rv, array)) = self.row_cache.iter().find(|(rv, _)| rv.value == e).copied() else { return Ok(None) };
-        let Some(j) = self.vars.get(&rv.var).copied() else { return Ok(None) };
-        if self.bound & (1u128 << rv.var.0) == 0 {
+        let found = self.row_cache.iter().find_map(|(rv, array)| {
+            let live = if rv.early { self.early_live } else { self.cache_live };
+            let var = if rv.value == e { Some(rv.var) } else { rv.aliases.iter().find(|(a, _)| *a == e).map(|(_, v)| *v) };
+            var.filter(|_| live).map(|v| (v, *array))
+        });
+        let Some((var, array)) = found else { return Ok(None) };
+        let Some(j) = self.vars.get(&var).copied() else { return Ok(None) };
+        if self.bound & (1u128 << var.0) == 0 {
             return Ok(None);
         }
         Ok(Some(self.load_local(array, j)?))
