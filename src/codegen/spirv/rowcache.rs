@@ -52,7 +52,8 @@ pub struct RowVector {
 /// The row vectors worth caching in kernel `k` whose rows are its first `outer` coordinates:
 /// the largest subexpressions of a fold's body inside the output loop that depend on the row
 /// and the fold's variable only, contain a fold of their own (so recomputing them is the
-/// costly part), and are float32; the fold's extent must not depend on the row.
+/// costly part), and are float32; the fold's extent must not depend on the row. Each is
+/// preceded by its early vector ([`early_vector`]) while arrays are left.
 pub fn row_vectors(k: &Kernel, outer: usize) -> Vec<RowVector> {
     let free = k.free_vars();
     let coords = (1u128 << k.domain.len()) - 1;
@@ -91,16 +92,19 @@ pub fn row_vectors(k: &Kernel, outer: usize) -> Vec<RowVector> {
     // A vector whose statistics recompute a part of it (an attention's scores: the maximum's
     // fold, the denominator's and the weights' each computed every `score(j)`, `3·S·E`
     // multiply-adds a row where `S·E` do) gets that part cached first, in its place.
+    // Only where an array is left over: a late vector is never displaced by an early one.
+    found.truncate(MAX_CACHED);
+    let mut spare = MAX_CACHED - found.len();
     let mut out: Vec<RowVector> = Vec::new();
     for rv in found {
-        if let Some(early) = early_vector(k, outer, &rv) {
-            if out.len() + 2 <= MAX_CACHED {
+        if spare > 0 {
+            if let Some(early) = early_vector(k, &free, outer, &rv) {
                 out.push(early);
+                spare -= 1;
             }
         }
         out.push(rv);
     }
-    out.truncate(MAX_CACHED);
     out
 }
 
@@ -108,11 +112,10 @@ pub fn row_vectors(k: &Kernel, outer: usize) -> Vec<RowVector> {
 /// largest subexpression of `rv.value` that moves with `rv.var`, contains a fold, is float32
 /// and reads no row statistic, with its copies (same expression, the statistic's own variable
 /// and the same extent) in the bodies of the row statistics; `None` when no statistic has one.
-fn early_vector(k: &Kernel, outer: usize, rv: &RowVector) -> Option<RowVector> {
-    let free = k.free_vars();
+fn early_vector(k: &Kernel, free: &[u128], outer: usize, rv: &RowVector) -> Option<RowVector> {
     let row = (1u128 << outer) - 1;
     let bit = 1u128 << rv.var.0;
-    let stats = crate::lower::schedule::top_reduces(k, &free);
+    let stats = crate::lower::schedule::top_reduces(k, free);
     let stats: Vec<ExprId> = stats.into_iter().filter(|r| free[r.0 as usize] & !row == 0).collect();
     let reads_stat = |x: ExprId| {
         let mut stack = vec![x];
@@ -150,7 +153,7 @@ fn early_vector(k: &Kernel, outer: usize, rv: &RowVector) -> Option<RowVector> {
                 if !visited.insert(y) || free[y.0 as usize] & (1u128 << var.0) == 0 {
                     continue;
                 }
-                if same_up_to_vars(k, x, y, &mut vec![(rv.var, var)]) {
+                if same_up_to_vars(k, free, x, y, &mut vec![(rv.var, var)]) {
                     aliases.push((y, var));
                     continue;
                 }
@@ -167,19 +170,18 @@ fn early_vector(k: &Kernel, outer: usize, rv: &RowVector) -> Option<RowVector> {
 
 /// Whether `a` and `b` compute the same value once each variable of `pairs` in `a` is read as
 /// its partner in `b`; the folds met on the way add their own variables' pair.
-fn same_up_to_vars(k: &Kernel, a: ExprId, b: ExprId, pairs: &mut Vec<(VarId, VarId)>) -> bool {
+fn same_up_to_vars(k: &Kernel, free: &[u128], a: ExprId, b: ExprId, pairs: &mut Vec<(VarId, VarId)>) -> bool {
     if a == b {
-        let free = k.free_vars();
         return pairs.iter().all(|(x, y)| x == y || free[a.0 as usize] & (1u128 << x.0) == 0);
     }
     match (k.expr(a), k.expr(b)) {
         (KExpr::Var(x), KExpr::Var(y)) => pairs.iter().any(|p| p == &(*x, *y)),
         (KExpr::Reduce { op, var, extent, body }, KExpr::Reduce { op: op2, var: var2, extent: extent2, body: body2 }) => {
-            if op != op2 || k.ty(a) != k.ty(b) || !same_up_to_vars(k, *extent, *extent2, pairs) {
+            if op != op2 || k.ty(a) != k.ty(b) || !same_up_to_vars(k, free, *extent, *extent2, pairs) {
                 return false;
             }
             pairs.push((*var, *var2));
-            let same = same_up_to_vars(k, *body, *body2, pairs);
+            let same = same_up_to_vars(k, free, *body, *body2, pairs);
             pairs.pop();
             same
         }
@@ -191,7 +193,7 @@ fn same_up_to_vars(k: &Kernel, a: ExprId, b: ExprId, pairs: &mut Vec<(VarId, Var
             }
             // Same variant with the children compared apart: the node itself must agree once its
             // operands are read as equal (operators, buffers, cast types).
-            ca.len() == cb.len() && x.map_operands(&mut |_| ExprId(0)) == y.map_operands(&mut |_| ExprId(0)) && ca.iter().zip(&cb).all(|(p, q)| same_up_to_vars(k, *p, *q, pairs))
+            ca.len() == cb.len() && x.map_operands(&mut |_| ExprId(0)) == y.map_operands(&mut |_| ExprId(0)) && ca.iter().zip(&cb).all(|(p, q)| same_up_to_vars(k, free, *p, *q, pairs))
         }
         _ => false,
     }
@@ -272,5 +274,65 @@ impl<'k> Writer<'k> {
             return Ok(None);
         }
         Ok(Some(self.load_local(array, j)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::kernel::{Access, BinOp, KernelBuilder, RedOp, Store, UnOp};
+    use crate::sym::Expr;
+
+    /// Attention's shape over rows `r < 3` of `S = 5` keys, head dim 4, output columns `c < 4`:
+    /// `out[r, c] = Σ_j exp(score(j) − max) · v[j, c]` with `score(j) = Σ_e q[r, e] · k[j, e]`
+    /// (from buffer `k_of_max` in the maximum's fold: the same as `k` or not).
+    fn attention(k_of_max: &str) -> Kernel {
+        let mut kb = KernelBuilder::new(2);
+        let (q, kk, v) = (kb.buffer("q", Access::Read), kb.buffer("k", Access::Read), kb.buffer("v", Access::Read));
+        let k2 = kb.buffer(k_of_max, Access::Read);
+        let out = kb.buffer("out", Access::Write);
+        let (three, four, five) = (kb.i64(3), kb.i64(4), kb.i64(5));
+        kb.set_coord_extents(&[three, four]);
+        let (r, c) = (kb.var(VarId(0)), kb.var(VarId(1)));
+        let score = |kb: &mut KernelBuilder, j: ExprId, kbuf: u32| {
+            let ev = kb.fresh_var().unwrap();
+            let e = kb.var(ev);
+            let qi = kb.binary(BinOp::Mul, r, four).unwrap();
+            let qi = kb.binary(BinOp::Add, qi, e).unwrap();
+            let ki = kb.binary(BinOp::Mul, j, four).unwrap();
+            let ki = kb.binary(BinOp::Add, ki, e).unwrap();
+            let (a, b) = (kb.load(q, qi), kb.load(kbuf, ki));
+            let p = kb.binary(BinOp::Mul, a, b).unwrap();
+            kb.reduce(RedOp::Sum, ev, four, p).unwrap()
+        };
+        let jv = kb.fresh_var().unwrap();
+        let j = kb.var(jv);
+        let s = score(&mut kb, j, k2);
+        let m = kb.reduce(RedOp::Max, jv, five, s).unwrap();
+        let jv2 = kb.fresh_var().unwrap();
+        let j2 = kb.var(jv2);
+        let s2 = score(&mut kb, j2, kk);
+        let d = kb.binary(BinOp::Sub, s2, m).unwrap();
+        let p = kb.unary(UnOp::Exp, d);
+        let vi = kb.binary(BinOp::Mul, j2, four).unwrap();
+        let vi = kb.binary(BinOp::Add, vi, c).unwrap();
+        let vv = kb.load(v, vi);
+        let pv = kb.binary(BinOp::Mul, p, vv).unwrap();
+        let num = kb.reduce(RedOp::Sum, jv2, five, pv).unwrap();
+        kb.finish("attention".into(), vec![Expr::int(3), Expr::int(4)], vec![three, four], vec![Store { buf: out, value: num }])
+    }
+
+    /// The scores are cached first, read by the maximum's fold (one copy, its own variables),
+    /// then the weights; a maximum over other keys shares nothing and only the weights are.
+    #[test]
+    fn scores_are_cached_before_the_statistics_that_recompute_them() {
+        let k = attention("k");
+        let rv = row_vectors(&k, 1);
+        assert_eq!(rv.iter().map(|r| (r.early, r.aliases.len())).collect::<Vec<_>>(), [(true, 1), (false, 0)], "{rv:?}");
+        assert!(matches!(k.expr(rv[0].value), KExpr::Reduce { op: RedOp::Sum, .. }), "{:?}", k.expr(rv[0].value));
+        assert!(matches!(k.expr(rv[1].value), KExpr::Unary(UnOp::Exp, _)), "{:?}", k.expr(rv[1].value));
+        let other = attention("k_other");
+        let rv = row_vectors(&other, 1);
+        assert_eq!(rv.iter().map(|r| (r.early, r.aliases.len())).collect::<Vec<_>>(), [(false, 0)], "{rv:?}");
     }
 }
