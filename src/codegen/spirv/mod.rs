@@ -59,6 +59,17 @@ pub fn compile(kernel: &Kernel) -> Result<SpirvModule, CodegenError> {
     Ok(SpirvModule { name: kernel.name.clone(), words })
 }
 
+pub use rowcache::RowVector;
+
+/// The row vectors `kernel` caches in local memory (early ones, read by the row statistics
+/// too, before the vectors that read them): none unless it is on the cooperative row schedule.
+pub fn row_vectors(kernel: &Kernel) -> Vec<RowVector> {
+    match kernel.schedule {
+        crate::lower::schedule::Schedule::Rows { outer, coop: true, .. } => rowcache::row_vectors(kernel, (outer as usize).min(kernel.domain.len())),
+        _ => Vec::new(),
+    }
+}
+
 /// Readable assembly: `spirv-dis` when installed (the standard text form), else rspirv's own
 /// disassembler.
 pub fn disassemble(module: &SpirvModule) -> String {

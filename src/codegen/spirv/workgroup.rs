@@ -233,7 +233,6 @@ impl<'k> Writer<'k> {
     /// `first, first + step, …`, reading the row vectors from local memory where the group
     /// cached them (`rowcache`).
     fn row_body(&mut self, shape: &RowShape, row: Word, first: Word, step: Word, coop: Option<Coop>) -> Result<(), CodegenError> {
-        let k = self.k;
         self.bind_coords(row, &shape.outer_ext, 0)?;
         self.coop = coop;
         self.uniform = coop.is_some();
@@ -242,12 +241,12 @@ impl<'k> Writer<'k> {
             self.stash_base = Some(self.b.i_mul(i64t, None, row, shape.inner)?);
             self.stash_written = false;
         }
-        for store in &k.stores {
-            self.hoist(store.value, &mut Default::default())?;
+        let early = coop.is_some() && self.row_cache.iter().any(|(rv, _)| rv.early);
+        // With early row vectors the statistics are computed in each arm below: from the
+        // cached vectors where they fit, from scratch where they do not.
+        if !early {
+            self.row_statistics()?;
         }
-        self.stash_base = None;
-        self.uniform = false;
-        self.coop = None;
         let Some(Coop { lid, group }) = coop.filter(|_| !self.row_cache.is_empty()) else {
             return self.row_outputs(shape, row, first, step);
         };
@@ -256,16 +255,40 @@ impl<'k> Writer<'k> {
         self.if_else(
             fits,
             &mut |w| {
-                w.fill_row_cache(lid, group)?;
+                if early {
+                    w.fill_row_cache(lid, group, true)?;
+                    w.coop = coop;
+                    w.uniform = true;
+                    w.row_statistics()?;
+                }
+                w.fill_row_cache(lid, group, false)?;
                 let r = w.row_outputs(shape, row, first, step);
                 w.cache_live = false;
+                w.early_live = false;
                 r
             },
             &mut |w| {
                 (w.vars, w.bound) = saved.clone();
+                if early {
+                    w.coop = coop;
+                    w.uniform = true;
+                    w.row_statistics()?;
+                }
                 w.row_outputs(shape, row, first, step)
             },
         )
+    }
+
+    /// The row's statistics: every subexpression of the stores that depends on the row alone,
+    /// folded cooperatively where `self.coop` is set (then left unset).
+    fn row_statistics(&mut self) -> Result<(), CodegenError> {
+        for store in &self.k.stores {
+            self.hoist(store.value, &mut Default::default())?;
+        }
+        self.stash_base = None;
+        self.uniform = false;
+        self.coop = None;
+        Ok(())
     }
 
     /// The outputs `first, first + step, …` of one row whose statistics are emitted.

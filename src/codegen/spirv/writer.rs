@@ -49,6 +49,8 @@ pub struct Writer<'k> {
     pub row_cache: Vec<(RowVector, Word)>,
     /// Set while the row vectors' arrays hold the current row.
     pub cache_live: bool,
+    /// Set while the early row vectors' arrays (filled before the statistics) hold it.
+    pub early_live: bool,
     /// The row statistic whose summands the row schedule keeps in the output (`stash`).
     pub stash: Option<Stash>,
     /// The row's first output index, while the row's statistics are emitted.
@@ -104,6 +106,7 @@ pub(super) fn write(k: &Kernel) -> Result<Vec<u32>, CodegenError> {
         uniform: false,
         row_cache: Vec::new(),
         cache_live: false,
+        early_live: false,
         stash: None,
         stash_base: None,
         stash_written: false,

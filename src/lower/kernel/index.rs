@@ -36,8 +36,20 @@ impl KernelBuilder {
             }
         }
         // Nothing to divide out and nothing bounded: the division stays as written.
+        let top = self.bound(&rest)?;
+        let slack = sym::Expr::sub(sym::Expr::sub(n_sym.clone(), sym::Expr::int(1)), top).simplify();
+        if !nonnegative(&slack) {
+            return self.split_grouped(op, &quotient, &rest, &n_sym);
+        }
+        let kept = if op == BinOp::Rem { rest } else { quotient };
+        Some(self.sum_of(&kept))
+    }
+
+    /// The largest value of `Σ c · atom` over `terms`, when every coefficient is non-negative
+    /// and every atom bounded ([`Self::upper`]).
+    fn bound(&self, terms: &Terms) -> Option<sym::Expr> {
         let mut top = sym::Expr::int(0);
-        for (c, atom) in &rest {
+        for (c, atom) in terms {
             if *c < 0 {
                 return None;
             }
@@ -47,12 +59,59 @@ impl KernelBuilder {
             };
             top = sym::Expr::add(top, sym::Expr::mul(sym::Expr::int(*c), u));
         }
-        let slack = sym::Expr::sub(sym::Expr::sub(n_sym, sym::Expr::int(1)), top).simplify();
-        if !nonnegative(&slack) {
-            return None;
+        Some(top)
+    }
+
+    /// [`Self::split_below`] where the summands left over reach `n`, but split again below a
+    /// divisor `m = n / c` of it (`c` a constant): `Q·m + r` with `0 ≤ r < m` gives
+    /// `(Q·m + r) / n = Q / c` and `(Q·m + r) % n = (Q % c)·m + r`. Grouped-query attention
+    /// reads a key head through `expand` + `reshape` as `(h·8s + 8j + e) / 16s` (two query
+    /// heads per key head, `j < s`, `e < 8`): this is `h / 2`, a row constant, where the kernel
+    /// otherwise did a 64-bit division by a run-time size per key element (Llama's attention,
+    /// 4–6× BERT's at the same sizes). Candidates for `m` are the kernel's own size arguments
+    /// (no new argument is made for a failed try) and, for a constant `n`, its divisors other than
+    /// 1 (`m = 1` would rebuild the division it was asked for).
+    fn split_grouped(&mut self, op: BinOp, quotient: &Terms, rest: &Terms, n_sym: &sym::Expr) -> Option<ExprId> {
+        let candidates: Vec<(sym::Expr, i64)> = match n_sym.simplify().as_int() {
+            Some(d) => (2..d.min(4096)).filter(|c| d % c == 0).map(|c| (sym::Expr::int(d / c), c)).collect(),
+            None => self
+                .params
+                .iter()
+                .filter_map(|p| sym::Expr::truediv(n_sym.clone(), p.clone()).simplify().as_int().filter(|c| *c >= 2).map(|c| (p.clone(), c)))
+                .collect(),
+        };
+        for (m_sym, c) in candidates {
+            let m = self.size(&m_sym);
+            let (mut over, mut small): (Terms, Terms) = (Vec::new(), Vec::new());
+            for &(k, atom) in rest {
+                match self.term_over(k, atom, m) {
+                    Some(q) => over.push(q),
+                    None => small.push((k, atom)),
+                }
+            }
+            // `Q ≥ 0` (truncation agrees with the floor) and `0 ≤ r < m`.
+            if over.is_empty() || self.bound(&over).is_none() {
+                continue;
+            }
+            let Some(top) = self.bound(&small) else { continue };
+            let slack = sym::Expr::sub(sym::Expr::sub(m_sym.clone(), sym::Expr::int(1)), top).simplify();
+            if !nonnegative(&slack) {
+                continue;
+            }
+            let q = self.sum_of(&over);
+            let c = self.i64(c);
+            return Some(if op == BinOp::Rem {
+                let digit = self.binary(BinOp::Rem, q, c).ok()?;
+                let high = self.binary(BinOp::Mul, digit, m).ok()?;
+                let low = self.sum_of(&small);
+                self.binary(BinOp::Add, high, low).ok()?
+            } else {
+                let high = self.binary(BinOp::Div, q, c).ok()?;
+                let low = self.sum_of(quotient);
+                self.binary(BinOp::Add, low, high).ok()?
+            });
         }
-        let kept = if op == BinOp::Rem { rest } else { quotient };
-        Some(self.sum_of(&kept))
+        None
     }
 
     /// Records that variable `v` runs over `0..extent` (a symbolic size).
@@ -333,6 +392,62 @@ mod tests {
             }
         }
         assert!(folded > 100, "only {folded} of 600 folded");
+    }
+
+    /// Grouped-query attention's key read, `[B, 4, S, 8]` through `expand` + `reshape` of a
+    /// `[B, 2, S, 8]` key: the key head `((b·32s + h·8s + 8j + e) / 16s) % 2` is `h / 2`, with
+    /// no division by a run-time size left, at every point of the ranges.
+    #[test]
+    fn a_grouped_head_index_divides_by_constants_only() {
+        let s = sym::Expr::symbol("s");
+        let times = |c: i64| sym::Expr::mul(sym::Expr::int(c), s.clone());
+        let mut kb = KernelBuilder::new(3);
+        let ext = [kb.size(&s), kb.i64(4), kb.size(&s)];
+        kb.set_coord_extents(&ext);
+        let (jv, ev) = (kb.fresh_var().unwrap(), kb.fresh_var().unwrap());
+        kb.set_var_extent(jv, s.clone());
+        kb.set_var_extent(ev, sym::Expr::int(8));
+        let [b, h] = [0, 1].map(|v| kb.var(VarId(v)));
+        let (j, e) = (kb.var(jv), kb.var(ev));
+        let (w32, w8, w16, c8, c2) = (kb.size(&times(32)), kb.size(&times(8)), kb.size(&times(16)), kb.i64(8), kb.i64(2));
+        let mut l = kb.binary(BinOp::Mul, b, w32).unwrap();
+        for t in [kb.binary(BinOp::Mul, h, w8).unwrap(), kb.binary(BinOp::Mul, j, c8).unwrap(), e] {
+            l = kb.binary(BinOp::Add, l, t).unwrap();
+        }
+        let q = kb.binary(BinOp::Div, l, w16).unwrap();
+        let head = kb.binary(BinOp::Rem, q, c2).unwrap();
+        let r = kb.binary(BinOp::Rem, l, w16).unwrap();
+        let by_size = |kb: &KernelBuilder, root: ExprId| {
+            let mut stack = vec![root];
+            let mut n = 0;
+            while let Some(x) = stack.pop() {
+                if let KExpr::Binary(BinOp::Div | BinOp::Rem, a, d) = *kb.get(x) {
+                    n += usize::from(kb.const_i64(d).is_none());
+                    stack.extend([a, d]);
+                } else if let KExpr::Binary(_, a, d) = *kb.get(x) {
+                    stack.extend([a, d]);
+                }
+            }
+            n
+        };
+        for x in [q, head, r] {
+            assert_eq!(by_size(&kb, x), 0, "{:?}", kb.get(x));
+        }
+        for sv in [1, 2, 5] {
+            for (bi, hi, ji, ei) in (0..sv).flat_map(|b| (0..4).flat_map(move |h| (0..sv).flat_map(move |j| (0..8).map(move |e| (b, h, j, e))))) {
+                let vars: Vec<i64> = (0..5).map(|v| match v {
+                    0 => bi,
+                    1 => hi,
+                    v if v == jv.0 as usize => ji,
+                    v if v == ev.0 as usize => ei,
+                    _ => 0,
+                }).collect();
+                let f = bi * 32 * sv + hi * 8 * sv + 8 * ji + ei;
+                assert_eq!(eval(&kb, q, &vars, sv), f / (16 * sv));
+                assert_eq!(eval(&kb, head, &vars, sv), (f / (16 * sv)) % 2);
+                assert_eq!(eval(&kb, r, &vars, sv), f % (16 * sv));
+            }
+        }
     }
 
     #[test]

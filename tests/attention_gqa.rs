@@ -1,0 +1,117 @@
+//! Grouped-query attention against PyTorch: the cases of `tests/data/attention_gqa`
+//! (`scripts/gen_attention_gqa.py`: key and value heads repeated through `expand` + `reshape`
+//! as transformers' `repeat_kv` does, a float mask, batch and sequence dynamic; 4 query heads
+//! over 2 key/value heads and over 1; run at one key, at Llama's 12, and at sequences no group
+//! divides) lowered in modes none and full, every module validated by `spirv-val`, run on
+//! OpenCL and compared with PyTorch's outputs (assert_close's float32 tolerances).
+//!
+//! The attention kernel must be on the cooperative row schedule with its scores computed once
+//! per row (cached in local memory before the row's maximum and denominator, which read them:
+//! `codegen::spirv::rowcache`), and no division by a run-time size may be left inside its folds: the key head behind the reshape,
+//! `(h·8s + 8j + e) / 16s`, is `h / 2`, a row constant (`lower::kernel::index`). Left as a
+//! division per key element it made Llama's attention kernel 6× slower (docs/PERFORMANCE.md,
+//! "Issue 28: attention, scores once per row").
+
+mod common;
+
+use std::path::PathBuf;
+
+use xpu_workbench::decomp::{Marks, Mode};
+use xpu_workbench::exec::{self, Tensor};
+use xpu_workbench::lower::kernel::{BinOp, KExpr, Kernel};
+use xpu_workbench::lower::schedule::Schedule;
+use xpu_workbench::opinfo::{self, Case};
+use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
+
+fn dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/attention_gqa")
+}
+
+fn names() -> Vec<String> {
+    let text = std::fs::read_to_string(dir().join("index.json")).expect("tests/data/attention_gqa/index.json");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("index.json is JSON");
+    v["cases"].as_array().expect("a case list").iter().map(|c| c["name"].as_str().expect("every case is named").to_string()).collect()
+}
+
+fn close(what: &str, got: &Tensor, want: &Tensor, case: &Case) -> Result<(), String> {
+    if got.shape() != want.shape() {
+        return Err(format!("{what}: shape {:?}, PyTorch {:?}", got.shape(), want.shape()));
+    }
+    let (rtol, atol) = (case.rtol[0], case.atol[0]);
+    let (a, b) = (got.to_f64_vec(), want.to_f64_vec());
+    match a.iter().zip(&b).position(|(x, y)| !((x - y).abs() <= atol + rtol * y.abs())) {
+        Some(i) => Err(format!("{what}: element {i}: {}, PyTorch {}", a[i], b[i])),
+        None => Ok(()),
+    }
+}
+
+/// Divisions and remainders by a non-constant whose dividend moves with a fold's variable
+/// (the output coordinates are variables `0..rank`; every other variable is a fold's).
+fn divisions_in_folds(k: &Kernel) -> usize {
+    let free = k.free_vars();
+    let coords = (1u128 << k.domain.len()) - 1;
+    k.exprs
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| match e {
+            KExpr::Binary(BinOp::Div | BinOp::Rem, _, d) => !matches!(k.expr(*d), KExpr::I64(_)) && free[*i] & !coords != 0,
+            _ => false,
+        })
+        .count()
+}
+
+#[test]
+fn grouped_query_attention_matches_pytorch_on_opencl() {
+    let index = opinfo::read_index(&dir()).expect("index");
+    let names = names();
+    assert_eq!(names.len(), index.cases.len());
+    let mut dev = common::opencl_device();
+    let mut failures = Vec::new();
+    for (case, name) in index.cases.iter().zip(&names) {
+        let files = opinfo::read_archive(&dir(), &case.file).expect("archive");
+        let model = opinfo::model(case, &files).expect("graph");
+        let inputs = opinfo::inputs(case, &files).expect("inputs");
+        let want = opinfo::outputs(case, &files).expect("PyTorch's outputs");
+        for mode in [Mode::None, Mode::Full] {
+            let what = format!("{name} ({mode:?})");
+            let plan = xpu_workbench::lower::lower(&model, &model.graphs[0], mode, &Marks::default()).expect("lowers");
+            let attention: Vec<&Kernel> = plan.kernels().filter(|k| k.name.contains("scaled_dot_product")).collect();
+            match &attention[..] {
+                [k] => {
+                    if !matches!(k.schedule, Schedule::Rows { coop: true, .. }) {
+                        failures.push(format!("{what}: attention on {:?}, not the cooperative row schedule", k.schedule));
+                    }
+                    // The scores cached once per row, read by the maximum's and the
+                    // denominator's folds, then the softmax weights cached from them.
+                    let cached: Vec<(bool, usize)> =
+                        xpu_workbench::codegen::spirv::row_vectors(k).iter().map(|rv| (rv.early, rv.aliases.len())).collect();
+                    if cached != [(true, 2), (false, 0)] {
+                        failures.push(format!("{what}: row vectors (early, copies in the statistics) {cached:?}, expected the scores then the weights"));
+                    }
+                    let n = divisions_in_folds(k);
+                    if n > 0 {
+                        failures.push(format!("{what}: {n} divisions by a run-time size inside the attention's folds"));
+                    }
+                }
+                other => failures.push(format!("{what}: {} attention kernels, expected one", other.len())),
+            }
+            let modules = compile_plan(&plan).expect("compiles");
+            for m in modules.iter().flatten() {
+                if let Some(Err(e)) = common::spirv_val(m) {
+                    failures.push(format!("{what}: spirv-val rejects `{}`: {}", m.name, e.lines().next().unwrap_or("")));
+                }
+            }
+            let Some(dev) = dev.as_mut() else { continue };
+            let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
+            match run_on_device(dev, &plan, &modules, &model, &inputs, &b) {
+                Ok(r) => {
+                    if let Err(e) = close(&what, &r.outputs[0], &want[0], case) {
+                        failures.push(e);
+                    }
+                }
+                Err(e) => failures.push(format!("{what}: {e}")),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
