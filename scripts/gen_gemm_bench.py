@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Exports of the large matrix products of a ViT-sized transformer (timm's deit_tiny: 197 tokens,
+width 192, 3 heads... here batch 2, so 394 rows), for timing our schedules with `profile`
+(docs/PERFORMANCE.md, "Issue 28: large matrix products"). Not test data: nothing here is
+committed but this script.
+
+    /opt/torchenv/bin/python scripts/gen_gemm_bench.py OUTDIR
+
+Each product is one `nn.Linear` (weight and bias are parameters, as in a real model, so the
+weight is resident across forwards) or one `torch.bmm`, exported once with static sizes and
+once with the row count dynamic. `--torch` times the same products with torch on 2 threads
+(eager `F.linear` is oneDNN/MKL's sgemm, what `torch.compile` calls for them too).
+"""
+import os
+import sys
+import time
+
+import torch
+
+LINEARS = [(394, 192, 576), (394, 192, 768), (394, 768, 192), (394, 192, 192), (394, 1536, 384), (3, 128, 160), (64, 128, 128)]
+BMM = (6, 197, 32, 197)
+
+
+class Lin(torch.nn.Module):
+    def __init__(self, k, n):
+        super().__init__()
+        self.fc = torch.nn.Linear(k, n)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+class Bmm(torch.nn.Module):
+    def forward(self, a, b):
+        return torch.bmm(a, b)
+
+
+def export_all(out):
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    rows = torch.export.Dim("rows", min=1, max=8192)
+    for m, k, n in LINEARS:
+        mod = Lin(k, n).eval()
+        x = torch.randn(m, k)
+        torch.export.save(torch.export.export(mod, (x,)), f"{out}/linear_{m}x{k}_{n}.pt2")
+        ep = torch.export.export(mod, (x,), dynamic_shapes=({0: rows},))
+        torch.export.save(ep, f"{out}/linear_dyn_{m}x{k}_{n}.pt2")
+    b, m, k, n = BMM
+    ep = torch.export.export(Bmm(), (torch.randn(b, m, k), torch.randn(b, k, n)))
+    torch.export.save(ep, f"{out}/bmm_{b}x{m}x{k}_{n}.pt2")
+
+
+def time_torch():
+    torch.set_num_threads(2)
+    for m, k, n in LINEARS:
+        x, w, bias = torch.randn(m, k), torch.randn(n, k), torch.randn(n)
+        report(f"linear {m}x{k} -> {n}", lambda: torch.nn.functional.linear(x, w, bias), m * k * n)
+    b, m, k, n = BMM
+    x, y = torch.randn(b, m, k), torch.randn(b, k, n)
+    report(f"bmm {b}x{m}x{k} . {k}x{n}", lambda: torch.bmm(x, y), b * m * k * n)
+
+
+def report(name, f, macs):
+    for _ in range(20):
+        f()
+    times = []
+    for _ in range(7):
+        t = time.perf_counter()
+        for _ in range(20):
+            f()
+        times.append((time.perf_counter() - t) / 20)
+    med = sorted(times)[len(times) // 2]
+    print(f"{name}: median {med * 1e6:.0f} us, {macs / med / 1e9:.1f} G multiply-adds/s")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--torch"]:
+        time_torch()
+    else:
+        export_all(sys.argv[1])
