@@ -107,3 +107,42 @@ fn static_i64(k: &Kernel, e: ExprId) -> Option<i64> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::kernel::{Access, KernelBuilder, Store};
+    use crate::sym;
+
+    /// A kernel storing integer expression `e` (built by `f` over variables 0, 1 and 2).
+    fn index_kernel(f: impl Fn(&mut KernelBuilder, [ExprId; 3]) -> ExprId) -> (Kernel, ExprId) {
+        let mut kb = KernelBuilder::new(3);
+        let out = kb.buffer_of("out", Access::Write, Elem::I64);
+        let vars = [0, 1, 2].map(|v| kb.var(VarId(v)));
+        let e = f(&mut kb, vars);
+        let two = kb.i64(2);
+        let k = kb.finish("index".into(), vec![sym::Expr::int(2); 3], vec![two; 3], vec![Store { buf: out, value: e }]);
+        let e = k.stores[0].value;
+        (k, e)
+    }
+
+    #[test]
+    fn affine_reads_sums_of_scaled_variables() {
+        // (v1 · 4 + v2) · 3 + 5
+        let (k, e) = index_kernel(|kb, [_, j, p]| {
+            let (three, four, five) = (kb.i64(3), kb.i64(4), kb.i64(5));
+            let x = kb.binary(BinOp::Mul, j, four).and_then(|x| kb.binary(BinOp::Add, x, p)).expect("i64");
+            let x = kb.binary(BinOp::Mul, x, three).expect("i64");
+            kb.binary(BinOp::Add, x, five).expect("i64")
+        });
+        assert_eq!(affine(&k, e), Some((HashMap::from([(1, 12), (2, 3)]), 5)));
+        // A product of two variables, or a remainder, is not affine.
+        let (k, e) = index_kernel(|kb, [i, j, _]| kb.binary(BinOp::Mul, i, j).expect("i64"));
+        assert_eq!(affine(&k, e), None);
+        let (k, e) = index_kernel(|kb, [i, _, _]| {
+            let three = kb.i64(3);
+            kb.binary(BinOp::Rem, i, three).expect("i64")
+        });
+        assert_eq!(affine(&k, e), None);
+    }
+}

@@ -225,9 +225,12 @@ mod tests {
                     match op {
                         BinOp::Add => a + b,
                         BinOp::Mul => a * b,
-                        BinOp::Min => a.min(b),
                         other => panic!("not in this kernel's weight index: {other:?}"),
                     }
+                }
+                KExpr::Select(cond, a, b) => {
+                    let KExpr::Cmp(CmpOp::Lt, x, y) = *k.expr(cond) else { panic!("the clamp compares with <") };
+                    if eval(k, x, c, i) < eval(k, y, c, i) { eval(k, a, c, i) } else { eval(k, b, c, i) }
                 }
                 ref other => panic!("not in this kernel's weight index: {other:?}"),
             }
