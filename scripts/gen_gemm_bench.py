@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""Exports of the large matrix products of a ViT-sized transformer (timm's deit_tiny: 197 tokens,
-width 192, 3 heads... here batch 2, so 394 rows), for timing our schedules with `profile`
-(docs/PERFORMANCE.md, "Issue 28: large matrix products"). Not test data: nothing here is
-committed but this script.
+"""Exports of the matrix products of a ViT-sized transformer, for timing our schedules with
+`profile` (docs/PERFORMANCE.md, "Issue 28: large matrix products"): timm's deit_tiny at batch 2
+(197 tokens each, so 394 rows; width 192: qkv 192 → 576, proj 192 → 192, fc1 192 → 768, fc2
+768 → 192; attention scores 6 heads-by-batches of 197×32 · 32×197), deit_small's fc2 (1536 →
+384), and a few small shapes. Nothing here is committed but this script.
 
     /opt/torchenv/bin/python scripts/gen_gemm_bench.py OUTDIR
+    /opt/torchenv/bin/python scripts/gen_gemm_bench.py --torch
 
 Each product is one `nn.Linear` (weight and bias are parameters, as in a real model, so the
-weight is resident across forwards) or one `torch.bmm`, exported once with static sizes and
-once with the row count dynamic. `--torch` times the same products with torch on 2 threads
-(eager `F.linear` is oneDNN/MKL's sgemm, what `torch.compile` calls for them too).
+weight is resident across forwards), exported once with static sizes and once with the row
+count dynamic, or one `torch.bmm` of two inputs. `--torch` times the same products with torch
+on 2 threads (eager `F.linear` is oneDNN/MKL's sgemm, what `torch.compile` calls for them too).
 """
 import os
 import sys
@@ -69,8 +71,9 @@ def report(name, f, macs):
         for _ in range(20):
             f()
         times.append((time.perf_counter() - t) / 20)
-    med = sorted(times)[len(times) // 2]
-    print(f"{name}: median {med * 1e6:.0f} us, {macs / med / 1e9:.1f} G multiply-adds/s")
+    times.sort()
+    med, best = times[len(times) // 2], times[0]
+    print(f"{name}: median {med * 1e6:.0f} us ({macs / med / 1e9:.1f} G multiply-adds/s), fastest {best * 1e6:.0f} us ({macs / best / 1e9:.1f} G/s)")
 
 
 if __name__ == "__main__":
