@@ -2,7 +2,7 @@
 """Exports of the matrix products of a ViT-sized transformer, for timing our schedules with
 `profile` (docs/PERFORMANCE.md, "Issue 28: large matrix products"): timm's deit_tiny at batch 2
 (197 tokens each, so 394 rows; width 192: qkv 192 → 576, proj 192 → 192, fc1 192 → 768, fc2
-768 → 192; attention scores 6 heads-by-batches of 197×32 · 32×197), deit_small's fc2 (1536 →
+768 → 192), a batched product of attention scores' size (6 × 197×32 · 32×197), deit_small's fc2 (1536 →
 384), and a few small shapes. Nothing here is committed but this script.
 
     /opt/torchenv/bin/python scripts/gen_gemm_bench.py OUTDIR
