@@ -40,6 +40,23 @@ class Linear(torch.nn.Module):
         return F.gelu(y) if self.gelu else y
 
 
+class ParamLinear(torch.nn.Module):
+    """`nn.Linear` (weight and bias parameters, exported into the archive) with small-integer
+    weights, and GELU after it when `gelu`."""
+
+    def __init__(self, k, n, gelu, g):
+        super().__init__()
+        self.fc = torch.nn.Linear(k, n)
+        with torch.no_grad():
+            self.fc.weight.copy_(small_ints(g, n, k))
+            self.fc.bias.copy_(small_ints(g, n))
+        self.gelu = gelu
+
+    def forward(self, x):
+        y = self.fc(x)
+        return F.gelu(y) if self.gelu else y
+
+
 class Mm(torch.nn.Module):
     # `torch.mm`, not `@`: mode none keeps `aten.matmul` whole, which the lowering does not tile.
     def forward(self, a, b):
@@ -79,7 +96,7 @@ def main():
         ("mm_13x23_23x19", "mm", Mm(), [rand(g, 13, 23), rand(g, 23, 19)], None),
         ("addmm_5x40_40x10", "addmm", Addmm(), [rand(g, 10), rand(g, 5, 40), rand(g, 40, 10)], None),
         ("bmm_3x9x17_17x33", "bmm", Bmm(), [rand(g, 3, 9, 17), rand(g, 3, 17, 33)], None),
-        ("mm_large_tiled_128", "mm", Mm(), [small_ints(g, 128, 128), small_ints(g, 128, 128)], None),
+        ("mm_large_128", "mm", Mm(), [small_ints(g, 128, 128), small_ints(g, 128, 128)], None),
         ("linear_dynamic_rows_5", "linear", Linear(False), [rand(g, 5, 32), dyn_w, dyn_b], dyn),
         ("linear_dynamic_rows_37", "linear", Linear(False), [rand(g, 37, 32), dyn_w, dyn_b], dyn),
     ]
@@ -92,13 +109,27 @@ def main():
     up_w, up_b = rand(g, 128, 32), rand(g, 128)
     up = torch.export.export(Linear(True), (rand(g, 2, 7, 32), up_w, up_b), dynamic_shapes=({0: batch, 1: seq}, None, None), strict=False)
     cases += [(f"linear_gelu_dynamic_{b}x{s}", "linear", Linear(True), [rand(g, b, s, 32), up_w, up_b], up) for b, s in ((2, 7), (1, 1), (3, 10))]
-    # A dynamic row count over a long row (K · N = 128 · 160, above `SMALL_DYNAMIC_ROW`): tiled.
+    # A dynamic row count over a long row (K · N = 128 · 160, above `SMALL_DYNAMIC_ROW`): a
+    # large product (`lower::gemm`), rows blocked like the small ones.
     wide = torch.export.export(Mm(), (small_ints(g, 4, 128), small_ints(g, 128, 160)), dynamic_shapes=({0: rows}, None), strict=False)
-    cases.append(("mm_dynamic_rows_wide_tiled_3", "mm", Mm(), [small_ints(g, 3, 128), small_ints(g, 128, 160)], wide))
+    cases.append(("mm_dynamic_rows_wide_3", "mm", Mm(), [small_ints(g, 3, 128), small_ints(g, 128, 160)], wide))
+    # Large products whose weight is a parameter (as in a model: resident, so the runtime
+    # stores it transposed for the product, `lower::gemm`): static sizes with a ragged last
+    # block of rows (70 = 8 · 8 + 6), a batched input with a long contraction (512) and GELU,
+    # and a dynamic row count over a row above `SMALL_DYNAMIC_ROW` (64 · 272) run at 1, 19 and
+    # 44 rows. Small integers (exact products) keep the archives small.
+    cases += [
+        ("linear_param_70x64_240", "linear", ParamLinear(64, 240, False, g), [small_ints(g, 70, 64)], None),
+        ("linear_param_gelu_2x33x512_32", "linear", ParamLinear(512, 32, True, g), [small_ints(g, 2, 33, 512)], None),
+    ]
+    resident = ParamLinear(64, 272, False, g)
+    resident_ep = torch.export.export(resident, (small_ints(g, 8, 64),), dynamic_shapes=({0: rows},), strict=False)
+    cases += [(f"linear_param_dynamic_rows_{n}", "linear", resident, [small_ints(g, n, 64)], resident_ep) for n in (1, 19, 44)]
     index = {"torch": torch.__version__, "cases": []}
     by_op = {}
     for name, op, m, args, ep in cases:
-        y = m(*args)
+        with torch.no_grad():
+            y = m(*args)
         if ep is None:
             ep = torch.export.export(m, tuple(a.clone() for a in args), strict=False)
         members = by_op.setdefault(op, [])

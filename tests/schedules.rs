@@ -12,6 +12,7 @@ mod common;
 use rand::{Rng, SeedableRng};
 use xpu_workbench::codegen::spirv::{self, SpirvModule};
 use xpu_workbench::lower::kernel::{Access, BinOp, ExprId, KExpr, KernelBuilder, RedOp, Store, UnOp, VarId};
+use xpu_workbench::lower::gemm;
 use xpu_workbench::lower::schedule::{self, Schedule};
 use xpu_workbench::lower::Kernel;
 use xpu_workbench::runtime::opencl::OpenClDevice;
@@ -401,12 +402,13 @@ fn small_products_leave_the_tiles() {
     // The transformer_block sample's up-projection, and a product of exactly SMALL_PRODUCT.
     assert_eq!(schedule::choose(&product_kernel(Some(14), 128, 32), true), Schedule::Elementwise);
     assert_eq!(schedule::choose(&product_kernel(Some(64), 128, 128), true), Schedule::Elementwise);
-    assert!(matches!(schedule::choose(&product_kernel(Some(65), 128, 128), true), Schedule::Tiled { .. }));
+    // One more row is a large product (`gemm::large_product`): off the tiles as well.
+    assert_eq!(schedule::choose(&product_kernel(Some(65), 128, 128), true), Schedule::Elementwise);
     // A dynamic row count leaves them when its row is short (static K · N at most
-    // SMALL_DYNAMIC_ROW), its rows blocked; a longer row keeps them.
+    // SMALL_DYNAMIC_ROW), its rows blocked; so does a longer (large) one.
     assert_eq!(schedule::choose(&product_kernel(None, 32, 32), true), Schedule::Elementwise);
     assert_eq!(schedule::choose(&product_kernel(None, 128, 128), true), Schedule::Elementwise);
-    assert!(matches!(schedule::choose(&product_kernel(None, 160, 128), true), Schedule::Tiled { .. }));
+    assert_eq!(schedule::choose(&product_kernel(None, 160, 128), true), Schedule::Elementwise);
     let k = schedule::apply(product_kernel(None, 32, 32), true);
     assert_eq!(k.schedule, Schedule::Channels { group: 32, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK });
     assert!(schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(None, 32, 32) }));
@@ -419,7 +421,53 @@ fn small_products_leave_the_tiles() {
     let k = schedule::apply(product_kernel(Some(14), 128, 32), true);
     assert_eq!(k.schedule, Schedule::Channels { group: 128, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK });
     assert!(schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(Some(14), 128, 32) }));
-    assert!(!schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(Some(128), 128, 128) }));
+    assert!(schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(Some(128), 128, 128) }));
+}
+
+/// [`product_kernel`] with a symbolic contraction `k` or column count `n` (where `None`).
+fn product_kernel_sym(m: i64, n: Option<i64>, depth: Option<i64>) -> Kernel {
+    let mut kb = KernelBuilder::new(2);
+    let (a, w, out) = (kb.buffer("a", Access::Read), kb.buffer("w", Access::Read), kb.buffer("out", Access::Write));
+    let size = |v: Option<i64>, s: &str| v.map_or_else(|| Expr::symbol(s), Expr::int);
+    let (n_size, k_size) = (size(n, "n"), size(depth, "k"));
+    let (rows, cols, kk) = (kb.i64(m), kb.size(&n_size), kb.size(&k_size));
+    let (i, j) = (kb.var(VarId(0)), kb.var(VarId(1)));
+    let v = kb.fresh_var().unwrap();
+    let p = kb.var(v);
+    let ai = kb.binary(BinOp::Mul, i, kk).unwrap();
+    let ai = kb.binary(BinOp::Add, ai, p).unwrap();
+    let wi = kb.binary(BinOp::Mul, p, cols).unwrap();
+    let wi = kb.binary(BinOp::Add, wi, j).unwrap();
+    let (x, y) = (kb.load(a, ai), kb.load(w, wi));
+    let xy = kb.binary(BinOp::Mul, x, y).unwrap();
+    let dot = kb.reduce(RedOp::Sum, v, kk, xy).unwrap();
+    kb.finish("product".into(), vec![Expr::int(m), n_size], vec![rows, cols], vec![Store { buf: out, value: dot }])
+}
+
+#[test]
+fn large_products_leave_the_tiles() {
+    // deit_tiny's MLP up-projection (394 · 192 · 768 multiply-adds), static and with a
+    // dynamic row count: columns across the work-items in groups of 256, rows in blocks of 8,
+    // the ragged last block's lanes clamped by a select (never `s_min`).
+    for m in [Some(394), None] {
+        let k = product_kernel(m, 768, 192);
+        let Some(Schedule::Tiled { reduce, .. }) = schedule::tiled(&k, schedule::TILE) else { panic!("a product") };
+        assert!(gemm::large_product(&k, reduce) && !schedule::small_product(&k, reduce), "{m:?}");
+        let k = schedule::apply(k, true);
+        assert_eq!(k.schedule, Schedule::Channels { group: 256, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK }, "{m:?}");
+        let selects = k.exprs.iter().filter(|e| matches!(e, KExpr::Select(..))).count();
+        let mins = k.exprs.iter().filter(|e| matches!(e, KExpr::Binary(BinOp::Min, ..))).count();
+        assert_eq!((selects, mins), (schedule::CHANNEL_BLOCK as usize - 1, 0), "{m:?}");
+    }
+    // A dynamic contraction or column count keeps the tiles: the rule needs both static.
+    for (n, depth) in [(Some(768), None), (None, Some(192))] {
+        let k = product_kernel_sym(394, n, depth);
+        assert!(matches!(schedule::choose(&k, true), Schedule::Tiled { .. }), "n {n:?}, k {depth:?}");
+    }
+    // Small products are not large ones: they keep their own rule.
+    let k = product_kernel(Some(14), 128, 32);
+    let Some(Schedule::Tiled { reduce, .. }) = schedule::tiled(&k, schedule::TILE) else { panic!("a product") };
+    assert!(!gemm::large_product(&k, reduce));
 }
 
 #[test]

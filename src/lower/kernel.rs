@@ -23,6 +23,7 @@ mod fold;
 mod index;
 mod lanes;
 mod linear;
+mod packed;
 pub mod split;
 mod validate;
 
@@ -342,13 +343,45 @@ pub enum Access {
     Write,
 }
 
-/// One buffer argument: elements of `elem`, contiguous in its tensor's logical shape.
+/// One buffer argument: elements of `elem`, contiguous in its tensor's logical shape, or in
+/// the order `layout` says.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct BufferParam {
     /// The graph value it holds.
     pub value: String,
     pub access: Access,
     pub elem: Elem,
+    #[serde(skip_serializing_if = "Layout::is_plain")]
+    pub layout: Layout,
+}
+
+/// How a buffer argument orders its value's elements.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub enum Layout {
+    /// Row-major in the value's logical shape.
+    #[default]
+    Plain,
+    /// A 2-D weight `[R, C]` stored transposed, element `(r, c)` at `c · R + r`: a resident
+    /// weight the runtime transposes once at upload (`lower::gemm`), for a matrix product that
+    /// reads it down its columns. Only the storage differs; the graph value is the same.
+    Transposed,
+}
+
+impl Layout {
+    pub fn is_plain(&self) -> bool {
+        *self == Layout::Plain
+    }
+}
+
+impl BufferParam {
+    /// The name a run keys this argument's device buffer by: the value's name, with a suffix
+    /// for a layout other than the plain one (no graph value name contains `@`).
+    pub fn key(&self) -> String {
+        match self.layout {
+            Layout::Plain => self.value.clone(),
+            Layout::Transposed => format!("{}@T", self.value),
+        }
+    }
 }
 
 /// One output of the kernel: the element at the work-item's linear index gets `value`.

@@ -31,6 +31,7 @@ mod ctx;
 pub mod coverage;
 mod expand;
 mod fusion;
+pub mod gemm;
 pub mod kernel;
 pub mod ops;
 mod plan;
@@ -350,7 +351,7 @@ fn build_steps(
             }
             let mut nodes: Vec<NodeId> = inlined.into_iter().collect();
             nodes.push(id);
-            for kernel in split_reduction(&mut plan_graph, kernel)? {
+            for kernel in split_reduction(&mut plan_graph, gemm::pack_weights(graph, kernel))? {
                 steps.push(if is_fallback { Step::Fallback { node: id, kernel } } else { Step::Fused { nodes: nodes.clone(), kernel } });
             }
         }

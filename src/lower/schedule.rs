@@ -292,7 +292,7 @@ const PRODUCT_COLUMN_GROUPS: [u32; 5] = [256, 128, 64, 32, 16];
 /// 14×32 · 32×32 product took 25.7 µs there against 6.1 µs tiled (docs/PERFORMANCE.md).
 fn product_columns(k: &Kernel) -> Option<u32> {
     let Some(Schedule::Tiled { reduce, .. }) = tiled(k, TILE) else { return None };
-    if !small_product(k, reduce) {
+    if !small_product(k, reduce) && !super::gemm::large_product(k, reduce) {
         return None;
     }
     let c = column_extent(k, 1).filter(|c| *c > 0)?;
@@ -521,6 +521,10 @@ pub fn small_product(k: &Kernel, reduce: ExprId) -> bool {
 /// column schedule reads the whole (transposed) weight column for one output, which lost to
 /// the tiles on three of the transformer_block sample's five products (docs/PERFORMANCE.md).
 fn off_tiles(k: &Kernel, reduce: ExprId) -> bool {
+    // A large product leaves them only with its rows blocked, whatever its row count.
+    if super::gemm::large_product(k, reduce) {
+        return product_columns(k).is_some_and(|group| channels(k, group, 1).is_some());
+    }
     if !small_product(k, reduce) {
         return false;
     }

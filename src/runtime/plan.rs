@@ -16,6 +16,7 @@ use crate::codegen::spirv::{self, CodegenError, SpirvModule};
 use crate::exec::complex::ComplexTensor;
 use crate::exec::{self, ExecError, Generator, RtValue, Tensor};
 use crate::ir::{Arg, DType, Graph, InputKind, Model, SymIntArg, ValueId, WeightData};
+use crate::lower::kernel::Layout;
 use crate::lower::schedule::{self, Schedule};
 use crate::lower::{Plan, Step};
 use crate::sym::{Bindings, SymError};
@@ -391,6 +392,18 @@ pub(super) fn upload(dev: &mut dyn Device, t: &Tensor, kernel: &str) -> Result<B
     Ok(b)
 }
 
+/// Tensor `t` as a buffer of `layout` stores it: itself, or a 2-D weight transposed (element
+/// `(r, c)` of `[R, C]` at `c · R + r`).
+pub(super) fn stored(t: &Tensor, layout: Layout) -> Result<std::borrow::Cow<'_, Tensor>, String> {
+    match layout {
+        Layout::Plain => Ok(std::borrow::Cow::Borrowed(t)),
+        Layout::Transposed => {
+            let &[r, c] = t.shape() else { return Err(format!("a transposed layout needs 2 dims, not shape {:?}", t.shape())) };
+            Tensor::from_le_strided(t.dtype(), &[c, r], &[1, c], 0, &t.to_le_bytes()).map(std::borrow::Cow::Owned)
+        }
+    }
+}
+
 /// Names the kernel in an out-of-memory error raised while preparing its launch.
 fn with_kernel(e: RuntimeError, kernel: &str) -> RuntimeError {
     match e {
@@ -414,17 +427,22 @@ fn launch(
     let mut args = Vec::new();
     for buf in &kernel.buffers {
         let v = graph.value_id(&buf.value).ok_or_else(|| RunError::Input(format!("kernel `{}`: unknown value `{}`", kernel.name, buf.value)))?;
-        let id = match buffers.get(&buf.value) {
+        let key = buf.key();
+        let id = match buffers.get(&key) {
             Some(id) => *id,
             None => {
                 let id = match host.get(&v) {
-                    Some(t) => upload(dev, t, &kernel.name)?,
+                    Some(t) => upload(dev, &stored(t, buf.layout).map_err(|m| RunError::Input(format!("kernel `{}`: `{}`: {m}", kernel.name, buf.value)))?.as_ref(), &kernel.name)?,
+                    // Only weights (host tensors) are stored in another layout (`lower::gemm`).
+                    None if !buf.layout.is_plain() => {
+                        return Err(RunError::Input(format!("kernel `{}` reads `{}` in layout {:?}, but it is not a weight", kernel.name, buf.value, buf.layout)))
+                    }
                     None => {
                         let n: usize = numel(graph, v, b, &kernel.name)?.iter().product();
                         dev.alloc(n * buf.elem.bytes() as usize).map_err(|e| with_kernel(e, &kernel.name))?
                     }
                 };
-                buffers.insert(buf.value.clone(), id);
+                buffers.insert(key, id);
                 id
             }
         };

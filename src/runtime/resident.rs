@@ -6,10 +6,11 @@
 
 use std::collections::HashMap;
 
-use super::plan::{load_weights, upload, RunError};
+use super::plan::{load_weights, stored, upload, RunError};
 use super::{BufferId, Device};
 use crate::exec::Tensor;
 use crate::ir::{Model, ValueId};
+use crate::lower::kernel::Layout;
 use crate::lower::Plan;
 
 /// The weights of one plan's graph: host copies (host steps read them) and the device buffers
@@ -29,13 +30,22 @@ impl Resident {
     /// with [`Resident::release`].
     pub fn upload(dev: &mut dyn Device, model: &Model, plan: &Plan) -> Result<Resident, RunError> {
         let mut r = Resident::on_host(model, plan)?;
-        let mut ids: Vec<ValueId> = r.host.keys().copied().collect();
-        ids.sort_by_key(|v| v.0);
-        for v in ids {
-            let name = plan.graph.value(v).name.clone();
-            match upload(dev, &r.host[&v], &format!("weight `{name}`")) {
+        // Each weight in every layout the kernels read it in (a product's weight transposed
+        // once here, `lower::gemm`), under the key launches look it up by; a weight only host
+        // steps read stays on the host.
+        let mut wanted: Vec<(String, ValueId, Layout)> = Vec::new();
+        for buf in plan.kernels().flat_map(|k| &k.buffers) {
+            let Some(v) = plan.graph.value_id(&buf.value).filter(|v| r.host.contains_key(v)) else { continue };
+            if !wanted.iter().any(|(key, _, _)| *key == buf.key()) {
+                wanted.push((buf.key(), v, buf.layout));
+            }
+        }
+        for (key, v, layout) in wanted {
+            let name = &plan.graph.value(v).name;
+            let bytes = stored(&r.host[&v], layout).map_err(|m| RunError::Input(format!("weight `{name}`: {m}")));
+            match bytes.and_then(|t| upload(dev, &t, &format!("weight `{name}`"))) {
                 Ok(b) => {
-                    r.buffers.insert(name, b);
+                    r.buffers.insert(key, b);
                 }
                 Err(e) => {
                     let _ = r.release(dev);

@@ -173,7 +173,7 @@ impl KernelBuilder {
         let next = self.buffers.len() as u32;
         let idx = *self.buffer_ids.entry(key).or_insert(next);
         if idx == next {
-            self.buffers.push(BufferParam { value: value.to_string(), access, elem });
+            self.buffers.push(BufferParam { value: value.to_string(), access, elem, layout: Default::default() });
         }
         idx
     }

@@ -93,7 +93,7 @@ mod tests {
         let kept = kb.binary(BinOp::Mul, xb, xb).unwrap();
         let mut k = kb.finish("k".into(), vec![Expr::symbol("n")], vec![n], vec![Store { buf: out, value: kept }]);
         let before = k.exprs.len();
-        k.buffers.push(BufferParam { value: "unused".into(), access: Access::Read, elem: super::super::Elem::F32 });
+        k.buffers.push(BufferParam { value: "unused".into(), access: Access::Read, elem: super::super::Elem::F32, layout: Default::default() });
         let (k, map) = k.compact();
         k.validate().unwrap();
         assert!(!k.exprs.iter().any(|e| matches!(e, KExpr::Unary(UnOp::Exp, _))));

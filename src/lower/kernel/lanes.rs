@@ -66,21 +66,24 @@ impl Kernel {
                     let step = kb.i64(b as i64);
                     let moved = kb.binary(BinOp::Add, at, step).ok()?;
                     if ragged {
-                        match extent {
-                            Some(n) => {
-                                let last = kb.i64(n - 1);
-                                kb.binary(BinOp::Min, moved, last).ok()?
-                            }
-                            // A select, not `s_min`: measured, the OpenCL CPU runtime ran the
-                            // kernel with an i64 `s_min` of a run-time size 4× slower than its
-                            // static twin (docs/PERFORMANCE.md).
+                        // A select, not `s_min`, for a static extent too: measured, the
+                        // OpenCL CPU runtime ran a kernel with an i64 `s_min` of a run-time
+                        // size 4× slower than its static twin, and a 394-row product reading
+                        // its weight transposed 20–30× slower with `s_min(i + b, 393)` than
+                        // with the select or with 392 rows (docs/PERFORMANCE.md).
+                        let last = match extent {
+                            Some(n) => kb.i64(n - 1),
                             None => {
                                 let one = kb.i64(1);
-                                let last = kb.binary(BinOp::Sub, size, one).ok()?;
-                                let inside = kb.cmp(CmpOp::Lt, moved, size).ok()?;
-                                kb.select(inside, moved, last).ok()?
+                                kb.binary(BinOp::Sub, size, one).ok()?
                             }
-                        }
+                        };
+                        let bound = match extent {
+                            Some(n) => kb.i64(n),
+                            None => size,
+                        };
+                        let inside = kb.cmp(CmpOp::Lt, moved, bound).ok()?;
+                        kb.select(inside, moved, last).ok()?
                     } else {
                         moved
                     }
@@ -222,9 +225,12 @@ mod tests {
                     match op {
                         BinOp::Add => a + b,
                         BinOp::Mul => a * b,
-                        BinOp::Min => a.min(b),
                         other => panic!("not in this kernel's weight index: {other:?}"),
                     }
+                }
+                KExpr::Select(cond, a, b) => {
+                    let KExpr::Cmp(CmpOp::Lt, x, y) = *k.expr(cond) else { panic!("the clamp compares with <") };
+                    if eval(k, x, c, i) < eval(k, y, c, i) { eval(k, a, c, i) } else { eval(k, b, c, i) }
                 }
                 ref other => panic!("not in this kernel's weight index: {other:?}"),
             }

@@ -402,7 +402,7 @@ mod tests {
     #[test]
     fn loads_of_outputs_and_stores_to_inputs_are_found() {
         let mut k = good();
-        k.buffers.push(BufferParam { value: "z".into(), access: Access::Read, elem: Elem::F32 });
+        k.buffers.push(BufferParam { value: "z".into(), access: Access::Read, elem: Elem::F32, layout: Default::default() });
         k.stores[0].buf = 2;
         assert!(matches!(problem(&k), Problem::Access { at: Site::Store(0), uses: "writes", declared: Access::Read, .. }));
         let mut k = good();
