@@ -116,7 +116,7 @@ pub fn run(a: ProfileArgs<'_>) -> ExitCode {
     let options = ProfileOptions { warmup: a.warmup, repeat: a.repeat.max(1) };
     let profiled =
         pipeline::profile_graph(capture, backend, &lowered.plan, &lowered.model, graph, &bindings, a.seed, options, &mut |_| {});
-    let PlanProfile { trace, run_device_ns: run_totals, run_wall_ns } = match profiled {
+    let PlanProfile { trace, run_device_ns: run_totals, run_wall_ns, run_phases } = match profiled {
         Ok(p) => p,
         Err(e) => return fail_pipeline(&e),
     };
@@ -147,6 +147,9 @@ pub fn run(a: ProfileArgs<'_>) -> ExitCode {
             // One whole forward as a user waits for it, next to the device time it holds.
             "run_wall_ns": run_wall_ns,
             "median_wall_ns": median_ns(&run_wall_ns),
+            // Where that wall time went on the host, per phase (median of each over the timed
+            // repetitions; absent on the reference interpreter).
+            "host_phases_median": (!run_phases.is_empty()).then(|| crate::runtime::plan::HostPhases::median(&run_phases)),
             "host_steps": trace.host_median_ns().into_iter().map(|(kind, node, ns)| serde_json::json!({"node": node, "kind": kind, "median_host_ns": ns})).collect::<Vec<_>>(),
             "host_total_ns": trace.host_total_ns(),
             "clock_alignment": trace.alignment,

@@ -12,7 +12,7 @@ use super::{profile_captured, CpuCapture, DeviceSpan, Frame, HostSpan, LaunchInf
 use crate::exec::Tensor;
 use crate::ir::{Model, ValueKind};
 use crate::lower::Plan;
-use crate::runtime::plan::{build_modules, compile_plan, release_modules, run_resident, Resident, RunError, StepRun};
+use crate::runtime::plan::{build_modules, compile_plan, release_modules, run_resident, HostPhases, Resident, RunError, StepRun};
 use crate::runtime::reference::run_reference;
 use crate::runtime::{open, reference_info, Backend};
 use crate::sym::Bindings;
@@ -26,6 +26,9 @@ pub struct PlanProfile {
     /// Wall time of each timed repetition: one whole forward as a user waits for it (uploads,
     /// launches, host steps, syncs, read-back), the driver's build of the modules left out.
     pub run_wall_ns: Vec<u64>,
+    /// Where each timed repetition's wall time went on the host ([`HostPhases`]); empty on
+    /// the reference interpreter, whose steps are all host time.
+    pub run_phases: Vec<HostPhases>,
 }
 
 /// What each kernel of the plan is, for its spans: graph nodes, tensor shapes under the
@@ -85,7 +88,7 @@ pub fn profile_plan(
     let modules = compile_plan(plan)?;
     progress(format!("opening the {} device", backend.name()));
     let mut device = open(backend)?;
-    let (mut run_device_ns, mut run_wall_ns) = (Vec::new(), Vec::new());
+    let (mut run_device_ns, mut run_wall_ns, mut run_phases) = (Vec::new(), Vec::new(), Vec::new());
     let mut host = Vec::new();
     // Built and uploaded once, in the first (warm-up) repetition: each timed repetition is a
     // forward as a serving loop runs it, modules built and weights resident (as torch's), so
@@ -110,6 +113,7 @@ pub fn profile_plan(
         if repetition >= options.warmup {
             run_device_ns.push(run.total_device_ns);
             run_wall_ns.push(run.wall_ns);
+            run_phases.push(run.phases);
         }
         Ok(())
     });
@@ -120,7 +124,7 @@ pub fn profile_plan(
     let mut trace = traced?;
     released?;
     trace.host = host;
-    Ok(PlanProfile { trace, run_device_ns, run_wall_ns })
+    Ok(PlanProfile { trace, run_device_ns, run_wall_ns, run_phases })
 }
 
 /// The host part of a run's sync and host steps, as spans of repetition `repetition`.
@@ -195,5 +199,5 @@ fn profile_reference(
         frames,
         alignment: None,
     };
-    Ok(PlanProfile { trace, run_device_ns, run_wall_ns })
+    Ok(PlanProfile { trace, run_device_ns, run_wall_ns, run_phases: Vec::new() })
 }

@@ -6,7 +6,9 @@ pub mod opencl;
 pub mod level_zero;
 mod host;
 mod pick;
+mod phases;
 pub mod plan;
+mod pool;
 pub mod reference;
 mod resident;
 

@@ -44,7 +44,8 @@ struct BuiltProgram {
     program: Program,
     /// One `cl_kernel` per entry point, made on first launch and reused: arguments are captured
     /// at enqueue time, so re-setting them for the next launch on an in-order queue is safe.
-    kernels: HashMap<String, Kernel>,
+    /// With it, its parameter count, asked of the driver once rather than per launch.
+    kernels: HashMap<String, (Kernel, u32)>,
 }
 
 enum Launch {
@@ -307,13 +308,16 @@ impl Device for OpenClDevice {
                 }
                 err
             })?;
-            built.kernels.insert(kernel.to_string(), made);
+            let params = made
+                .num_args()
+                .map_err(|ClError(code)| kernel_error(kernel, "clGetKernelInfo", code))?;
+            built.kernels.insert(kernel.to_string(), (made, params));
         }
-        let cl_kernel = &built.kernels[kernel];
-        let expected = cl_kernel
-            .num_args()
-            .map_err(|ClError(code)| kernel_error(kernel, "clGetKernelInfo", code))?;
-        if expected as usize != args.len() {
+        let (cl_kernel, expected) = built.kernels.get(kernel).ok_or_else(|| RuntimeError::Invalid {
+            what: "kernel",
+            detail: format!("kernel `{kernel}` of module `{}` was not made", built.name),
+        })?;
+        if *expected as usize != args.len() {
             return Err(RuntimeError::Invalid {
                 what: "kernel arguments",
                 detail: format!(

@@ -10,6 +10,8 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::host::{self, RunScalars};
+pub use super::phases::HostPhases;
+use super::pool::BufferPool;
 pub use super::resident::Resident;
 use super::{BufferId, Device, EventId, KernelArg, ProgramId, RuntimeError};
 use crate::codegen::spirv::{self, CodegenError, SpirvModule};
@@ -58,7 +60,12 @@ pub struct PlanRun {
     pub total_device_ns: u64,
     /// Time host and sync steps spent on the host (not device time).
     pub total_host_ns: u64,
+    /// From the call to the outputs on the host and the run's buffers handed back: a forward
+    /// as a user waits for it. Reading the kernels' device timestamps afterwards is
+    /// instrumentation, not part of the forward, and is left out.
     pub wall_ns: u64,
+    /// Where the wall time went on the host, phase by phase.
+    pub phases: HostPhases,
     /// The bindings the run ended with: the given ones and every unbacked symbol it bound.
     pub bindings: Bindings,
 }
@@ -207,7 +214,11 @@ pub fn run_built(
     t0: Instant,
 ) -> Result<PlanRun, RunError> {
     let weights = Resident::on_host(model, plan)?;
-    run_resident(dev, plan, programs, &weights, inputs, bindings, gen, t0)
+    let run = run_resident(dev, plan, programs, &weights, inputs, bindings, gen, t0);
+    // A one-off run keeps nothing for a next forward: its pooled buffers go now.
+    let released = weights.release(dev);
+    let run = run?;
+    released.map(|()| run)
 }
 
 /// [`run_built`] with the weights of `weights` (uploaded once by [`Resident::upload`] for
@@ -225,37 +236,50 @@ pub fn run_resident(
 ) -> Result<PlanRun, RunError> {
     let graph = &plan.graph;
     let host = HostTensors { weights: weights.host(), run: HashMap::new() };
-    let mut state = RunState { host, complex: HashMap::new(), buffers: weights.buffers().clone(), scalars: RunScalars::new(bindings), gen: *gen, records: Vec::new() };
+    let mut pool = weights.pool();
+    let (reused, allocated) = (pool.reused, pool.allocated);
+    let buffers = RunBuffers { resident: weights.buffers(), run: HashMap::new() };
+    let mut state = RunState { host, complex: HashMap::new(), buffers, pool: &mut pool, scalars: RunScalars::new(bindings), gen: *gen, records: Vec::new(), phases: HostPhases::default() };
     for (v, t) in exec::user_inputs(graph).into_iter().zip(inputs) {
         state.host.run.insert(v, t.clone());
     }
     let ran = run_steps(dev, plan, programs, &mut state).and_then(|_| {
+        let clock = Instant::now();
         dev.finish()?;
-        let outputs = read_outputs(dev, graph, &state)?;
-        let mut steps = Vec::with_capacity(state.records.len());
-        for r in &state.records {
-            let device_ns = match r.event {
-                Some(ev) => dev.timing(ev)?.duration_ns(),
-                None => 0,
-            };
-            let step = &plan.steps[r.step];
-            let name = step.kernel().map_or_else(|| step_nodes(plan, step).join("+"), |k| k.name.clone());
-            steps.push(StepRun { kind: step.kind(), name, nodes: step_nodes(plan, step), device_ns, host_ns: r.host_ns, host_start_ns: r.host_start_ns });
-        }
-        Ok((outputs, steps))
+        state.phases.add(|p| &mut p.finish_ns, clock);
+        let clock = Instant::now();
+        let outputs = read_outputs(dev, graph, &state);
+        state.phases.add(|p| &mut p.read_back_ns, clock);
+        outputs
     });
-    for (name, b) in state.buffers {
-        if !weights.buffers().contains_key(&name) {
-            let _ = dev.free(b);
-        }
+    // The run's buffers go back to the pool for the next forward: every kernel using them is
+    // enqueued, and the queue is in order.
+    let clock = Instant::now();
+    let handed_back = std::mem::take(&mut state.buffers.run).into_values().try_for_each(|b| state.pool.give_back(b));
+    let trimmed = handed_back.and_then(|()| state.pool.trim(dev));
+    state.phases.add(|p| &mut p.release_ns, clock);
+    let wall_ns = t0.elapsed().as_nanos() as u64;
+    let outputs = ran?;
+    trimmed?;
+    state.phases.buffers_reused = (state.pool.reused - reused) as u32;
+    state.phases.buffers_allocated = (state.pool.allocated - allocated) as u32;
+    let mut steps = Vec::with_capacity(state.records.len());
+    for r in &state.records {
+        let device_ns = match r.event {
+            Some(ev) => dev.timing(ev)?.duration_ns(),
+            None => 0,
+        };
+        let step = &plan.steps[r.step];
+        let name = step.kernel().map_or_else(|| step_nodes(plan, step).join("+"), |k| k.name.clone());
+        steps.push(StepRun { kind: step.kind(), name, nodes: step_nodes(plan, step), device_ns, host_ns: r.host_ns, host_start_ns: r.host_start_ns });
     }
-    let (outputs, steps) = ran?;
     Ok(PlanRun {
         outputs,
         total_device_ns: steps.iter().map(|s| s.device_ns).sum(),
         total_host_ns: steps.iter().map(|s| s.host_ns).sum(),
         steps,
-        wall_ns: t0.elapsed().as_nanos() as u64,
+        wall_ns,
+        phases: state.phases,
         bindings: state.scalars.bindings,
     })
 }
@@ -281,25 +305,39 @@ impl HostTensors<'_> {
     }
 }
 
+/// Device buffers by graph value name: the resident weights' and this run's, which come from
+/// the plan's pool and go back to it at the end (the resident map is not copied per forward).
+struct RunBuffers<'w> {
+    resident: &'w HashMap<String, BufferId>,
+    run: HashMap<String, BufferId>,
+}
+
+impl RunBuffers<'_> {
+    fn get(&self, name: &str) -> Option<&BufferId> {
+        self.run.get(name).or_else(|| self.resident.get(name))
+    }
+}
+
 /// What a device run holds while its steps run.
 struct RunState<'w> {
     host: HostTensors<'w>,
     /// Complex tensors host steps computed: kernels cannot store them, so they stay here for
     /// the host steps that read them (every node touching a complex value is one).
     complex: HashMap<ValueId, ComplexTensor>,
-    /// Device buffers by graph value name.
-    buffers: HashMap<String, BufferId>,
+    buffers: RunBuffers<'w>,
+    pool: &'w mut BufferPool,
     scalars: RunScalars,
     /// What drawing kernels and host steps draw from.
     gen: Generator,
     records: Vec<Record>,
+    phases: HostPhases,
 }
 
 fn run_steps(dev: &mut dyn Device, plan: &Plan, programs: &HashMap<String, ProgramId>, st: &mut RunState) -> Result<(), RunError> {
     let graph = &plan.graph;
     let launch_kernel = |dev: &mut dyn Device, st: &mut RunState, kernel: &crate::lower::Kernel| -> Result<Option<EventId>, RunError> {
         let program = programs.get(&kernel.name).copied().ok_or_else(|| RunError::Input(format!("kernel `{}` has no compiled module", kernel.name)))?;
-        launch(dev, plan, kernel, program, &st.host, &mut st.buffers, &st.scalars.bindings, &st.gen)
+        launch(dev, plan, kernel, program, st)
     };
     for (i, step) in plan.steps.iter().enumerate() {
         match step {
@@ -317,6 +355,7 @@ fn run_steps(dev: &mut dyn Device, plan: &Plan, programs: &HashMap<String, Progr
                     let words = read_sync(dev, kernel, &st.buffers)?;
                     st.scalars.bind_sync(&node.name, values, &words)?;
                 }
+                st.phases.add(|p| &mut p.syncs_ns, clock);
                 st.records.push(Record { step: i, event, host_start_ns: start, host_ns: clock.elapsed().as_nanos() as u64 });
             }
             Step::Host { node } => {
@@ -343,6 +382,7 @@ fn run_steps(dev: &mut dyn Device, plan: &Plan, programs: &HashMap<String, Progr
                         }
                     }
                 }
+                st.phases.add(|p| &mut p.host_steps_ns, clock);
                 st.records.push(Record { step: i, event: None, host_start_ns: start, host_ns: clock.elapsed().as_nanos() as u64 });
             }
         }
@@ -351,7 +391,7 @@ fn run_steps(dev: &mut dyn Device, plan: &Plan, programs: &HashMap<String, Progr
 }
 
 /// The i64 words a sync step's size kernel wrote (waits for the queue: a read is a sync point).
-fn read_sync(dev: &mut dyn Device, kernel: &crate::lower::Kernel, buffers: &HashMap<String, BufferId>) -> Result<Vec<i64>, RunError> {
+fn read_sync(dev: &mut dyn Device, kernel: &crate::lower::Kernel, buffers: &RunBuffers<'_>) -> Result<Vec<i64>, RunError> {
     let out = kernel.buffers.iter().find(|b| b.access == crate::lower::kernel::Access::Write);
     let id = out.and_then(|b| buffers.get(&b.value)).ok_or_else(|| RunError::Input(format!("size kernel `{}` wrote no buffer", kernel.name)))?;
     let n = kernel.domain_sizes.first().and_then(|e| e.as_int()).unwrap_or(0).max(0) as usize;
@@ -365,7 +405,7 @@ fn read_value(
     dev: &mut dyn Device,
     graph: &Graph,
     host: &HostTensors<'_>,
-    buffers: &HashMap<String, BufferId>,
+    buffers: &RunBuffers<'_>,
     b: &Bindings,
     v: ValueId,
 ) -> Result<Tensor, RunError> {
@@ -388,7 +428,10 @@ pub(super) fn upload(dev: &mut dyn Device, t: &Tensor, kernel: &str) -> Result<B
     // Buffers hold the tensor's own dtype; the kernel converts on load.
     let bytes = t.to_le_bytes();
     let b = dev.alloc(bytes.len()).map_err(|e| with_kernel(e, kernel))?;
-    dev.write(b, &bytes)?;
+    if let Err(e) = dev.write(b, &bytes) {
+        let _ = dev.free(b);
+        return Err(e.into());
+    }
     Ok(b)
 }
 
@@ -404,6 +447,19 @@ pub(super) fn stored(t: &Tensor, layout: Layout) -> Result<std::borrow::Cow<'_, 
     }
 }
 
+/// [`upload`] into a buffer of the run's pool.
+fn upload_pooled(dev: &mut dyn Device, pool: &mut BufferPool, t: &Tensor, kernel: &str) -> Result<BufferId, RunError> {
+    let bytes = t.to_le_bytes();
+    let b = pool.take(dev, bytes.len()).map_err(|e| with_kernel(e, kernel))?;
+    match dev.write(b, &bytes) {
+        Ok(()) => Ok(b),
+        Err(e) => {
+            let _ = pool.give_back(b);
+            Err(e.into())
+        }
+    }
+}
+
 /// Names the kernel in an out-of-memory error raised while preparing its launch.
 fn with_kernel(e: RuntimeError, kernel: &str) -> RuntimeError {
     match e {
@@ -412,45 +468,56 @@ fn with_kernel(e: RuntimeError, kernel: &str) -> RuntimeError {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn launch(
-    dev: &mut dyn Device,
-    plan: &Plan,
-    kernel: &crate::lower::Kernel,
-    program: ProgramId,
-    host: &HostTensors<'_>,
-    buffers: &mut HashMap<String, BufferId>,
-    b: &Bindings,
-    gen: &Generator,
-) -> Result<Option<EventId>, RunError> {
+/// Launches `kernel`, first giving each value it touches a buffer: a host tensor's is
+/// uploaded, an output's taken from the pool. Each part's host time goes to its phase.
+fn launch(dev: &mut dyn Device, plan: &Plan, kernel: &crate::lower::Kernel, program: ProgramId, st: &mut RunState) -> Result<Option<EventId>, RunError> {
     let graph = &plan.graph;
-    let mut args = Vec::new();
+    let clock = Instant::now();
+    // Host time of uploads and allocations inside this launch, which count in their own phases.
+    let mut elsewhere_ns = 0;
+    let mut args = Vec::with_capacity(kernel.buffers.len() + kernel.params.len() + 3);
     for buf in &kernel.buffers {
-        let v = graph.value_id(&buf.value).ok_or_else(|| RunError::Input(format!("kernel `{}`: unknown value `{}`", kernel.name, buf.value)))?;
+        // Keyed by value and layout: a weight read transposed has a buffer of its own.
         let key = buf.key();
-        let id = match buffers.get(&key) {
-            Some(id) => *id,
+        if let Some(id) = st.buffers.get(&key) {
+            args.push(KernelArg::Buffer(*id));
+            continue;
+        }
+        let v = graph.value_id(&buf.value).ok_or_else(|| RunError::Input(format!("kernel `{}`: unknown value `{}`", kernel.name, buf.value)))?;
+        let start = Instant::now();
+        let id = match st.host.get(&v) {
+            Some(t) => {
+                let t = stored(t, buf.layout).map_err(|m| RunError::Input(format!("kernel `{}`: `{}`: {m}", kernel.name, buf.value)))?;
+                let id = upload_pooled(dev, st.pool, t.as_ref(), &kernel.name)?;
+                st.phases.add(|p| &mut p.upload_ns, start);
+                id
+            }
+            // Only weights (host tensors) are stored in another layout (`lower::gemm`).
+            None if !buf.layout.is_plain() => {
+                return Err(RunError::Input(format!("kernel `{}` reads `{}` in layout {:?}, but it is not a weight", kernel.name, buf.value, buf.layout)))
+            }
             None => {
-                let id = match host.get(&v) {
-                    Some(t) => upload(dev, &stored(t, buf.layout).map_err(|m| RunError::Input(format!("kernel `{}`: `{}`: {m}", kernel.name, buf.value)))?.as_ref(), &kernel.name)?,
-                    // Only weights (host tensors) are stored in another layout (`lower::gemm`).
-                    None if !buf.layout.is_plain() => {
-                        return Err(RunError::Input(format!("kernel `{}` reads `{}` in layout {:?}, but it is not a weight", kernel.name, buf.value, buf.layout)))
-                    }
-                    None => {
-                        let n: usize = numel(graph, v, b, &kernel.name)?.iter().product();
-                        dev.alloc(n * buf.elem.bytes() as usize).map_err(|e| with_kernel(e, &kernel.name))?
-                    }
-                };
-                buffers.insert(key, id);
+                let n: usize = numel(graph, v, &st.scalars.bindings, &kernel.name)?.iter().product();
+                let id = st.pool.take(dev, n * buf.elem.bytes() as usize).map_err(|e| with_kernel(e, &kernel.name))?;
+                st.phases.add(|p| &mut p.alloc_ns, start);
                 id
             }
         };
+        elsewhere_ns += start.elapsed().as_nanos() as u64;
+        st.buffers.run.insert(key, id);
         args.push(KernelArg::Buffer(id));
     }
-    let Some(shape) = launch_shape(kernel, b)? else { return Ok(None) };
-    args.extend(size_args(kernel, b)?.into_iter().chain(shape.schedule_args).chain(rng_args(kernel, gen)).map(KernelArg::I64));
-    Ok(Some(dev.launch(program, &kernel.name, &args, shape.global, Some(shape.local))?))
+    let b = &st.scalars.bindings;
+    let event = match launch_shape(kernel, b)? {
+        Some(shape) => {
+            args.extend(size_args(kernel, b)?.into_iter().chain(shape.schedule_args).chain(rng_args(kernel, &st.gen)).map(KernelArg::I64));
+            st.phases.launches += 1;
+            Some(dev.launch(program, &kernel.name, &args, shape.global, Some(shape.local))?)
+        }
+        None => None,
+    };
+    st.phases.launch_ns += (clock.elapsed().as_nanos() as u64).saturating_sub(elsewhere_ns);
+    Ok(event)
 }
 
 /// The generator arguments a drawing kernel takes last (none for the others): the seed and the

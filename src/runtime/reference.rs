@@ -63,6 +63,8 @@ pub fn run_reference_with(plan: &Plan, model: &Model, inputs: &[Tensor], binding
         total_host_ns: steps.iter().map(|s| s.host_ns).sum(),
         steps,
         wall_ns: t0.elapsed().as_nanos() as u64,
+        // No device: the interpreter's time is all host time, reported per step above.
+        phases: super::plan::HostPhases::default(),
         bindings: scalars.bindings,
     })
 }

@@ -2,11 +2,15 @@
 //! from the model into host tensors once and, for repeated runs, uploaded to the device once.
 //! A one-off run ([`Resident::on_host`]) uploads each weight when a kernel first reads it and
 //! frees it after; a benchmark or profile ([`Resident::upload`]) pays neither per forward, so
-//! its wall time is a forward's, not a model load's.
+//! its wall time is a forward's, not a model load's. Either way the plan's intermediates come
+//! from a [`BufferPool`] that lives as long as the weights: a benchmark's forwards reuse one
+//! forward's buffers instead of allocating and freeing them each time.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
 
 use super::plan::{load_weights, stored, upload, RunError};
+use super::pool::BufferPool;
 use super::{BufferId, Device};
 use crate::exec::Tensor;
 use crate::ir::{Model, ValueId};
@@ -18,12 +22,15 @@ use crate::lower::Plan;
 pub struct Resident {
     host: HashMap<ValueId, Tensor>,
     buffers: HashMap<String, BufferId>,
+    /// Behind a lock so that runs take `&Resident` (callers hold the weights shared across
+    /// the plans they alternate); one forward at a time holds it.
+    pool: Mutex<BufferPool>,
 }
 
 impl Resident {
     /// The weights on the host only: a run uploads what its kernels read and frees it after.
     pub fn on_host(model: &Model, plan: &Plan) -> Result<Resident, RunError> {
-        Ok(Resident { host: load_weights(model, &plan.graph)?, buffers: HashMap::new() })
+        Ok(Resident { host: load_weights(model, &plan.graph)?, buffers: HashMap::new(), pool: Mutex::default() })
     }
 
     /// The weights on the host and uploaded to `dev`, for runs that reuse them; give them back
@@ -56,9 +63,17 @@ impl Resident {
         Ok(r)
     }
 
-    /// Frees the uploaded buffers (the host copies go with `self`).
+    /// Frees the uploaded buffers and the pool's (the host copies go with `self`).
     pub fn release(&self, dev: &mut dyn Device) -> Result<(), RunError> {
-        self.buffers.values().try_for_each(|b| dev.free(*b)).map_err(RunError::from)
+        let pooled = self.pool().release(dev);
+        self.buffers.values().try_for_each(|b| dev.free(*b))?;
+        pooled.map_err(RunError::from)
+    }
+
+    /// The pool of the plan's run buffers. A poisoned lock (a forward that panicked) still
+    /// holds a consistent pool: every change to it is a single insert or remove.
+    pub(super) fn pool(&self) -> MutexGuard<'_, BufferPool> {
+        self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub(super) fn host(&self) -> &HashMap<ValueId, Tensor> {
