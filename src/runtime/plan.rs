@@ -241,6 +241,12 @@ pub fn run_resident(
     let buffers = RunBuffers { resident: weights.buffers(), run: HashMap::new() };
     let mut state = RunState { host, complex: HashMap::new(), buffers, pool: &mut pool, scalars: RunScalars::new(bindings), gen: *gen, records: Vec::new(), phases: HostPhases::default() };
     for (v, t) in exec::user_inputs(graph).into_iter().zip(inputs) {
+        // Kernels read an input's buffer as the dtype the graph declares: other bytes would be
+        // misread, or read past the buffer's end (float32 values under an int64 input).
+        let value = graph.value(v);
+        if let Some(want) = value.tensor().map(|m| m.dtype).filter(|d| *d != t.dtype()) {
+            return Err(RunError::Input(format!("input `{}`: the graph declares {want:?}, the given tensor is {:?}", value.name, t.dtype())));
+        }
         state.host.run.insert(v, t.clone());
     }
     let ran = run_steps(dev, plan, programs, &mut state).and_then(|_| {
