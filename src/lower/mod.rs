@@ -38,6 +38,7 @@ pub mod rng;
 pub mod schedule;
 mod sizes;
 pub mod staged;
+pub mod wide_block;
 
 use std::collections::{BTreeSet, HashSet};
 
