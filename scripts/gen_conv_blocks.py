@@ -49,6 +49,8 @@ CASES = [
     ("deep_3x3_ragged_16", (1, 16, 8, 8), 20, 3, 1, 1, 1, 1, True, True),
     ("deep_pointwise_1x1", (1, 128, 8, 8), 20, 1, 1, 0, 1, 1, True, True),
     ("deep_groups_of_16", (1, 32, 8, 8), 32, 3, 1, 1, 1, 2, True, True),
+    # A deep stage's 2×2 map (the corpus convnets at 64×64 inputs): blocked in groups of 4.
+    ("deep_2x2_map", (2, 24, 2, 2), 20, 3, 1, 1, 1, 1, True, True),
 ]
 
 TOL = (1.3e-6, 1e-5)

@@ -46,6 +46,8 @@ fn expected(name: &str) -> Option<Schedule> {
         // Folds of 144, 128 and 144 multiply-adds per output: 16 lanes (20 channels: one
         // ragged block), the channel loop innermost; a group of 16 channels is one block.
         "deep_3x3_ragged_16" | "deep_pointwise_1x1" | "deep_groups_of_16" => blocked(64, WIDE_CHANNEL_BLOCK),
+        // 4 pixels: no group of 16 fits with at most half idle; deep folds take a group of 4.
+        "deep_2x2_map" => blocked(4, WIDE_CHANNEL_BLOCK),
         _ => None,
     }
 }

@@ -325,11 +325,10 @@ fn small_map_channels(k: &Kernel) -> Option<Kernel> {
         let covered = (c + g - 1) / g * g;
         (covered - c) as f64 / covered as f64
     };
-    let group = SMALL_COLUMN_GROUPS.into_iter().min_by(|a, b| idle(*a).total_cmp(&idle(*b)))?;
-    if idle(group) > 0.5 {
-        return None;
-    }
-    channels_upto(k, group, dims, super::wide_block::block_for(k))
+    let most = super::wide_block::block_for(k);
+    let pick = |groups: &[u32]| groups.iter().copied().min_by(|a, b| idle(*a).total_cmp(&idle(*b))).filter(|g| idle(*g) <= 0.5);
+    let group = pick(&SMALL_COLUMN_GROUPS).or_else(|| pick(super::wide_block::tiny_map_groups(most)))?;
+    channels_upto(k, group, dims, most)
 }
 
 /// Work-items per group along the columns, tried largest first among those that divide the

@@ -30,6 +30,19 @@ pub fn block_for(k: &Kernel) -> u32 {
     }
 }
 
+/// Column groups for an output map too small for any group of 16 (2 to 8 pixels), when its
+/// folds are deep: 4 and 8 work-items, so a deep stage's 2×2 map (the corpus convnets at their
+/// 64×64 example inputs: tv_resnet34's layer4, timm_darknet17's stage 4) is blocked rather than
+/// left on the elementwise schedule, where each work-item gathered its own weights (thousands
+/// per output) for one output. Shallow folds keep the elementwise schedule (none here).
+pub fn tiny_map_groups(most: u32) -> &'static [u32] {
+    if most >= WIDE_CHANNEL_BLOCK {
+        &[4, 8]
+    } else {
+        &[]
+    }
+}
+
 /// The deepest fold nest of `k`: for each fold, its extent times the deepest nest inside its
 /// body. The arena lists operands before their users, so one pass in order suffices.
 pub fn fold_depth(k: &Kernel) -> i64 {

@@ -116,7 +116,10 @@ pub fn conv(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result
         let extent = cx.kb.size(&ws[2 + d]);
         loops.push((v, extent));
     }
-    let taps = Taps { x_at, w_at, mask, loops, channel: (vc, cin_g) };
+    // A map of one pixel stays on the elementwise schedule (a work-item per output channel),
+    // where the weights' kernel taps are the contiguous inner loop.
+    let pixels = out_pixels(&xs[lead + 1..], &ws[2..], (&stride, &pad, &dil));
+    let taps = Taps { x_at, w_at, mask, loops, channel: (vc, cin_g), channels_inner: channels_inner(cx, cin_g) && pixels.is_some_and(|p| p >= 2) };
     fold_taps(cx, node, (x, w), taps, co, ty)
 }
 /// A convolution's reads for one output element: input and weight coordinates (in terms of the
@@ -128,6 +131,8 @@ struct Taps {
     mask: ExprId,
     loops: Vec<(VarId, ExprId)>,
     channel: (VarId, ExprId),
+    /// The input-channel loop inside the tap loops ([`channels_inner`]).
+    channels_inner: bool,
 }
 
 /// `Σ_channel Σ_taps x·w (+ bias[co])`: what direct and transposed convolution share once their
@@ -139,7 +144,7 @@ fn fold_taps(cx: &mut Ctx<'_>, node: &Node, (x, w): (ValueId, ValueId), taps: Ta
     let wv = cx.kb.cast(wv, ty);
     let mut acc = cx.kb.binary(BinOp::Mul, xv, wv)?;
     let (vc, cin_g) = taps.channel;
-    let inner = channels_inner(cx, cin_g);
+    let inner = taps.channels_inner;
     if inner {
         acc = cx.kb.reduce(RedOp::Sum, vc, cin_g, acc)?;
     }
@@ -170,6 +175,16 @@ pub const CHANNELS_INNER: i64 = 16;
 /// the loop overhead, and a depthwise 3×3 measured no better.
 fn channels_inner(cx: &Ctx<'_>, cin_g: ExprId) -> bool {
     matches!(cx.kb.get(cin_g), super::super::kernel::KExpr::I64(n) if *n >= CHANNELS_INNER)
+}
+
+/// The output pixels of a direct convolution with static sizes (spatial input sizes `xs`,
+/// kernel sizes `ks`).
+fn out_pixels(xs: &[sym::Expr], ks: &[sym::Expr], (stride, pad, dil): (&[i64], &[i64], &[i64])) -> Option<i64> {
+    xs.iter().zip(ks).enumerate().try_fold(1i64, |acc, (d, (x, k))| {
+        let span = dil[d].checked_mul(k.as_int()? - 1)?;
+        let o = (x.as_int()? + 2 * pad[d] - span - 1).checked_div(stride[d])? + 1;
+        acc.checked_mul(o.max(0))
+    })
 }
 
 /// The dims of a convolution's operands: (spatial dims, 1 when batched else 0).
@@ -246,6 +261,7 @@ pub fn conv_transpose(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -
         let extent = cx.kb.size(&ws[2 + d]);
         loops.push((v, extent));
     }
-    let taps = Taps { x_at, w_at, mask, loops, channel: (vc, cin_g) };
+    // Transposed convolutions keep the channel loop outermost (not measured otherwise).
+    let taps = Taps { x_at, w_at, mask, loops, channel: (vc, cin_g), channels_inner: false };
     fold_taps(cx, node, (x, w), taps, co, ty)
 }
