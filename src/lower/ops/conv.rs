@@ -116,10 +116,8 @@ pub fn conv(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result
         let extent = cx.kb.size(&ws[2 + d]);
         loops.push((v, extent));
     }
-    // A map of one pixel stays on the elementwise schedule (a work-item per output channel),
-    // where the weights' kernel taps are the contiguous inner loop.
     let pixels = out_pixels(&xs[lead + 1..], &ws[2..], (&stride, &pad, &dil));
-    let taps = Taps { x_at, w_at, mask, loops, channel: (vc, cin_g), channels_inner: channels_inner(cx, cin_g) && pixels.is_some_and(|p| p >= 2) };
+    let taps = Taps { x_at, w_at, mask, loops, channel: (vc, cin_g), channels_inner: channels_inner(cx, cin_g, pixels) };
     fold_taps(cx, node, (x, w), taps, co, ty)
 }
 /// A convolution's reads for one output element: input and weight coordinates (in terms of the
@@ -165,6 +163,14 @@ fn fold_taps(cx: &mut Ctx<'_>, node: &Node, (x, w): (ValueId, ValueId), taps: Ta
 /// Least input channels per group (static) whose loop goes innermost, inside the kernel taps.
 pub const CHANNELS_INNER: i64 = 16;
 
+/// Least output pixels (static) of a convolution whose channel loop goes innermost: each
+/// iteration then loads every lane's weight from another kernel-tap row (a stride of the
+/// taps), which a column of many work-items amortizes and a small map does not. SqueezeNet's
+/// 3×3 maps (32→128 channels, 16 lanes, groups of 16) took 0.19 ms with the channel
+/// outermost and 0.23 ms innermost; a 2×2 map falls back to one work-item per output, whose
+/// weights the taps' inner loop reads contiguously.
+pub const CHANNELS_INNER_PIXELS: i64 = 64;
+
 /// Whether the input-channel loop goes inside the tap loops: with at least [`CHANNELS_INNER`]
 /// channels per group, a tap's input coordinates and padding mask do not move with the channel,
 /// so codegen hoists them out of the innermost loop, which is left a load, the lanes' weight
@@ -173,8 +179,9 @@ pub const CHANNELS_INNER: i64 = 16;
 /// 28×28, 16 lanes, 40 ms with the channel outermost and 28 ms innermost. Fewer channels per group
 /// (grouped, depthwise) keep the channel outermost: their channel loop is too short to carry
 /// the loop overhead, and a depthwise 3×3 measured no better.
-fn channels_inner(cx: &Ctx<'_>, cin_g: ExprId) -> bool {
-    matches!(cx.kb.get(cin_g), super::super::kernel::KExpr::I64(n) if *n >= CHANNELS_INNER)
+fn channels_inner(cx: &Ctx<'_>, cin_g: ExprId, pixels: Option<i64>) -> bool {
+    let wide = pixels.is_some_and(|p| p >= CHANNELS_INNER_PIXELS);
+    wide && matches!(cx.kb.get(cin_g), super::super::kernel::KExpr::I64(n) if *n >= CHANNELS_INNER)
 }
 
 /// The output pixels of a direct convolution with static sizes (spatial input sizes `xs`,
