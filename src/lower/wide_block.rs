@@ -91,4 +91,10 @@ mod tests {
         assert_eq!(block_for(&nest(8, 9)), CHANNEL_BLOCK);
         assert_eq!(block_for(&nest(3, 9)), CHANNEL_BLOCK);
     }
+
+    #[test]
+    fn only_deep_folds_block_tiny_maps() {
+        assert_eq!(tiny_map_groups(WIDE_CHANNEL_BLOCK), &[4, 8]);
+        assert!(tiny_map_groups(CHANNEL_BLOCK).is_empty());
+    }
 }
