@@ -12,7 +12,8 @@ the block divides and ones it does not (19, 17, 33), stride, padding, dilation, 
 channels per group that take a smaller block (6), depthwise (not blocked), fewer channels
 than a block (5),
 1-, 2- and 3-D, output maps too small for a column group of 64 (3×3, 5×5), a fused ReLU
-epilogue. Values from a fixed seed; outputs are PyTorch's eager
+epilogue, deep folds blocked by 16 with the channel loop innermost.
+Values from a fixed seed; outputs are PyTorch's eager
 CPU results, compared with assert_close's float32 defaults (the kernels sum in another order).
 """
 import json
@@ -42,6 +43,14 @@ CASES = [
     ("small_map_5x5_stride2", (1, 16, 10, 10), 24, 3, 2, 1, 1, 1, True, False),
     ("conv1d_stride2", (2, 4, 128), 20, 5, 2, 2, 1, 1, True, False),
     ("conv3d_odd", (1, 2, 8, 8, 8), 17, 3, 1, 1, 1, 1, True, False),
+    # Deep folds (input channels per group × taps ≥ 128) take blocks of 16 output channels, and
+    # with ≥ 16 channels per group the channel loop innermost: the real-size convnets' shapes
+    # at a small map (the choice reads only channel and kernel sizes; issue 28).
+    ("deep_3x3_ragged_16", (1, 16, 8, 8), 20, 3, 1, 1, 1, 1, True, True),
+    ("deep_pointwise_1x1", (1, 128, 8, 8), 20, 1, 1, 0, 1, 1, True, True),
+    ("deep_groups_of_16", (1, 32, 8, 8), 32, 3, 1, 1, 1, 2, True, True),
+    # A deep stage's 2×2 map (the corpus convnets at 64×64 inputs): blocked in groups of 4.
+    ("deep_2x2_map", (2, 24, 2, 2), 20, 3, 1, 1, 1, 1, True, True),
 ]
 
 TOL = (1.3e-6, 1e-5)

@@ -1,7 +1,7 @@
 //! The output-channel blocking of convolutions (`lower::schedule::Schedule::Channels`) against
 //! PyTorch: the cases of `tests/data/conv_blocks` (`scripts/gen_conv_blocks.py`: stride,
 //! padding, dilation, groups, 1-, 2- and 3-D, output channel counts the block does not divide,
-//! 3×3 and 5×5 output maps, a fused ReLU) lowered in modes none and full, every module
+//! 3×3 and 5×5 output maps, a fused ReLU, deep folds blocked by 16) lowered in modes none and full, every module
 //! validated by `spirv-val`, run on OpenCL and compared with PyTorch's outputs (assert_close's
 //! float32 tolerances). Each case must also get the schedule the scheduler is meant to pick for
 //! its shape: blocked where lanes of output channels share their input taps (a smaller block
@@ -15,6 +15,7 @@ use std::path::PathBuf;
 use xpu_workbench::decomp::{Marks, Mode};
 use xpu_workbench::exec::{self, Tensor};
 use xpu_workbench::lower::schedule::{Schedule, CHANNEL_BLOCK};
+use xpu_workbench::lower::wide_block::WIDE_CHANNEL_BLOCK;
 use xpu_workbench::opinfo::{self, Case};
 use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
 
@@ -27,7 +28,8 @@ fn expected(name: &str) -> Option<Schedule> {
     let blocked = |group, block| Some(Schedule::Channels { group, dims: 2, coord: 1, block });
     match name {
         "odd_channels_3x3" => blocked(64, CHANNEL_BLOCK),
-        "stem_7x7_stride2" => blocked(128, CHANNEL_BLOCK),
+        // 3 channels × 49 taps: deep enough for 16 lanes.
+        "stem_7x7_stride2" => blocked(128, WIDE_CHANNEL_BLOCK),
         "dilated_groups_of_16" => blocked(128, CHANNEL_BLOCK),
         // Lanes of one block must stay in one group of 6 channels.
         "groups_of_6" => blocked(64, 6),
@@ -37,10 +39,15 @@ fn expected(name: &str) -> Option<Schedule> {
         "strided_padded_relu" => blocked(128, CHANNEL_BLOCK),
         // Maps no group of 64 or more fits: 9 and 25 pixels padded to groups of 16 (16 and 32
         // columns).
-        "small_map_3x3" => blocked(16, CHANNEL_BLOCK),
-        "small_map_5x5_stride2" => blocked(16, CHANNEL_BLOCK),
+        "small_map_3x3" => blocked(16, WIDE_CHANNEL_BLOCK),
+        "small_map_5x5_stride2" => blocked(16, WIDE_CHANNEL_BLOCK),
         "conv1d_stride2" => Some(Schedule::Channels { group: 64, dims: 1, coord: 1, block: CHANNEL_BLOCK }),
         "conv3d_odd" => blocked(64, CHANNEL_BLOCK),
+        // Folds of 144, 128 and 144 multiply-adds per output: 16 lanes (20 channels: one
+        // ragged block), the channel loop innermost; a group of 16 channels is one block.
+        "deep_3x3_ragged_16" | "deep_pointwise_1x1" | "deep_groups_of_16" => blocked(64, WIDE_CHANNEL_BLOCK),
+        // 4 pixels: no group of 16 fits with at most half idle; deep folds take a group of 4.
+        "deep_2x2_map" => blocked(4, WIDE_CHANNEL_BLOCK),
         _ => None,
     }
 }

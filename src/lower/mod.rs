@@ -39,6 +39,7 @@ pub mod rng;
 pub mod schedule;
 mod sizes;
 pub mod staged;
+pub mod wide_block;
 
 use std::collections::{BTreeSet, HashSet};
 

@@ -271,7 +271,7 @@ pub fn finish(mut k: Kernel) -> Kernel {
             k.schedule = Schedule::Columns { group, dims: 1 };
         } else if let Some((group, dims)) = columns(&k) {
             k.schedule = Schedule::Columns { group, dims };
-            if let Some(blocked) = channels(&k, group, dims) {
+            if let Some(blocked) = channels_upto(&k, group, dims, super::wide_block::block_for(&k)) {
                 return blocked;
             }
         } else if let Some(blocked) = small_map_channels(&k) {
@@ -325,11 +325,10 @@ fn small_map_channels(k: &Kernel) -> Option<Kernel> {
         let covered = (c + g - 1) / g * g;
         (covered - c) as f64 / covered as f64
     };
-    let group = SMALL_COLUMN_GROUPS.into_iter().min_by(|a, b| idle(*a).total_cmp(&idle(*b)))?;
-    if idle(group) > 0.5 {
-        return None;
-    }
-    channels(k, group, dims)
+    let most = super::wide_block::block_for(k);
+    let pick = |groups: &[u32]| groups.iter().copied().min_by(|a, b| idle(*a).total_cmp(&idle(*b))).filter(|g| idle(*g) <= 0.5);
+    let group = pick(&SMALL_COLUMN_GROUPS).or_else(|| pick(super::wide_block::tiny_map_groups(most)))?;
+    channels_upto(k, group, dims, most)
 }
 
 /// Work-items per group along the columns, tried largest first among those that divide the
@@ -358,6 +357,12 @@ pub const CHANNEL_BLOCK: u32 = 8;
 /// lanes must stay in one group, so 6 channels per group take blocks of 6; depthwise ones
 /// share nothing and keep the column schedule.
 pub fn channels(k: &Kernel, group: u32, dims: u32) -> Option<Kernel> {
+    channels_upto(k, group, dims, CHANNEL_BLOCK)
+}
+
+/// [`channels`] with blocks of up to `most` lanes (a convolution's deep folds take more,
+/// [`super::wide_block::block_for`]).
+pub fn channels_upto(k: &Kernel, group: u32, dims: u32, most: u32) -> Option<Kernel> {
     let rank = k.domain.len();
     let split = rank.checked_sub(dims as usize)?;
     if k.linear.is_some() {
@@ -390,7 +395,7 @@ pub fn channels(k: &Kernel, group: u32, dims: u32) -> Option<Kernel> {
             KExpr::I64(n) => Some(n),
             _ => None,
         };
-        let most = extent.map_or(CHANNEL_BLOCK as i64, |n| n.min(CHANNEL_BLOCK as i64));
+        let most = extent.map_or(i64::from(most), |n| n.min(i64::from(most)));
         let found = (2..=most).rev().find_map(|b| Some((shared_loads(c, b, extent), b)).filter(|(s, _)| *s > 0));
         if let Some((shared, block)) = found {
             // On a tie the larger block: a matrix product's batch and row coordinates both

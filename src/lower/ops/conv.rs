@@ -116,7 +116,8 @@ pub fn conv(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result
         let extent = cx.kb.size(&ws[2 + d]);
         loops.push((v, extent));
     }
-    let taps = Taps { x_at, w_at, mask, loops, channel: (vc, cin_g) };
+    let pixels = out_pixels(&xs[lead + 1..], &ws[2..], (&stride, &pad, &dil));
+    let taps = Taps { x_at, w_at, mask, loops, channel: (vc, cin_g), channels_inner: channels_inner(cx, cin_g, pixels) };
     fold_taps(cx, node, (x, w), taps, co, ty)
 }
 /// A convolution's reads for one output element: input and weight coordinates (in terms of the
@@ -128,6 +129,8 @@ struct Taps {
     mask: ExprId,
     loops: Vec<(VarId, ExprId)>,
     channel: (VarId, ExprId),
+    /// The input-channel loop inside the tap loops ([`channels_inner`]).
+    channels_inner: bool,
 }
 
 /// `Σ_channel Σ_taps x·w (+ bias[co])`: what direct and transposed convolution share once their
@@ -138,11 +141,17 @@ fn fold_taps(cx: &mut Ctx<'_>, node: &Node, (x, w): (ValueId, ValueId), taps: Ta
     let wv = cx.read(w, &taps.w_at)?;
     let wv = cx.kb.cast(wv, ty);
     let mut acc = cx.kb.binary(BinOp::Mul, xv, wv)?;
+    let (vc, cin_g) = taps.channel;
+    let inner = taps.channels_inner;
+    if inner {
+        acc = cx.kb.reduce(RedOp::Sum, vc, cin_g, acc)?;
+    }
     for (v, extent) in taps.loops.into_iter().rev() {
         acc = cx.kb.reduce(RedOp::Sum, v, extent, acc)?;
     }
-    let (vc, cin_g) = taps.channel;
-    acc = cx.kb.reduce(RedOp::Sum, vc, cin_g, acc)?;
+    if !inner {
+        acc = cx.kb.reduce(RedOp::Sum, vc, cin_g, acc)?;
+    }
     if let Some(b) = cx.opt_tensor(node, "bias") {
         let bv = cx.read(b, &[co])?;
         let bv = cx.kb.cast(bv, ty);
@@ -151,6 +160,39 @@ fn fold_taps(cx: &mut Ctx<'_>, node: &Node, (x, w): (ValueId, ValueId), taps: Ta
     Ok(acc)
 }
 
+/// Least input channels per group (static) whose loop goes innermost, inside the kernel taps.
+pub const CHANNELS_INNER: i64 = 16;
+
+/// Least output pixels (static) of a convolution whose channel loop goes innermost: each
+/// iteration then loads every lane's weight from another kernel-tap row (a stride of the
+/// taps), which a column of many work-items amortizes and a small map does not. SqueezeNet's
+/// 3×3 maps (32→128 channels, 16 lanes, groups of 16) took 0.19 ms with the channel
+/// outermost and 0.23 ms innermost; a 2×2 map falls back to one work-item per output, whose
+/// weights the taps' inner loop reads contiguously.
+pub const CHANNELS_INNER_PIXELS: i64 = 64;
+
+/// Whether the input-channel loop goes inside the tap loops: with at least [`CHANNELS_INNER`]
+/// channels per group, a tap's input coordinates and padding mask do not move with the channel,
+/// so codegen hoists them out of the innermost loop, which is left a load, the lanes' weight
+/// loads and their multiply-adds. Measured on the OpenCL CPU device at real sizes
+/// (docs/PERFORMANCE.md, "Issue 28: convolutions at real sizes"): a 1×1 convolution 512→256 at
+/// 28×28, 16 lanes, 40 ms with the channel outermost and 28 ms innermost. Fewer channels per group
+/// (grouped, depthwise) keep the channel outermost: their channel loop is too short to carry
+/// the loop overhead, and a depthwise 3×3 measured no better.
+fn channels_inner(cx: &Ctx<'_>, cin_g: ExprId, pixels: Option<i64>) -> bool {
+    let wide = pixels.is_some_and(|p| p >= CHANNELS_INNER_PIXELS);
+    wide && matches!(cx.kb.get(cin_g), super::super::kernel::KExpr::I64(n) if *n >= CHANNELS_INNER)
+}
+
+/// The output pixels of a direct convolution with static sizes (spatial input sizes `xs`,
+/// kernel sizes `ks`).
+fn out_pixels(xs: &[sym::Expr], ks: &[sym::Expr], (stride, pad, dil): (&[i64], &[i64], &[i64])) -> Option<i64> {
+    xs.iter().zip(ks).enumerate().try_fold(1i64, |acc, (d, (x, k))| {
+        let span = dil[d].checked_mul(k.as_int()? - 1)?;
+        let o = (x.as_int()? + 2 * pad[d] - span - 1).checked_div(stride[d])? + 1;
+        acc.checked_mul(o.max(0))
+    })
+}
 
 /// The dims of a convolution's operands: (spatial dims, 1 when batched else 0).
 fn conv_dims(cx: &Ctx<'_>, node: &Node, xs: &[sym::Expr], ws: &[sym::Expr], idx: &[ExprId]) -> Result<(usize, usize), LowerError> {
@@ -226,6 +268,7 @@ pub fn conv_transpose(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -
         let extent = cx.kb.size(&ws[2 + d]);
         loops.push((v, extent));
     }
-    let taps = Taps { x_at, w_at, mask, loops, channel: (vc, cin_g) };
+    // Transposed convolutions keep the channel loop outermost (not measured otherwise).
+    let taps = Taps { x_at, w_at, mask, loops, channel: (vc, cin_g), channels_inner: false };
     fold_taps(cx, node, (x, w), taps, co, ty)
 }

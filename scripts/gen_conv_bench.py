@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Real-size convolutions of the corpus convnets (issue 28), one torch.export archive each, for
+`xpu-workbench profile FILE --device opencl`, and torch's own time for the same convolution
+(eager oneDNN and torch.compile, 2 threads) printed beside them.
+
+    /opt/torchenv/bin/python scripts/gen_conv_bench.py OUTDIR [--time]
+
+Archives go to OUTDIR (not committed: the weights are parameters, resident as in a model, and
+the larger ones are several MB). Each shape is one that the costliest kernels of
+tv_resnet34 / timm_darknet17 / timm_ecaresnext26t_32x4d / tv_efficientnet_b3 run at batch 2,
+with the epilogue the models fuse (ReLU).
+"""
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+# (name, input shape, out channels, kernel, stride, padding, groups)
+CASES = [
+    ("dense3x3_256_14", (2, 256, 14, 14), 256, 3, 1, 1, 1),
+    ("dense3x3_128_28", (2, 128, 28, 28), 128, 3, 1, 1, 1),
+    ("pointwise_512_256_28", (2, 512, 28, 28), 256, 1, 1, 0, 1),
+    ("grouped32_256_28", (2, 256, 28, 28), 256, 3, 1, 1, 32),
+    ("depthwise3x3_144_75", (2, 144, 75, 75), 144, 3, 1, 1, 144),
+    ("small_zoo_64_8", (1, 64, 8, 8), 64, 3, 1, 1, 1),
+]
+
+
+class Conv(torch.nn.Module):
+    def __init__(self, cin, cout, k, stride, pad, groups):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(cin, cout, k, stride, pad, groups=groups, bias=True)
+
+    def forward(self, x):
+        return torch.relu(self.conv(x))
+
+
+def median_ms(f, x, reps=20):
+    for _ in range(3):
+        f(x)
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        f(x)
+        ts.append((time.perf_counter() - t) * 1e3)
+    return sorted(ts)[len(ts) // 2]
+
+
+def main():
+    out = sys.argv[1]
+    timing = "--time" in sys.argv
+    torch.set_num_threads(2)
+    os.makedirs(out, exist_ok=True)
+    torch.manual_seed(0)
+    for name, shape, cout, k, stride, pad, groups in CASES:
+        m = Conv(shape[1], cout, k, stride, pad, groups).eval()
+        x = torch.randn(shape)
+        ep = torch.export.export(m, (x,), strict=False)
+        torch.export.save(ep, os.path.join(out, f"{name}.pt2"))
+        macs = m.conv.weight.numel() * m(x).shape[-1] * m(x).shape[-2] * shape[0]
+        line = f"{name}: {macs / 1e6:.1f} M multiply-adds"
+        if timing:
+            with torch.no_grad():
+                eager = median_ms(m, x)
+                comp = torch.compile(m)
+                compiled = median_ms(comp, x)
+            line += f", eager {eager:.3f} ms, torch.compile {compiled:.3f} ms"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
