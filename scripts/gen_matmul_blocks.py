@@ -10,10 +10,10 @@ gzipped stored zip per op holding K.pt2, K.inI.npy, K.outI.npy; index.json listi
 so the OpInfo loader reads it. Operands are graph inputs (not parameters), so the archives stay
 small. The cases: the transformer_block sample's up-projection (2×7×32 · 32×128 with bias and
 GELU), sizes no tile divides (13×23 · 23×19; 5×40 · 40×10 with a bias; a batch of 3 of
-9×17 · 17×33), one product large enough to keep the tiled schedule (small integers, so its archive stays small), and a linear layer whose
+9×17 · 17×33), a 128³ product (tiled when written, blocked under `SMALL_ROW`; small integers, so its archive stays small), and a linear layer whose
 row count is dynamic, exported once and run at 1, 5, 8, 13 and 37 rows, the up-projection
 with dynamic batch and sequence at three bindings, and a dynamic-row product whose row is too
-long to leave the tiles. Values from a fixed
+long to leave the tiles under the former limit. Values from a fixed
 seed; outputs are PyTorch's eager CPU results, compared with assert_close's float32 defaults
 (the kernels sum in another order).
 """
@@ -92,7 +92,8 @@ def main():
     up_w, up_b = rand(g, 128, 32), rand(g, 128)
     up = torch.export.export(Linear(True), (rand(g, 2, 7, 32), up_w, up_b), dynamic_shapes=({0: batch, 1: seq}, None, None), strict=False)
     cases += [(f"linear_gelu_dynamic_{b}x{s}", "linear", Linear(True), [rand(g, b, s, 32), up_w, up_b], up) for b, s in ((2, 7), (1, 1), (3, 10))]
-    # A dynamic row count over a long row (K · N = 128 · 160, above `SMALL_DYNAMIC_ROW`): tiled.
+    # A dynamic row count over a longer row (K · N = 128 · 160): tiled under the former limit of
+    # 2¹⁴ a row (hence the name), blocked under `SMALL_ROW`.
     wide = torch.export.export(Mm(), (small_ints(g, 4, 128), small_ints(g, 128, 160)), dynamic_shapes=({0: rows}, None), strict=False)
     cases.append(("mm_dynamic_rows_wide_tiled_3", "mm", Mm(), [small_ints(g, 3, 128), small_ints(g, 128, 160)], wide))
     index = {"torch": torch.__version__, "cases": []}

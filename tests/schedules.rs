@@ -401,12 +401,17 @@ fn small_products_leave_the_tiles() {
     // The transformer_block sample's up-projection, and a product of exactly SMALL_PRODUCT.
     assert_eq!(schedule::choose(&product_kernel(Some(14), 128, 32), true), Schedule::Elementwise);
     assert_eq!(schedule::choose(&product_kernel(Some(64), 128, 128), true), Schedule::Elementwise);
-    assert!(matches!(schedule::choose(&product_kernel(Some(65), 128, 128), true), Schedule::Tiled { .. }));
-    // A dynamic row count leaves them when its row is short (static K · N at most
-    // SMALL_DYNAMIC_ROW), its rows blocked; a longer row keeps them.
+    // More multiply-adds than SMALL_PRODUCT, but a row (K · N) of at most SMALL_ROW: off the
+    // tiles as well, rows blocked (the 128³ product took 163 µs tiled, 51 µs blocked).
+    assert_eq!(schedule::choose(&product_kernel(Some(65), 128, 128), true), Schedule::Elementwise);
+    assert_eq!(schedule::choose(&product_kernel(Some(4096), 1024, 1024), true), Schedule::Elementwise);
+    assert!(matches!(schedule::choose(&product_kernel(Some(65), 1025, 1024), true), Schedule::Tiled { .. }));
+    // A dynamic row count leaves them when its row is at most SMALL_ROW (AltCLIP's 64 → 768
+    // projection, 3 · 1024 → 1024), its rows blocked; a longer row keeps them.
     assert_eq!(schedule::choose(&product_kernel(None, 32, 32), true), Schedule::Elementwise);
-    assert_eq!(schedule::choose(&product_kernel(None, 128, 128), true), Schedule::Elementwise);
-    assert!(matches!(schedule::choose(&product_kernel(None, 160, 128), true), Schedule::Tiled { .. }));
+    assert_eq!(schedule::choose(&product_kernel(None, 768, 64), true), Schedule::Elementwise);
+    assert_eq!(schedule::choose(&product_kernel(None, 1024, 1024), true), Schedule::Elementwise);
+    assert!(matches!(schedule::choose(&product_kernel(None, 1025, 1024), true), Schedule::Tiled { .. }));
     let k = schedule::apply(product_kernel(None, 32, 32), true);
     assert_eq!(k.schedule, Schedule::Channels { group: 32, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK });
     assert!(schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(None, 32, 32) }));
@@ -419,7 +424,7 @@ fn small_products_leave_the_tiles() {
     let k = schedule::apply(product_kernel(Some(14), 128, 32), true);
     assert_eq!(k.schedule, Schedule::Channels { group: 128, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK });
     assert!(schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(Some(14), 128, 32) }));
-    assert!(!schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(Some(128), 128, 128) }));
+    assert!(!schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(Some(128), 1025, 1024) }));
 }
 
 #[test]
