@@ -348,13 +348,24 @@ const MAX_IDLE: f64 = 0.25;
 /// schedule and 11 µs blocked by 8.
 pub const CHANNEL_BLOCK: u32 = 8;
 
+/// Most indices of the blocked coordinate per work-item where the column is a two-dimensional
+/// map (a 2-D convolution's or pooling's output pixels, `dims` = 2) and the block divides the
+/// coordinate's static extent: sixteen accumulators share each input tap, whose load (a gather
+/// at a stride of 2, its padding mask) cost more than eight multiply-adds. Measured on the
+/// OpenCL CPU device (docs/PERFORMANCE.md, "Issue 28: hot kernels of the corpus sample"):
+/// ResNet's 7×7 stride-2 stem (3 → 64 channels) 475 → 390 µs, SqueezeNet's 3×3 expand
+/// convolutions 203 → 165 µs. Products keep [`CHANNEL_BLOCK`]: blocked by 16, Bridgetower's
+/// and ConvNeXt's MLPs (17 and 3 rows) were slower.
+pub const WIDE_CHANNEL_BLOCK: u32 = 16;
+
 /// `k` (on the column schedule `group`, `dims`) on [`Schedule::Channels`], when some row
 /// coordinate (of static or dynamic extent) is worth blocking: lanes of it share a load inside a reduction
 /// that moves with the column (an input tap, a vector load across the work-items) while some
 /// other node of the reduction differs between lanes (a weight). The coordinate sharing the
 /// most such loads is blocked; a batch coordinate shares only the weights, which do not move
 /// with the column, so a convolution blocks its output channels. The block is the largest up
-/// to [`CHANNEL_BLOCK`] (and the extent) whose lanes share the input: a grouped convolution's
+/// to [`CHANNEL_BLOCK`] ([`WIDE_CHANNEL_BLOCK`] on a two-dimensional map whose extent it
+/// divides; at most the extent) whose lanes share the input: a grouped convolution's
 /// lanes must stay in one group, so 6 channels per group take blocks of 6; depthwise ones
 /// share nothing and keep the column schedule.
 pub fn channels(k: &Kernel, group: u32, dims: u32) -> Option<Kernel> {
@@ -390,7 +401,11 @@ pub fn channels(k: &Kernel, group: u32, dims: u32) -> Option<Kernel> {
             KExpr::I64(n) => Some(n),
             _ => None,
         };
-        let most = extent.map_or(CHANNEL_BLOCK as i64, |n| n.min(CHANNEL_BLOCK as i64));
+        let cap = match extent {
+            Some(n) if dims == 2 && n % WIDE_CHANNEL_BLOCK as i64 == 0 => WIDE_CHANNEL_BLOCK,
+            _ => CHANNEL_BLOCK,
+        };
+        let most = extent.map_or(cap as i64, |n| n.min(cap as i64));
         let found = (2..=most).rev().find_map(|b| Some((shared_loads(c, b, extent), b)).filter(|(s, _)| *s > 0));
         if let Some((shared, block)) = found {
             // On a tie the larger block: a matrix product's batch and row coordinates both
