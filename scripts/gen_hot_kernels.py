@@ -8,8 +8,8 @@ and the kernels' results against PyTorch on OpenCL.
 OUTDIR defaults to tests/data/hot_kernels. Same layout as scripts/gen_matmul_blocks.py (one
 gzipped stored zip per op holding K.pt2, K.inI.npy, K.outI.npy; index.json listing every case).
 Operands are graph inputs (not parameters) so that the large cases can be small integers
-throughout (exact products, outputs that compress like their inputs): the archive stays a few
-tens of KB. The cases:
+throughout (exact products, outputs that compress like their inputs): the archive stays under
+100 KB. The cases:
 
 - Bridgetower's MLP (`linear` 64 → 256 then QuickGELU, `x · sigmoid(1.702 x)`, on
   `[17, s, 64]`), shrunk to 16 → 64: its rows are blocked along the static 17, whose last block
