@@ -353,8 +353,8 @@ pub const CHANNEL_BLOCK: u32 = 8;
 /// coordinate's static extent: sixteen accumulators share each input tap, whose load (a gather
 /// at a stride of 2, its padding mask) cost more than eight multiply-adds. Measured on the
 /// OpenCL CPU device (docs/PERFORMANCE.md, "Issue 28: hot kernels of the corpus sample"):
-/// ResNet's 7×7 stride-2 stem (3 → 64 channels) 475 → 390 µs, SqueezeNet's 3×3 expand
-/// convolutions 203 → 165 µs. Products keep [`CHANNEL_BLOCK`]: blocked by 16, Bridgetower's
+/// ResNet's 7×7 stride-2 stem (3 → 64 channels) 449–471 → 363–368 µs, SqueezeNet's 3×3
+/// expand convolutions 206–212 → 166–173 µs. Products keep [`CHANNEL_BLOCK`]: blocked by 16, Bridgetower's
 /// and ConvNeXt's MLPs (17 and 3 rows) were slower.
 pub const WIDE_CHANNEL_BLOCK: u32 = 16;
 
@@ -538,9 +538,10 @@ pub fn small_product(k: &Kernel, reduce: ExprId) -> bool {
 }
 
 /// Whether matrix product `k` leaves the tiles: a [`small_product`] that, unless it is small
-/// in all (static, at most [`SMALL_PRODUCT`]), [`finish`] will block along a row coordinate. Unblocked, each work-item of the
-/// column schedule reads the whole (transposed) weight column for one output, which lost to
-/// the tiles on three of the transformer_block sample's five products (docs/PERFORMANCE.md).
+/// in all (static, at most [`SMALL_PRODUCT`]), [`finish`] will block along a row coordinate.
+/// Unblocked, each work-item of the column schedule reads the whole (transposed) weight column
+/// for one output, which lost to the tiles on three of the transformer_block sample's five
+/// products (docs/PERFORMANCE.md).
 fn off_tiles(k: &Kernel, reduce: ExprId) -> bool {
     if !small_product(k, reduce) {
         return false;
