@@ -10,10 +10,10 @@ gzipped stored zip per op holding K.pt2, K.inI.npy, K.outI.npy; index.json listi
 so the OpInfo loader reads it. Operands are graph inputs (not parameters), so the archives stay
 small. The cases: the transformer_block sample's up-projection (2×7×32 · 32×128 with bias and
 GELU), sizes no tile divides (13×23 · 23×19; 5×40 · 40×10 with a bias; a batch of 3 of
-9×17 · 17×33), one product large enough to keep the tiled schedule (small integers, so its archive stays small), and a linear layer whose
+9×17 · 17×33), a 128³ product (tiled when written, blocked under `SMALL_ROW`; small integers, so its archive stays small), and a linear layer whose
 row count is dynamic, exported once and run at 1, 5, 8, 13 and 37 rows, the up-projection
 with dynamic batch and sequence at three bindings, and a dynamic-row product whose row is too
-long to leave the tiles. Values from a fixed
+long to leave the tiles under the former limit. Values from a fixed
 seed; outputs are PyTorch's eager CPU results, compared with assert_close's float32 defaults
 (the kernels sum in another order).
 """

@@ -409,6 +409,11 @@ fn small_products_leave_the_tiles() {
     assert_eq!(schedule::choose(&product_kernel(None, 32, 32), true), Schedule::Elementwise);
     assert_eq!(schedule::choose(&product_kernel(None, 128, 128), true), Schedule::Elementwise);
     assert_eq!(schedule::choose(&product_kernel(None, 160, 128), true), Schedule::Elementwise);
+    // Rows of at most SMALL_ROW (AltCLIP's 64 → 768 projection, 1024 → 1024) leave them by
+    // the small-product rule too, static or dynamic.
+    assert_eq!(schedule::choose(&product_kernel(Some(4096), 1024, 1024), true), Schedule::Elementwise);
+    assert_eq!(schedule::choose(&product_kernel(None, 768, 64), true), Schedule::Elementwise);
+    assert_eq!(schedule::choose(&product_kernel(None, 1024, 1024), true), Schedule::Elementwise);
     let k = schedule::apply(product_kernel(None, 32, 32), true);
     assert_eq!(k.schedule, Schedule::Channels { group: 32, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK });
     assert!(schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(None, 32, 32) }));

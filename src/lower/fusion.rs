@@ -68,7 +68,10 @@ pub(super) fn fuse_matmul_epilogues(f: &Fusion, inlinable: &mut HashSet<NodeId>)
 /// Per node, the kernel roots that would compute it inline (a root reads itself, and an
 /// inlined pointwise node that is a graph output is also the root of its own kernel),
 /// consumers first; `None` when a fallback, a non-pointwise root or another graph output
-/// forces memory anyway.
+/// forces memory anyway. A view that is a graph output is a root too: it gets a kernel of its
+/// own that copies what it views, and a matrix product computed in that copy is its epilogue
+/// (a linear layer's `view(addmm(..))` as a model's output: AltCLIP's text projection wrote
+/// its product, then copied all of it in a second kernel of 46 µs).
 fn kernel_roots(f: &Fusion, inlinable: &HashSet<NodeId>) -> Vec<Option<BTreeSet<NodeId>>> {
     let Fusion { graph, kinds, fallback, users, outputs } = *f;
     let mut roots: Vec<Option<BTreeSet<NodeId>>> = vec![None; graph.nodes.len()];
@@ -77,7 +80,7 @@ fn kernel_roots(f: &Fusion, inlinable: &HashSet<NodeId>) -> Vec<Option<BTreeSet<
         let mut ok = true;
         if node.outputs.iter().any(|o| outputs.contains(o)) {
             let id = NodeId(i as u32);
-            ok = inlinable.contains(&id) && !fallback[i] && kinds[i] == OpKind::Pointwise;
+            ok = !fallback[i] && ((inlinable.contains(&id) && kinds[i] == OpKind::Pointwise) || kinds[i] == OpKind::View);
             set.insert(id);
         }
         for u in node.outputs.iter().flat_map(|o| &users[o.index()]) {

@@ -353,7 +353,7 @@ pub const CHANNEL_BLOCK: u32 = 8;
 /// other node of the reduction differs between lanes (a weight). The coordinate sharing the
 /// most such loads is blocked; a batch coordinate shares only the weights, which do not move
 /// with the column, so a convolution blocks its output channels. The block is the largest up
-/// to [`CHANNEL_BLOCK`] (and the extent) whose lanes share the input: a grouped convolution's
+/// to [`CHANNEL_BLOCK`] (at most the extent; [`channels_upto`] for more) whose lanes share the input: a grouped convolution's
 /// lanes must stay in one group, so 6 channels per group take blocks of 6; depthwise ones
 /// share nothing and keep the column schedule.
 pub fn channels(k: &Kernel, group: u32, dims: u32) -> Option<Kernel> {
@@ -487,44 +487,53 @@ pub fn choose(k: &Kernel, matmul: bool) -> Schedule {
 }
 
 /// Most multiply-adds of a matrix product with static sizes that [`small_product`] takes off
-/// the tiled schedule.
+/// the tiled schedule whatever its row.
 pub const SMALL_PRODUCT: i64 = 1 << 20;
 
-/// Most multiply-adds per output row (`K · N`, static) of a matrix product with a dynamic row
-/// count that [`small_product`] takes off the tiled schedule, its rows blocked.
-pub const SMALL_DYNAMIC_ROW: i64 = 1 << 14;
+/// Most multiply-adds per output row (`K · N`, static) of a matrix product, of any row count,
+/// that [`small_product`] takes off the tiled schedule, its rows blocked. Measured on the
+/// OpenCL CPU device with rows blocked by 8 (docs/PERFORMANCE.md, "Issue 28: hot kernels of
+/// the corpus sample"): the column schedule beat the tiles on every linear layer tried, from
+/// 3 × 128 → 512 (74 → 26 µs) and AltCLIP's 36 × 64 → 768 (242 → 153 µs) to
+/// 64 × 1024 → 1024 (18–20 → 2–13 ms) and 512 × 768 → 768 (46–59 → 30 ms); `K · N` = 2²⁰ is
+/// the longest row measured here. A longer static row leaves the tiles as a large product
+/// ([`super::gemm::large_product`], blocked the same way); only a dynamic contraction or column
+/// count keeps them.
+pub const SMALL_ROW: i64 = 1 << 20;
 
-/// Whether matrix product `k` (on [`tiled`]'s shape, dot product `reduce`) is too small for
-/// tiles: static sizes and at most [`SMALL_PRODUCT`] multiply-adds. Such a product runs on the
-/// column schedule (`finish`: a work-item per output column in a group sized to the columns,
-/// [`product_columns`]) with its output rows blocked per work-item ([`channels`]: each element
-/// of the column operand loaded once for the block's rows). The tiles stage both operands
-/// through local memory behind two barriers per slice of the contraction, and a product this
-/// small has too few slices to pay for them: 2×7×32 · 32×128 with a bias and GELU took 24.2 µs
-/// as 8 tiled groups of 256 and takes 4.1 µs blocked, on the OpenCL CPU device
-/// (docs/PERFORMANCE.md, "Issue 28, item 4 continued"). With a dynamic row count (every
-/// transformer: batch × sequence) the size is judged per row: static `K · N` at most
-/// [`SMALL_DYNAMIC_ROW`]; [`off_tiles`] also asks that the rows be blocked.
+/// Whether matrix product `k` (on [`tiled`]'s shape, dot product `reduce`) is better off the
+/// tiles: static sizes and at most [`SMALL_PRODUCT`] multiply-adds, or a static row (`K · N`)
+/// of at most [`SMALL_ROW`] whatever the row count (static, or dynamic: every transformer's
+/// batch × sequence). Such a product runs on the column schedule (`finish`: a work-item per
+/// output column in a group sized to the columns, [`product_columns`]) with its output rows
+/// blocked per work-item ([`channels`]: each element of the column operand loaded once for the
+/// block's rows). The tiles stage both operands through local memory behind two barriers per
+/// 16-wide slice of the contraction, which the OpenCL CPU runtime pays dearly for: 2×7×32 ·
+/// 32×128 with a bias and GELU took 24.2 µs as 8 tiled groups of 256 and takes 4.1 µs blocked
+/// (docs/PERFORMANCE.md, "Issue 28, item 4 continued"), and the blocked columns kept winning up
+/// to rows of 2²⁰ multiply-adds ([`SMALL_ROW`]). [`off_tiles`] also asks that the rows be
+/// blocked where their count is dynamic.
 pub fn small_product(k: &Kernel, reduce: ExprId) -> bool {
     let KExpr::Reduce { extent, .. } = k.expr(reduce) else { return false };
     let fixed = |e: &ExprId| match k.expr(*e) {
         KExpr::I64(n) => Some(*n),
         _ => None,
     };
-    if let Some(macs) = k.domain.iter().chain([extent]).try_fold(1i64, |acc, e| fixed(e).map(|n| acc.saturating_mul(n))) {
-        return macs <= SMALL_PRODUCT;
+    if static_macs(k, reduce).is_some_and(|macs| macs <= SMALL_PRODUCT) {
+        return true;
     }
-    // Rows of a dynamic count: judged per row, from the static contraction and columns; the
-    // rows are blocked by `channels`, whose last block is bounds-checked at run time.
+    // Judged per row, from the static contraction and columns; the rows are blocked by
+    // `channels` (a dynamic count's last block bounds-checked at run time).
     let Some(columns) = k.domain.last().and_then(fixed) else { return false };
     let Some(depth) = fixed(extent) else { return false };
-    columns.saturating_mul(depth) <= SMALL_DYNAMIC_ROW
+    columns.saturating_mul(depth) <= SMALL_ROW
 }
 
-/// Whether matrix product `k` leaves the tiles: a [`small_product`] that, when its row count
-/// is dynamic, [`finish`] will block along a row coordinate. Unblocked, each work-item of the
-/// column schedule reads the whole (transposed) weight column for one output, which lost to
-/// the tiles on three of the transformer_block sample's five products (docs/PERFORMANCE.md).
+/// Whether matrix product `k` leaves the tiles: a [`small_product`] that, unless it is small
+/// in all (static, at most [`SMALL_PRODUCT`]), [`finish`] will block along a row coordinate.
+/// Unblocked, each work-item of the column schedule reads the whole (transposed) weight column
+/// for one output, which lost to the tiles on three of the transformer_block sample's five
+/// products (docs/PERFORMANCE.md).
 fn off_tiles(k: &Kernel, reduce: ExprId) -> bool {
     // A large product leaves them only with its rows blocked, whatever its row count.
     if super::gemm::large_product(k, reduce) {
@@ -533,10 +542,19 @@ fn off_tiles(k: &Kernel, reduce: ExprId) -> bool {
     if !small_product(k, reduce) {
         return false;
     }
-    if static_domain(k) {
+    if static_macs(k, reduce).is_some_and(|macs| macs <= SMALL_PRODUCT) {
         return true;
     }
     product_columns(k).is_some_and(|group| channels(k, group, 1).is_some())
+}
+
+/// The multiply-adds of matrix product `k` (dot product `reduce`) when every size is static.
+fn static_macs(k: &Kernel, reduce: ExprId) -> Option<i64> {
+    let KExpr::Reduce { extent, .. } = k.expr(reduce) else { return None };
+    k.domain.iter().chain([extent]).try_fold(1i64, |acc, e| match k.expr(*e) {
+        KExpr::I64(n) => Some(acc.saturating_mul(*n)),
+        _ => None,
+    })
 }
 
 /// Whether every output extent of `k` is known when it is compiled.

@@ -40,6 +40,20 @@ impl<'k> Writer<'k> {
         Ok(self.b.ext_inst(ty, None, self.cl, op as u32, operands)?)
     }
 
+    /// The smaller (`max` false) or larger of i64s `x` and `y`, as a compare and a select rather
+    /// than OpenCL's `s_min`/`s_max`. Index arithmetic clamps with these (a blocked lane's
+    /// coordinate, a tile's row), and the OpenCL CPU runtime's work-group vectorizer treats the
+    /// result of the builtin call as varying across work-items even when both operands are the
+    /// same for all of them: every load indexed by it became a gather. A product blocked along
+    /// a static coordinate of 17 (Bridgetower's MLP, `[17, s, 256]`) ran 4.6× slower than its
+    /// twin clamped by a select (docs/PERFORMANCE.md, "Issue 28: hot kernels of the corpus
+    /// sample").
+    pub(super) fn i64_extreme(&mut self, max: bool, x: Word, y: Word) -> Result<Word, CodegenError> {
+        let (i64t, boolt) = (self.types.get(&mut self.b, LocalType::I64), self.types.get(&mut self.b, LocalType::Bool));
+        let x_wins = if max { self.b.s_greater_than(boolt, None, x, y)? } else { self.b.s_less_than(boolt, None, x, y)? };
+        Ok(self.b.select(i64t, None, x_wins, x, y)?)
+    }
+
     /// The SPIR-V id holding expression `e`, emitting it (and what it needs) if not yet visible.
     pub fn emit(&mut self, e: ExprId) -> Result<Word, CodegenError> {
         if let Some(w) = self.lookup(e) {
@@ -209,8 +223,8 @@ impl<'k> Writer<'k> {
                     (Ty::I64, BinOp::Mul) => self.b.i_mul(ty, None, x, y)?,
                     (Ty::I64, BinOp::Div) => self.b.s_div(ty, None, x, y)?,
                     (Ty::I64, BinOp::Rem) => self.b.s_rem(ty, None, x, y)?,
-                    (Ty::I64, BinOp::Max) => self.cl(ty, CLOp::s_max, &[x, y])?,
-                    (Ty::I64, BinOp::Min) => self.cl(ty, CLOp::s_min, &[x, y])?,
+                    (Ty::I64, BinOp::Max) => self.i64_extreme(true, x, y)?,
+                    (Ty::I64, BinOp::Min) => self.i64_extreme(false, x, y)?,
                     (Ty::F32 | Ty::F64, BinOp::Atan2) => self.cl(ty, CLOp::atan2, &[x, y])?,
                     (Ty::F32 | Ty::F64, BinOp::Hypot) => self.cl(ty, CLOp::hypot, &[x, y])?,
                     (Ty::F32 | Ty::F64, BinOp::CopySign) => self.cl(ty, CLOp::copysign, &[x, y])?,

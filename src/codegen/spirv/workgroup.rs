@@ -7,7 +7,7 @@
 //! differs between work-items — which `Writer::uniform` tracks.
 
 use rspirv::dr::Operand;
-use rspirv::spirv::{self, CLOp, GroupOperation, MemorySemantics, Scope, SelectionControl, Word};
+use rspirv::spirv::{self, GroupOperation, MemorySemantics, Scope, SelectionControl, Word};
 
 use super::types::LocalType;
 use super::writer::{Coop, Writer};
@@ -213,7 +213,7 @@ impl<'k> Writer<'k> {
                 let per = w.b.s_div(i64t, None, per, groups)?;
                 let first = w.b.i_mul(i64t, None, group, per)?;
                 let end = w.b.i_add(i64t, None, first, per)?;
-                let end = w.cl(i64t, CLOp::s_min, &[end, rows])?;
+                let end = w.i64_extreme(false, end, rows)?;
                 w.counted_loop(first, end, one, &[], &mut |w, row, _| {
                     w.row_body(&shape, row, lid, row_group, coop)?;
                     // The next row refills the row cache: every work-item must be done
@@ -321,7 +321,7 @@ impl<'k> Writer<'k> {
         );
         let one = self.types.i64(&mut self.b, 1);
         let last = self.b.i_sub(i64t, None, n, one)?;
-        let clamped = self.cl(i64t, CLOp::s_min, &[kk, last])?;
+        let clamped = self.i64_extreme(false, kk, last)?;
         self.scopes.push(Default::default());
         self.vars.insert(var, clamped);
         self.bound |= 1u128 << var.0;
@@ -358,8 +358,8 @@ impl<'k> Writer<'k> {
         self.bind_coords(batch, &batch_ext, 0)?;
         let one = self.types.i64(&mut self.b, 1);
         let (m1, n1) = (self.b.i_sub(i64t, None, m, one)?, self.b.i_sub(i64t, None, n, one)?);
-        let ic = self.cl(i64t, CLOp::s_min, &[gi, m1])?;
-        let jc = self.cl(i64t, CLOp::s_min, &[gj, n1])?;
+        let ic = self.i64_extreme(false, gi, m1)?;
+        let jc = self.i64_extreme(false, gj, n1)?;
         for (d, c) in [(rank - 2, ic), (rank - 1, jc)] {
             self.vars.insert(VarId(d as u32), c);
             self.bound |= 1u128 << d;
