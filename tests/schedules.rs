@@ -457,12 +457,21 @@ fn large_products_leave_the_tiles() {
     for m in [Some(394), None] {
         let k = product_kernel(m, 768, 192);
         let Some(Schedule::Tiled { reduce, .. }) = schedule::tiled(&k, schedule::TILE) else { panic!("a product") };
-        assert!(gemm::large_product(&k, reduce) && !schedule::small_product(&k, reduce), "{m:?}");
+        // Its row (192 · 768 multiply-adds) is at most SMALL_ROW: small by its row.
+        assert!(schedule::small_product(&k, reduce) && !gemm::large_product(&k, reduce), "{m:?}");
         let k = schedule::apply(k, true);
         assert_eq!(k.schedule, Schedule::Channels { group: 256, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK }, "{m:?}");
         let selects = k.exprs.iter().filter(|e| matches!(e, KExpr::Select(..))).count();
         let mins = k.exprs.iter().filter(|e| matches!(e, KExpr::Binary(BinOp::Min, ..))).count();
         assert_eq!((selects, mins), (schedule::CHANNEL_BLOCK as usize - 1, 0), "{m:?}");
+    }
+    // A row longer than SMALL_ROW (1024 · 2048) is a large product: blocked the same way.
+    for m in [Some(64), None] {
+        let k = product_kernel(m, 2048, 1024);
+        let Some(Schedule::Tiled { reduce, .. }) = schedule::tiled(&k, schedule::TILE) else { panic!("a product") };
+        assert!(gemm::large_product(&k, reduce) && !schedule::small_product(&k, reduce), "{m:?}");
+        let k = schedule::apply(k, true);
+        assert!(matches!(k.schedule, Schedule::Channels { dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK, .. }), "{m:?}: {:?}", k.schedule);
     }
     // A dynamic contraction or column count keeps the tiles: the rule needs both static.
     for (n, depth) in [(Some(768), None), (None, Some(192))] {
