@@ -5,6 +5,7 @@ mod device;
 pub mod opencl;
 pub mod level_zero;
 mod host;
+mod launch_shape;
 mod pick;
 mod phases;
 pub mod plan;
