@@ -17,32 +17,14 @@ mod common;
 use std::path::PathBuf;
 
 use xpu_workbench::decomp::{Marks, Mode};
-use xpu_workbench::exec::{self, Tensor};
+use xpu_workbench::exec;
 use xpu_workbench::lower::kernel::{BinOp, KExpr, Kernel};
 use xpu_workbench::lower::schedule::Schedule;
-use xpu_workbench::opinfo::{self, Case};
+use xpu_workbench::opinfo;
 use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/attention_gqa")
-}
-
-fn names() -> Vec<String> {
-    let text = std::fs::read_to_string(dir().join("index.json")).expect("tests/data/attention_gqa/index.json");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("index.json is JSON");
-    v["cases"].as_array().expect("a case list").iter().map(|c| c["name"].as_str().expect("every case is named").to_string()).collect()
-}
-
-fn close(what: &str, got: &Tensor, want: &Tensor, case: &Case) -> Result<(), String> {
-    if got.shape() != want.shape() {
-        return Err(format!("{what}: shape {:?}, PyTorch {:?}", got.shape(), want.shape()));
-    }
-    let (rtol, atol) = (case.rtol[0], case.atol[0]);
-    let (a, b) = (got.to_f64_vec(), want.to_f64_vec());
-    match a.iter().zip(&b).position(|(x, y)| !((x - y).abs() <= atol + rtol * y.abs())) {
-        Some(i) => Err(format!("{what}: element {i}: {}, PyTorch {}", a[i], b[i])),
-        None => Ok(()),
-    }
 }
 
 /// Divisions and remainders by a non-constant whose dividend moves with a fold's variable
@@ -63,7 +45,7 @@ fn divisions_in_folds(k: &Kernel) -> usize {
 #[test]
 fn grouped_query_attention_matches_pytorch_on_opencl() {
     let index = opinfo::read_index(&dir()).expect("index");
-    let names = names();
+    let names = common::opinfo::case_names(&dir());
     assert_eq!(names.len(), index.cases.len());
     let mut dev = common::opencl_device();
     let mut failures = Vec::new();
@@ -105,7 +87,7 @@ fn grouped_query_attention_matches_pytorch_on_opencl() {
             let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
             match run_on_device(dev, &plan, &modules, &model, &inputs, &b) {
                 Ok(r) => {
-                    if let Err(e) = close(&what, &r.outputs[0], &want[0], case) {
+                    if let Err(e) = common::opinfo::close(&what, &r.outputs[0], &want[0], case) {
                         failures.push(e);
                     }
                 }

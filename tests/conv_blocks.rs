@@ -13,10 +13,10 @@ mod common;
 use std::path::PathBuf;
 
 use xpu_workbench::decomp::{Marks, Mode};
-use xpu_workbench::exec::{self, Tensor};
+use xpu_workbench::exec;
 use xpu_workbench::lower::schedule::{Schedule, CHANNEL_BLOCK};
 use xpu_workbench::lower::wide_block::WIDE_CHANNEL_BLOCK;
-use xpu_workbench::opinfo::{self, Case};
+use xpu_workbench::opinfo;
 use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
 
 fn dir() -> PathBuf {
@@ -53,28 +53,11 @@ fn expected(name: &str) -> Option<Schedule> {
 }
 
 /// The case names, in index order (the loader's `Case` keeps only what every case set has).
-fn names() -> Vec<String> {
-    let text = std::fs::read_to_string(dir().join("index.json")).expect("tests/data/conv_blocks/index.json");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("index.json is JSON");
-    v["cases"].as_array().expect("a case list").iter().map(|c| c["name"].as_str().expect("every case is named").to_string()).collect()
-}
-
-fn close(what: &str, got: &Tensor, want: &Tensor, case: &Case) -> Result<(), String> {
-    if got.shape() != want.shape() {
-        return Err(format!("{what}: shape {:?}, PyTorch {:?}", got.shape(), want.shape()));
-    }
-    let (rtol, atol) = (case.rtol[0], case.atol[0]);
-    let (a, b) = (got.to_f64_vec(), want.to_f64_vec());
-    match a.iter().zip(&b).position(|(x, y)| !((x - y).abs() <= atol + rtol * y.abs())) {
-        Some(i) => Err(format!("{what}: element {i}: {}, PyTorch {}", a[i], b[i])),
-        None => Ok(()),
-    }
-}
 
 #[test]
 fn interpreter_convolves_as_pytorch() {
     let index = opinfo::read_index(&dir()).expect("index");
-    let names = names();
+    let names = common::opinfo::case_names(&dir());
     assert_eq!(names.len(), index.cases.len());
     let mut failures = Vec::new();
     for (case, name) in index.cases.iter().zip(&names) {
@@ -83,7 +66,7 @@ fn interpreter_convolves_as_pytorch() {
         let inputs = opinfo::inputs(case, &files).expect("inputs");
         let want = opinfo::outputs(case, &files).expect("PyTorch's outputs");
         let got = exec::run(&model, &model.graphs[0], &inputs).expect("interpreter");
-        if let Err(e) = close(name, &got[0], &want[0], case) {
+        if let Err(e) = common::opinfo::close(name, &got[0], &want[0], case) {
             failures.push(e);
         }
     }
@@ -93,7 +76,7 @@ fn interpreter_convolves_as_pytorch() {
 #[test]
 fn blocked_convolutions_match_pytorch_on_opencl() {
     let index = opinfo::read_index(&dir()).expect("index");
-    let names = names();
+    let names = common::opinfo::case_names(&dir());
     let mut dev = common::opencl_device();
     let mut failures = Vec::new();
     for (case, name) in index.cases.iter().zip(&names) {
@@ -122,7 +105,7 @@ fn blocked_convolutions_match_pytorch_on_opencl() {
             let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
             match run_on_device(dev, &plan, &modules, &model, &inputs, &b) {
                 Ok(r) => {
-                    if let Err(e) = close(&what, &r.outputs[0], &want[0], case) {
+                    if let Err(e) = common::opinfo::close(&what, &r.outputs[0], &want[0], case) {
                         failures.push(e);
                     }
                 }

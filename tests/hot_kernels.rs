@@ -13,10 +13,10 @@ use std::path::PathBuf;
 
 use xpu_workbench::codegen::spirv::disassemble;
 use xpu_workbench::decomp::{Marks, Mode};
-use xpu_workbench::exec::{self, Tensor};
+use xpu_workbench::exec;
 use xpu_workbench::lower::kernel::KExpr;
 use xpu_workbench::lower::schedule::{Schedule, CHANNEL_BLOCK};
-use xpu_workbench::opinfo::{self, Case};
+use xpu_workbench::opinfo;
 use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
 
 fn dir() -> PathBuf {
@@ -38,28 +38,10 @@ fn expected(name: &str) -> Option<Schedule> {
     }
 }
 
-fn names() -> Vec<String> {
-    let text = std::fs::read_to_string(dir().join("index.json")).expect("tests/data/hot_kernels/index.json");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("index.json is JSON");
-    v["cases"].as_array().expect("a case list").iter().map(|c| c["name"].as_str().expect("every case is named").to_string()).collect()
-}
-
-fn close(what: &str, got: &Tensor, want: &Tensor, case: &Case) -> Result<(), String> {
-    if got.shape() != want.shape() {
-        return Err(format!("{what}: shape {:?}, PyTorch {:?}", got.shape(), want.shape()));
-    }
-    let (rtol, atol) = (case.rtol[0], case.atol[0]);
-    let (a, b) = (got.to_f64_vec(), want.to_f64_vec());
-    match a.iter().zip(&b).position(|(x, y)| !((x - y).abs() <= atol + rtol * y.abs())) {
-        Some(i) => Err(format!("{what}: element {i}: {}, PyTorch {}", a[i], b[i])),
-        None => Ok(()),
-    }
-}
-
 #[test]
 fn hot_kernels_get_their_schedules_and_match_pytorch_on_opencl() {
     let index = opinfo::read_index(&dir()).expect("index");
-    let names = names();
+    let names = common::opinfo::case_names(&dir());
     assert_eq!(names.len(), index.cases.len());
     let mut dev = common::opencl_device();
     let mut failures = Vec::new();
@@ -98,7 +80,7 @@ fn hot_kernels_get_their_schedules_and_match_pytorch_on_opencl() {
             let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
             match run_on_device(dev, &plan, &modules, &model, &inputs, &b) {
                 Ok(r) => {
-                    if let Err(e) = close(&what, &r.outputs[0], &want[0], case) {
+                    if let Err(e) = common::opinfo::close(&what, &r.outputs[0], &want[0], case) {
                         failures.push(e);
                     }
                 }

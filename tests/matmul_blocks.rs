@@ -73,28 +73,10 @@ fn expected(name: &str, mode: Mode) -> Option<Want> {
     }
 }
 
-fn names() -> Vec<String> {
-    let text = std::fs::read_to_string(dir().join("index.json")).expect("tests/data/matmul_blocks/index.json");
-    let v: serde_json::Value = serde_json::from_str(&text).expect("index.json is JSON");
-    v["cases"].as_array().expect("a case list").iter().map(|c| c["name"].as_str().expect("every case is named").to_string()).collect()
-}
-
-fn close(what: &str, got: &Tensor, want: &Tensor, case: &Case) -> Result<(), String> {
-    if got.shape() != want.shape() {
-        return Err(format!("{what}: shape {:?}, PyTorch {:?}", got.shape(), want.shape()));
-    }
-    let (rtol, atol) = (case.rtol[0], case.atol[0]);
-    let (a, b) = (got.to_f64_vec(), want.to_f64_vec());
-    match a.iter().zip(&b).position(|(x, y)| !((x - y).abs() <= atol + rtol * y.abs())) {
-        Some(i) => Err(format!("{what}: element {i}: {}, PyTorch {}", a[i], b[i])),
-        None => Ok(()),
-    }
-}
-
 #[test]
 fn small_products_match_pytorch_on_opencl() {
     let index = opinfo::read_index(&dir()).expect("index");
-    let names = names();
+    let names = common::opinfo::case_names(&dir());
     assert_eq!(names.len(), index.cases.len());
     let mut dev = common::opencl_device();
     let mut failures = Vec::new();
@@ -140,7 +122,7 @@ fn small_products_match_pytorch_on_opencl() {
             let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
             match run_on_device(dev, &plan, &modules, &model, &inputs, &b) {
                 Ok(r) => {
-                    if let Err(e) = close(&what, &r.outputs[0], &want[0], case) {
+                    if let Err(e) = common::opinfo::close(&what, &r.outputs[0], &want[0], case) {
                         failures.push(e);
                     }
                 }
@@ -177,7 +159,7 @@ fn resident_forwards(
     let mut result = Ok(());
     for forward in 0..2 {
         let run = run_resident(dev, plan, &programs, &weights, inputs, b, &Generator::default(), std::time::Instant::now());
-        result = run.map_err(|e| e.to_string()).and_then(|r| close(&format!("{what}, resident forward {forward}"), &r.outputs[0], want, case));
+        result = run.map_err(|e| e.to_string()).and_then(|r| common::opinfo::close(&format!("{what}, resident forward {forward}"), &r.outputs[0], want, case));
         if result.is_err() {
             break;
         }

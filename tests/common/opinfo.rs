@@ -34,3 +34,25 @@ pub fn index() -> Index {
 pub fn inputs(case: &Case, files: &Members) -> Result<Vec<Tensor>, String> {
     xpu_workbench::opinfo::inputs(case, files).map_err(|e| e.to_string())
 }
+
+/// The case names of a block-test folder's `index.json` (`scripts/gen_*_blocks.py`), in the
+/// order of its cases.
+pub fn case_names(dir: &std::path::Path) -> Vec<String> {
+    let path = dir.join("index.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    v["cases"].as_array().expect("a case list").iter().map(|c| c["name"].as_str().expect("every case is named").to_string()).collect()
+}
+
+/// `got` against PyTorch's `want` with the case's first tolerances (assert_close's rule).
+pub fn close(what: &str, got: &Tensor, want: &Tensor, case: &Case) -> Result<(), String> {
+    if got.shape() != want.shape() {
+        return Err(format!("{what}: shape {:?}, PyTorch {:?}", got.shape(), want.shape()));
+    }
+    let (rtol, atol) = (case.rtol[0], case.atol[0]);
+    let (a, b) = (got.to_f64_vec(), want.to_f64_vec());
+    match a.iter().zip(&b).position(|(x, y)| !((x - y).abs() <= atol + rtol * y.abs())) {
+        Some(i) => Err(format!("{what}: element {i}: {}, PyTorch {}", a[i], b[i])),
+        None => Ok(()),
+    }
+}
