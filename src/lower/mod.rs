@@ -35,8 +35,10 @@ pub mod gemm;
 pub mod kernel;
 pub mod ops;
 mod plan;
+pub mod recompute;
 pub mod rng;
 pub mod schedule;
+mod strided_rows;
 mod sizes;
 pub mod staged;
 pub mod wide_block;
@@ -218,7 +220,8 @@ fn lower_here(model: &Model, d: &Decomposition) -> Result<Plan, LowerError> {
     // product per read: per output element, twice where the epilogue reads it at
     // two places (a rotary embedding's `rotate_half`), once per statistics pass and again per
     // output where a norm follows it. Such products get their own (tiled) kernel instead, and
-    // the plan is built again without them inlined.
+    // the plan is built again without them inlined. So are reductions whose fused statistics
+    // the kernel would fold again per output (`recompute`).
     let nodes = NodeKinds { kinds: &kinds, fallback, host: &host, defined: &defined, expansion: &lowerable.expansion, expanded: &lowerable.expanded };
     let (steps, plan_graph) = loop {
         let (steps, plan_graph, untiled) = build_steps(graph, &nodes, &inlinable, &needed)?;
@@ -249,7 +252,8 @@ struct NodeKinds<'a> {
 
 /// The steps of a plan (and its graph, with the size kernels' outputs) with `inlinable`
 /// producers computed inside their consumers' kernels, and the matrix products that were
-/// inlined into a kernel without the tiled schedule.
+/// inlined into a kernel without the tiled schedule and the reductions inlined where their
+/// statistics are folded more than once (`recompute`).
 fn build_steps(
     graph: &Graph,
     nodes: &NodeKinds,
@@ -349,6 +353,12 @@ fn build_steps(
             }
             if !schedule::product_once(&kernel) {
                 untiled.extend(inlined.iter().copied().filter(|n| MATMULS.contains(&graph.node(*n).target.as_str())));
+            }
+            // A fused statistic that work-items fold again and again (a channel norm's over `C`
+            // per output channel, a token mean's norm per output column) is folded once in a
+            // kernel of its own and read back from memory instead.
+            if !recompute::recomputed(&kernel).is_empty() {
+                untiled.extend(inlined.iter().copied().filter(|n| kinds[n.index()] == OpKind::Reduction));
             }
             let mut nodes: Vec<NodeId> = inlined.into_iter().collect();
             nodes.push(id);

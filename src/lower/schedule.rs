@@ -136,9 +136,13 @@ pub fn rows(k: &Kernel, group: u32) -> Option<Schedule> {
     // A row that is a single output (no statistic shared between outputs) is worth a group only
     // when the group reads it contiguously: a convolution's channel loop strides through
     // memory, and one work-item per output (neighbours reading neighbours) is faster there.
+    // Nor is a row whose statistic strides through memory while the next row starts at the next
+    // element (a norm over the channels of an NCHW map, `C` folded at stride `H·W`): one
+    // work-item per row then reads neighbouring elements across neighbouring work-items.
     let coop = reduces_all(k).all(|(op, ty)| ty == Ty::F32 && !matches!(op, RedOp::Prod | RedOp::Xor))
         && static_work(k, longest).is_none_or(|n| n >= MIN_ROW_EXTENT)
-        && ((outer as usize) < k.domain.len() || contiguous_in(k, longest));
+        && ((outer as usize) < k.domain.len() || contiguous_in(k, longest))
+        && !super::strided_rows::across_rows(k, longest, outer);
     // Rows of one output each that no group may share are the elementwise schedule already.
     if !coop && outer as usize == k.domain.len() {
         return None;
@@ -149,7 +153,7 @@ pub fn rows(k: &Kernel, group: u32) -> Option<Schedule> {
 /// Whether every load in the body of reduce `r` that moves with its variable reads at `… + v`
 /// (unit stride in `v`), so that neighbouring work-items splitting `v` read neighbouring
 /// elements.
-fn contiguous_in(k: &Kernel, r: ExprId) -> bool {
+pub(crate) fn contiguous_in(k: &Kernel, r: ExprId) -> bool {
     let KExpr::Reduce { var, body, .. } = *k.expr(r) else { return false };
     let free = k.free_vars();
     let bit = 1u128 << var.0;
@@ -170,7 +174,7 @@ fn contiguous_in(k: &Kernel, r: ExprId) -> bool {
 }
 
 /// `index` is a sum in which `v` appears exactly once, as a bare summand.
-fn unit_stride(k: &Kernel, index: ExprId, v: super::kernel::VarId, free: &[u128]) -> bool {
+pub(crate) fn unit_stride(k: &Kernel, index: ExprId, v: super::kernel::VarId, free: &[u128]) -> bool {
     let bit = 1u128 << v.0;
     let mut terms = vec![index];
     let mut bare = 0;
