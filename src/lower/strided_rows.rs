@@ -39,3 +39,44 @@ pub(crate) fn across_rows(k: &Kernel, r: super::kernel::ExprId, outer: u32) -> b
     }
     loads > 0
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::lower::kernel::{Access, BinOp, Elem, Kernel, KernelBuilder, RedOp, Store, VarId};
+    use crate::lower::schedule::{rows, Schedule, ROW_GROUP};
+
+    /// `out[p, 0] = Σ_c x[…]` over `pixels` rows of `channels`: the channels of pixel `p` at
+    /// `c · pixels + p` (`strided`: an NCHW map) or at `p · channels + c` (NHWC).
+    fn pixel_sums(pixels: i64, channels: i64, strided: bool) -> Kernel {
+        let ok = "well-typed";
+        let mut kb = KernelBuilder::new(2);
+        let p = kb.var(VarId(0));
+        let domain = vec![kb.i64(pixels), kb.i64(1)];
+        kb.set_coord_extents(&domain);
+        let x = kb.buffer_of("x", Access::Read, Elem::F32);
+        let v = kb.fresh_var().expect(ok);
+        let c = kb.var(v);
+        let (outer, stride) = if strided { (c, pixels) } else { (p, channels) };
+        let stride = kb.i64(stride);
+        let base = kb.binary(BinOp::Mul, outer, stride).expect(ok);
+        let index = kb.binary(BinOp::Add, base, if strided { p } else { c }).expect(ok);
+        let body = kb.load(x, index);
+        let extent = kb.i64(channels);
+        let value = kb.reduce(RedOp::Sum, v, extent, body).expect(ok);
+        let out = kb.buffer_of("out", Access::Write, Elem::F32);
+        let sizes = vec![crate::sym::Expr::int(pixels), crate::sym::Expr::int(1)];
+        kb.finish("pixel_sums".into(), sizes, domain, vec![Store { buf: out, value }])
+    }
+
+    #[test]
+    fn channels_of_an_nchw_map_fold_one_pixel_per_work_item() {
+        let s = rows(&pixel_sums(64, 32, true), ROW_GROUP);
+        assert!(matches!(s, Some(Schedule::Rows { outer: 1, coop: false, .. })), "{s:?}");
+    }
+
+    #[test]
+    fn contiguous_channels_keep_a_group_per_row() {
+        let s = rows(&pixel_sums(64, 32, false), ROW_GROUP);
+        assert!(matches!(s, Some(Schedule::Rows { outer: 1, coop: true, .. })), "{s:?}");
+    }
+}
