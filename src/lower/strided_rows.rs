@@ -11,12 +11,18 @@
 use super::kernel::{KExpr, Kernel, VarId};
 use super::schedule::{contiguous_in, unit_stride};
 
-/// Whether reduce `r` (a statistic over rows of the first `outer` output coordinates) reads
-/// some element off unit stride in its own variable while every load that moves with that
-/// variable is at unit stride in the last row coordinate: neighbouring rows, neighbouring
-/// elements.
+/// Whether reduce `r` (a statistic over rows of the first `outer` output coordinates, of a
+/// kernel with one output per row) reads some element off unit stride in its own variable
+/// while every load that moves with that variable is at unit stride in the last row
+/// coordinate: neighbouring rows, neighbouring elements.
 pub(crate) fn across_rows(k: &Kernel, r: super::kernel::ExprId, outer: u32) -> bool {
-    if outer == 0 || contiguous_in(k, r) {
+    // Only a kernel that stores one value per row (the statistics' own kernel): a norm's
+    // output kernel also writes the row's elements, contiguous within the row, which a group
+    // writes with vector stores and a work-item per row would scatter. Measured on MaxxViT's
+    // and CoAtNet's `LayerNorm2d` output kernels (64–128 channels): a work-item per row was
+    // slower on 18 of 21 (docs/PERFORMANCE.md).
+    let one_per_row = k.domain[outer as usize..].iter().all(|d| matches!(k.expr(*d), KExpr::I64(1)));
+    if outer == 0 || !one_per_row || contiguous_in(k, r) {
         return false;
     }
     let KExpr::Reduce { var, body, .. } = *k.expr(r) else { return false };
