@@ -20,7 +20,7 @@ pub(crate) fn across_rows(k: &Kernel, r: super::kernel::ExprId, outer: u32) -> b
     // output kernel also writes the row's elements, contiguous within the row, which a group
     // writes with vector stores and a work-item per row would scatter. Measured on MaxxViT's
     // and CoAtNet's `LayerNorm2d` output kernels (64–128 channels): a work-item per row was
-    // slower on 18 of 21 (docs/PERFORMANCE.md).
+    // slower in two runs on 13 of 21, faster on 1 (docs/PERFORMANCE.md).
     let one_per_row = k.domain[outer as usize..].iter().all(|d| matches!(k.expr(*d), KExpr::I64(1)));
     if outer == 0 || !one_per_row || contiguous_in(k, r) {
         return false;
