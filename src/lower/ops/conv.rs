@@ -137,8 +137,7 @@ struct Taps {
 /// coordinates are set up; masked-out taps read zero.
 fn fold_taps(cx: &mut Ctx<'_>, node: &Node, (x, w): (ValueId, ValueId), taps: Taps, co: ExprId, ty: Ty) -> Result<ExprId, LowerError> {
     let zero = constant(cx, 0.0, ty);
-    let spatial = taps.x_at.len().saturating_sub(taps.loops.len());
-    let xv = super::conv_tap::read_tap(cx, x, &taps.x_at, spatial, taps.mask, zero, taps.channels_inner)?;
+    let xv = read_masked(cx, x, &taps.x_at, taps.mask, zero)?;
     let wv = cx.read(w, &taps.w_at)?;
     let wv = cx.kb.cast(wv, ty);
     let mut acc = cx.kb.binary(BinOp::Mul, xv, wv)?;

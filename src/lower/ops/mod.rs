@@ -9,7 +9,6 @@ pub(crate) mod block_scan;
 pub(crate) mod compact;
 pub(crate) mod conv;
 pub(crate) mod conv_grad;
-pub(crate) mod conv_tap;
 pub(crate) mod distance;
 pub(crate) mod dropout;
 pub(crate) mod embed;
