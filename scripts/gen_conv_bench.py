@@ -3,7 +3,7 @@
 `xpu-workbench profile FILE --device opencl`, and torch's own time for the same convolution
 (eager oneDNN and torch.compile, 2 threads) printed beside them.
 
-    /opt/torchenv/bin/python scripts/gen_conv_bench.py OUTDIR [--time]
+    /opt/torchenv/bin/python scripts/gen_conv_bench.py OUTDIR [--time] [--corpus]
 
 Archives go to OUTDIR (not committed: the weights are parameters, resident as in a model, and
 the larger ones are several MB). Each shape is one that the costliest kernels of
@@ -25,6 +25,17 @@ CASES = [
     ("grouped32_256_28", (2, 256, 28, 28), 256, 3, 1, 1, 32),
     ("depthwise3x3_144_75", (2, 144, 75, 75), 144, 3, 1, 1, 144),
     ("small_zoo_64_8", (1, 64, 8, 8), 64, 3, 1, 1, 1),
+    # The corpus exports' own sizes (batch 3 of 64×64 images; `--corpus` makes only these):
+    # tv_resnet34's stages, efficientnet-style 1×1 expand / project and depthwise 3×3 / 5×5.
+    ("c_dense3x3_64_16", (3, 64, 16, 16), 64, 3, 1, 1, 1),
+    ("c_dense3x3_128_8", (3, 128, 8, 8), 128, 3, 1, 1, 1),
+    ("c_dense3x3_256_4", (3, 256, 4, 4), 256, 3, 1, 1, 1),
+    ("c_dense3x3_512_2", (3, 512, 2, 2), 512, 3, 1, 1, 1),
+    ("c_expand1x1_32_192_16", (3, 32, 16, 16), 192, 1, 1, 0, 1),
+    ("c_project1x1_192_32_16", (3, 192, 16, 16), 32, 1, 1, 0, 1),
+    ("c_depthwise3x3_144_32", (3, 144, 32, 32), 144, 3, 1, 1, 144),
+    ("c_depthwise3x3s2_144_32", (3, 144, 32, 32), 144, 3, 2, 1, 144),
+    ("c_depthwise5x5_240_8", (3, 240, 8, 8), 240, 5, 1, 2, 240),
 ]
 
 
@@ -54,16 +65,22 @@ def main():
     torch.set_num_threads(2)
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
+    corpus = "--corpus" in sys.argv
     for name, shape, cout, k, stride, pad, groups in CASES:
+        if corpus and not name.startswith("c_"):
+            continue
         m = Conv(shape[1], cout, k, stride, pad, groups).eval()
         x = torch.randn(shape)
         ep = torch.export.export(m, (x,), strict=False)
         torch.export.save(ep, os.path.join(out, f"{name}.pt2"))
         macs = m.conv.weight.numel() * m(x).shape[-1] * m(x).shape[-2] * shape[0]
-        line = f"{name}: {macs / 1e6:.1f} M multiply-adds"
+        line = f"{name}: {macs / 1e6:.2f} M multiply-adds"
         if timing:
             with torch.no_grad():
                 eager = median_ms(m, x)
+                # Each case is a new module of one class: without a reset, dynamo's
+                # recompile limit (8) sends the later cases back to eager.
+                torch._dynamo.reset()
                 comp = torch.compile(m)
                 compiled = median_ms(comp, x)
             line += f", eager {eager:.3f} ms, torch.compile {compiled:.3f} ms"
