@@ -242,7 +242,10 @@ impl KernelBuilder {
         match *self.get(e) {
             KExpr::I64(v) if v >= 0 => Some(sym::Expr::int(v)),
             KExpr::Var(v) => Some(sym::Expr::sub(self.var_extents.get(&v)?.clone(), sym::Expr::int(1))),
-            KExpr::Param(i) => self.params.get(i as usize).filter(|p| nonnegative(p)).cloned(),
+            KExpr::Param(i) => {
+                let p = self.params.get(i as usize)?;
+                least_constant_of_min(p).or_else(|| nonnegative(p).then(|| p.clone()))
+            }
             KExpr::Binary(BinOp::Add, a, b) => Some(sym::Expr::add(self.upper(a)?, self.upper(b)?)),
             KExpr::Binary(BinOp::Mul, a, b) => Some(sym::Expr::mul(self.upper(a)?, self.upper(b)?)),
             KExpr::Binary(BinOp::Rem, a, n) => {
@@ -268,6 +271,19 @@ fn nonnegative(e: &sym::Expr) -> bool {
         sym::Expr::Pow(p) => nonnegative(&p.0) && matches!(p.1, sym::Expr::Int(k) if k >= 0),
         _ => false,
     }
+}
+
+/// The bound of a size argument `Min(c, x, …)` whose arguments are all non-negative (sizes,
+/// as [`nonnegative`] takes them) and one of them a constant `c`: at most `c`. transformers'
+/// `[:, -logits_to_keep:]` and its key/value slices leave `Min(0, s)` starts in the exports, so
+/// a key read `(Min(0, s) + j) % s` is `Min(0, s) + j`, not a remainder by a run-time size per
+/// key element (hf_diffllama's attention kept three such divisions per key and output column).
+fn least_constant_of_min(p: &sym::Expr) -> Option<sym::Expr> {
+    let sym::Expr::Call(sym::Func::Min, xs) = p else { return None };
+    if !xs.iter().all(nonnegative) {
+        return None;
+    }
+    xs.iter().filter_map(|x| x.as_int()).min().map(sym::Expr::int)
 }
 
 /// Each fold's and state loop's variable with its extent, symbolically where the extent is a

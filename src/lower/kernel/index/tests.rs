@@ -286,3 +286,36 @@ fn finishing_folds_with_the_ranges_of_reductions() {
     };
     assert_eq!(reachable, 0, "the store reads a[r·8 + j]");
 }
+
+/// A key read behind transformers' whole-range slice `[:, Min(0, s):]`: `(Min(0, s) + j) % s`
+/// for a key `j < s` is no remainder at all, and `(b·32s + (Min(0, s) + j)·32 + e) / 32s` is the
+/// batch `b`, at every point of the ranges.
+#[test]
+fn a_slice_start_of_min_zero_is_bounded_by_zero() {
+    let s = sym::Expr::symbol("s");
+    let start = sym::Expr::call(sym::Func::Min, vec![sym::Expr::int(0), s.clone()]);
+    let mut kb = KernelBuilder::new(1);
+    let ext = [kb.i64(3)];
+    kb.set_coord_extents(&ext);
+    let (jv, ev) = (kb.fresh_var().unwrap(), kb.fresh_var().unwrap());
+    kb.set_var_extent(jv, s.clone());
+    kb.set_var_extent(ev, sym::Expr::int(32));
+    let (b, j, e) = (kb.var(VarId(0)), kb.var(jv), kb.var(ev));
+    let (st, sz, w32, c32) = (kb.size(&start), kb.size(&s), kb.size(&sym::Expr::mul(sym::Expr::int(32), s.clone())), kb.i64(32));
+    let key = kb.binary(BinOp::Add, st, j).unwrap();
+    let r = kb.binary(BinOp::Rem, key, sz).unwrap();
+    assert_eq!(divisions(&kb, r), 0, "{:?}", kb.get(r));
+    let t1 = kb.binary(BinOp::Mul, b, w32).unwrap();
+    let t2 = kb.binary(BinOp::Mul, r, c32).unwrap();
+    let flat = kb.binary(BinOp::Add, t1, t2).unwrap();
+    let flat = kb.binary(BinOp::Add, flat, e).unwrap();
+    let q = kb.binary(BinOp::Div, flat, w32).unwrap();
+    assert_eq!(divisions(&kb, q), 0, "{:?}", kb.get(q));
+    for sv in [1, 2, 5] {
+        for (bi, ji, ei) in (0..3).flat_map(|b| (0..sv).flat_map(move |j| (0..32).map(move |e| (b, j, e)))) {
+            let vars: Vec<i64> = (0..=ev.0.max(jv.0) as usize).map(|v| if v == 0 { bi } else if v == jv.0 as usize { ji } else if v == ev.0 as usize { ei } else { 0 }).collect();
+            assert_eq!(eval(&kb, r, &vars, sv), ji % sv);
+            assert_eq!(eval(&kb, q, &vars, sv), (bi * 32 * sv + ji * 32 + ei) / (32 * sv));
+        }
+    }
+}
