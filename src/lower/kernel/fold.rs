@@ -307,10 +307,13 @@ mod tests {
             let e = kb.binary(op, z, eight).unwrap();
             assert!(matches!(kb.get(e), KExpr::Binary(o, ..) if *o == op));
         }
-        // Split by a divisor of n: the row part divides exactly, the column does not run below.
+        // Split by a divisor of n: the row part divides exactly (r·s), the column does not run
+        // below 64, so its division stays, of the column alone.
         let sixty_four = kb.i64(64);
         let q = kb.binary(BinOp::Div, lin, sixty_four).unwrap();
-        assert!(matches!(kb.get(q), KExpr::Binary(BinOp::Div, ..)));
+        let j64 = kb.binary(BinOp::Div, j, sixty_four).unwrap();
+        assert!(matches!(kb.get(j64), KExpr::Binary(BinOp::Div, ..)));
+        assert!(matches!(*kb.get(q), KExpr::Binary(BinOp::Add, a, b) if a == j64 || b == j64), "{:?}", kb.get(q));
         // Coordinate 0 runs to 7: below 8, not below 6.
         let eight = kb.i64(8);
         let six = kb.i64(6);
@@ -320,7 +323,10 @@ mod tests {
         let r6 = kb.binary(BinOp::Mul, j, six).unwrap();
         let y = kb.binary(BinOp::Add, r6, r).unwrap();
         let d = kb.binary(BinOp::Div, y, six).unwrap();
-        assert!(matches!(kb.get(d), KExpr::Binary(BinOp::Div, ..)));
+        // j comes out whole; r / 6 stays, of r alone.
+        let r_six = kb.binary(BinOp::Div, r, six).unwrap();
+        assert!(matches!(kb.get(r_six), KExpr::Binary(BinOp::Div, ..)));
+        assert!(matches!(*kb.get(d), KExpr::Binary(BinOp::Add, a, b) if a == r_six || b == r_six), "{:?}", kb.get(d));
     }
 
     #[test]

@@ -39,10 +39,77 @@ impl KernelBuilder {
         let top = self.bound(&rest)?;
         let slack = sym::Expr::sub(sym::Expr::sub(n_sym.clone(), sym::Expr::int(1)), top).simplify();
         if !nonnegative(&slack) {
-            return self.split_grouped(op, &quotient, &rest, &n_sym);
+            return self
+                .split_grouped(op, &quotient, &rest, &n_sym)
+                .or_else(|| self.split_scaled(op, &quotient, &rest, &n_sym))
+                .or_else(|| self.split_partial(op, &quotient, &rest, n));
         }
         let kept = if op == BinOp::Rem { rest } else { quotient };
         Some(self.sum_of(&kept))
+    }
+
+    /// [`Self::split_below`] where the summands left over reach `n` but the multiples of `n`
+    /// among them can still be taken out: `(Q·n + r) / n = Q + r / n` and
+    /// `(Q·n + r) % n = r % n` for `Q, r ≥ 0`. The division left is of the smaller sum, often a
+    /// loop variable by a constant (a head's column `k / 16` of a `[B, S, H·E]` read of
+    /// attention's `[B, H, S, E]` output), where the kernel otherwise divided the whole row
+    /// index in the product's contraction loop.
+    fn split_partial(&mut self, op: BinOp, quotient: &Terms, rest: &Terms, n: ExprId) -> Option<ExprId> {
+        if quotient.is_empty() || self.bound(quotient).is_none() {
+            return None;
+        }
+        let r = self.sum_of(rest);
+        let part = self.binary(op, r, n).ok()?;
+        if op == BinOp::Rem {
+            return Some(part);
+        }
+        let q = self.sum_of(quotient);
+        self.binary(BinOp::Add, q, part).ok()
+    }
+
+    /// [`Self::split_below`] with a constant factor `g` of the divisor `n = g·m` taken out of
+    /// the summands first: `(Q·g + r) / (g·m) = Q / m` and `(Q·g + r) % (g·m) = (Q % m)·g + r`
+    /// for `Q ≥ 0`, `0 ≤ r < g` (`m` one of the kernel's size arguments). A product reading
+    /// a `[B, S, E]` tensor through the view of its rows as `[B·S, E]` divides `64·row + k` by
+    /// `64·S` (`E` = 64) to find the batch: that is `row / S`, a row constant, where the
+    /// kernel otherwise did a 64-bit division by a run-time size per element of the
+    /// contraction and row of its block (a language-model head through a view: 5× the time of
+    /// the same product read contiguously).
+    fn split_scaled(&mut self, op: BinOp, quotient: &Terms, rest: &Terms, n_sym: &sym::Expr) -> Option<ExprId> {
+        // Terms already divided by `n` would have to be scaled back; a constant `n` is
+        // `split_grouped`'s case.
+        if !quotient.is_empty() || n_sym.simplify().as_int().is_some() {
+            return None;
+        }
+        let candidates: Vec<(sym::Expr, i64)> = self
+            .params
+            .iter()
+            .filter_map(|p| sym::Expr::truediv(n_sym.clone(), p.clone()).simplify().as_int().filter(|g| *g >= 2).map(|g| (p.clone(), g)))
+            .collect();
+        for (m_sym, g) in candidates {
+            let (over, small): (Terms, Terms) = rest.iter().partition(|(c, _)| c % g == 0);
+            let over: Terms = over.into_iter().map(|(c, atom)| (c / g, atom)).collect();
+            if over.is_empty() || self.bound(&over).is_none() {
+                continue;
+            }
+            let Some(top) = self.bound(&small) else { continue };
+            let slack = sym::Expr::sub(sym::Expr::int(g - 1), top).simplify();
+            if !nonnegative(&slack) {
+                continue;
+            }
+            let m = self.size(&m_sym);
+            let q = self.sum_of(&over);
+            return if op == BinOp::Rem {
+                let digit = self.binary(BinOp::Rem, q, m).ok()?;
+                let gi = self.i64(g);
+                let high = self.binary(BinOp::Mul, digit, gi).ok()?;
+                let low = self.sum_of(&small);
+                self.binary(BinOp::Add, high, low).ok()
+            } else {
+                self.binary(BinOp::Div, q, m).ok()
+            };
+        }
+        None
     }
 
     /// The largest value of `Σ c · atom` over `terms`, when every coefficient is non-negative
@@ -175,7 +242,10 @@ impl KernelBuilder {
         match *self.get(e) {
             KExpr::I64(v) if v >= 0 => Some(sym::Expr::int(v)),
             KExpr::Var(v) => Some(sym::Expr::sub(self.var_extents.get(&v)?.clone(), sym::Expr::int(1))),
-            KExpr::Param(i) => self.params.get(i as usize).filter(|p| nonnegative(p)).cloned(),
+            KExpr::Param(i) => {
+                let p = self.params.get(i as usize)?;
+                least_constant_of_min(p).or_else(|| nonnegative(p).then(|| p.clone()))
+            }
             KExpr::Binary(BinOp::Add, a, b) => Some(sym::Expr::add(self.upper(a)?, self.upper(b)?)),
             KExpr::Binary(BinOp::Mul, a, b) => Some(sym::Expr::mul(self.upper(a)?, self.upper(b)?)),
             KExpr::Binary(BinOp::Rem, a, n) => {
@@ -201,6 +271,19 @@ fn nonnegative(e: &sym::Expr) -> bool {
         sym::Expr::Pow(p) => nonnegative(&p.0) && matches!(p.1, sym::Expr::Int(k) if k >= 0),
         _ => false,
     }
+}
+
+/// The bound of a size argument `Min(c, x, …)` whose arguments are all non-negative (sizes,
+/// as [`nonnegative`] takes them) and one of them a constant `c`: at most `c`. transformers'
+/// `[:, -logits_to_keep:]` and its key/value slices leave `Min(0, s)` starts in the exports, so
+/// a key read `(Min(0, s) + j) % s` is `Min(0, s) + j`, not a remainder by a run-time size per
+/// key element (hf_diffllama's attention kept three such divisions per key and output column).
+fn least_constant_of_min(p: &sym::Expr) -> Option<sym::Expr> {
+    let sym::Expr::Call(sym::Func::Min, xs) = p else { return None };
+    if !xs.iter().all(nonnegative) {
+        return None;
+    }
+    xs.iter().filter_map(|x| x.as_int()).min().map(sym::Expr::int)
 }
 
 /// Each fold's and state loop's variable with its extent, symbolically where the extent is a
@@ -287,217 +370,4 @@ pub(super) fn eval_index(expr: &dyn Fn(ExprId) -> KExpr, params: &[sym::Expr], e
 }
 
 #[cfg(test)]
-mod tests {
-    use rand::{Rng, SeedableRng};
-
-    use super::super::{BinOp, ExprId, KExpr, KernelBuilder, VarId};
-    use super::eval_index;
-    use crate::sym;
-
-    /// The value of integer expression `e` with variables `vars` and symbol `s` = `s`.
-    fn eval(kb: &KernelBuilder, e: ExprId, vars: &[i64], s: i64) -> i64 {
-        let mut b = sym::Bindings::new();
-        b.set("s", s);
-        eval_index(&|x| kb.get(x).clone(), &kb.params, e, &|v| vars[v.0 as usize], &b)
-    }
-
-    fn divisions(kb: &KernelBuilder, e: ExprId) -> usize {
-        let own = usize::from(matches!(kb.get(e), KExpr::Binary(BinOp::Div | BinOp::Rem, ..)));
-        own + match *kb.get(e) {
-            KExpr::Binary(_, a, b) => divisions(kb, a) + divisions(kb, b),
-            _ => 0,
-        }
-    }
-
-    /// Attention reading `[B, H, S, E]` query rows out of a `[B, S, 3·H·E]` projection, sizes
-    /// symbolic in `s` as the zoo's exports make them: the two views' splits cancel.
-    #[test]
-    fn a_read_through_two_views_keeps_no_division() {
-        let s = sym::Expr::symbol("s");
-        let mut kb = KernelBuilder::new(4);
-        let ext = [kb.size(&s), kb.i64(2), kb.i64(17), kb.i64(16)];
-        kb.set_coord_extents(&ext);
-        let [b, h, i, e] = [0, 1, 2, 3].map(|v| kb.var(VarId(v)));
-        // Linear index in the [B, H, S, E] view (contiguous: 544, 272, 16, 1).
-        let mut l = kb.i64(0);
-        for (x, st) in [(b, 544), (h, 272), (i, 16), (e, 1)] {
-            let st = kb.i64(st);
-            let t = kb.binary(BinOp::Mul, x, st).unwrap();
-            l = kb.binary(BinOp::Add, l, t).unwrap();
-        }
-        // Its coordinates [B·H, S, E] → the projection's [S, B·H·E] layout: (s', c) with
-        // c = (b·2 + h)·16 + e, then the projection's row s'·(32·s) + c split by 32·s and 32.
-        let (c16, c17, c272) = (kb.i64(16), kb.i64(17), kb.i64(272));
-        let row = kb.binary(BinOp::Div, l, c16).unwrap();
-        let si = kb.binary(BinOp::Rem, row, c17).unwrap();
-        let bh = kb.binary(BinOp::Div, l, c272).unwrap();
-        let ei = kb.binary(BinOp::Rem, l, c16).unwrap();
-        let width = kb.size(&sym::Expr::mul(sym::Expr::int(32), s.clone()));
-        let t1 = kb.binary(BinOp::Mul, si, width).unwrap();
-        let t2 = kb.binary(BinOp::Mul, bh, c16).unwrap();
-        let flat = kb.binary(BinOp::Add, t1, t2).unwrap();
-        let flat = kb.binary(BinOp::Add, flat, ei).unwrap();
-        let c32 = kb.i64(32);
-        let q = kb.binary(BinOp::Div, flat, width).unwrap();
-        let r = kb.binary(BinOp::Rem, flat, c32).unwrap();
-        let bb = kb.binary(BinOp::Div, flat, c32).unwrap();
-        let sz = ext[0];
-        let bb = kb.binary(BinOp::Rem, bb, sz).unwrap();
-        for x in [q, r, bb] {
-            assert_eq!(divisions(&kb, x), 0, "{:?}", kb.get(x));
-        }
-        for sv in [1, 3] {
-            for vars in (0..sv).flat_map(|b| (0..2).flat_map(move |h| (0..17).flat_map(move |i| (0..16).map(move |e| [b, h, i, e])))) {
-                let f = ((vars[0] * 2 + vars[1]) * 16 + vars[3]) + vars[2] * 32 * sv;
-                assert_eq!(eval(&kb, q, &vars, sv), f / (32 * sv));
-                assert_eq!(eval(&kb, r, &vars, sv), f % 32);
-                assert_eq!(eval(&kb, bb, &vars, sv), (f / 32) % sv);
-            }
-        }
-    }
-
-    /// Random sums of multiples of bounded variables, divided and reduced by random sizes:
-    /// folded or not, each agrees with plain arithmetic at every point of the ranges.
-    #[test]
-    fn folded_divisions_agree_with_arithmetic_everywhere() {
-        let mut rng = rand::rngs::StdRng::seed_from_u64(14);
-        let mut folded = 0;
-        for _ in 0..300 {
-            let extents: Vec<i64> = (0..3).map(|_| rng.gen_range(1..6)).collect();
-            let coefs: Vec<i64> = (0..3).map(|_| [1, 2, 3, 4, 6, 8, 12, 24][rng.gen_range(0..8)]).collect();
-            let constant = rng.gen_range(0..30);
-            let n = [2, 3, 4, 6, 8, 12, 24, 48][rng.gen_range(0..8)];
-            let mut kb = KernelBuilder::new(3);
-            let ext: Vec<ExprId> = extents.iter().map(|e| kb.i64(*e)).collect();
-            kb.set_coord_extents(&ext);
-            let mut x = kb.i64(constant);
-            for (v, c) in coefs.iter().enumerate() {
-                let var = kb.var(VarId(v as u32));
-                let c = kb.i64(*c);
-                let t = kb.binary(BinOp::Mul, var, c).unwrap();
-                x = kb.binary(BinOp::Add, t, x).unwrap();
-            }
-            let nn = kb.i64(n);
-            let (q, r) = (kb.binary(BinOp::Div, x, nn).unwrap(), kb.binary(BinOp::Rem, x, nn).unwrap());
-            folded += usize::from(divisions(&kb, q) == 0) + usize::from(divisions(&kb, r) == 0);
-            for a in 0..extents[0] {
-                for b in 0..extents[1] {
-                    for c in 0..extents[2] {
-                        let vars = [a, b, c];
-                        let want = constant + a * coefs[0] + b * coefs[1] + c * coefs[2];
-                        assert_eq!(eval(&kb, q, &vars, 1), want / n, "{coefs:?} {extents:?} {constant} / {n}");
-                        assert_eq!(eval(&kb, r, &vars, 1), want % n, "{coefs:?} {extents:?} {constant} % {n}");
-                    }
-                }
-            }
-        }
-        assert!(folded > 100, "only {folded} of 600 folded");
-    }
-
-    /// Grouped-query attention's key read, `[B, 4, S, 8]` through `expand` + `reshape` of a
-    /// `[B, 2, S, 8]` key: the key head `((b·32s + h·8s + 8j + e) / 16s) % 2` is `h / 2`, with
-    /// no division by a run-time size left, at every point of the ranges.
-    #[test]
-    fn a_grouped_head_index_divides_by_constants_only() {
-        let s = sym::Expr::symbol("s");
-        let times = |c: i64| sym::Expr::mul(sym::Expr::int(c), s.clone());
-        let mut kb = KernelBuilder::new(3);
-        let ext = [kb.size(&s), kb.i64(4), kb.size(&s)];
-        kb.set_coord_extents(&ext);
-        let (jv, ev) = (kb.fresh_var().unwrap(), kb.fresh_var().unwrap());
-        kb.set_var_extent(jv, s.clone());
-        kb.set_var_extent(ev, sym::Expr::int(8));
-        let [b, h] = [0, 1].map(|v| kb.var(VarId(v)));
-        let (j, e) = (kb.var(jv), kb.var(ev));
-        let (w32, w8, w16, c8, c2) = (kb.size(&times(32)), kb.size(&times(8)), kb.size(&times(16)), kb.i64(8), kb.i64(2));
-        let mut l = kb.binary(BinOp::Mul, b, w32).unwrap();
-        for t in [kb.binary(BinOp::Mul, h, w8).unwrap(), kb.binary(BinOp::Mul, j, c8).unwrap(), e] {
-            l = kb.binary(BinOp::Add, l, t).unwrap();
-        }
-        let q = kb.binary(BinOp::Div, l, w16).unwrap();
-        let head = kb.binary(BinOp::Rem, q, c2).unwrap();
-        let r = kb.binary(BinOp::Rem, l, w16).unwrap();
-        let by_size = |kb: &KernelBuilder, root: ExprId| {
-            let mut stack = vec![root];
-            let mut n = 0;
-            while let Some(x) = stack.pop() {
-                if let KExpr::Binary(BinOp::Div | BinOp::Rem, a, d) = *kb.get(x) {
-                    n += usize::from(kb.const_i64(d).is_none());
-                    stack.extend([a, d]);
-                } else if let KExpr::Binary(_, a, d) = *kb.get(x) {
-                    stack.extend([a, d]);
-                }
-            }
-            n
-        };
-        for x in [q, head, r] {
-            assert_eq!(by_size(&kb, x), 0, "{:?}", kb.get(x));
-        }
-        for sv in [1, 2, 5] {
-            for (bi, hi, ji, ei) in (0..sv).flat_map(|b| (0..4).flat_map(move |h| (0..sv).flat_map(move |j| (0..8).map(move |e| (b, h, j, e))))) {
-                let vars: Vec<i64> = (0..5).map(|v| match v {
-                    0 => bi,
-                    1 => hi,
-                    v if v == jv.0 as usize => ji,
-                    v if v == ev.0 as usize => ei,
-                    _ => 0,
-                }).collect();
-                let f = bi * 32 * sv + hi * 8 * sv + 8 * ji + ei;
-                assert_eq!(eval(&kb, q, &vars, sv), f / (16 * sv));
-                assert_eq!(eval(&kb, head, &vars, sv), (f / (16 * sv)) % 2);
-                assert_eq!(eval(&kb, r, &vars, sv), f % (16 * sv));
-            }
-        }
-    }
-
-    #[test]
-    fn a_remainder_that_may_reach_the_divisor_stays() {
-        // i·16 + e for i < 17, e < 16 reaches 271: not below 256.
-        let mut kb = KernelBuilder::new(2);
-        let ext = [kb.i64(17), kb.i64(16)];
-        kb.set_coord_extents(&ext);
-        let (i, e, c16, c256) = (kb.var(VarId(0)), kb.var(VarId(1)), kb.i64(16), kb.i64(256));
-        let t = kb.binary(BinOp::Mul, i, c16).unwrap();
-        let x = kb.binary(BinOp::Add, t, e).unwrap();
-        let q = kb.binary(BinOp::Div, x, c256).unwrap();
-        assert!(matches!(kb.get(q), KExpr::Binary(BinOp::Div, ..)));
-        // A variable without a known range is never assumed small.
-        let mut kb = KernelBuilder::new(1);
-        let v = kb.fresh_var().unwrap();
-        let (j, c8) = (kb.var(v), kb.i64(8));
-        let q = kb.binary(BinOp::Div, j, c8).unwrap();
-        assert!(matches!(kb.get(q), KExpr::Binary(BinOp::Div, ..)));
-    }
-
-    /// A fold's variable gets its range when the kernel is finished: its body's splits cancel.
-    #[test]
-    fn finishing_folds_with_the_ranges_of_reductions() {
-        let mut kb = KernelBuilder::new(1);
-        let ext = [kb.i64(5)];
-        kb.set_coord_extents(&ext);
-        let a = kb.buffer("a", super::super::Access::Read);
-        let out = kb.buffer("out", super::super::Access::Write);
-        let r = kb.var(VarId(0));
-        let v = kb.fresh_var().unwrap();
-        let (j, c8) = (kb.var(v), kb.i64(8));
-        let base = kb.binary(BinOp::Mul, r, c8).unwrap();
-        let l = kb.binary(BinOp::Add, base, j).unwrap();
-        let col = kb.binary(BinOp::Rem, l, c8).unwrap();
-        let row = kb.binary(BinOp::Div, l, c8).unwrap();
-        let back = kb.binary(BinOp::Mul, row, c8).unwrap();
-        let idx = kb.binary(BinOp::Add, back, col).unwrap();
-        let x = kb.load(a, idx);
-        let s = kb.reduce(super::super::RedOp::Sum, v, c8, x).unwrap();
-        let k = kb.finish("k".into(), vec![sym::Expr::int(5)], ext.to_vec(), vec![super::super::Store { buf: out, value: s }]);
-        let reachable = {
-            let mut stack = vec![k.stores[0].value];
-            let mut n = 0;
-            while let Some(e) = stack.pop() {
-                n += usize::from(matches!(k.expr(e), KExpr::Binary(BinOp::Div | BinOp::Rem, ..)));
-                stack.extend(k.children(e));
-            }
-            n
-        };
-        assert_eq!(reachable, 0, "the store reads a[r·8 + j]");
-    }
-}
+mod tests;
