@@ -18,6 +18,7 @@ mod edge_tests;
 pub(crate) mod embedding_bag;
 pub(crate) mod fft;
 pub(crate) mod grid_sample;
+pub(crate) mod grouped;
 pub(crate) mod histogram;
 pub(crate) mod im2col;
 pub(crate) mod index;
