@@ -40,6 +40,7 @@ pub(crate) mod pooling;
 pub(crate) mod products;
 pub(crate) mod put;
 pub(crate) mod random;
+mod rank_pick;
 pub(crate) mod reduce;
 pub(crate) mod repeat;
 pub(crate) mod resample;
