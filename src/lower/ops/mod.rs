@@ -41,6 +41,7 @@ pub(crate) mod products;
 pub(crate) mod put;
 pub(crate) mod random;
 mod rank_pick;
+mod rank_sort;
 pub(crate) mod reduce;
 pub(crate) mod repeat;
 pub(crate) mod resample;
