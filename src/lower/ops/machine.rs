@@ -93,13 +93,14 @@ pub(super) fn gt_or_nan(kb: &mut KernelBuilder, x: ExprId, y: ExprId) -> K {
 }
 
 /// Runs `step` `steps` times from `init` in a state loop (registers of types `reg_tys`, the
-/// line of value type `ty`); returns the final state.
+/// line of value type `ty`), or not at all where `skip` holds (a line another way decides:
+/// the loop's extent is data); returns the final state.
 pub(super) fn run(
     kb: &mut KernelBuilder,
     init: State,
     reg_tys: &[Ty],
     ty: Ty,
-    steps: i64,
+    (steps, skip): (i64, Option<ExprId>),
     step: &mut dyn FnMut(&mut KernelBuilder, &State) -> Result<State, KernelError>,
 ) -> Result<State, KernelError> {
     let var: VarId = kb.fresh_var()?;
@@ -110,7 +111,11 @@ pub(super) fn run(
         pos: (0..n).map(|k| kb.carried(var, (r + n + k) as u32, Ty::I64)).collect(),
     };
     let next = step(kb, &cur)?;
-    let extent = kb.i64(steps);
+    let mut extent = kb.i64(steps);
+    if let Some(skip) = skip {
+        let none = kb.i64(0);
+        extent = kb.select(skip, none, extent)?;
+    }
     let out = kb.iterate(var, extent, init.slots(), next.slots())?;
     Ok(State { regs: out[..r].to_vec(), vals: out[r..r + n].to_vec(), pos: out[r + n..].to_vec() })
 }

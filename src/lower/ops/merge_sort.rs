@@ -195,7 +195,8 @@ fn merge(cx: &mut Ctx<'_>, src: &Source, line: &Line, q: ExprId, n: i64, w: i64,
 /// lines of two, which the output kernel merges from the input.
 pub fn sort_stages<'a>(st: &Stager<'a>, node: &'a Node) -> Result<Option<Staged>, LowerError> {
     let probe = st.ctx(node, 0);
-    let Some(s) = sorting(&probe, node)? else { return Ok(None) };
+    // A dynamic line is ranked instead (`rank_sort`).
+    let Some(s) = sorting(&probe, node)? else { return super::rank_sort::rank_stages(st, node) };
     let widths = widths(s.n);
     let Some((_, staged)) = widths.split_last().filter(|(_, staged)| !staged.is_empty()) else { return Ok(None) };
     let sizes = probe.sizes(s.v)?;

@@ -137,7 +137,7 @@ pub(super) fn kth_smallest(kb: &mut KernelBuilder, vals: &[ExprId], k: i64) -> R
     };
     // Each partition round takes at most (R - L) + 4 steps and removes at least one element.
     let steps = n * n + 4 * n + 8;
-    let end = run(kb, init, &reg_tys, ty, steps, &mut step)?;
+    let end = run(kb, init, &reg_tys, ty, (steps, None), &mut step)?;
     let t = target.clamp(0, n - 1) as usize;
     Ok((end.vals[t], end.pos[t]))
 }
@@ -482,6 +482,13 @@ pub(super) fn topk_positions(kb: &mut KernelBuilder, vals: &[ExprId], k: i64, la
         dispatch(kb, r(PHASE), s, phases)
     };
     let steps = 2 * n * n + 8 * n + 16;
-    let end = run(kb, init, &reg_tys, ty, steps, &mut step)?;
-    Ok((0..k.clamp(0, n) as usize).map(|t| (end.vals[t], end.pos[t])).collect())
+    // Sorted picks of distinct values are decided by rank; the replay runs for ties and NaN.
+    let by_rank = if sorted { Some(super::rank_pick::rank_picks(kb, vals, k.clamp(0, n) as usize, largest)?) } else { None };
+    let end = run(kb, init, &reg_tys, ty, (steps, by_rank.as_ref().map(|r| r.distinct)), &mut step)?;
+    (0..k.clamp(0, n) as usize)
+        .map(|t| match &by_rank {
+            Some(r) => Ok((kb.select(r.distinct, r.picks[t].0, end.vals[t])?, kb.select(r.distinct, r.picks[t].1, end.pos[t])?)),
+            None => Ok((end.vals[t], end.pos[t])),
+        })
+        .collect()
 }

@@ -122,7 +122,7 @@ fn same(kb: &mut KernelBuilder, a: ExprId, b: ExprId) -> Result<ExprId, KernelEr
 }
 
 /// Whether `(a, ia)` comes before `(b, ib)` in a stable sort.
-fn before(kb: &mut KernelBuilder, a: ExprId, ia: ExprId, b: ExprId, ib: ExprId, descending: bool) -> Result<ExprId, KernelError> {
+pub(super) fn before(kb: &mut KernelBuilder, a: ExprId, ia: ExprId, b: ExprId, ib: ExprId, descending: bool) -> Result<ExprId, KernelError> {
     let strict = if descending { less(kb, b, a)? } else { less(kb, a, b)? };
     let tie = same(kb, a, b)?;
     let first = kb.cmp(CmpOp::Lt, ia, ib)?;
@@ -172,6 +172,9 @@ pub fn sort(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> R {
         if let Some((x, i)) = super::merge_sort::output(cx, &s, idx)? {
             return Ok(if out == 1 || indices_only { i } else { x });
         }
+    }
+    if let Some((x, i)) = super::rank_sort::output(cx, node, idx)? {
+        return Ok(if out == 1 || indices_only { i } else { x });
     }
     let default = if node.target.starts_with("aten.msort") { 0 } else { -1 };
     let d = if node.target.starts_with("aten.msort") { 0 } else { dim_of(cx, node, v, default)? };

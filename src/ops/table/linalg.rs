@@ -11,8 +11,9 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.linear.default").run(x::linalg::linear).lower(K::Heavy, l::linalg::linear).core(r::linear::linear).meta(m::linear),
     // Mixture-of-experts products: one mm per group of rows. Inductor calls ATen's kernel, and
     // transformers' opaque fallback (a custom op, so no tracing looks inside) is its 2-D × 3-D case.
-    op("aten._grouped_mm.default").run(x::grouped::grouped_mm).eager().meta(m::grouped_mm),
-    op("transformers.grouped_mm_fallback.default").run(x::grouped::transformers_fallback).eager().meta(m::grouped_mm),
+    // Ours is a kernel for the forms MoE layers run (`lower::ops::grouped`), the host for the rest.
+    op("aten._grouped_mm.default").run(x::grouped::grouped_mm).lower(K::Heavy, l::grouped::grouped_mm).eager_when(l::grouped::needs_host).meta(m::grouped_mm),
+    op("transformers.grouped_mm_fallback.default").run(x::grouped::transformers_fallback).lower(K::Heavy, l::grouped::grouped_mm).eager_when(l::grouped::needs_host).meta(m::grouped_mm),
     op("aten.einsum.default").run(x::products::einsum).core(r::einsum::einsum),
     op("aten.tensordot.default").run(x::products::tensordot).core(r::products::tensordot),
     op("aten.inner.default").run(x::products::inner).lower(K::Heavy, l::products::inner),
