@@ -93,6 +93,13 @@ tests/corpus_constructs.rs reads. The constructs, each as a transformers model s
                  transposed first operand (ConvBERT's span convolution gate: `matmul` + `add`),
                  of a 1-D input with and without a bias (Gradium), and `matmul` of 1-D operands
   where_numbers  `torch.where(mask, 0.0, -1e10)` and `where(mask, 1, 0)`: `where.Scalar` (LongT5)
+  pad_multiple   Bailing-hybrid's chunked attention: a length padded up to a multiple of the chunk
+                 (`(chunk - len % chunk) % chunk`), viewed as chunks of `n // (n // chunk)`, a
+                 chunk × chunk mask filled into each chunk's scores
+  reduction_chain  DeepSeek-V4's Sinkhorn normalisation: row and column sums alternating, 30
+                 times, a chain of small reductions each read by the next
+  batch_stats_norm  timm NF-Nets' `ScaledStdConv2d`: the weight standardised by `F.batch_norm`
+                 in training mode without running statistics, then the convolution
 """
 import argparse
 import os
@@ -486,6 +493,44 @@ class WhereNumbers(torch.nn.Module):
         return torch.where(x > 0, 0.0, -1e10), torch.where(x < 0, 1, 0)
 
 
+class PadMultiple(torch.nn.Module):
+    chunk = 4
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("mask", torch.triu(torch.ones(self.chunk, self.chunk, dtype=torch.bool), 1))
+
+    def forward(self, x):
+        b, s, d = x.shape
+        pad = (self.chunk - s % self.chunk) % self.chunk
+        y = F.pad(x, (0, 0, 0, pad))
+        n = y.shape[1]
+        chunks = n // self.chunk
+        y = y.reshape(b, chunks, n // chunks, d)
+        scores = y @ y.transpose(-1, -2)
+        return scores.masked_fill(self.mask, 0.0)
+
+
+class ReductionChain(torch.nn.Module):
+    def forward(self, x):
+        m = x.exp()
+        for _ in range(30):
+            m = m / (m.sum(-1, keepdim=True) + 1e-6)
+            m = m / (m.sum(-2, keepdim=True) + 1e-6)
+        return m
+
+
+class BatchStatsNorm(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(6, 3, 3, 3))
+        self.gain = torch.nn.Parameter(1 + 0.1 * torch.randn(6))
+
+    def forward(self, x):
+        w = F.batch_norm(self.weight.reshape(1, 6, -1), None, None, weight=self.gain * 27 ** -0.5, training=True, momentum=0.0, eps=1e-6)
+        return F.conv2d(x, w.reshape_as(self.weight), padding=1)
+
+
 # A case: (module, inputs of binding b, [dims made Dim.AUTO; all when left out]). resize keeps
 # its spatial sizes static (torch's decomposition turns them into Python-float scales),
 # spellings the dim `diff` runs along.
@@ -519,6 +564,9 @@ CASES = {
     "attn_math_gates": (AttnMathGates, lambda b: (torch.randn(1 + b, 2, 8, 5), torch.randn(1 + b, 2, 5, 8)), [0]),
     "linear_layouts": (LinearLayouts, lambda b: (torch.randn(1 + b, 3 + 2 * b, 8), torch.randn(2, 8))),
     "where_numbers": (WhereNumbers, lambda b: (torch.randn(1 + b, 3 + 2 * b, 4),)),
+    "pad_multiple": (PadMultiple, lambda b: (torch.randn(1 + b, 3 + 2 * b, 8),)),
+    "reduction_chain": (ReductionChain, lambda b: (torch.randn(1 + b, 4, 4),), [0]),
+    "batch_stats_norm": (BatchStatsNorm, lambda b: (torch.randn(1 + b, 3, 8, 8),), [0]),
 }
 
 

@@ -106,6 +106,9 @@ fn cases() -> Vec<Case> {
             positive: &["v"],
             ..case("aten.batch_norm.default", I, &[("x", &[S, N(3), N(4), N(2)]), ("w", &[N(3)]), ("b", &[N(3)]), ("m", &[N(3)]), ("v", &[N(3)])], vec![("input", P::In("x")), ("weight", P::In("w")), ("bias", P::In("b")), ("running_mean", P::In("m")), ("running_var", P::In("v")), ("training", P::B(false)), ("momentum", P::F(0.1)), ("eps", P::F(1e-5)), ("cudnn_enabled", P::B(false))])
         },
+        // Training mode without running statistics (timm NF-Nets' weight standardisation).
+        case("aten.batch_norm.default", C, &[("x", &[N(1), N(3), S]), ("w", &[N(3)])], vec![("input", P::In("x")), ("weight", P::In("w")), ("bias", P::None), ("running_mean", P::None), ("running_var", P::None), ("training", P::B(true)), ("momentum", P::F(0.0)), ("eps", P::F(1e-6)), ("cudnn_enabled", P::B(false))]),
+        case("aten._native_batch_norm_legit.no_stats", I, &[("x", &[S, N(3), N(4), N(2)]), ("w", &[N(3)]), ("b", &[N(3)])], vec![("input", P::In("x")), ("weight", P::In("w")), ("bias", P::In("b")), ("training", P::B(true)), ("momentum", P::F(0.1)), ("eps", P::F(1e-5))]),
         Case {
             positive: &["v"],
             ..case("aten._native_batch_norm_legit_no_training.default", I, &[("x", &[S, N(3), N(5)]), ("m", &[N(3)]), ("v", &[N(3)])], vec![("input", P::In("x")), ("weight", P::None), ("bias", P::None), ("running_mean", P::In("m")), ("running_var", P::In("v")), ("momentum", P::F(0.1)), ("eps", P::F(1e-5))])

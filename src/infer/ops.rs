@@ -12,7 +12,7 @@ pub(crate) use super::select::{
     diagonal, diff, dot, eye, inv_ex, like_input, like_matrix, linalg_solve, scan, searchsorted, sort, stack, svdvals,
 };
 pub(crate) use super::ops_nn::{
-    adaptive_avg_pool2d, avg_pool2d, batch_norm_no_training, bmm, composite_norm, convolution, fused_rms_norm, grouped_mm, linear,
+    adaptive_avg_pool2d, avg_pool2d, batch_norm_batch_stats, batch_norm_no_training, bmm, composite_norm, convolution, fused_rms_norm, grouped_mm, linear,
     matmul, max_pool2d_values, max_pool2d_with_indices, mm, native_layer_norm, prims_low_memory_max_pool_offsets_to_indices,
     prims_low_memory_max_pool_with_offsets, sdpa, sdpa_flash_cpu,
 };

@@ -124,6 +124,18 @@ pub(crate) fn batch_norm_no_training(a: &Args) -> Out {
     ])
 }
 
+/// `_native_batch_norm_legit.no_stats` (training): the output, and the batch's mean and rstd per
+/// channel (`[C]`, in the opmath dtype).
+pub(crate) fn batch_norm_batch_stats(a: &Args) -> Out {
+    let x = a.tensor("input")?;
+    let c = x.sizes.get(1).cloned().ok_or_else(|| a.err("batch norm needs a channel dimension"))?;
+    Ok(vec![
+        ValueKind::Tensor(contiguous(x, x.dtype, x.sizes.clone())),
+        ValueKind::Tensor(contiguous(x, x.dtype.opmath(), vec![c.clone()])),
+        ValueKind::Tensor(contiguous(x, x.dtype.opmath(), vec![c])),
+    ])
+}
+
 pub(crate) fn convolution(a: &Args) -> Out {
     conv(a)
 }

@@ -36,6 +36,7 @@ pub mod kernel;
 pub mod ops;
 mod plan;
 pub mod recompute;
+mod reduction_budget;
 pub mod rng;
 pub mod schedule;
 mod strided_rows;
@@ -215,6 +216,8 @@ fn lower_here(model: &Model, d: &Decomposition) -> Result<Plan, LowerError> {
     fuse_matmul_epilogues(&fusion, &mut inlinable);
     fuse_conv_epilogues(&fusion, &mut inlinable);
     expand::keep_within_domains(graph, &kinds, &lowerable.domain, &mut inlinable);
+    let mut budget = reduction_budget::MAX_INLINED_REDUCTIONS;
+    reduction_budget::bound_inlined_reductions(graph, &kinds, &mut inlinable, budget);
     // A matrix product computed inside a kernel that does not compute it once per output (the
     // tiled schedule, or a small product on columns: `schedule::product_once`) is a serial dot
     // product per read: per output element, twice where the epilogue reads it at
@@ -224,7 +227,17 @@ fn lower_here(model: &Model, d: &Decomposition) -> Result<Plan, LowerError> {
     // the kernel would fold again per output (`recompute`).
     let nodes = NodeKinds { kinds: &kinds, fallback, host: &host, defined: &defined, expansion: &lowerable.expansion, expanded: &lowerable.expanded };
     let (steps, plan_graph) = loop {
-        let (steps, plan_graph, untiled) = build_steps(graph, &nodes, &inlinable, &needed)?;
+        let (steps, plan_graph, untiled) = match build_steps(graph, &nodes, &inlinable, &needed) {
+            // The budget counts reductions, a kernel's loops are reductions times the index
+            // patterns they are read at (`reduction_budget`): a kernel that still ran out of
+            // loops gets the plan built again under half the budget.
+            Err(e) if budget > 1 && reduction_budget::out_of_loops(&e) => {
+                budget /= 2;
+                reduction_budget::bound_inlined_reductions(graph, &kinds, &mut inlinable, budget);
+                continue;
+            }
+            r => r?,
+        };
         if untiled.is_empty() {
             break (steps, plan_graph);
         }

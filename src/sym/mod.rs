@@ -12,6 +12,7 @@ mod expr;
 mod func;
 mod infix;
 mod lex;
+mod multiple;
 mod print;
 mod range;
 mod simplify;

@@ -205,6 +205,9 @@ pub(crate) fn add(args: impl IntoIterator<Item = Expr>) -> Expr {
     if constant != Value::Int(0) {
         out.push(literal(constant));
     }
+    if let Some(multiple) = super::multiple::rounded(&out) {
+        return multiple;
+    }
     match out.len() {
         0 => Expr::Int(0),
         1 => out.pop().unwrap_or(Expr::Int(0)),

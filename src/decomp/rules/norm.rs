@@ -115,10 +115,27 @@ pub fn fused_rms_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(vec![y, rstd])
 }
 
-/// `batch_norm(training=False)` → `_native_batch_norm_legit_no_training(...)[0]`.
+/// `batch_norm(training=False)` → `_native_batch_norm_legit_no_training(...)[0]`; in training
+/// mode without running statistics, the batch's own statistics ([`batch_norm_batch_stats`]).
 pub fn batch_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     if rw.bool("training", false)? {
-        return Err(RuleError::Unsupported("batch_norm in training mode (inference graphs only)".into()));
+        if rw.opt_t("running_mean")?.is_some() || rw.opt_t("running_var")?.is_some() {
+            // The running statistics would be updated in place: a side effect an inference
+            // graph's later reads would have to see.
+            return Err(RuleError::Unsupported("batch_norm in training mode with running statistics to update".into()));
+        }
+        // As torch's core table: the functional op without statistics, which Inductor's table
+        // decomposes ([`native_batch_norm_no_stats`]).
+        let args = vec![
+            ("input", A::T(rw.t("input")?)),
+            ("weight", A::OptT(rw.opt_t("weight")?)),
+            ("bias", A::OptT(rw.opt_t("bias")?)),
+            ("training", A::B(true)),
+            ("momentum", A::F(rw.float("momentum", Some(0.1))?)),
+            ("eps", A::F(rw.float("eps", Some(1e-5))?)),
+        ];
+        let outs = rw.op_n("aten._native_batch_norm_legit.no_stats", args)?;
+        return Ok(outs.into_iter().take(1).collect());
     }
     let mean = rw.opt_t("running_mean")?.ok_or_else(|| RuleError::Unsupported("batch_norm without running_mean".into()))?;
     let var = rw.opt_t("running_var")?.ok_or_else(|| RuleError::Unsupported("batch_norm without running_var".into()))?;
@@ -133,6 +150,61 @@ pub fn batch_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     ];
     let outs = rw.op_n("aten._native_batch_norm_legit_no_training.default", args)?;
     Ok(outs.into_iter().take(1).collect())
+}
+
+/// `_native_batch_norm_legit.no_stats` — `batch_norm(training=True)` with no running
+/// statistics: a normalisation by the batch's own statistics, nothing updated. timm's NF-Nets
+/// standardise their convolution weights so (`ScaledStdConv2d`: `F.batch_norm(w.reshape(1, out,
+/// -1), None, None, gain, training=True)`). As torch's `native_batch_norm_helper` in training:
+/// `var_mean` over every dim but the channel (biased) in the opmath dtype, `(x - mean) *
+/// rsqrt(var + eps)`, then weight and bias unsqueezed to the input's rank, the result cast back
+/// to the input's dtype; with the mean and rstd squeezed to `[C]`.
+pub fn native_batch_norm_no_stats(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
+    if !rw.bool("training", true)? {
+        return Err(RuleError::Unsupported("_native_batch_norm_legit.no_stats with training=False has no statistics to use".into()));
+    }
+    let x = rw.t("input")?;
+    let rank = rw.rank(x)?;
+    if rank < 2 {
+        return Err(RuleError::Unsupported("batch norm needs a channel dimension".into()));
+    }
+    let eps = rw.float("eps", Some(1e-5))?;
+    let dtype = rw.meta(x)?.dtype;
+    let opmath = dtype.opmath();
+    let cast = |rw: &mut Rw, v: ValueId, to: DType| {
+        rw.op("prims.convert_element_type.default", vec![("a", A::T(v)), ("dtype", A::Raw(Arg::ScalarType(to)))])
+    };
+    let acc = if opmath != dtype { cast(rw, x, opmath)? } else { x };
+    let dims: Vec<i64> = std::iter::once(0).chain(2..rank as i64).collect();
+    let vm = rw.op_n(
+        "aten.var_mean.correction",
+        vec![("self", A::T(acc)), ("dim", A::Is(dims.clone())), ("correction", A::I(0)), ("keepdim", A::B(true))],
+    )?;
+    let (var, mean) = (vm[0], vm[1]);
+    let var_eps = rw.op("aten.add.Tensor", vec![("self", A::T(var)), ("other", A::F(eps))])?;
+    let rstd = rw.op("aten.rsqrt.default", vec![("self", A::T(var_eps))])?;
+    let centered = rw.op("aten.sub.Tensor", vec![("self", A::T(x)), ("other", A::T(mean))])?;
+    let mut y = rw.op("aten.mul.Tensor", vec![("self", A::T(centered)), ("other", A::T(rstd))])?;
+    let per_channel = |rw: &mut Rw, mut v: ValueId| -> Result<ValueId, RuleError> {
+        for _ in 2..rank {
+            v = rw.op("aten.unsqueeze.default", vec![("self", A::T(v)), ("dim", A::I(-1))])?;
+        }
+        Ok(v)
+    };
+    if let Some(w) = rw.opt_t("weight")? {
+        let w = per_channel(rw, w)?;
+        y = rw.op("aten.mul.Tensor", vec![("self", A::T(y)), ("other", A::T(w))])?;
+    }
+    if let Some(b) = rw.opt_t("bias")? {
+        let b = per_channel(rw, b)?;
+        y = rw.op("aten.add.Tensor", vec![("self", A::T(y)), ("other", A::T(b))])?;
+    }
+    if rw.meta(y)?.dtype != dtype {
+        y = cast(rw, y, dtype)?;
+    }
+    let save_mean = rw.op("aten.squeeze.dims", vec![("self", A::T(mean)), ("dim", A::Is(dims.clone()))])?;
+    let save_rstd = rw.op("aten.squeeze.dims", vec![("self", A::T(rstd)), ("dim", A::Is(dims))])?;
+    Ok(vec![y, save_mean, save_rstd])
 }
 
 pub fn batch_norm_no_training(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {

@@ -44,18 +44,24 @@ pub fn triu(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
 pub fn pad(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     let v = input(cx, node)?;
     // Core ATen spells two of the modes as ops of their own, with `padding` for `pad`.
+    // Amounts may be SymInts (a length padded to a multiple of a block, as hybrid-attention
+    // models do): they become size arguments like the input's sizes.
     let (pads, mode) = if node.target.starts_with("aten.reflection_pad") {
-        (cx.ints_or(node, "padding", &[])?, "reflect".to_string())
+        (cx.sym_ints(node, "padding")?, "reflect".to_string())
     } else if node.target.starts_with("aten.replication_pad") {
-        (cx.ints_or(node, "padding", &[])?, "replicate".to_string())
+        (cx.sym_ints(node, "padding")?, "replicate".to_string())
     } else {
-        (cx.ints_or(node, "pad", &[])?, cx.str_or(node, "mode", "constant")?.to_string())
+        (cx.sym_ints(node, "pad")?, cx.str_or(node, "mode", "constant")?.to_string())
     };
     let value = cx.float_or(node, "value", 0.0)? as f32;
     let sizes = cx.sizes(v)?;
     let nd = sizes.len();
     if pads.len() % 2 != 0 || pads.len() / 2 > nd {
-        return Err(cx.err(node, format!("pad {pads:?} does not fit rank {nd}")));
+        return Err(cx.err(node, format!("pad of {} amounts does not fit rank {nd}", pads.len())));
+    }
+    // Circular padding decides per amount whether it crops, so its amounts must be numbers.
+    if mode == "circular" && pads.iter().any(|p| p.as_int().is_none()) {
+        return Err(cx.err(node, "circular padding by symbolic amounts is not supported"));
     }
     let mut in_idx = idx.to_vec();
     let mut inside: Option<ExprId> = None;
@@ -63,7 +69,7 @@ pub fn pad(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
     for (k, pair) in pads.chunks(2).enumerate() {
         let d = nd - 1 - k;
         let n = cx.kb.size(&sizes[d]);
-        let lo = cx.kb.i64(pair[0]);
+        let lo = cx.kb.size(&pair[0]);
         let i = cx.kb.binary(BinOp::Sub, idx[d], lo)?;
         let last = cx.kb.binary(BinOp::Sub, n, one)?;
         let kb = &mut cx.kb;
@@ -97,10 +103,12 @@ pub fn pad(cx: &mut Ctx<'_>, node: &Node, _: usize, idx: &[ExprId]) -> R {
             "circular" => {
                 // Wrapped around the part left after cropping: it starts at `-lo` (when cropped)
                 // and is `n - crop` long; ((j mod m) + m) mod m, as s_rem keeps the dividend's sign.
-                let start = (-pair[0]).max(0);
-                let crop = kb.i64(start + (-pair[1]).max(0));
+                // Checked numbers above the loop.
+                let (lo, hi) = (pair[0].as_int().unwrap_or(0), pair[1].as_int().unwrap_or(0));
+                let start = (-lo).max(0);
+                let crop = kb.i64(start + (-hi).max(0));
                 let m = kb.binary(BinOp::Sub, n, crop)?;
-                let at = kb.i64(pair[0].max(0));
+                let at = kb.i64(lo.max(0));
                 let j = kb.binary(BinOp::Sub, idx[d], at)?;
                 let r = kb.binary(BinOp::Rem, j, m)?;
                 let r = kb.binary(BinOp::Add, r, m)?;

@@ -14,7 +14,7 @@ pub(super) const OPS: &[OpDef] = &[
     op("aten.batch_norm.default").run(x::batch_stats::batch_norm).lower(K::Pointwise, l::batch_norm::batch_norm).core(r::norm::batch_norm).meta(m::composite_norm),
     op("aten.native_batch_norm.default").run(x::batch_stats::native_batch_norm).lower(K::Reduction, l::batch_norm::native_batch_norm),
     op("aten._native_batch_norm_legit.default").run(x::batch_stats::native_batch_norm).lower(K::Reduction, l::batch_norm::native_batch_norm),
-    op("aten._native_batch_norm_legit.no_stats").run(x::batch_stats::native_batch_norm_no_stats).lower(K::Reduction, l::batch_norm::native_batch_norm),
+    op("aten._native_batch_norm_legit.no_stats").run(x::batch_stats::native_batch_norm_no_stats).lower(K::Reduction, l::batch_norm::native_batch_norm).inductor(r::norm::native_batch_norm_no_stats).meta(m::batch_norm_batch_stats),
     op("aten._batch_norm_with_update.default").run(x::batch_stats::batch_norm_with_update).lower(K::Reduction, l::batch_norm::native_batch_norm),
     op("aten.native_layer_norm_backward.default").run(x::norm_grad::native_layer_norm_backward).lower(K::Reduction, l::norm_grad::native_layer_norm_backward),
     op("aten.native_group_norm_backward.default").run(x::norm_grad::native_group_norm_backward).lower(K::Reduction, l::norm_grad::native_group_norm_backward),
