@@ -243,3 +243,52 @@ fn failures_are_typed_and_named() {
         "Drop left Level Zero objects behind"
     );
 }
+
+/// Launches without timestamps (what `bench models` times a forward with) make no event, and a
+/// kernel's arguments are set only where they differ from its last launch's: a changed buffer
+/// or size is set again, and the kernel computes with the new one.
+#[test]
+fn untimed_launches_make_no_event_and_set_only_changed_arguments() {
+    let Some(library) = build_fake("untimed", &[]) else {
+        return;
+    };
+    let mut device = LevelZero::open_library(library.to_str().unwrap()).unwrap();
+    let program = device.build("add_one.spv", &GOOD_MODULE).unwrap();
+    let upload = |device: &mut LevelZero, values: &[f32]| {
+        let bytes: Vec<u8> = values.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        let buffer = device.alloc(bytes.len()).unwrap();
+        device.write(buffer, &bytes).unwrap();
+        buffer
+    };
+    let read = |device: &mut LevelZero, buffer, n: usize| {
+        let mut out = vec![0u8; n * 4];
+        device.read(buffer, &mut out).unwrap();
+        floats(&out)
+    };
+    let a = upload(&mut device, &[0.0; 8]);
+    let b = upload(&mut device, &[10.0; 8]);
+    let (events, set) = (counter(&library, "fake_events_made"), counter(&library, "fake_arguments_set"));
+    let on = |buffer, n: i32| [KernelArg::Buffer(buffer), KernelArg::I32(n)];
+    device.launch_untimed(program, "add_one", &on(a, 8), [8, 1, 1], Some([8, 1, 1])).unwrap();
+    // The same arguments again: nothing to set.
+    device.launch_untimed(program, "add_one", &on(a, 8), [8, 1, 1], Some([8, 1, 1])).unwrap();
+    assert_eq!(counter(&library, "fake_arguments_set") - set, 2, "the second launch set its unchanged arguments again");
+    // Another buffer, and a smaller size (a symbol that changed between forwards): both set.
+    device.launch_untimed(program, "add_one", &on(b, 4), [8, 1, 1], Some([8, 1, 1])).unwrap();
+    assert_eq!(counter(&library, "fake_arguments_set") - set, 4);
+    // Back to the first buffer with the new size: only the buffer changes.
+    device.launch_untimed(program, "add_one", &on(a, 4), [8, 1, 1], Some([8, 1, 1])).unwrap();
+    assert_eq!(counter(&library, "fake_arguments_set") - set, 5);
+    device.finish().unwrap();
+    assert_eq!(counter(&library, "fake_events_made"), events, "an untimed launch made an event");
+    // `add_one` adds 1 to the first n elements (twice for the first 4 of `a` by the last launch).
+    assert_eq!(read(&mut device, a, 8), [3.0, 3.0, 3.0, 3.0, 2.0, 2.0, 2.0, 2.0]);
+    assert_eq!(read(&mut device, b, 8), [11.0, 11.0, 11.0, 11.0, 10.0, 10.0, 10.0, 10.0]);
+    // A timed launch after untimed ones still makes its event and reads its timestamps.
+    let timed = device.launch(program, "add_one", &on(b, 4), [8, 1, 1], Some([8, 1, 1])).unwrap();
+    assert_eq!(device.timing(timed).unwrap().duration_ns(), 8000);
+    assert_eq!(counter(&library, "fake_events_made"), events + 1);
+    assert_eq!(counter(&library, "fake_unordered_commands"), 0);
+    drop(device);
+    assert_eq!(counter(&library, "fake_live_objects"), 0, "Drop left Level Zero objects behind");
+}

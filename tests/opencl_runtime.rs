@@ -376,3 +376,51 @@ fn the_binary_does_not_link_libopencl() {
         exe.display()
     );
 }
+
+/// Launches without timestamps compute what timed ones do. A kernel object keeps its arguments
+/// between launches and only changed ones are set again, so each launch below must still see
+/// its own buffers; and a buffer freed since the object took it is refused, not handed to the
+/// driver, though the arguments "did not change".
+#[test]
+fn untimed_launches_set_only_changed_arguments_and_refuse_a_freed_buffer() {
+    let Some(mut device) = open_device() else {
+        return;
+    };
+    let Some(spirv) = assemble("vec_add") else {
+        return;
+    };
+    let program = device.build("vec_add", &spirv).unwrap();
+    let n = 300;
+    let a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let b: Vec<f32> = (0..n).map(|i| 0.5 * i as f32 + 3.0).collect();
+    let [ba, bb, c1, c2] = [0; 4].map(|_| device.alloc(n * 4).unwrap());
+    device.write(ba, &floats_to_bytes(&a)).unwrap();
+    device.write(bb, &floats_to_bytes(&b)).unwrap();
+    let add = |device: &mut OpenClDevice, x, y, out, len: usize| {
+        let args = [KernelArg::Buffer(x), KernelArg::Buffer(y), KernelArg::Buffer(out), KernelArg::I64(len as i64)];
+        device.launch_untimed(program, "add", &args, [n, 1, 1], Some([64, 1, 1]))
+    };
+    add(&mut device, ba, bb, c1, n).unwrap();
+    // Only the output changes, then the inputs, then the size (a symbol between forwards).
+    add(&mut device, ba, bb, c2, n).unwrap();
+    add(&mut device, bb, bb, c1, n).unwrap();
+    add(&mut device, ba, ba, c2, n / 2).unwrap();
+    device.finish().unwrap();
+    let read = |device: &mut OpenClDevice, buffer| {
+        let mut out = vec![0u8; n * 4];
+        device.read(buffer, &mut out).unwrap();
+        bytes_to_floats(&out)
+    };
+    let sum = |x: &[f32], y: &[f32]| x.iter().zip(y).map(|(p, q)| p + q).collect::<Vec<f32>>();
+    assert_eq!(read(&mut device, c1), sum(&b, &b));
+    let mut second = sum(&a, &b);
+    second[..n / 2].copy_from_slice(&sum(&a[..n / 2], &a[..n / 2]));
+    assert_eq!(read(&mut device, c2), second);
+
+    device.free(c2).unwrap();
+    let err = add(&mut device, ba, ba, c2, n / 2).unwrap_err();
+    assert!(matches!(err, RuntimeError::Invalid { .. }) && err.to_string().contains("not a live buffer"), "{err}");
+    for buffer in [ba, bb, c1] {
+        device.free(buffer).unwrap();
+    }
+}

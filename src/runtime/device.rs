@@ -94,6 +94,20 @@ pub trait Device: Send {
         global: [usize; 3],
         local: Option<[usize; 3]>,
     ) -> Result<EventId, RuntimeError>;
+    /// [`Device::launch`] without device timestamps: a forward whose caller wants only its wall
+    /// time (`bench models`), as a user's forward runs. A backend that can skip the profiling
+    /// event (and the later read of its timestamps) does; the default launches timed and drops
+    /// the event.
+    fn launch_untimed(
+        &mut self,
+        program: ProgramId,
+        kernel: &str,
+        args: &[KernelArg],
+        global: [usize; 3],
+        local: Option<[usize; 3]>,
+    ) -> Result<(), RuntimeError> {
+        self.launch(program, kernel, args, global, local).map(drop)
+    }
     /// Waits until every enqueued command has finished.
     fn finish(&mut self) -> Result<(), RuntimeError>;
     /// Device timestamps of a finished launch.

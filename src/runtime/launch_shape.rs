@@ -96,3 +96,46 @@ pub fn launch_shape_with(kernel: &crate::lower::Kernel, b: &Bindings, row_group:
         }
     }))
 }
+
+/// Each kernel step's launch as the last forward of its plan evaluated it: a forward at the same
+/// bindings (every forward of a benchmark or a serving loop) reuses the grid and the integer
+/// arguments instead of evaluating their expressions again per launch. Kept with the plan's
+/// weights ([`super::Resident`]), by step index.
+#[derive(Debug, Default)]
+pub struct LaunchCache {
+    steps: Vec<Option<CachedLaunch>>,
+}
+
+#[derive(Debug)]
+struct CachedLaunch {
+    /// The kernel and the bindings the launch was evaluated for: a slider moved, a sync step's
+    /// sizes or another plan's kernel at this step evaluate it again.
+    kernel: String,
+    bindings: Bindings,
+    shape: Option<LaunchShape>,
+    /// The kernel's sizes, then its schedule's arguments.
+    ints: Vec<i64>,
+}
+
+impl LaunchCache {
+    /// The launch of `kernel`, step `step` of its plan, under `b`: its shape and its integer
+    /// arguments before the generator's; `None` when the output is empty.
+    pub fn launch(&mut self, step: usize, kernel: &crate::lower::Kernel, b: &Bindings) -> Result<Option<(&LaunchShape, &[i64])>, RunError> {
+        if self.steps.len() <= step {
+            self.steps.resize_with(step + 1, || None);
+        }
+        let slot = &mut self.steps[step];
+        if !matches!(slot, Some(c) if c.kernel == kernel.name && c.bindings == *b) {
+            // Forgotten first, so that a failed evaluation leaves nothing stale behind.
+            *slot = None;
+            let shape = launch_shape(kernel, b)?;
+            let ints = match &shape {
+                Some(s) => size_args(kernel, b)?.into_iter().chain(s.schedule_args.iter().copied()).collect(),
+                None => Vec::new(),
+            };
+            *slot = Some(CachedLaunch { kernel: kernel.name.clone(), bindings: b.clone(), shape, ints });
+        }
+        let Some(c) = slot.as_ref() else { return Ok(None) };
+        Ok(c.shape.as_ref().map(|s| (s, c.ints.as_slice())))
+    }
+}

@@ -53,6 +53,9 @@ struct Kernel {
     handle: sys::ze_kernel_handle_t,
     /// The group size last set, so an unchanged one is not set again.
     group: Option<[u32; 3]>,
+    /// The argument each parameter holds now (`None`: not set yet, or a set that failed), so
+    /// an unchanged one is not set again.
+    args: Vec<Option<KernelArg>>,
 }
 
 /// A Level Zero GPU. Every handle below is owned here and released by `Drop`.
@@ -183,6 +186,7 @@ impl LevelZero {
                 Kernel {
                     handle,
                     group: None,
+                    args: Vec::new(),
                 },
             );
         }
@@ -238,6 +242,69 @@ impl LevelZero {
             timestamp_ns(result.global, self.resolution, self.timestamp_bits),
             timestamp_ns(result.context, self.resolution, self.timestamp_bits),
         ])
+    }
+
+    /// Sets the arguments and group size that differ from the kernel's last launch and
+    /// appends the launch, signalling `event` (null: none) when it ends.
+    fn append_launch(
+        &mut self,
+        program: ProgramId,
+        kernel: &str,
+        args: &[KernelArg],
+        global: [usize; 3],
+        local: Option<[usize; 3]>,
+        event: sys::ze_event_handle_t,
+    ) -> Result<(), RuntimeError> {
+        puffin::profile_scope!("launch", kernel);
+        let global = dims_u32("global size", global)?;
+        let local = local.map(|local| dims_u32("work-group size", local)).transpose()?;
+        let pointers: Vec<Option<*mut c_void>> = args
+            .iter()
+            .map(|arg| match arg {
+                KernelArg::Buffer(id) => self.buffer(*id).map(|b| Some(b.ptr)),
+                _ => Ok(None),
+            })
+            .collect::<Result<_, _>>()?;
+        self.kernel(program, kernel)?;
+        let ze = &self.ze;
+        let cached = self.kernels.get_mut(&(program, kernel.to_owned())).expect("created above");
+        let handle = cached.handle;
+        cached.args.resize(args.len(), None);
+        for (index, ((arg, pointer), last)) in args.iter().zip(&pointers).zip(cached.args.iter_mut()).enumerate() {
+            // A kernel keeps its arguments between appends (the launch captures them), and a
+            // forward of the same plan and sizes passes the same ones again.
+            if last.as_ref() == Some(arg) {
+                continue;
+            }
+            *last = None;
+            let (size, value): (usize, *const c_void) = match (arg, pointer) {
+                (KernelArg::Buffer(_), Some(ptr)) => (size_of_ptr(), (ptr as *const *mut c_void).cast()),
+                (KernelArg::I32(v), _) => (4, (v as *const i32).cast()),
+                (KernelArg::I64(v), _) => (8, (v as *const i64).cast()),
+                (KernelArg::F32(v), _) => (4, (v as *const f32).cast()),
+                // Local memory: the size to reserve, and no value.
+                (KernelArg::Local(bytes), _) => (*bytes, null()),
+                (KernelArg::Buffer(_), None) => unreachable!("every buffer was looked up above"),
+            };
+            ze!(ze, zeKernelSetArgumentValue(handle, index as u32, size, value)).ok_kernel(kernel)?;
+            *last = Some(*arg);
+        }
+        let local = match local {
+            Some(local) => local,
+            None => {
+                let mut group = [0u32; 3];
+                let [x, y, z] = &mut group;
+                ze!(ze, zeKernelSuggestGroupSize(handle, global[0], global[1], global[2], x, y, z)).ok_kernel(kernel)?;
+                group
+            }
+        };
+        if cached.group != Some(local) {
+            ze!(ze, zeKernelSetGroupSize(handle, local[0], local[1], local[2])).ok_kernel(kernel)?;
+            cached.group = Some(local);
+        }
+        let groups = group_count(global, local);
+        let list = self.append()?;
+        ze!(self.ze, zeCommandListAppendLaunchKernel(list, handle, &groups, event, 0, null_mut())).ok_kernel(kernel)
     }
 }
 
@@ -385,72 +452,21 @@ impl Device for LevelZero {
         global: [usize; 3],
         local: Option<[usize; 3]>,
     ) -> Result<EventId, RuntimeError> {
-        puffin::profile_scope!("launch", kernel);
-        let global = dims_u32("global size", global)?;
-        let local = local
-            .map(|local| dims_u32("work-group size", local))
-            .transpose()?;
-        let pointers: Vec<Option<*mut c_void>> = args
-            .iter()
-            .map(|arg| match arg {
-                KernelArg::Buffer(id) => self.buffer(*id).map(|b| Some(b.ptr)),
-                _ => Ok(None),
-            })
-            .collect::<Result<_, _>>()?;
-        let handle = self.kernel(program, kernel)?.handle;
-        let ze = &self.ze;
-        for (index, (arg, pointer)) in args.iter().zip(&pointers).enumerate() {
-            let (size, value): (usize, *const c_void) = match (arg, pointer) {
-                (KernelArg::Buffer(_), Some(ptr)) => {
-                    (size_of_ptr(), (ptr as *const *mut c_void).cast())
-                }
-                (KernelArg::I32(v), _) => (4, (v as *const i32).cast()),
-                (KernelArg::I64(v), _) => (8, (v as *const i64).cast()),
-                (KernelArg::F32(v), _) => (4, (v as *const f32).cast()),
-                // Local memory: the size to reserve, and no value.
-                (KernelArg::Local(bytes), _) => (*bytes, null()),
-                (KernelArg::Buffer(_), None) => unreachable!("every buffer was looked up above"),
-            };
-            ze!(
-                ze,
-                zeKernelSetArgumentValue(handle, index as u32, size, value)
-            )
-            .ok_kernel(kernel)?;
-        }
-        let local = match local {
-            Some(local) => local,
-            None => {
-                let mut group = [0u32; 3];
-                let [x, y, z] = &mut group;
-                ze!(
-                    ze,
-                    zeKernelSuggestGroupSize(handle, global[0], global[1], global[2], x, y, z)
-                )
-                .ok_kernel(kernel)?;
-                group
-            }
-        };
-        let cached = self
-            .kernels
-            .get_mut(&(program, kernel.to_owned()))
-            .expect("created above");
-        if cached.group != Some(local) {
-            ze!(
-                self.ze,
-                zeKernelSetGroupSize(handle, local[0], local[1], local[2])
-            )
-            .ok_kernel(kernel)?;
-            cached.group = Some(local);
-        }
-        let groups = group_count(global, local);
         let (id, event) = self.next_event()?;
-        let list = self.append()?;
-        ze!(
-            self.ze,
-            zeCommandListAppendLaunchKernel(list, handle, &groups, event, 0, null_mut())
-        )
-        .ok_kernel(kernel)?;
+        self.append_launch(program, kernel, args, global, local, event)?;
         Ok(id)
+    }
+
+    fn launch_untimed(
+        &mut self,
+        program: ProgramId,
+        kernel: &str,
+        args: &[KernelArg],
+        global: [usize; 3],
+        local: Option<[usize; 3]>,
+    ) -> Result<(), RuntimeError> {
+        // No signal event: no kernel-timestamp event is made (and kept until `Drop`) per launch.
+        self.append_launch(program, kernel, args, global, local, null_mut())
     }
 
     fn finish(&mut self) -> Result<(), RuntimeError> {

@@ -12,6 +12,7 @@ pub mod plan;
 mod pool;
 pub mod reference;
 mod resident;
+mod upload;
 
 pub use device::{BufferId, Device, DeviceInfo, EventId, KernelArg, KernelTiming, ProgramId, RuntimeError};
 pub use pick::{open, pick_backend, pick_device, probe_all, reference_info, Backend, DeviceReport};

@@ -19,7 +19,7 @@ use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
-use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING};
+use opencl3::types::{cl_device_id, CL_BLOCKING};
 
 pub use discover::{list_devices, probe};
 pub use error::error_name;
@@ -44,8 +44,14 @@ struct BuiltProgram {
     program: Program,
     /// One `cl_kernel` per entry point, made on first launch and reused: arguments are captured
     /// at enqueue time, so re-setting them for the next launch on an in-order queue is safe.
-    /// With it, its parameter count, asked of the driver once rather than per launch.
-    kernels: HashMap<String, (Kernel, u32)>,
+    kernels: HashMap<String, MadeKernel>,
+}
+
+struct MadeKernel {
+    kernel: Kernel,
+    /// The argument each parameter holds now (`None`: not set, or unknown after a failed set);
+    /// its length is the parameter count, asked of the driver once rather than per launch.
+    set: Vec<Option<KernelArg>>,
 }
 
 enum Launch {
@@ -104,10 +110,7 @@ impl OpenClDevice {
     }
 
     fn buffer(&self, id: BufferId) -> Result<&DeviceBuffer, RuntimeError> {
-        self.buffers.get(&id).ok_or_else(|| RuntimeError::Invalid {
-            what: "buffer",
-            detail: format!("{id:?} is not a live buffer of this OpenCL device"),
-        })
+        buffer_of(&self.buffers, id)
     }
 
     fn check_len(&self, id: BufferId, len: usize) -> Result<&DeviceBuffer, RuntimeError> {
@@ -120,6 +123,114 @@ impl OpenClDevice {
         }
         Ok(buffer)
     }
+
+    /// Sets `args` on `kernel`'s object (only those that differ from its last launch's) and
+    /// enqueues it; the event is the caller's to keep or drop.
+    fn enqueue(
+        &mut self,
+        program: ProgramId,
+        kernel: &str,
+        args: &[KernelArg],
+        global: [usize; 3],
+        local: Option<[usize; 3]>,
+    ) -> Result<Event, RuntimeError> {
+        puffin::profile_scope!("launch", kernel);
+        let Self { programs, buffers, queue, .. } = self;
+        let built = programs.get_mut(&program).ok_or_else(|| RuntimeError::Invalid {
+            what: "program",
+            detail: format!("{program:?} is not a built program of this OpenCL device"),
+        })?;
+        let made = made_kernel(built, kernel)?;
+        if made.set.len() != args.len() {
+            return Err(RuntimeError::Invalid {
+                what: "kernel arguments",
+                detail: format!("kernel `{kernel}` takes {} arguments, {} were given", made.set.len(), args.len()),
+            });
+        }
+        for (index, (arg, last)) in args.iter().zip(made.set.iter_mut()).enumerate() {
+            // A buffer freed since the kernel object took it must not reach the driver, set
+            // again or not.
+            let mem = match *arg {
+                KernelArg::Buffer(id) => buffer_of(buffers, id)?.mem.get(),
+                _ => ptr::null_mut(),
+            };
+            // A kernel object keeps its arguments between enqueues (OpenCL 3.0 §5.9.2, each
+            // enqueue captures them), and a forward of the same plan and sizes passes the same
+            // buffers and sizes again: only what changed is set.
+            if last.as_ref() == Some(arg) {
+                continue;
+            }
+            // Forgotten first: if setting fails, the object's argument is unknown.
+            *last = None;
+            let index = index as u32;
+            // SAFETY: each value has the size of the parameter the SPIR-V declares for it
+            // (the driver checks sizes and answers CL_INVALID_ARG_SIZE otherwise).
+            let set = unsafe {
+                match *arg {
+                    KernelArg::Buffer(_) => made.kernel.set_arg(index, &mem),
+                    KernelArg::I32(v) => made.kernel.set_arg(index, &v),
+                    KernelArg::I64(v) => made.kernel.set_arg(index, &v),
+                    KernelArg::F32(v) => made.kernel.set_arg(index, &v),
+                    KernelArg::Local(bytes) => made.kernel.set_arg_local_buffer(index, bytes),
+                }
+            };
+            set.map_err(|ClError(code)| kernel_error(kernel, "clSetKernelArg", code))?;
+            *last = Some(*arg);
+        }
+        let global = match local {
+            Some(local) => {
+                if local.contains(&0) {
+                    return Err(RuntimeError::Invalid {
+                        what: "work-group size",
+                        detail: format!("{local:?} for kernel `{kernel}` has a zero dimension"),
+                    });
+                }
+                // Whole work-groups, as Level Zero launches count them: kernels bounds-check their
+                // index (Inductor's masks), and non-uniform work-groups are optional in OpenCL 3.0.
+                [0, 1, 2].map(|d| global[d].div_ceil(local[d]) * local[d])
+            }
+            None => global,
+        };
+        let local_ptr = local.as_ref().map_or(ptr::null(), |l| l.as_ptr());
+        // SAFETY: `global` and `local` are 3-element arrays alive for the call; every argument
+        // was set above or by an earlier launch of this kernel object.
+        unsafe { queue.enqueue_nd_range_kernel(made.kernel.get(), 3, ptr::null(), global.as_ptr(), local_ptr, &[]) }.map_err(
+            |ClError(code)| match is_out_of_memory(code) {
+                true => RuntimeError::OutOfMemory { bytes: launch_bytes(buffers, args), kernel: Some(kernel.to_string()) },
+                false => kernel_error(kernel, "clEnqueueNDRangeKernel", code),
+            },
+        )
+    }
+}
+
+/// The kernel object of entry point `kernel`, made on its first launch.
+fn made_kernel<'p>(built: &'p mut BuiltProgram, kernel: &str) -> Result<&'p mut MadeKernel, RuntimeError> {
+    if kernel.contains('\0') {
+        return Err(RuntimeError::Invalid { what: "kernel name", detail: format!("{kernel:?} contains a NUL byte") });
+    }
+    if !built.kernels.contains_key(kernel) {
+        let made = Kernel::create(&built.program, kernel).map_err(|ClError(code)| {
+            let mut err = kernel_error(kernel, "clCreateKernel", code);
+            if let RuntimeError::Kernel { name, .. } = &mut err {
+                let known = built.program.get_kernel_names().unwrap_or_default();
+                name.push_str(&format!("; module `{}` has kernels [{}]", built.name, known.replace(';', ", ")));
+            }
+            err
+        })?;
+        let params = made.num_args().map_err(|ClError(code)| kernel_error(kernel, "clGetKernelInfo", code))?;
+        built.kernels.insert(kernel.to_string(), MadeKernel { kernel: made, set: vec![None; params as usize] });
+    }
+    built.kernels.get_mut(kernel).ok_or_else(|| RuntimeError::Invalid {
+        what: "kernel",
+        detail: format!("kernel `{kernel}` of module `{}` was not made", built.name),
+    })
+}
+
+fn buffer_of(buffers: &HashMap<BufferId, DeviceBuffer>, id: BufferId) -> Result<&DeviceBuffer, RuntimeError> {
+    buffers.get(&id).ok_or_else(|| RuntimeError::Invalid {
+        what: "buffer",
+        detail: format!("{id:?} is not a live buffer of this OpenCL device"),
+    })
 }
 
 impl Drop for OpenClDevice {
@@ -273,112 +384,24 @@ impl Device for OpenClDevice {
         global: [usize; 3],
         local: Option<[usize; 3]>,
     ) -> Result<EventId, RuntimeError> {
-        puffin::profile_scope!("launch", kernel);
-        let resident_bytes = launch_bytes(&self.buffers, args);
-        let arg_mems = args
-            .iter()
-            .map(|arg| match arg {
-                KernelArg::Buffer(id) => self.buffer(*id).map(|b| Some(b.mem.get())),
-                _ => Ok(None),
-            })
-            .collect::<Result<Vec<Option<cl_mem>>, _>>()?;
-        let built = self
-            .programs
-            .get_mut(&program)
-            .ok_or_else(|| RuntimeError::Invalid {
-                what: "program",
-                detail: format!("{program:?} is not a built program of this OpenCL device"),
-            })?;
-        if kernel.contains('\0') {
-            return Err(RuntimeError::Invalid {
-                what: "kernel name",
-                detail: format!("{kernel:?} contains a NUL byte"),
-            });
-        }
-        if !built.kernels.contains_key(kernel) {
-            let made = Kernel::create(&built.program, kernel).map_err(|ClError(code)| {
-                let mut err = kernel_error(kernel, "clCreateKernel", code);
-                if let RuntimeError::Kernel { name, .. } = &mut err {
-                    let known = built.program.get_kernel_names().unwrap_or_default();
-                    name.push_str(&format!(
-                        "; module `{}` has kernels [{}]",
-                        built.name,
-                        known.replace(';', ", ")
-                    ));
-                }
-                err
-            })?;
-            let params = made
-                .num_args()
-                .map_err(|ClError(code)| kernel_error(kernel, "clGetKernelInfo", code))?;
-            built.kernels.insert(kernel.to_string(), (made, params));
-        }
-        let (cl_kernel, expected) = built.kernels.get(kernel).ok_or_else(|| RuntimeError::Invalid {
-            what: "kernel",
-            detail: format!("kernel `{kernel}` of module `{}` was not made", built.name),
-        })?;
-        if *expected as usize != args.len() {
-            return Err(RuntimeError::Invalid {
-                what: "kernel arguments",
-                detail: format!(
-                    "kernel `{kernel}` takes {expected} arguments, {} were given",
-                    args.len()
-                ),
-            });
-        }
-        for (index, (arg, mem)) in args.iter().zip(&arg_mems).enumerate() {
-            let index = index as u32;
-            // SAFETY: each value has the size of the parameter the SPIR-V declares for it
-            // (the driver checks sizes and answers CL_INVALID_ARG_SIZE otherwise).
-            let set = unsafe {
-                match (*arg, mem) {
-                    (KernelArg::Buffer(_), Some(mem)) => cl_kernel.set_arg(index, mem),
-                    (KernelArg::I32(v), _) => cl_kernel.set_arg(index, &v),
-                    (KernelArg::I64(v), _) => cl_kernel.set_arg(index, &v),
-                    (KernelArg::F32(v), _) => cl_kernel.set_arg(index, &v),
-                    (KernelArg::Local(bytes), _) => cl_kernel.set_arg_local_buffer(index, bytes),
-                    (KernelArg::Buffer(_), None) => unreachable!("buffer args were resolved above"),
-                }
-            };
-            set.map_err(|ClError(code)| kernel_error(kernel, "clSetKernelArg", code))?;
-        }
-        let global = match local {
-            Some(local) => {
-                if local.contains(&0) {
-                    return Err(RuntimeError::Invalid {
-                        what: "work-group size",
-                        detail: format!("{local:?} for kernel `{kernel}` has a zero dimension"),
-                    });
-                }
-                // Whole work-groups, as Level Zero launches count them: kernels bounds-check their
-                // index (Inductor's masks), and non-uniform work-groups are optional in OpenCL 3.0.
-                [0, 1, 2].map(|d| global[d].div_ceil(local[d]) * local[d])
-            }
-            None => global,
-        };
-        let local_ptr = local.as_ref().map_or(ptr::null(), |l| l.as_ptr());
-        // SAFETY: `global` and `local` are 3-element arrays alive for the call; every argument
-        // was set above.
-        let event = unsafe {
-            self.queue.enqueue_nd_range_kernel(
-                cl_kernel.get(),
-                3,
-                ptr::null(),
-                global.as_ptr(),
-                local_ptr,
-                &[],
-            )
-        }
-        .map_err(|ClError(code)| match is_out_of_memory(code) {
-            true => RuntimeError::OutOfMemory {
-                bytes: resident_bytes,
-                kernel: Some(kernel.to_string()),
-            },
-            false => kernel_error(kernel, "clEnqueueNDRangeKernel", code),
-        })?;
+        let event = self.enqueue(program, kernel, args, global, local)?;
         let id = EventId(self.fresh_id());
         self.launches.insert(id, Launch::Pending(event));
         Ok(id)
+    }
+
+    fn launch_untimed(
+        &mut self,
+        program: ProgramId,
+        kernel: &str,
+        args: &[KernelArg],
+        global: [usize; 3],
+        local: Option<[usize; 3]>,
+    ) -> Result<(), RuntimeError> {
+        // opencl3 always asks for the event; releasing it at once keeps no driver object and
+        // no entry in `launches` (scripts/opencl_launch_cost.c: on Intel's CPU runtime an event
+        // released at once costs about what none does; reading its timestamps later is what costs).
+        self.enqueue(program, kernel, args, global, local).map(drop)
     }
 
     fn finish(&mut self) -> Result<(), RuntimeError> {

@@ -17,6 +17,9 @@ pub struct HostPhases {
     pub upload_ns: u64,
     /// Kernel launches: arguments and grid evaluated under the bindings, and the enqueue.
     pub launch_ns: u64,
+    /// Of `launch_ns`, the time inside the device's launch call (arguments set, kernel
+    /// enqueued); the rest is the runner's own work per launch. Not a phase of its own.
+    pub enqueue_ns: u64,
     /// Host steps: the wait for the queue, read-back, interpreter and hand-over.
     pub host_steps_ns: u64,
     /// Sync steps: the wait for the queue and the read-back of the sizes.
@@ -62,6 +65,7 @@ impl HostPhases {
             alloc_ns: med(runs, |p| p.alloc_ns),
             upload_ns: med(runs, |p| p.upload_ns),
             launch_ns: med(runs, |p| p.launch_ns),
+            enqueue_ns: med(runs, |p| p.enqueue_ns),
             host_steps_ns: med(runs, |p| p.host_steps_ns),
             syncs_ns: med(runs, |p| p.syncs_ns),
             finish_ns: med(runs, |p| p.finish_ns),

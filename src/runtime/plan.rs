@@ -12,14 +12,14 @@ use serde::Serialize;
 use super::host::{self, RunScalars};
 pub use super::phases::HostPhases;
 use super::pool::BufferPool;
+use super::upload::{stored, upload_pooled, with_kernel};
 pub use super::resident::Resident;
-pub use super::launch_shape::{launch_grid, launch_shape, launch_shape_with, rng_args, size_args, Grid, LaunchShape};
+pub use super::launch_shape::{launch_grid, launch_shape, launch_shape_with, rng_args, size_args, Grid, LaunchCache, LaunchShape};
 use super::{BufferId, Device, EventId, KernelArg, ProgramId, RuntimeError};
 use crate::codegen::spirv::{self, CodegenError, SpirvModule};
 use crate::exec::complex::ComplexTensor;
 use crate::exec::{self, ExecError, Generator, RtValue, Tensor};
 use crate::ir::{Arg, DType, Graph, InputKind, Model, SymIntArg, ValueId, WeightData};
-use crate::lower::kernel::Layout;
 use crate::lower::{Plan, Step};
 use crate::sym::{Bindings, SymError};
 
@@ -221,6 +221,17 @@ pub fn run_built(
     released.map(|()| run)
 }
 
+/// Whether a run's kernels are launched with device timestamps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timing {
+    /// Every launch is timed: [`StepRun::device_ns`] and [`PlanRun::total_device_ns`] hold the
+    /// kernels' device times (`profile`, and `bench models`' device-time runs).
+    Kernels,
+    /// No launch is timed (every device time is 0): a forward as a user runs it, for its wall
+    /// time alone, without a profiling event per launch.
+    WallOnly,
+}
+
 /// [`run_built`] with the weights of `weights` (uploaded once by [`Resident::upload`] for
 /// repeated forwards: their buffers are read, never freed, here).
 #[allow(clippy::too_many_arguments)]
@@ -234,12 +245,29 @@ pub fn run_resident(
     gen: &Generator,
     t0: Instant,
 ) -> Result<PlanRun, RunError> {
+    run_resident_with(dev, plan, programs, weights, inputs, bindings, gen, t0, Timing::Kernels)
+}
+
+/// [`run_resident`], its launches timed or not as `timing` says.
+#[allow(clippy::too_many_arguments)]
+pub fn run_resident_with(
+    dev: &mut dyn Device,
+    plan: &Plan,
+    programs: &HashMap<String, ProgramId>,
+    weights: &Resident,
+    inputs: &[Tensor],
+    bindings: &Bindings,
+    gen: &Generator,
+    t0: Instant,
+    timing: Timing,
+) -> Result<PlanRun, RunError> {
     let graph = &plan.graph;
     let host = HostTensors { weights: weights.host(), run: HashMap::new() };
     let mut pool = weights.pool();
+    let mut launches = weights.launches();
     let (reused, allocated) = (pool.reused, pool.allocated);
-    let buffers = RunBuffers { resident: weights.buffers(), run: HashMap::new() };
-    let mut state = RunState { host, complex: HashMap::new(), buffers, pool: &mut pool, scalars: RunScalars::new(bindings), gen: *gen, records: Vec::new(), phases: HostPhases::default() };
+    let buffers = RunBuffers { resident: weights.buffers(), run: HashMap::new(), taken: Vec::new() };
+    let mut state = RunState { host, complex: HashMap::new(), buffers, pool: &mut pool, scalars: RunScalars::new(bindings), gen: *gen, records: Vec::new(), phases: HostPhases::default(), timing, launches: &mut launches };
     for (v, t) in exec::user_inputs(graph).into_iter().zip(inputs) {
         // Kernels read an input's buffer as the dtype the graph declares: other bytes would be
         // misread, or read past the buffer's end (float32 values under an int64 input).
@@ -250,18 +278,32 @@ pub fn run_resident(
         state.host.run.insert(v, t.clone());
     }
     let ran = run_steps(dev, plan, programs, &mut state).and_then(|_| {
+        // A blocking read waits for every kernel before it on the in-order queue, so a
+        // wall-only forward reads its outputs first and its finish finds the queue drained:
+        // one wait instead of two (about 2 µs, scripts/opencl_launch_cost.c). A timed one
+        // waits first, so that its phases tell the final wait apart from the read-back.
+        let read = |dev: &mut dyn Device, state: &mut RunState| {
+            let clock = Instant::now();
+            let outputs = read_outputs(dev, graph, state);
+            state.phases.add(|p| &mut p.read_back_ns, clock);
+            outputs
+        };
+        let early = if state.timing == Timing::WallOnly { Some(read(dev, &mut state)?) } else { None };
         let clock = Instant::now();
         dev.finish()?;
         state.phases.add(|p| &mut p.finish_ns, clock);
-        let clock = Instant::now();
-        let outputs = read_outputs(dev, graph, &state);
-        state.phases.add(|p| &mut p.read_back_ns, clock);
-        outputs
+        match early {
+            Some(outputs) => Ok(outputs),
+            None => read(dev, &mut state),
+        }
     });
     // The run's buffers go back to the pool for the next forward: every kernel using them is
-    // enqueued, and the queue is in order.
+    // enqueued, and the queue is in order. Last taken first: the pool hands out the last
+    // buffer given back first, so the next forward of the same plan and sizes takes each
+    // value's buffer of this one, and its launches pass the arguments the kernel objects hold.
     let clock = Instant::now();
-    let handed_back = std::mem::take(&mut state.buffers.run).into_values().try_for_each(|b| state.pool.give_back(b));
+    state.buffers.run.clear();
+    let handed_back = std::mem::take(&mut state.buffers.taken).into_iter().rev().try_for_each(|b| state.pool.give_back(b));
     let trimmed = handed_back.and_then(|()| state.pool.trim(dev));
     state.phases.add(|p| &mut p.release_ns, clock);
     let wall_ns = t0.elapsed().as_nanos() as u64;
@@ -316,6 +358,8 @@ impl HostTensors<'_> {
 struct RunBuffers<'w> {
     resident: &'w HashMap<String, BufferId>,
     run: HashMap<String, BufferId>,
+    /// This run's buffers in the order they were taken from the pool.
+    taken: Vec<BufferId>,
 }
 
 impl RunBuffers<'_> {
@@ -337,24 +381,26 @@ struct RunState<'w> {
     gen: Generator,
     records: Vec<Record>,
     phases: HostPhases,
+    timing: Timing,
+    launches: &'w mut LaunchCache,
 }
 
 fn run_steps(dev: &mut dyn Device, plan: &Plan, programs: &HashMap<String, ProgramId>, st: &mut RunState) -> Result<(), RunError> {
     let graph = &plan.graph;
-    let launch_kernel = |dev: &mut dyn Device, st: &mut RunState, kernel: &crate::lower::Kernel| -> Result<Option<EventId>, RunError> {
+    let launch_kernel = |dev: &mut dyn Device, st: &mut RunState, step: usize, kernel: &crate::lower::Kernel| -> Result<Option<EventId>, RunError> {
         let program = programs.get(&kernel.name).copied().ok_or_else(|| RunError::Input(format!("kernel `{}` has no compiled module", kernel.name)))?;
-        launch(dev, plan, kernel, program, st)
+        launch(dev, plan, step, kernel, program, st)
     };
     for (i, step) in plan.steps.iter().enumerate() {
         match step {
             Step::Meta { node } => st.scalars.check(graph, graph.node(*node))?,
             Step::Fallback { kernel, .. } | Step::Fused { kernel, .. } => {
-                let event = launch_kernel(dev, st, kernel)?;
+                let event = launch_kernel(dev, st, i, kernel)?;
                 st.records.push(Record { step: i, event, host_start_ns: 0, host_ns: 0 });
             }
             Step::Sync { node, kernel, values } => {
                 let node = graph.node(*node);
-                let event = launch_kernel(dev, st, kernel)?;
+                let event = launch_kernel(dev, st, i, kernel)?;
                 let (start, clock) = (puffin::now_ns(), Instant::now());
                 {
                     puffin::profile_scope!("sync", &node.name);
@@ -430,53 +476,9 @@ fn read_value(
     Tensor::from_le_bytes(dtype, &shape, &bytes).map_err(RunError::Input)
 }
 
-pub(super) fn upload(dev: &mut dyn Device, t: &Tensor, kernel: &str) -> Result<BufferId, RunError> {
-    // Buffers hold the tensor's own dtype; the kernel converts on load.
-    let bytes = t.to_le_bytes();
-    let b = dev.alloc(bytes.len()).map_err(|e| with_kernel(e, kernel))?;
-    if let Err(e) = dev.write(b, &bytes) {
-        let _ = dev.free(b);
-        return Err(e.into());
-    }
-    Ok(b)
-}
-
-/// Tensor `t` as a buffer of `layout` stores it: itself, or a 2-D weight transposed (element
-/// `(r, c)` of `[R, C]` at `c · R + r`).
-pub(super) fn stored(t: &Tensor, layout: Layout) -> Result<std::borrow::Cow<'_, Tensor>, String> {
-    match layout {
-        Layout::Plain => Ok(std::borrow::Cow::Borrowed(t)),
-        Layout::Transposed => {
-            let &[r, c] = t.shape() else { return Err(format!("a transposed layout needs 2 dims, not shape {:?}", t.shape())) };
-            Tensor::from_le_strided(t.dtype(), &[c, r], &[1, c], 0, &t.to_le_bytes()).map(std::borrow::Cow::Owned)
-        }
-    }
-}
-
-/// [`upload`] into a buffer of the run's pool.
-fn upload_pooled(dev: &mut dyn Device, pool: &mut BufferPool, t: &Tensor, kernel: &str) -> Result<BufferId, RunError> {
-    let bytes = t.to_le_bytes();
-    let b = pool.take(dev, bytes.len()).map_err(|e| with_kernel(e, kernel))?;
-    match dev.write(b, &bytes) {
-        Ok(()) => Ok(b),
-        Err(e) => {
-            let _ = pool.give_back(b);
-            Err(e.into())
-        }
-    }
-}
-
-/// Names the kernel in an out-of-memory error raised while preparing its launch.
-fn with_kernel(e: RuntimeError, kernel: &str) -> RuntimeError {
-    match e {
-        RuntimeError::OutOfMemory { bytes, kernel: None } => RuntimeError::OutOfMemory { bytes, kernel: Some(kernel.to_string()) },
-        e => e,
-    }
-}
-
 /// Launches `kernel`, first giving each value it touches a buffer: a host tensor's is
 /// uploaded, an output's taken from the pool. Each part's host time goes to its phase.
-fn launch(dev: &mut dyn Device, plan: &Plan, kernel: &crate::lower::Kernel, program: ProgramId, st: &mut RunState) -> Result<Option<EventId>, RunError> {
+fn launch(dev: &mut dyn Device, plan: &Plan, step: usize, kernel: &crate::lower::Kernel, program: ProgramId, st: &mut RunState) -> Result<Option<EventId>, RunError> {
     let graph = &plan.graph;
     let clock = Instant::now();
     // Host time of uploads and allocations inside this launch, which count in their own phases.
@@ -511,14 +513,23 @@ fn launch(dev: &mut dyn Device, plan: &Plan, kernel: &crate::lower::Kernel, prog
         };
         elsewhere_ns += start.elapsed().as_nanos() as u64;
         st.buffers.run.insert(key, id);
+        st.buffers.taken.push(id);
         args.push(KernelArg::Buffer(id));
     }
-    let b = &st.scalars.bindings;
-    let event = match launch_shape(kernel, b)? {
-        Some(shape) => {
-            args.extend(size_args(kernel, b)?.into_iter().chain(shape.schedule_args).chain(rng_args(kernel, &st.gen)).map(KernelArg::I64));
+    let event = match st.launches.launch(step, kernel, &st.scalars.bindings)? {
+        Some((shape, ints)) => {
+            args.extend(ints.iter().copied().chain(rng_args(kernel, &st.gen)).map(KernelArg::I64));
             st.phases.launches += 1;
-            Some(dev.launch(program, &kernel.name, &args, shape.global, Some(shape.local))?)
+            let enqueue = Instant::now();
+            let event = match st.timing {
+                Timing::Kernels => Some(dev.launch(program, &kernel.name, &args, shape.global, Some(shape.local))?),
+                Timing::WallOnly => {
+                    dev.launch_untimed(program, &kernel.name, &args, shape.global, Some(shape.local))?;
+                    None
+                }
+            };
+            st.phases.enqueue_ns += enqueue.elapsed().as_nanos() as u64;
+            event
         }
         None => None,
     };

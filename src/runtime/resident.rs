@@ -9,7 +9,9 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
-use super::plan::{load_weights, stored, upload, RunError};
+use super::plan::{load_weights, RunError};
+use super::upload::{stored, upload};
+use super::launch_shape::LaunchCache;
 use super::pool::BufferPool;
 use super::{BufferId, Device};
 use crate::exec::Tensor;
@@ -25,12 +27,14 @@ pub struct Resident {
     /// Behind a lock so that runs take `&Resident` (callers hold the weights shared across
     /// the plans they alternate); one forward at a time holds it.
     pool: Mutex<BufferPool>,
+    /// The plan's launches as the last forward evaluated them, reused at the same bindings.
+    launches: Mutex<LaunchCache>,
 }
 
 impl Resident {
     /// The weights on the host only: a run uploads what its kernels read and frees it after.
     pub fn on_host(model: &Model, plan: &Plan) -> Result<Resident, RunError> {
-        Ok(Resident { host: load_weights(model, &plan.graph)?, buffers: HashMap::new(), pool: Mutex::default() })
+        Ok(Resident { host: load_weights(model, &plan.graph)?, buffers: HashMap::new(), pool: Mutex::default(), launches: Mutex::default() })
     }
 
     /// The weights on the host and uploaded to `dev`, for runs that reuse them; give them back
@@ -74,6 +78,12 @@ impl Resident {
     /// holds a consistent pool: every change to it is a single insert or remove.
     pub(super) fn pool(&self) -> MutexGuard<'_, BufferPool> {
         self.pool.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The plan's cached launches; like the pool's, a poisoned lock still holds consistent
+    /// entries (each is replaced whole).
+    pub(super) fn launches(&self) -> MutexGuard<'_, LaunchCache> {
+        self.launches.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     pub(super) fn host(&self) -> &HashMap<ValueId, Tensor> {

@@ -18,6 +18,8 @@
 
 static int live;     /* objects created and not yet destroyed */
 static int unordered; /* commands appended while an earlier one may still run, with no barrier between */
+static int arguments_set; /* zeKernelSetArgumentValue calls that succeeded */
+static int events_made;   /* zeEventCreate calls that succeeded */
 static uint64_t clock_ticks = 0xFFFFFFC0ull; /* wraps the 32-bit counter in the first kernel */
 static ze_api_version_t api_version =
 #ifdef FAKE_API_1_1
@@ -28,6 +30,8 @@ static ze_api_version_t api_version =
 
 EXPORT int fake_live_objects(void) { return live; }
 EXPORT int fake_unordered_commands(void) { return unordered; }
+EXPORT int fake_arguments_set(void) { return arguments_set; }
+EXPORT int fake_events_made(void) { return events_made; }
 
 static void *make(size_t size) { live++; return calloc(1, size); }
 static ze_result_t destroy(void *object) {
@@ -211,7 +215,7 @@ ze_result_t zeKernelSetArgumentValue(ze_kernel_handle_t k, uint32_t index, size_
     static const size_t sizes[2] = {sizeof(void *), sizeof(int)};
     if (index >= 2) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_INDEX;
     if (size != sizes[index] || !value) return ZE_RESULT_ERROR_INVALID_KERNEL_ARGUMENT_SIZE;
-    k->args[index].size = size; memcpy(k->args[index].value, value, size); return ZE_RESULT_SUCCESS;
+    k->args[index].size = size; memcpy(k->args[index].value, value, size); arguments_set++; return ZE_RESULT_SUCCESS;
 }
 ze_result_t zeKernelSetGroupSize(ze_kernel_handle_t k, uint32_t x, uint32_t y, uint32_t z) {
     if (x * y * z > 512) return ZE_RESULT_ERROR_INVALID_GROUP_SIZE_DIMENSION;
@@ -243,7 +247,7 @@ ze_result_t zeEventPoolCreate(ze_context_handle_t c, const ze_event_pool_desc_t 
 ze_result_t zeEventPoolDestroy(ze_event_pool_handle_t p) { return destroy(p); }
 ze_result_t zeEventCreate(ze_event_pool_handle_t p, const ze_event_desc_t *desc, ze_event_handle_t *out) {
     if (desc->index >= p->count) return ZE_RESULT_ERROR_INVALID_ARGUMENT;
-    *out = make(sizeof(**out)); (*out)->pool = p; return ZE_RESULT_SUCCESS;
+    *out = make(sizeof(**out)); (*out)->pool = p; events_made++; return ZE_RESULT_SUCCESS;
 }
 ze_result_t zeEventDestroy(ze_event_handle_t e) { return destroy(e); }
 /* Never blocks: an event that nothing signalled yet is a bug in the caller (it would hang). */
