@@ -17,29 +17,12 @@ mod common;
 use std::path::PathBuf;
 
 use xpu_workbench::decomp::{Marks, Mode};
-use xpu_workbench::exec;
-use xpu_workbench::lower::kernel::{BinOp, KExpr, Kernel};
+use xpu_workbench::lower::kernel::Kernel;
 use xpu_workbench::lower::schedule::Schedule;
 use xpu_workbench::opinfo;
-use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/attention_gqa")
-}
-
-/// Divisions and remainders by a non-constant whose dividend moves with a fold's variable
-/// (the output coordinates are variables `0..rank`; every other variable is a fold's).
-fn divisions_in_folds(k: &Kernel) -> usize {
-    let free = k.free_vars();
-    let coords = (1u128 << k.domain.len()) - 1;
-    k.exprs
-        .iter()
-        .enumerate()
-        .filter(|(i, e)| match e {
-            KExpr::Binary(BinOp::Div | BinOp::Rem, _, d) => !matches!(k.expr(*d), KExpr::I64(_)) && free[*i] & !coords != 0,
-            _ => false,
-        })
-        .count()
 }
 
 #[test]
@@ -70,28 +53,16 @@ fn grouped_query_attention_matches_pytorch_on_opencl() {
                     if cached != [(true, 2), (false, 0)] {
                         failures.push(format!("{what}: row vectors (early, copies in the statistics) {cached:?}, expected the scores then the weights"));
                     }
-                    let n = divisions_in_folds(k);
+                    let n = common::opinfo::divisions_in_folds(k);
                     if n > 0 {
                         failures.push(format!("{what}: {n} divisions by a run-time size inside the attention's folds"));
                     }
                 }
                 other => failures.push(format!("{what}: {} attention kernels, expected one", other.len())),
             }
-            let modules = compile_plan(&plan).expect("compiles");
-            for m in modules.iter().flatten() {
-                if let Some(Err(e)) = common::spirv_val(m) {
-                    failures.push(format!("{what}: spirv-val rejects `{}`: {}", m.name, e.lines().next().unwrap_or("")));
-                }
-            }
-            let Some(dev) = dev.as_mut() else { continue };
-            let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
-            match run_on_device(dev, &plan, &modules, &model, &inputs, &b) {
-                Ok(r) => {
-                    if let Err(e) = common::opinfo::close(&what, &r.outputs[0], &want[0], case) {
-                        failures.push(e);
-                    }
-                }
-                Err(e) => failures.push(format!("{what}: {e}")),
+            let Some(outputs) = common::opinfo::compile_and_run(&mut dev, &plan, &model, &inputs, &what, &mut failures) else { continue };
+            if let Err(e) = common::opinfo::close(&what, &outputs[0], &want[0], case) {
+                failures.push(e);
             }
         }
     }

@@ -17,7 +17,6 @@ use xpu_workbench::exec;
 use xpu_workbench::lower::schedule::{Schedule, CHANNEL_BLOCK};
 use xpu_workbench::lower::wide_block::WIDE_CHANNEL_BLOCK;
 use xpu_workbench::opinfo;
-use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/conv_blocks")
@@ -95,21 +94,9 @@ fn blocked_convolutions_match_pytorch_on_opencl() {
                 Some(k) if k.schedule == want_schedule => {}
                 _ => failures.push(format!("{what}: schedules {schedules:?}, expected the convolution on {want_schedule:?}")),
             }
-            let modules = compile_plan(&plan).expect("compiles");
-            for m in modules.iter().flatten() {
-                if let Some(Err(e)) = common::spirv_val(m) {
-                    failures.push(format!("{what}: spirv-val rejects `{}`: {}", m.name, e.lines().next().unwrap_or("")));
-                }
-            }
-            let Some(dev) = dev.as_mut() else { continue };
-            let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
-            match run_on_device(dev, &plan, &modules, &model, &inputs, &b) {
-                Ok(r) => {
-                    if let Err(e) = common::opinfo::close(&what, &r.outputs[0], &want[0], case) {
-                        failures.push(e);
-                    }
-                }
-                Err(e) => failures.push(format!("{what}: {e}")),
+            let Some(outputs) = common::opinfo::compile_and_run(&mut dev, &plan, &model, &inputs, &what, &mut failures) else { continue };
+            if let Err(e) = common::opinfo::close(&what, &outputs[0], &want[0], case) {
+                failures.push(e);
             }
         }
     }

@@ -16,7 +16,6 @@ use xpu_workbench::exec;
 use xpu_workbench::lower::kernel::KExpr;
 use xpu_workbench::lower::schedule::Schedule;
 use xpu_workbench::opinfo;
-use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/grouped_mm")
@@ -49,26 +48,14 @@ fn grouped_products_run_as_kernels_and_match_pytorch_on_opencl() {
             if !block && (products.len() != 1 || matches!(products[0], Schedule::Tiled { .. })) {
                 failures.push(format!("{what}: product kernels on {products:?}, expected one, not tiled"));
             }
-            let modules = compile_plan(&plan).expect("compiles");
-            for m in modules.iter().flatten() {
-                if let Some(Err(e)) = common::spirv_val(m) {
-                    failures.push(format!("{what}: spirv-val rejects `{}`: {}", m.name, e.lines().next().unwrap_or("")));
-                }
+            let Some(outputs) = common::opinfo::compile_and_run(&mut dev, &plan, &model, &inputs, &what, &mut failures) else { continue };
+            if outputs.len() != want.len() {
+                failures.push(format!("{what}: {} outputs, PyTorch {}", outputs.len(), want.len()));
             }
-            let Some(dev) = dev.as_mut() else { continue };
-            let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
-            match run_on_device(dev, &plan, &modules, &model, &inputs, &b) {
-                Ok(r) => {
-                    if r.outputs.len() != want.len() {
-                        failures.push(format!("{what}: {} outputs, PyTorch {}", r.outputs.len(), want.len()));
-                    }
-                    for (k, (got, want)) in r.outputs.iter().zip(&want).enumerate() {
-                        if let Err(e) = common::opinfo::close(&format!("{what} output {k}"), got, want, case) {
-                            failures.push(e);
-                        }
-                    }
+            for (k, (got, want)) in outputs.iter().zip(&want).enumerate() {
+                if let Err(e) = common::opinfo::close(&format!("{what} output {k}"), got, want, case) {
+                    failures.push(e);
                 }
-                Err(e) => failures.push(format!("{what}: {e}")),
             }
         }
         // The reference interpreter agrees with PyTorch too (it is what host steps ran).

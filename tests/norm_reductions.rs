@@ -13,11 +13,9 @@ mod common;
 use std::path::PathBuf;
 
 use xpu_workbench::decomp::{Marks, Mode};
-use xpu_workbench::exec;
 use xpu_workbench::lower::schedule::Schedule;
 use xpu_workbench::lower::Step;
 use xpu_workbench::opinfo;
-use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/norm_reductions")
@@ -83,21 +81,9 @@ fn norm_statistics_are_folded_once_and_match_pytorch_on_opencl() {
                     }
                 }
             }
-            let modules = compile_plan(&plan).expect("compiles");
-            for m in modules.iter().flatten() {
-                if let Some(Err(e)) = common::spirv_val(m) {
-                    failures.push(format!("{what}: spirv-val rejects `{}`: {}", m.name, e.lines().next().unwrap_or("")));
-                }
-            }
-            let Some(dev) = dev.as_mut() else { continue };
-            let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
-            match run_on_device(dev, &plan, &modules, &model, &inputs, &b) {
-                Ok(r) => {
-                    if let Err(e) = common::opinfo::close(&what, &r.outputs[0], &want[0], case) {
-                        failures.push(e);
-                    }
-                }
-                Err(e) => failures.push(format!("{what}: {e}")),
+            let Some(outputs) = common::opinfo::compile_and_run(&mut dev, &plan, &model, &inputs, &what, &mut failures) else { continue };
+            if let Err(e) = common::opinfo::close(&what, &outputs[0], &want[0], case) {
+                failures.push(e);
             }
         }
     }

@@ -18,29 +18,12 @@ mod common;
 use std::path::PathBuf;
 
 use xpu_workbench::decomp::{Marks, Mode};
-use xpu_workbench::exec;
-use xpu_workbench::lower::kernel::{BinOp, KExpr, Kernel};
+use xpu_workbench::lower::kernel::Kernel;
 use xpu_workbench::lower::schedule::Schedule;
 use xpu_workbench::opinfo;
-use xpu_workbench::runtime::plan::{compile_plan, run_on_device};
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/view_products")
-}
-
-/// Divisions and remainders by a non-constant whose dividend moves with a fold's variable
-/// (the output coordinates are variables `0..rank`; every other variable is a fold's).
-fn divisions_in_folds(k: &Kernel) -> usize {
-    let free = k.free_vars();
-    let coords = (1u128 << k.domain.len()) - 1;
-    k.exprs
-        .iter()
-        .enumerate()
-        .filter(|(i, e)| match e {
-            KExpr::Binary(BinOp::Div | BinOp::Rem, _, d) => !matches!(k.expr(*d), KExpr::I64(_)) && free[*i] & !coords != 0,
-            _ => false,
-        })
-        .count()
 }
 
 #[test]
@@ -68,33 +51,21 @@ fn products_read_through_views_match_pytorch_on_opencl() {
                 if !matches!(k.schedule, Schedule::Channels { .. }) {
                     failures.push(format!("{what}: `{}` on {:?}, expected rows blocked on the column schedule", k.name, k.schedule));
                 }
-                let n = divisions_in_folds(k);
+                let n = common::opinfo::divisions_in_folds(k);
                 if n > 0 {
                     failures.push(format!("{what}: `{}` keeps {n} divisions by a run-time size inside its contraction", k.name));
                 }
             }
-            let modules = compile_plan(&plan).expect("compiles");
-            for m in modules.iter().flatten() {
-                if let Some(Err(e)) = common::spirv_val(m) {
-                    failures.push(format!("{what}: spirv-val rejects `{}`: {}", m.name, e.lines().next().unwrap_or("")));
-                }
-            }
-            let Some(dev) = dev.as_mut() else { continue };
-            let b = exec::infer_bindings(&model, &plan.graph, &inputs).expect("bindings");
-            match run_on_device(dev, &plan, &modules, &model, &inputs, &b) {
-                Ok(r) => {
-                    for (i, w) in want.iter().enumerate() {
-                        match r.outputs.get(i) {
-                            Some(got) => {
-                                if let Err(e) = common::opinfo::close(&format!("{what} output {i}"), got, w, case) {
-                                    failures.push(e);
-                                }
-                            }
-                            None => failures.push(format!("{what}: no output {i}")),
+            let Some(outputs) = common::opinfo::compile_and_run(&mut dev, &plan, &model, &inputs, &what, &mut failures) else { continue };
+            for (i, w) in want.iter().enumerate() {
+                match outputs.get(i) {
+                    Some(got) => {
+                        if let Err(e) = common::opinfo::close(&format!("{what} output {i}"), got, w, case) {
+                            failures.push(e);
                         }
                     }
+                    None => failures.push(format!("{what}: no output {i}")),
                 }
-                Err(e) => failures.push(format!("{what}: {e}")),
             }
         }
     }

@@ -56,3 +56,47 @@ pub fn close(what: &str, got: &Tensor, want: &Tensor, case: &Case) -> Result<(),
         None => Ok(()),
     }
 }
+
+/// A block test's plan compiled, every module held to `spirv-val`, and run on `dev` with
+/// `inputs`: the run's outputs, or `None` with no device (a skip) or after pushing why the run
+/// failed onto `failures` (each named by `what`).
+pub fn compile_and_run(
+    dev: &mut Option<xpu_workbench::runtime::opencl::OpenClDevice>,
+    plan: &xpu_workbench::lower::Plan,
+    model: &xpu_workbench::ir::Model,
+    inputs: &[Tensor],
+    what: &str,
+    failures: &mut Vec<String>,
+) -> Option<Vec<Tensor>> {
+    let modules = xpu_workbench::runtime::plan::compile_plan(plan).expect("compiles");
+    for m in modules.iter().flatten() {
+        if let Some(Err(e)) = super::spirv_val(m) {
+            failures.push(format!("{what}: spirv-val rejects `{}`: {}", m.name, e.lines().next().unwrap_or("")));
+        }
+    }
+    let dev = dev.as_mut()?;
+    let b = xpu_workbench::exec::infer_bindings(model, &plan.graph, inputs).expect("bindings");
+    match xpu_workbench::runtime::plan::run_on_device(dev, plan, &modules, model, inputs, &b) {
+        Ok(r) => Some(r.outputs),
+        Err(e) => {
+            failures.push(format!("{what}: {e}"));
+            None
+        }
+    }
+}
+
+/// Divisions and remainders by a non-constant whose dividend moves with a fold's variable
+/// (the output coordinates are variables `0..rank`; every other variable is a fold's).
+pub fn divisions_in_folds(k: &xpu_workbench::lower::Kernel) -> usize {
+    use xpu_workbench::lower::kernel::{BinOp, KExpr};
+    let free = k.free_vars();
+    let coords = (1u128 << k.domain.len()) - 1;
+    k.exprs
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| match e {
+            KExpr::Binary(BinOp::Div | BinOp::Rem, _, d) => !matches!(k.expr(*d), KExpr::I64(_)) && free[*i] & !coords != 0,
+            _ => false,
+        })
+        .count()
+}
