@@ -152,6 +152,15 @@ pub fn batch_norm(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     Ok(outs.into_iter().take(1).collect())
 }
 
+/// A per-channel vector `[C]` with `rank - 2` trailing `unsqueeze(-1)`s, to broadcast against
+/// `[N, C, ...]` (as torch's `native_batch_norm_helper` shapes its statistics and affine terms).
+fn per_channel(rw: &mut Rw, mut v: ValueId, rank: usize) -> Result<ValueId, RuleError> {
+    for _ in 2..rank {
+        v = rw.op("aten.unsqueeze.default", vec![("self", A::T(v)), ("dim", A::I(-1))])?;
+    }
+    Ok(v)
+}
+
 /// `_native_batch_norm_legit.no_stats` — `batch_norm(training=True)` with no running
 /// statistics: a normalisation by the batch's own statistics, nothing updated. timm's NF-Nets
 /// standardise their convolution weights so (`ScaledStdConv2d`: `F.batch_norm(w.reshape(1, out,
@@ -185,18 +194,12 @@ pub fn native_batch_norm_no_stats(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError
     let rstd = rw.op("aten.rsqrt.default", vec![("self", A::T(var_eps))])?;
     let centered = rw.op("aten.sub.Tensor", vec![("self", A::T(x)), ("other", A::T(mean))])?;
     let mut y = rw.op("aten.mul.Tensor", vec![("self", A::T(centered)), ("other", A::T(rstd))])?;
-    let per_channel = |rw: &mut Rw, mut v: ValueId| -> Result<ValueId, RuleError> {
-        for _ in 2..rank {
-            v = rw.op("aten.unsqueeze.default", vec![("self", A::T(v)), ("dim", A::I(-1))])?;
-        }
-        Ok(v)
-    };
     if let Some(w) = rw.opt_t("weight")? {
-        let w = per_channel(rw, w)?;
+        let w = per_channel(rw, w, rank)?;
         y = rw.op("aten.mul.Tensor", vec![("self", A::T(y)), ("other", A::T(w))])?;
     }
     if let Some(b) = rw.opt_t("bias")? {
-        let b = per_channel(rw, b)?;
+        let b = per_channel(rw, b, rank)?;
         y = rw.op("aten.add.Tensor", vec![("self", A::T(y)), ("other", A::T(b))])?;
     }
     if rw.meta(y)?.dtype != dtype {
@@ -218,12 +221,6 @@ pub fn batch_norm_no_training(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     // As torch's `native_batch_norm_helper`: the running statistics are copied to the computation
     // dtype (`.to(copy=True)`, a `convert_element_type` even when it is the same), and per-channel
     // vectors get `rank - 2` trailing `unsqueeze(-1)`s to broadcast against [N, C, ...].
-    let per_channel = |rw: &mut Rw, mut v: ValueId| -> Result<ValueId, RuleError> {
-        for _ in 2..rank {
-            v = rw.op("aten.unsqueeze.default", vec![("self", A::T(v)), ("dim", A::I(-1))])?;
-        }
-        Ok(v)
-    };
     let to = |rw: &mut Rw, v: ValueId| -> Result<ValueId, RuleError> {
         rw.op("prims.convert_element_type.default", vec![("a", A::T(v)), ("dtype", A::Raw(Arg::ScalarType(dtype)))])
     };
@@ -240,16 +237,16 @@ pub fn batch_norm_no_training(rw: &mut Rw) -> Result<Vec<ValueId>, RuleError> {
     } else {
         rw.op("aten.rsqrt.default", vec![("self", A::T(var_eps))])?
     };
-    let mean_c = per_channel(rw, mean)?;
-    let rstd_c = per_channel(rw, rstd)?;
+    let mean_c = per_channel(rw, mean, rank)?;
+    let rstd_c = per_channel(rw, rstd, rank)?;
     let centered = rw.op("aten.sub.Tensor", vec![("self", A::T(x)), ("other", A::T(mean_c))])?;
     let mut y = rw.op("aten.mul.Tensor", vec![("self", A::T(centered)), ("other", A::T(rstd_c))])?;
     if let Some(w) = rw.opt_t("weight")? {
-        let w_c = per_channel(rw, w)?;
+        let w_c = per_channel(rw, w, rank)?;
         y = rw.op("aten.mul.Tensor", vec![("self", A::T(y)), ("other", A::T(w_c))])?;
     }
     if let Some(b) = rw.opt_t("bias")? {
-        let b_c = per_channel(rw, b)?;
+        let b_c = per_channel(rw, b, rank)?;
         y = rw.op("aten.add.Tensor", vec![("self", A::T(y)), ("other", A::T(b_c))])?;
     }
     Ok(vec![y])
