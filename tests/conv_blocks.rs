@@ -24,7 +24,7 @@ fn dir() -> PathBuf {
 
 /// The schedule each case's convolution kernel must get, by the case's name in the index.
 fn expected(name: &str) -> Option<Schedule> {
-    let blocked = |group, block| Some(Schedule::Channels { group, dims: 2, coord: 1, block, pixels: 1 });
+    let blocked = |group, block| Some(Schedule::Channels { group, dims: 2, coord: 1, block });
     match name {
         "odd_channels_3x3" => blocked(64, CHANNEL_BLOCK),
         // 3 channels × 49 taps: deep enough for 16 lanes.
@@ -40,7 +40,7 @@ fn expected(name: &str) -> Option<Schedule> {
         // columns).
         "small_map_3x3" => blocked(16, WIDE_CHANNEL_BLOCK),
         "small_map_5x5_stride2" => blocked(16, WIDE_CHANNEL_BLOCK),
-        "conv1d_stride2" => Some(Schedule::Channels { group: 64, dims: 1, coord: 1, block: CHANNEL_BLOCK, pixels: 1 }),
+        "conv1d_stride2" => Some(Schedule::Channels { group: 64, dims: 1, coord: 1, block: CHANNEL_BLOCK }),
         "conv3d_odd" => blocked(64, CHANNEL_BLOCK),
         // Folds of 144, 128 and 144 multiply-adds per output: 16 lanes (20 channels: one
         // ragged block), the channel loop innermost; a group of 16 channels is one block.

@@ -25,7 +25,7 @@ fn dir() -> PathBuf {
 
 /// The schedule the product's kernel must get, by case name.
 fn expected(name: &str) -> Option<Schedule> {
-    let blocked = |group, coord, block| Some(Schedule::Channels { group, dims: 1, coord, block, pixels: 1 });
+    let blocked = |group, coord, block| Some(Schedule::Channels { group, dims: 1, coord, block });
     match name {
         // [17, s, 64]: 64 columns in one group, the static 17 blocked by 8 (blocks 8, 8, 1;
         // the dynamic s is not blocked: equal blocks prefer the first coordinate).

@@ -40,7 +40,7 @@ enum Want {
 }
 
 fn expected(name: &str, mode: Mode) -> Option<Want> {
-    let blocked = |group, coord, block| Some(Want::Exactly(Schedule::Channels { group, dims: 1, coord, block, pixels: 1 }));
+    let blocked = |group, coord, block| Some(Want::Exactly(Schedule::Channels { group, dims: 1, coord, block }));
     match (name, mode) {
         // [2, 7, 128] in both modes (full mode's `addmm` is read through views of it): the 7
         // rows of a batch form one block, 128 columns one group.

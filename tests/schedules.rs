@@ -415,7 +415,7 @@ fn small_products_leave_the_tiles() {
     assert_eq!(schedule::choose(&product_kernel(None, 768, 64), true), Schedule::Elementwise);
     assert_eq!(schedule::choose(&product_kernel(None, 1024, 1024), true), Schedule::Elementwise);
     let k = schedule::apply(product_kernel(None, 32, 32), true);
-    assert_eq!(k.schedule, Schedule::Channels { group: 32, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK, pixels: 1 });
+    assert_eq!(k.schedule, Schedule::Channels { group: 32, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK });
     assert!(schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(None, 32, 32) }));
     // Lanes 1..8 read row `i + b < m ? i + b : m - 1`: the run-time extent bounds the last
     // block's reads.
@@ -424,7 +424,7 @@ fn small_products_leave_the_tiles() {
     assert_eq!(clamps.count(), schedule::CHANNEL_BLOCK as usize - 1);
     // On columns with rows blocked, and the product counted as computed once per output.
     let k = schedule::apply(product_kernel(Some(14), 128, 32), true);
-    assert_eq!(k.schedule, Schedule::Channels { group: 128, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK, pixels: 1 });
+    assert_eq!(k.schedule, Schedule::Channels { group: 128, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK });
     assert!(schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(Some(14), 128, 32) }));
     assert!(schedule::product_once(&Kernel { schedule: Schedule::Elementwise, ..product_kernel(Some(128), 128, 128) }));
 }
@@ -460,7 +460,7 @@ fn large_products_leave_the_tiles() {
         // Its row (192 · 768 multiply-adds) is at most SMALL_ROW: small by its row.
         assert!(schedule::small_product(&k, reduce) && !gemm::large_product(&k, reduce), "{m:?}");
         let k = schedule::apply(k, true);
-        assert_eq!(k.schedule, Schedule::Channels { group: 256, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK, pixels: 1 }, "{m:?}");
+        assert_eq!(k.schedule, Schedule::Channels { group: 256, dims: 1, coord: 0, block: schedule::CHANNEL_BLOCK }, "{m:?}");
         let selects = k.exprs.iter().filter(|e| matches!(e, KExpr::Select(..))).count();
         let mins = k.exprs.iter().filter(|e| matches!(e, KExpr::Binary(BinOp::Min, ..))).count();
         assert_eq!((selects, mins), (schedule::CHANNEL_BLOCK as usize - 1, 0), "{m:?}");

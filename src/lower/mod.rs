@@ -35,7 +35,6 @@ pub mod gemm;
 pub mod kernel;
 pub mod ops;
 mod plan;
-pub mod pixel_block;
 pub mod recompute;
 mod reduction_budget;
 pub mod rng;

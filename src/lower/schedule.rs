@@ -64,11 +64,8 @@ pub enum Schedule {
     /// once for all of them). The grid's rows count blocks along `coord`, whose variable holds
     /// the block's first index; the stores are `block` lane copies of each (`Kernel::lanes`:
     /// store `s` lane `b` at `s · block + b`, for index `coord + b`), and no lane past the
-    /// coordinate's extent stores. With `pixels` > 1 each lane is `pixels` lanes again, of
-    /// consecutive indices of the last (a column) coordinate, whose variable holds the first
-    /// ([`super::pixel_block`]): the column counts blocks of `pixels` there, and store `s`
-    /// channel lane `b` pixel `p` is at `(s · block + b) · pixels + p`.
-    Channels { group: u32, dims: u32, coord: u32, block: u32, pixels: u32 },
+    /// coordinate's extent stores.
+    Channels { group: u32, dims: u32, coord: u32, block: u32 },
     /// Row statistics over the first `outer` output coordinates (a row is one index of them),
     /// folded over `extent` elements. `group` is the largest work-group the launch may give a
     /// row; `coop` says whether a group may fold a row together (float32 sums, maxima and
@@ -278,9 +275,6 @@ pub fn finish(mut k: Kernel) -> Kernel {
             k.schedule = Schedule::Columns { group, dims: 1 };
         } else if let Some((group, dims)) = columns(&k) {
             k.schedule = Schedule::Columns { group, dims };
-            if let Some(blocked) = super::pixel_block::blocked(&k, dims, super::wide_block::block_for(&k)) {
-                return blocked;
-            }
             if let Some(blocked) = channels_upto(&k, group, dims, super::wide_block::block_for(&k)) {
                 return blocked;
             }
@@ -338,7 +332,7 @@ fn small_map_channels(k: &Kernel) -> Option<Kernel> {
     let most = super::wide_block::block_for(k);
     let pick = |groups: &[u32]| groups.iter().copied().min_by(|a, b| idle(*a).total_cmp(&idle(*b))).filter(|g| idle(*g) <= 0.5);
     let group = pick(&SMALL_COLUMN_GROUPS).or_else(|| pick(super::wide_block::tiny_map_groups(most)))?;
-    super::pixel_block::blocked(k, dims, most).or_else(|| channels_upto(k, group, dims, most))
+    channels_upto(k, group, dims, most)
 }
 
 /// Work-items per group along the columns, tried largest first among those that divide the
@@ -420,7 +414,7 @@ pub fn channels_upto(k: &Kernel, group: u32, dims: u32, most: u32) -> Option<Ker
     }
     let (_, coord, extent, block) = best?;
     let mut out = k.lanes(coord, block as u32, extent)?;
-    out.schedule = Schedule::Channels { group, dims, coord, block: block as u32, pixels: 1 };
+    out.schedule = Schedule::Channels { group, dims, coord, block: block as u32 };
     Some(out)
 }
 

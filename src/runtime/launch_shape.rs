@@ -74,15 +74,12 @@ pub fn launch_shape_with(kernel: &crate::lower::Kernel, b: &Bindings, row_group:
             // A column no group divides is rounded up; the kernel skips the work-items past it.
             plain([product(&sizes[split..]).div_ceil(group as usize) * group as usize, product(&sizes[..split]), 1], [group as usize, 1, 1])
         }
-        Schedule::Channels { group, dims, coord, block, pixels } => {
+        Schedule::Channels { group, dims, coord, block } => {
             let split = sizes.len().saturating_sub(dims as usize);
-            // The rows count blocks of `block` indices along `coord`, the last block ragged;
-            // the columns blocks of `pixels` along the last coordinate, likewise.
+            // The rows count blocks of `block` indices along `coord`, the last block ragged.
             let c = sizes.get(coord as usize).copied().unwrap_or(1).max(1);
             let rows = product(&sizes[..split]) / c * c.div_ceil(block.max(1) as usize);
-            let w = sizes.last().copied().unwrap_or(1).max(1);
-            let columns = product(&sizes[split..]) / w * w.div_ceil(pixels.max(1) as usize);
-            plain([columns.div_ceil(group as usize) * group as usize, rows, 1], [group as usize, 1, 1])
+            plain([product(&sizes[split..]).div_ceil(group as usize) * group as usize, rows, 1], [group as usize, 1, 1])
         }
         Schedule::Rows { outer, group, coop, extent } => {
             let outer = (outer as usize).min(sizes.len());

@@ -269,13 +269,12 @@ impl Kernel {
     fn check_schedule(&self) -> Result<(), Problem> {
         match self.schedule {
             Schedule::Elementwise | Schedule::Columns { .. } => Ok(()),
-            Schedule::Channels { dims, coord, block, pixels, .. } => {
+            Schedule::Channels { dims, coord, block, .. } => {
                 let rows = self.domain.len().saturating_sub(dims as usize);
-                let lanes = block as usize * pixels as usize;
-                if coord as usize >= rows || lanes == 0 || dims == 0 || self.stores.len() % lanes != 0 {
+                if coord as usize >= rows || block == 0 || self.stores.len() % block as usize != 0 {
                     return Err(Problem::Type {
                         at: Site::Schedule("coord"),
-                        expected: format!("a row coordinate (below {rows}) and {block}×{pixels} lane stores per output"),
+                        expected: format!("a row coordinate (below {rows}) and {block} lane stores per output"),
                         found: format!("coordinate {coord}, {} stores", self.stores.len()),
                     });
                 }
