@@ -19,14 +19,17 @@ pub(super) fn upload(dev: &mut dyn Device, t: &Tensor, kernel: &str) -> Result<B
 }
 
 /// Tensor `t` as a buffer of `layout` stores it: itself, or a 2-D weight transposed (element
-/// `(r, c)` of `[R, C]` at `c · R + r`).
+/// `(r, c)` of `[R, C]` at `c · R + r`), or a 3-D one transposed per leading index (`(g, r, c)`
+/// of `[G, R, C]` at `g · C · R + c · R + r`).
 pub(super) fn stored(t: &Tensor, layout: Layout) -> Result<std::borrow::Cow<'_, Tensor>, String> {
-    match layout {
-        Layout::Plain => Ok(std::borrow::Cow::Borrowed(t)),
-        Layout::Transposed => {
-            let &[r, c] = t.shape() else { return Err(format!("a transposed layout needs 2 dims, not shape {:?}", t.shape())) };
-            Tensor::from_le_strided(t.dtype(), &[c, r], &[1, c], 0, &t.to_le_bytes()).map(std::borrow::Cow::Owned)
+    match (layout, t.shape()) {
+        (Layout::Plain, _) => Ok(std::borrow::Cow::Borrowed(t)),
+        (Layout::Transposed, &[r, c]) => Tensor::from_le_strided(t.dtype(), &[c, r], &[1, c], 0, &t.to_le_bytes()).map(std::borrow::Cow::Owned),
+        (Layout::Transposed, &[g, r, c]) => {
+            let plane = r.checked_mul(c).ok_or_else(|| format!("shape {:?} overflows", t.shape()))?;
+            Tensor::from_le_strided(t.dtype(), &[g, c, r], &[plane, 1, c], 0, &t.to_le_bytes()).map(std::borrow::Cow::Owned)
         }
+        (Layout::Transposed, shape) => Err(format!("a transposed layout needs 2 or 3 dims, not shape {shape:?}")),
     }
 }
 

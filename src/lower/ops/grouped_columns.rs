@@ -1,0 +1,205 @@
+//! Grouped products (`super::grouped`) on the column schedule, their experts' weights read
+//! from a copy stored transposed per expert.
+//!
+//! Why (docs/PERFORMANCE.md, "Issue 28: grouped_mm for mixture-of-experts"): the weight a row
+//! reads depends on the row's group, so the product is no tiled product and the schedule
+//! chooser saw a statistic per output: the row schedule gave every output a work-group that
+//! folded its `K` products and combined them by a work-group reduction — about 3.4 G
+//! multiply-adds/s on the OpenCL CPU device. On [`Schedule::Columns`] a work-item per output
+//! column folds its dot product serially: the row operand is one scalar per step (the same
+//! for every work-item of the group, as is the row's group) and the weight one vector across
+//! the work-items — once neighbouring columns are neighbouring elements. MoE layers pass
+//! `w.transpose(-1, -2)` of an expert weight `[G, N, K]`, read at `g · N · K + j · K + k`
+//! (column `j` `K` floats from the next), so a resident weight is stored transposed per
+//! expert at upload (`Layout::Transposed`, 3-D) and read at `g · K · N + k · N + j`.
+
+use std::collections::HashMap;
+
+use crate::ir::{DType, Graph, InputKind};
+use crate::lower::kernel::{Access, BinOp, Elem, ExprId, KExpr, Kernel, Layout, RedOp, VarId};
+use crate::lower::schedule::Schedule;
+
+/// Column groups tried, largest first; the one leaving the fewest work-items idle is taken.
+const GROUPS: [u32; 5] = [256, 128, 64, 32, 16];
+
+/// A term of an integer index: an output or reduction variable, or any other node (the group a
+/// row found on the device).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Atom {
+    Var(u32),
+    Node(ExprId),
+}
+
+/// `k` on the column schedule with its expert weight read transposed, when `k` is a grouped
+/// product over a resident weight (see the module); else `k` as it is. `k` comes straight from
+/// the schedule chooser (not yet finished).
+pub fn columns(graph: &Graph, k: Kernel) -> Kernel {
+    match plan(graph, &k) {
+        Some((load, at, group)) => {
+            let packed = match at {
+                Read::Contiguous => Some(k.clone()),
+                Read::Strided { group_at, depth_var, rows, column_offset } => {
+                    let mut plain = k.clone();
+                    plain.schedule = Schedule::Elementwise;
+                    plain.read_in_layout(load, Layout::Transposed, |kb| {
+                        // g · K · N + k · N + (j + offset): the same element, transposed per expert.
+                        let (plane, n) = (kb.i64(rows.0 * rows.1), kb.i64(rows.0));
+                        let g = kb.binary(BinOp::Mul, group_at, plane).ok()?;
+                        let kv = kb.var(depth_var);
+                        let kn = kb.binary(BinOp::Mul, kv, n).ok()?;
+                        let at = kb.binary(BinOp::Add, g, kn).ok()?;
+                        let (jv, offset) = (kb.var(VarId(1)), kb.i64(column_offset));
+                        let column = kb.binary(BinOp::Add, jv, offset).ok()?;
+                        kb.binary(BinOp::Add, at, column).ok()
+                    })
+                }
+            };
+            match packed {
+                Some(mut out) => {
+                    out.schedule = Schedule::Columns { group, dims: 1 };
+                    out
+                }
+                None => k,
+            }
+        }
+        None => k,
+    }
+}
+
+/// How the expert weight is read across neighbouring output columns.
+enum Read {
+    /// Already neighbouring elements (a weight stored `[G, K, N]`).
+    Contiguous,
+    /// `K` apart: the group term's node, the contraction variable, the weight's `(N, K)`, and
+    /// the weight row read by output column `j` (`j + column_offset`: a slice of the rows).
+    Strided { group_at: ExprId, depth_var: VarId, rows: (i64, i64), column_offset: i64 },
+}
+
+/// The weight load to rewrite, how it is read, and the column group.
+fn plan(graph: &Graph, k: &Kernel) -> Option<(ExprId, Read, u32)> {
+    if !matches!(k.schedule, Schedule::Rows { .. } | Schedule::Elementwise) || k.domain.len() != 2 || k.linear.is_some() {
+        return None;
+    }
+    let columns = static_i64(k, k.domain[1])?;
+    let group = GROUPS.into_iter().min_by(|a, b| idle(columns, *a).total_cmp(&idle(columns, *b)))?;
+    if idle(columns, group) > 0.5 {
+        return None;
+    }
+    let j = 1u32;
+    // Sum reductions of static extent by their variable.
+    let depths: HashMap<u32, i64> = k
+        .exprs
+        .iter()
+        .filter_map(|e| match *e {
+            KExpr::Reduce { op: RedOp::Sum, var, extent, .. } => Some((var.0, static_i64(k, extent)?)),
+            _ => None,
+        })
+        .collect();
+    let free = k.free_vars();
+    let mut found = None;
+    for (i, e) in k.exprs.iter().enumerate() {
+        let KExpr::Load { buf, index, mask: None, .. } = *e else { continue };
+        let param = k.buffers.get(buf as usize)?;
+        if param.elem != Elem::F32 || param.access != Access::Read || param.layout != Layout::Plain {
+            continue;
+        }
+        let Some([experts, n, depth]) = weight_sizes(graph, &param.value) else { continue };
+        let Some((terms, offset)) = terms(k, index) else { continue };
+        let read = classify(&free, &terms, offset, j, &depths, (experts, n, depth), columns)?;
+        if found.is_some() {
+            return None; // two expert weights in one kernel: not the form measured
+        }
+        found = Some((ExprId(i as u32), read));
+    }
+    let (load, read) = found?;
+    Some((load, read, group))
+}
+
+/// How index `Σ terms + offset` of a `[G, N, K]` weight moves with column `j`, when it is one
+/// group term of coefficient `N · K` (a node, or a batch variable), column `j` and one
+/// contraction variable of extent at most the row's length.
+fn classify(free: &[u128], terms: &HashMap<Atom, i64>, offset: i64, j: u32, depths: &HashMap<u32, i64>, (_, n, depth): (i64, i64, i64), columns: i64) -> Option<Read> {
+    if terms.len() != 3 {
+        return None;
+    }
+    let plane = n.checked_mul(depth)?;
+    let group = *terms.iter().find(|(a, c)| **c == plane && **a != Atom::Var(j))?.0;
+    let contraction = terms.keys().find(|a| **a != group && **a != Atom::Var(j))?;
+    let Atom::Var(kv) = *contraction else { return None };
+    // The group term is the row's alone: neither the column nor the contraction moves it.
+    if let Atom::Node(g) = group {
+        if free[g.0 as usize] & ((1u128 << j) | (1u128 << kv)) != 0 {
+            return None;
+        }
+    }
+    let fold = *depths.get(&kv)?;
+    match (terms.get(&Atom::Var(j)), terms.get(contraction)) {
+        // `g · K · N + k · N + j + offset` (a column offset below `N - columns`).
+        (Some(1), Some(&c)) if c == n && fold <= depth && (0..=n - columns).contains(&offset) => Some(Read::Contiguous),
+        // `g · N · K + (j + o) · K + k`.
+        (Some(&c), Some(1)) if c == depth && fold <= depth && offset % depth == 0 && (0..=n - columns).contains(&(offset / depth)) => {
+            let group_at = match group {
+                Atom::Node(e) => e,
+                Atom::Var(_) => return None, // the batched form reads a graph input, not a weight
+            };
+            Some(Read::Strided { group_at, depth_var: VarId(kv), rows: (n, depth), column_offset: offset / depth })
+        }
+        _ => None,
+    }
+}
+
+/// The static sizes of graph value `name` when it is a 3-D float32 parameter or tensor
+/// constant: loaded from the model, never written by the graph, so resident across forwards.
+fn weight_sizes(graph: &Graph, name: &str) -> Option<[i64; 3]> {
+    let v = graph.value_id(name)?;
+    let resident = graph.inputs.iter().any(|(i, kind)| *i == v && matches!(kind, InputKind::Parameter { .. } | InputKind::TensorConstant { .. }));
+    let t = graph.value(v).tensor()?;
+    if !resident || t.dtype != DType::F32 {
+        return None;
+    }
+    match t.sizes.iter().map(|s| s.as_int()).collect::<Option<Vec<i64>>>()?.as_slice() {
+        &[g, n, k] => Some([g, n, k]),
+        _ => None,
+    }
+}
+
+/// Share of the work-items idle when `columns` are rounded up to groups of `group`.
+fn idle(columns: i64, group: u32) -> f64 {
+    let g = i64::from(group);
+    let covered = (columns + g - 1) / g * g;
+    (covered - columns) as f64 / covered as f64
+}
+
+/// Integer expression `e` as `Σ coefficient · atom + constant`, where an atom is a variable or
+/// any node that is not a sum, a product by a constant or a constant.
+fn terms(k: &Kernel, e: ExprId) -> Option<(HashMap<Atom, i64>, i64)> {
+    Some(match *k.expr(e) {
+        KExpr::I64(c) => (HashMap::new(), c),
+        KExpr::Var(v) => (HashMap::from([(Atom::Var(v.0), 1)]), 0),
+        KExpr::Binary(BinOp::Add, a, b) => {
+            let ((mut ta, ca), (tb, cb)) = (terms(k, a)?, terms(k, b)?);
+            for (v, c) in tb {
+                *ta.entry(v).or_insert(0) += c;
+            }
+            ta.retain(|_, c| *c != 0);
+            (ta, ca.checked_add(cb)?)
+        }
+        KExpr::Binary(BinOp::Mul, a, b) if static_i64(k, a).is_some() || static_i64(k, b).is_some() => {
+            let (scale, other) = match static_i64(k, a) {
+                Some(s) => (s, b),
+                None => (static_i64(k, b)?, a),
+            };
+            let (t, c) = terms(k, other)?;
+            let t = t.into_iter().map(|(v, x)| x.checked_mul(scale).map(|x| (v, x))).collect::<Option<HashMap<_, _>>>()?;
+            (t.into_iter().filter(|(_, x)| *x != 0).collect(), c.checked_mul(scale)?)
+        }
+        _ => (HashMap::from([(Atom::Node(e), 1)]), 0),
+    })
+}
+
+fn static_i64(k: &Kernel, e: ExprId) -> Option<i64> {
+    match *k.expr(e) {
+        KExpr::I64(n) => Some(n),
+        _ => None,
+    }
+}
