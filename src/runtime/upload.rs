@@ -53,3 +53,34 @@ pub(super) fn with_kernel(e: RuntimeError, kernel: &str) -> RuntimeError {
         e => e,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `[G, R, C]` with element `(g, r, c)` = `100 g + 10 r + c`.
+    fn experts(g: usize, r: usize, c: usize) -> Tensor {
+        let values = (0..g * r * c).map(|i| (100 * (i / (r * c)) + 10 * (i / c % r) + i % c) as f32).collect();
+        Tensor::from_vec(&[g, r, c], values).expect("shape and values agree")
+    }
+
+    #[test]
+    fn a_3d_weight_is_transposed_per_leading_index() {
+        let (g, r, c) = (2, 3, 4);
+        let t = experts(g, r, c);
+        let packed = stored(&t, Layout::Transposed).expect("3 dims");
+        assert_eq!(packed.shape(), &[g, c, r]);
+        let got = packed.to_f64_vec();
+        for (gi, ri, ci) in (0..g).flat_map(|gi| (0..r).flat_map(move |ri| (0..c).map(move |ci| (gi, ri, ci)))) {
+            // `(g, r, c)` at `g · C · R + c · R + r`, as `lower::ops::grouped_columns` reads it.
+            assert_eq!(got[gi * c * r + ci * r + ri], (100 * gi + 10 * ri + ci) as f64, "element ({gi}, {ri}, {ci})");
+        }
+        assert!(stored(&t, Layout::Plain).is_ok_and(|p| p.to_f64_vec() == t.to_f64_vec()));
+    }
+
+    #[test]
+    fn a_transposed_layout_of_other_ranks_is_an_error() {
+        let t = Tensor::from_vec(&[2, 2, 2, 2], vec![0f32; 16]).expect("shape and values agree");
+        assert!(stored(&t, Layout::Transposed).is_err_and(|m| m.contains("2 or 3 dims")));
+    }
+}

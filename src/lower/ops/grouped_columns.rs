@@ -115,34 +115,28 @@ fn plan(graph: &Graph, k: &Kernel) -> Option<(ExprId, Read, u32)> {
     Some((load, read, group))
 }
 
-/// How index `Σ terms + offset` of a `[G, N, K]` weight moves with column `j`, when it is one
-/// group term of coefficient `N · K` (a node, or a batch variable), column `j` and one
-/// contraction variable of extent at most the row's length.
-fn classify(free: &[u128], terms: &HashMap<Atom, i64>, offset: i64, j: u32, depths: &HashMap<u32, i64>, (_, n, depth): (i64, i64, i64), columns: i64) -> Option<Read> {
+/// How index `Σ terms + offset` of a `[G, R, C]` weight moves with column `j`, when it is one
+/// group term of coefficient `R · C` (a node: the row's group), column `j` and one contraction
+/// variable `k` folding at most the weight's extent along it.
+fn classify(free: &[u128], terms: &HashMap<Atom, i64>, offset: i64, j: u32, depths: &HashMap<u32, i64>, (_, r, c): (i64, i64, i64), columns: i64) -> Option<Read> {
     if terms.len() != 3 {
         return None;
     }
-    let plane = n.checked_mul(depth)?;
-    let group = *terms.iter().find(|(a, c)| **c == plane && **a != Atom::Var(j))?.0;
+    let plane = r.checked_mul(c)?;
+    let group = *terms.iter().find(|(a, x)| **x == plane && **a != Atom::Var(j))?.0;
     let contraction = terms.keys().find(|a| **a != group && **a != Atom::Var(j))?;
-    let Atom::Var(kv) = *contraction else { return None };
+    let (Atom::Var(kv), Atom::Node(group_at)) = (*contraction, group) else { return None };
     // The group term is the row's alone: neither the column nor the contraction moves it.
-    if let Atom::Node(g) = group {
-        if free[g.0 as usize] & ((1u128 << j) | (1u128 << kv)) != 0 {
-            return None;
-        }
+    if free[group_at.0 as usize] & ((1u128 << j) | (1u128 << kv)) != 0 {
+        return None;
     }
     let fold = *depths.get(&kv)?;
     match (terms.get(&Atom::Var(j)), terms.get(contraction)) {
-        // `g · K · N + k · N + j + offset` (a column offset below `N - columns`).
-        (Some(1), Some(&c)) if c == n && fold <= depth && (0..=n - columns).contains(&offset) => Some(Read::Contiguous),
-        // `g · N · K + (j + o) · K + k`.
-        (Some(&c), Some(1)) if c == depth && fold <= depth && offset % depth == 0 && (0..=n - columns).contains(&(offset / depth)) => {
-            let group_at = match group {
-                Atom::Node(e) => e,
-                Atom::Var(_) => return None, // the batched form reads a graph input, not a weight
-            };
-            Some(Read::Strided { group_at, depth_var: VarId(kv), rows: (n, depth), column_offset: offset / depth })
+        // `g · R · C + k · C + j + offset`: a weight stored `[G, K, N]` (columns from `offset`).
+        (Some(1), Some(&x)) if x == c && fold <= r && (0..=c - columns).contains(&offset) => Some(Read::Contiguous),
+        // `g · R · C + (j + o) · C + k`: `[G, N, K]` read transposed (rows from `o`).
+        (Some(&x), Some(1)) if x == c && fold <= c && offset % c == 0 && (0..=r - columns).contains(&(offset / c)) => {
+            Some(Read::Strided { group_at, depth_var: VarId(kv), rows: (r, c), column_offset: offset / c })
         }
         _ => None,
     }
