@@ -197,3 +197,62 @@ fn static_i64(k: &Kernel, e: ExprId) -> Option<i64> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lower::kernel::{CmpOp, KernelBuilder, Store};
+    use crate::sym;
+
+    /// `out[r, j] = Σ_k x[r, k] · w[g(r), j, k]` over `[6, 4]` and a `[3, 5, 4]` weight read
+    /// transposed, `g(r)` = `r < 2 ? 0 : 1` (a node of `r` alone) or, with `column_group`,
+    /// `j < 2 ? 0 : 1` (not a row's group).
+    fn grouped(column_group: bool) -> (Kernel, ExprId) {
+        let mut kb = KernelBuilder::new(2);
+        let (x, w) = (kb.buffer_of("x", Access::Read, Elem::F32), kb.buffer_of("w", Access::Read, Elem::F32));
+        let out = kb.buffer_of("out", Access::Write, Elem::F32);
+        let kv = kb.fresh_var().expect("a third variable");
+        let (r, j, k) = (kb.var(VarId(0)), kb.var(VarId(1)), kb.var(kv));
+        let (zero, one, two, four, plane) = (kb.i64(0), kb.i64(1), kb.i64(2), kb.i64(4), kb.i64(20));
+        let by = if column_group { j } else { r };
+        let g = kb.cmp(CmpOp::Lt, by, two).and_then(|c| kb.select(c, zero, one)).expect("a group");
+        let xi = kb.binary(BinOp::Mul, r, four).and_then(|a| kb.binary(BinOp::Add, a, k)).expect("i64");
+        let wi = kb.binary(BinOp::Mul, j, four).and_then(|a| kb.binary(BinOp::Add, a, k)).expect("i64");
+        let wi = kb.binary(BinOp::Mul, g, plane).and_then(|a| kb.binary(BinOp::Add, a, wi)).expect("i64");
+        let (xl, wl) = (kb.load(x, xi), kb.load(w, wi));
+        let p = kb.binary(BinOp::Mul, xl, wl).expect("f32");
+        let s = kb.reduce(RedOp::Sum, kv, four, p).expect("a sum");
+        let (six, five) = (kb.i64(6), kb.i64(5));
+        let k = kb.finish("gmm".into(), vec![sym::Expr::int(6), sym::Expr::int(5)], vec![six, five], vec![Store { buf: out, value: s }]);
+        let wi = match *k.expr(ExprId(k.exprs.iter().position(|e| matches!(e, KExpr::Load { buf, .. } if *buf == w)).expect("w") as u32)) {
+            KExpr::Load { index, .. } => index,
+            _ => unreachable!("found as a load"),
+        };
+        (k, wi)
+    }
+
+    #[test]
+    fn terms_keep_a_row_group_as_one_atom() {
+        let (k, wi) = grouped(false);
+        let (t, c) = terms(&k, wi).expect("a sum of scaled terms");
+        assert_eq!(c, 0);
+        assert_eq!(t.get(&Atom::Var(1)), Some(&4), "column j, K apart");
+        assert_eq!(t.get(&Atom::Var(2)), Some(&1), "the contraction");
+        assert_eq!(t.iter().filter(|(a, x)| matches!(a, Atom::Node(_)) && **x == 20).count(), 1, "the group, N · K apart");
+    }
+
+    #[test]
+    fn a_row_group_is_read_strided_and_a_column_dependent_one_is_not() {
+        let depths = HashMap::from([(2, 4)]);
+        for (column_group, want) in [(false, true), (true, false)] {
+            let (k, wi) = grouped(column_group);
+            let (t, c) = terms(&k, wi).expect("a sum of scaled terms");
+            let read = classify(&k.free_vars(), &t, c, 1, &depths, (3, 5, 4), 5);
+            assert_eq!(matches!(read, Some(Read::Strided { rows: (5, 4), column_offset: 0, .. })), want, "group by the column: {column_group}");
+        }
+        // Columns past the weight's rows (6 of 5) are no slice of it.
+        let (k, wi) = grouped(false);
+        let (t, c) = terms(&k, wi).expect("a sum of scaled terms");
+        assert!(classify(&k.free_vars(), &t, c, 1, &depths, (3, 5, 4), 6).is_none());
+    }
+}
