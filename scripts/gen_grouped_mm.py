@@ -19,6 +19,10 @@ runs every split; the cases:
 - transformers' `grouped_mm_fallback` (the custom op the corpus exports call), whose rows past
   the last offset are zero.
 - `torch._grouped_mm` 3-D × 3-D without offsets (a batched product).
+- transformers' experts as the corpus exports hold them (`Experts`): the weights are
+  parameters (resident, stored transposed per expert by the runtime), gate/up and down read
+  transposed, SiLU · mul between; rows dynamic, splits with empty groups, a group of one row,
+  rows past the last offset. And `_grouped_mm` of a parameter stored `[G, K, N]`.
 - transformers' MoE block in miniature (`MoeBlock`: router `topk`, `sort` of the routed expert
   ids, `histc`, `cumsum`, two grouped products, the scatter back), tokens dynamic, with random
   router logits and with small-integer ones full of ties; its outputs are the block's result
@@ -86,6 +90,35 @@ class MoeBlock(torch.nn.Module):
         return (out.view(x.shape[0], 2, -1) * weights.unsqueeze(-1)).sum(1), sorted_ids, ids[perm]
 
 
+class Experts(torch.nn.Module):
+    """transformers' experts as the corpus exports run them (integrations/moe.py): the expert
+    weights are parameters (resident: the runtime stores them transposed per expert at upload,
+    `lower::ops::grouped_columns`), `gate_up_proj` `[E, 2I, H]` and `down_proj` `[E, H, I]`
+    read transposed by `grouped_mm_fallback`, SiLU(gate) · up between the two products."""
+
+    def __init__(self, g, experts, hidden, inner):
+        super().__init__()
+        self.gate_up_proj = torch.nn.Parameter(torch.randn(experts, 2 * inner, hidden, generator=g) * 0.3)
+        self.down_proj = torch.nn.Parameter(torch.randn(experts, hidden, inner, generator=g) * 0.3)
+
+    def forward(self, x, offs):
+        h = torch.ops.transformers.grouped_mm_fallback(x, self.gate_up_proj.transpose(-1, -2), offs)
+        gate, up = h.chunk(2, dim=-1)
+        return torch.ops.transformers.grouped_mm_fallback(torch.nn.functional.silu(gate) * up, self.down_proj.transpose(-1, -2), offs)
+
+
+class ExpertsPlain(torch.nn.Module):
+    """`torch._grouped_mm` with a parameter stored `[G, K, N]`: neighbouring output columns read
+    neighbouring elements already, so no transposed copy."""
+
+    def __init__(self, g, experts, depth, columns):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(experts, depth, columns, generator=g) * 0.3)
+
+    def forward(self, x, offs):
+        return torch._grouped_mm(x, self.w, offs=offs)
+
+
 def small_ints(g, *shape):
     return torch.randint(-2, 3, shape, generator=g).float()
 
@@ -124,10 +157,30 @@ def main():
     cases.append(("moe_block_5x16_8_experts", "moe_block", MoeBlock(), [torch.randn(5, 16, generator=g), router, gate_up, down], ep))
     ties = small_ints(g, 8, 16)
     cases.append(("moe_block_36x16_8_experts_tied_logits", "moe_block", MoeBlock(), [small_ints(g, 36, 16), ties, gate_up, down], ep))
+    # Expert weights as parameters, rows dynamic: 4 experts, hidden 20 (no column group divides
+    # it: idle work-items), inner 12 (gate/up's 24 columns in a group of 32). Splits with empty
+    # groups, a group of one row, rows past the last offset (zero), all rows in the last group.
+    experts = Experts(g, 4, 20, 12)
+    xe = torch.randn(30, 20, generator=g)
+    ep = torch.export.export(experts, (xe, offsets([8, 16, 24, 30])), dynamic_shapes=({0: rows}, None), strict=False)
+    for name, xs, ends in [
+        ("even", xe, [8, 16, 24, 30]),
+        ("empty_and_one_row", xe, [0, 1, 1, 30]),
+        ("rows_past_the_end", xe, [3, 10, 10, 17]),
+        ("last_group_only", xe, [0, 0, 0, 30]),
+        ("three_rows", xe[:3].clone(), [1, 2, 2, 3]),
+    ]:
+        cases.append((f"experts_{xs.shape[0]}x20_4x24x20_4x20x12_{name}", "experts", experts, [xs, offsets(ends)], ep))
+    plain = ExpertsPlain(g, 3, 16, 40)
+    xp = torch.randn(11, 16, generator=g)
+    ep = torch.export.export(plain, (xp, offsets([4, 8, 11])), strict=False)
+    for name, ends in [("even", [4, 8, 11]), ("empty_first", [0, 10, 11])]:
+        cases.append((f"experts_plain_11x16_3x16x40_{name}", "experts", plain, [xp, offsets(ends)], ep))
     index = {"torch": torch.__version__, "cases": []}
     by_op = {}
     for name, op, m, args, ep in cases:
-        ys = m(*args)
+        with torch.no_grad():
+            ys = m(*args)
         ys = list(ys) if isinstance(ys, tuple) else [ys]
         if ep is None:
             ep = torch.export.export(m, tuple(a.clone() for a in args), strict=False)

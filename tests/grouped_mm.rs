@@ -5,7 +5,9 @@
 //! miniature (router `topk` with distinct and with tied logits, `sort` of the routed expert ids
 //! over a dynamic line, `histc`, `cumsum`, two grouped products). Each is lowered in modes
 //! none and full and must run as kernels (no host step), every module validated by
-//! `spirv-val`, and the results compared with PyTorch's outputs on OpenCL.
+//! `spirv-val`, and the results compared with PyTorch's outputs on OpenCL. Expert weights held
+//! as parameters (`experts_*`, transformers' experts as the corpus exports them) put the
+//! products on the column schedule, the weights read from copies stored transposed per expert.
 
 mod common;
 
@@ -13,7 +15,7 @@ use std::path::PathBuf;
 
 use xpu_workbench::decomp::{Marks, Mode};
 use xpu_workbench::exec;
-use xpu_workbench::lower::kernel::KExpr;
+use xpu_workbench::lower::kernel::{KExpr, Layout};
 use xpu_workbench::lower::schedule::Schedule;
 use xpu_workbench::opinfo;
 
@@ -26,7 +28,7 @@ fn grouped_products_run_as_kernels_and_match_pytorch_on_opencl() {
     let index = opinfo::read_index(&dir()).expect("index");
     let names = common::opinfo::case_names(&dir());
     assert_eq!(names.len(), index.cases.len());
-    assert!(names.len() >= 12, "the generator writes twelve cases, found {}", names.len());
+    assert!(names.len() >= 19, "the generator writes nineteen cases, found {}", names.len());
     let mut dev = common::opencl_device();
     let mut failures = Vec::new();
     for (case, name) in index.cases.iter().zip(&names) {
@@ -44,7 +46,7 @@ fn grouped_products_run_as_kernels_and_match_pytorch_on_opencl() {
             // the weight a row reads depends on the row's group).
             let products: Vec<Schedule> =
                 plan.kernels().filter(|k| k.exprs.iter().any(|e| matches!(e, KExpr::Reduce { .. }))).map(|k| k.schedule).collect();
-            let block = name.starts_with("moe_block");
+            let block = name.starts_with("moe_block") || name.starts_with("experts");
             if !block && (products.len() != 1 || matches!(products[0], Schedule::Tiled { .. })) {
                 failures.push(format!("{what}: product kernels on {products:?}, expected one, not tiled"));
             }
@@ -70,5 +72,42 @@ fn grouped_products_run_as_kernels_and_match_pytorch_on_opencl() {
             Err(e) => failures.push(format!("{name} (interpreter): {e}")),
         }
     }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// transformers' experts with their weights as parameters: every grouped product runs on the
+/// column schedule (a work-item per output column, not a work-group per output), and reads its
+/// weight transposed per expert where the export reads it transposed (`gate_up_proj`,
+/// `down_proj`), plain where it is stored `[G, K, N]` already. Results: the test above.
+#[test]
+fn resident_expert_weights_put_grouped_products_on_the_column_schedule() {
+    let index = opinfo::read_index(&dir()).expect("index");
+    let names = common::opinfo::case_names(&dir());
+    let mut seen = 0;
+    let mut failures = Vec::new();
+    for (case, name) in index.cases.iter().zip(&names).filter(|(_, n)| n.starts_with("experts")) {
+        let files = opinfo::read_archive(&dir(), &case.file).expect("archive");
+        let model = opinfo::model(case, &files).expect("graph");
+        for mode in [Mode::None, Mode::Full] {
+            let plan = xpu_workbench::lower::lower(&model, &model.graphs[0], mode, &Marks::default()).expect("lowers");
+            let products: Vec<_> = plan.kernels().filter(|k| k.exprs.iter().any(|e| matches!(e, KExpr::Reduce { .. }))).collect();
+            let want = if name.starts_with("experts_plain") { 1 } else { 2 };
+            if products.len() != want {
+                failures.push(format!("{name} ({mode:?}): {} product kernels, expected {want}", products.len()));
+            }
+            for k in products {
+                if !matches!(k.schedule, Schedule::Columns { dims: 1, .. }) {
+                    failures.push(format!("{name} ({mode:?}): `{}` on {:?}, expected the column schedule", k.name, k.schedule));
+                }
+                let weights: Vec<Layout> = k.buffers.iter().filter(|b| b.value.contains("proj") || b.value.ends_with("_w") || b.value == "w").map(|b| b.layout).collect();
+                let want = if name.starts_with("experts_plain") { Layout::Plain } else { Layout::Transposed };
+                if weights != [want] {
+                    failures.push(format!("{name} ({mode:?}): `{}` reads its weight as {weights:?}, expected [{want:?}]", k.name));
+                }
+            }
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 7, "the generator writes seven experts cases");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

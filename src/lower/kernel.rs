@@ -363,7 +363,9 @@ pub enum Layout {
     Plain,
     /// A 2-D weight `[R, C]` stored transposed, element `(r, c)` at `c · R + r`: a resident
     /// weight the runtime transposes once at upload (`lower::gemm`), for a matrix product that
-    /// reads it down its columns. Only the storage differs; the graph value is the same.
+    /// reads it down its columns. A 3-D `[G, R, C]` one (experts' weights,
+    /// `lower::ops::grouped_columns`) is transposed per leading index: `(g, r, c)` at
+    /// `g · C · R + c · R + r`. Only the storage differs; the graph value is the same.
     Transposed,
 }
 

@@ -375,7 +375,7 @@ fn build_steps(
             }
             let mut nodes: Vec<NodeId> = inlined.into_iter().collect();
             nodes.push(id);
-            for kernel in split_reduction(&mut plan_graph, gemm::pack_weights(graph, kernel))? {
+            for kernel in split_reduction(&mut plan_graph, gemm::pack_weights(graph, ops::grouped_columns::columns(graph, kernel)))? {
                 steps.push(if is_fallback { Step::Fallback { node: id, kernel } } else { Step::Fused { nodes: nodes.clone(), kernel } });
             }
         }

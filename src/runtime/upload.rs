@@ -19,14 +19,17 @@ pub(super) fn upload(dev: &mut dyn Device, t: &Tensor, kernel: &str) -> Result<B
 }
 
 /// Tensor `t` as a buffer of `layout` stores it: itself, or a 2-D weight transposed (element
-/// `(r, c)` of `[R, C]` at `c · R + r`).
+/// `(r, c)` of `[R, C]` at `c · R + r`), or a 3-D one transposed per leading index (`(g, r, c)`
+/// of `[G, R, C]` at `g · C · R + c · R + r`).
 pub(super) fn stored(t: &Tensor, layout: Layout) -> Result<std::borrow::Cow<'_, Tensor>, String> {
-    match layout {
-        Layout::Plain => Ok(std::borrow::Cow::Borrowed(t)),
-        Layout::Transposed => {
-            let &[r, c] = t.shape() else { return Err(format!("a transposed layout needs 2 dims, not shape {:?}", t.shape())) };
-            Tensor::from_le_strided(t.dtype(), &[c, r], &[1, c], 0, &t.to_le_bytes()).map(std::borrow::Cow::Owned)
+    match (layout, t.shape()) {
+        (Layout::Plain, _) => Ok(std::borrow::Cow::Borrowed(t)),
+        (Layout::Transposed, &[r, c]) => Tensor::from_le_strided(t.dtype(), &[c, r], &[1, c], 0, &t.to_le_bytes()).map(std::borrow::Cow::Owned),
+        (Layout::Transposed, &[g, r, c]) => {
+            let plane = r.checked_mul(c).ok_or_else(|| format!("shape {:?} overflows", t.shape()))?;
+            Tensor::from_le_strided(t.dtype(), &[g, c, r], &[plane, 1, c], 0, &t.to_le_bytes()).map(std::borrow::Cow::Owned)
         }
+        (Layout::Transposed, shape) => Err(format!("a transposed layout needs 2 or 3 dims, not shape {shape:?}")),
     }
 }
 
@@ -48,5 +51,36 @@ pub(super) fn with_kernel(e: RuntimeError, kernel: &str) -> RuntimeError {
     match e {
         RuntimeError::OutOfMemory { bytes, kernel: None } => RuntimeError::OutOfMemory { bytes, kernel: Some(kernel.to_string()) },
         e => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `[G, R, C]` with element `(g, r, c)` = `100 g + 10 r + c`.
+    fn experts(g: usize, r: usize, c: usize) -> Tensor {
+        let values = (0..g * r * c).map(|i| (100 * (i / (r * c)) + 10 * (i / c % r) + i % c) as f32).collect();
+        Tensor::from_vec(&[g, r, c], values).expect("shape and values agree")
+    }
+
+    #[test]
+    fn a_3d_weight_is_transposed_per_leading_index() {
+        let (g, r, c) = (2, 3, 4);
+        let t = experts(g, r, c);
+        let packed = stored(&t, Layout::Transposed).expect("3 dims");
+        assert_eq!(packed.shape(), &[g, c, r]);
+        let got = packed.to_f64_vec();
+        for (gi, ri, ci) in (0..g).flat_map(|gi| (0..r).flat_map(move |ri| (0..c).map(move |ci| (gi, ri, ci)))) {
+            // `(g, r, c)` at `g · C · R + c · R + r`, as `lower::ops::grouped_columns` reads it.
+            assert_eq!(got[gi * c * r + ci * r + ri], (100 * gi + 10 * ri + ci) as f64, "element ({gi}, {ri}, {ci})");
+        }
+        assert!(stored(&t, Layout::Plain).is_ok_and(|p| p.to_f64_vec() == t.to_f64_vec()));
+    }
+
+    #[test]
+    fn a_transposed_layout_of_other_ranks_is_an_error() {
+        let t = Tensor::from_vec(&[2, 2, 2, 2], vec![0f32; 16]).expect("shape and values agree");
+        assert!(stored(&t, Layout::Transposed).is_err_and(|m| m.contains("2 or 3 dims")));
     }
 }

@@ -12,6 +12,17 @@ impl Kernel {
     /// plain buffer, or when the kernel's schedule holds node ids (call it before one is
     /// chosen, as [`Kernel::compact`] requires).
     pub fn read_transposed(&self, load: ExprId, r: VarId, c: VarId, rows: i64) -> Option<Kernel> {
+        self.read_in_layout(load, Layout::Transposed, |kb| {
+            let (rv, cv, r_extent) = (kb.var(r), kb.var(c), kb.i64(rows));
+            let at = kb.binary(BinOp::Mul, cv, r_extent).ok()?;
+            kb.binary(BinOp::Add, at, rv).ok()
+        })
+    }
+
+    /// `self` with load `load` reading the same element from a buffer argument of its own in
+    /// `layout`, at the index `at` builds (from nodes of `self`'s arena, whose ids stay valid).
+    /// `None` under [`Self::read_transposed`]'s conditions or when `at` gives none.
+    pub fn read_in_layout(&self, load: ExprId, layout: Layout, at: impl FnOnce(&mut KernelBuilder) -> Option<ExprId>) -> Option<Kernel> {
         let KExpr::Load { buf, mask: None, .. } = *self.exprs.get(load.0 as usize)? else { return None };
         let plain = self.buffers.get(buf as usize)?;
         if plain.layout != Layout::Plain || plain.access != Access::Read || !matches!(self.schedule, super::Schedule::Elementwise) {
@@ -19,10 +30,8 @@ impl Kernel {
         }
         let mut kb = KernelBuilder::reopen(self);
         let packed = kb.buffers.len() as u32;
-        kb.buffers.push(BufferParam { layout: Layout::Transposed, ..plain.clone() });
-        let (rv, cv, r_extent) = (kb.var(r), kb.var(c), kb.i64(rows));
-        let at = kb.binary(BinOp::Mul, cv, r_extent).ok()?;
-        let at = kb.binary(BinOp::Add, at, rv).ok()?;
+        kb.buffers.push(BufferParam { layout, ..plain.clone() });
+        let at = at(&mut kb)?;
         let new_load = kb.load(packed, at);
         // Every node again, in arena order (children first): the ones reading `load` are new
         // nodes past it, the others intern to themselves.

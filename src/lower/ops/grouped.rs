@@ -9,7 +9,9 @@
 //! each output row finds its group on the device by counting the offsets at or below it (the
 //! offsets are non-decreasing, so that count is the first group whose end lies past the row),
 //! then folds its dot product with that group's weight. Rows past the last offset are zero, as
-//! transformers' fallback leaves them (`torch.zeros` then one `mm` per group).
+//! transformers' fallback leaves them (`torch.zeros` then one `mm` per group). Over a resident
+//! expert weight the kernel runs on the column schedule, the weight stored transposed per
+//! expert ([`super::grouped_columns`]).
 //!
 //! Covered: 2-D × 3-D with offsets (the MoE form) and 3-D × 3-D without (a batched product).
 //! The other forms (3-D × 2-D and 2-D × 2-D with offsets: groups of the columns or of the inner

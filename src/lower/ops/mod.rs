@@ -19,6 +19,7 @@ pub(crate) mod embedding_bag;
 pub(crate) mod fft;
 pub(crate) mod grid_sample;
 pub(crate) mod grouped;
+pub(crate) mod grouped_columns;
 pub(crate) mod histogram;
 pub(crate) mod im2col;
 pub(crate) mod index;
