@@ -6,7 +6,7 @@
 //! `/` and `%` in codegen, and each padded tap's index went through a select per coordinate;
 //! the OpenCL CPU runtime then gathered every tap (3.2 G MAC/s on a depthwise 3×3 at 32×32
 //! against oneDNN's 21, docs/PERFORMANCE.md). Here a tap of `lower::ops::depthwise` reads
-//! `x[row base + ow·s + kw·d − p]` under a mask, which codegen emits as a branch around the
+//! `x[row base + ow + kw − p]` under a mask, which codegen emits as a branch around the
 //! load: neighbouring work-items read neighbouring elements, a stride-1 tap is one vector load
 //! (masked at the map's borders), and the tap's weight `w[c, 0, kh, kw]` is one scalar for the
 //! group.

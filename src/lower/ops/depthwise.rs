@@ -1,5 +1,5 @@
 //! Depthwise 2-D convolution (`groups` equal to the input channels, one input channel per
-//! group, any channel multiplier), lowered so that a tap is a masked load at an index that is
+//! group, any channel multiplier, unit stride and dilation along W), lowered so that a tap is a masked load at an index that is
 //! affine in the output column: `x[n, c, oh·s − p + kh·d, ow·s − p + kw·d]`, the padding a mask
 //! on the load itself rather than a select on each coordinate. On the depthwise schedule
 //! (`lower::depthwise`) `ow` is the work-item's own column and codegen emits the masked load as
@@ -50,6 +50,12 @@ pub(super) fn conv(cx: &mut Ctx<'_>, node: &Node, (x, w): (ValueId, ValueId), wi
     let Some(&co) = idx.get(lead) else { return Ok(None) };
     let Some(ci) = input_channel(cx, (x, w), win, co)? else { return Ok(None) };
     if win.stride.len() != 2 || win.pad.len() != 2 || win.dil.len() != 2 || idx.len() != lead + 3 {
+        return Ok(None);
+    }
+    // Along W only unit steps make a tap contiguous across the work-items: stride 2 measured
+    // no faster here (a depthwise 3×3 stride 2 at 32×32, 0.55–0.61 ms on the general path
+    // against 0.58–0.65 ms, docs/PERFORMANCE.md), so strided and dilated rows keep it.
+    if win.stride[1] != 1 || win.dil[1] != 1 {
         return Ok(None);
     }
     let (xs, ws) = (cx.sizes(x)?, cx.sizes(w)?);
