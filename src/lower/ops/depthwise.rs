@@ -48,7 +48,6 @@ fn input_channel(cx: &mut Ctx<'_>, (x, w): (ValueId, ValueId), win: &Window<'_>,
 pub(super) fn conv(cx: &mut Ctx<'_>, node: &Node, (x, w): (ValueId, ValueId), win: &Window<'_>, idx: &[ExprId]) -> Result<Option<ExprId>, LowerError> {
     let lead = win.lead;
     let Some(&co) = idx.get(lead) else { return Ok(None) };
-    let Some(ci) = input_channel(cx, (x, w), win, co)? else { return Ok(None) };
     if win.stride.len() != 2 || win.pad.len() != 2 || win.dil.len() != 2 || idx.len() != lead + 3 {
         return Ok(None);
     }
@@ -58,6 +57,8 @@ pub(super) fn conv(cx: &mut Ctx<'_>, node: &Node, (x, w): (ValueId, ValueId), wi
     if win.stride[1] != 1 || win.dil[1] != 1 {
         return Ok(None);
     }
+    // Last of the checks: it adds the multiplier's division to the kernel.
+    let Some(ci) = input_channel(cx, (x, w), win, co)? else { return Ok(None) };
     let (xs, ws) = (cx.sizes(x)?, cx.sizes(w)?);
     let mut mask = cx.kb.bool(true);
     let mut x_at: Vec<ExprId> = idx[..lead].to_vec();
