@@ -26,7 +26,7 @@ CASES = [
     ("depthwise3x3_144_75", (2, 144, 75, 75), 144, 3, 1, 1, 144),
     ("small_zoo_64_8", (1, 64, 8, 8), 64, 3, 1, 1, 1),
     # The corpus exports' own sizes (batch 3 of 64×64 images; `--corpus` makes only these):
-    # tv_resnet34's stages, efficientnet-style 1×1 expand / project and depthwise 3×3 / 5×5.
+    # tv_resnet34's stages, efficientnet-style 1×1 expand / project and depthwise 3×3 / 5×5 / 7×7.
     ("c_dense3x3_64_16", (3, 64, 16, 16), 64, 3, 1, 1, 1),
     ("c_dense3x3_128_8", (3, 128, 8, 8), 128, 3, 1, 1, 1),
     ("c_dense3x3_256_4", (3, 256, 4, 4), 256, 3, 1, 1, 1),
@@ -39,6 +39,10 @@ CASES = [
     ("c_depthwise3x3_144_32", (3, 144, 32, 32), 144, 3, 1, 1, 144),
     ("c_depthwise3x3s2_144_32", (3, 144, 32, 32), 144, 3, 2, 1, 144),
     ("c_depthwise5x5_240_8", (3, 240, 8, 8), 240, 5, 1, 2, 240),
+    # timm_convformer_s18's SepConv (7×7 depthwise over its first stage's 128 channels) and a
+    # mixnet / efficientnet-style 5×5 depthwise with stride 2.
+    ("c_depthwise7x7_128_16", (3, 128, 16, 16), 128, 7, 1, 3, 128),
+    ("c_depthwise5x5s2_240_16", (3, 240, 16, 16), 240, 5, 2, 2, 240),
 ]
 
 

@@ -29,6 +29,7 @@
 
 mod ctx;
 pub mod coverage;
+pub mod depthwise;
 mod expand;
 mod fusion;
 pub mod gemm;

@@ -66,6 +66,10 @@ pub enum Schedule {
     /// store `s` lane `b` at `s · block + b`, for index `coord + b`), and no lane past the
     /// coordinate's extent stores.
     Channels { group: u32, dims: u32, coord: u32, block: u32 },
+    /// [`Schedule::Columns`] over the last coordinate alone (`dims` 1), for a depthwise
+    /// convolution: its masked taps are emitted as branches around the loads, so a tap is a
+    /// contiguous vector load across the group ([`super::depthwise`]).
+    Depthwise { group: u32 },
     /// Row statistics over the first `outer` output coordinates (a row is one index of them),
     /// folded over `extent` elements. `group` is the largest work-group the launch may give a
     /// row; `coop` says whether a group may fold a row together (float32 sums, maxima and
@@ -266,6 +270,10 @@ pub fn apply(mut k: Kernel, matmul: bool) -> Kernel {
 /// ([`Kernel::linearize`]). Other schedules are left as they are.
 pub fn finish(mut k: Kernel) -> Kernel {
     if k.schedule == Schedule::Elementwise {
+        if let Some(dw) = super::depthwise::depthwise(&k) {
+            k.schedule = dw;
+            return k.linearize();
+        }
         // A product with a dynamic row count takes the columns only with its rows blocked.
         let product = product_columns(&k).map(|group| (group, channels(&k, group, 1)));
         if let Some((group, blocked)) = product.filter(|(_, b)| b.is_some() || static_domain(&k)) {

@@ -69,7 +69,8 @@ pub fn launch_shape_with(kernel: &crate::lower::Kernel, b: &Bindings, row_group:
     let plain = |global, local| LaunchShape { global, local, schedule_args: Vec::new() };
     Ok(Some(match kernel.schedule {
         Schedule::Elementwise => plain([product(&sizes), 1, 1], [WORK_GROUP, 1, 1]),
-        Schedule::Columns { group, dims } => {
+        Schedule::Columns { .. } | Schedule::Depthwise { .. } => {
+            let (group, dims) = crate::lower::depthwise::column_layout(kernel.schedule).unwrap_or((1, 1));
             let split = sizes.len().saturating_sub(dims as usize);
             // A column no group divides is rounded up; the kernel skips the work-items past it.
             plain([product(&sizes[split..]).div_ceil(group as usize) * group as usize, product(&sizes[..split]), 1], [group as usize, 1, 1])

@@ -139,6 +139,10 @@ impl<'k> Writer<'k> {
             // The generator's two arguments are the entry point's last parameters.
             KExpr::Rng(arg) => self.params[self.params.len() - 2 + arg as usize],
             KExpr::Var(v) => *self.vars.get(&v).ok_or(CodegenError::UnboundVar(v.0))?,
+            KExpr::Load { buf, index, mask: Some(m), other } if self.branch_loads() => {
+                let o = self.masked_other(k.ty(e), other);
+                self.branch_load(e, buf, (index, m), o)?
+            }
             KExpr::Load { buf, index, mask, other } => {
                 let mut idx = self.emit(index)?;
                 let mask = mask.map(|m| self.emit(m)).transpose()?;
@@ -149,14 +153,7 @@ impl<'k> Writer<'k> {
                 let v = self.load_elem(buf, idx)?;
                 match mask {
                     Some(m) => {
-                        let f = f32::from_bits(other);
-                        let o = match k.ty(e) {
-                            Ty::F32 => self.types.f32(&mut self.b, f),
-                            Ty::F64 => self.types.f64(&mut self.b, f as f64),
-                            Ty::I64 => self.types.i64(&mut self.b, f as i64),
-                            Ty::Bool => self.types.bool(&mut self.b, f != 0.0),
-                            Ty::U32 => self.types.u32(&mut self.b, f as u32),
-                        };
+                        let o = self.masked_other(k.ty(e), other);
                         self.b.select(ty, None, m, v, o)?
                     }
                     None => v,

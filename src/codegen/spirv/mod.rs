@@ -6,6 +6,7 @@
 
 mod block;
 mod channels;
+mod depthwise;
 mod elem;
 mod erf;
 mod rowcache;

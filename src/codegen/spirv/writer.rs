@@ -169,7 +169,7 @@ impl<'k> Writer<'k> {
             Tiled { gid: Word, lid: Word, tiles: [Word; 2] },
         }
         let vars = match k.schedule {
-            Schedule::Elementwise | Schedule::Columns { .. } | Schedule::Channels { .. } => Vars::Elementwise { gid: id(self, BuiltIn::GlobalInvocationId, "global_id") },
+            Schedule::Elementwise | Schedule::Columns { .. } | Schedule::Depthwise { .. } | Schedule::Channels { .. } => Vars::Elementwise { gid: id(self, BuiltIn::GlobalInvocationId, "global_id") },
             Schedule::Rows { outer, coop, .. } => {
                 if coop {
                     for rv in row_vectors(k, (outer as usize).min(k.domain.len())) {
@@ -281,7 +281,7 @@ impl<'k> Writer<'k> {
     /// One work-item per output element.
     fn elementwise(&mut self, gid_var: Word) -> Result<(), CodegenError> {
         match self.k.schedule {
-            Schedule::Columns { .. } => return self.columns(gid_var),
+            Schedule::Columns { .. } | Schedule::Depthwise { .. } => return self.columns(gid_var),
             Schedule::Channels { .. } => return self.channels(gid_var),
             _ => {}
         }
@@ -309,7 +309,7 @@ impl<'k> Writer<'k> {
     fn columns(&mut self, gid_var: Word) -> Result<(), CodegenError> {
         let k = self.k;
         let rank = k.domain.len();
-        let Schedule::Columns { group, dims } = k.schedule else { unreachable!("called on the column schedule") };
+        let Some((group, dims)) = crate::lower::depthwise::column_layout(k.schedule) else { unreachable!("called on the column schedule") };
         let split = rank.saturating_sub(dims as usize);
         let (column, row) = (self.load_id(gid_var, 0)?, self.load_id(gid_var, 1)?);
         let (row_extents, _) = self.extents(0..split)?;

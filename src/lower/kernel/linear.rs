@@ -31,6 +31,7 @@ impl Kernel {
         let digits_of = match self.schedule {
             Schedule::Elementwise => rank,
             Schedule::Columns { dims, .. } if rank > dims as usize + 1 => rank - dims as usize,
+            Schedule::Depthwise { .. } => rank - 1,
             _ => return self,
         };
         let sizes: Vec<sym::Expr> = self.domain_sizes[..digits_of].to_vec();

@@ -74,7 +74,7 @@ impl Candidate {
         let rank = k.domain.len();
         // Matrix products keep their tiles; state loops (sorts, scans) do not split; coordinates
         // already rewritten as digits of a linear index are no row coordinates any more.
-        if k.linear.is_some() || matches!(k.schedule, Schedule::Tiled { .. } | Schedule::Columns { .. }) || k.exprs.iter().any(|e| matches!(e, KExpr::Loop { .. })) {
+        if k.linear.is_some() || matches!(k.schedule, Schedule::Tiled { .. } | Schedule::Columns { .. } | Schedule::Depthwise { .. }) || k.exprs.iter().any(|e| matches!(e, KExpr::Loop { .. })) {
             return None;
         }
         let free = k.free_vars();

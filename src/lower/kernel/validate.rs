@@ -268,7 +268,7 @@ impl Kernel {
 
     fn check_schedule(&self) -> Result<(), Problem> {
         match self.schedule {
-            Schedule::Elementwise | Schedule::Columns { .. } => Ok(()),
+            Schedule::Elementwise | Schedule::Columns { .. } | Schedule::Depthwise { .. } => Ok(()),
             Schedule::Channels { dims, coord, block, .. } => {
                 let rows = self.domain.len().saturating_sub(dims as usize);
                 if coord as usize >= rows || block == 0 || self.stores.len() % block as usize != 0 {

@@ -90,6 +90,10 @@ pub fn conv(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result
     let pad = conv_padding(cx, node, &ws[2..], &dil)?;
     let groups = cx.int_or(node, "groups", 1)?.max(1);
     let ty = super::pointwise::out_ty(cx, node)?;
+    let win = super::depthwise::Window { stride: &stride, pad: &pad, dil: &dil, groups, lead, ty };
+    if let Some(v) = super::depthwise::conv(cx, node, (x, w), &win, idx)? {
+        return Ok(v);
+    }
     let co = idx[lead];
     let cin_g = cx.kb.size(&ws[1]);
     let cout = cx.kb.size(&ws[0]);

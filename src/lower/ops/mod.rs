@@ -13,6 +13,7 @@ pub(crate) mod distance;
 pub(crate) mod dropout;
 pub(crate) mod embed;
 pub(crate) mod create;
+mod depthwise;
 #[cfg(test)]
 mod edge_tests;
 pub(crate) mod embedding_bag;
