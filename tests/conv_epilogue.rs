@@ -1,8 +1,9 @@
 //! Full mode computes a convolution inside its pointwise epilogue's kernel where every
 //! convolution element is computed once there (`relu(conv(x))` is one kernel), and keeps it a
 //! kernel of its own where the epilogue would compute an element more than once: broadcast
-//! over a larger map (squeeze-excite), a second reader, or a `cat` (whose select evaluates
-//! every input). Each plan is checked against the interpreter on OpenCL.
+//! over a larger map (squeeze-excite), a second reader through a view (at other coordinates),
+//! or a `cat` (whose select evaluates every input). Readers at the convolution's own
+//! coordinates share one expression, however many. Each plan is checked against the interpreter on OpenCL.
 
 mod common;
 
@@ -76,13 +77,25 @@ fn a_convolution_broadcast_over_a_larger_map_keeps_its_kernel() {
 }
 
 #[test]
-fn a_convolution_read_twice_or_concatenated_keeps_its_kernel() {
-    // Two readers: relu(y) + sigmoid(y) reads y at two places of one expression.
+fn a_convolution_read_twice_at_its_own_coordinates_is_one_kernel() {
+    // relu(y) + sigmoid(y): two pointwise readers at the convolution's coordinates are one
+    // expression of the kernel, one convolution per element (a batch norm + GELU reads its
+    // input twice the same way).
     let mut c = GraphCase::new("two_readers");
     let y = conv(&mut c, 5, 4);
     let r = unary(&mut c, "aten.relu.default", y, &[1, 3, 5, 5]);
     let s = unary(&mut c, "aten.sigmoid.default", y, &[1, 3, 5, 5]);
     let out = c.node("aten.add.Tensor", vec![("self", Arg::Tensor(r)), ("other", Arg::Tensor(s))], &[(DType::F32, &[1, 3, 5, 5])])[0];
+    assert_eq!(full_plan_kernels(c, &[out]), 1);
+}
+
+#[test]
+fn a_convolution_read_through_a_view_as_well_or_concatenated_keeps_its_kernel() {
+    // y + flip(y): the view reads y at other coordinates, a second convolution per element.
+    let mut c = GraphCase::new("flipped_reader");
+    let y = conv(&mut c, 5, 7);
+    let f = c.node("aten.flip.default", vec![("self", Arg::Tensor(y)), ("dims", Arg::Ints(vec![3]))], &[(DType::F32, &[1, 3, 5, 5])])[0];
+    let out = c.node("aten.add.Tensor", vec![("self", Arg::Tensor(y)), ("other", Arg::Tensor(f))], &[(DType::F32, &[1, 3, 5, 5])])[0];
     assert_eq!(full_plan_kernels(c, &[out]), 2);
     // cat([relu(conv a), relu(conv b)], 1): both convolutions stay kernels, the relus fuse into the cat.
     let mut c = GraphCase::new("cat");

@@ -104,11 +104,15 @@ fn kernel_roots(f: &Fusion, inlinable: &HashSet<NodeId>) -> Vec<Option<BTreeSet<
 /// `relu(bn(conv(x)))` is one kernel and the convolution's output never goes through memory.
 /// A convolution kernel computes one output element per work-item, so this is safe only where
 /// the root computes each convolution element once: the root has the convolution's sizes (no
-/// broadcast of a pooled squeeze-excite product over a feature map) and every path from the
-/// convolution to it reads it once (one user at each step, each listing it once). A `cat` root
-/// would pick between its inputs with a select, which evaluates every input per element.
+/// broadcast of a pooled squeeze-excite product over a feature map) and every node between the
+/// convolution and it is pointwise of the convolution's sizes too, so every read is at the
+/// output's own coordinates. Several readers are then one expression (the kernel IR is
+/// hash-consed): a batch norm's output read twice by the GELU after it (`0.5·y·(1 + erf(y/√2))`,
+/// EfficientFormer's MLP) is still one convolution per element. A view on the way could read
+/// it at other coordinates, and a `cat` root would pick between its inputs with a select,
+/// which evaluates every input per element.
 pub(super) fn fuse_conv_epilogues(f: &Fusion, inlinable: &mut HashSet<NodeId>) {
-    let Fusion { graph, fallback, users, .. } = *f;
+    let Fusion { graph, fallback, .. } = *f;
     let roots = kernel_roots(f, inlinable);
     let sizes = |n: NodeId| graph.node(n).outputs.first().and_then(|v| graph.value(*v).tensor()).map(|t| t.sizes.clone());
     for i in 0..graph.nodes.len() {
@@ -121,24 +125,59 @@ pub(super) fn fuse_conv_epilogues(f: &Fusion, inlinable: &mut HashSet<NodeId>) {
         if sizes(root).is_none() || sizes(root) != sizes(id) {
             continue;
         }
-        // Follow the single chain of readers up to the root: one user, reading the value once.
-        let mut at = id;
-        let once = loop {
-            let v = graph.node(at).outputs[0];
-            let [u] = users[v.index()][..] else { break false };
-            if graph.node(u).inputs().filter(|x| *x == v).count() != 1 || graph.node(u).outputs.len() != 1 {
-                break false;
-            }
-            if u == root {
-                break true;
-            }
-            at = u;
-        };
+        let once = single_chain(f, id, root) || pointwise_readers(f, id, root, &sizes);
         if once {
             inlinable.insert(id);
         }
     }
 }
 
-/// Convolutions [`fuse_conv_epilogues`] computes inside their epilogue.
-const CONVOLUTIONS: &[&str] = &["aten.convolution.default", "aten._convolution.default", "aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default"];
+/// Whether the readers from `conv` up to `root` are one chain: one user at each step, listing
+/// the value once (a view on the way reads it once).
+fn single_chain(f: &Fusion, conv: NodeId, root: NodeId) -> bool {
+    let Fusion { graph, users, .. } = *f;
+    let mut at = conv;
+    loop {
+        let v = graph.node(at).outputs[0];
+        let [u] = users[v.index()][..] else { return false };
+        if graph.node(u).inputs().filter(|x| *x == v).count() != 1 || graph.node(u).outputs.len() != 1 {
+            return false;
+        }
+        if u == root {
+            return true;
+        }
+        at = u;
+    }
+}
+
+/// Whether every reader between `conv` and `root` (and the root) is pointwise with the
+/// convolution's sizes, however many there are: each reads it at the output's coordinates.
+fn pointwise_readers(f: &Fusion, conv: NodeId, root: NodeId, sizes: &dyn Fn(NodeId) -> Option<Vec<crate::sym::Expr>>) -> bool {
+    let Fusion { graph, kinds, users, .. } = *f;
+    let mut stack = vec![conv];
+    let mut seen = HashSet::new();
+    while let Some(at) = stack.pop() {
+        let readers = &users[graph.node(at).outputs[0].index()];
+        let pointwise = |u: &NodeId| graph.node(*u).outputs.len() == 1 && kinds[u.index()] == OpKind::Pointwise && sizes(*u) == sizes(conv);
+        if readers.is_empty() || !readers.iter().all(pointwise) {
+            return false;
+        }
+        stack.extend(readers.iter().copied().filter(|u| *u != root && seen.insert(*u)));
+    }
+    true
+}
+
+/// Convolutions [`fuse_conv_epilogues`] computes inside their epilogue, and average poolings:
+/// a window's sum per output element as well, so a MetaFormer's token mixer
+/// `x + ls · (avg_pool(x) − x)` (EfficientFormer, PoolFormer) is one kernel and the pooled
+/// map never goes through memory.
+const CONVOLUTIONS: &[&str] = &[
+    "aten.convolution.default",
+    "aten._convolution.default",
+    "aten.conv1d.default",
+    "aten.conv2d.default",
+    "aten.conv3d.default",
+    "aten.avg_pool1d.default",
+    "aten.avg_pool2d.default",
+    "aten.avg_pool3d.default",
+];
