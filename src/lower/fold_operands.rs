@@ -147,8 +147,13 @@ fn broadcast_factor(read: &TensorMeta, space: &TensorMeta, reduced: &[usize], hi
 /// turn and the sequence is one chunk at the hint).
 fn elements_read(graph: &Graph, v: ValueId, read: &TensorMeta, hints: &Hints) -> Option<(i64, i64)> {
     let whole = graph.value(through_views(graph, v)).tensor()?;
-    let distinct = (0..read.sizes.len()).filter(|d| read.strides.get(*d).and_then(|s| s.as_int()) != Some(0)).map(|d| &read.sizes[d]);
-    Some((hints.numel(distinct)?, hints.numel(&whole.sizes)?))
+    let distinct: Vec<&Expr> = (0..read.sizes.len()).filter(|d| read.strides.get(*d).and_then(|s| s.as_int()) != Some(0)).map(|d| &read.sizes[d]).collect();
+    if let (Some(part), Some(all)) = (hints.numel(distinct.iter().copied()), hints.numel(&whole.sizes)) {
+        return Some((part, all));
+    }
+    // Without hints, a read that is the whole output by its symbolic sizes still counts.
+    let product = |sizes: Vec<&Expr>| sizes.into_iter().fold(Expr::int(1), |acc, s| Expr::mul(acc, s.clone())).simplify();
+    (product(distinct) == product(whole.sizes.iter().collect())).then_some((1, 1))
 }
 
 /// Pointwise nodes a kernel evaluates to compute one element of `p`: `p` and the inlined
