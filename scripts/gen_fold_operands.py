@@ -14,7 +14,7 @@ case). The case, exported once with the batch dynamic and run at two bindings:
 - `decay_masked_kk`: `key = l2norm(silu(k))`, `k_beta = key * sigmoid(b)`, `g` a cumulative sum
   of log-decays, and `-(k_beta.unsqueeze(-2) * key.unsqueeze(-3) * decay).sum(-1)` with
   `decay = exp(g_i - g_j)` masked above the diagonal: each element of `key` and `k_beta` is read
-  by all 16 positions of its chunk, inside the loop over the head dim.
+  by all 32 positions of its chunk, inside the loop over the head dim.
 
 Values from a fixed seed; outputs are PyTorch's eager CPU results, compared with assert_close's
 float32 defaults (the kernels sum in another order).
@@ -30,7 +30,7 @@ from case_files import npy_bytes, slim_pt2, write_zip_gz
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "tests/data/fold_operands"
 TOL = (1.3e-6, 1e-5)
-CHUNK = 16
+CHUNK = 32
 
 
 class DecayMaskedKK(torch.nn.Module):
@@ -54,7 +54,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     g = torch.Generator().manual_seed(0)
     batch = torch.export.Dim("batch", min=1, max=64)
-    heads, dim = 2, 8
+    heads, dim = 2, 32
     cases = [("decay_masked_kk", DecayMaskedKK(),
               [[rand(g, n, heads, CHUNK, dim), rand(g, n, heads, CHUNK), rand(g, n, heads, CHUNK, dim) - 2] for n in (2, 1)],
               ({0: batch}, {0: batch}, {0: batch}))]

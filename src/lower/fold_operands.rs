@@ -28,6 +28,12 @@ use crate::sym::Expr;
 /// (63 extra ops) stays inline while a four-op SiLU broadcast 64 ways (252) goes to memory.
 pub(super) const MIN_RECOMPUTED_OPS: i64 = 64;
 
+/// A kernel launch, in pointwise ops: a producer's own kernel must save more than this. On
+/// Intel's OpenCL CPU runtime a launch costs on the order of ten microseconds, some 2^16 scalar
+/// ops of one core; without it a two-op `rsqrt` broadcast over 40 channels of 34 rows (an RMS
+/// norm's token mean, 2,652 ops saved) got a kernel of its own.
+pub(super) const LAUNCH_OPS: i64 = 1 << 16;
+
 /// Pointwise nodes counted in a producer's cone, at most: enough to pass any threshold.
 const MAX_CONE: usize = 64;
 
@@ -50,7 +56,7 @@ impl Hints<'_> {
 /// across the outputs it is broadcast over, where that costs more than computing it once:
 /// per element of the producer, at least [`MIN_RECOMPUTED_OPS`] ops recomputed, and more
 /// recomputed than realizing it costs (its whole output, which a `select` or `slice` may read
-/// only part of, written once and read back). Returns them, in graph order.
+/// only part of, written once and read back, and [`LAUNCH_OPS`]). Returns them, in graph order.
 pub(super) fn realize_broadcast_fold_operands(graph: &Graph, kinds: &[OpKind], fallback: &[bool], hints: &Hints, inlinable: &mut HashSet<NodeId>) -> Vec<NodeId> {
     let mut realized = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {
@@ -72,9 +78,10 @@ pub(super) fn realize_broadcast_fold_operands(graph: &Graph, kinds: &[OpKind], f
                 let cone = cone_size(graph, kinds, inlinable, p) as i64;
                 let Some((part, whole)) = elements_read(graph, v, read, hints) else { continue };
                 // Ops recomputed over the part read, against the producer's own kernel: each
-                // element computed once and written, then read back (two ops' worth).
+                // element computed once and written, then read back (two ops' worth), and a launch.
                 let recomputed = (factor - 1).saturating_mul(cone);
-                if recomputed >= MIN_RECOMPUTED_OPS && part.saturating_mul(recomputed) > whole.saturating_mul(cone + 2) {
+                let own_kernel = whole.saturating_mul(cone + 2).saturating_add(LAUNCH_OPS);
+                if recomputed >= MIN_RECOMPUTED_OPS && part.saturating_mul(recomputed) > own_kernel {
                     inlinable.remove(&p);
                     realized.push(p);
                 }
@@ -191,18 +198,18 @@ mod tests {
         ValueKind::Tensor(TensorMeta::contiguous(DType::F32, sizes.iter().map(|s| Expr::int(*s)).collect()))
     }
 
-    /// `(f(x)[:rows].unsqueeze(1) * y.unsqueeze(0)).sum(dim)` over `x`, `y` of `[n, 8]`, `f` a
+    /// `(f(x)[:rows].unsqueeze(1) * y.unsqueeze(0)).sum(dim)` over `x`, `y` of `[n, 32]`, `f` a
     /// chain of `ops` exps (no slice without `rows`); the graph, its nodes' kinds, and the node
     /// computing `f(x)`.
     fn broadcast_fold(n: i64, ops: usize, dim: i64, rows: Option<i64>) -> (Graph, Vec<OpKind>, NodeId) {
         let mut g = Graph::default();
         let mut kinds = Vec::new();
-        let x = g.add_input("x", meta(&[n, 8]), InputKind::UserInput).expect("x");
-        let y = g.add_input("y", meta(&[n, 8]), InputKind::UserInput).expect("y");
+        let x = g.add_input("x", meta(&[n, 32]), InputKind::UserInput).expect("x");
+        let y = g.add_input("y", meta(&[n, 32]), InputKind::UserInput).expect("y");
         let mut fx = x;
         let mut last = None;
         for k in 0..ops {
-            let id = g.add_node(&format!("exp_{k}"), "aten.exp.default", vec![arg("self", Arg::Tensor(fx))], vec![(format!("exp_{k}"), meta(&[n, 8]))], NodeMeta::default());
+            let id = g.add_node(&format!("exp_{k}"), "aten.exp.default", vec![arg("self", Arg::Tensor(fx))], vec![(format!("exp_{k}"), meta(&[n, 32]))], NodeMeta::default());
             let id = id.expect("exp");
             fx = g.node(id).outputs[0];
             kinds.push(OpKind::Pointwise);
@@ -211,7 +218,7 @@ mod tests {
         let m = rows.unwrap_or(n);
         if let Some(rows) = rows {
             let args = vec![arg("self", Arg::Tensor(fx)), arg("dim", Arg::Int(0)), arg("start", Arg::Int(0)), arg("end", Arg::Int(rows))];
-            let id = g.add_node("slice", "aten.slice.Tensor", args, vec![("slice".into(), meta(&[rows, 8]))], NodeMeta::default()).expect("slice");
+            let id = g.add_node("slice", "aten.slice.Tensor", args, vec![("slice".into(), meta(&[rows, 32]))], NodeMeta::default()).expect("slice");
             kinds.push(OpKind::View);
             fx = g.node(id).outputs[0];
         }
@@ -221,13 +228,13 @@ mod tests {
             kinds.push(OpKind::View);
             g.node(id).outputs[0]
         };
-        let a = unsqueeze(&mut g, "ua", fx, 1, &[m, 1, 8]);
-        let b = unsqueeze(&mut g, "ub", y, 0, &[1, n, 8]);
+        let a = unsqueeze(&mut g, "ua", fx, 1, &[m, 1, 32]);
+        let b = unsqueeze(&mut g, "ub", y, 0, &[1, n, 32]);
         let args = vec![arg("self", Arg::Tensor(a)), arg("other", Arg::Tensor(b))];
-        let prod = g.add_node("mul", "aten.mul.Tensor", args, vec![("mul".into(), meta(&[m, n, 8]))], NodeMeta::default()).expect("mul");
+        let prod = g.add_node("mul", "aten.mul.Tensor", args, vec![("mul".into(), meta(&[m, n, 32]))], NodeMeta::default()).expect("mul");
         kinds.push(OpKind::Pointwise);
         let pv = g.node(prod).outputs[0];
-        let out = if dim == 2 { vec![m, n] } else { vec![m, 8] };
+        let out = if dim == 2 { vec![m, n] } else { vec![m, 32] };
         let args = vec![arg("self", Arg::Tensor(pv)), arg("dim", Arg::Ints(vec![dim])), arg("keepdim", Arg::Bool(false))];
         g.add_node("sum", "aten.sum.dim_IntList", args, vec![("sum".into(), meta(&out))], NodeMeta::default()).expect("sum");
         kinds.push(OpKind::Reduction);
@@ -257,8 +264,8 @@ mod tests {
         // Half of `f(x)` read, 64 ways: computing the other half once costs far less.
         let (g, kinds, fx) = broadcast_fold(64, 4, 2, Some(32));
         assert_eq!(realize(&g, &kinds).0, vec![fx]);
-        // One row of 64 read: 8 elements · 252 ops saved, against 512 elements computed,
-        // written and read back.
+        // One row of 64 read: 32 elements · 252 ops saved, against 2,048 elements computed,
+        // written and read back, and a launch.
         let (g, kinds, _) = broadcast_fold(64, 4, 2, Some(1));
         assert!(realize(&g, &kinds).0.is_empty());
     }
@@ -267,6 +274,13 @@ mod tests {
     fn a_one_op_operand_stays_inline() {
         // 63 recomputed ops per element: less than a write and a read back are worth.
         let (g, kinds, _) = broadcast_fold(64, 1, 2, None);
+        assert!(realize(&g, &kinds).0.is_empty());
+    }
+
+    #[test]
+    fn a_small_producer_is_not_worth_a_launch() {
+        // 16 rows broadcast 16 ways: 512 elements · 60 ops saved, less than a launch.
+        let (g, kinds, _) = broadcast_fold(16, 4, 2, None);
         assert!(realize(&g, &kinds).0.is_empty());
     }
 
