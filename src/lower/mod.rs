@@ -31,6 +31,7 @@ mod ctx;
 pub mod coverage;
 pub mod depthwise;
 mod expand;
+mod fold_operands;
 mod fusion;
 pub mod gemm;
 pub mod kernel;
@@ -216,6 +217,8 @@ fn lower_here(model: &Model, d: &Decomposition) -> Result<Plan, LowerError> {
     let fusion = Fusion { graph, kinds: &kinds, fallback, users: &users, outputs: &outputs };
     fuse_matmul_epilogues(&fusion, &mut inlinable);
     fuse_conv_epilogues(&fusion, &mut inlinable);
+    let hints: std::collections::HashMap<String, i64> = model.symbols.iter().filter_map(|s| Some((s.name.clone(), s.hint?))).collect();
+    fold_operands::realize_broadcast_fold_operands(graph, &kinds, fallback, &fold_operands::Hints(&hints), &mut inlinable);
     expand::keep_within_domains(graph, &kinds, &lowerable.domain, &mut inlinable);
     let mut budget = reduction_budget::MAX_INLINED_REDUCTIONS;
     reduction_budget::bound_inlined_reductions(graph, &kinds, &mut inlinable, budget);
