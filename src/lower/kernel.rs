@@ -25,6 +25,7 @@ mod lanes;
 mod linear;
 mod packed;
 pub mod split;
+mod unroll;
 mod validate;
 
 pub use builder::KernelBuilder;

@@ -18,13 +18,17 @@ pub(super) fn upload(dev: &mut dyn Device, t: &Tensor, kernel: &str) -> Result<B
     Ok(b)
 }
 
-/// Tensor `t` as a buffer of `layout` stores it: itself, or a 2-D weight transposed (element
-/// `(r, c)` of `[R, C]` at `c · R + r`).
+/// Tensor `t` as a buffer of `layout` stores it: itself, or a weight of two or more dims
+/// transposed as the matrix `[R, C]` of its first dim by the rest (element `(r, c)` at
+/// `c · R + r`; a convolution's `[Cout, Cin, kh, kw]` as `[Cout, Cin·kh·kw]`, `lower::tiny_map`).
 pub(super) fn stored(t: &Tensor, layout: Layout) -> Result<std::borrow::Cow<'_, Tensor>, String> {
     match layout {
         Layout::Plain => Ok(std::borrow::Cow::Borrowed(t)),
         Layout::Transposed => {
-            let &[r, c] = t.shape() else { return Err(format!("a transposed layout needs 2 dims, not shape {:?}", t.shape())) };
+            let (r, c) = match t.shape() {
+                [r, rest @ ..] if !rest.is_empty() => (*r, rest.iter().product()),
+                _ => return Err(format!("a transposed layout needs 2 or more dims, not shape {:?}", t.shape())),
+            };
             Tensor::from_le_strided(t.dtype(), &[c, r], &[1, c], 0, &t.to_le_bytes()).map(std::borrow::Cow::Owned)
         }
     }

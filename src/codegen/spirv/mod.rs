@@ -9,6 +9,7 @@ mod channels;
 mod elem;
 mod erf;
 mod rowcache;
+mod spread;
 mod stash;
 mod workgroup;
 pub mod types;
