@@ -17,17 +17,21 @@ use super::schedule::Schedule;
 use crate::ir::{DType, Graph, InputKind};
 
 /// Most output pixels (batch × map) a work-item carries as lanes: one accumulator register
-/// each. A 2×2 map at batch 3 is 12.
+/// each. A 2×2 map at batch 3 is 12. Measured on the OpenCL CPU device (docs/PERFORMANCE.md,
+/// "Issue 28: tiny maps"): 48 lanes (a 4×4 map at batch 3) took 1.7 ms against 1.0 ms on the
+/// blocked pixels, the accumulators no longer fitting the vector registers.
 pub const MAX_LANES: u32 = 16;
 
-/// Largest output map (pixels per image and channel) taken off the column schedules: maps
-/// of 16 and more fill a vector group of their own (`schedule::small_map_channels`).
-pub const TINY_MAP: i64 = 8;
+/// Largest output map (pixels per image and channel) taken off the blocked-pixel schedule:
+/// a 4×4 map at batch 1 (16 lanes) took 0.20–0.27 ms here against 0.32–0.34 ms blocked; larger
+/// maps exceed [`MAX_LANES`] at any batch.
+pub const TINY_MAP: i64 = 16;
 
 /// Fewest output channels: the work-items of one group.
 pub const MIN_CHANNELS: i64 = 64;
 
-/// Work-items per group along the output channels.
+/// Work-items per group along the output channels: one AVX-512 vector of float32 lanes.
+/// Groups of 64 measured the same within the load's noise (docs/PERFORMANCE.md).
 pub const SPREAD_GROUP: u32 = 16;
 
 /// `k` on [`Schedule::Spread`], when it is a convolution-like fold on a tiny map: elementwise
