@@ -12,8 +12,9 @@ stored zip per op, index.json listing every case), but the convolution's weight 
 the committed archives small the values are multiples of 1/16 in [-1, 1] (a few distinct float
 patterns gzip well); the products and sums are still PyTorch's float32 results. Cases: stride 2,
 padding, with and without bias, a residual add and ReLU fused after the convolution, output
-channels no group of 16 divides (72), batch 1, 2 and 3, 1×1 and 4×4 maps, a 1-D convolution, and two
-that must keep the blocked-pixel schedule (a 5×5 map; a batch whose lanes would be 20).
+channels no group of 16 divides (72), batch 1, 2 and 3, 1×1 and 4×4 maps, a 1-D convolution; a
+5×5 map that must keep the blocked-pixel schedule; a batch of 5 (20 lanes: too many) and a
+dynamic batch (as the corpus exports have), both left on the grid's rows with the map as lanes.
 """
 import json
 import os
@@ -34,8 +35,13 @@ CASES = [
     ("conv1d_map_4_b2", (2, 32, 4), 64, 5, 1, 2, True, False),
     ("map_4x4_b1", (1, 16, 4, 4), 64, 3, 1, 1, True, False),
     ("map_5x5_stays_blocked", (1, 16, 5, 5), 64, 3, 1, 1, True, False),
-    ("batch_5_stays_blocked", (5, 16, 2, 2), 64, 3, 1, 1, True, False),
+    ("batch_5_rows_on_the_grid", (5, 16, 2, 2), 64, 3, 1, 1, True, False),
+    ("dynamic_batch_b3", (3, 16, 2, 2), 64, 3, 1, 1, True, True),
 ]
+
+# Cases exported with a dynamic batch (as the corpus exports are): the batch stays on the grid,
+# only the map is unrolled.
+DYNAMIC = {"dynamic_batch_b3"}
 
 TOL = (1.3e-6, 1e-5)
 
@@ -77,7 +83,11 @@ def main():
             if residual:
                 args.append(coarse(m.conv(x).shape, g))
             y = m(*args)
-        ep = torch.export.export(m, tuple(a.clone() for a in args), strict=False)
+        dynamic = None
+        if name in DYNAMIC:
+            b = torch.export.Dim("b", min=2)
+            dynamic = ({0: b},) + (({0: b},) if residual else ())
+        ep = torch.export.export(m, tuple(a.clone() for a in args), dynamic_shapes=dynamic, strict=False)
         op = f"conv{sd}d"
         members = by_op.setdefault(op, [])
         n = len(members)

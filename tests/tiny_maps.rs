@@ -4,8 +4,8 @@
 //! (`scripts/gen_tiny_maps.py`: stride 2, padding, with and without bias, a fused residual add
 //! and ReLU, 72 output channels (a ragged group), batch 1–3, 1×1 and 4×4 maps, a 1-D convolution)
 //! lowered in modes none and full, every module validated by `spirv-val`, run on OpenCL and
-//! compared with PyTorch's outputs. Each case must get its expected schedule: a 5×5 map and a
-//! batch of 5 (20 lanes) keep the blocked-pixel schedule.
+//! compared with PyTorch's outputs. Each case must get its expected schedule: a 5×5 map keeps
+//! the blocked-pixel schedule; a batch of 5 (20 lanes) and a dynamic batch go on the grid's rows.
 
 mod common;
 
@@ -24,18 +24,20 @@ fn dir() -> PathBuf {
 
 /// The schedule each case's convolution kernel must get, by the case's name in the index.
 fn expected(name: &str) -> Option<Schedule> {
-    let spread = |lanes| Some(Schedule::Spread { group: SPREAD_GROUP, coord: 1, lanes });
+    let spread = |lanes| Some(Schedule::Spread { group: SPREAD_GROUP, coord: 1, lanes, outer: 0 });
     match name {
         // Batch × output pixels: 3 × 2×2, 1 × 2×2, 3 × 2×2, 2 × 1×1, 2 × 4.
         "s2_bias_relu_b3" | "residual_ragged_72_b3" => spread(12),
         "pad_no_bias_b1" => spread(4),
         "map_1x1_b2" => spread(2),
         "map_4x4_b1" => spread(16),
+        // A dynamic batch on the grid's rows, the 2×2 map's pixels as lanes.
+        "dynamic_batch_b3" => Some(Schedule::Spread { group: SPREAD_GROUP, coord: 1, lanes: 4, outer: 1 }),
         "conv1d_map_4_b2" => spread(8),
         // 25 pixels: more than a tiny map; padded to groups of 16 as before.
         "map_5x5_stays_blocked" => Some(Schedule::Channels { group: 16, dims: 2, coord: 1, block: WIDE_CHANNEL_BLOCK }),
-        // 5 × 4 = 20 lanes, more than `tiny_map::MAX_LANES`: groups of 4 pixels, as before.
-        "batch_5_stays_blocked" => Some(Schedule::Channels { group: 4, dims: 2, coord: 1, block: WIDE_CHANNEL_BLOCK }),
+        // 5 × 4 = 20 lanes, more than `tiny_map::MAX_LANES`: the batch on the grid's rows.
+        "batch_5_rows_on_the_grid" => Some(Schedule::Spread { group: SPREAD_GROUP, coord: 1, lanes: 4, outer: 1 }),
         _ => None,
     }
 }

@@ -38,7 +38,8 @@ pub const SPREAD_GROUP: u32 = 16;
 /// so far, with deep folds ([`super::wide_block::WIDE_FOLD`]) and an unmasked float32 read of
 /// a weight (a parameter or constant of `graph`) `w[co, j]` at `co · cols + j`, `co` an output
 /// coordinate of at least [`MIN_CHANNELS`] whose trailing map has at most [`TINY_MAP`]
-/// pixels, the other output coordinates at most [`MAX_LANES`] in all. Anything else: `None`.
+/// pixels, the other output coordinates at most [`MAX_LANES`] in all (or the map's alone, the
+/// leading ones then left to the grid). Anything else: `None`.
 pub fn spread(graph: &Graph, k: &Kernel) -> Option<Kernel> {
     if k.schedule != Schedule::Elementwise || k.linear.is_some() || super::wide_block::fold_depth(k) < super::wide_block::WIDE_FOLD {
         return None;
@@ -53,9 +54,15 @@ pub fn spread(graph: &Graph, k: &Kernel) -> Option<Kernel> {
         return None;
     }
     let transposed = k.rows_transposed(load, VarId(coord), rows)?;
-    let mut out = transposed.unrolled(coord, MAX_LANES)?;
+    // Every other coordinate in lanes where they are static and few (a batch of 3 × 2×2:
+    // each weight load feeds 12 lanes), else the leading ones (a dynamic batch, as the corpus
+    // exports have) on the grid and only the map in lanes.
+    let (outer, mut out) = match transposed.unrolled(coord, 0, MAX_LANES) {
+        Some(all) => (0, all),
+        None => (coord, transposed.unrolled(coord, coord, MAX_LANES)?),
+    };
     let lanes = (out.stores.len() / k.stores.len().max(1)) as u32;
-    out.schedule = Schedule::Spread { group: SPREAD_GROUP, coord, lanes };
+    out.schedule = Schedule::Spread { group: SPREAD_GROUP, coord, lanes, outer };
     Some(out)
 }
 

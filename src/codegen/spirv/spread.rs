@@ -15,13 +15,14 @@ use crate::lower::kernel::{ExprId, KExpr, VarId};
 use crate::lower::schedule::Schedule;
 
 impl<'k> Writer<'k> {
-    /// The coordinate from the grid's first dimension; every lane's outputs of the work-item,
-    /// lane `l` at `coordinate · stride + offset(l)` (the output's row-major index with the
-    /// other coordinates at lane `l`'s digits).
+    /// The coordinate from the grid's first dimension, the leading `outer` ones (flattened)
+    /// from its second; every lane's outputs of the work-item, lane `l` at
+    /// `row · inner + coordinate · stride + offset(l)` (the output's row-major index with the
+    /// unrolled coordinates at lane `l`'s digits; `inner` the elements of one row).
     pub(super) fn spread(&mut self, gid_var: Word) -> Result<(), CodegenError> {
         let k = self.k;
-        let Schedule::Spread { group, coord, lanes } = k.schedule else { unreachable!("called on the spread schedule") };
-        let c = coord as usize;
+        let Schedule::Spread { group, coord, lanes, outer } = k.schedule else { unreachable!("called on the spread schedule") };
+        let (c, outer) = (coord as usize, outer as usize);
         let sizes: Vec<Option<i64>> = k.domain.iter().map(|d| match *k.expr(*d) {
             KExpr::I64(n) => Some(n),
             _ => None,
@@ -32,7 +33,11 @@ impl<'k> Writer<'k> {
             stride *= fixed(d)?;
         }
         // Each lane's offset: its digits over the other coordinates, row-major.
-        let others: Vec<usize> = (0..sizes.len()).filter(|d| *d != c).collect();
+        let others: Vec<usize> = (outer..sizes.len()).filter(|d| *d != c).collect();
+        let mut inner = 1i64;
+        for d in outer..sizes.len() {
+            inner *= fixed(d)?;
+        }
         let mut offsets = Vec::with_capacity(lanes as usize);
         for l in 0..i64::from(lanes) {
             let (mut rest, mut offset) = (l, 0i64);
@@ -44,11 +49,13 @@ impl<'k> Writer<'k> {
             }
             offsets.push(offset);
         }
-        let column = self.load_id(gid_var, 0)?;
+        let (column, row) = (self.load_id(gid_var, 0)?, self.load_id(gid_var, 1)?);
+        let (row_extents, _) = self.extents(0..outer)?;
         let extent = self.emit(k.domain[c])?;
         let exact = sizes[c].is_some_and(|n| n % i64::from(group) == 0);
         let mut body = |w: &mut Self| -> Result<(), CodegenError> {
             let i64t = w.types.get(&mut w.b, LocalType::I64);
+            w.bind_coords(row, &row_extents, 0)?;
             w.vars.insert(VarId(coord), column);
             w.bound |= 1u128 << coord;
             let mut seen = HashSet::new();
@@ -56,8 +63,10 @@ impl<'k> Writer<'k> {
                 let values: Vec<ExprId> = s.iter().map(|st| st.value).collect();
                 w.pair_folds(&values, &mut seen)?;
             }
-            let step = w.types.i64(&mut w.b, stride);
+            let (step, row_step) = (w.types.i64(&mut w.b, stride), w.types.i64(&mut w.b, inner));
             let base = w.b.i_mul(i64t, None, column, step)?;
+            let first = w.b.i_mul(i64t, None, row, row_step)?;
+            let base = w.b.i_add(i64t, None, first, base)?;
             for (l, &offset) in offsets.iter().enumerate() {
                 let off = w.types.i64(&mut w.b, offset);
                 let here = w.b.i_add(i64t, None, base, off)?;

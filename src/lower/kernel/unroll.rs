@@ -14,17 +14,17 @@ use std::collections::HashMap;
 use super::{Access, BinOp, BufferParam, ExprId, KExpr, Kernel, KernelBuilder, Layout, Store, VarId};
 
 impl Kernel {
-    /// `self` with every output coordinate but `coord` replaced by constants: each store becomes
-    /// one copy per tuple of the other coordinates (store `s` lane `l` at `s · lanes + l`, lane
-    /// `l` the `l`-th tuple in row-major order). Nodes that use none of those coordinates (a
-    /// weight read) stay one arena node shared by every lane. `None` when some other
-    /// coordinate's extent is dynamic, the lanes would be more than `most`, or the kernel has
-    /// state loops or a linear index.
-    pub fn unrolled(&self, coord: u32, most: u32) -> Option<Kernel> {
-        if self.linear.is_some() || (coord as usize) >= self.domain.len() || self.exprs.iter().any(|e| matches!(e, KExpr::Loop { .. } | KExpr::Carried { .. } | KExpr::LoopOut { .. })) {
+    /// `self` with every output coordinate from `outer` on but `coord` replaced by constants:
+    /// each store becomes one copy per tuple of those coordinates (store `s` lane `l` at
+    /// `s · lanes + l`, lane `l` the `l`-th tuple in row-major order). Nodes that use none of
+    /// them (a weight read) stay one arena node shared by every lane. `None` when one of them
+    /// has a dynamic extent, the lanes would be more than `most`, `outer` is past `coord`, or
+    /// the kernel has state loops or a linear index.
+    pub fn unrolled(&self, coord: u32, outer: u32, most: u32) -> Option<Kernel> {
+        if self.linear.is_some() || outer > coord || (coord as usize) >= self.domain.len() || self.exprs.iter().any(|e| matches!(e, KExpr::Loop { .. } | KExpr::Carried { .. } | KExpr::LoopOut { .. })) {
             return None;
         }
-        let others: Vec<(u32, i64)> = (0..self.domain.len() as u32)
+        let others: Vec<(u32, i64)> = (outer..self.domain.len() as u32)
             .filter(|d| *d != coord)
             .map(|d| match *self.expr(self.domain[d as usize]) {
                 KExpr::I64(n) if n > 0 => Some((d, n)),
@@ -220,7 +220,7 @@ mod tests {
     #[test]
     fn unrolled_lanes_compute_every_other_coordinate() {
         let (k, _) = conv1x1();
-        let u = k.unrolled(1, 16).expect("4 lanes");
+        let u = k.unrolled(1, 0, 16).expect("4 lanes");
         u.validate().expect("valid");
         assert_eq!(u.stores.len(), 4);
         for c in 0..5 {
@@ -232,7 +232,14 @@ mod tests {
         // The weight read is one node for every lane.
         let weight_reads = u.exprs.iter().filter(|e| matches!(e, KExpr::Load { buf, .. } if u.buffers[*buf as usize].value == "w")).count();
         assert_eq!(weight_reads, 1);
-        assert!(k.unrolled(1, 3).is_none(), "4 lanes are more than 3");
+        assert!(k.unrolled(1, 0, 3).is_none(), "4 lanes are more than 3");
+        // The batch left to the grid: 2 lanes of pixels, the batch still read as coordinate 0.
+        let u = k.unrolled(1, 1, 16).expect("2 lanes");
+        u.validate().expect("valid");
+        assert_eq!(u.stores.len(), 2);
+        for (n, c, p) in [(0, 0, 0), (1, 4, 1), (1, 2, 0)] {
+            assert_eq!(eval(&u, 2, [n, c, 9], p as usize, &buffers), expected(n, c, p));
+        }
     }
 
     #[test]

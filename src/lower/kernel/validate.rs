@@ -280,9 +280,9 @@ impl Kernel {
                 }
                 Ok(())
             }
-            Schedule::Spread { coord, lanes, .. } => {
-                let static_rest = self.domain.iter().enumerate().all(|(d, e)| d == coord as usize || matches!(self.expr(*e), KExpr::I64(_)));
-                if coord as usize >= self.domain.len() || lanes == 0 || self.stores.len() % lanes as usize != 0 || !static_rest {
+            Schedule::Spread { coord, lanes, outer, .. } => {
+                let static_rest = self.domain.iter().enumerate().skip(outer as usize).all(|(d, e)| d == coord as usize || matches!(self.expr(*e), KExpr::I64(_)));
+                if coord as usize >= self.domain.len() || outer > coord || lanes == 0 || self.stores.len() % lanes as usize != 0 || !static_rest {
                     return Err(Problem::Type {
                         at: Site::Schedule("coord"),
                         expected: format!("an output coordinate (below {}), the others static, and {lanes} lane stores per output", self.domain.len()),
