@@ -3,7 +3,7 @@
 `xpu-workbench profile FILE --device opencl`, and torch's own time for the same convolution
 (eager oneDNN and torch.compile, 2 threads) printed beside them.
 
-    /opt/torchenv/bin/python scripts/gen_conv_bench.py OUTDIR [--time] [--corpus]
+    /opt/torchenv/bin/python scripts/gen_conv_bench.py OUTDIR [--time] [--corpus | --tiny]
 
 Archives go to OUTDIR (not committed: the weights are parameters, resident as in a model, and
 the larger ones are several MB). Each shape is one that the costliest kernels of
@@ -43,6 +43,15 @@ CASES = [
     # mixnet / efficientnet-style 5×5 depthwise with stride 2.
     ("c_depthwise7x7_128_16", (3, 128, 16, 16), 128, 7, 1, 3, 128),
     ("c_depthwise5x5s2_240_16", (3, 240, 16, 16), 240, 5, 2, 2, 240),
+    # Tiny maps (`--tiny` makes only these): output channels across the work-items
+    # (`lower::tiny_map`) against the blocked pixels, to find the crossover by map and batch.
+    ("t_dense3x3_512_2_b1", (1, 512, 2, 2), 512, 3, 1, 1, 1),
+    ("t_dense3x3_512_1", (3, 512, 1, 1), 512, 3, 1, 1, 1),
+    ("t_dense3x3_256_4_b1", (1, 256, 4, 4), 256, 3, 1, 1, 1),
+    ("t_dense3x3_128_8_b1", (1, 128, 8, 8), 128, 3, 1, 1, 1),
+    ("t_dense3x3s2_256_512_4", (3, 256, 4, 4), 512, 3, 2, 1, 1),
+    ("t_pointwise_1024_128_2", (3, 1024, 2, 2), 128, 1, 1, 0, 1),
+    ("t_pointwise_512_2048_2", (3, 512, 2, 2), 2048, 1, 1, 0, 1),
 ]
 
 
@@ -75,6 +84,8 @@ def main():
     corpus = "--corpus" in sys.argv
     for name, shape, cout, k, stride, pad, groups in CASES:
         if corpus and not name.startswith("c_"):
+            continue
+        if ("--tiny" in sys.argv) != name.startswith("t_"):
             continue
         m = Conv(shape[1], cout, k, stride, pad, groups).eval()
         x = torch.randn(shape)

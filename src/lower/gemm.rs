@@ -75,7 +75,7 @@ fn is_weight(graph: &Graph, name: &str, sizes: [i64; 2]) -> bool {
 
 /// Integer expression `e` as `Σ coefficient · variable + constant` (variables by index), when
 /// it is built from constants, variables, sums and products by constants.
-fn affine(k: &Kernel, e: ExprId) -> Option<(HashMap<u32, i64>, i64)> {
+pub(crate) fn affine(k: &Kernel, e: ExprId) -> Option<(HashMap<u32, i64>, i64)> {
     Some(match *k.expr(e) {
         KExpr::I64(c) => (HashMap::new(), c),
         KExpr::Var(v) => (HashMap::from([(v.0, 1)]), 0),

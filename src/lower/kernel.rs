@@ -25,6 +25,7 @@ mod lanes;
 mod linear;
 mod packed;
 pub mod split;
+mod unroll;
 mod validate;
 
 pub use builder::KernelBuilder;
@@ -367,6 +368,13 @@ pub enum Layout {
     /// `lower::ops::grouped_columns`) is transposed per leading index: `(g, r, c)` at
     /// `g · C · R + c · R + r`. Only the storage differs; the graph value is the same.
     Transposed,
+    /// A weight of two or more dims `[R, …]` stored as the transpose of the matrix `[R, C]` of
+    /// its first dim by the rest (`C` their product): element `(r, rest)` at `c · R + r`, `c`
+    /// the row-major index of `rest` — a convolution's `[Cout, Cin, kh, kw]` with neighbouring
+    /// output channels neighbouring elements (`lower::tiny_map`). For a 2-D weight the same
+    /// storage as [`Layout::Transposed`]; a layout of its own so that a 3-D weight read both
+    /// ways keeps two copies under two keys.
+    LeadingLast,
 }
 
 impl Layout {
@@ -382,6 +390,7 @@ impl BufferParam {
         match self.layout {
             Layout::Plain => self.value.clone(),
             Layout::Transposed => format!("{}@T", self.value),
+            Layout::LeadingLast => format!("{}@L", self.value),
         }
     }
 }

@@ -42,6 +42,7 @@ mod reduction_budget;
 pub mod rng;
 pub mod schedule;
 mod strided_rows;
+pub mod tiny_map;
 mod sizes;
 pub mod staged;
 pub mod wide_block;
@@ -379,7 +380,13 @@ fn build_steps(
             }
             let mut nodes: Vec<NodeId> = inlined.into_iter().collect();
             nodes.push(id);
-            for kernel in split_reduction(&mut plan_graph, gemm::pack_weights(graph, ops::grouped_columns::columns(graph, kernel)))? {
+            let kernel = gemm::pack_weights(graph, ops::grouped_columns::columns(graph, kernel));
+            // A convolution on a tiny map takes its channels across the work-items, finished.
+            let kernels = match tiny_map::spread(graph, &kernel) {
+                Some(spread) => vec![checked(spread, "tiny_map::spread").map_err(at)?],
+                None => split_reduction(&mut plan_graph, kernel)?,
+            };
+            for kernel in kernels {
                 steps.push(if is_fallback { Step::Fallback { node: id, kernel } } else { Step::Fused { nodes: nodes.clone(), kernel } });
             }
         }

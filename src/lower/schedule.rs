@@ -70,6 +70,13 @@ pub enum Schedule {
     /// convolution: its masked taps are emitted as branches around the loads, so a tap is a
     /// contiguous vector load across the group ([`super::depthwise`]).
     Depthwise { group: u32 },
+    /// Output coordinate `coord` (a convolution's output channel) across the work-items of
+    /// the grid's first dimension, in groups of `group`; the leading `outer` coordinates
+    /// (flattened: a dynamic batch) on its second; every other output coordinate (all of
+    /// static extent) unrolled into `lanes` lane copies per work-item (store `s` lane `l` at
+    /// `s · lanes + l`, lane `l` the `l`-th tuple of those coordinates, row-major), for
+    /// output maps too small to fill a vector group (`lower::tiny_map`).
+    Spread { group: u32, coord: u32, lanes: u32, outer: u32 },
     /// Row statistics over the first `outer` output coordinates (a row is one index of them),
     /// folded over `extent` elements. `group` is the largest work-group the launch may give a
     /// row; `coop` says whether a group may fold a row together (float32 sums, maxima and

@@ -82,6 +82,13 @@ pub fn launch_shape_with(kernel: &crate::lower::Kernel, b: &Bindings, row_group:
             let rows = product(&sizes[..split]) / c * c.div_ceil(block.max(1) as usize);
             plain([product(&sizes[split..]).div_ceil(group as usize) * group as usize, rows, 1], [group as usize, 1, 1])
         }
+        Schedule::Spread { group, coord, outer, .. } => {
+            // One work-item per index of `coord` and of the leading `outer` coordinates; the
+            // kernel skips those past `coord`'s extent.
+            let c = sizes.get(coord as usize).copied().unwrap_or(1);
+            let rows = product(&sizes[..(outer as usize).min(sizes.len())]);
+            plain([c.div_ceil(group as usize) * group as usize, rows, 1], [group as usize, 1, 1])
+        }
         Schedule::Rows { outer, group, coop, extent } => {
             let outer = (outer as usize).min(sizes.len());
             let (rows, inner) = (product(&sizes[..outer]), product(&sizes[outer..]));

@@ -20,7 +20,8 @@ pub(super) fn upload(dev: &mut dyn Device, t: &Tensor, kernel: &str) -> Result<B
 
 /// Tensor `t` as a buffer of `layout` stores it: itself, or a 2-D weight transposed (element
 /// `(r, c)` of `[R, C]` at `c · R + r`), or a 3-D one transposed per leading index (`(g, r, c)`
-/// of `[G, R, C]` at `g · C · R + c · R + r`).
+/// of `[G, R, C]` at `g · C · R + c · R + r`), or one of two or more dims with its first dim
+/// last ([`Layout::LeadingLast`]: the matrix `[R, C]` of its first dim by the rest, transposed).
 pub(super) fn stored(t: &Tensor, layout: Layout) -> Result<std::borrow::Cow<'_, Tensor>, String> {
     match (layout, t.shape()) {
         (Layout::Plain, _) => Ok(std::borrow::Cow::Borrowed(t)),
@@ -29,7 +30,12 @@ pub(super) fn stored(t: &Tensor, layout: Layout) -> Result<std::borrow::Cow<'_, 
             let plane = r.checked_mul(c).ok_or_else(|| format!("shape {:?} overflows", t.shape()))?;
             Tensor::from_le_strided(t.dtype(), &[g, c, r], &[plane, 1, c], 0, &t.to_le_bytes()).map(std::borrow::Cow::Owned)
         }
+        (Layout::LeadingLast, [r, rest @ ..]) if !rest.is_empty() => {
+            let (r, c) = (*r, rest.iter().product());
+            Tensor::from_le_strided(t.dtype(), &[c, r], &[1, c], 0, &t.to_le_bytes()).map(std::borrow::Cow::Owned)
+        }
         (Layout::Transposed, shape) => Err(format!("a transposed layout needs 2 or 3 dims, not shape {shape:?}")),
+        (Layout::LeadingLast, shape) => Err(format!("a first-dim-last layout needs 2 or more dims, not shape {shape:?}")),
     }
 }
 
@@ -76,6 +82,23 @@ mod tests {
             assert_eq!(got[gi * c * r + ci * r + ri], (100 * gi + 10 * ri + ci) as f64, "element ({gi}, {ri}, {ci})");
         }
         assert!(stored(&t, Layout::Plain).is_ok_and(|p| p.to_f64_vec() == t.to_f64_vec()));
+    }
+
+    #[test]
+    fn leading_last_puts_the_first_dim_innermost_over_the_rest_flattened() {
+        // A `[Cout 3, Cin 2, kh 1, kw 2]` convolution weight: `(o, rest)` at `rest · 3 + o`.
+        let (o, rest) = (3, 4);
+        let t = Tensor::from_vec(&[o, 2, 1, 2], (0..o * rest).map(|i| i as f32).collect()).expect("shape and values agree");
+        let packed = stored(&t, Layout::LeadingLast).expect("4 dims");
+        assert_eq!(packed.shape(), &[rest, o]);
+        let got = packed.to_f64_vec();
+        for (oi, ri) in (0..o).flat_map(|oi| (0..rest).map(move |ri| (oi, ri))) {
+            assert_eq!(got[ri * o + oi], (oi * rest + ri) as f64, "element ({oi}, {ri})");
+        }
+        // A 3-D weight: not the per-leading-index transpose of `Layout::Transposed`.
+        let e = experts(2, 3, 4);
+        assert_ne!(stored(&e, Layout::LeadingLast).map(|p| p.to_f64_vec()), stored(&e, Layout::Transposed).map(|p| p.to_f64_vec()));
+        assert!(stored(&Tensor::from_vec(&[4], vec![0f32; 4]).expect("shape"), Layout::LeadingLast).is_err());
     }
 
     #[test]

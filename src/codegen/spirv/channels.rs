@@ -118,7 +118,7 @@ impl<'k> Writer<'k> {
     /// and emits each set of corresponding folds together ([`Self::fused_fold`]). Nodes the
     /// lanes share are left to the ordinary emission; copies that differ in shape (a fold
     /// simplified in one lane) are too, which is correct, only not fused.
-    fn pair_folds(&mut self, lanes: &[ExprId], seen: &mut HashSet<ExprId>) -> Result<(), CodegenError> {
+    pub(super) fn pair_folds(&mut self, lanes: &[ExprId], seen: &mut HashSet<ExprId>) -> Result<(), CodegenError> {
         let k = self.k;
         let mut stack = vec![lanes.to_vec()];
         while let Some(set) = stack.pop() {

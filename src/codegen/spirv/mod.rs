@@ -10,6 +10,7 @@ mod depthwise;
 mod elem;
 mod erf;
 mod rowcache;
+mod spread;
 mod stash;
 mod workgroup;
 pub mod types;

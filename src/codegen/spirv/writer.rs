@@ -169,7 +169,7 @@ impl<'k> Writer<'k> {
             Tiled { gid: Word, lid: Word, tiles: [Word; 2] },
         }
         let vars = match k.schedule {
-            Schedule::Elementwise | Schedule::Columns { .. } | Schedule::Depthwise { .. } | Schedule::Channels { .. } => Vars::Elementwise { gid: id(self, BuiltIn::GlobalInvocationId, "global_id") },
+            Schedule::Elementwise | Schedule::Columns { .. } | Schedule::Depthwise { .. } | Schedule::Channels { .. } | Schedule::Spread { .. } => Vars::Elementwise { gid: id(self, BuiltIn::GlobalInvocationId, "global_id") },
             Schedule::Rows { outer, coop, .. } => {
                 if coop {
                     for rv in row_vectors(k, (outer as usize).min(k.domain.len())) {
@@ -283,6 +283,7 @@ impl<'k> Writer<'k> {
         match self.k.schedule {
             Schedule::Columns { .. } | Schedule::Depthwise { .. } => return self.columns(gid_var),
             Schedule::Channels { .. } => return self.channels(gid_var),
+            Schedule::Spread { .. } => return self.spread(gid_var),
             _ => {}
         }
         let k = self.k;

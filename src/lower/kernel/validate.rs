@@ -280,6 +280,17 @@ impl Kernel {
                 }
                 Ok(())
             }
+            Schedule::Spread { coord, lanes, outer, .. } => {
+                let static_rest = self.domain.iter().enumerate().skip(outer as usize).all(|(d, e)| d == coord as usize || matches!(self.expr(*e), KExpr::I64(_)));
+                if coord as usize >= self.domain.len() || outer > coord || lanes == 0 || self.stores.len() % lanes as usize != 0 || !static_rest {
+                    return Err(Problem::Type {
+                        at: Site::Schedule("coord"),
+                        expected: format!("an output coordinate (below {}), the others static, and {lanes} lane stores per output", self.domain.len()),
+                        found: format!("coordinate {coord}, {} stores", self.stores.len()),
+                    });
+                }
+                Ok(())
+            }
             Schedule::Rows { extent, .. } => {
                 let at = Site::Schedule("extent");
                 self.expect_ty(at, self.root(at, extent)?, Ty::I64, "an i64 row extent")
