@@ -128,12 +128,16 @@ fn fold_body(graph: &Graph, kinds: &[OpKind], inlinable: &HashSet<NodeId>, input
 /// loop and each work-item computes it once.
 fn broadcast_factor(read: &TensorMeta, space: &TensorMeta, reduced: &[usize], hints: &Hints) -> Option<i64> {
     let offset = space.sizes.len().checked_sub(read.sizes.len())?;
+    // A 0-d tensor's `dim=0` (or `-1`) names no axis: such a fold has one step.
+    if reduced.iter().any(|d| *d >= space.sizes.len()) {
+        return None;
+    }
     let broadcast = |d: usize| {
         d < offset
-            || read.sizes[d - offset].as_int() == Some(1)
+            || read.sizes.get(d - offset).and_then(|s| s.as_int()) == Some(1)
             || read.strides.get(d - offset).and_then(|s| s.as_int()) == Some(0)
     };
-    let out_size = |d: usize| hints.size(&space.sizes[d]);
+    let out_size = |d: usize| space.sizes.get(d).and_then(|s| hints.size(s));
     let varies_in_fold = reduced.iter().any(|d| !broadcast(*d) && out_size(*d) != Some(1));
     if !varies_in_fold {
         return None;
@@ -268,6 +272,14 @@ mod tests {
         // written and read back, and a launch.
         let (g, kinds, _) = broadcast_fold(64, 4, 2, Some(1));
         assert!(realize(&g, &kinds).0.is_empty());
+    }
+
+    #[test]
+    fn a_zero_dim_fold_has_no_broadcast_factor() {
+        // `x.sum(0)` of a 0-d `x` (PyTorch accepts dim 0 and -1 there): no axis, one step.
+        let scalar = TensorMeta::contiguous(DType::F32, vec![]);
+        let hints = HashMap::new();
+        assert_eq!(broadcast_factor(&scalar, &scalar, &[0], &Hints(&hints)), None);
     }
 
     #[test]
