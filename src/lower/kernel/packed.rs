@@ -23,9 +23,19 @@ impl Kernel {
     /// `layout`, at the index `at` builds (from nodes of `self`'s arena, whose ids stay valid).
     /// `None` under [`Self::read_transposed`]'s conditions or when `at` gives none.
     pub fn read_in_layout(&self, load: ExprId, layout: Layout, at: impl FnOnce(&mut KernelBuilder) -> Option<ExprId>) -> Option<Kernel> {
+        if !matches!(self.schedule, super::Schedule::Elementwise) {
+            return None;
+        }
+        self.relaid(load, layout, at)
+    }
+
+    /// [`Self::read_in_layout`] under any schedule: for callers whose schedule holds no node
+    /// ids (the arena is compacted, so ids in a schedule would go stale). `None` when `load` is
+    /// not an unmasked read of a plain input buffer or `at` gives none.
+    pub(super) fn relaid(&self, load: ExprId, layout: Layout, at: impl FnOnce(&mut KernelBuilder) -> Option<ExprId>) -> Option<Kernel> {
         let KExpr::Load { buf, mask: None, .. } = *self.exprs.get(load.0 as usize)? else { return None };
         let plain = self.buffers.get(buf as usize)?;
-        if plain.layout != Layout::Plain || plain.access != Access::Read || !matches!(self.schedule, super::Schedule::Elementwise) {
+        if plain.layout != Layout::Plain || plain.access != Access::Read {
             return None;
         }
         let mut kb = KernelBuilder::reopen(self);

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use super::{Access, BinOp, BufferParam, ExprId, KExpr, Kernel, KernelBuilder, Layout, Store, VarId};
+use super::{BinOp, ExprId, KExpr, Kernel, KernelBuilder, Layout, Store, VarId};
 
 impl Kernel {
     /// `self` with every output coordinate from `outer` on but `coord` replaced by constants:
@@ -65,37 +65,16 @@ impl Kernel {
     /// rows are neighbouring elements. `None` when `load` is not an unmasked read of a plain
     /// input buffer.
     pub fn rows_transposed(&self, load: ExprId, row: VarId, rows: i64) -> Option<Kernel> {
-        let KExpr::Load { buf, index, mask: None, .. } = *self.exprs.get(load.0 as usize)? else { return None };
-        let plain = self.buffers.get(buf as usize)?;
-        if plain.layout != Layout::Plain || plain.access != Access::Read {
-            return None;
-        }
+        let KExpr::Load { index, .. } = *self.exprs.get(load.0 as usize)? else { return None };
         let free = self.free_vars();
-        let mut kb = KernelBuilder::reopen(self);
-        let packed = kb.buffers.len() as u32;
-        kb.buffers.push(BufferParam { layout: Layout::LeadingLast, ..plain.clone() });
-        // `j` is the index with the row at 0; the copy reads `j · rows + r`.
-        let j = substitute(self, &free, 1u128 << row.0, &mut kb, &mut HashMap::new(), index, &mut |kb, v| (v == row).then(|| kb.i64(0)))?;
-        let n = kb.i64(rows);
-        let at = kb.binary(BinOp::Mul, j, n).ok()?;
-        let r = kb.var(row);
-        let at = kb.binary(BinOp::Add, at, r).ok()?;
-        let new_load = kb.load(packed, at);
-        let mut map: Vec<ExprId> = Vec::with_capacity(self.exprs.len());
-        for (i, e) in self.exprs.iter().enumerate() {
-            let id = if i == load.0 as usize {
-                new_load
-            } else {
-                let node = e.map_operands(&mut |x| map[x.0 as usize]);
-                kb.intern(node, self.types[i])
-            };
-            map.push(id);
-        }
-        let domain = self.domain.iter().map(|d| map[d.0 as usize]).collect();
-        let stores = self.stores.iter().map(|s| Store { buf: s.buf, value: map[s.value.0 as usize] }).collect();
-        let mut out = kb.into_kernel(self.name.clone(), self.domain_sizes.clone(), domain, stores);
-        out.schedule = self.schedule;
-        Some(out.compact().0)
+        self.relaid(load, Layout::LeadingLast, |kb| {
+            // `j` is the index with the row at 0; the copy reads `j · rows + r`.
+            let j = substitute(self, &free, 1u128 << row.0, kb, &mut HashMap::new(), index, &mut |kb, v| (v == row).then(|| kb.i64(0)))?;
+            let n = kb.i64(rows);
+            let at = kb.binary(BinOp::Mul, j, n).ok()?;
+            let r = kb.var(row);
+            kb.binary(BinOp::Add, at, r).ok()
+        })
     }
 }
 
@@ -142,7 +121,7 @@ fn substitute(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lower::kernel::{Elem, RedOp};
+    use crate::lower::kernel::{Access, Elem, RedOp};
     use crate::sym;
 
     /// `out[n, c, p] = Σ_j x[n, j, p] · w[c, j]` over `x: [2, 3, 2]`, `w: [5, 3]`: a 1×1
