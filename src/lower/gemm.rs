@@ -76,32 +76,53 @@ fn is_weight(graph: &Graph, name: &str, sizes: [i64; 2]) -> bool {
 /// Integer expression `e` as `Σ coefficient · variable + constant` (variables by index), when
 /// it is built from constants, variables, sums and products by constants.
 pub(crate) fn affine(k: &Kernel, e: ExprId) -> Option<(HashMap<u32, i64>, i64)> {
+    let (terms, c) = affine_terms(k, e)?;
+    let vars = terms
+        .into_iter()
+        .map(|(a, x)| match a {
+            Atom::Var(v) => Some((v, x)),
+            Atom::Node(_) => None,
+        })
+        .collect::<Option<HashMap<_, _>>>()?;
+    Some((vars, c))
+}
+
+/// A term of an integer index: an output or reduction variable, or any other node (a value
+/// the kernel computes, such as the group a row of a grouped product looks up).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Atom {
+    Var(u32),
+    Node(ExprId),
+}
+
+/// Integer expression `e` as `Σ coefficient · atom + constant`, an atom a variable or any node
+/// that is not a sum, a product by a constant or a constant (zero coefficients dropped).
+pub(crate) fn affine_terms(k: &Kernel, e: ExprId) -> Option<(HashMap<Atom, i64>, i64)> {
     Some(match *k.expr(e) {
         KExpr::I64(c) => (HashMap::new(), c),
-        KExpr::Var(v) => (HashMap::from([(v.0, 1)]), 0),
+        KExpr::Var(v) => (HashMap::from([(Atom::Var(v.0), 1)]), 0),
         KExpr::Binary(BinOp::Add, a, b) => {
-            let ((mut ta, ca), (tb, cb)) = (affine(k, a)?, affine(k, b)?);
+            let ((mut ta, ca), (tb, cb)) = (affine_terms(k, a)?, affine_terms(k, b)?);
             for (v, c) in tb {
                 *ta.entry(v).or_insert(0) += c;
             }
             ta.retain(|_, c| *c != 0);
             (ta, ca.checked_add(cb)?)
         }
-        KExpr::Binary(BinOp::Mul, a, b) => {
-            let (scale, other) = match (static_i64(k, a), static_i64(k, b)) {
-                (Some(s), _) => (s, b),
-                (_, Some(s)) => (s, a),
-                _ => return None,
+        KExpr::Binary(BinOp::Mul, a, b) if static_i64(k, a).is_some() || static_i64(k, b).is_some() => {
+            let (scale, other) = match static_i64(k, a) {
+                Some(s) => (s, b),
+                None => (static_i64(k, b)?, a),
             };
-            let (terms, c) = affine(k, other)?;
+            let (terms, c) = affine_terms(k, other)?;
             let terms = terms.into_iter().map(|(v, t)| t.checked_mul(scale).map(|t| (v, t))).collect::<Option<HashMap<_, _>>>()?;
             (terms.into_iter().filter(|(_, t)| *t != 0).collect(), c.checked_mul(scale)?)
         }
-        _ => return None,
+        _ => (HashMap::from([(Atom::Node(e), 1)]), 0),
     })
 }
 
-fn static_i64(k: &Kernel, e: ExprId) -> Option<i64> {
+pub(crate) fn static_i64(k: &Kernel, e: ExprId) -> Option<i64> {
     match *k.expr(e) {
         KExpr::I64(n) => Some(n),
         _ => None,

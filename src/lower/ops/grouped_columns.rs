@@ -17,18 +17,11 @@ use std::collections::HashMap;
 
 use crate::ir::{DType, Graph, InputKind};
 use crate::lower::kernel::{Access, BinOp, Elem, ExprId, KExpr, Kernel, Layout, RedOp, VarId};
+use crate::lower::gemm::{affine_terms, static_i64, Atom};
 use crate::lower::schedule::Schedule;
 
 /// Column groups tried, largest first; the one leaving the fewest work-items idle is taken.
 const GROUPS: [u32; 5] = [256, 128, 64, 32, 16];
-
-/// A term of an integer index: an output or reduction variable, or any other node (the group a
-/// row found on the device).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum Atom {
-    Var(u32),
-    Node(ExprId),
-}
 
 /// `k` on the column schedule with its expert weight read transposed, when `k` is a grouped
 /// product over a resident weight (see the module); else `k` as it is. `k` comes straight from
@@ -104,7 +97,7 @@ fn plan(graph: &Graph, k: &Kernel) -> Option<(ExprId, Read, u32)> {
             continue;
         }
         let Some([experts, n, depth]) = weight_sizes(graph, &param.value) else { continue };
-        let Some((terms, offset)) = terms(k, index) else { continue };
+        let Some((terms, offset)) = affine_terms(k, index) else { continue };
         let read = classify(&free, &terms, offset, j, &depths, (experts, n, depth), columns)?;
         if found.is_some() {
             return None; // two expert weights in one kernel: not the form measured
@@ -164,40 +157,6 @@ fn idle(columns: i64, group: u32) -> f64 {
     (covered - columns) as f64 / covered as f64
 }
 
-/// Integer expression `e` as `Σ coefficient · atom + constant`, where an atom is a variable or
-/// any node that is not a sum, a product by a constant or a constant.
-fn terms(k: &Kernel, e: ExprId) -> Option<(HashMap<Atom, i64>, i64)> {
-    Some(match *k.expr(e) {
-        KExpr::I64(c) => (HashMap::new(), c),
-        KExpr::Var(v) => (HashMap::from([(Atom::Var(v.0), 1)]), 0),
-        KExpr::Binary(BinOp::Add, a, b) => {
-            let ((mut ta, ca), (tb, cb)) = (terms(k, a)?, terms(k, b)?);
-            for (v, c) in tb {
-                *ta.entry(v).or_insert(0) += c;
-            }
-            ta.retain(|_, c| *c != 0);
-            (ta, ca.checked_add(cb)?)
-        }
-        KExpr::Binary(BinOp::Mul, a, b) if static_i64(k, a).is_some() || static_i64(k, b).is_some() => {
-            let (scale, other) = match static_i64(k, a) {
-                Some(s) => (s, b),
-                None => (static_i64(k, b)?, a),
-            };
-            let (t, c) = terms(k, other)?;
-            let t = t.into_iter().map(|(v, x)| x.checked_mul(scale).map(|x| (v, x))).collect::<Option<HashMap<_, _>>>()?;
-            (t.into_iter().filter(|(_, x)| *x != 0).collect(), c.checked_mul(scale)?)
-        }
-        _ => (HashMap::from([(Atom::Node(e), 1)]), 0),
-    })
-}
-
-fn static_i64(k: &Kernel, e: ExprId) -> Option<i64> {
-    match *k.expr(e) {
-        KExpr::I64(n) => Some(n),
-        _ => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,7 +193,7 @@ mod tests {
     #[test]
     fn terms_keep_a_row_group_as_one_atom() {
         let (k, wi) = grouped(false);
-        let (t, c) = terms(&k, wi).expect("a sum of scaled terms");
+        let (t, c) = affine_terms(&k, wi).expect("a sum of scaled terms");
         assert_eq!(c, 0);
         assert_eq!(t.get(&Atom::Var(1)), Some(&4), "column j, K apart");
         assert_eq!(t.get(&Atom::Var(2)), Some(&1), "the contraction");
@@ -246,13 +205,13 @@ mod tests {
         let depths = HashMap::from([(2, 4)]);
         for (column_group, want) in [(false, true), (true, false)] {
             let (k, wi) = grouped(column_group);
-            let (t, c) = terms(&k, wi).expect("a sum of scaled terms");
+            let (t, c) = affine_terms(&k, wi).expect("a sum of scaled terms");
             let read = classify(&k.free_vars(), &t, c, 1, &depths, (3, 5, 4), 5);
             assert_eq!(matches!(read, Some(Read::Strided { rows: (5, 4), column_offset: 0, .. })), want, "group by the column: {column_group}");
         }
         // Columns past the weight's rows (6 of 5) are no slice of it.
         let (k, wi) = grouped(false);
-        let (t, c) = terms(&k, wi).expect("a sum of scaled terms");
+        let (t, c) = affine_terms(&k, wi).expect("a sum of scaled terms");
         assert!(classify(&k.free_vars(), &t, c, 1, &depths, (3, 5, 4), 6).is_none());
     }
 }
