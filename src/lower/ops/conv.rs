@@ -107,23 +107,39 @@ pub fn conv(cx: &mut Ctx<'_>, node: &Node, out: usize, idx: &[ExprId]) -> Result
     let mut x_at: Vec<ExprId> = idx[..lead].to_vec();
     x_at.push(cx.kb.binary(BinOp::Add, cbase, ci)?);
     let mut w_at = vec![co, ci];
-    let mut loops = Vec::with_capacity(sd);
-    for d in 0..sd {
+    let loops = spatial_taps(cx, (idx, lead), (&xs, &ws), (&stride, &pad, &dil), (&mut x_at, &mut w_at), &mut mask)?;
+    let pixels = out_pixels(&xs[lead + 1..], &ws[2..], (&stride, &pad, &dil));
+    let taps = Taps { x_at, w_at, mask, loops, channel: (vc, cin_g), channels_inner: channels_inner(cx, cin_g, pixels) };
+    fold_taps(cx, node, (x, w), taps, co, ty)
+}
+/// The spatial tap loops of a convolution at output coordinates `idx` (spatial ones from
+/// `lead + 1`): per spatial dim a fold variable `k`, the input coordinate `o·stride − pad +
+/// k·dil` pushed to `x_at`, `k` to `w_at`, its range check and-ed into `mask`; the loops'
+/// variables and extents (the kernel's sizes `ws[2..]`), outermost first.
+pub(super) fn spatial_taps(
+    cx: &mut Ctx<'_>,
+    (idx, lead): (&[ExprId], usize),
+    (xs, ws): (&[sym::Expr], &[sym::Expr]),
+    (stride, pad, dil): (&[i64], &[i64], &[i64]),
+    (x_at, w_at): (&mut Vec<ExprId>, &mut Vec<ExprId>),
+    mask: &mut ExprId,
+) -> Result<Vec<(VarId, ExprId)>, LowerError> {
+    let mut loops = Vec::with_capacity(stride.len());
+    for d in 0..stride.len() {
         let v = cx.kb.fresh_var()?;
         let k = cx.kb.var(v);
         let i = tap(cx, idx[lead + 1 + d], k, stride[d], pad[d], dil[d])?;
         let n = cx.kb.size(&xs[lead + 1 + d]);
         let ok = in_range(cx, i, n)?;
-        mask = cx.kb.and(mask, ok)?;
+        *mask = cx.kb.and(*mask, ok)?;
         x_at.push(i);
         w_at.push(k);
         let extent = cx.kb.size(&ws[2 + d]);
         loops.push((v, extent));
     }
-    let pixels = out_pixels(&xs[lead + 1..], &ws[2..], (&stride, &pad, &dil));
-    let taps = Taps { x_at, w_at, mask, loops, channel: (vc, cin_g), channels_inner: channels_inner(cx, cin_g, pixels) };
-    fold_taps(cx, node, (x, w), taps, co, ty)
+    Ok(loops)
 }
+
 /// A convolution's reads for one output element: input and weight coordinates (in terms of the
 /// fold variables), the mask of in-range input taps, the spatial tap loops and the input-channel
 /// loop of the group.

@@ -10,7 +10,7 @@
 use super::super::ctx::Ctx;
 use super::super::kernel::{BinOp, ExprId, RedOp, Ty};
 use super::super::LowerError;
-use super::conv::{constant, in_range, tap};
+use super::conv::{constant, spatial_taps};
 use crate::ir::{Node, ValueId};
 
 /// A convolution's window arguments, already parsed by [`super::conv::conv`].
@@ -65,19 +65,7 @@ pub(super) fn conv(cx: &mut Ctx<'_>, node: &Node, (x, w): (ValueId, ValueId), wi
     x_at.push(ci);
     let zero_i = cx.kb.i64(0);
     let mut w_at = vec![co, zero_i];
-    let mut loops = Vec::with_capacity(2);
-    for d in 0..2 {
-        let v = cx.kb.fresh_var()?;
-        let k = cx.kb.var(v);
-        let i = tap(cx, idx[lead + 1 + d], k, win.stride[d], win.pad[d], win.dil[d])?;
-        let n = cx.kb.size(&xs[lead + 1 + d]);
-        let ok = in_range(cx, i, n)?;
-        mask = cx.kb.and(mask, ok)?;
-        x_at.push(i);
-        w_at.push(k);
-        let extent = cx.kb.size(&ws[2 + d]);
-        loops.push((v, extent));
-    }
+    let loops = spatial_taps(cx, (idx, lead), (&xs, &ws), (win.stride, win.pad, win.dil), (&mut x_at, &mut w_at), &mut mask)?;
     let zero = constant(cx, 0.0, win.ty);
     // The mask goes on the loads (a fused producer's too); the select after them keeps the
     // padding zero where a producer's epilogue maps a masked-out 0 to something else.
