@@ -13,11 +13,8 @@ mod common;
 
 use std::path::PathBuf;
 
-use xpu_workbench::decomp::{Marks, Mode};
-use xpu_workbench::lower::kernel::KExpr;
 use xpu_workbench::lower::schedule::Schedule;
 use xpu_workbench::codegen::spirv;
-use xpu_workbench::opinfo;
 
 fn dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/dwconv_blocks")
@@ -74,36 +71,6 @@ fn branch_loads(k: &xpu_workbench::lower::kernel::Kernel) -> Result<(), String> 
 
 #[test]
 fn depthwise_convolutions_match_pytorch_on_opencl() {
-    let index = opinfo::read_index(&dir()).expect("index");
-    let names = common::opinfo::case_names(&dir());
-    assert_eq!(names.len(), index.cases.len());
-    let mut dev = common::opencl_device();
-    let mut failures = Vec::new();
-    for (case, name) in index.cases.iter().zip(&names) {
-        let want_schedule = expected(name).unwrap_or_else(|| panic!("case `{name}` has no expected schedule in this test"));
-        let files = opinfo::read_archive(&dir(), &case.file).expect("archive");
-        let model = opinfo::model(case, &files).expect("graph");
-        let inputs = opinfo::inputs(case, &files).expect("inputs");
-        let want = opinfo::outputs(case, &files).expect("PyTorch's outputs");
-        for mode in [Mode::None, Mode::Full] {
-            let what = format!("{name} ({mode:?})");
-            let plan = xpu_workbench::lower::lower(&model, &model.graphs[0], mode, &Marks::default()).expect("lowers");
-            // The convolution's kernel: the one with a fold (mode none also has epilogue kernels).
-            let schedules: Vec<Schedule> = plan.kernels().map(|k| k.schedule).collect();
-            let conv = plan.kernels().find(|k| k.exprs.iter().any(|e| matches!(e, KExpr::Reduce { .. })));
-            match conv {
-                Some(k) if k.schedule == want_schedule => {
-                    if let Err(e) = branch_loads(k) {
-                        failures.push(format!("{what}: {e}"));
-                    }
-                }
-                _ => failures.push(format!("{what}: schedules {schedules:?}, expected the convolution on {want_schedule:?}")),
-            }
-            let Some(outputs) = common::opinfo::compile_and_run(&mut dev, &plan, &model, &inputs, &what, &mut failures) else { continue };
-            if let Err(e) = common::opinfo::close(&what, &outputs[0], &want[0], case) {
-                failures.push(e);
-            }
-        }
-    }
+    let failures = common::opinfo::conv_cases_on_opencl(&dir(), expected, branch_loads);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -100,3 +100,49 @@ pub fn divisions_in_folds(k: &xpu_workbench::lower::Kernel) -> usize {
         })
         .count()
 }
+
+/// The convolution block tests' loop (conv_blocks, tiny_maps, dwconv_blocks): every case of
+/// the exported folder `dir` lowered in modes none and full, its convolution's kernel (the
+/// one with a fold; mode none also has epilogue kernels) on the schedule `expected` names for
+/// it and passing `check`, and its outputs on OpenCL close to PyTorch's. The failures, one
+/// line each; a case `expected` does not name panics (the test must name every case).
+pub fn conv_cases_on_opencl(
+    dir: &std::path::Path,
+    expected: fn(&str) -> Option<xpu_workbench::lower::schedule::Schedule>,
+    check: impl Fn(&xpu_workbench::lower::Kernel) -> Result<(), String>,
+) -> Vec<String> {
+    use xpu_workbench::decomp::{Marks, Mode};
+    use xpu_workbench::lower::kernel::KExpr;
+    use xpu_workbench::lower::schedule::Schedule;
+    let index = xpu_workbench::opinfo::read_index(dir).expect("index");
+    let names = case_names(dir);
+    assert_eq!(names.len(), index.cases.len());
+    let mut dev = super::opencl_device();
+    let mut failures = Vec::new();
+    for (case, name) in index.cases.iter().zip(&names) {
+        let want_schedule = expected(name).unwrap_or_else(|| panic!("case `{name}` has no expected schedule in this test"));
+        let files = xpu_workbench::opinfo::read_archive(dir, &case.file).expect("archive");
+        let model = xpu_workbench::opinfo::model(case, &files).expect("graph");
+        let inputs = xpu_workbench::opinfo::inputs(case, &files).expect("inputs");
+        let want = xpu_workbench::opinfo::outputs(case, &files).expect("PyTorch's outputs");
+        for mode in [Mode::None, Mode::Full] {
+            let what = format!("{name} ({mode:?})");
+            let plan = xpu_workbench::lower::lower(&model, &model.graphs[0], mode, &Marks::default()).expect("lowers");
+            let schedules: Vec<Schedule> = plan.kernels().map(|k| k.schedule).collect();
+            let conv = plan.kernels().find(|k| k.exprs.iter().any(|e| matches!(e, KExpr::Reduce { .. })));
+            match conv {
+                Some(k) if k.schedule == want_schedule => {
+                    if let Err(e) = check(k) {
+                        failures.push(format!("{what}: {e}"));
+                    }
+                }
+                _ => failures.push(format!("{what}: schedules {schedules:?}, expected the convolution on {want_schedule:?}")),
+            }
+            let Some(outputs) = compile_and_run(&mut dev, &plan, &model, &inputs, &what, &mut failures) else { continue };
+            if let Err(e) = close(&what, &outputs[0], &want[0], case) {
+                failures.push(e);
+            }
+        }
+    }
+    failures
+}
